@@ -1,0 +1,63 @@
+# Makefile -- builds the gpuorch controller, its sanitizer build and the tests.
+#
+#   make            build/gpuorch
+#   make asan       build/asan/gpuorch (AddressSanitizer + UBSan)
+#   make unit       the C unit tests (tests/unit/test_*.c)
+#   make test       everything: tests/run-tests.sh (what .ci/run runs)
+#   make kernels    compile every kernel of every experiment with nvcc (ptxas report)
+
+CC      ?= cc
+PKGS    := libssh2 libcjson libarchive libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+VERSION := 0.1.0
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wformat=2 -Wvla
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+	-DGPUORCH_VERSION='"$(VERSION)"' $(WARN) $(PKG_CFLAGS) $(CFLAGS)
+LIBS    := $(PKG_LIBS) -lpthread
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+SRC     := $(sort $(wildcard orchestrator/*.c))
+LIBSRC  := $(filter-out orchestrator/main.c,$(SRC))
+OBJ     := $(SRC:orchestrator/%.c=build/obj/%.o)
+LIBOBJ  := $(LIBSRC:orchestrator/%.c=build/obj/%.o)
+ASANOBJ := $(SRC:orchestrator/%.c=build/asan/obj/%.o)
+ASANLIB := $(LIBSRC:orchestrator/%.c=build/asan/obj/%.o)
+UNITSRC := $(sort $(wildcard tests/unit/test_*.c))
+UNITBIN := $(UNITSRC:tests/unit/%.c=build/tests/%)
+UNITASAN:= $(UNITSRC:tests/unit/%.c=build/asan/tests/%)
+
+.PHONY: all asan unit test kernels clean
+all: build/gpuorch
+
+build/gpuorch: $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $(OBJ) $(LIBS)
+
+build/obj/%.o: orchestrator/%.c orchestrator/*.h | build/obj
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+asan: build/asan/gpuorch $(UNITASAN)
+build/asan/gpuorch: $(ASANOBJ)
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(ASANOBJ) $(LIBS)
+build/asan/obj/%.o: orchestrator/%.c orchestrator/*.h | build/asan/obj
+	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
+
+unit: $(UNITBIN)
+build/tests/%: tests/unit/%.c $(LIBOBJ) orchestrator/*.h | build/tests
+	$(CC) $(ALL_CFLAGS) -Iorchestrator -o $@ $< $(LIBOBJ) $(LIBS)
+build/asan/tests/%: tests/unit/%.c $(ASANLIB) orchestrator/*.h | build/asan/tests
+	$(CC) $(ALL_CFLAGS) $(SAN) -Iorchestrator -o $@ $< $(ASANLIB) $(LIBS)
+
+build/obj build/asan/obj build/tests build/asan/tests:
+	mkdir -p $@
+
+test:
+	tests/run-tests.sh
+
+kernels:
+	kernels/build-all.sh build/kernels
+
+clean:
+	rm -rf build
