@@ -1,0 +1,256 @@
+# sshd.sh -- real OpenSSH servers for the tests (after curl's test sshserver).
+#
+# Source after testlib.sh:   . "$SRCDIR/tests/lib/sshd.sh"
+#
+#   sshd_start NAME        start /usr/sbin/sshd on a free port of 127.0.0.1, as
+#                          the current user, with its own ed25519 host key,
+#                          config, authorized_keys and client key, all under
+#                          $TRASH/sshd-NAME. NAME is [A-Za-z0-9_]+. Exports
+#                            SSHD_<NAME>_PORT, SSHD_<NAME>_PID,
+#                            SSHD_<NAME>_KNOWN_HOSTS  ("[127.0.0.1]:PORT key"),
+#                            SSHD_<NAME>_IDENTITY     (client private key),
+#                            SSHD_<NAME>_LOG, SSHD_<NAME>_DIR,
+#                            SSHD_<NAME>_WORKDIR      (a per-server remote workdir)
+#   sshd_stop NAME         SIGTERM the listener, wait for it to go
+#   sshd_kill NAME         SIGKILL the listener and its per-connection sshd
+#                          processes (as if the host's sshd crashed); the
+#                          users' processes are left alone
+#   sshd_restart NAME      start it again on the same port with the same keys
+#   sshd_write_hosts_json FILE NAME...   a gpuorch hosts inventory for them
+#   sshd_var NAME FIELD    prints SSHD_<NAME>_<FIELD>
+#   sshd_ssh NAME CMD...   run CMD on it with the OpenSSH client (for checks)
+#
+# The session's PATH is set to /usr/bin:/bin (SetEnv) so tests see what a
+# non-login SSH PATH on a GPU host looks like: /usr/local/cuda/bin is not on
+# it. All servers are stopped at exit.
+
+SSHD_BIN=${SSHD_BIN:-/usr/sbin/sshd}
+SSHD_SFTP=
+for _p in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server \
+	/usr/libexec/sftp-server /usr/lib/ssh/sftp-server; do
+	if [ -x "$_p" ]; then
+		SSHD_SFTP=$_p
+		break
+	fi
+done
+sshd_started_names=
+
+sshd_var() {
+	eval "echo \"\${SSHD_$1_$2}\""
+}
+
+sshd_setvar_() {
+	eval "SSHD_$1_$2=\$3; export SSHD_$1_$2"
+}
+
+# sshd_available: prints why not and returns 1 when no sshd can be run here.
+sshd_available() {
+	if [ ! -x "$SSHD_BIN" ]; then
+		echo "no OpenSSH server at $SSHD_BIN (apt-get install openssh-server)"
+		return 1
+	fi
+	if [ -z "$SSHD_SFTP" ]; then
+		echo "no sftp-server (apt-get install openssh-sftp-server)"
+		return 1
+	fi
+	if ! command -v ssh-keygen >/dev/null 2>&1; then
+		echo "no ssh-keygen (apt-get install openssh-client)"
+		return 1
+	fi
+	return 0
+}
+
+sshd_port_accepts_() {
+	# bash's /dev/tcp is not in POSIX sh: use the ssh client's keyscan,
+	# which only needs the port to answer with a banner.
+	ssh-keyscan -T 1 -p "$1" 127.0.0.1 >/dev/null 2>&1
+}
+
+sshd_write_config_() {
+	_d=$1
+	_port=$2
+	cat >"$_d/sshd_config" <<EOF
+Port $_port
+ListenAddress 127.0.0.1
+AddressFamily inet
+HostKey $_d/host_ed25519
+PidFile $_d/sshd.pid
+AuthorizedKeysFile $_d/authorized_keys
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PermitRootLogin yes
+MaxStartups 100
+MaxSessions 100
+LogLevel VERBOSE
+SetEnv PATH=/usr/bin:/bin
+Subsystem sftp $SSHD_SFTP
+EOF
+}
+
+# sshd_launch_ NAME PORT: start the daemon; returns 1 if it died (port taken).
+sshd_launch_() {
+	_d=$(sshd_var "$1" DIR)
+	sshd_write_config_ "$_d" "$2"
+	rm -f "$_d/sshd.pid"
+	"$SSHD_BIN" -D -e -f "$_d/sshd_config" >>"$_d/sshd.log" 2>&1 </dev/null &
+	_pid=$!
+	_i=0
+	while [ $_i -lt 100 ]; do
+		if ! kill -0 "$_pid" 2>/dev/null; then
+			wait "$_pid" 2>/dev/null
+			return 1
+		fi
+		if sshd_port_accepts_ "$2"; then
+			sshd_setvar_ "$1" PID "$_pid"
+			sshd_setvar_ "$1" PORT "$2"
+			return 0
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	kill -9 "$_pid" 2>/dev/null
+	wait "$_pid" 2>/dev/null
+	echo "sshd_start: sshd on port $2 did not accept connections within 10 s; log:" >&2
+	cat "$_d/sshd.log" >&2
+	return 1
+}
+
+sshd_start() {
+	_name=$1
+	_why=$(sshd_available) || {
+		echo "sshd_start: $_why" >&2
+		return 1
+	}
+	_d="$TRASH/sshd-$_name"
+	mkdir -p "$_d" "$TRASH/work-$_name" || return 1
+	# privilege separation needs this directory when sshd runs as root
+	if [ "$(id -u)" = 0 ] && [ ! -d /run/sshd ]; then
+		mkdir -p /run/sshd && chmod 755 /run/sshd
+	fi
+	if [ ! -f "$_d/host_ed25519" ]; then
+		ssh-keygen -q -t ed25519 -N '' -C "gpuorch-test-host-$_name" -f "$_d/host_ed25519" || return 1
+		ssh-keygen -q -t ed25519 -N '' -C "gpuorch-test-client-$_name" -f "$_d/id_ed25519" || return 1
+		cp "$_d/id_ed25519.pub" "$_d/authorized_keys"
+		chmod 600 "$_d/authorized_keys"
+	fi
+	sshd_setvar_ "$_name" DIR "$_d"
+	sshd_setvar_ "$_name" IDENTITY "$_d/id_ed25519"
+	sshd_setvar_ "$_name" LOG "$_d/sshd.log"
+	sshd_setvar_ "$_name" WORKDIR "$TRASH/work-$_name"
+	sshd_setvar_ "$_name" KNOWN_HOSTS "$_d/known_hosts"
+	_try=0
+	while [ $_try -lt 30 ]; do
+		# a pseudo-random port in 20000..59999 (no $RANDOM in POSIX sh)
+		_port=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+		_port=$((20000 + _port % 40000))
+		if sshd_launch_ "$_name" "$_port"; then
+			break
+		fi
+		_try=$((_try + 1))
+	done
+	if [ $_try -ge 30 ]; then
+		echo "sshd_start: could not start sshd '$_name' on a free port; log:" >&2
+		tail -n 20 "$_d/sshd.log" >&2
+		return 1
+	fi
+	echo "[127.0.0.1]:$_port $(cut -d' ' -f1,2 "$_d/host_ed25519.pub")" >"$_d/known_hosts"
+	case " $sshd_started_names " in
+	*" $_name "*) ;;
+	*) sshd_started_names="$sshd_started_names $_name" ;;
+	esac
+	return 0
+}
+
+sshd_stop() {
+	_pid=$(sshd_var "$1" PID)
+	[ -n "$_pid" ] || return 0
+	kill -TERM "$_pid" 2>/dev/null
+	_i=0
+	while kill -0 "$_pid" 2>/dev/null && [ $_i -lt 50 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	kill -KILL "$_pid" 2>/dev/null
+	wait "$_pid" 2>/dev/null
+	sshd_setvar_ "$1" PID ""
+	return 0
+}
+
+sshd_kill() {
+	_pid=$(sshd_var "$1" PID)
+	[ -n "$_pid" ] || return 0
+	# the per-connection sshd processes are the listener's children (and
+	# theirs); the user's shells are not sshd and are left running
+	_kids=$(ps -eo pid=,ppid=,comm= | awk -v p="$_pid" '
+		{ pp[$1] = $2; c[$1] = $3 }
+		END {
+			for (i in pp) {
+				j = i; n = 0
+				while (j != "" && j != 1 && n < 10) {
+					if (pp[j] == p && c[i] == "sshd") { print i; break }
+					j = pp[j]; n++
+				}
+			}
+		}')
+	kill -KILL "$_pid" $_kids 2>/dev/null
+	wait "$_pid" 2>/dev/null
+	sshd_setvar_ "$1" PID ""
+	return 0
+}
+
+sshd_restart() {
+	_port=$(sshd_var "$1" PORT)
+	sshd_stop "$1"
+	_i=0
+	while [ $_i -lt 50 ]; do
+		if sshd_launch_ "$1" "$_port"; then
+			return 0
+		fi
+		sleep 0.2
+		_i=$((_i + 1))
+	done
+	echo "sshd_restart: could not restart sshd '$1' on port $_port" >&2
+	return 1
+}
+
+sshd_stop_all_() {
+	for _n in $sshd_started_names; do
+		sshd_stop "$_n"
+	done
+}
+test_at_exit sshd_stop_all_
+
+# sshd_write_hosts_json FILE NAME...
+sshd_write_hosts_json() {
+	_f=$1
+	shift
+	{
+		echo '{"hosts": ['
+		_sep=
+		for _n in "$@"; do
+			printf '%s  {"name": "%s", "address": "127.0.0.1", "port": %s, "user": "%s",\n' \
+				"$_sep" "$_n" "$(sshd_var "$_n" PORT)" "$(id -un)"
+			printf '   "identity": "%s", "known_hosts": "%s",\n' \
+				"$(sshd_var "$_n" IDENTITY)" "$(sshd_var "$_n" KNOWN_HOSTS)"
+			printf '   "workdir": "%s", "connect_timeout_s": 5}' "$(sshd_var "$_n" WORKDIR)"
+			_sep=",
+"
+		done
+		echo
+		echo ']}'
+	} >"$_f"
+}
+
+# sshd_ssh NAME CMD...: the OpenSSH client, for setting up and checking.
+sshd_ssh() {
+	_n=$1
+	shift
+	ssh -q -o BatchMode=yes -o StrictHostKeyChecking=yes \
+		-o UserKnownHostsFile="$(sshd_var "$_n" KNOWN_HOSTS)" \
+		-o IdentitiesOnly=yes -i "$(sshd_var "$_n" IDENTITY)" \
+		-o ConnectTimeout=5 -p "$(sshd_var "$_n" PORT)" \
+		"$(id -un)@127.0.0.1" "$@"
+}
