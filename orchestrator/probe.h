@@ -2,7 +2,7 @@
  *
  * One remote shell script (built here, run with ssh_exec) prints KEY=VALUE
  * lines; tools are found on PATH, then in CUDA_HOME/bin, /usr/local/cuda/bin,
- * /usr/local/cuda-* /bin and /opt/nvidia/nsight-compute/* (a non-login SSH
+ * /usr/local/cuda-N/bin and /opt/nvidia/nsight-compute/VERSION (a non-login SSH
  * PATH often lacks them). */
 #ifndef GPUORCH_PROBE_H
 #define GPUORCH_PROBE_H
