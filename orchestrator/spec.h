@@ -87,8 +87,10 @@ const struct spec_program *spec_find_program(const struct spec *s, const char *n
 const struct spec_problem *spec_find_problem(const struct spec *s, const char *name);
 /* The arch to build for a GPU name, or NULL when no target matches. */
 const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name);
-/* Compare archs "sm_89" < "sm_90" < "sm_90a"; returns <0, 0, >0. An "a"
- * suffix (arch-specific) only satisfies a requirement of that exact arch. */
+/* 1 when a GPU of arch `have` meets the requirement `need` (a program's
+ * min_arch; NULL needs nothing), else 0: "sm_90" meets "sm_80", "sm_90a"
+ * meets "sm_90" and "sm_80". An "a" requirement (arch-specific features)
+ * is met by that exact arch only: "sm_90" and "sm_100a" do not meet "sm_90a". */
 int spec_arch_satisfies(const char *have, const char *need);
 const char *spec_step_kind_name(enum step_kind k);
 

@@ -1,0 +1,1195 @@
+/* spec.c -- load an experiment spec (docs/spec.md) and validate all of it.
+ *
+ * Design: one pass over the parsed cJSON tree that validates and fills
+ * struct spec at the same time, stopping at the first problem. A struct
+ * ctx carries the label (the file name in messages) and the JSON path of
+ * the value being looked at, pushed and popped as the walk goes down
+ * ("steps[2].program"), so every message reads
+ * "FILE: 'steps[2].program': what is wrong". Every object's keys are checked
+ * against the keys it may have before its values are read, so a typo is
+ * reported as a typo (with a suggestion) rather than as a missing field.
+ * The struct is allocated zeroed, so spec_free() can free a half-built one. */
+#include "spec.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include "fsutil.h"
+#include "jsonutil.h"
+#include "banned.h"
+
+#define TIMEOUT_MAX 86400
+#define DEFAULT_TIMEOUT_S 600
+#define NAME_MAX_LEN 100
+#define SLUG_MAX_LEN 60
+
+struct ctx {
+	const char *label;
+	const char *root;
+	int check_files;
+	struct strbuf *err;
+	struct strbuf path;     /* JSON path of the current value */
+	struct spec *s;
+};
+
+#define TRY(x) do { enum go_status try_st_ = (x); if (try_st_ != GO_OK) return try_st_; } while (0)
+
+/* ---------------------------------------------------------------- messages */
+
+static enum go_status bad(struct ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static enum go_status bad(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	strbuf_reset(c->err);
+	if (c->path.len)
+		strbuf_addf(c->err, "%s: '%s': ", c->label, c->path.buf);
+	else
+		strbuf_addf(c->err, "%s: ", c->label);
+	va_start(ap, fmt);
+	strbuf_vaddf(c->err, fmt, ap);
+	va_end(ap);
+	return GO_ERR_SPEC;
+}
+
+static size_t push_key(struct ctx *c, const char *key)
+{
+	size_t mark = c->path.len;
+	if (mark)
+		strbuf_addch(&c->path, '.');
+	strbuf_addstr(&c->path, key);
+	return mark;
+}
+
+static size_t push_index(struct ctx *c, int i)
+{
+	size_t mark = c->path.len;
+	strbuf_addf(&c->path, "[%d]", i);
+	return mark;
+}
+
+static void pop(struct ctx *c, size_t mark)
+{
+	strbuf_setlen(&c->path, mark);
+}
+
+static const char *type_name(const cJSON *v)
+{
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsObject(v))
+		return "an object";
+	if (cJSON_IsArray(v))
+		return "an array";
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v) ? "true" : "false";
+	if (cJSON_IsNull(v))
+		return "null";
+	return "an invalid value";
+}
+
+/* Levenshtein distance, bounded to short keys. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t row[64];
+	if (la >= 63 || lb >= 63)
+		return (size_t)-1;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t cost = tolower((unsigned char)a[i - 1]) !=
+				      tolower((unsigned char)b[j - 1]);
+			size_t best = diag + cost;
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static const char *suggest(const char *word, const char *const *choices)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1, limit = strlen(word) <= 3 ? 1 : 2;
+	for (; *choices; choices++) {
+		size_t d = edit_distance(word, *choices);
+		if (d < best_d) {
+			best_d = d;
+			best = *choices;
+		}
+	}
+	return best_d <= limit ? best : NULL;
+}
+
+static void add_choices(struct strbuf *sb, const char *const *choices)
+{
+	int i;
+	for (i = 0; choices[i]; i++)
+		strbuf_addf(sb, "%s'%s'", i ? (choices[i + 1] ? ", " : " or ") : "", choices[i]);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static int has_ctrl(const char *s, int allow_newlines)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (allow_newlines && (ch == '\n' || ch == '\t'))
+			continue;
+		if (ch < 0x20 || ch == 0x7f)
+			return 1;
+	}
+	return 0;
+}
+
+/* Unknown and duplicate keys of obj. */
+static enum go_status check_keys(struct ctx *c, const cJSON *obj, const char *const *allowed)
+{
+	const cJSON *it, *prev;
+	for (it = obj->child; it; it = it->next) {
+		const char *const *a;
+		for (prev = obj->child; prev != it; prev = prev->next)
+			if (!strcmp(prev->string, it->string))
+				return bad(c, "key '%s' appears twice", it->string);
+		for (a = allowed; *a; a++)
+			if (!strcmp(*a, it->string))
+				break;
+		if (!*a) {
+			const char *s = suggest(it->string, allowed);
+			struct strbuf sb = STRBUF_INIT;
+			enum go_status st;
+			if (s) {
+				strbuf_addf(&sb, "did you mean '%s'?", s);
+			} else {
+				strbuf_addstr(&sb, "expected ");
+				add_choices(&sb, allowed);
+			}
+			st = bad(c, "unknown key '%s' (%s)", it->string, sb.buf);
+			strbuf_release(&sb);
+			return st;
+		}
+	}
+	return GO_OK;
+}
+
+static enum go_status need_type(struct ctx *c, const cJSON *v, int ok, const char *want)
+{
+	if (!ok)
+		return bad(c, "expected %s, found %s", want, type_name(v));
+	return GO_OK;
+}
+
+/* A string member; *out stays NULL when absent and not required. */
+static enum go_status get_string(struct ctx *c, const cJSON *obj, const char *key,
+				 int required, int allow_empty, char **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	size_t mark;
+	if (!v) {
+		if (required)
+			return bad(c, "missing required key '%s'", key);
+		return GO_OK;
+	}
+	mark = push_key(c, key);
+	TRY(need_type(c, v, cJSON_IsString(v), "a string"));
+	if (!allow_empty && !*v->valuestring)
+		return bad(c, "must not be empty");
+	if (has_ctrl(v->valuestring, !strcmp(key, "description")))
+		return bad(c, "must not contain control characters");
+	pop(c, mark);
+	*out = xstrdup(v->valuestring);
+	return GO_OK;
+}
+
+/* An integer member in [lo, hi]; *out keeps its default when absent. */
+static enum go_status get_int(struct ctx *c, const cJSON *obj, const char *key, int lo,
+			      int hi, int required, int *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	size_t mark;
+	if (!v) {
+		if (required)
+			return bad(c, "missing required key '%s'", key);
+		return GO_OK;
+	}
+	mark = push_key(c, key);
+	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+	    v->valuedouble < lo || v->valuedouble > hi) {
+		if (cJSON_IsNumber(v))
+			return bad(c, "expected an integer from %d to %d, found %.17g", lo, hi,
+				   v->valuedouble);
+		return bad(c, "expected an integer from %d to %d, found %s", lo, hi,
+			   type_name(v));
+	}
+	pop(c, mark);
+	*out = (int)v->valuedouble;
+	return GO_OK;
+}
+
+static enum go_status get_positive(struct ctx *c, const cJSON *v)
+{
+	if (!cJSON_IsNumber(v))
+		return bad(c, "expected a positive number, found %s", type_name(v));
+	if (!(v->valuedouble > 0) || !isfinite(v->valuedouble))
+		return bad(c, "expected a positive number, found %.17g", v->valuedouble);
+	return GO_OK;
+}
+
+static int arch_parse(const char *s, int *num, int *specific)
+{
+	int n = 0, digits = 0;
+	if (!s || strncmp(s, "sm_", 3))
+		return 0;
+	s += 3;
+	if (*s == '0')
+		return 0;
+	while (isdigit((unsigned char)*s) && digits < 4) {
+		n = n * 10 + (*s++ - '0');
+		digits++;
+	}
+	if (digits < 2 || digits > 3)
+		return 0;
+	*specific = 0;
+	if (*s == 'a') {
+		*specific = 1;
+		s++;
+	}
+	if (*s)
+		return 0;
+	*num = n;
+	return 1;
+}
+
+static enum go_status check_arch(struct ctx *c, const cJSON *v)
+{
+	int n, a;
+	TRY(need_type(c, v, cJSON_IsString(v), "a string like \"sm_90a\""));
+	if (!arch_parse(v->valuestring, &n, &a))
+		return bad(c, "'%s' is not an arch; expected a string like \"sm_89\" or \"sm_90a\"",
+			   v->valuestring);
+	return GO_OK;
+}
+
+static int is_c_identifier(const char *s)
+{
+	if (!*s || !(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
+/* Names that become parts of file names and step ids. */
+static int is_safe_name(const char *s, const char *extra)
+{
+	if (!*s || !isalnum((unsigned char)*s))
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr(extra, *s))
+			return 0;
+	return 1;
+}
+
+static enum go_status check_rel_path(struct ctx *c, const char *p)
+{
+	const char *s = p;
+	if (!*p)
+		return bad(c, "empty path");
+	if (*p == '/')
+		return bad(c, "'%s' is absolute; give a path relative to the repository root", p);
+	while (*s) {
+		size_t n = strcspn(s, "/");
+		if (n == 2 && !strncmp(s, "..", 2))
+			return bad(c, "'%s' leaves the repository ('..' is not allowed)", p);
+		if (n == 0 || (n == 1 && *s == '.'))
+			return bad(c, "'%s' is not a plain relative path (no '.', empty or trailing components)",
+				   p);
+		s += n;
+		if (*s == '/') {
+			s++;
+			if (!*s)
+				return bad(c, "'%s' is not a plain relative path (no '.', empty or trailing components)",
+					   p);
+		}
+	}
+	if (has_ctrl(p, 0))
+		return bad(c, "'%s' contains control characters", p);
+	return GO_OK;
+}
+
+/* Render a number as written: integers without ".0", others with the
+ * fewest digits that read back as the same double. */
+static char *render_num(double v)
+{
+	char buf[64];
+	int prec;
+	if (v == floor(v) && fabs(v) < 1e17) {
+		snprintf(buf, sizeof(buf), "%.0f", v);
+		return xstrdup(strcmp(buf, "-0") ? buf : "0");
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return xstrdup(buf);
+}
+
+static void free_strv(char **v)
+{
+	char **p;
+	if (!v)
+		return;
+	for (p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+static void free_kv(struct spec_kv *kv, int n)
+{
+	int i;
+	for (i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].value);
+	}
+	free(kv);
+}
+
+static int strv_has(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (!strcmp(*v, s))
+			return 1;
+	return 0;
+}
+
+/* An array of non-empty strings (NULL-terminated copy). */
+static enum go_status get_str_array(struct ctx *c, const cJSON *v, int allow_empty_array,
+				    char ***out)
+{
+	int n, i = 0;
+	const cJSON *it;
+	TRY(need_type(c, v, cJSON_IsArray(v), "an array of strings"));
+	n = cJSON_GetArraySize(v);
+	if (!n && !allow_empty_array)
+		return bad(c, "must not be empty");
+	*out = xcalloc((size_t)n + 1, sizeof(char *));
+	cJSON_ArrayForEach(it, v) {
+		size_t mark = push_index(c, i);
+		TRY(need_type(c, it, cJSON_IsString(it), "a string"));
+		if (!*it->valuestring)
+			return bad(c, "must not be empty");
+		if (has_ctrl(it->valuestring, 0))
+			return bad(c, "must not contain control characters");
+		pop(c, mark);
+		(*out)[i++] = xstrdup(it->valuestring);
+	}
+	return GO_OK;
+}
+
+/* An object of KEY -> number|string, rendered into kv pairs. */
+static enum go_status get_kv(struct ctx *c, const cJSON *v, int c_ident_keys,
+			     struct spec_kv **out, int *nout)
+{
+	const cJSON *it, *prev;
+	int i = 0;
+	TRY(need_type(c, v, cJSON_IsObject(v), "an object"));
+	*out = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(**out));
+	cJSON_ArrayForEach(it, v) {
+		size_t mark = push_key(c, it->string);
+		for (prev = v->child; prev != it; prev = prev->next)
+			if (!strcmp(prev->string, it->string))
+				return bad(c, "key appears twice");
+		if (c_ident_keys && !is_c_identifier(it->string))
+			return bad(c, "'%s' is not a C identifier (letters, digits, '_'; not starting with a digit)",
+				   it->string);
+		if (!c_ident_keys && !is_safe_name(it->string, "_-."))
+			return bad(c, "'%s' is not a valid parameter name (letters, digits, '_', '-', '.'; starting with a letter or digit)",
+				   it->string);
+		if (cJSON_IsNumber(it)) {
+			if (!isfinite(it->valuedouble))
+				return bad(c, "expected a finite number");
+			(*out)[i].value = render_num(it->valuedouble);
+		} else if (cJSON_IsString(it)) {
+			if (has_ctrl(it->valuestring, 0))
+				return bad(c, "must not contain control characters");
+			(*out)[i].value = xstrdup(it->valuestring);
+		} else {
+			return bad(c, "expected a number or a string, found %s", type_name(it));
+		}
+		(*out)[i].key = xstrdup(it->string);
+		*nout = ++i;
+		pop(c, mark);
+	}
+	return GO_OK;
+}
+
+/* ---------------------------------------------------------------- sections */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static enum go_status parse_sources(struct ctx *c, const cJSON *root)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "sources");
+	size_t mark;
+	int j, n;
+	if (!v)
+		return bad(c, "missing required key 'sources' (the files that ship)");
+	mark = push_key(c, "sources");
+	TRY(get_str_array(c, v, 0, &c->s->sources));
+	for (n = 0; c->s->sources[n]; n++) {
+		const char *p = c->s->sources[n];
+		size_t m2 = push_index(c, n);
+		TRY(check_rel_path(c, p));
+		for (j = 0; j < n; j++)
+			if (!strcmp(c->s->sources[j], p))
+				return bad(c, "'%s' is listed twice (also 'sources[%d]')", p, j);
+		if (c->check_files) {
+			char *full = xstrfmt("%s/%s", c->root, p);
+			struct stat sbuf;
+			int rc = stat(full, &sbuf);
+			free(full);
+			if (rc < 0)
+				return bad(c, "no such file '%s' under '%s'", p, c->root);
+			if (!S_ISREG(sbuf.st_mode))
+				return bad(c, "'%s' is not a regular file", p);
+		}
+		pop(c, m2);
+	}
+	qsort(c->s->sources, (size_t)n, sizeof(char *), cmp_str);
+	pop(c, mark);
+	return GO_OK;
+}
+
+static enum go_status parse_build(struct ctx *c, const cJSON *root)
+{
+	static const char *const keys[] = { "flags", "defines", "timeout_s", NULL };
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "build");
+	const cJSON *v;
+	size_t mark, m2;
+
+	c->s->build_timeout_s = DEFAULT_TIMEOUT_S;
+	if (!b) {
+		c->s->build_flags = xcalloc(1, sizeof(char *));
+		return GO_OK;
+	}
+	mark = push_key(c, "build");
+	TRY(need_type(c, b, cJSON_IsObject(b), "an object"));
+	TRY(check_keys(c, b, keys));
+	v = cJSON_GetObjectItemCaseSensitive(b, "flags");
+	if (v) {
+		m2 = push_key(c, "flags");
+		TRY(get_str_array(c, v, 1, &c->s->build_flags));
+		pop(c, m2);
+	} else {
+		c->s->build_flags = xcalloc(1, sizeof(char *));
+	}
+	v = cJSON_GetObjectItemCaseSensitive(b, "defines");
+	if (v) {
+		m2 = push_key(c, "defines");
+		TRY(get_kv(c, v, 1, &c->s->defines, &c->s->ndefines));
+		pop(c, m2);
+	}
+	TRY(get_int(c, b, "timeout_s", 1, TIMEOUT_MAX, 0, &c->s->build_timeout_s));
+	pop(c, mark);
+	return GO_OK;
+}
+
+static enum go_status parse_targets(struct ctx *c, const cJSON *root)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "targets");
+	const cJSON *it, *prev;
+	size_t mark;
+	int i = 0;
+	if (!t)
+		return GO_OK;
+	mark = push_key(c, "targets");
+	TRY(need_type(c, t, cJSON_IsObject(t), "an object of GPU name -> arch"));
+	c->s->targets = xcalloc((size_t)cJSON_GetArraySize(t) + 1, sizeof(*c->s->targets));
+	cJSON_ArrayForEach(it, t) {
+		size_t m2 = push_key(c, it->string);
+		for (prev = t->child; prev != it; prev = prev->next)
+			if (!strcmp(prev->string, it->string))
+				return bad(c, "key appears twice");
+		if (!*it->string)
+			return bad(c, "empty GPU name");
+		TRY(check_arch(c, it));
+		c->s->targets[i].gpu = xstrdup(it->string);
+		c->s->targets[i].arch = xstrdup(it->valuestring);
+		c->s->ntargets = ++i;
+		pop(c, m2);
+	}
+	pop(c, mark);
+	return GO_OK;
+}
+
+static int has_compiled_ext(const char *p)
+{
+	static const char *const exts[] = { ".cu", ".cpp", ".cc", ".cxx", ".c", NULL };
+	const char *dot = strrchr(p, '.');
+	const char *const *e;
+	if (!dot || strchr(dot, '/'))
+		return 0;
+	for (e = exts; *e; e++)
+		if (!strcmp(dot, *e))
+			return 1;
+	return 0;
+}
+
+static enum go_status parse_program(struct ctx *c, const cJSON *v, struct spec_program *p)
+{
+	static const char *const keys[] = { "sources", "script", "libs", "min_arch",
+					    "needs_gpu", NULL };
+	const cJSON *src, *scr, *x;
+	size_t mark;
+	int i;
+
+	p->needs_gpu = 1;
+	TRY(need_type(c, v, cJSON_IsObject(v), "an object"));
+	if (!is_safe_name(p->name, "_-"))
+		return bad(c, "'%s' is not a valid program name (letters, digits, '_', '-'; starting with a letter or digit)",
+			   p->name);
+	TRY(check_keys(c, v, keys));
+	src = cJSON_GetObjectItemCaseSensitive(v, "sources");
+	scr = cJSON_GetObjectItemCaseSensitive(v, "script");
+	if (src && scr)
+		return bad(c, "has both 'sources' and 'script'; give one");
+	if (!src && !scr)
+		return bad(c, "has neither 'sources' (a compiled program) nor 'script' (a Python script)");
+	if (src) {
+		mark = push_key(c, "sources");
+		TRY(get_str_array(c, src, 0, &p->sources));
+		for (i = 0; p->sources[i]; i++) {
+			size_t m2 = push_index(c, i);
+			int j;
+			if (!strv_has(c->s->sources, p->sources[i]))
+				return bad(c, "'%s' is not listed in the top-level 'sources'",
+					   p->sources[i]);
+			if (!has_compiled_ext(p->sources[i]))
+				return bad(c, "'%s' is not a .cu, .cpp, .cc, .cxx or .c file (headers belong in the top-level 'sources' only)",
+					   p->sources[i]);
+			for (j = 0; j < i; j++)
+				if (!strcmp(p->sources[j], p->sources[i]))
+					return bad(c, "'%s' is listed twice", p->sources[i]);
+			pop(c, m2);
+		}
+		pop(c, mark);
+	} else {
+		TRY(get_string(c, v, "script", 1, 0, &p->script));
+		mark = push_key(c, "script");
+		TRY(check_rel_path(c, p->script));
+		if (!strv_has(c->s->sources, p->script))
+			return bad(c, "'%s' is not listed in the top-level 'sources'", p->script);
+		pop(c, mark);
+	}
+	x = cJSON_GetObjectItemCaseSensitive(v, "libs");
+	if (x) {
+		mark = push_key(c, "libs");
+		TRY(get_str_array(c, x, 1, &p->libs));
+		pop(c, mark);
+	} else {
+		p->libs = xcalloc(1, sizeof(char *));
+	}
+	x = cJSON_GetObjectItemCaseSensitive(v, "min_arch");
+	if (x) {
+		mark = push_key(c, "min_arch");
+		TRY(check_arch(c, x));
+		p->min_arch = xstrdup(x->valuestring);
+		pop(c, mark);
+	}
+	x = cJSON_GetObjectItemCaseSensitive(v, "needs_gpu");
+	if (x) {
+		mark = push_key(c, "needs_gpu");
+		TRY(need_type(c, x, cJSON_IsBool(x), "true or false"));
+		p->needs_gpu = cJSON_IsTrue(x);
+		pop(c, mark);
+	}
+	return GO_OK;
+}
+
+static enum go_status parse_programs(struct ctx *c, const cJSON *root)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "programs");
+	const cJSON *it, *prev;
+	size_t mark;
+	int n;
+	if (!v)
+		return bad(c, "missing required key 'programs'");
+	mark = push_key(c, "programs");
+	TRY(need_type(c, v, cJSON_IsObject(v), "an object of program name -> program"));
+	n = cJSON_GetArraySize(v);
+	if (!n)
+		return bad(c, "must name at least one program");
+	c->s->programs = xcalloc((size_t)n, sizeof(*c->s->programs));
+	cJSON_ArrayForEach(it, v) {
+		size_t m2 = push_key(c, it->string);
+		struct spec_program *p = &c->s->programs[c->s->nprograms++];
+		for (prev = v->child; prev != it; prev = prev->next)
+			if (!strcmp(prev->string, it->string))
+				return bad(c, "program named twice");
+		p->name = xstrdup(it->string);
+		TRY(parse_program(c, it, p));
+		pop(c, m2);
+	}
+	pop(c, mark);
+	return GO_OK;
+}
+
+static enum go_status parse_problems(struct ctx *c, const cJSON *root)
+{
+	static const char *const keys[] = { "name", "params", NULL };
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "problems");
+	const cJSON *it;
+	size_t mark;
+	int i = 0, n, j;
+	if (!v)
+		return bad(c, "missing required key 'problems' (a program without parameters takes one problem with no 'params')");
+	mark = push_key(c, "problems");
+	TRY(need_type(c, v, cJSON_IsArray(v), "an array of problems"));
+	n = cJSON_GetArraySize(v);
+	if (!n)
+		return bad(c, "must list at least one problem");
+	c->s->problems = xcalloc((size_t)n, sizeof(*c->s->problems));
+	cJSON_ArrayForEach(it, v) {
+		size_t m2 = push_index(c, i);
+		struct spec_problem *p = &c->s->problems[c->s->nproblems++];
+		const cJSON *params;
+		TRY(need_type(c, it, cJSON_IsObject(it), "an object"));
+		TRY(check_keys(c, it, keys));
+		TRY(get_string(c, it, "name", 1, 0, &p->name));
+		if (strlen(p->name) > NAME_MAX_LEN || !is_safe_name(p->name, "_-.+=")) {
+			push_key(c, "name");
+			return bad(c, "'%s' is not a valid problem name (1-%d letters, digits, '_', '-', '.', '+', '='; starting with a letter or digit)",
+				   p->name, NAME_MAX_LEN);
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(c->s->problems[j].name, p->name)) {
+				push_key(c, "name");
+				return bad(c, "problem \"%s\" is defined twice (also 'problems[%d]')",
+					   p->name, j);
+			}
+		params = cJSON_GetObjectItemCaseSensitive(it, "params");
+		if (params) {
+			size_t m3 = push_key(c, "params");
+			TRY(get_kv(c, params, 0, &p->params, &p->nparams));
+			pop(c, m3);
+		}
+		pop(c, m2);
+		i++;
+	}
+	pop(c, mark);
+	return GO_OK;
+}
+
+static enum go_status parse_tolerance(struct ctx *c, const cJSON *root)
+{
+	static const char *const keys[] = { "max_abs", "max_rel", "rel_l2", NULL };
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+	const cJSON *it;
+	size_t mark;
+	if (!v)
+		return GO_OK;
+	mark = push_key(c, "tolerance");
+	TRY(need_type(c, v, cJSON_IsObject(v), "an object"));
+	TRY(check_keys(c, v, keys));
+	c->s->tolerance = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(*c->s->tolerance));
+	cJSON_ArrayForEach(it, v) {
+		size_t m2 = push_key(c, it->string);
+		struct spec_kv *kv = &c->s->tolerance[c->s->ntolerance];
+		TRY(get_positive(c, it));
+		kv->key = xstrdup(it->string);
+		kv->value = render_num(it->valuedouble);
+		c->s->ntolerance++;
+		pop(c, m2);
+	}
+	pop(c, mark);
+	return GO_OK;
+}
+
+static enum go_status check_enum(struct ctx *c, const char *val, const char *const *choices,
+				 const char *what)
+{
+	const char *const *ch;
+	const char *s;
+	struct strbuf sb = STRBUF_INIT;
+	enum go_status st;
+	for (ch = choices; *ch; ch++)
+		if (!strcmp(*ch, val))
+			return GO_OK;
+	s = suggest(val, choices);
+	if (s) {
+		strbuf_addf(&sb, "did you mean '%s'?", s);
+	} else {
+		strbuf_addstr(&sb, "expected ");
+		add_choices(&sb, choices);
+	}
+	st = bad(c, "unknown %s '%s' (%s)", what, val, sb.buf);
+	strbuf_release(&sb);
+	return st;
+}
+
+static enum go_status parse_step(struct ctx *c, const cJSON *v, struct spec_step *st)
+{
+	static const char *const keys[] = { "kind", "program", "problems", "timeout_s", "role",
+					    NULL };
+	static const char *const kinds[] = { "correctness", "benchmark", NULL };
+	static const char *const reserved[] = { "profile", "sanitize", "sweep", NULL };
+	static const char *const roles[] = { "kernel", "baseline", NULL };
+	char *kind = NULL, *role = NULL;
+	const cJSON *pv;
+	size_t mark;
+	enum go_status rc;
+	int i;
+
+	TRY(need_type(c, v, cJSON_IsObject(v), "an object"));
+	TRY(check_keys(c, v, keys));
+	TRY(get_string(c, v, "kind", 1, 0, &kind));
+	mark = push_key(c, "kind");
+	if (strv_has((char *const *)reserved, kind))
+		rc = bad(c, "step kind '%s' is not supported yet (use 'correctness' or 'benchmark')",
+			 kind);
+	else
+		rc = check_enum(c, kind, kinds, "step kind");
+	st->kind = !strcmp(kind, "benchmark") ? STEP_BENCHMARK : STEP_CORRECTNESS;
+	free(kind);
+	TRY(rc);
+	pop(c, mark);
+
+	TRY(get_string(c, v, "program", 1, 0, &st->program));
+	st->prog = spec_find_program(c->s, st->program);
+	if (!st->prog) {
+		push_key(c, "program");
+		return bad(c, "no program named \"%s\" in 'programs'", st->program);
+	}
+
+	pv = cJSON_GetObjectItemCaseSensitive(v, "problems");
+	if (pv) {
+		mark = push_key(c, "problems");
+		TRY(get_str_array(c, pv, 0, &st->problems));
+		for (i = 0; st->problems[i]; i++) {
+			size_t m2 = push_index(c, i);
+			int j;
+			if (!spec_find_problem(c->s, st->problems[i]))
+				return bad(c, "no problem named \"%s\" in 'problems'", st->problems[i]);
+			for (j = 0; j < i; j++)
+				if (!strcmp(st->problems[j], st->problems[i]))
+					return bad(c, "problem \"%s\" is listed twice", st->problems[i]);
+			pop(c, m2);
+		}
+		pop(c, mark);
+	} else {
+		st->problems = xcalloc((size_t)c->s->nproblems + 1, sizeof(char *));
+		for (i = 0; i < c->s->nproblems; i++)
+			st->problems[i] = xstrdup(c->s->problems[i].name);
+	}
+
+	st->timeout_s = DEFAULT_TIMEOUT_S;
+	TRY(get_int(c, v, "timeout_s", 1, TIMEOUT_MAX, 0, &st->timeout_s));
+
+	TRY(get_string(c, v, "role", 0, 0, &role));
+	if (role) {
+		mark = push_key(c, "role");
+		rc = check_enum(c, role, roles, "role");
+		st->is_baseline = !strcmp(role, "baseline");
+		free(role);
+		TRY(rc);
+		pop(c, mark);
+	}
+	return GO_OK;
+}
+
+static enum go_status parse_steps(struct ctx *c, const cJSON *root)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "steps");
+	const cJSON *it;
+	size_t mark;
+	int n, i = 0;
+	if (!v)
+		return bad(c, "missing required key 'steps'");
+	mark = push_key(c, "steps");
+	TRY(need_type(c, v, cJSON_IsArray(v), "an array of steps"));
+	n = cJSON_GetArraySize(v);
+	if (!n)
+		return bad(c, "must list at least one step");
+	c->s->steps = xcalloc((size_t)n, sizeof(*c->s->steps));
+	cJSON_ArrayForEach(it, v) {
+		size_t m2 = push_index(c, i++);
+		TRY(parse_step(c, it, &c->s->steps[c->s->nsteps++]));
+		pop(c, m2);
+	}
+	pop(c, mark);
+	return GO_OK;
+}
+
+/* A string member that must name a problem (or program) of the spec. */
+static enum go_status check_ref(struct ctx *c, const cJSON *obj, const char *key,
+				int required)
+{
+	char *name = NULL;
+	size_t mark;
+	int found;
+	TRY(get_string(c, obj, key, required, 0, &name));
+	if (!name)
+		return GO_OK;
+	found = !strcmp(key, "program") ? spec_find_program(c->s, name) != NULL
+					: spec_find_problem(c->s, name) != NULL;
+	mark = push_key(c, key);
+	if (!found) {
+		enum go_status st = bad(c, "no %s named \"%s\" in '%ss'", key, name, key);
+		free(name);
+		return st;
+	}
+	free(name);
+	pop(c, mark);
+	return GO_OK;
+}
+
+static enum go_status check_opt_string(struct ctx *c, const cJSON *obj, const char *key,
+				       int required)
+{
+	char *s = NULL;
+	enum go_status st = get_string(c, obj, key, required, 0, &s);
+	free(s);
+	return st;
+}
+
+/* baselines[] and references[]: name, gpu, a figure, provenance. */
+static enum go_status parse_figures(struct ctx *c, const cJSON *root, const char *key,
+				    cJSON **out)
+{
+	static const char *const keys[] = { "name", "gpu", "problem", "latency_us", "tflops",
+					    "source", "note", NULL };
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	const cJSON *it;
+	size_t mark;
+	int i = 0;
+	if (!v) {
+		*out = cJSON_CreateArray();
+		return GO_OK;
+	}
+	mark = push_key(c, key);
+	TRY(need_type(c, v, cJSON_IsArray(v), "an array of objects"));
+	cJSON_ArrayForEach(it, v) {
+		size_t m2 = push_index(c, i++);
+		const cJSON *lat, *tf;
+		TRY(need_type(c, it, cJSON_IsObject(it), "an object"));
+		TRY(check_keys(c, it, keys));
+		TRY(check_opt_string(c, it, "name", 1));
+		TRY(check_opt_string(c, it, "gpu", 1));
+		TRY(check_ref(c, it, "problem", 0));
+		TRY(check_opt_string(c, it, "source", 0));
+		TRY(check_opt_string(c, it, "note", 0));
+		lat = cJSON_GetObjectItemCaseSensitive(it, "latency_us");
+		tf = cJSON_GetObjectItemCaseSensitive(it, "tflops");
+		if (!lat && !tf)
+			return bad(c, "give one of 'latency_us' or 'tflops'");
+		if (lat && tf)
+			return bad(c, "give only one of 'latency_us' or 'tflops'");
+		push_key(c, lat ? "latency_us" : "tflops");
+		TRY(get_positive(c, lat ? lat : tf));
+		pop(c, m2);
+	}
+	pop(c, mark);
+	*out = cJSON_Duplicate(v, 1);
+	return GO_OK;
+}
+
+static enum go_status parse_expected(struct ctx *c, const cJSON *root)
+{
+	static const char *const keys[] = { "program", "problem", "gpu", "metric", "op", "value",
+					    "note", NULL };
+	static const char *const ops[] = { "<", "<=", ">", ">=", "==", NULL };
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "expected");
+	const cJSON *it;
+	size_t mark;
+	int i = 0;
+	if (!v) {
+		c->s->expected = cJSON_CreateArray();
+		return GO_OK;
+	}
+	mark = push_key(c, "expected");
+	TRY(need_type(c, v, cJSON_IsArray(v), "an array of objects"));
+	cJSON_ArrayForEach(it, v) {
+		size_t m2 = push_index(c, i++);
+		const cJSON *x;
+		char *s = NULL;
+		TRY(need_type(c, it, cJSON_IsObject(it), "an object"));
+		TRY(check_keys(c, it, keys));
+		TRY(check_ref(c, it, "program", 1));
+		TRY(check_ref(c, it, "problem", 0));
+		TRY(check_opt_string(c, it, "gpu", 0));
+		TRY(check_opt_string(c, it, "note", 0));
+		TRY(get_string(c, it, "metric", 1, 0, &s));
+		if (strchr(s, ' ')) {
+			push_key(c, "metric");
+			free(s);
+			return bad(c, "a metric name has no spaces: 'latency_us', 'tflops', or a dotted path such as 'timing.p90_us'");
+		}
+		free(s);
+		s = NULL;
+		TRY(get_string(c, it, "op", 1, 0, &s));
+		{
+			size_t m3 = push_key(c, "op");
+			enum go_status st = strv_has((char *const *)ops, s)
+				? GO_OK
+				: bad(c, "unknown operator '%s' (expected '<', '<=', '>', '>=' or '==')", s);
+			free(s);
+			TRY(st);
+			pop(c, m3);
+		}
+		x = cJSON_GetObjectItemCaseSensitive(it, "value");
+		if (!x)
+			return bad(c, "missing required key 'value'");
+		push_key(c, "value");
+		TRY(need_type(c, x, cJSON_IsNumber(x) && isfinite(x->valuedouble), "a number"));
+		pop(c, m2);
+	}
+	pop(c, mark);
+	c->s->expected = cJSON_Duplicate(v, 1);
+	return GO_OK;
+}
+
+/* ---------------------------------------------------------------- top level */
+
+static char *make_slug(const char *name)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p;
+	for (p = name; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		int ok = isalnum(ch) || ch == '.' || ch == '_' || ch == '-';
+		if (!ok || ch == '-') {
+			if (sb.len && sb.buf[sb.len - 1] != '-')
+				strbuf_addch(&sb, '-');
+			continue;
+		}
+		if (ch == '.' && !sb.len)
+			continue; /* no hidden directories */
+		strbuf_addch(&sb, ch);
+	}
+	if (sb.len > SLUG_MAX_LEN)
+		strbuf_setlen(&sb, SLUG_MAX_LEN);
+	while (sb.len && (sb.buf[sb.len - 1] == '-' || sb.buf[sb.len - 1] == '.'))
+		strbuf_setlen(&sb, sb.len - 1);
+	if (!sb.len)
+		strbuf_addstr(&sb, "experiment");
+	return strbuf_detach(&sb, NULL);
+}
+
+static enum go_status parse_root(struct ctx *c, const cJSON *root)
+{
+	static const char *const keys[] = { "schema", "name", "phase", "description", "sources",
+					    "build", "targets", "programs", "problems",
+					    "tolerance", "steps", "baselines", "references",
+					    "expected", NULL };
+	struct spec *s = c->s;
+	int schema = 0;
+	const cJSON *sv;
+
+	if (!cJSON_IsObject(root))
+		return bad(c, "expected a JSON object at the top level, found %s", type_name(root));
+	TRY(check_keys(c, root, keys));
+	sv = cJSON_GetObjectItemCaseSensitive(root, "schema");
+	if (!sv)
+		return bad(c, "missing required key 'schema' (add \"schema\": 1)");
+	if (cJSON_IsNumber(sv) && sv->valuedouble != 1) {
+		push_key(c, "schema");
+		return bad(c, "unsupported schema %.17g (this gpuorch reads schema 1)",
+			   sv->valuedouble);
+	}
+	TRY(get_int(c, root, "schema", 1, 1, 1, &schema));
+	TRY(get_string(c, root, "name", 1, 0, &s->name));
+	if (strlen(s->name) > NAME_MAX_LEN) {
+		push_key(c, "name");
+		return bad(c, "is %zu characters long; at most %d", strlen(s->name), NAME_MAX_LEN);
+	}
+	s->slug = make_slug(s->name);
+	TRY(get_string(c, root, "phase", 1, 0, &s->phase));
+	TRY(get_string(c, root, "description", 0, 1, &s->description));
+	TRY(parse_sources(c, root));
+	TRY(parse_build(c, root));
+	TRY(parse_targets(c, root));
+	TRY(parse_programs(c, root));
+	TRY(parse_problems(c, root));
+	TRY(parse_tolerance(c, root));
+	TRY(parse_steps(c, root));
+	TRY(parse_figures(c, root, "baselines", &s->baselines));
+	TRY(parse_figures(c, root, "references", &s->references));
+	TRY(parse_expected(c, root));
+	return GO_OK;
+}
+
+enum go_status spec_parse(const char *label, const char *text, size_t len,
+			  const char *root, int check_files, struct spec **out,
+			  struct strbuf *err)
+{
+	struct ctx c;
+	struct spec *s;
+	enum go_status st;
+
+	*out = NULL;
+	s = xcalloc(1, sizeof(*s));
+	s->path = xstrdup(label);
+	sha256_hex(text, len, s->hash);
+	st = json_parse(text, len, label, &s->json, err);
+	if (st != GO_OK) {
+		spec_free(s);
+		return GO_ERR_SPEC;
+	}
+	c.label = label;
+	c.root = root ? root : ".";
+	c.check_files = check_files;
+	c.err = err;
+	c.s = s;
+	strbuf_init(&c.path, 0);
+	st = parse_root(&c, s->json);
+	strbuf_release(&c.path);
+	if (st != GO_OK) {
+		spec_free(s);
+		return st;
+	}
+	*out = s;
+	return GO_OK;
+}
+
+enum go_status spec_load(const char *path, const char *root, int check_files,
+			 struct spec **out, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	enum go_status st;
+	*out = NULL;
+	st = fs_read_file(path, &text, err);
+	if (st == GO_OK)
+		st = spec_parse(path, text.buf, text.len, root, check_files, out, err);
+	strbuf_release(&text);
+	return st;
+}
+
+void spec_free(struct spec *s)
+{
+	int i;
+	if (!s)
+		return;
+	free(s->path);
+	free(s->name);
+	free(s->slug);
+	free(s->phase);
+	free(s->description);
+	free_strv(s->sources);
+	free_strv(s->build_flags);
+	free_kv(s->defines, s->ndefines);
+	for (i = 0; i < s->ntargets; i++) {
+		free(s->targets[i].gpu);
+		free(s->targets[i].arch);
+	}
+	free(s->targets);
+	for (i = 0; i < s->nprograms; i++) {
+		free(s->programs[i].name);
+		free_strv(s->programs[i].sources);
+		free(s->programs[i].script);
+		free_strv(s->programs[i].libs);
+		free(s->programs[i].min_arch);
+	}
+	free(s->programs);
+	for (i = 0; i < s->nproblems; i++) {
+		free(s->problems[i].name);
+		free_kv(s->problems[i].params, s->problems[i].nparams);
+	}
+	free(s->problems);
+	free_kv(s->tolerance, s->ntolerance);
+	for (i = 0; i < s->nsteps; i++) {
+		free(s->steps[i].program);
+		free_strv(s->steps[i].problems);
+	}
+	free(s->steps);
+	cJSON_Delete(s->baselines);
+	cJSON_Delete(s->references);
+	cJSON_Delete(s->expected);
+	cJSON_Delete(s->json);
+	free(s);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+const struct spec_program *spec_find_program(const struct spec *s, const char *name)
+{
+	int i;
+	for (i = 0; i < s->nprograms; i++)
+		if (s->programs[i].name && !strcmp(s->programs[i].name, name))
+			return &s->programs[i];
+	return NULL;
+}
+
+const struct spec_problem *spec_find_problem(const struct spec *s, const char *name)
+{
+	int i;
+	for (i = 0; i < s->nproblems; i++)
+		if (s->problems[i].name && !strcmp(s->problems[i].name, name))
+			return &s->problems[i];
+	return NULL;
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	if (!n)
+		return 0;
+	for (; *hay; hay++)
+		if (!strncasecmp(hay, needle, n))
+			return 1;
+	return 0;
+}
+
+const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name)
+{
+	int i;
+	if (!gpu_name)
+		return NULL;
+	for (i = 0; i < s->ntargets; i++)
+		if (contains_ci(gpu_name, s->targets[i].gpu))
+			return s->targets[i].arch;
+	return NULL;
+}
+
+int spec_arch_satisfies(const char *have, const char *need)
+{
+	int hn, ha, nn, na;
+	if (!need)
+		return 1;
+	if (!arch_parse(have, &hn, &ha) || !arch_parse(need, &nn, &na))
+		return 0;
+	if (na) /* arch-specific features exist on that arch only */
+		return ha && hn == nn;
+	return hn >= nn;
+}
+
+const char *spec_step_kind_name(enum step_kind k)
+{
+	switch (k) {
+	case STEP_CORRECTNESS:
+		return "correctness";
+	case STEP_BENCHMARK:
+		return "benchmark";
+	}
+	return "unknown";
+}
