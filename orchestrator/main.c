@@ -1,4 +1,130 @@
-/* main.c -- placeholder until the command table lands */
+/* main.c -- gpuorch's entry point: the command table and dispatch. */
+#include "commands.h"
 #include "error.h"
+#include "ssh.h"
+#include "store.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "banned.h"
-int main(void) { return 0; }
+
+static const struct cmd_entry *const commands[] = {
+	&cmd_run_entry,
+	&cmd_hosts_entry,
+	&cmd_runs_entry,
+	&cmd_report_entry,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_main_usage(FILE *out)
+{
+	size_t i;
+	fprintf(out, "usage: gpuorch [--version] [--help] <command> [<args>]\n\n"
+		     "Ship CUDA kernels to GPU hosts over SSH, build, check, time them and\n"
+		     "write a phase report with measured numbers.\n\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "   %-8s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(out, "\n'gpuorch <command> -h' shows a command's options.\n"
+		     "exit codes: docs/exit-codes.md\n");
+}
+
+int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n\n", stderr);
+	fputs(c->usage, stderr);
+	return GO_EXIT_USAGE;
+}
+
+int cmd_wants_help(int argc, char **argv)
+{
+	int i;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return 0;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	}
+	return 0;
+}
+
+int cmd_parse_int(const char *s, int min, int max)
+{
+	char *end;
+	long v;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	return (int)v;
+}
+
+int cmd_finish_stdout(int rc)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "error: cannot write to standard output: %s\n", strerror(errno));
+		return rc ? rc : GO_EXIT_LOCAL;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct strbuf err = STRBUF_INIT;
+	size_t i;
+	int rc;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		if (argc >= 3 && !strcmp(argv[1], "help")) {
+			for (i = 0; i < NCOMMANDS; i++)
+				if (!strcmp(argv[2], commands[i]->name)) {
+					fputs(commands[i]->usage, stdout);
+					return cmd_finish_stdout(0);
+				}
+		}
+		print_main_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? GO_EXIT_USAGE : cmd_finish_stdout(0);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("gpuorch %s\n", GPUORCH_VERSION);
+		return cmd_finish_stdout(0);
+	}
+	for (i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[1], commands[i]->name))
+			continue;
+		if (cmd_wants_help(argc - 1, argv + 1)) {
+			fputs(commands[i]->usage, stdout);
+			return cmd_finish_stdout(0);
+		}
+		/* libssh2_init once, before any thread. */
+		if (ssh_global_init(&err) != GO_OK) {
+			fprintf(stderr, "error: %s\n", err.buf);
+			strbuf_release(&err);
+			return GO_EXIT_LOCAL;
+		}
+		rc = commands[i]->exec(argc - 1, argv + 1);
+		ssh_global_cleanup();
+		return cmd_finish_stdout(rc);
+	}
+	fprintf(stderr, "error: '%s' is not a gpuorch command\n\n", argv[1]);
+	print_main_usage(stderr);
+	return GO_EXIT_USAGE;
+}
+
+void cmd_set_reports(const char *dir)
+{
+	const char *env = getenv("GPUORCH_REPORTS");
+	if (dir)
+		store_set_root(dir);
+	else if (env && *env)
+		store_set_root(env);
+}

@@ -1,0 +1,35 @@
+/* commands.h -- the table of gpuorch's subcommands.
+ *
+ * To add a command: write cmd-<name>.c defining `const struct cmd_entry
+ * cmd_<name>_entry` (name, usage, summary, exec), declare it below and add
+ * one row to the table in main.c. Every command answers -h/--help with its
+ * usage (exit 0); bad usage prints what was not understood and the usage
+ * (exit 2). exec returns the process exit code (docs/exit-codes.md). */
+#ifndef GPUORCH_COMMANDS_H
+#define GPUORCH_COMMANDS_H
+
+struct cmd_entry {
+	const char *name;
+	const char *usage;     /* full usage text, first line "usage: gpuorch ..." */
+	const char *summary;   /* one line for `gpuorch help` */
+	int (*exec)(int argc, char **argv);
+};
+
+extern const struct cmd_entry cmd_run_entry;
+extern const struct cmd_entry cmd_hosts_entry;
+extern const struct cmd_entry cmd_runs_entry;
+extern const struct cmd_entry cmd_report_entry;
+
+/* Shared by commands: print "error: MSG" and the usage, return 2. */
+int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* True when argv holds -h or --help before any "--". */
+int cmd_wants_help(int argc, char **argv);
+/* Parse a non-negative integer option value; -1 on error. */
+int cmd_parse_int(const char *s, int min, int max);
+/* Apply --reports DIR / $GPUORCH_REPORTS. */
+void cmd_set_reports(const char *dir);
+/* Check stdout was written without error before exiting 0 (git does this). */
+int cmd_finish_stdout(int rc);
+
+#endif

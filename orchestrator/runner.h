@@ -1,0 +1,24 @@
+/* runner.h -- `gpuorch run`: one experiment on one or many hosts, to a report. */
+#ifndef GPUORCH_RUNNER_H
+#define GPUORCH_RUNNER_H
+
+struct run_opts {
+	const char *spec_path;
+	const char *hosts_path;
+	char **host_names;          /* --host NAME ... (NULL-terminated, may be empty) */
+	int nhost_names;
+	const char *commit;         /* --commit REV, or NULL for the work tree */
+	int dry_run;
+	int accept_new_hostkey;
+	int plain;                  /* plain progress lines even on a terminal */
+	int reconnect_timeout_s;
+	int lock_wait_s;
+	const char *root;           /* repository root that sources are relative to */
+	const char *command_line;
+};
+
+/* Runs it all and returns the process exit code (docs/exit-codes.md);
+ * errors are printed on stderr. */
+int runner_run(const struct run_opts *o);
+
+#endif
