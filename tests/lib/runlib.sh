@@ -1,0 +1,33 @@
+# runlib.sh -- helpers for the `gpuorch run` tests: a scratch project copied
+# from tests/fixtures/project, hosts from tests/lib/sshd.sh, JSON queries.
+#
+#   project_init            copy the fixture project into $TRASH/proj (a git repo)
+#   jq_ FILE PATH [--len]   print a value of a JSON file (build/tests/jsonq)
+#   last_run_dir            the newest run directory under $TRASH/reports
+#   nvcc_path               print the nvcc that a host would find, or fail
+
+JSONQ=${JSONQ:-$SRCDIR/build/tests/jsonq}
+GPUORCH_REPORTS=$TRASH/reports
+export GPUORCH_REPORTS
+
+jq_() {
+	"$JSONQ" "$@"
+}
+
+project_init() {
+	rm -rf "$TRASH/proj" &&
+	cp -R "$SRCDIR/tests/fixtures/project" "$TRASH/proj" &&
+	(cd "$TRASH/proj" && git init -q && git config user.email t@example.com &&
+	 git config user.name test && git add -A && git commit -qm "fixture project")
+}
+
+last_run_dir() {
+	ls -dt "$TRASH"/reports/*/*/ 2>/dev/null | head -n 1 | sed 's:/$::'
+}
+
+nvcc_path() {
+	for _n in "$(command -v nvcc 2>/dev/null)" /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc; do
+		[ -n "$_n" ] && [ -x "$_n" ] && { echo "$_n"; return 0; }
+	done
+	return 1
+}
