@@ -38,6 +38,10 @@ enum go_status ssh_connect(const struct ssh_opts *o, struct ssh_conn **out,
 void ssh_disconnect(struct ssh_conn *c);   /* NULL-safe */
 /* "SHA256:..." fingerprint of the server's host key. */
 const char *ssh_fingerprint(const struct ssh_conn *c);
+/* A note for the user from ssh_connect, e.g. "h (addr:port): added
+ * ssh-ed25519 host key SHA256:... for '[addr]:port' to 'FILE'" when an
+ * unknown key was accepted; NULL when there is none. */
+const char *ssh_notice(const struct ssh_conn *c);
 
 /* Run one command (a shell command line: build it with
  * strbuf_add_shell_quoted). stdin_data may be NULL. stdout and stderr are
