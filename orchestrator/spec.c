@@ -127,6 +127,11 @@ static const char *suggest(const char *word, const char *const *choices)
 {
 	const char *best = NULL;
 	size_t best_d = (size_t)-1, limit = strlen(word) <= 3 ? 1 : 2;
+	const char *const *ch;
+	/* a clipped word ("base" for "baseline") */
+	for (ch = choices; strlen(word) >= 3 && *ch; ch++)
+		if (!strncmp(*ch, word, strlen(word)))
+			return *ch;
 	for (; *choices; choices++) {
 		size_t d = edit_distance(word, *choices);
 		if (d < best_d) {
