@@ -26,6 +26,7 @@
 
 struct hctx {
 	const char *label;
+	const char *dir;        /* directory of the hosts file */
 	struct strbuf *err;
 	struct strbuf path;
 };
@@ -157,6 +158,15 @@ static char *expand_tilde(const char *p)
 	if (p[0] == '~' && (p[1] == '\0' || p[1] == '/'))
 		return xstrfmt("%s%s", home_dir(), p + 1);
 	return xstrdup(p);
+}
+
+/* A local path from the hosts file: "~" is $HOME; a relative path is
+ * relative to the directory of the hosts file (not to the current one). */
+static char *local_path(const struct hctx *c, const char *p)
+{
+	if (p[0] == '~' || p[0] == '/' || !strcmp(c->dir, "."))
+		return expand_tilde(p);
+	return xstrfmt("%s/%s", c->dir, p);
 }
 
 static char *default_user(void)
@@ -396,11 +406,6 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	TRY(get_int(c, v, "gpu_index", 0, 63, &h->gpu_index, NULL));
 	if (!h->workdir)
 		h->workdir = xstrdup(DEFAULT_WORKDIR);
-	if (h->cuda_home) {
-		char *p = expand_tilde(h->cuda_home);
-		free(h->cuda_home);
-		h->cuda_home = p;
-	}
 
 	if ((st = get_str(c, v, "ssh_alias", &alias)) != GO_OK ||
 	    (st = get_str(c, v, "ssh_config", &config)) != GO_OK ||
@@ -408,7 +413,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	    (st = get_str(c, v, "known_hosts", &known)) != GO_OK)
 		goto out;
 	if (config) {
-		char *p = expand_tilde(config);
+		char *p = local_path(c, config);
 		free(config);
 		config = p;
 		if (!is_readable_file(config)) {
@@ -440,7 +445,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	if (identity && !strcmp(identity, "agent")) {
 		h->use_agent = 1;
 	} else if (identity) {
-		h->identity = expand_tilde(identity);
+		h->identity = local_path(c, identity);
 		if (!is_readable_file(h->identity)) {
 			push(c, ".identity");
 			st = bad(c, "cannot read identity file '%s' for host '%s': %s; fix the path or use \"identity\": \"agent\"",
@@ -454,7 +459,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	}
 
 	if (known)
-		h->known_hosts = expand_tilde(known);
+		h->known_hosts = local_path(c, known);
 	else if (ai.known_hosts)
 		h->known_hosts = xstrdup(ai.known_hosts);
 	else
@@ -477,12 +482,14 @@ enum go_status hosts_load(const char *path, struct hosts **out, struct strbuf *e
 	const cJSON *arr, *it;
 	enum go_status st;
 	int i = 0, n, j;
+	char *dir;
 
 	*out = NULL;
 	st = json_load_file(path, &root, GO_ERR_HOSTS, err);
 	if (st != GO_OK)
 		return st;
 	c.label = path;
+	c.dir = dir = fs_dirname(path);
 	c.err = err;
 	strbuf_init(&c.path, 0);
 	h = xcalloc(1, sizeof(*h));
@@ -529,6 +536,7 @@ enum go_status hosts_load(const char *path, struct hosts **out, struct strbuf *e
 	}
 out:
 	strbuf_release(&c.path);
+	free(dir);
 	cJSON_Delete(root);
 	if (st != GO_OK) {
 		hosts_free(h);
