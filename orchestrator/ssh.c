@@ -46,6 +46,7 @@
 #define SSH_DEFAULT_KEEPALIVE_S 15
 #define SSH_IO_CHUNK (256 * 1024)
 #define SSH_CLOSE_GRACE_MS 2000
+#define SSH_ABANDON_GRACE_MS 200
 
 enum conn_state {
 	CONN_NEW = 0,
@@ -476,27 +477,54 @@ static enum go_status load_known_hosts(struct ssh_conn *c, LIBSSH2_KNOWNHOSTS *k
 	return GO_OK;
 }
 
-/* 1-based line of the file that holds the base64 key b64, 0 if none. */
-static int find_key_line(const struct strbuf *text, const char *b64)
+/* Does the host field of a known_hosts line (comma-separated patterns)
+ * name host exactly? Hashed fields ("|1|...") count as a weak match (2). */
+static int line_names_host(const char *line, size_t len, const char *host)
+{
+	size_t hl = strlen(host), i = 0, start = 0;
+
+	while (i < len && line[i] != ' ' && line[i] != '\t')
+		i++;
+	if (i >= 3 && !memcmp(line, "|1|", 3))
+		return 2;
+	for (size_t j = 0; j <= i; j++) {
+		if (j == i || line[j] == ',') {
+			if (j - start == hl && !memcmp(line + start, host, hl))
+				return 1;
+			start = j + 1;
+		}
+	}
+	return 0;
+}
+
+/* 1-based line of the file that holds the base64 key b64 for host (the
+ * first line naming the host, else a hashed one, else any), 0 if none. */
+static int find_key_line(const struct strbuf *text, const char *b64, const char *host)
 {
 	const char *p = text->buf, *end = text->buf + text->len;
 	size_t klen = b64 ? strlen(b64) : 0;
-	int line = 1;
+	int line = 1, hashed = 0, any = 0;
 
 	if (!klen)
 		return 0;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		const char *hit = len >= klen ? mem_find(p, len, b64, klen) : NULL;
-		if (hit)
-			return line;
+		if (len >= klen && mem_find(p, len, b64, klen)) {
+			int m = line_names_host(p, len, host);
+			if (m == 1)
+				return line;
+			if (m == 2 && !hashed)
+				hashed = line;
+			if (!any)
+				any = line;
+		}
 		if (!nl)
 			break;
 		p = nl + 1;
 		line++;
 	}
-	return 0;
+	return hashed ? hashed : any;
 }
 
 static enum go_status append_known_host(struct ssh_conn *c, LIBSSH2_KNOWNHOSTS *kh,
@@ -586,7 +614,7 @@ static enum go_status verify_host_key(struct ssh_conn *c, const struct ssh_opts 
 	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
 		break;
 	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH: {
-		int line = find_key_line(&text, entry ? entry->key : NULL);
+		int line = find_key_line(&text, entry ? entry->key : NULL, hostpat.buf);
 		struct strbuf at = STRBUF_INIT;
 		if (line)
 			strbuf_addf(&at, "%s:%d", khpath, line);
@@ -888,17 +916,24 @@ void ssh_disconnect(struct ssh_conn *c)
 		return;
 	if (c->session) {
 		int64_t deadline = time_mono_ms() + SSH_CLOSE_GRACE_MS;
-		int rc;
-		if (c->sftp && c->state != CONN_BROKEN)
+		int rc, i;
+		if (c->state == CONN_BROKEN && c->sock >= 0)
+			shutdown(c->sock, SHUT_RDWR);
+		if (c->sftp)
 			SSH_RETRY(c, deadline, rc, libssh2_sftp_shutdown(c->sftp));
-		else if (c->sftp)
-			(void)libssh2_sftp_shutdown(c->sftp);
 		c->sftp = NULL;
 		if (c->state != CONN_BROKEN && c->state >= CONN_HANDSHAKE)
 			SSH_RETRY(c, deadline, rc,
 				  libssh2_session_disconnect(c->session, "gpuorch: done"));
 		(void)rc;
-		libssh2_session_free(c->session);
+		/* Once the socket is shut down, libssh2 sees the disconnect and
+		 * frees channels still waiting for the server's close (see
+		 * channel_discard) instead of answering EAGAIN for ever. */
+		if (c->sock >= 0)
+			shutdown(c->sock, SHUT_RDWR);
+		for (i = 0; i < 1000; i++)
+			if (libssh2_session_free(c->session) != LIBSSH2_ERROR_EAGAIN)
+				break;
 	}
 	if (c->sock >= 0)
 		close(c->sock);
@@ -921,14 +956,21 @@ static enum go_status check_usable(struct ssh_conn *c, struct strbuf *err)
 /* ------------------------------------------------------------------ */
 /* exec                                                                */
 
-/* Close and free a channel within a short grace period. */
-static void channel_discard(struct ssh_conn *c, LIBSSH2_CHANNEL *ch)
+/* Close and free a channel, waiting at most grace_ms. sshd answers our
+ * close only once the command has exited, so a channel of a command that
+ * still runs (a timed-out exec) is left in the session: the remote command
+ * goes on (long work belongs in remote.h's detached steps) and
+ * ssh_disconnect() frees the channel with the session. */
+static void channel_discard(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int grace_ms)
 {
-	int64_t deadline = time_mono_ms() + SSH_CLOSE_GRACE_MS;
+	int64_t deadline = time_mono_ms() + grace_ms;
 	int rc;
 
-	if (c->state != CONN_BROKEN)
-		SSH_RETRY(c, deadline, rc, libssh2_channel_close(ch));
+	if (c->state == CONN_BROKEN)
+		return;   /* freed with the session */
+	SSH_RETRY(c, deadline, rc, libssh2_channel_close(ch));
+	if (rc)
+		return;
 	deadline = time_mono_ms() + SSH_CLOSE_GRACE_MS;
 	SSH_RETRY(c, deadline, rc, libssh2_channel_free(ch));
 	(void)rc;
@@ -1070,7 +1112,7 @@ enum go_status ssh_exec(struct ssh_conn *c, const char *cmd,
 out:
 	free(buf);
 	if (ch)
-		channel_discard(c, ch);
+		channel_discard(c, ch, SSH_ABANDON_GRACE_MS);
 	return st;
 }
 

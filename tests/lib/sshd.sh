@@ -19,6 +19,7 @@
 #   sshd_write_hosts_json FILE NAME...   a gpuorch hosts inventory for them
 #   sshd_var NAME FIELD    prints SSHD_<NAME>_<FIELD>
 #   sshd_ssh NAME CMD...   run CMD on it with the OpenSSH client (for checks)
+#   sshd_sshtool NAME ARGS...  run build/tests/sshtool against it
 #
 # The session's PATH is set to /usr/bin:/bin (SetEnv) so tests see what a
 # non-login SSH PATH on a GPU host looks like: /usr/local/cuda/bin is not on
@@ -253,4 +254,14 @@ sshd_ssh() {
 		-o IdentitiesOnly=yes -i "$(sshd_var "$_n" IDENTITY)" \
 		-o ConnectTimeout=5 -p "$(sshd_var "$_n" PORT)" \
 		"$(id -un)@127.0.0.1" "$@"
+}
+
+# sshd_sshtool NAME ARGS...: tests/tools/sshtool ($SSHTOOL) against it, with
+# its key and known_hosts; the label is NAME.
+sshd_sshtool() {
+	_n=$1
+	shift
+	"$SSHTOOL" --label "$_n" --port "$(sshd_var "$_n" PORT)" \
+		--key "$(sshd_var "$_n" IDENTITY)" \
+		--known-hosts "$(sshd_var "$_n" KNOWN_HOSTS)" "$@"
 }

@@ -1,0 +1,142 @@
+#!/bin/sh
+# asan: yes
+test_description='ssh.c against a real sshd: exec, exit codes, signals, auth and connect errors'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+
+if ! why=$(sshd_available); then
+	test_skip 'ssh exec tests' "$why"
+	test_done
+fi
+
+test_expect_success 'start sshd' '
+	sshd_start a
+'
+
+test_expect_success 'exec returns stdout, stderr and the exit code' '
+	test_expect_code 3 sshd_sshtool a exec "echo to-out; echo to-err >&2; exit 3" >out 2>err &&
+	echo to-out >expect &&
+	test_cmp expect out &&
+	test_grep "^to-err$" err
+'
+
+test_expect_success 'exec sends stdin and drains large stdout and stderr together' '
+	head -c 3000000 /dev/urandom | od -An -tx1 >input &&
+	sshd_sshtool a exec "cat; cat >&2 </dev/null; head -c 2000000 /dev/zero | tr \"\\0\" x >&2" \
+		<input >out 2>err &&
+	test_cmp input out &&
+	test "$(wc -c <err)" -eq 2000000
+'
+
+test_expect_success 'exit by a signal is decoded' '
+	test_expect_code 99 sshd_sshtool a exec "kill -KILL \$\$" 2>err &&
+	test_grep "sshtool: signal KILL" err &&
+	test_expect_code 99 sshd_sshtool a exec "kill -TERM \$\$" 2>err &&
+	test_grep "sshtool: signal TERM" err
+'
+
+test_expect_success 'the SSH session PATH has no CUDA (like a GPU host)' '
+	sshd_sshtool a exec "echo \$PATH" >path &&
+	! grep cuda path &&
+	test_must_fail sshd_sshtool a exec "command -v nvcc"
+'
+
+test_expect_success 'a wrong key is an authentication error naming host, user and key' '
+	ssh-keygen -q -t ed25519 -N "" -f other_key &&
+	test_expect_code 18 "$SSHTOOL" --label a --port $SSHD_a_PORT --key "$TRASH/other_key" \
+		--known-hosts "$SSHD_a_KNOWN_HOSTS" exec "touch $TRASH/ran" 2>err &&
+	test_grep "a (127.0.0.1:$SSHD_a_PORT): authentication as .$(id -un). with key .$TRASH/other_key. was refused" err &&
+	test ! -e ran
+'
+
+test_expect_success 'a missing key file is an authentication error naming the file' '
+	test_expect_code 18 "$SSHTOOL" --label a --port $SSHD_a_PORT --key "$TRASH/nope" \
+		--known-hosts "$SSHD_a_KNOWN_HOSTS" check 2>err &&
+	test_grep "a (127.0.0.1:$SSHD_a_PORT): cannot read identity file .$TRASH/nope." err
+'
+
+test_expect_success 'an RSA key gets the libssh2 1.10 / OpenSSH 8.8 explanation' '
+	ssh-keygen -q -t rsa -b 2048 -N "" -f rsa_key &&
+	cat rsa_key.pub >>"$SSHD_a_DIR/authorized_keys" &&
+	if "$SSHTOOL" --label a --port $SSHD_a_PORT --key "$TRASH/rsa_key" \
+		--known-hosts "$SSHD_a_KNOWN_HOSTS" check 2>err
+	then
+		echo "this libssh2 can sign with rsa-sha2: nothing to explain"
+	else
+		cat err &&
+		test_grep "libssh2 1.10 (Debian 12) cannot log in with an RSA key to OpenSSH 8.8 or later (it only signs with ssh-rsa/SHA-1, which the server refuses); use an ed25519 key" err
+	fi
+'
+
+test_expect_success 'ssh-agent authentication' '
+	unset SSH_AUTH_SOCK &&
+	test_expect_code 18 "$SSHTOOL" --label a --port $SSHD_a_PORT \
+		--known-hosts "$SSHD_a_KNOWN_HOSTS" check 2>err &&
+	test_grep "cannot reach ssh-agent" err &&
+	eval "$(ssh-agent -s)" >/dev/null &&
+	test_when_finished "kill $SSH_AGENT_PID" &&
+	ssh-add -q "$SSHD_a_IDENTITY" 2>/dev/null &&
+	"$SSHTOOL" --label a --port $SSHD_a_PORT --known-hosts "$SSHD_a_KNOWN_HOSTS" \
+		exec "echo via-agent" >out &&
+	test_grep via-agent out
+'
+
+test_expect_success 'a closed port fails fast with "connection refused"' '
+	sshd_start closed && port=$SSHD_closed_PORT && sshd_stop closed &&
+	start=$(test_now_ms) &&
+	test_expect_code 16 "$SSHTOOL" --label h --port $port --connect-timeout-ms 5000 \
+		--key "$SSHD_a_IDENTITY" --known-hosts "$SSHD_a_KNOWN_HOSTS" check 2>err &&
+	elapsed=$(test_elapsed_ms $start) &&
+	echo "elapsed ${elapsed} ms" &&
+	test $elapsed -lt 5000 &&
+	test_grep "h (127.0.0.1:$port): connection refused" err
+'
+
+if test_have_cmd python3; then
+	test_expect_success 'a server that never speaks times out within the connect timeout' '
+		python3 -c "
+import socket, time, sys
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
+print(s.getsockname()[1], flush=True)
+conns = []
+t = time.time()
+while time.time() - t < 20:
+    s.settimeout(1)
+    try: conns.append(s.accept())
+    except OSError: pass
+" >silent.port &
+		pid=$! &&
+		test_when_finished "kill $pid" &&
+		wait_for 5 "test -s silent.port" &&
+		port=$(cat silent.port) &&
+		start=$(test_now_ms) &&
+		test_expect_code 20 "$SSHTOOL" --label mute --port $port --connect-timeout-ms 1500 \
+			--key "$SSHD_a_IDENTITY" --known-hosts "$SSHD_a_KNOWN_HOSTS" check 2>err &&
+		elapsed=$(test_elapsed_ms $start) &&
+		echo "elapsed ${elapsed} ms" &&
+		test $elapsed -ge 1400 && test $elapsed -lt 4000 &&
+		test_grep "mute (127.0.0.1:$port): SSH handshake: timed out after 1.5 s" err
+	'
+else
+	test_skip 'a server that never speaks times out' 'python3 is not installed'
+fi
+
+test_expect_success 'an exec past its timeout returns a timeout error' '
+	start=$(test_now_ms) &&
+	test_expect_code 20 sshd_sshtool a --timeout-ms 1000 exec "sleep 30" 2>err &&
+	elapsed=$(test_elapsed_ms $start) &&
+	echo "elapsed ${elapsed} ms" &&
+	test $elapsed -lt 3000 &&
+	test_grep "a (127.0.0.1:$SSHD_a_PORT): remote command: timed out after 1.0 s" err
+'
+
+test_expect_success 'closing a plain exec channel does not kill the remote command' '
+	test_expect_code 20 "$SSHTOOL" --label a --port $SSHD_a_PORT --key "$SSHD_a_IDENTITY" \
+		--known-hosts "$SSHD_a_KNOWN_HOSTS" --timeout-ms 800 \
+		exec "sleep 2; touch \"$TRASH/still-ran\"" 2>err &&
+	test_grep "remote command: timed out after 0.8 s" err &&
+	test ! -e still-ran &&
+	wait_for 10 "test -e still-ran"
+'
+
+test_done
