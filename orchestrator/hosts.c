@@ -11,7 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
+#include <math.h> /* isfinite only: no -lm needed */
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +236,12 @@ static enum go_status get_str(struct hctx *c, const cJSON *obj, const char *key,
 	return GO_OK;
 }
 
+/* A whole number small enough to print exactly (no libm needed). */
+static int is_integral(double v)
+{
+	return v >= -9e15 && v <= 9e15 && v == (double)(long long)v;
+}
+
 static enum go_status get_int(struct hctx *c, const cJSON *obj, const char *key, int lo,
 			      int hi, int *out, int *given)
 {
@@ -248,7 +254,7 @@ static enum go_status get_int(struct hctx *c, const cJSON *obj, const char *key,
 	mark = push(c, ".%s", key);
 	if (!cJSON_IsNumber(v))
 		return bad(c, "expected an integer from %d to %d, found %s", lo, hi, type_name(v));
-	if (v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+	if (!is_integral(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
 		return bad(c, "expected an integer from %d to %d, found %.17g", lo, hi,
 			   v->valuedouble);
 	pop(c, mark);

@@ -12,7 +12,7 @@
 #include "spec.h"
 
 #include <ctype.h>
-#include <math.h>
+#include <math.h> /* isfinite only: no -lm needed */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +222,12 @@ static enum go_status get_string(struct ctx *c, const cJSON *obj, const char *ke
 	return GO_OK;
 }
 
+/* A whole number small enough to print exactly (no libm needed). */
+static int is_integral(double v)
+{
+	return v >= -9e15 && v <= 9e15 && v == (double)(long long)v;
+}
+
 /* An integer member in [lo, hi]; *out keeps its default when absent. */
 static enum go_status get_int(struct ctx *c, const cJSON *obj, const char *key, int lo,
 			      int hi, int required, int *out)
@@ -234,7 +240,7 @@ static enum go_status get_int(struct ctx *c, const cJSON *obj, const char *key, 
 		return GO_OK;
 	}
 	mark = push_key(c, key);
-	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+	if (!cJSON_IsNumber(v) || !is_integral(v->valuedouble) ||
 	    v->valuedouble < lo || v->valuedouble > hi) {
 		if (cJSON_IsNumber(v))
 			return bad(c, "expected an integer from %d to %d, found %.17g", lo, hi,
@@ -345,7 +351,7 @@ static char *render_num(double v)
 {
 	char buf[64];
 	int prec;
-	if (v == floor(v) && fabs(v) < 1e17) {
+	if (is_integral(v)) {
 		snprintf(buf, sizeof(buf), "%.0f", v);
 		return xstrdup(strcmp(buf, "-0") ? buf : "0");
 	}
