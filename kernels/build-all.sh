@@ -35,7 +35,9 @@ def arch_ok(arch, min_arch):
     if not min_arch:
         return True
     (n, s), (mn, ms) = arch_key(arch), arch_key(min_arch)
-    return n > mn or (n == mn and (not ms or s == ms))
+    if ms:  # arch-specific (sm_90a) is met only by itself
+        return (n, s) == (mn, ms)
+    return n >= mn
 
 def gencode(arch):
     n, s = arch_key(arch)
