@@ -412,16 +412,17 @@ static void test_errors(void)
 		     NULL, "'programs.cpu_timer.needs_gpu': expected true or false, found a string");
 	expect_error("program libs are strings", "programs.attn_wmma.libs", "\"-lcublas\"", NULL,
 		     NULL, "'programs.attn_wmma.libs': expected an array of strings, found a string");
-	expect_error("program names are file-name safe", "programs.a b", "{\"script\":\"kernels/baselines/sdpa.py\"}",
-		     NULL, NULL, "'programs.a b': 'a b' is not a valid program name");
+	expect_error("program names have no control characters", "programs.a\tb",
+		     "{\"script\":\"kernels/baselines/sdpa.py\"}", NULL, NULL,
+		     "'programs.a\tb': not a valid program name");
 	expect_error("problems are required", "problems", NULL, NULL, NULL,
 		     "missing required key 'problems'");
 	expect_error("problem name is required", "problems.0.name", NULL, NULL, NULL,
 		     "'problems[0]': missing required key 'name'");
 	expect_error("problem names are unique", "problems.1.name", "\"B16-H16-S512-D64\"", NULL,
 		     NULL, "'problems[1].name': problem \"B16-H16-S512-D64\" is defined twice (also 'problems[0]')");
-	expect_error("problem names are file-name safe", "problems.0.name", "\"a/b\"", NULL, NULL,
-		     "'problems[0].name': 'a/b' is not a valid problem name");
+	expect_error("problem names have no control characters", "problems.0.name", "\"a\\u0001b\"",
+		     NULL, NULL, "'problems[0].name': must not contain control characters");
 	expect_error("params must not be true/false", "problems.0.params.causal", "true", NULL,
 		     NULL, "'problems[0].params.causal': expected a number or a string, found true");
 	expect_error("param names are flag names", "problems.0.params.a=b", "1", NULL, NULL,
