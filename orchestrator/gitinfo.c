@@ -81,6 +81,12 @@ static void child_exec(const char *dir, const char *const *argv, int out_w, int 
 	if (err_w > 2)
 		close(err_w);
 	signal(SIGPIPE, SIG_DFL);
+	{
+		/* a controller thread may block signals; the program must not inherit that */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
 	if (dir && chdir(dir) < 0) {
 		e = errno;
 		e = -e; /* negative: chdir failed */
