@@ -25,7 +25,7 @@ enum go_status json_parse(const char *text, size_t len, const char *label, cJSON
 			  struct strbuf *err)
 {
 	const char *end = NULL;
-	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 1);
 	if (!j) {
 		int line, col;
 		const char *at = end ? end : text;
