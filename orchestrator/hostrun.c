@@ -882,7 +882,7 @@ void hostrun_main(void *arg)
 		host_status(hr, hr->interrupted ? "failed" : "ok",
 			    hr->interrupted ? "interrupted" : NULL);
 	live_done(hr->ctx->live, hr->index,
-		  hr->failed ? "FAILED" : hr->nfailed_steps ? "done, with failures" : "done");
+		  hr->failed ? "host FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
 	ssh_disconnect(hr->conn);
 	hr->conn = NULL;
 }

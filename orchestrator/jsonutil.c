@@ -25,7 +25,19 @@ enum go_status json_parse(const char *text, size_t len, const char *label, cJSON
 			  struct strbuf *err)
 {
 	const char *end = NULL;
-	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 1);
+	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (j && end) {
+		/* Only whitespace may follow the value (cJSON's own check needs a NUL
+		 * inside len). */
+		const char *p = end, *stop = text + len;
+		while (p < stop && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p < stop && *p) {
+			cJSON_Delete(j);
+			j = NULL;
+			end = p;
+		}
+	}
 	if (!j) {
 		int line, col;
 		const char *at = end ? end : text;
