@@ -910,13 +910,15 @@ static void section_unfinished(struct ctx *c)
 	if (complete && !any)
 		return;
 	strbuf_addstr(md, "> ⚠️ **This run did not finish.** ");
-	if (!complete) {
+	if (!complete && status) {
 		strbuf_addstr(md, "The record's status is ");
-		md_code(md, status ? status : "missing");
+		md_code(md, status);
 		strbuf_addstr(md, streq(status, "running")
-			      ? " (the controller was stopped, or is still running)"
-			      : " (interrupted)");
+			      ? " (the controller was killed, or is still running)"
+			      : streq(status, "incomplete") ? " (interrupted)" : "");
 		strbuf_addstr(md, ". ");
+	} else if (!complete) {
+		strbuf_addstr(md, "The record has no status. ");
 	}
 	strbuf_addstr(md, "What follows is only what was recorded before it stopped.\n");
 	FOR_EACH_OBJ(h, c->hosts) {

@@ -1,0 +1,363 @@
+/* test_report.c -- unit tests of report.c on the hand-made records in tests/fixtures/runs.
+ *
+ * Run from the repository root. Besides the checks it writes the rendered
+ * fixtures to build/tests/sample-report*.md for a person to read. */
+#include "report.h"
+#include "fsutil.h"
+#include "jsonutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "banned.h"
+
+static int n_checks, n_failed;
+
+#define CHECK(cond, what, ...) do { \
+	n_checks++; \
+	if (cond) { \
+		printf("ok %d - %s\n", n_checks, what); \
+	} else { \
+		n_failed++; \
+		printf("not ok %d - %s (", n_checks, what); \
+		printf(__VA_ARGS__); \
+		printf(")\n"); \
+	} \
+} while (0)
+
+/* The rendered text must contain needle. */
+#define HAS(md, needle, what) CHECK(strstr((md), (needle)) != NULL, what, "missing: %s", needle)
+#define HASNT(md, needle, what) CHECK(strstr((md), (needle)) == NULL, what, "present: %s", needle)
+
+static cJSON *load(const char *name)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *path = xstrfmt("tests/fixtures/runs/%s", name);
+	cJSON *j = NULL;
+	if (json_load_file(path, &j, GO_ERR_IO, &err) != GO_OK) {
+		printf("# cannot load %s: %s\n", path, err.buf);
+		n_failed++;
+		j = cJSON_CreateObject();
+	}
+	free(path);
+	strbuf_release(&err);
+	return j;
+}
+
+static char *render(const cJSON *run)
+{
+	struct strbuf md = STRBUF_INIT;
+	report_render(run, &md);
+	return strbuf_detach(&md, NULL);
+}
+
+static char *headline(const cJSON *run)
+{
+	struct strbuf sb = STRBUF_INIT;
+	report_headline(run, &sb);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void save_sample(const char *name, const char *md)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *path = xstrfmt("build/tests/%s", name);
+	if (fs_mkdir_p("build/tests", 0755, &err) != GO_OK ||
+	    fs_write_atomic(path, md, strlen(md), &err) != GO_OK)
+		printf("# cannot write %s: %s\n", path, err.buf);
+	else
+		printf("# wrote %s\n", path);
+	free(path);
+	strbuf_release(&err);
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (; (hay = strstr(hay, needle)); hay += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_pass(void)
+{
+	cJSON *run = load("pass-2host.json");
+	char *before = cJSON_PrintUnformatted(run);
+	char *md = render(run), *md2 = render(run);
+	char *after = cJSON_PrintUnformatted(run);
+	char *hl = headline(run);
+
+	save_sample("sample-report.md", md);
+	CHECK(!strcmp(md, md2), "rendering is deterministic", "two renders differ");
+	CHECK(!strcmp(before, after), "rendering does not change the record", "record changed");
+	CHECK(!strncmp(md, "# Phase 3: WMMA attention forward\n", 34), "title is the phase",
+	      "%.60s", md);
+	HAS(md, "**Outcome**: ✅ **passed** (exit 0)", "outcome passed");
+	HAS(md, "`20261122-051000-a1b2c3`", "run id in the header");
+	HAS(md, "2026-11-22 05:10:00 UTC", "start date readable");
+	HASNT(md, "did not finish", "a complete run is not called unfinished");
+	/* results */
+	HAS(md, "| `attn_wmma` | kernel | ✅ PASS | **41.30** | 40.97–41.75 | 0.30% | 200 (cv) | 26.0 "
+		"| 102 | 34% | **1.14×** vs `sdpa` |", "L4 result row: median, spread, CV, n, speedup");
+	HAS(md, "| `sdpa` | baseline | ✅ PASS | 47.10 |", "baseline row");
+	HAS(md, "FA3 450.0 / 312.1 TFLOPS = 1.44× remaining", "gap to the FA3 reference on H100");
+	HAS(md, "FA3 450.0 / 109.6 TFLOPS = 4.11× remaining", "gap per problem");
+	HAS(md, "PyTorch SDPA 47.10 us (seed 001, Oct 2025, L4): ours 41.30 us, 1.14× faster",
+	    "spec baseline from the seed compared on L4");
+	CHECK(count(md, "PyTorch SDPA 47.10 us") == 2, "spec baseline only for L4 and its problem",
+	      "count %d", count(md, "PyTorch SDPA 47.10 us"));
+	HAS(md, "| `attn_wmma` | correctness | ✅ PASS | 0.00195 | 0.0078 | 0.00021 | "
+		"max_abs ≤ 0.02, rel_l2 ≤ 0.01 | ✅ pass (3 trials) |", "correctness row");
+	/* expectations */
+	HAS(md, "| `attn_wmma` latency_us < 25 us on L4 (2x SDPA) | l4 | B1-H16-S512-D64 | 41.30 us "
+		"| ❌ **missed** (1.65× off) |", "L4 latency expectation missed");
+	HAS(md, "| `attn_wmma` tflops > 300 TFLOPS on H100 | h100 | B1-H8-S4096-D64 | 312.1 TFLOPS "
+		"| ✅ met |", "H100 TFLOPS expectation met on the large problem");
+	HAS(md, "| h100 | B1-H16-S512-D64 | 109.6 TFLOPS | ❌ **missed** (2.74× off) |",
+	    "and missed on the small one");
+	HAS(md, "| `attn_wmma` latency_us < 25 us on L4 (2x SDPA) | h100 | B1-H16-S512-D64 | — | "
+		"➖ not applicable — the GPU is not 'L4' |", "GPU mismatch: not applicable");
+	HAS(md, "⚪ not measured: no benchmark step of this program ran for this problem",
+	    "expectation on a program that never ran");
+	CHECK(count(md, "| ✅ met |") == 5, "five expectations met", "count %d",
+	      count(md, "| ✅ met |"));
+	HAS(md, "**Expectations**: 5 ✅ met · 2 ❌ missed · 2 ⚪ not measured · 3 not applicable",
+	    "expectation totals");
+	/* ptxas */
+	HAS(md, "| `attn_wmma` | `attn_wmma<64>` | sm_89 | **255** (cap) | 34.0 KiB | 16 B | "
+		"⚠️ **16 B / 16 B** | 392 B | 1 | l4 |", "spills highlighted");
+	HAS(md, "- ⚠️ register **spills** in `attn_wmma<64>`", "spill alert at a glance");
+	/* steps and provenance */
+	HAS(md, "Ship: content already on the host (reused), 0 B sent", "ship reuse");
+	HAS(md, "Ship: 70.0 KiB sent", "ship bytes");
+	HAS(md, "**dirty** (diff sha256 `aa11bb22cc33…`, saved as `source.diff`)", "dirty tree");
+	HAS(md, "<details><summary>4 files shipped (59.2 KiB)</summary>", "files collapsed");
+	HAS(md, "`GPU-5a1e4c2b-9d3f-4e6a-8b7c-0d1e2f3a4b5c` | 9.0 | 580.159.04 | 1980 / 1980 / 2619 | "
+		"13.0.88 `/usr/local/cuda/bin/nvcc`", "host provenance");
+	CHECK(!strcmp(hl, "h100: attn_wmma B1-H16-S512-D64 9.80 us, 109.6 TFLOPS, 1.14× vs sdpa; "
+		      "l4: attn_wmma B1-H16-S512-D64 41.30 us, 26.0 TFLOPS, 1.14× vs sdpa "
+		      "[expectations 5/7 met]"), "headline", "got '%s'", hl);
+	free(before);
+	free(after);
+	free(md);
+	free(md2);
+	free(hl);
+	cJSON_Delete(run);
+}
+
+static void test_failed(void)
+{
+	cJSON *run = load("failed-host.json");
+	char *md = render(run), *hl = headline(run);
+
+	save_sample("sample-report-failed.md", md);
+	HAS(md, "**Outcome**: ❌ **failed** (exit 1)", "outcome failed");
+	HAS(md, "| l4 | — | ❌ unreachable: cannot connect to '10.0.0.7:22'", "unreachable host at a glance");
+	HAS(md, "**Steps**: 2 PASS · **2 FAIL**", "step counts");
+	HAS(md, "- **h100** `attn_wmma` B1-H16-S512-D64: ❌ FAIL — exit 1: CUDA error: an illegal "
+		"memory access was encountered", "failed benchmark and its reason at a glance");
+	HAS(md, "⚠️ **IMPOSSIBLE timing**: 0.810 us, 1325.6 TFLOPS beats the roofline floor of 1.25 us",
+	    "impossible timing is a loud warning, not a result");
+	HASNT(md, "2.95× ahead", "no comparison drawn from an impossible timing");
+	HAS(md, "| 154% ⚠️ **IMPOSSIBLE** | not trusted |", "impossible in the table");
+	HAS(md, "⚪ not measured: the timing beats the roofline floor (impossible); not counted",
+	    "an impossible timing does not meet an expectation");
+	HAS(md, "| h100 | B1-H16-S512-D64 | 0.53 | ❌ **missed** (26.50× off): step FAIL |",
+	    "error expectation judged from the failing correctness step");
+	HAS(md, "| `attn_wmma` tflops > 300 TFLOPS on H100 | h100 | B1-H16-S512-D64 | — | ⚪ not "
+		"measured: step FAIL: exit 1: CUDA error", "timing expectation: crashed benchmark");
+	HAS(md, "⚪ not measured: host unreachable", "unreachable host: not measured");
+	HAS(md, "- ❌ **wrong results** on h100: `attn_wmma` B1-H16-S512-D64 max_abs 0.53",
+	    "wrong results alert");
+	HAS(md, "7 samples dropped for clock throttling", "dropped samples alert");
+	HAS(md, "stopped by `max_samples` before the spread settled", "stop rule shown");
+	HAS(md, "No results: ❌ unreachable — cannot connect", "host without results explained");
+	HAS(md, "| `attn_wmma` | sm_90a | ✅ PASS | 0.0 s | reused |", "reused build");
+	CHECK(strstr(hl, "l4: unreachable (cannot connect to '10.0.0.7:22'") &&
+	      strstr(hl, "h100: attn_fast B1-H16-S512-D64 0.810 us, 1325.6 TFLOPS, 13.83× vs sdpa "
+			 "(IMPOSSIBLE); 2 steps did not pass"),
+	      "headline names the failures", "got '%s'", hl);
+	free(md);
+	free(hl);
+	cJSON_Delete(run);
+}
+
+static void test_incomplete(void)
+{
+	cJSON *run = load("incomplete.json");
+	char *md = render(run), *hl = headline(run);
+
+	save_sample("sample-report-incomplete.md", md);
+	HAS(md, "**Outcome**: ⚠️ **incomplete: the run did not finish** (exit 130)",
+	    "outcome says the run did not finish");
+	HAS(md, "> ⚠️ **This run did not finish.** The record's status is `incomplete` (interrupted).",
+	    "loud notice");
+	HAS(md, "> - **h200** never completed (status `pending`); last phase build PASS; 1 of 6 "
+		"planned steps recorded; never completed: correctness `attn_wmma` B1-H8-S4096-D64, "
+		"benchmark `attn_wmma` B1-H16-S512-D64", "which host and which steps never completed");
+	HASNT(md, "**h100** never completed", "a finished host is not listed");
+	HAS(md, "| h200 | B1-H16-S512-D64 | — | ⚪ not measured: the run stopped before the benchmark "
+		"step ran |", "expectation on a step that never ran");
+	HAS(md, "| `attn_wmma` max_abs < 0.02 | h200 | B1-H16-S512-D64 | 0.00195 | ✅ met |",
+	    "what did run is still judged");
+	HAS(md, "| 1 | h100, h200 |", "one ptxas row for the same build on two hosts");
+	CHECK(!strncmp(hl, "INCOMPLETE: ", 12), "headline says incomplete", "got '%s'", hl);
+	free(md);
+	free(hl);
+
+	cJSON_ReplaceItemInObject(run, "status", cJSON_CreateString("running"));
+	md = render(run);
+	HAS(md, "The record's status is `running` (the controller was killed, or is still running)",
+	    "a record still marked running is not finished either");
+	free(md);
+	cJSON_Delete(run);
+}
+
+static void test_wrong_types(void)
+{
+	cJSON *run = load("wrong-types.json");
+	char *md = render(run), *hl = headline(run);
+	cJSON *arr;
+	HAS(md, "# gpuorch run\n", "no phase: a generic title");
+	HAS(md, "h\\|1&lt;b>", "names escaped for tables and HTML");
+	HAS(md, "`p\\|q`", "pipes escaped in code spans");
+	CHECK(count(md, "\n### ") == 2 * 2 + 0, "non-object hosts are skipped", "host headers %d",
+	      count(md, "\n### "));
+	HAS(md, "⚪ not measured: unknown operator '~'", "unknown operator reported");
+	HAS(md, "| `p\\|q` timing.p90_us <= 10 us | h\\|1&lt;b> | q`x | 3.00 us | ✅ met |",
+	    "dotted metric path read from the result");
+	CHECK(hl[0] != '\0', "headline of a strange record is not empty", "empty");
+	free(md);
+	free(hl);
+	cJSON_Delete(run);
+
+	md = render(NULL);
+	hl = headline(NULL);
+	CHECK(!strncmp(md, "# gpuorch run", 13) && strstr(hl, "not a run record"),
+	      "NULL record renders", "%s / %s", md, hl);
+	free(md);
+	free(hl);
+	arr = cJSON_CreateArray();
+	md = render(arr);
+	CHECK(strstr(md, "No hosts were recorded") != NULL, "array instead of an object renders",
+	      "bad");
+	free(md);
+	cJSON_Delete(arr);
+}
+
+/* ---- a little fuzzing: every node of a real record replaced by a wrong type ---- */
+
+struct slot {
+	cJSON *parent, *item;
+};
+
+static void collect(cJSON *parent, struct slot **v, int *n, int *alloc)
+{
+	cJSON *x;
+	for (x = parent->child; x; x = x->next) {
+		if (*n == *alloc) {
+			*alloc = *alloc ? 2 * *alloc : 256;
+			*v = xrealloc(*v, (size_t)*alloc * sizeof(**v));
+		}
+		(*v)[*n].parent = parent;
+		(*v)[*n].item = x;
+		(*n)++;
+		collect(x, v, n, alloc);
+	}
+}
+
+static cJSON *replacement(int k)
+{
+	switch (k % 8) {
+	case 0: return cJSON_CreateNull();
+	case 1: return cJSON_CreateNumber(-1e308);
+	case 2: return cJSON_CreateString("a|b<c>\n`d`");
+	case 3: return cJSON_CreateArray();
+	case 4: return cJSON_CreateObject();
+	case 5: return cJSON_CreateTrue();
+	case 6: return cJSON_CreateNumber(0);
+	default: return NULL; /* delete the node */
+	}
+}
+
+static void fuzz_one(const char *name, int stride)
+{
+	cJSON *run = load(name);
+	struct slot *v = NULL;
+	int n = 0, alloc = 0, i, ok = 1, renders = 0;
+	char *what;
+
+	collect(run, &v, &n, &alloc);
+	free(v);
+	for (i = 0; i < n; i++) {
+		cJSON *copy = cJSON_Duplicate(run, 1);
+		struct slot *cv = NULL;
+		int cn = 0, calloc_ = 0;
+		cJSON *r;
+		char *md, *hl;
+		collect(copy, &cv, &cn, &calloc_);
+		r = replacement(i * stride + i / 8);
+		if (r) {
+			if (cJSON_IsArray(cv[i].parent) || !cv[i].item->string)
+				cJSON_ReplaceItemViaPointer(cv[i].parent, cv[i].item, r);
+			else
+				cJSON_ReplaceItemInObjectCaseSensitive(cv[i].parent, cv[i].item->string, r);
+		} else {
+			cJSON_Delete(cJSON_DetachItemViaPointer(cv[i].parent, cv[i].item));
+		}
+		free(cv);
+		md = render(copy);
+		hl = headline(copy);
+		ok = ok && !strncmp(md, "# ", 2) && strstr(md, "## Provenance");
+		renders++;
+		free(md);
+		free(hl);
+		cJSON_Delete(copy);
+	}
+	what = xstrfmt("%s: %d mutated records render whole", name, renders);
+	CHECK(ok && renders > 100, what, "renders %d", renders);
+	free(what);
+	cJSON_Delete(run);
+}
+
+static void test_write(void)
+{
+	cJSON *run = load("pass-2host.json");
+	struct strbuf err = STRBUF_INIT, back = STRBUF_INIT;
+	char tmp[] = "/tmp/test_report.XXXXXX";
+	char *path, *md = render(run);
+	enum go_status st;
+
+	if (!mkdtemp(tmp)) {
+		CHECK(0, "mkdtemp", "failed");
+		return;
+	}
+	path = xstrfmt("%s/report.md", tmp);
+	st = report_write(run, path, &err);
+	CHECK(st == GO_OK && fs_read_file(path, &back, &err) == GO_OK && !strcmp(back.buf, md),
+	      "report_write writes what report_render renders", "st=%d %s", st, err.buf);
+	free(path);
+	path = xstrfmt("%s/no/such/dir/report.md", tmp);
+	st = report_write(run, path, &err);
+	CHECK(st == GO_ERR_IO && err.len, "report_write into a missing directory fails", "st=%d", st);
+	free(path);
+	fs_remove_tree(tmp);
+	strbuf_release(&err);
+	strbuf_release(&back);
+	free(md);
+	cJSON_Delete(run);
+}
+
+int main(void)
+{
+	test_pass();
+	test_failed();
+	test_incomplete();
+	test_wrong_types();
+	test_write();
+	fuzz_one("pass-2host.json", 1);
+	fuzz_one("failed-host.json", 3);
+	printf("# %d checks, %d failed\n", n_checks, n_failed);
+	return n_failed ? 1 : 0;
+}
