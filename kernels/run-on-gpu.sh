@@ -28,7 +28,8 @@ run() { # tag prog args...
 	local line
 	line=$(timeout 300 "$@" 2>>"$L" | tail -n 1)
 	echo "rc=$? $tag" >> "$L"
-	printf '%s\t%s\n' "$tag" "${line:-{\"status\":\"no output\"}}" >> "$R"
+	[ -n "$line" ] || line='{"status":"no output"}'
+	printf '%s\t%s\n' "$tag" "$line" >> "$R"
 	printf '%s\t%s\n' "$tag" "$(printf '%s' "$line" | cut -c1-160)"
 }
 

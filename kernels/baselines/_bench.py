@@ -193,6 +193,7 @@ def measure(torch, fn, nsets, opts, dev, nv):
         mhz = nv.clock()
         if thresh and mhz and mhz < thresh:
             dropped += 1
+            time.sleep(0.05)  # throttle recovery, as the harness does
         else:
             samples.append(us)
             clocks.append(mhz)

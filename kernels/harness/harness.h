@@ -118,6 +118,7 @@ struct hx_timing_opts {
 	double max_cv_pct;      /* default 0.5 */
 	int max_samples;        /* default 100000 */
 	double throttle_pct;    /* a sample whose SM clock is under this % of the max clock is dropped */
+	double throttle_recovery_s; /* sleep after a dropped sample, default 0.05 */
 	int warmup_min;         /* default 3 launches, and at least 0.05 s */
 	int flush_l2;           /* default 1 */
 };
