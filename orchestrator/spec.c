@@ -392,6 +392,32 @@ static int strv_has(char *const *v, const char *s)
 }
 
 /* An array of non-empty strings (NULL-terminated copy). */
+/* nvcc runs its sub-commands through a shell and does not quote what it was
+ * given (seen with nvcc 13.0: a source named 'x$(touch F).c' or a flag
+ * '-DX=$(touch F)' runs touch). So whatever reaches nvcc's command line is
+ * limited to characters no shell interprets. Returns the first bad one, or 0. */
+static int nvcc_unsafe_char(const char *s, int allow_space)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (isalnum(ch) || strchr("_./+-=,:@%", ch) || (allow_space && ch == ' '))
+			continue;
+		return ch;
+	}
+	return 0;
+}
+
+static enum go_status check_nvcc_arg(struct ctx *c, const char *what, const char *s,
+				     int allow_space)
+{
+	int ch = nvcc_unsafe_char(s, allow_space);
+	if (!ch)
+		return GO_OK;
+	return bad(c, "%s '%s' contains '%c': nvcc passes its arguments through a shell "
+		      "without quoting them, so they may only use letters, digits%s and _ . / + - = , : @ %%",
+		   what, s, ch, allow_space ? ", spaces" : "");
+}
+
 static enum go_status get_str_array(struct ctx *c, const cJSON *v, int allow_empty_array,
 				    char ***out)
 {
@@ -498,6 +524,7 @@ static enum go_status parse_build(struct ctx *c, const cJSON *root)
 	const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "build");
 	const cJSON *v;
 	size_t mark, m2;
+	int i;
 
 	c->s->build_timeout_s = DEFAULT_TIMEOUT_S;
 	if (!b) {
@@ -511,6 +538,11 @@ static enum go_status parse_build(struct ctx *c, const cJSON *root)
 	if (v) {
 		m2 = push_key(c, "flags");
 		TRY(get_str_array(c, v, 1, &c->s->build_flags));
+		for (i = 0; c->s->build_flags[i]; i++) {
+			size_t m3 = push_index(c, i);
+			TRY(check_nvcc_arg(c, "flag", c->s->build_flags[i], 0));
+			pop(c, m3);
+		}
 		pop(c, m2);
 	} else {
 		c->s->build_flags = xcalloc(1, sizeof(char *));
@@ -519,6 +551,11 @@ static enum go_status parse_build(struct ctx *c, const cJSON *root)
 	if (v) {
 		m2 = push_key(c, "defines");
 		TRY(get_kv(c, v, 1, &c->s->defines, &c->s->ndefines));
+		for (i = 0; i < c->s->ndefines; i++) {
+			size_t m3 = push_key(c, c->s->defines[i].key);
+			TRY(check_nvcc_arg(c, "define value", c->s->defines[i].value, 0));
+			pop(c, m3);
+		}
 		pop(c, m2);
 	}
 	TRY(get_int(c, b, "timeout_s", 1, TIMEOUT_MAX, 0, &c->s->build_timeout_s));
@@ -596,6 +633,7 @@ static enum go_status parse_program(struct ctx *c, const cJSON *v, struct spec_p
 			if (!strv_has(c->s->sources, p->sources[i]))
 				return bad(c, "'%s' is not listed in the top-level 'sources'",
 					   p->sources[i]);
+			TRY(check_nvcc_arg(c, "compiled source", p->sources[i], 1));
 			if (!has_compiled_ext(p->sources[i]))
 				return bad(c, "'%s' is not a .cu, .cpp, .cc, .cxx or .c file (headers belong in the top-level 'sources' only)",
 					   p->sources[i]);
@@ -617,6 +655,11 @@ static enum go_status parse_program(struct ctx *c, const cJSON *v, struct spec_p
 	if (x) {
 		mark = push_key(c, "libs");
 		TRY(get_str_array(c, x, 1, &p->libs));
+		for (i = 0; p->libs[i]; i++) {
+			size_t m3 = push_index(c, i);
+			TRY(check_nvcc_arg(c, "library flag", p->libs[i], 0));
+			pop(c, m3);
+		}
 		pop(c, mark);
 	} else {
 		p->libs = xcalloc(1, sizeof(char *));

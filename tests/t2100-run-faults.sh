@@ -114,19 +114,28 @@ test_expect_success 'a hanging step is killed at its timeout and nothing survive
 
 test_expect_success 'names with spaces, quotes, $() and ; cannot inject commands' '
 	mkdir -p "proj/we ird" &&
-	cp proj/cpu/cputimer.c "proj/we ird/a \$(touch INJ1); b'"'"'c.c" &&
+	echo data >"proj/we ird/a \$(touch INJ1); b'"'"'c\".txt" &&
 	cat >proj/experiments/evil.json <<-\JSON &&
-	{"schema": 1, "name": "evil $(touch INJ2); x'"'"'q\"", "phase": "p; touch INJ3",
-	 "sources": ["we ird/a $(touch INJ1); b'"'"'c.c"],
+	{"schema": 1, "name": "evil $(touch INJ2); x'"'"'q\"", "phase": "p; touch INJ3 `touch INJ8`",
+	 "sources": ["cpu/cputimer.c", "we ird/a $(touch INJ1); b'"'"'c\".txt"],
 	 "targets": {"H100": "sm_90a"},
-	 "build": {"flags": ["-DX=$(touch INJ5)"]},
-	 "programs": {"p $(touch INJ6)": {"sources": ["we ird/a $(touch INJ1); b'"'"'c.c"], "needs_gpu": false}},
+	 "programs": {"p $(touch INJ6)": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
 	 "problems": [{"name": "q; touch INJ7", "params": {"work": 100, "marker": "$(touch INJ4)"}}],
 	 "steps": [{"kind": "benchmark", "program": "p $(touch INJ6)", "timeout_s": 60}]}
 	JSON
 	(cd proj && "$GPUORCH" run experiments/evil.json --hosts ../hosts.json --host c) >evil.out 2>&1 &&
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	ls "$SSHD_c_WORKDIR"/content/*/src/we\ ird/ | grep "touch INJ1" &&
+	test -z "$(find "$TRASH" "$HOME" -maxdepth 8 -name "INJ*" 2>/dev/null)"
+'
+
+test_expect_success 'a compiled source or flag that nvcc would hand to a shell is refused' '
+	sed -e "s#\"cpu/cputimer.c\"#\"cpu/x\$(touch INJ9).c\"#g" proj/experiments/evil.json >proj/experiments/evil2.json &&
+	cp proj/cpu/cputimer.c "proj/cpu/x\$(touch INJ9).c" &&
+	(cd proj && test_expect_code 2 "$GPUORCH" run experiments/evil2.json --hosts ../hosts.json --host c) >evil2.out 2>&1 &&
+	grep "nvcc passes its arguments through a shell" evil2.out &&
+	grep "programs.p \$(touch INJ6).sources\[0\]" evil2.out &&
 	test -z "$(find "$TRASH" "$HOME" -maxdepth 8 -name "INJ*" 2>/dev/null)"
 '
 
@@ -155,7 +164,7 @@ test_expect_success '--commit REV packages that commit and leaves the work tree 
 	echo "/* dirty */" >>proj/cpu/cputimer.c &&
 	(cd proj && git status --porcelain && md5sum cpu/cputimer.c) >before &&
 	(cd proj && "$GPUORCH" run experiments/basic.json --hosts ../hosts.json --host a \
-		--commit $(cat revA)) >commit.out 2>&1 &&
+		--commit $(cat ../revA)) >commit.out 2>&1 &&
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json provenance.content_id)" = "$cidA" &&
 	test "$(jq_ $run/run.json provenance.git.commit)" = "$(cat revA)" &&
