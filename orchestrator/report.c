@@ -1149,6 +1149,43 @@ static void section_glance(struct ctx *c)
 	add_verdict_counts(md, cnt, 1);
 	strbuf_addstr(md, "\n\n");
 
+	/* the expectations that were missed, by name */
+	{
+		int i, shown = 0;
+		for (i = 0; i < c->nv; i++) {
+			const struct verdict *v = &c->v[i];
+			double target;
+			if (v->kind != V_MISSED)
+				continue;
+			if (shown++ >= 8)
+				continue;
+			strbuf_addstr(md, shown == 1 ? "**Missed expectations**\n\n" : "");
+			strbuf_addstr(md, "- ❌ ");
+			md_code(md, str(v->exp, "program"));
+			strbuf_addch(md, ' ');
+			md_cell_n(md, str(v->exp, "metric"), 60);
+			strbuf_addch(md, ' ');
+			md_cell_n(md, str(v->exp, "op"), 4);
+			strbuf_addch(md, ' ');
+			if (num(v->exp, "value", &target))
+				fmt_target(md, str(v->exp, "metric"), target);
+			strbuf_addstr(md, " on ");
+			md_cell(md, host_name(v->host));
+			if (v->problem) {
+				strbuf_addstr(md, " (");
+				md_cell(md, v->problem);
+				strbuf_addch(md, ')');
+			}
+			strbuf_addstr(md, ": measured ");
+			fmt_metric(md, str(v->exp, "metric"), v->value);
+			strbuf_addstr(md, "\n");
+		}
+		if (shown > 8)
+			strbuf_addf(md, "- … and %d more (see Expectations)\n", shown - 8);
+		if (shown)
+			strbuf_addstr(md, "\n");
+	}
+
 	/* alerts a kernel engineer must not miss */
 	FOR_EACH_OBJ(h, c->hosts) {
 		FOR_EACH_OBJ(s, arr(h, "steps")) {

@@ -122,6 +122,8 @@ static void test_pass(void)
 	    "expectation on a program that never ran");
 	CHECK(count(md, "| ✅ met |") == 5, "five expectations met", "count %d",
 	      count(md, "| ✅ met |"));
+	HAS(md, "**Missed expectations**\n\n- ❌ `attn_wmma` latency_us < 25 us on l4 (B1-H16-S512-D64): "
+		"measured 41.30 us\n", "missed expectations named at a glance");
 	HAS(md, "**Expectations**: 5 ✅ met · 2 ❌ missed · 2 ⚪ not measured · 3 not applicable",
 	    "expectation totals");
 	/* ptxas */
