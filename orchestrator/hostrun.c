@@ -374,7 +374,7 @@ static void make_plan(struct hostrun *hr)
 	ph.gpu_name = hr->info.gpu_name;
 	ph.nvcc = hr->info.nvcc.path;
 	ph.nvcc_version = hr->info.nvcc.version;
-	ph.python = hr->info.python.path;
+	ph.python = hr->h->python ? hr->h->python : hr->info.python.path;
 	plan_make(&hr->plan, hr->ctx->spec, &ph);
 	hr->have_plan = 1;
 }

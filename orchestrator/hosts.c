@@ -270,6 +270,7 @@ static void host_release(struct host *h)
 	free(h->identity);
 	free(h->known_hosts);
 	free(h->cuda_home);
+	free(h->python);
 	free(h->workdir);
 	free(h->gpu);
 	free(h->arch);
@@ -376,7 +377,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	static const char *const keys[] = { "name", "address", "port", "user", "identity",
 					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
 					    "connect_timeout_s", "gpu_index", "ssh_alias",
-					    "ssh_config", NULL };
+					    "ssh_config", "python", NULL };
 	char *alias = NULL, *config = NULL, *identity = NULL, *known = NULL;
 	struct alias_info ai;
 	enum go_status st = GO_OK;
@@ -400,6 +401,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	TRY(get_int(c, v, "port", 1, 65535, &h->port, &port_given));
 	TRY(get_str(c, v, "user", &h->user));
 	TRY(get_str(c, v, "cuda_home", &h->cuda_home));
+	TRY(get_str(c, v, "python", &h->python));
 	TRY(get_str(c, v, "workdir", &h->workdir));
 	TRY(get_str(c, v, "gpu", &h->gpu));
 	TRY(get_str(c, v, "arch", &h->arch));

@@ -18,6 +18,7 @@ struct host {
 	int use_agent;        /* "identity": "agent" or no identity given */
 	char *known_hosts;    /* default ~/.ssh/known_hosts */
 	char *cuda_home;      /* optional, e.g. /usr/local/cuda */
+	char *python;         /* optional python3 for script programs (else python3 on PATH) */
 	char *workdir;        /* remote work directory, default ".gpuorch" (relative to $HOME) */
 	char *gpu;            /* optional GPU name override (else nvidia-smi) */
 	char *arch;           /* optional arch override, e.g. "sm_90a" */
