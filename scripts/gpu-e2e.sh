@@ -1,0 +1,34 @@
+#!/bin/bash
+# gpu-e2e.sh -- gpuorch end to end on a real GPU machine (the device tool's H100):
+# bring up an OpenSSH server on its loopback from carried Debian packages
+# (shared/gpu-host/start-loopback-sshd.sh, copied into DEBS), then let the
+# controller built on the development machine check the host and run
+# experiments through that server. Reports land in REPORTS and are packed into
+# $OUT/reports.tgz so they can be committed under reports/.
+#
+#   scripts/gpu-e2e.sh DEBS REPORTS SPEC...      (runs as root)
+set -u
+debs=$1 reports=$2
+shift 2
+out=${OUT:-/tmp/gpuorch-out}
+mkdir -p "$out" "$reports"
+bash "$debs/start-loopback-sshd.sh" "$debs" 2222 >"$out/sshd.txt" 2>&1 || {
+	cat "$out/sshd.txt"; exit 1; }
+export LD_LIBRARY_PATH=/opt/sshroot/usr/lib/x86_64-linux-gnu:/opt/sshroot/lib/x86_64-linux-gnu
+py=$(command -v python3)
+cat >"$out/hosts.json" <<JSON
+{"hosts": [{"name": "h100", "address": "127.0.0.1", "port": 2222, "user": "$(id -un)",
+  "identity": "/tmp/gpuorch-sshd/userkey", "known_hosts": "/tmp/gpuorch-sshd/known_hosts",
+  "python": "$py", "connect_timeout_s": 10}]}
+JSON
+ldd build/gpuorch | grep -i "not found"
+build/gpuorch hosts check --hosts "$out/hosts.json" 2>&1 | tee "$out/hosts-check.txt"
+for spec in "$@"; do
+	echo "=== $spec"
+	build/gpuorch run "$spec" --hosts "$out/hosts.json" --reports "$reports" --plain \
+		>"$out/run-$(basename "$spec" .json).txt" 2>&1
+	echo "exit $?"
+	tail -n 25 "$out/run-$(basename "$spec" .json).txt"
+done
+build/gpuorch runs --reports "$reports" | tee "$out/runs.txt"
+tar czf "$out/reports.tgz" "$reports"
