@@ -2203,7 +2203,7 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 	if (c.run && !streq(str(c.run, "status"), "complete"))
 		strbuf_addstr(sb, "INCOMPLETE: ");
 	FOR_EACH_OBJ(h, c.hosts) {
-		const cJSON *first = NULL;
+		const cJSON *first = NULL, *impossible = NULL;
 		struct counts k = { 0 };
 		double v;
 		if (nh++ >= 3) {
@@ -2216,10 +2216,18 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 		strbuf_addstr(sb, ": ");
 		FOR_EACH_OBJ(s, arr(h, "steps")) {
 			count_status(&k, str(s, "status"));
-			if (!first && streq(str(s, "kind"), "benchmark") && !is_baseline(s) &&
-			    num(result_of(s), "timing.median_us", &v))
+			if (!streq(str(s, "kind"), "benchmark") || is_baseline(s) ||
+			    !num(result_of(s), "timing.median_us", &v))
+				continue;
+			if (is_true(result_of(s), "model.impossible")) {
+				if (!impossible)
+					impossible = s;
+			} else if (!first) {
 				first = s;
+			}
 		}
+		if (!first)
+			first = impossible;   /* reported, but as what it is */
 		if (first) {
 			const cJSON *res = result_of(first);
 			strbuf_addstr(sb, str(first, "program") ? str(first, "program") : "?");
@@ -2229,12 +2237,14 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 			num(res, "timing.median_us", &v);
 			fmt_us(sb, v);
 			strbuf_addstr(sb, " us");
-			if (num(res, "model.tflops", &v) && v > 0) {
+			if (is_true(res, "model.impossible")) {
+				strbuf_addstr(sb, " IMPOSSIBLE (beats the roofline floor)");
+			} else if (num(res, "model.tflops", &v) && v > 0) {
 				strbuf_addstr(sb, ", ");
 				fmt_tflops(sb, v);
 				strbuf_addstr(sb, " TFLOPS");
 			}
-			{
+			if (!is_true(res, "model.impossible")) {
 				struct strbuf sp = STRBUF_INIT;
 				if (add_speedup(&sp, h, first, 0)) {
 					strbuf_addstr(sb, ", ");
@@ -2242,10 +2252,8 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 				}
 				strbuf_release(&sp);
 			}
-			if (is_true(res, "model.impossible"))
-				strbuf_addstr(sb, " (IMPOSSIBLE)");
 			if (k.fail + k.timeout + k.killed + k.infra)
-				strbuf_addf(sb, "; %d step%s did not pass", k.fail + k.timeout +
+				strbuf_addf(sb, ", %d step%s did not pass", k.fail + k.timeout +
 					    k.killed + k.infra,
 					    k.fail + k.timeout + k.killed + k.infra == 1 ? "" : "s");
 		} else if (!streq(str(h, "status"), "ok") && str(h, "error")) {
