@@ -849,6 +849,16 @@ void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct ru
 	strbuf_init(&hr->out, 0);
 }
 
+static void stamp(struct hostrun *hr, const char *key)
+{
+	char ts[32];
+	time_iso8601(time(NULL), ts);
+	record_lock(hr->ctx->rec);
+	cJSON_ReplaceItemInObject(hr->hj, key, cJSON_CreateString(ts));
+	record_unlock(hr->ctx->rec);
+	save(hr);
+}
+
 static void skip_all(struct hostrun *hr, const char *why)
 {
 	int i;
@@ -865,6 +875,7 @@ void hostrun_main(void *arg)
 
 	strbuf_addf(&hr->out, "%s (%s@%s:%d)\n", hr->h->name, hr->h->user, hr->h->address,
 		    hr->h->port);
+	stamp(hr, "started_at");
 	st = do_connect(hr);
 	if (st == GO_OK)
 		st = do_probe(hr);
@@ -881,6 +892,7 @@ void hostrun_main(void *arg)
 	if (!hr->failed)
 		host_status(hr, hr->interrupted ? "failed" : "ok",
 			    hr->interrupted ? "interrupted" : NULL);
+	stamp(hr, "ended_at");
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "host FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
 	ssh_disconnect(hr->conn);

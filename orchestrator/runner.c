@@ -130,6 +130,8 @@ static cJSON *host_json(const struct host *h)
 	json_add_num(j, "port", h->port);
 	json_add_str(j, "user", h->user);
 	json_add_str(j, "status", "pending");
+	cJSON_AddNullToObject(j, "started_at");
+	cJSON_AddNullToObject(j, "ended_at");
 	cJSON_AddNullToObject(j, "error");
 	cJSON_AddNullToObject(j, "info");
 	cJSON_AddItemToObject(j, "archs", cJSON_CreateArray());
