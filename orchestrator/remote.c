@@ -23,7 +23,8 @@
  *     "timeout" (124/137 and T seconds elapsed), or "lock-timeout".
  * remote_step_poll() is one exec of a bounded server-side loop; it answers
  * "rc=...", "running", "vanished" (no rc and no process left in the
- * session) or "missing". remote_step_kill() TERMs the session but its
+ * session; zombies do not count, since a host's init may be slow to reap
+ * them) or "missing". remote_step_kill() TERMs the session but its
  * leader (so the wrapper records the end), then KILLs everything left and
  * checks that nothing remains. */
 #include "remote.h"
@@ -77,7 +78,7 @@ static const char start_script[] =
 	"exit 1\n";
 
 static const char poll_script[] =
-	"alive() { ps -eo sid= | awk -v s=\"$1\" '$1 == s {f=1} END {exit !f}'; }\n"
+	"alive() { ps -eo sid=,stat= | awk -v s=\"$1\" '$1 == s && $2 !~ /^Z/ {f=1} END {exit !f}'; }\n"
 	"i=0\n"
 	"while :; do\n"
 	"  if [ -f \"$d/rc\" ]; then echo \"rc=$(cat \"$d/rc\")\"; exit 0; fi\n"
@@ -94,7 +95,7 @@ static const char poll_script[] =
 static const char kill_script[] =
 	"if [ ! -s \"$d/pgid\" ]; then echo missing; exit 0; fi\n"
 	"sid=$(cat \"$d/pgid\")\n"
-	"list() { ps -eo pid=,sid= | awk -v s=\"$sid\" -v all=\"$1\" '$2 == s && (all || $1 != s) {print $1}'; }\n"
+	"list() { ps -eo pid=,sid=,stat= | awk -v s=\"$sid\" -v all=\"$1\" '$2 == s && $3 !~ /^Z/ && (all || $1 != s) {print $1}'; }\n"
 	"waitgone() {\n"
 	"  i=0\n"
 	"  while [ -n \"$(list 1)\" ] && [ $i -lt \"$1\" ]; do sleep 0.1; i=$((i+1)); done\n"

@@ -61,6 +61,16 @@ sshd_available() {
 	return 0
 }
 
+# sshd_alive_ PID: running and not a zombie (the servers are not our
+# children, and the host's init may be slow to reap them)
+sshd_alive_() {
+	_st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	case "$_st" in
+	Z*|"") return 1 ;;
+	esac
+	return 0
+}
+
 sshd_port_accepts_() {
 	# bash's /dev/tcp is not in POSIX sh: use the ssh client's keyscan,
 	# which only needs the port to answer with a banner.
@@ -96,12 +106,15 @@ sshd_launch_() {
 	_d=$(sshd_var "$1" DIR)
 	sshd_write_config_ "$_d" "$2"
 	rm -f "$_d/sshd.pid"
-	"$SSHD_BIN" -D -e -f "$_d/sshd_config" >>"$_d/sshd.log" 2>&1 </dev/null &
-	_pid=$!
+	# started from a subshell so it is not a child of the test script:
+	# a test's bare `wait` must not wait for the servers
+	rm -f "$_d/launch.pid"
+	( "$SSHD_BIN" -D -e -f "$_d/sshd_config" >>"$_d/sshd.log" 2>&1 </dev/null &
+	  echo $! >"$_d/launch.pid" )
+	_pid=$(cat "$_d/launch.pid")
 	_i=0
 	while [ $_i -lt 100 ]; do
-		if ! kill -0 "$_pid" 2>/dev/null; then
-			wait "$_pid" 2>/dev/null
+		if ! sshd_alive_ "$_pid"; then
 			return 1
 		fi
 		if sshd_port_accepts_ "$2"; then
@@ -113,7 +126,6 @@ sshd_launch_() {
 		_i=$((_i + 1))
 	done
 	kill -9 "$_pid" 2>/dev/null
-	wait "$_pid" 2>/dev/null
 	echo "sshd_start: sshd on port $2 did not accept connections within 10 s; log:" >&2
 	cat "$_d/sshd.log" >&2
 	return 1
@@ -170,12 +182,11 @@ sshd_stop() {
 	[ -n "$_pid" ] || return 0
 	kill -TERM "$_pid" 2>/dev/null
 	_i=0
-	while kill -0 "$_pid" 2>/dev/null && [ $_i -lt 50 ]; do
+	while sshd_alive_ "$_pid" && [ $_i -lt 50 ]; do
 		sleep 0.1
 		_i=$((_i + 1))
 	done
 	kill -KILL "$_pid" 2>/dev/null
-	wait "$_pid" 2>/dev/null
 	sshd_setvar_ "$1" PID ""
 	return 0
 }
@@ -197,7 +208,11 @@ sshd_kill() {
 			}
 		}')
 	kill -KILL "$_pid" $_kids 2>/dev/null
-	wait "$_pid" 2>/dev/null
+	_i=0
+	while sshd_alive_ "$_pid" && [ $_i -lt 50 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
 	sshd_setvar_ "$1" PID ""
 	return 0
 }
