@@ -28,6 +28,9 @@
 # build/gpuorch), SSHTOOL (build/tests/sshtool), TRASH, TEST_NAME (file base
 # name), TEST_TAG (a suffix such as "[asan]" set by the runner).
 #
+# Background jobs: wait for them by pid (`wait $pid`); sshd.sh's servers
+# are not children of the test shell, so a bare `wait` does not hang on them.
+#
 # Helpers: test_cmp, test_must_fail, test_might_fail, wait_for,
 # test_when_finished, test_at_exit, test_is_root, test_have_cmd,
 # test_elapsed_ms, test_now_ms.
