@@ -32,6 +32,7 @@ struct check_task {
 	enum go_status st;
 	struct strbuf err;
 	char *fingerprint;
+	char *notice;            /* e.g. a newly recorded host key */
 	struct host_info info;
 	int have_info;
 	double seconds;
@@ -48,6 +49,8 @@ static void check_one(void *arg)
 	t->st = ssh_connect(&o, &c, &t->err);
 	if (t->st == GO_OK) {
 		t->fingerprint = xstrdup(ssh_fingerprint(c));
+		if (ssh_notice(c))
+			t->notice = xstrdup(ssh_notice(c));
 		t->st = probe_host(c, t->h->cuda_home, t->h->workdir, t->h->gpu_index, &t->info,
 				   &t->err);
 		t->have_info = t->st == GO_OK;
@@ -79,6 +82,8 @@ static void print_check(const struct check_task *t)
 		return;
 	}
 	printf("    %-18s %s\n", "host key", t->fingerprint);
+	if (t->notice)
+		printf("    note: %s\n", t->notice);
 	printf("    %-18s %s, %s\n", "host", or_dash(hi->hostname), or_dash(hi->kernel));
 	if (hi->has_gpu) {
 		char *arch = probe_cc_to_arch(hi->compute_cap);
@@ -200,6 +205,7 @@ static int hosts_exec(int argc, char **argv)
 			if (t[i].have_info)
 				probe_release(&t[i].info);
 			free(t[i].fingerprint);
+			free(t[i].notice);
 			strbuf_release(&t[i].err);
 		}
 		if (as_json) {
