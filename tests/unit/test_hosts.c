@@ -7,21 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "check.h"
 #include "banned.h"
 
-static int n_checks, n_failed;
-
-#define CHECK(cond, what, ...) do { \
-	n_checks++; \
-	if (cond) { \
-		printf("ok %d - %s\n", n_checks, what); \
-	} else { \
-		n_failed++; \
-		printf("not ok %d - %s (", n_checks, what); \
-		printf(__VA_ARGS__); \
-		printf(")\n"); \
-	} \
-} while (0)
 
 #define DIR "tests/fixtures/hosts"
 
@@ -305,6 +293,5 @@ int main(void)
 	test_alias();
 	test_user_fallback();
 	fs_remove_tree(tmp);
-	printf("# %d checks, %d failed\n", n_checks, n_failed);
-	return n_failed ? 1 : 0;
+	return check_summary();
 }

@@ -9,21 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "check.h"
 #include "banned.h"
 
-static int n_checks, n_failed;
-
-#define CHECK(cond, what, ...) do { \
-	n_checks++; \
-	if (cond) { \
-		printf("ok %d - %s\n", n_checks, what); \
-	} else { \
-		n_failed++; \
-		printf("not ok %d - %s (", n_checks, what); \
-		printf(__VA_ARGS__); \
-		printf(")\n"); \
-	} \
-} while (0)
 
 static char tmp[] = "/tmp/test_pack.XXXXXX";
 static char *root;
@@ -308,6 +296,5 @@ int main(void)
 	test_commit();
 	fs_remove_tree(tmp);
 	free(root);
-	printf("# %d checks, %d failed\n", n_checks, n_failed);
-	return n_failed ? 1 : 0;
+	return check_summary();
 }

@@ -6,21 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 #include "banned.h"
 
-static int n_checks, n_failed;
-
-#define CHECK(cond, what, ...) do { \
-	n_checks++; \
-	if (cond) { \
-		printf("ok %d - %s\n", n_checks, what); \
-	} else { \
-		n_failed++; \
-		printf("not ok %d - %s (", n_checks, what); \
-		printf(__VA_ARGS__); \
-		printf(")\n"); \
-	} \
-} while (0)
 
 static void check_arch(const char *cc, const char *want)
 {
@@ -150,5 +138,5 @@ int main(void)
 		probe_release(&hi);
 		CHECK(hi.hostname == NULL && hi.nvcc.path == NULL, "probe_release frees and clears", "not cleared");
 	}
-	return n_failed ? 1 : 0;
+	return check_summary();
 }

@@ -10,21 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "check.h"
 #include "banned.h"
 
-static int n_checks, n_failed;
-
-#define CHECK(cond, what, ...) do { \
-	n_checks++; \
-	if (cond) { \
-		printf("ok %d - %s\n", n_checks, what); \
-	} else { \
-		n_failed++; \
-		printf("not ok %d - %s (", n_checks, what); \
-		printf(__VA_ARGS__); \
-		printf(")\n"); \
-	} \
-} while (0)
 
 /* The rendered text must contain needle. */
 #define HAS(md, needle, what) CHECK(strstr((md), (needle)) != NULL, what, "missing: %s", needle)
@@ -360,6 +348,5 @@ int main(void)
 	test_write();
 	fuzz_one("pass-2host.json", 1);
 	fuzz_one("failed-host.json", 3);
-	printf("# %d checks, %d failed\n", n_checks, n_failed);
-	return n_failed ? 1 : 0;
+	return check_summary();
 }
