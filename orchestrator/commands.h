@@ -19,6 +19,10 @@ extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_hosts_entry;
 extern const struct cmd_entry cmd_runs_entry;
 extern const struct cmd_entry cmd_report_entry;
+extern const struct cmd_entry cmd_reproduce_entry;
+extern const struct cmd_entry cmd_compare_entry;
+extern const struct cmd_entry cmd_history_entry;
+extern const struct cmd_entry cmd_find_entry;
 
 /* Shared by commands: print "error: MSG" and the usage, return 2. */
 int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
@@ -27,6 +31,9 @@ int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
 int cmd_wants_help(int argc, char **argv);
 /* Parse a non-negative integer option value; -1 on error. */
 int cmd_parse_int(const char *s, int min, int max);
+/* Parse a --factor value (a ratio >= 1, at most 100) into *out; -1 on error
+ * (cmd-compare.c). */
+int cmd_parse_factor(const char *s, double *out);
 /* Apply --reports DIR / $GPUORCH_REPORTS. */
 void cmd_set_reports(const char *dir);
 /* Check stdout was written without error before exiting 0 (git does this). */

@@ -437,3 +437,19 @@ void compare_render_table(struct strbuf *md, const struct cmp_result *r, const s
 	}
 	strbuf_release(&cell);
 }
+
+void compare_describe_run(struct strbuf *sb, const cJSON *run)
+{
+	const cJSON *git = json_path(run, "provenance.git");
+	const char *commit = json_str(git, "commit");
+	strbuf_addf(sb, "%s (%s, ", json_str(run, "run_id") ? json_str(run, "run_id") : "?",
+		    json_str(json_path(run, "experiment"), "name") ?
+		    json_str(json_path(run, "experiment"), "name") : "?");
+	if (commit)
+		strbuf_addf(sb, "commit %.12s%s", commit,
+			    cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty")) ? " + uncommitted changes"
+									     : "");
+	else
+		strbuf_addstr(sb, "no commit");
+	strbuf_addf(sb, ", %s)", json_str(run, "started_at") ? json_str(run, "started_at") : "?");
+}

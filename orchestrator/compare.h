@@ -90,6 +90,8 @@ void compare_fmt_figure(struct strbuf *sb, const struct figure *f);
 /* A Markdown table with one row per pair; labels name the two columns. */
 void compare_render_table(struct strbuf *md, const struct cmp_result *r, const struct cmp_opts *o,
 			  const char *label_a, const char *label_b);
+/* "RUN_ID (experiment, commit 1234567890ab, 2026-11-22T05:10:00Z)" */
+void compare_describe_run(struct strbuf *sb, const cJSON *run);
 /* A number the way reports print times: 3 significant digits, at least. */
 void compare_fmt_us(struct strbuf *sb, double us);
 

@@ -17,6 +17,10 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_hosts_entry,
 	&cmd_runs_entry,
 	&cmd_report_entry,
+	&cmd_reproduce_entry,
+	&cmd_compare_entry,
+	&cmd_history_entry,
+	&cmd_find_entry,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -27,7 +31,7 @@ static void print_main_usage(FILE *out)
 		     "Ship CUDA kernels to GPU hosts over SSH, build, check, time them and\n"
 		     "write a phase report with measured numbers.\n\ncommands:\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "   %-8s %s\n", commands[i]->name, commands[i]->summary);
+		fprintf(out, "   %-10s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(out, "\n'gpuorch <command> -h' shows a command's options.\n"
 		     "exit codes: docs/exit-codes.md\n");
 }

@@ -238,6 +238,8 @@ int runner_run(const struct run_opts *o)
 
 	memset(&gi, 0, sizeof(gi));
 	memset(&pk, 0, sizeof(pk));
+	if (o->run_dir_out)
+		*o->run_dir_out = NULL;
 
 	/* 1. Everything local, before any connection. */
 	if (o->commit) {
@@ -404,7 +406,10 @@ out:
 	live_free(lv);
 	if (have_rec)
 		record_release(&rec);
-	free(run_dir);
+	if (o->run_dir_out && run_dir)
+		*o->run_dir_out = run_dir;
+	else
+		free(run_dir);
 	pack_release(&pk);
 	git_info_release(&gi);
 	hosts_free(hs);

@@ -15,6 +15,8 @@ struct run_opts {
 	int lock_wait_s;
 	const char *root;           /* repository root that sources are relative to */
 	const char *command_line;
+	char **run_dir_out;         /* when not NULL: set to the new run's directory
+				       (caller frees), or NULL when none was made */
 };
 
 /* Runs it all and returns the process exit code (docs/exit-codes.md);
