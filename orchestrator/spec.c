@@ -802,29 +802,277 @@ static enum go_status check_enum(struct ctx *c, const char *val, const char *con
 	return st;
 }
 
+const char *const spec_default_metrics[] = {
+	"sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active",
+	"dram__throughput.avg.pct_of_peak_sustained_elapsed",
+	"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+	"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+	"sm__warps_active.avg.pct_of_peak_sustained_active",
+	"launch__registers_per_thread",
+	"launch__occupancy_limit_registers",
+	"gpu__time_duration.sum",
+	NULL
+};
+
+static const char *const sanitizer_tools[] = { "memcheck", "racecheck", "synccheck",
+					       "initcheck", NULL };
+
+#define MAX_VARIANTS 256
+#define MAX_METRICS 64
+
+/* A string member that must be one of choices; *out keeps dflt when absent. */
+static enum go_status get_choice(struct ctx *c, const cJSON *obj, const char *key,
+				 const char *const *choices, const char *dflt, char **out)
+{
+	size_t mark;
+	TRY(get_string(c, obj, key, 0, 0, out));
+	if (!*out) {
+		*out = xstrdup(dflt);
+		return GO_OK;
+	}
+	mark = push_key(c, key);
+	TRY(check_enum(c, *out, choices, key));
+	pop(c, mark);
+	return GO_OK;
+}
+
+/* profile: metrics, kernel, launches, clock and cache control. */
+static enum go_status parse_profile(struct ctx *c, const cJSON *v, struct spec_step *st)
+{
+	static const char *const clocks[] = { "base", "none", NULL };
+	static const char *const caches[] = { "all", "none", NULL };
+	static const char *const modes[] = { "check", "profile", NULL };
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(v, "metrics");
+	size_t mark;
+	int i, j;
+
+	if (m) {
+		mark = push_key(c, "metrics");
+		TRY(get_str_array(c, m, 0, &st->metrics));
+		for (i = 0; st->metrics[i]; i++) {
+			size_t m2 = push_index(c, i);
+			if (i >= MAX_METRICS)
+				return bad(c, "at most %d metrics per profile step", MAX_METRICS);
+			if (!is_safe_name(st->metrics[i], "_."))
+				return bad(c, "'%s' is not a Nsight Compute metric name (letters, digits, '_' and '.', such as 'dram__throughput.avg.pct_of_peak_sustained_elapsed')",
+					   st->metrics[i]);
+			for (j = 0; j < i; j++)
+				if (!strcmp(st->metrics[j], st->metrics[i]))
+					return bad(c, "metric '%s' is listed twice", st->metrics[i]);
+			pop(c, m2);
+		}
+		pop(c, mark);
+	} else {
+		for (i = 0; spec_default_metrics[i]; i++)
+			;
+		st->metrics = xcalloc((size_t)i + 1, sizeof(char *));
+		for (i = 0; spec_default_metrics[i]; i++)
+			st->metrics[i] = xstrdup(spec_default_metrics[i]);
+	}
+	TRY(get_string(c, v, "kernel", 0, 0, &st->kernel));
+	if (!st->kernel) {
+		/* the program name as a regex: escape what a regex would read */
+		struct strbuf sb = STRBUF_INIT;
+		const char *p;
+		for (p = st->prog->name; *p; p++) {
+			if (!isalnum((unsigned char)*p) && *p != '_')
+				strbuf_addch(&sb, '\\');
+			strbuf_addch(&sb, *p);
+		}
+		st->kernel = strbuf_detach(&sb, NULL);
+	}
+	st->launch_count = 1;
+	TRY(get_int(c, v, "launch_skip", 0, 1000000, 0, &st->launch_skip));
+	TRY(get_int(c, v, "launch_count", 1, 100, 0, &st->launch_count));
+	TRY(get_choice(c, v, "clock_control", clocks, "base", &st->clock_control));
+	TRY(get_choice(c, v, "cache_control", caches, "all", &st->cache_control));
+	TRY(get_choice(c, v, "mode", modes, "check", &st->mode));
+	return GO_OK;
+}
+
+static enum go_status parse_sanitize(struct ctx *c, const cJSON *v, struct spec_step *st)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(v, "tools");
+	int i, j;
+	if (t) {
+		size_t mark = push_key(c, "tools");
+		TRY(get_str_array(c, t, 0, &st->tools));
+		for (i = 0; st->tools[i]; i++) {
+			size_t m2 = push_index(c, i);
+			TRY(check_enum(c, st->tools[i], sanitizer_tools, "compute-sanitizer tool"));
+			for (j = 0; j < i; j++)
+				if (!strcmp(st->tools[j], st->tools[i]))
+					return bad(c, "tool '%s' is listed twice", st->tools[i]);
+			pop(c, m2);
+		}
+		pop(c, mark);
+	} else {
+		st->tools = xcalloc(5, sizeof(char *));
+		for (i = 0; sanitizer_tools[i]; i++)
+			st->tools[i] = xstrdup(sanitizer_tools[i]);
+	}
+	st->print_limit = 10;
+	TRY(get_int(c, v, "print_limit", 1, 10000, 0, &st->print_limit));
+	st->mode = xstrdup("check");
+	return GO_OK;
+}
+
+/* sweep: "defines": {"KEY": [v1, v2], ...} -> the cartesian product, the
+ * first key varying slowest. */
+static enum go_status parse_sweep(struct ctx *c, const cJSON *v, struct spec_step *st)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(v, "defines");
+	const cJSON *k, *prev, *x;
+	struct spec_kv **vals = NULL;
+	int *nvals = NULL, nkeys, total = 1, i, j;
+	char **keys = NULL;
+	size_t mark;
+	enum go_status rc = GO_OK;
+
+	if (st->prog->script) {
+		push_key(c, "program");
+		return bad(c, "'%s' is a script; a sweep varies compile-time defines of a compiled program",
+			   st->prog->name);
+	}
+	if (!d)
+		return bad(c, "missing required key 'defines' (an object KEY -> [values], such as {\"TILE_M\": [64, 128]})");
+	mark = push_key(c, "defines");
+	TRY(need_type(c, d, cJSON_IsObject(d), "an object KEY -> [values]"));
+	nkeys = cJSON_GetArraySize(d);
+	if (!nkeys)
+		return bad(c, "must name at least one define");
+	keys = xcalloc((size_t)nkeys, sizeof(char *));
+	vals = xcalloc((size_t)nkeys, sizeof(*vals));
+	nvals = xcalloc((size_t)nkeys, sizeof(int));
+	i = 0;
+	cJSON_ArrayForEach(k, d) {
+		size_t m2 = push_key(c, k->string);
+		int n = cJSON_IsArray(k) ? cJSON_GetArraySize(k) : 1;
+		keys[i] = k->string;
+		for (prev = d->child; prev != k; prev = prev->next)
+			if (!strcmp(prev->string, k->string)) {
+				rc = bad(c, "key appears twice");
+				goto out;
+			}
+		if (!is_c_identifier(k->string)) {
+			rc = bad(c, "'%s' is not a C identifier (letters, digits, '_'; not starting with a digit)",
+				 k->string);
+			goto out;
+		}
+		if (!n) {
+			rc = bad(c, "give at least one value");
+			goto out;
+		}
+		vals[i] = xcalloc((size_t)n, sizeof(**vals));
+		for (j = 0; j < n; j++) {
+			size_t m3 = cJSON_IsArray(k) ? push_index(c, j) : c->path.len;
+			x = cJSON_IsArray(k) ? cJSON_GetArrayItem(k, j) : k;
+			if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) {
+				vals[i][j].value = render_num(x->valuedouble);
+			} else if (cJSON_IsString(x) && *x->valuestring) {
+				vals[i][j].value = xstrdup(x->valuestring);
+			} else {
+				rc = bad(c, "expected a number or a non-empty string, found %s",
+					 type_name(x));
+				goto out;
+			}
+			nvals[i] = j + 1;
+			rc = check_nvcc_arg(c, "define value", vals[i][j].value, 0);
+			if (rc != GO_OK)
+				goto out;
+			pop(c, m3);
+		}
+		if ((long long)total * n > MAX_VARIANTS) {
+			rc = bad(c, "the sweep has more than %d variants; sweep fewer values",
+				 MAX_VARIANTS);
+			goto out;
+		}
+		total *= n;
+		pop(c, m2);
+		i++;
+	}
+	pop(c, mark);
+	st->variants = xcalloc((size_t)total, sizeof(*st->variants));
+	for (i = 0; i < total; i++) {
+		struct spec_variant *var = &st->variants[st->nvariants++];
+		struct strbuf label = STRBUF_INIT;
+		int rest = i;
+		var->defines = xcalloc((size_t)nkeys, sizeof(*var->defines));
+		for (j = nkeys - 1; j >= 0; j--) {
+			int idx = rest % nvals[j];
+			rest /= nvals[j];
+			var->defines[j].key = xstrdup(keys[j]);
+			var->defines[j].value = xstrdup(vals[j][idx].value);
+		}
+		var->ndefines = nkeys;
+		for (j = 0; j < nkeys; j++)
+			strbuf_addf(&label, "%s%s=%s", j ? "," : "", var->defines[j].key,
+				    var->defines[j].value);
+		var->label = strbuf_detach(&label, NULL);
+	}
+	st->sweep_check = 1;
+	x = cJSON_GetObjectItemCaseSensitive(v, "check");
+	if (x) {
+		size_t m4 = push_key(c, "check");
+		if (!cJSON_IsBool(x)) {
+			rc = bad(c, "expected true or false, found %s", type_name(x));
+			goto out;
+		}
+		st->sweep_check = cJSON_IsTrue(x);
+		pop(c, m4);
+	}
+out:
+	for (i = 0; i < nkeys; i++) {
+		for (j = 0; j < nvals[i]; j++)
+			free(vals[i][j].value);
+		free(vals[i]);
+	}
+	free(vals);
+	free(nvals);
+	free(keys);
+	return rc;
+}
+
 static enum go_status parse_step(struct ctx *c, const cJSON *v, struct spec_step *st)
 {
-	static const char *const keys[] = { "kind", "program", "problems", "timeout_s", "role",
-					    NULL };
-	static const char *const kinds[] = { "correctness", "benchmark", NULL };
-	static const char *const reserved[] = { "profile", "sanitize", "sweep", NULL };
+	static const char *const keys_run[] = { "kind", "program", "problems", "timeout_s", "role",
+						NULL };
+	static const char *const keys_profile[] = { "kind", "program", "problems", "timeout_s",
+						    "metrics", "kernel", "launch_skip",
+						    "launch_count", "clock_control",
+						    "cache_control", "mode", NULL };
+	static const char *const keys_sanitize[] = { "kind", "program", "problems", "timeout_s",
+						     "tools", "print_limit", NULL };
+	static const char *const keys_sweep[] = { "kind", "program", "problems", "timeout_s",
+						  "defines", "check", NULL };
+	static const char *const kinds[] = { "correctness", "benchmark", "profile", "sanitize",
+					     "sweep", NULL };
 	static const char *const roles[] = { "kernel", "baseline", NULL };
+	const char *const *keys;
 	char *kind = NULL, *role = NULL;
-	const cJSON *pv;
+	const cJSON *pv, *kv;
 	size_t mark;
 	enum go_status rc;
 	int i;
 
 	TRY(need_type(c, v, cJSON_IsObject(v), "an object"));
+	kv = cJSON_GetObjectItemCaseSensitive(v, "kind");
+	if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "profile"))
+		keys = keys_profile;
+	else if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "sanitize"))
+		keys = keys_sanitize;
+	else if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "sweep"))
+		keys = keys_sweep;
+	else
+		keys = keys_run;
 	TRY(check_keys(c, v, keys));
 	TRY(get_string(c, v, "kind", 1, 0, &kind));
 	mark = push_key(c, "kind");
-	if (strv_has((char *const *)reserved, kind))
-		rc = bad(c, "step kind '%s' is not supported yet (use 'correctness' or 'benchmark')",
-			 kind);
-	else
-		rc = check_enum(c, kind, kinds, "step kind");
-	st->kind = !strcmp(kind, "benchmark") ? STEP_BENCHMARK : STEP_CORRECTNESS;
+	rc = check_enum(c, kind, kinds, "step kind");
+	st->kind = !strcmp(kind, "benchmark") ? STEP_BENCHMARK
+		 : !strcmp(kind, "profile") ? STEP_PROFILE
+		 : !strcmp(kind, "sanitize") ? STEP_SANITIZE
+		 : !strcmp(kind, "sweep") ? STEP_SWEEP : STEP_CORRECTNESS;
 	free(kind);
 	TRY(rc);
 	pop(c, mark);
@@ -859,6 +1107,17 @@ static enum go_status parse_step(struct ctx *c, const cJSON *v, struct spec_step
 
 	st->timeout_s = DEFAULT_TIMEOUT_S;
 	TRY(get_int(c, v, "timeout_s", 1, TIMEOUT_MAX, 0, &st->timeout_s));
+
+	if (st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE) {
+		if (st->prog->script) {
+			push_key(c, "program");
+			return bad(c, "'%s' is a script; %s steps run compiled programs",
+				   st->prog->name, spec_step_kind_name(st->kind));
+		}
+		return st->kind == STEP_PROFILE ? parse_profile(c, v, st) : parse_sanitize(c, v, st);
+	}
+	if (st->kind == STEP_SWEEP)
+		return parse_sweep(c, v, st);
 
 	TRY(get_string(c, v, "role", 0, 0, &role));
 	if (role) {
@@ -1023,6 +1282,114 @@ static enum go_status parse_expected(struct ctx *c, const cJSON *root)
 	return GO_OK;
 }
 
+/* A gate's metric must name a figure gpuorch records: the expected[]
+ * metrics, speedup, profile.<ncu metric> of a profile step of the program,
+ * sanitizer.<tool>.errors|warnings of a sanitize step running that tool,
+ * ptxas.<resource>, or a dotted path into the program's result. */
+static enum go_status check_gate_metric(struct ctx *c, const char *program, const char *m)
+{
+	static const char *const ptxas[] = { "registers", "spill_store_bytes", "spill_load_bytes",
+					     "smem_bytes", "stack_bytes", "cmem_bytes", "barriers",
+					     NULL };
+	int i, j;
+	if (strchr(m, ' '))
+		return bad(c, "a metric name has no spaces: 'latency_us', 'speedup', 'profile.<ncu metric>', 'sanitizer.memcheck.errors', 'ptxas.registers' or a dotted path into the result");
+	if (!strncmp(m, "profile.", 8)) {
+		for (i = 0; i < c->s->nsteps; i++) {
+			const struct spec_step *st = &c->s->steps[i];
+			if (st->kind != STEP_PROFILE || strcmp(st->program, program))
+				continue;
+			for (j = 0; st->metrics[j]; j++)
+				if (!strcmp(st->metrics[j], m + 8))
+					return GO_OK;
+		}
+		return bad(c, "no profile step of '%s' collects '%s' (add it to that step's 'metrics')",
+			   program, m + 8);
+	}
+	if (!strncmp(m, "sanitizer.", 10)) {
+		const char *tool = m + 10, *dot = strchr(tool, '.');
+		if (!dot || (strcmp(dot, ".errors") && strcmp(dot, ".warnings")))
+			return bad(c, "expected 'sanitizer.<tool>.errors' or 'sanitizer.<tool>.warnings', found '%s'",
+				   m);
+		for (i = 0; i < c->s->nsteps; i++) {
+			const struct spec_step *st = &c->s->steps[i];
+			if (st->kind != STEP_SANITIZE || strcmp(st->program, program))
+				continue;
+			for (j = 0; st->tools[j]; j++)
+				if (strlen(st->tools[j]) == (size_t)(dot - tool) &&
+				    !strncmp(st->tools[j], tool, (size_t)(dot - tool)))
+					return GO_OK;
+		}
+		return bad(c, "no sanitize step of '%s' runs '%.*s' (add a step {\"kind\": \"sanitize\", \"program\": \"%s\", \"tools\": [\"%.*s\"]})",
+			   program, (int)(dot - tool), tool, program, (int)(dot - tool), tool);
+	}
+	if (!strncmp(m, "ptxas.", 6)) {
+		if (c->s->nprograms && spec_find_program(c->s, program)->script)
+			return bad(c, "'%s' is a script: it has no ptxas resources", program);
+		return check_enum(c, m + 6, ptxas, "ptxas resource");
+	}
+	return GO_OK;
+}
+
+static enum go_status parse_gates(struct ctx *c, const cJSON *root)
+{
+	static const char *const keys[] = { "name", "program", "problem", "gpu", "metric", "op",
+					    "value", "note", NULL };
+	static const char *const ops[] = { "<", "<=", ">", ">=", "==", NULL };
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "gates");
+	const cJSON *it;
+	size_t mark;
+	int i = 0;
+	if (!v) {
+		c->s->gates = cJSON_CreateArray();
+		return GO_OK;
+	}
+	mark = push_key(c, "gates");
+	TRY(need_type(c, v, cJSON_IsArray(v), "an array of objects"));
+	cJSON_ArrayForEach(it, v) {
+		size_t m2 = push_index(c, i++), m3;
+		const cJSON *x;
+		char *s = NULL, *prog = NULL;
+		enum go_status st;
+		TRY(need_type(c, it, cJSON_IsObject(it), "an object"));
+		TRY(check_keys(c, it, keys));
+		TRY(check_opt_string(c, it, "name", 0));
+		TRY(check_ref(c, it, "program", 1));
+		TRY(check_ref(c, it, "problem", 0));
+		TRY(check_opt_string(c, it, "gpu", 0));
+		TRY(check_opt_string(c, it, "note", 0));
+		TRY(get_string(c, it, "program", 1, 0, &prog));
+		st = get_string(c, it, "metric", 1, 0, &s);
+		if (st == GO_OK) {
+			m3 = push_key(c, "metric");
+			st = check_gate_metric(c, prog, s);
+			if (st == GO_OK)
+				pop(c, m3);
+		}
+		free(s);
+		free(prog);
+		TRY(st);
+		s = NULL;
+		TRY(get_string(c, it, "op", 1, 0, &s));
+		m3 = push_key(c, "op");
+		st = strv_has((char *const *)ops, s)
+			? GO_OK
+			: bad(c, "unknown operator '%s' (expected '<', '<=', '>', '>=' or '==')", s);
+		free(s);
+		TRY(st);
+		pop(c, m3);
+		x = cJSON_GetObjectItemCaseSensitive(it, "value");
+		if (!x)
+			return bad(c, "missing required key 'value'");
+		push_key(c, "value");
+		TRY(need_type(c, x, cJSON_IsNumber(x) && isfinite(x->valuedouble), "a number"));
+		pop(c, m2);
+	}
+	pop(c, mark);
+	c->s->gates = cJSON_Duplicate(v, 1);
+	return GO_OK;
+}
+
 /* ---------------------------------------------------------------- top level */
 
 static char *make_slug(const char *name)
@@ -1055,7 +1422,7 @@ static enum go_status parse_root(struct ctx *c, const cJSON *root)
 	static const char *const keys[] = { "schema", "name", "phase", "description", "sources",
 					    "build", "targets", "programs", "problems",
 					    "tolerance", "steps", "baselines", "references",
-					    "expected", NULL };
+					    "expected", "gates", NULL };
 	struct spec *s = c->s;
 	int schema = 0;
 	const cJSON *sv;
@@ -1090,6 +1457,7 @@ static enum go_status parse_root(struct ctx *c, const cJSON *root)
 	TRY(parse_figures(c, root, "baselines", &s->baselines));
 	TRY(parse_figures(c, root, "references", &s->references));
 	TRY(parse_expected(c, root));
+	TRY(parse_gates(c, root));
 	return GO_OK;
 }
 
@@ -1172,13 +1540,27 @@ void spec_free(struct spec *s)
 	free(s->problems);
 	free_kv(s->tolerance, s->ntolerance);
 	for (i = 0; i < s->nsteps; i++) {
-		free(s->steps[i].program);
-		free_strv(s->steps[i].problems);
+		struct spec_step *st = &s->steps[i];
+		int j;
+		free(st->program);
+		free_strv(st->problems);
+		free_strv(st->metrics);
+		free(st->kernel);
+		free(st->clock_control);
+		free(st->cache_control);
+		free(st->mode);
+		free_strv(st->tools);
+		for (j = 0; j < st->nvariants; j++) {
+			free(st->variants[j].label);
+			free_kv(st->variants[j].defines, st->variants[j].ndefines);
+		}
+		free(st->variants);
 	}
 	free(s->steps);
 	cJSON_Delete(s->baselines);
 	cJSON_Delete(s->references);
 	cJSON_Delete(s->expected);
+	cJSON_Delete(s->gates);
 	cJSON_Delete(s->json);
 	free(s);
 }
@@ -1244,6 +1626,12 @@ const char *spec_step_kind_name(enum step_kind k)
 		return "correctness";
 	case STEP_BENCHMARK:
 		return "benchmark";
+	case STEP_PROFILE:
+		return "profile";
+	case STEP_SANITIZE:
+		return "sanitize";
+	case STEP_SWEEP:
+		return "sweep";
 	}
 	return "unknown";
 }

@@ -7,7 +7,7 @@
 #include "error.h"
 #include "hash.h"
 
-enum step_kind { STEP_CORRECTNESS, STEP_BENCHMARK };
+enum step_kind { STEP_CORRECTNESS, STEP_BENCHMARK, STEP_PROFILE, STEP_SANITIZE, STEP_SWEEP };
 
 struct spec_kv {
 	char *key;
@@ -29,6 +29,13 @@ struct spec_problem {
 	int nparams;
 };
 
+/* One point of a sweep: compile-time defines added to the build. */
+struct spec_variant {
+	char *label;            /* "TILE_M=64,TILE_N=128" */
+	struct spec_kv *defines;
+	int ndefines;
+};
+
 struct spec_step {
 	enum step_kind kind;
 	char *program;          /* name; resolved below */
@@ -36,6 +43,21 @@ struct spec_step {
 	char **problems;        /* NULL-terminated problem names, all when spec omitted them */
 	int timeout_s;
 	int is_baseline;        /* role == "baseline" */
+	/* profile (Nsight Compute) */
+	char **metrics;         /* NULL-terminated; the default set when the spec names none */
+	char *kernel;           /* regex for --kernel-name (default: the program name) */
+	int launch_skip;        /* --launch-skip, default 0 */
+	int launch_count;       /* --launch-count, default 1 */
+	char *clock_control;    /* "base" (default) | "none" */
+	char *cache_control;    /* "all" (default) | "none" */
+	char *mode;             /* program mode under the tool: "check" (default) | "profile" */
+	/* sanitize (compute-sanitizer) */
+	char **tools;           /* NULL-terminated: memcheck, racecheck, synccheck, initcheck */
+	int print_limit;        /* --print-limit, default 10 */
+	/* sweep */
+	struct spec_variant *variants;
+	int nvariants;
+	int sweep_check;        /* a correctness run per variant before its benchmark (default 1) */
 };
 
 struct spec_target {
@@ -67,6 +89,7 @@ struct spec {
 	cJSON *baselines;       /* kept as JSON: copied into run.json for the report */
 	cJSON *references;
 	cJSON *expected;
+	cJSON *gates;           /* pass/fail gates (docs/spec.md), validated; [] when none */
 	char hash[SHA256_HEX_LEN + 1];  /* sha256 of the spec file's bytes */
 	cJSON *json;            /* the whole parsed spec (copied into run.json) */
 };
@@ -93,5 +116,7 @@ const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name);
  * is met by that exact arch only: "sm_90" and "sm_100a" do not meet "sm_90a". */
 int spec_arch_satisfies(const char *have, const char *need);
 const char *spec_step_kind_name(enum step_kind k);
+/* The default Nsight Compute metrics of a profile step (NULL-terminated). */
+extern const char *const spec_default_metrics[];
 
 #endif

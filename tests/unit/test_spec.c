@@ -428,13 +428,13 @@ static void test_errors(void)
 		     "'steps': must list at least one step");
 	expect_error("step kind is required", "steps.1.kind", NULL, NULL, NULL,
 		     "'steps[1]': missing required key 'kind'");
-	expect_error("reserved step kinds are not supported yet", "steps.1.kind", "\"profile\"",
-		     NULL, NULL,
-		     "'steps[1].kind': step kind 'profile' is not supported yet (use 'correctness' or 'benchmark')");
+	expect_error("a profile step takes no role", "steps.1.kind", "\"profile\"",
+		     "steps.1.role", "\"baseline\"",
+		     "'steps[1]': unknown key 'role' (did you mean 'mode'?)");
 	expect_error("misspelt step kind", "steps.1.kind", "\"benchmrk\"", NULL, NULL,
 		     "'steps[1].kind': unknown step kind 'benchmrk' (did you mean 'benchmark'?)");
 	expect_error("unknown step kind", "steps.1.kind", "\"compile\"", NULL, NULL,
-		     "'steps[1].kind': unknown step kind 'compile' (expected 'correctness' or 'benchmark')");
+		     "'steps[1].kind': unknown step kind 'compile' (expected 'correctness', 'benchmark', 'profile', 'sanitize' or 'sweep')");
 	expect_error("step problems must exist", "steps.1.problems.1", "\"nope\"", NULL, NULL,
 		     "'steps[1].problems[1]': no problem named \"nope\" in 'problems'");
 	expect_error("step problems must not be empty", "steps.1.problems", "[]", NULL, NULL,
@@ -498,8 +498,96 @@ static void test_arch(void)
 	      "see above");
 }
 
+
+/* profile, sanitize and sweep steps, and gates (docs/spec.md). */
+static void test_tool_steps(void)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec *s = NULL;
+	cJSON *j = valid_json();
+	enum go_status st;
+	set(j, "steps.3", "{\"kind\": \"profile\", \"program\": \"attn_wmma\", \"problems\": [\"B16-H16-S512-D64\"], "
+	    "\"metrics\": [\"dram__throughput.avg.pct_of_peak_sustained_elapsed\"], \"launch_count\": 2}");
+	set(j, "steps.4", "{\"kind\": \"sanitize\", \"program\": \"attn_wmma\", \"tools\": [\"memcheck\", \"racecheck\"]}");
+	set(j, "steps.5", "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": "
+	    "{\"TILE_M\": [64, 128], \"TILE_N\": [32, 64, 96], \"MODE\": \"x\"}, \"check\": false}");
+	set(j, "steps.6", "{\"kind\": \"profile\", \"program\": \"cpu_timer\"}");
+	set(j, "gates", "[{\"program\": \"attn_wmma\", \"metric\": \"profile.dram__throughput.avg.pct_of_peak_sustained_elapsed\", \"op\": \">=\", \"value\": 60},"
+	    "{\"program\": \"attn_wmma\", \"metric\": \"sanitizer.racecheck.errors\", \"op\": \"==\", \"value\": 0, \"name\": \"no races\"},"
+	    "{\"program\": \"attn_wmma\", \"metric\": \"ptxas.spill_store_bytes\", \"op\": \"==\", \"value\": 0},"
+	    "{\"program\": \"attn_wmma\", \"metric\": \"speedup\", \"op\": \">=\", \"value\": 2, \"gpu\": \"H100\"}]");
+	st = parse_json(j, 1, &s, &err);
+	CHECK(st == GO_OK && s, "profile, sanitize, sweep steps and gates load", "st=%d err=%s", st, err.buf);
+	if (s) {
+		const struct spec_step *p = &s->steps[3], *z = &s->steps[4], *w = &s->steps[5];
+		CHECK(p->kind == STEP_PROFILE && p->metrics[0] && !p->metrics[1] &&
+		      !strcmp(p->kernel, "attn_wmma") && p->launch_count == 2 && p->launch_skip == 0 &&
+		      !strcmp(p->clock_control, "base") && !strcmp(p->cache_control, "all") &&
+		      !strcmp(p->mode, "check"),
+		      "a profile step gets its metrics and the defaults", "kernel=%s", p->kernel);
+		CHECK(s->steps[6].metrics && !strcmp(s->steps[6].metrics[0], spec_default_metrics[0]) &&
+		      !strcmp(s->steps[6].kernel, "cpu_timer"),
+		      "a profile step without metrics gets the default set", "-");
+		CHECK(z->kind == STEP_SANITIZE && !strcmp(z->tools[1], "racecheck") && !z->tools[2] &&
+		      z->print_limit == 10, "a sanitize step lists its tools", "-");
+		CHECK(w->kind == STEP_SWEEP && w->nvariants == 6 && !w->sweep_check &&
+		      !strcmp(w->variants[0].label, "TILE_M=64,TILE_N=32,MODE=x") &&
+		      !strcmp(w->variants[5].label, "TILE_M=128,TILE_N=96,MODE=x") &&
+		      w->variants[1].ndefines == 3 && !strcmp(w->variants[1].defines[1].value, "64"),
+		      "a sweep expands to the cartesian product, first key slowest",
+		      "n=%d first=%s", w->nvariants, w->nvariants ? w->variants[0].label : "-");
+		CHECK(cJSON_GetArraySize(s->gates) == 4, "gates are kept", "-");
+		CHECK(!strcmp(spec_step_kind_name(STEP_SWEEP), "sweep") &&
+		      !strcmp(spec_step_kind_name(STEP_SANITIZE), "sanitize"), "kind names", "-");
+	}
+	spec_free(s);
+	cJSON_Delete(j);
+	strbuf_release(&err);
+
+	expect_error("a sanitizer tool is one of four", "steps.1",
+		     "{\"kind\": \"sanitize\", \"program\": \"attn_wmma\", \"tools\": [\"memchek\"]}", NULL, NULL,
+		     "'steps[1].tools[0]': unknown compute-sanitizer tool 'memchek' (did you mean 'memcheck'?)");
+	expect_error("a sweep varies a compiled program", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"sdpa\", \"defines\": {\"X\": [1]}}", NULL, NULL,
+		     "'steps[1].program': 'sdpa' is a script; a sweep varies compile-time defines");
+	expect_error("a sweep needs defines", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\"}", NULL, NULL,
+		     "'steps[1]': missing required key 'defines'");
+	expect_error("sweep define keys are C identifiers", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": {\"1X\": [1]}}", NULL, NULL,
+		     "'steps[1].defines.1X': '1X' is not a C identifier");
+	expect_error("sweep define values reach nvcc safely", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": {\"X\": [1, \"$(id)\"]}}", NULL, NULL,
+		     "'steps[1].defines.X[1]': define value '$(id)' contains '$'");
+	expect_error("sweeps are bounded", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": {\"A\": [1,2,3,4,5,6,7,8], \"B\": [1,2,3,4,5,6,7,8], \"C\": [1,2,3,4,5]}}", NULL, NULL,
+		     "'steps[1].defines.C': the sweep has more than 256 variants");
+	expect_error("profile clock control is base or none", "steps.1",
+		     "{\"kind\": \"profile\", \"program\": \"attn_wmma\", \"clock_control\": \"bas\"}", NULL, NULL,
+		     "'steps[1].clock_control': unknown clock_control 'bas' (did you mean 'base'?)");
+	expect_error("profile metric names are checked", "steps.1",
+		     "{\"kind\": \"profile\", \"program\": \"attn_wmma\", \"metrics\": [\"a b\"]}", NULL, NULL,
+		     "'steps[1].metrics[0]': 'a b' is not a Nsight Compute metric name");
+	expect_error("a profile gate needs a profile step collecting it", "gates",
+		     "[{\"program\": \"attn_wmma\", \"metric\": \"profile.sm__x.sum\", \"op\": \">\", \"value\": 1}]", NULL, NULL,
+		     "'gates[0].metric': no profile step of 'attn_wmma' collects 'sm__x.sum'");
+	expect_error("a sanitizer gate needs that tool", "gates",
+		     "[{\"program\": \"attn_wmma\", \"metric\": \"sanitizer.memcheck.errors\", \"op\": \"==\", \"value\": 0}]", NULL, NULL,
+		     "'gates[0].metric': no sanitize step of 'attn_wmma' runs 'memcheck'");
+	expect_error("ptxas gates name a resource", "gates",
+		     "[{\"program\": \"attn_wmma\", \"metric\": \"ptxas.regs\", \"op\": \"<\", \"value\": 128}]", NULL, NULL,
+		     "'gates[0].metric': unknown ptxas resource 'regs'");
+	expect_error("gates name a program", "gates",
+		     "[{\"program\": \"nope\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 1}]", NULL, NULL,
+		     "'gates[0].program': no program named \"nope\"");
+	expect_error("gate operators are checked", "gates",
+		     "[{\"program\": \"attn_wmma\", \"metric\": \"latency_us\", \"op\": \"=<\", \"value\": 1}]", NULL, NULL,
+		     "'gates[0].op': unknown operator '=<'");
+}
+
 int main(void)
 {
+	test_tool_steps();
 	test_valid();
 	test_minimal_and_defaults();
 	test_slugs();
