@@ -229,6 +229,7 @@ static int find_exec(int argc, char **argv)
 	struct hostpick pick;
 	struct point *pts = NULL;
 	const char *reports = NULL, *want_gpu = NULL, *want_cc = NULL;
+	char *spec_owned = NULL;
 	char good[41], bad[41], *range = NULL, *dots, **lines = NULL;
 	int c, i, n = 0, nl = 0, npts = 0, rc = GO_EXIT_OK, have_pick = 0, have_record = 0, lo, hi, want, iter;
 	enum go_status st;
@@ -301,7 +302,7 @@ static int find_exec(int argc, char **argv)
 		if (!rerun_is_run_of(v[i].run, f.experiment))
 			continue;
 		if (!f.spec_path)
-			f.spec_path = json_str(json_path(v[i].run, "experiment"), "spec_path");
+			f.spec_path = spec_owned = rerun_spec_path_of(v[i].run);
 		h = cJSON_GetArrayItem(cJSON_GetObjectItem(v[i].run, "hosts"), 0);
 		want_gpu = json_str(json_path(h, "info"), "gpu_name");
 		want_cc = json_str(json_path(h, "info"), "compute_cap");
@@ -468,6 +469,7 @@ out:
 	hosts_free(hs);
 	store_list_free(v, n);
 	free(range);
+	free(spec_owned);
 	strbuf_release(&f.cl);
 	strbuf_release(&err);
 	strbuf_release(&warn);

@@ -82,7 +82,7 @@ static int reproduce(struct repro *o, const struct store_entry *old)
 	struct strbuf err = STRBUF_INIT, md = STRBUF_INIT, problems = STRBUF_INIT;
 	const cJSON *run = old->run, *git = json_path(run, "provenance.git"), *oh;
 	const char *commit = json_str(git, "commit");
-	const char *spec_path = json_str(json_path(run, "experiment"), "spec_path");
+	char *spec_path = rerun_spec_path_of(run);
 	const char *spec_hash = json_str(json_path(run, "experiment"), "spec_sha256");
 	const char *diff_file = json_str(git, "diff_file");
 	const char *old_cid = json_str(json_path(run, "provenance"), "content_id");
@@ -295,6 +295,7 @@ out:
 		hostpick_release(&pick);
 	hosts_free(hs);
 	free(diff_path);
+	free(spec_path);
 	free(new_dir);
 	free(path);
 	strbuf_release(&err);

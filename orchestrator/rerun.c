@@ -127,6 +127,25 @@ enum go_status rerun_spec_hash_at(const char *root, const char *commit, const ch
 	return st;
 }
 
+char *rerun_spec_path_of(const cJSON *run)
+{
+	const char *p = json_str(json_path(run, "experiment"), "spec_path");
+	const char *src = json_str(json_path(run, "provenance"), "source");
+	const char *at;
+	size_t i, n;
+	if (!p)
+		return NULL;
+	at = strrchr(p, '@');
+	if (src && !strcmp(src, "commit") && at && at > p) {
+		n = strlen(at + 1);
+		for (i = 0; i < n && strchr("0123456789abcdef", at[1 + i]); i++)
+			;
+		if (n >= 7 && i == n)
+			return xstrfmt("%.*s", (int)(at - p), p);
+	}
+	return xstrdup(p);
+}
+
 int rerun_is_run_of(const cJSON *run, const char *experiment)
 {
 	const cJSON *e = cJSON_GetObjectItem(run, "experiment");

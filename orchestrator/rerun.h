@@ -36,6 +36,9 @@ int rerun_with_diff(const struct rerun_opts *o, const char *spec_path, const cha
 enum go_status rerun_spec_hash_at(const char *root, const char *commit, const char *path,
 				  char out[SHA256_HEX_LEN + 1], struct strbuf *err);
 
+/* The spec's path in the repository as a run recorded it (new string, or
+ * NULL): a run made with --commit records "PATH@<12 hex>", which is cut. */
+char *rerun_spec_path_of(const cJSON *run);
 /* 1 when the record is a complete run of experiment (name or slug). */
 int rerun_is_run_of(const cJSON *run, const char *experiment);
 /* Index of the newest entry of v (newest first, as store_list gives) that
