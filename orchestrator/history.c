@@ -142,7 +142,7 @@ void history_svg(const struct history_chart *c, struct strbuf *svg)
 		strbuf_addstr(svg, "</text>\n");
 	}
 	strbuf_addf(svg, "<text x=\"%.0f\" y=\"%d\" font-size=\"13\" text-anchor=\"middle\" "
-		    "fill=\"#222\">commit (oldest to newest; one slot per run)</text>\n",
+		    "fill=\"#222\">commit (oldest to newest; one slot per run; + marks uncommitted changes)</text>\n",
 		    ML + pw / 2, H - 12);
 
 	/* series: lines, whiskers, points */
