@@ -301,7 +301,7 @@ int runner_run(const struct run_opts *o)
 	json_add_str(exp, "slug", s->slug);
 	json_add_str(exp, "phase", s->phase);
 	json_add_str(exp, "description", s->description);
-	json_add_str(exp, "spec_path", s->path);
+	json_add_str(exp, "spec_path", strip_dot_slash(o->spec_path));
 	json_add_str(exp, "spec_sha256", s->hash);
 	cJSON_AddItemToObject(exp, "spec", cJSON_Duplicate(s->json, 1));
 	record_init(&rec, run_dir, root);
