@@ -7,9 +7,12 @@
  * Builds and steps run detached (remote.h) and are polled; a lost link is
  * re-established for up to ctx->reconnect_timeout_s. */
 #include "hostrun.h"
+#include "gates.h"
 #include "jsonutil.h"
+#include "ncu.h"
 #include "ptxas.h"
 #include "remote.h"
+#include "sanitizer.h"
 #include "timeutil.h"
 
 #include <stdlib.h>
@@ -18,6 +21,9 @@
 #include "banned.h"
 
 #define OUTPUT_CAP (16u << 20)
+#define NCU_REP_CAP (64u << 20)     /* largest .ncu-rep pulled back */
+#define TOOL_LOG_CAP (8u << 20)     /* ncu / compute-sanitizer logs, ncu CSV */
+#define DOWNLOAD_TIMEOUT_MS 300000
 #define EXEC_TIMEOUT_MS 60000
 #define POLL_WAIT_MS 5000
 
@@ -375,6 +381,8 @@ static void make_plan(struct hostrun *hr)
 	ph.nvcc = hr->info.nvcc.path;
 	ph.nvcc_version = hr->info.nvcc.version;
 	ph.python = hr->h->python ? hr->h->python : hr->info.python.path;
+	ph.ncu = hr->info.ncu.path;
+	ph.sanitizer = hr->info.sanitizer.path;
 	plan_make(&hr->plan, hr->ctx->spec, &ph);
 	hr->have_plan = 1;
 }
@@ -454,6 +462,14 @@ static void record_build(struct hostrun *hr, const struct plan_build *b,
 	record_lock(hr->ctx->rec);
 	bj = cJSON_CreateObject();
 	json_add_str(bj, "program", b->prog->name);
+	if (b->variant) {
+		cJSON *d;
+		int i;
+		json_add_str(bj, "variant", b->variant->label);
+		d = json_add_obj(bj, "defines");
+		for (i = 0; i < b->variant->ndefines; i++)
+			json_add_str(d, b->variant->defines[i].key, b->variant->defines[i].value);
+	}
 	json_add_str(bj, "arch", b->arch);
 	json_add_str(bj, "status", bs->status);
 	json_add_str(bj, "reason", bs->reason);
@@ -477,7 +493,8 @@ static void finish_build(struct hostrun *hr, const struct plan_build *b, struct 
 	struct strbuf out = STRBUF_INIT, errout = STRBUF_INIT, err = STRBUF_INIT;
 	struct strbuf logtext = STRBUF_INIT, reason = STRBUF_INIT;
 	cJSON *res = NULL;
-	char *name = xstrfmt("build-%s-%s", b->prog->name, b->arch);
+	char *name = b->variant ? xstrfmt("build-%s[%s]-%s", b->prog->name, b->variant->label, b->arch)
+				: xstrfmt("build-%s-%s", b->prog->name, b->arch);
 	char *rel = log_rel(hr, name, "log");
 	int exit_code = -1;
 
@@ -510,7 +527,9 @@ static void finish_build(struct hostrun *hr, const struct plan_build *b, struct 
 		rel = NULL;
 	}
 	record_build(hr, b, bs, exit_code, bs->reused ? 0.0 : secs_since(bs->t0), rel, res);
-	strbuf_addf(&hr->out, "  build %s %s: %s%s%s%s\n", b->prog->name, b->arch, bs->status,
+	strbuf_addf(&hr->out, "  build %s%s%s%s %s: %s%s%s%s\n", b->prog->name,
+		    b->variant ? " [" : "", b->variant ? b->variant->label : "",
+		    b->variant ? "]" : "", b->arch, bs->status,
 		    bs->reused ? " (reused)" : "", bs->reason ? ": " : "",
 		    bs->reason ? bs->reason : "");
 	if (strcmp(bs->status, "PASS") && strcmp(bs->status, "SKIPPED"))
@@ -672,9 +691,39 @@ static const char *classify(const struct remote_status *rs, const cJSON *result,
 	return "FAIL";
 }
 
+/* The tool settings of a profile or sanitize step, for its record. */
+static cJSON *tool_json(struct hostrun *hr, const struct plan_step *ps)
+{
+	const struct spec_step *st = ps->step;
+	cJSON *t = cJSON_CreateObject(), *m;
+	int i;
+	if (st->kind == STEP_PROFILE) {
+		json_add_str(t, "name", "ncu");
+		json_add_str(t, "path", hr->info.ncu.path);
+		json_add_str(t, "version", hr->info.ncu.version);
+		json_add_str(t, "kernel_regex", st->kernel);
+		json_add_num(t, "launch_skip", st->launch_skip);
+		json_add_num(t, "launch_count", st->launch_count);
+		json_add_str(t, "clock_control", st->clock_control);
+		json_add_str(t, "cache_control", st->cache_control);
+		json_add_str(t, "program_mode", st->mode);
+		m = json_add_arr(t, "metrics");
+		for (i = 0; st->metrics[i]; i++)
+			cJSON_AddItemToArray(m, cJSON_CreateString(st->metrics[i]));
+	} else {
+		json_add_str(t, "name", "compute-sanitizer");
+		json_add_str(t, "path", hr->info.sanitizer.path);
+		json_add_str(t, "version", hr->info.sanitizer.version);
+		json_add_str(t, "tool", ps->tool);
+		json_add_num(t, "print_limit", st->print_limit);
+		json_add_num(t, "error_exitcode", 99);
+	}
+	return t;
+}
+
 static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status,
 			const char *reason, const struct remote_status *rs, double dur,
-			const char *out_rel, const char *err_rel, cJSON *result)
+			const char *out_rel, const char *err_rel, cJSON *result, cJSON *files)
 {
 	cJSON *sj;
 	record_lock(hr->ctx->rec);
@@ -683,6 +732,19 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 	json_add_str(sj, "kind", spec_step_kind_name(ps->step->kind));
 	json_add_str(sj, "program", ps->step->prog->name);
 	json_add_str(sj, "problem", ps->problem->name);
+	json_add_str(sj, "mode", ps->mode);
+	if (ps->tool)
+		json_add_str(sj, "tool", ps->tool);
+	if (ps->variant) {
+		cJSON *d;
+		int i;
+		json_add_str(sj, "variant", ps->variant->label);
+		d = json_add_obj(sj, "defines");
+		for (i = 0; i < ps->variant->ndefines; i++)
+			json_add_str(d, ps->variant->defines[i].key, ps->variant->defines[i].value);
+	}
+	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE)
+		cJSON_AddItemToObject(sj, "tool_settings", tool_json(hr, ps));
 	json_add_str(sj, "arch", ps->arch);
 	json_add_str(sj, "role", ps->step->is_baseline ? "baseline" : "kernel");
 	json_add_str(sj, "status", status);
@@ -704,6 +766,16 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 		cJSON_AddItemToObject(sj, "result", result);
 	else
 		cJSON_AddNullToObject(sj, "result");
+	if (files) {   /* tool logs and reports pulled back beside the run */
+		cJSON *f;
+		while ((f = files->child)) {
+			char *key = xstrdup(f->string);
+			cJSON_DetachItemViaPointer(files, f);
+			cJSON_AddItemToObject(sj, key, f);
+			free(key);
+		}
+		cJSON_Delete(files);
+	}
 	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "steps"), sj);
 	record_unlock(hr->ctx->rec);
 	save(hr);
@@ -716,6 +788,124 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 static char *gpu_lock_path(struct hostrun *hr)
 {
 	return xstrfmt("/tmp/gpuorch-gpu%d.lock", hr->h->gpu_index);
+}
+
+static void prefix(struct strbuf *sb, const char *p)
+{
+	char *old = strbuf_detach(sb, NULL);
+	strbuf_addstr(sb, p);
+	strbuf_addstr(sb, old);
+	free(old);
+}
+
+/* Pull a remote file back into the run directory as rel; its path goes
+ * into files[key]. Returns 1 when it came back; data keeps the bytes. */
+static int pull_file(struct hostrun *hr, const char *remote, size_t cap, const char *rel,
+		     const char *key, cJSON *files, struct strbuf *data, struct strbuf *note)
+{
+	struct strbuf err = STRBUF_INIT;
+	enum go_status st;
+	strbuf_reset(data);
+	st = ssh_download(hr->conn, remote, data, cap, DOWNLOAD_TIMEOUT_MS, &err);
+	if (st != GO_OK) {
+		if (note)
+			strbuf_addf(note, "%s not fetched: %s; ", key, err.buf);
+		strbuf_release(&err);
+		return 0;
+	}
+	add_log(hr, rel, data);
+	json_add_str(files, key, rel);
+	strbuf_release(&err);
+	return 1;
+}
+
+/* A profile step ended: fetch ncu's log, CSV and report; parse the CSV into
+ * result.profile. A metric that is missing, n/a or NaN fails the step. */
+static const char *finish_profile(struct hostrun *hr, const struct plan_step *ps,
+				  const struct remote_status *rs, const char *status,
+				  struct strbuf *reason, cJSON *result, cJSON *files,
+				  const struct strbuf *errout)
+{
+	struct strbuf log = STRBUF_INIT, csv = STRBUF_INIT, rep = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, note = STRBUF_INIT, why = STRBUF_INIT;
+	char *rel;
+	cJSON *profile = NULL;
+	enum go_status st;
+	int have_csv;
+
+	rel = log_rel(hr, ps->id, "ncu.log");
+	pull_file(hr, ps->tool_log, TOOL_LOG_CAP, rel, "tool_log", files, &log, NULL);
+	free(rel);
+	rel = log_rel(hr, ps->id, "ncu.csv");
+	have_csv = pull_file(hr, ps->profile_csv, TOOL_LOG_CAP, rel, "profile_csv", files, &csv,
+			     NULL);
+	free(rel);
+	rel = log_rel(hr, ps->id, "ncu-rep");
+	pull_file(hr, ps->profile_rep, NCU_REP_CAP, rel, "profile_report", files, &rep, &note);
+	free(rel);
+	strbuf_release(&rep);
+
+	st = ncu_parse_csv(csv.buf, have_csv ? csv.len : 0, ps->step->metrics, &profile, &err);
+	cJSON_DeleteItemFromObject(result, "profile");
+	cJSON_AddItemToObject(result, "profile", profile);
+	if (note.len)
+		json_add_str(profile, "note", note.buf);
+	if (!ncu_diagnose(log.buf, log.len, &why))
+		ncu_diagnose(errout->buf, errout->len, &why);
+	if (strcmp(status, "PASS") && strcmp(status, "FAIL")) {
+		/* TIMEOUT, KILLED, INFRA_ERROR, SKIPPED: keep what classify() said */
+	} else if (st != GO_OK) {
+		strbuf_reset(reason);
+		strbuf_addf(reason, "profile: %s", why.len ? why.buf : err.buf);
+		if (why.len && rs->end == REMOTE_EXITED && rs->exit_code)
+			strbuf_addf(reason, " (ncu exit code %d)", rs->exit_code);
+		status = "FAIL";
+	} else if (!strcmp(status, "FAIL")) {
+		prefix(reason, "profiled, but the program failed: ");
+	}
+	strbuf_release(&log);
+	strbuf_release(&csv);
+	strbuf_release(&err);
+	strbuf_release(&note);
+	strbuf_release(&why);
+	return status;
+}
+
+/* A sanitize step ended: fetch the sanitizer's log and count its errors.
+ * Any error fails the step (the program's exit status is 99 then). */
+static const char *finish_sanitize(struct hostrun *hr, const struct plan_step *ps,
+				   const struct remote_status *rs, const char *status,
+				   struct strbuf *reason, cJSON *result, cJSON *files)
+{
+	struct strbuf log = STRBUF_INIT, err = STRBUF_INIT, d = STRBUF_INIT;
+	char *rel = log_rel(hr, ps->id, "sanitizer.log");
+	cJSON *san = NULL;
+	enum go_status st;
+	int have = pull_file(hr, ps->tool_log, TOOL_LOG_CAP, rel, "tool_log", files, &log, NULL);
+
+	free(rel);
+	st = sanitizer_parse(log.buf, have ? log.len : 0, ps->tool, &san, &err);
+	cJSON_DeleteItemFromObject(result, "sanitizer");
+	cJSON_AddItemToObject(result, "sanitizer", san);
+	sanitizer_describe(san, &d);
+	if (strcmp(status, "PASS") && strcmp(status, "FAIL")) {
+		/* TIMEOUT, KILLED, INFRA_ERROR: keep what classify() said */
+	} else if (st != GO_OK) {
+		strbuf_reset(reason);
+		strbuf_addf(reason, "%s: %s", ps->tool, err.buf);
+		status = "FAIL";
+	} else if (json_num(san, "errors", 0) > 0 ||
+		   (rs->end == REMOTE_EXITED && rs->exit_code == 99)) {
+		strbuf_reset(reason);
+		strbuf_add(reason, d.buf, d.len);
+		status = "FAIL";
+	} else if (!strcmp(status, "FAIL")) {
+		prefix(reason, "no sanitizer errors, but the program failed: ");
+	}
+	strbuf_release(&log);
+	strbuf_release(&err);
+	strbuf_release(&d);
+	return status;
 }
 
 /* Run one step; returns non-OK only when the host is lost. */
@@ -732,16 +922,16 @@ static enum go_status run_step(struct hostrun *hr, const struct plan_step *ps,
 	int bi = build_index(p, ps->build);
 	enum go_status st;
 	const char *status;
-	cJSON *result = NULL;
+	cJSON *result = NULL, *files = NULL;
 
 	if (ps->skip_reason) {
-		record_step(hr, ps, "SKIPPED", ps->skip_reason, NULL, 0, NULL, NULL, NULL);
+		record_step(hr, ps, "SKIPPED", ps->skip_reason, NULL, 0, NULL, NULL, NULL, NULL);
 		return GO_OK;
 	}
 	if (bi >= 0 && !hr->build_ok[bi]) {
 		char *r = xstrfmt("the build of '%s' for %s did not pass", ps->build->prog->name,
 				  ps->build->arch);
-		record_step(hr, ps, "SKIPPED", r, NULL, 0, NULL, NULL, NULL);
+		record_step(hr, ps, "SKIPPED", r, NULL, 0, NULL, NULL, NULL, NULL);
 		free(r);
 		return GO_OK;
 	}
@@ -761,7 +951,7 @@ static enum go_status run_step(struct hostrun *hr, const struct plan_step *ps,
 		st = wait_step(hr, ps->dir, ps->step->timeout_s, lock ? hr->ctx->lock_wait_s : 0,
 			       &rs, &err);
 	if (st != GO_OK) {
-		record_step(hr, ps, "INFRA_ERROR", err.buf, NULL, secs_since(t0), NULL, NULL, NULL);
+		record_step(hr, ps, "INFRA_ERROR", err.buf, NULL, secs_since(t0), NULL, NULL, NULL, NULL);
 		goto out;
 	}
 	{
@@ -780,7 +970,16 @@ static enum go_status run_step(struct hostrun *hr, const struct plan_step *ps,
 	}
 	result = parse_result(&out);
 	status = classify(&rs, result, hr->ctx->lock_wait_s, &reason);
-	record_step(hr, ps, status, reason.buf, &rs, secs_since(t0), out_rel, err_rel, result);
+	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE) {
+		files = cJSON_CreateObject();
+		if (!result)
+			result = cJSON_CreateObject();
+		status = ps->step->kind == STEP_PROFILE
+			 ? finish_profile(hr, ps, &rs, status, &reason, result, files, &errout)
+			 : finish_sanitize(hr, ps, &rs, status, &reason, result, files);
+	}
+	record_step(hr, ps, status, reason.buf, &rs, secs_since(t0), out_rel, err_rel, result,
+		    files);
 out:
 	free(lock);
 	free(out_rel);
@@ -805,7 +1004,7 @@ static enum go_status do_run(struct hostrun *hr)
 			char *why = xstrfmt("not run: %s",
 					    hr->interrupted ? "the run was interrupted"
 							    : "the host was lost during an earlier step");
-			record_step(hr, &p->steps[i], "SKIPPED", why, NULL, 0, NULL, NULL, NULL);
+			record_step(hr, &p->steps[i], "SKIPPED", why, NULL, 0, NULL, NULL, NULL, NULL);
 			free(why);
 			continue;
 		}
@@ -865,7 +1064,46 @@ static void skip_all(struct hostrun *hr, const char *why)
 	if (!hr->have_plan)
 		return;
 	for (i = 0; i < hr->plan.nsteps; i++)
-		record_step(hr, &hr->plan.steps[i], "SKIPPED", why, NULL, 0, NULL, NULL, NULL);
+		record_step(hr, &hr->plan.steps[i], "SKIPPED", why, NULL, 0, NULL, NULL, NULL, NULL);
+}
+
+/* After the steps: rank the sweeps and judge the gates on this host's
+ * record; a failed gate fails the run (counted with the failed steps). */
+static void judge_host(struct hostrun *hr)
+{
+	const struct spec *s = hr->ctx->spec;
+	cJSON *sweeps, *gates = NULL, *g;
+	int nf = 0, i, any_sweep = 0;
+
+	for (i = 0; i < s->nsteps; i++)
+		any_sweep |= s->steps[i].kind == STEP_SWEEP;
+	record_lock(hr->ctx->rec);
+	if (any_sweep) {
+		sweeps = sweep_rank_host(hr->hj);
+		cJSON_DeleteItemFromObject(hr->hj, "sweeps");
+		cJSON_AddItemToObject(hr->hj, "sweeps", sweeps);
+		cJSON_ArrayForEach(g, sweeps) {
+			const char *w = json_str(g, "winner");
+			strbuf_addf(&hr->out, "  sweep %s %s: %s%s\n", json_str(g, "program"),
+				    json_str(g, "problem"), w ? "fastest correct variant " : "no variant passed",
+				    w ? w : "");
+		}
+	}
+	if (cJSON_GetArraySize(s->gates)) {
+		gates = gates_evaluate_host(s->gates, hr->hj, &nf);
+		cJSON_DeleteItemFromObject(hr->hj, "gates");
+		cJSON_AddItemToObject(hr->hj, "gates", gates);
+		cJSON_ArrayForEach(g, gates) {
+			strbuf_addstr(&hr->out, "  gate ");
+			gates_describe(g, &hr->out);
+			strbuf_addch(&hr->out, '\n');
+		}
+	}
+	record_unlock(hr->ctx->rec);
+	hr->nfailed_gates = nf;
+	hr->nfailed_steps += nf;
+	if (any_sweep || gates)
+		save(hr);
 }
 
 void hostrun_main(void *arg)
@@ -892,6 +1130,7 @@ void hostrun_main(void *arg)
 	if (!hr->failed)
 		host_status(hr, hr->interrupted ? "failed" : "ok",
 			    hr->interrupted ? "interrupted" : NULL);
+	judge_host(hr);
 	stamp(hr, "ended_at");
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "host FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");

@@ -47,7 +47,8 @@ struct hostrun {
 	unsigned char *build_ok;      /* per plan build: 1 when it passed */
 	struct strbuf out;            /* printed whole when the host is done */
 	int failed;                   /* the host itself failed (connect, ship, lost) */
-	int nfailed_steps;            /* builds and steps that did not pass */
+	int nfailed_steps;            /* builds and steps that did not pass, and failed gates */
+	int nfailed_gates;            /* gates (spec "gates") that failed on this host */
 	int interrupted;
 };
 

@@ -13,6 +13,7 @@
 
 struct plan_build {
 	const struct spec_program *prog;
+	const struct spec_variant *variant; /* a sweep's defines, or NULL */
 	char *arch;
 	char key[SHA256_HEX_LEN + 1];  /* content id + program + flags + arch + nvcc version */
 	char *dir;                     /* remote build directory (also the step directory) */
@@ -31,6 +32,12 @@ struct plan_step {
 	char *arch;                    /* arch it runs on, NULL when skipped for no GPU */
 	int needs_gpu;
 	char *skip_reason;             /* not run, and why; NULL to run */
+	const struct spec_variant *variant; /* sweep steps: the variant, else NULL */
+	const char *tool;              /* sanitize steps: "memcheck"...; else NULL */
+	const char *mode;              /* program mode: "check" | "bench" | "profile" */
+	char *tool_log;                /* remote log of ncu / compute-sanitizer, or NULL */
+	char *profile_rep;             /* remote .ncu-rep of a profile step, or NULL */
+	char *profile_csv;             /* remote CSV (ncu --import ... --csv --page raw) */
 };
 
 struct plan_host {
@@ -45,6 +52,8 @@ struct plan_host {
 	const char *nvcc;              /* path, NULL when not found */
 	const char *nvcc_version;
 	const char *python;            /* path, NULL when not found */
+	const char *ncu;               /* Nsight Compute CLI path, NULL when not found */
+	const char *sanitizer;         /* compute-sanitizer path, NULL when not found */
 };
 
 struct plan {
