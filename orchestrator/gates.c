@@ -452,15 +452,13 @@ void gates_describe(const cJSON *g, struct strbuf *sb)
 		    sget(g, "op") ? sget(g, "op") : "?", t);
 	if (sget(g, "name"))
 		strbuf_addch(sb, ')');
-	if (nget(g, "measured", &m))
-		strbuf_addf(sb, ": measured %.6g%s%s", m, sget(g, "unit") ? " " : "",
-			    sget(g, "unit") ? sget(g, "unit") : "");
-	else
-		strbuf_addstr(sb, ": not measured");
 	strbuf_addf(sb, " [%s%s%s]", sget(g, "program") ? sget(g, "program") : "?",
 		    sget(g, "problem") ? ", " : "", sget(g, "problem") ? sget(g, "problem") : "");
-	if (!streq(v, "PASS") && sget(g, "reason"))
-		strbuf_addf(sb, " — %s", sget(g, "reason"));
+	if (streq(v, "PASS") && nget(g, "measured", &m))
+		strbuf_addf(sb, ": measured %.6g%s%s", m, sget(g, "unit") ? " " : "",
+			    sget(g, "unit") ? sget(g, "unit") : "");
+	else if (sget(g, "reason"))
+		strbuf_addf(sb, ": %s", sget(g, "reason"));
 }
 
 /* ---------------------------------------------------------------- sweeps */

@@ -12,11 +12,15 @@
  *   the at-a-glance counts, the expectations section and the headline share.
  *
  *   Sections, in order: title + outcome line (and a loud notice for a run
- *   that did not finish), at a glance, configuration, results per host and
- *   problem, ptxas resources, expectations, steps, provenance.
+ *   that did not finish), gates at a glance, at a glance, configuration,
+ *   results per host and problem, sweeps, profiles, sanitizers, ptxas
+ *   resources, expectations, steps, provenance. Gates and sweep rankings
+ *   come from gates.c (stored in the record by the run; judged here only
+ *   for a record that has none).
  */
 #include "report.h"
 #include "fsutil.h"
+#include "gates.h"
 #include "jsonutil.h"
 
 #include <ctype.h>
@@ -1800,6 +1804,394 @@ static void section_ptxas(struct ctx *c)
 
 /* ==== 6. expectations ==== */
 
+/* ==== gates, sweeps, profiles, sanitizers ==== */
+
+/* A number as measured: microseconds for "us", else three significant digits. */
+static void fmt_measured(struct strbuf *md, double v, const char *unit)
+{
+	if (streq(unit, "us"))
+		fmt_us(md, v);
+	else if (fabs(v) >= 1e4 && fabs(v) < 1e15 && v == floor(v))
+		strbuf_addf(md, "%.0f", v);
+	else
+		fmt_g(md, v);
+	if (unit && *unit && !streq(unit, "×")) {
+		strbuf_addch(md, ' ');
+		md_cell_n(md, unit, 40);
+	} else if (streq(unit, "×")) {
+		strbuf_addstr(md, "×");
+	}
+}
+
+/* The host's stored gates, or (a record written before gates were stored,
+ * or cut short) the gates judged now from the record; *owned is set then. */
+static const cJSON *host_gates(const struct ctx *c, const cJSON *h, cJSON **owned)
+{
+	const cJSON *g = arr(h, "gates");
+	const cJSON *spec_gates = arr(c->spec, "gates");
+	*owned = NULL;
+	if (g)
+		return g;
+	if (!spec_gates || !cJSON_GetArraySize(spec_gates))
+		return NULL;
+	*owned = gates_evaluate_host(spec_gates, h, NULL);
+	return *owned;
+}
+
+static void section_gates(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *g;
+	int npass = 0, nfail = 0, nna = 0, any = 0, judged_now = 0;
+	struct strbuf rows = STRBUF_INIT;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		cJSON *owned;
+		const cJSON *gs = host_gates(c, h, &owned);
+		judged_now |= owned != NULL;
+		FOR_EACH_OBJ(g, gs) {
+			const char *v = str(g, "verdict");
+			double m, t;
+			any = 1;
+			if (streq(v, "PASS"))
+				npass++;
+			else if (streq(v, "N/A"))
+				nna++;
+			else
+				nfail++;
+			strbuf_addf(&rows, "| %s | ", streq(v, "PASS") ? "✅ pass" : streq(v, "N/A") ? "➖ n/a" : "❌ **FAIL**");
+			md_cell(&rows, str(g, "name") ? str(g, "name") : str(g, "metric"));
+			strbuf_addstr(&rows, " | ");
+			md_cell(&rows, host_name(h));
+			strbuf_addstr(&rows, " | ");
+			md_code(&rows, str(g, "program"));
+			if (str(g, "problem")) {
+				strbuf_addstr(&rows, " · ");
+				md_cell(&rows, str(g, "problem"));
+			}
+			strbuf_addstr(&rows, " | ");
+			md_code(&rows, str(g, "metric"));
+			strbuf_addstr(&rows, " | ");
+			if (num(g, "measured", &m))
+				fmt_measured(&rows, m, str(g, "unit"));
+			else
+				strbuf_addstr(&rows, "not measured");
+			strbuf_addf(&rows, " | %s ", str(g, "op") ? str(g, "op") : "?");
+			if (num(g, "threshold", &t))
+				fmt_g(&rows, t);
+			strbuf_addstr(&rows, " | ");
+			md_cell(&rows, streq(v, "PASS") ? NULL : str(g, "reason"));
+			strbuf_addstr(&rows, " |\n");
+		}
+		cJSON_Delete(owned);
+	}
+	if (!any) {
+		strbuf_release(&rows);
+		return;
+	}
+	strbuf_addstr(md, "## Gates at a glance\n\n");
+	strbuf_addf(md, "**%d gate result%s: ", npass + nfail + nna,
+		    npass + nfail + nna == 1 ? "" : "s");
+	strbuf_addf(md, "%d ✅ passed · %d ❌ failed", npass, nfail);
+	if (nna)
+		strbuf_addf(md, " · %d ➖ not applicable", nna);
+	strbuf_addstr(md, "**");
+	if (nfail)
+		strbuf_addstr(md, " — a failed gate fails the run (exit 1); a gate on a figure that "
+				  "was not measured fails");
+	strbuf_addstr(md, "\n\n");
+	if (judged_now)
+		strbuf_addstr(md, "> The record holds no stored gate results for some hosts; those "
+				  "were judged from the record by the report.\n\n");
+	strbuf_addstr(md, "| verdict | gate | host | program · problem | metric | measured | needs | why |\n"
+			  "|---|---|---|---|---|---|---|---|\n");
+	strbuf_add(md, rows.buf, rows.len);
+	strbuf_addstr(md, "\n");
+	strbuf_release(&rows);
+}
+
+static void section_sweeps(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *sw, *v;
+	int any = 0;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		cJSON *owned = arr(h, "sweeps") ? NULL : sweep_rank_host(h);
+		const cJSON *sweeps = owned ? owned : arr(h, "sweeps");
+		FOR_EACH_OBJ(sw, sweeps) {
+			double wm;
+			if (!any++)
+				strbuf_addstr(md, "## Sweeps\n\nEach variant was built with its defines "
+						  "and run one at a time; only a variant whose build, "
+						  "correctness run and benchmark all passed is ranked, so a "
+						  "wrong variant never wins.\n\n");
+			strbuf_addstr(md, "### ");
+			md_code(md, str(sw, "program"));
+			strbuf_addstr(md, " · ");
+			md_cell(md, str(sw, "problem"));
+			strbuf_addstr(md, " on ");
+			md_cell(md, host_name(h));
+			strbuf_addstr(md, "\n\n");
+			if (str(sw, "winner")) {
+				strbuf_addstr(md, "🏆 **Winner**: ");
+				md_code(md, str(sw, "winner"));
+				if (num(sw, "winner_median_us", &wm)) {
+					strbuf_addstr(md, " — ");
+					fmt_us(md, wm);
+					strbuf_addstr(md, " us median");
+				}
+				strbuf_addstr(md, "\n\n");
+			} else {
+				strbuf_addstr(md, "❌ **No variant passed**: nothing is ranked.\n\n");
+			}
+			strbuf_addstr(md, "| rank | variant | median (us) | vs winner | registers | spill st / ld | smem | status |\n"
+					  "|---|---|---|---|---|---|---|---|\n");
+			FOR_EACH_OBJ(v, arr(sw, "variants")) {
+				double r;
+				if (num(v, "rank", &r))
+					strbuf_addf(md, "| %s%.0f | ", r == 1 ? "🏆 " : "", r);
+				else
+					strbuf_addstr(md, "| — | ");
+				md_code(md, str(v, "variant"));
+				strbuf_addstr(md, " | ");
+				cell_num(md, v, "median_us", fmt_us);
+				strbuf_addstr(md, " | ");
+				if (num(v, "relative", &r))
+					strbuf_addf(md, "%.2f×", r);
+				else
+					strbuf_addstr(md, DASH);
+				strbuf_addstr(md, " | ");
+				cell_num(md, v, "registers", fmt_int);
+				strbuf_addstr(md, " | ");
+				cell_num(md, v, "spill_store_bytes", fmt_int);
+				strbuf_addstr(md, " / ");
+				cell_num(md, v, "spill_load_bytes", fmt_int);
+				strbuf_addstr(md, " | ");
+				cell_num(md, v, "smem_bytes", fmt_bytes);
+				strbuf_addstr(md, " | ");
+				if (is_true(v, "ranked"))
+					strbuf_addstr(md, "✅ ranked");
+				else {
+					strbuf_addstr(md, "❌ ");
+					md_cell(md, str(v, "reason"));
+				}
+				strbuf_addstr(md, " |\n");
+			}
+			strbuf_addstr(md, "\n");
+		}
+		cJSON_Delete(owned);
+	}
+}
+
+static void section_profiles(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *s, *m, *k, *x;
+	int any = 0;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		FOR_EACH_OBJ(s, arr(h, "steps")) {
+			const cJSON *t = obj(s, "tool_settings");
+			const cJSON *prof = obj(result_of(s), "profile");
+			double v;
+			int nk = 0;
+			if (!streq(str(s, "kind"), "profile"))
+				continue;
+			if (!any++)
+				strbuf_addstr(md, "## Profiles (Nsight Compute)\n\nCounters from `ncu` on "
+						  "a few launches of the kernel, kept apart from the timed "
+						  "benchmarks (profiling serialises and replays kernels; its "
+						  "times are not comparable).\n\n");
+			strbuf_addstr(md, "### ");
+			md_code(md, str(s, "program"));
+			strbuf_addstr(md, " · ");
+			md_cell(md, str(s, "problem"));
+			strbuf_addstr(md, " on ");
+			md_cell(md, host_name(h));
+			strbuf_addstr(md, " — ");
+			cell_status(md, str(s, "status"));
+			strbuf_addstr(md, "\n\n");
+			if (str(s, "reason")) {
+				strbuf_addstr(md, "- ");
+				md_cell_n(md, str(s, "reason"), 600);
+				strbuf_addstr(md, "\n");
+			}
+			strbuf_addstr(md, "- ncu ");
+			md_cell(md, str(t, "version") ? str(t, "version") : "(version unknown)");
+			strbuf_addstr(md, ", kernel `regex:");
+			md_cell_n(md, str(t, "kernel_regex"), 120);
+			strbuf_addstr(md, "`");
+			if (num(t, "launch_skip", &v))
+				strbuf_addf(md, ", skip %.0f", v);
+			if (num(t, "launch_count", &v))
+				strbuf_addf(md, ", %.0f launch%s", v, v == 1 ? "" : "es");
+			strbuf_addstr(md, ", clock control ");
+			md_cell_n(md, str(t, "clock_control"), 20);
+			strbuf_addstr(md, ", cache control ");
+			md_cell_n(md, str(t, "cache_control"), 20);
+			strbuf_addstr(md, ", program mode ");
+			md_cell_n(md, str(t, "program_mode"), 20);
+			strbuf_addstr(md, "\n");
+			if (str(s, "profile_report")) {
+				strbuf_addstr(md, "- report: `");
+				md_cell(md, str(s, "profile_report"));
+				strbuf_addstr(md, "` (open in Nsight Compute)\n");
+			}
+			FOR_EACH_OBJ(k, arr(prof, "kernels")) {
+				if (nk++ >= 4)
+					break;
+				strbuf_addstr(md, "- launch ");
+				if (num(k, "id", &v))
+					strbuf_addf(md, "%.0f", v);
+				strbuf_addstr(md, ": ");
+				md_code(md, str(k, "name"));
+				strbuf_addstr(md, " grid ");
+				md_cell_n(md, str(k, "grid"), 40);
+				strbuf_addstr(md, " block ");
+				md_cell_n(md, str(k, "block"), 40);
+				strbuf_addstr(md, "\n");
+			}
+			if (cJSON_GetArraySize(arr(prof, "missing"))) {
+				strbuf_addstr(md, "- ❌ **not measured** (missing, n/a or NaN): ");
+				cJSON_ArrayForEach(x, arr(prof, "missing")) {
+					if (cJSON_IsString(x)) {
+						md_code(md, x->valuestring);
+						strbuf_addstr(md, x->next ? ", " : "");
+					}
+				}
+				strbuf_addstr(md, "\n");
+			}
+			strbuf_addstr(md, "\n");
+			if (!obj(prof, "metrics") || !obj(prof, "metrics")->child)
+				continue;
+			strbuf_addstr(md, "| metric | value (mean) | min – max | launches |\n"
+					  "|---|---|---|---|\n");
+			cJSON_ArrayForEach(m, obj(prof, "metrics")) {
+				double lo, hi;
+				if (!cJSON_IsObject(m))
+					continue;
+				strbuf_addstr(md, "| ");
+				md_code(md, m->string);
+				strbuf_addstr(md, " | ");
+				if (num(m, "value", &v))
+					fmt_measured(md, v, str(m, "unit"));
+				else
+					strbuf_addstr(md, DASH);
+				strbuf_addstr(md, " | ");
+				if (num(m, "min", &lo) && num(m, "max", &hi)) {
+					fmt_g(md, lo);
+					strbuf_addstr(md, " – ");
+					fmt_g(md, hi);
+				} else {
+					strbuf_addstr(md, DASH);
+				}
+				strbuf_addstr(md, " | ");
+				cell_num(md, m, "n", fmt_int);
+				strbuf_addstr(md, " |\n");
+			}
+			strbuf_addstr(md, "\n");
+		}
+	}
+}
+
+static void section_sanitizers(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *s, *f;
+	int any = 0;
+	struct strbuf details = STRBUF_INIT;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		FOR_EACH_OBJ(s, arr(h, "steps")) {
+			const cJSON *san = obj(result_of(s), "sanitizer");
+			double v;
+			int nf = 0;
+			if (!streq(str(s, "kind"), "sanitize"))
+				continue;
+			if (!any++)
+				strbuf_addstr(md, "## Sanitizer (compute-sanitizer)\n\n"
+						  "| host | program · problem | tool | status | errors | warnings | first error |\n"
+						  "|---|---|---|---|---|---|---|\n");
+			strbuf_addstr(md, "| ");
+			md_cell(md, host_name(h));
+			strbuf_addstr(md, " | ");
+			md_code(md, str(s, "program"));
+			strbuf_addstr(md, " · ");
+			md_cell(md, str(s, "problem"));
+			strbuf_addstr(md, " | ");
+			md_cell(md, str(s, "tool"));
+			strbuf_addstr(md, " | ");
+			cell_status(md, str(s, "status"));
+			strbuf_addstr(md, " | ");
+			if (num(san, "errors", &v))
+				strbuf_addf(md, v > 0 ? "**%.0f**" : "%.0f", v);
+			else
+				strbuf_addstr(md, DASH);
+			strbuf_addstr(md, " | ");
+			cell_num(md, san, "warnings", fmt_int);
+			strbuf_addstr(md, " | ");
+			f = cJSON_GetArrayItem(arr(san, "first_errors"), 0);
+			if (f) {
+				md_cell_n(md, str(f, "what"), 120);
+				if (str(f, "location")) {
+					strbuf_addstr(md, " at ");
+					md_code(md, str(f, "location"));
+				}
+			} else {
+				md_cell(md, streq(str(s, "status"), "PASS") ? NULL : str(s, "reason"));
+			}
+			strbuf_addstr(md, " |\n");
+			FOR_EACH_OBJ(f, arr(san, "first_errors")) {
+				if (!nf++) {
+					strbuf_addstr(&details, "**");
+					md_cell(&details, host_name(h));
+					strbuf_addstr(&details, " · ");
+					md_cell(&details, str(s, "program"));
+					strbuf_addstr(&details, " · ");
+					md_cell(&details, str(s, "problem"));
+					strbuf_addstr(&details, " · ");
+					md_cell(&details, str(s, "tool"));
+					strbuf_addstr(&details, "** (first reports)\n\n");
+				}
+				if (nf > 5)
+					break;
+				strbuf_addstr(&details, "- ");
+				md_cell_n(&details, str(f, "what"), 200);
+				if (str(f, "kernel")) {
+					strbuf_addstr(&details, " in ");
+					md_code(&details, str(f, "kernel"));
+				}
+				if (str(f, "location")) {
+					strbuf_addstr(&details, " at ");
+					md_code(&details, str(f, "location"));
+				}
+				if (str(f, "thread")) {
+					strbuf_addstr(&details, ", thread ");
+					md_cell_n(&details, str(f, "thread"), 40);
+				}
+				if (str(f, "block")) {
+					strbuf_addstr(&details, " block ");
+					md_cell_n(&details, str(f, "block"), 40);
+				}
+				if (str(f, "address")) {
+					strbuf_addstr(&details, ", address ");
+					md_cell_n(&details, str(f, "address"), 40);
+				}
+				strbuf_addstr(&details, "\n");
+			}
+			if (nf)
+				strbuf_addstr(&details, "\n");
+		}
+	}
+	if (any) {
+		strbuf_addstr(md, "\n");
+		strbuf_add(md, details.buf, details.len);
+		strbuf_addstr(md, "Errors need a program built with `-lineinfo` to name source lines.\n\n");
+	}
+	strbuf_release(&details);
+}
+
 static void section_expectations(struct ctx *c)
 {
 	struct strbuf *md = c->md;
@@ -2167,9 +2559,13 @@ void report_render(const cJSON *run, struct strbuf *md)
 	ctx_init(&c, run, md);
 	section_title(&c);
 	section_unfinished(&c);
+	section_gates(&c);
 	section_glance(&c);
 	section_config(&c);
 	section_results(&c);
+	section_sweeps(&c);
+	section_profiles(&c);
+	section_sanitizers(&c);
 	section_ptxas(&c);
 	section_expectations(&c);
 	section_steps(&c);
