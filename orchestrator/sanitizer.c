@@ -62,8 +62,9 @@ static void parse_at(cJSON *rep, const char *s)
 		/* older form: at 0x70 in /path/file.cu:8:kernel(int*) */
 		const char *loc = in + 4, *c1 = strchr(loc, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (c2) {
+			const char *k = c2 + 1, *br = strstr(k, " [");
 			set_once(rep, "location", loc, (size_t)(c2 - loc));
-			set_once(rep, "kernel", c2 + 1, strcspn(c2 + 1, " \n["));
+			set_once(rep, "kernel", k, br ? (size_t)(br - k) : strcspn(k, "\n"));
 		} else {
 			set_once(rep, "location", loc, strcspn(loc, " \n"));
 		}
@@ -180,7 +181,8 @@ enum go_status sanitizer_parse(const char *text, size_t len, const char *tool, c
 			if (sscanf(q, " %lld hazard", &h) == 1)
 				hazards = h;
 			q = strchr(q, '(');
-			if (q && sscanf(q, "(%lld error%*[^,], %lld warning", &e, &w) == 2) {
+			if (q && sscanf(q, "(%lld error", &e) == 1 && (q = strchr(q, ',')) &&
+			    sscanf(q, ", %lld warning", &w) == 1) {
 				errors = e;
 				warnings = w;
 				have_summary = 1;

@@ -1,0 +1,225 @@
+/* test_gates.c -- unit tests of gates.c: every kind of figure a gate reads,
+ * unmeasured figures failing with the reason, GPU filters, and sweep rankings
+ * (a wrong variant never wins). Profile and sanitizer figures come from the
+ * real H100 captures in tests/fixtures/gpu-tools through ncu.c and sanitizer.c. */
+#include "gates.h"
+#include "fsutil.h"
+#include "jsonutil.h"
+#include "ncu.h"
+#include "sanitizer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "banned.h"
+
+static int n_checks, n_failed;
+
+#define CHECK(cond, what, ...) do { \
+	n_checks++; \
+	if (cond) { \
+		printf("ok %d - %s\n", n_checks, what); \
+	} else { \
+		n_failed++; \
+		printf("not ok %d - %s (", n_checks, what); \
+		printf(__VA_ARGS__); \
+		printf(")\n"); \
+	} \
+} while (0)
+
+static const char host_json[] =
+	"{\"name\": \"h100\", \"status\": \"ok\", \"info\": {\"gpu_name\": \"NVIDIA H100 80GB HBM3\", \"arch\": \"sm_90a\"},"
+	" \"builds\": ["
+	"  {\"program\": \"attn\", \"arch\": \"sm_90a\", \"status\": \"PASS\", \"resources\": ["
+	"    {\"kernel\": \"k1\", \"entry\": true, \"registers\": 128, \"spill_store_bytes\": 0},"
+	"    {\"kernel\": \"k2\", \"entry\": true, \"registers\": 96, \"spill_store_bytes\": 16},"
+	"    {\"kernel\": \"dev\", \"entry\": false, \"registers\": 255}]},"
+	"  {\"program\": \"attn\", \"arch\": \"sm_89\", \"status\": \"PASS\", \"resources\": ["
+	"    {\"kernel\": \"k1\", \"entry\": true, \"registers\": 200}]},"
+	"  {\"program\": \"sw\", \"variant\": \"T=64\", \"arch\": \"sm_90a\", \"status\": \"PASS\", \"resources\": [{\"kernel\": \"s\", \"registers\": 64, \"spill_store_bytes\": 0, \"smem_bytes\": 1024}]},"
+	"  {\"program\": \"sw\", \"variant\": \"T=128\", \"arch\": \"sm_90a\", \"status\": \"PASS\", \"resources\": [{\"kernel\": \"s\", \"registers\": 168, \"spill_store_bytes\": 8, \"smem_bytes\": 2048}]},"
+	"  {\"program\": \"sw\", \"variant\": \"T=256\", \"arch\": \"sm_90a\", \"status\": \"FAIL\", \"reason\": \"ptxas error: too much shared data\", \"resources\": []},"
+	"  {\"program\": \"sw\", \"variant\": \"T=32\", \"arch\": \"sm_90a\", \"status\": \"PASS\", \"resources\": []},"
+	"  {\"program\": \"sw\", \"variant\": \"T=16\", \"arch\": \"sm_90a\", \"status\": \"PASS\", \"resources\": []}],"
+	" \"steps\": ["
+	"  {\"id\": \"correctness.attn.P\", \"kind\": \"correctness\", \"program\": \"attn\", \"problem\": \"P\", \"status\": \"PASS\", \"result\": {\"correctness\": {\"max_abs\": 0.004, \"rel_l2\": 0.0002}}},"
+	"  {\"id\": \"benchmark.attn.P\", \"kind\": \"benchmark\", \"program\": \"attn\", \"problem\": \"P\", \"role\": \"kernel\", \"status\": \"PASS\", \"result\": {\"timing\": {\"median_us\": 40, \"p90_us\": 42}, \"model\": {\"tflops\": 300}}},"
+	"  {\"id\": \"benchmark.sdpa.P\", \"kind\": \"benchmark\", \"program\": \"sdpa\", \"problem\": \"P\", \"role\": \"baseline\", \"status\": \"PASS\", \"result\": {\"timing\": {\"median_us\": 100}}},"
+	"  {\"id\": \"benchmark.fake.P\", \"kind\": \"benchmark\", \"program\": \"fake\", \"problem\": \"P\", \"status\": \"PASS\", \"result\": {\"timing\": {\"median_us\": 0.1}, \"model\": {\"impossible\": true}}},"
+	"  {\"id\": \"profile.attn.P\", \"kind\": \"profile\", \"program\": \"attn\", \"problem\": \"P\", \"status\": \"PASS\", \"result\": {}},"
+	"  {\"id\": \"sanitize.attn.P.memcheck\", \"kind\": \"sanitize\", \"tool\": \"memcheck\", \"program\": \"attn\", \"problem\": \"P\", \"status\": \"FAIL\", \"result\": {}},"
+	"  {\"id\": \"sanitize.attn.P.racecheck\", \"kind\": \"sanitize\", \"tool\": \"racecheck\", \"program\": \"attn\", \"problem\": \"P\", \"status\": \"SKIPPED\", \"reason\": \"compute-sanitizer not found on the host\", \"result\": null},"
+	"  {\"id\": \"s1c\", \"kind\": \"sweep\", \"mode\": \"check\", \"variant\": \"T=64\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"PASS\"},"
+	"  {\"id\": \"s1b\", \"kind\": \"sweep\", \"mode\": \"bench\", \"variant\": \"T=64\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"PASS\", \"result\": {\"timing\": {\"median_us\": 30}}},"
+	"  {\"id\": \"s2c\", \"kind\": \"sweep\", \"mode\": \"check\", \"variant\": \"T=128\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"PASS\"},"
+	"  {\"id\": \"s2b\", \"kind\": \"sweep\", \"mode\": \"bench\", \"variant\": \"T=128\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"PASS\", \"result\": {\"timing\": {\"median_us\": 20}}},"
+	"  {\"id\": \"s3c\", \"kind\": \"sweep\", \"mode\": \"check\", \"variant\": \"T=256\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"SKIPPED\", \"reason\": \"not built\"},"
+	"  {\"id\": \"s4c\", \"kind\": \"sweep\", \"mode\": \"check\", \"variant\": \"T=32\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"FAIL\", \"reason\": \"trial 1: rel_l2 0.5 > 0.01\"},"
+	"  {\"id\": \"s4b\", \"kind\": \"sweep\", \"mode\": \"bench\", \"variant\": \"T=32\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"PASS\", \"result\": {\"timing\": {\"median_us\": 5}}},"
+	"  {\"id\": \"s5c\", \"kind\": \"sweep\", \"mode\": \"check\", \"variant\": \"T=16\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"PASS\"},"
+	"  {\"id\": \"s5b\", \"kind\": \"sweep\", \"mode\": \"bench\", \"variant\": \"T=16\", \"program\": \"sw\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": \"FAIL\", \"reason\": \"too many resources requested for launch\"}"
+	" ]}";
+
+static cJSON *load_host(void)
+{
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	cJSON *h = cJSON_Parse(host_json), *prof = NULL, *san = NULL, *steps, *s;
+	static char *const metrics[] = {
+		"sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active",
+		"launch__registers_per_thread", NULL };
+	if (!h) {
+		printf("# bad host JSON\n");
+		return cJSON_CreateObject();
+	}
+	steps = cJSON_GetObjectItem(h, "steps");
+	fs_read_file("tests/fixtures/gpu-tools/ncu-raw.csv", &text, &err);
+	ncu_parse_csv(text.buf, text.len, metrics, &prof, &err);
+	cJSON_ArrayForEach(s, steps)
+		if (!strcmp(json_str(s, "kind"), "profile"))
+			cJSON_AddItemToObject(cJSON_GetObjectItem(s, "result"), "profile", prof);
+	strbuf_reset(&text);
+	fs_read_file("tests/fixtures/gpu-tools/memcheck-oob1.txt", &text, &err);
+	sanitizer_parse(text.buf, text.len, "memcheck", &san, &err);
+	cJSON_ArrayForEach(s, steps)
+		if (json_str(s, "tool") && !strcmp(json_str(s, "tool"), "memcheck"))
+			cJSON_AddItemToObject(cJSON_GetObjectItem(s, "result"), "sanitizer", san);
+	strbuf_release(&text);
+	strbuf_release(&err);
+	return h;
+}
+
+/* Judge one gate given as JSON on the host; returns its (first) result. */
+static cJSON *judge(const cJSON *h, const char *gate, int *nfailed)
+{
+	cJSON *gates = cJSON_Parse(gate), *out;
+	out = gates_evaluate_host(gates, h, nfailed);
+	cJSON_Delete(gates);
+	return out;
+}
+
+static void expect(const cJSON *h, const char *what, const char *gate, const char *verdict,
+		   double measured, const char *reason_part)
+{
+	int nf = -1;
+	cJSON *out = judge(h, gate, &nf);
+	const cJSON *r = cJSON_GetArrayItem(out, 0);
+	const char *v = json_str(r, "verdict"), *why = json_str(r, "reason");
+	int ok = v && !strcmp(v, verdict) && nf == !strcmp(verdict, "FAIL");
+	if (!isnan(measured))   /* a value is expected */
+		ok = ok && json_has_num(r, "measured") && json_num(r, "measured", -1) == measured;
+	else
+		ok = ok && cJSON_IsNull(cJSON_GetObjectItem(r, "measured"));
+	if (reason_part)
+		ok = ok && why && strstr(why, reason_part);
+	else
+		ok = ok && !why;
+	CHECK(ok, what, "verdict=%s measured=%g nfailed=%d reason=%s", v ? v : "-",
+	      json_num(r, "measured", -1), nf, why ? why : "(null)");
+	cJSON_Delete(out);
+}
+
+#define NONE NAN
+
+static void test_gates(void)
+{
+	cJSON *h = load_host(), *out;
+	int nf;
+
+	expect(h, "latency gate passes", "[{\"program\": \"attn\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 50}]",
+	       "PASS", 40, NULL);
+	expect(h, "latency gate fails with measured and threshold",
+	       "[{\"program\": \"attn\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 0.001}]",
+	       "FAIL", 40, "measured 40 us, needs < 0.001");
+	expect(h, "a dotted path into the result", "[{\"program\": \"attn\", \"metric\": \"timing.p90_us\", \"op\": \"<=\", \"value\": 42}]",
+	       "PASS", 42, NULL);
+	expect(h, "an error metric reads the correctness step", "[{\"program\": \"attn\", \"metric\": \"max_abs\", \"op\": \"<\", \"value\": 0.01}]",
+	       "PASS", 0.004, NULL);
+	expect(h, "speedup vs the measured baseline: 100 / 40", "[{\"program\": \"attn\", \"metric\": \"speedup\", \"op\": \">=\", \"value\": 2}]",
+	       "PASS", 2.5, NULL);
+	expect(h, "a real ncu counter: tensor pipe 2.425 % is not >= 40",
+	       "[{\"program\": \"attn\", \"metric\": \"profile.sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active\", \"op\": \">=\", \"value\": 40, \"name\": \"tensor pipe >= 40%\"}]",
+	       "FAIL", 2.425, "measured 2.425 %, needs >= 40");
+	expect(h, "a counter the profile lacks is not measured: FAIL",
+	       "[{\"program\": \"attn\", \"metric\": \"profile.dram__throughput.avg.pct_of_peak_sustained_elapsed\", \"op\": \">=\", \"value\": 60}]",
+	       "FAIL", NONE, "not measured: ncu reported no value");
+	expect(h, "memcheck errors from the real planted-bug log",
+	       "[{\"program\": \"attn\", \"metric\": \"sanitizer.memcheck.errors\", \"op\": \"==\", \"value\": 0}]",
+	       "FAIL", 3, "measured 3 errors, needs == 0");
+	expect(h, "a skipped sanitizer step: FAIL, saying why",
+	       "[{\"program\": \"attn\", \"metric\": \"sanitizer.racecheck.errors\", \"op\": \"==\", \"value\": 0}]",
+	       "FAIL", NONE, "SKIPPED: compute-sanitizer not found on the host");
+	expect(h, "ptxas registers: max over the kernels of the GPU's arch, device functions aside",
+	       "[{\"program\": \"attn\", \"metric\": \"ptxas.registers\", \"op\": \"<=\", \"value\": 128}]",
+	       "PASS", 128, NULL);
+	expect(h, "ptxas spill stores", "[{\"program\": \"attn\", \"metric\": \"ptxas.spill_store_bytes\", \"op\": \"==\", \"value\": 0}]",
+	       "FAIL", 16, "measured 16 bytes");
+	expect(h, "a GPU filter that does not match is not applicable",
+	       "[{\"program\": \"attn\", \"gpu\": \"L4\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 1}]",
+	       "N/A", NONE, "is not 'L4'");
+	expect(h, "an impossible timing is not a measurement",
+	       "[{\"program\": \"fake\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 1}]",
+	       "FAIL", NONE, "roofline floor");
+	expect(h, "a program that never ran", "[{\"program\": \"nope\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 1}]",
+	       "FAIL", NONE, "no benchmark step of 'nope' ran on this host");
+	expect(h, "no baseline for a speedup", "[{\"program\": \"attn\", \"problem\": \"Q\", \"metric\": \"speedup\", \"op\": \">\", \"value\": 1}]",
+	       "FAIL", NONE, "no benchmark step of 'attn' for problem 'Q'");
+	expect(h, "a gate missing its value fails", "[{\"program\": \"attn\", \"metric\": \"latency_us\", \"op\": \"<\"}]",
+	       "FAIL", NONE, "lacks program, metric, op or value");
+
+	out = judge(h, "[{\"program\": \"attn\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 50},"
+		       "{\"program\": \"attn\", \"metric\": \"latency_us\", \"op\": \">\", \"value\": 50}]", &nf);
+	CHECK(cJSON_GetArraySize(out) == 2 && nf == 1, "failures are counted", "n=%d nf=%d",
+	      cJSON_GetArraySize(out), nf);
+	{
+		struct strbuf sb = STRBUF_INIT;
+		gates_describe(cJSON_GetArrayItem(out, 1), &sb);
+		CHECK(!strcmp(sb.buf, "❌ latency_us > 50 [attn, P]: measured 40 us, needs > 50"),
+		      "describe: one line", "%s", sb.buf);
+		strbuf_release(&sb);
+	}
+	cJSON_Delete(out);
+
+	{
+		cJSON *unreachable = cJSON_Parse("{\"name\": \"x\", \"status\": \"unreachable\", \"error\": \"connection refused\", \"steps\": []}");
+		out = judge(unreachable, "[{\"program\": \"attn\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 50}]", &nf);
+		CHECK(nf == 1 && strstr(json_str(cJSON_GetArrayItem(out, 0), "reason"), "host unreachable: connection refused"),
+		      "an unreachable host fails its gates, saying so", "%s",
+		      json_str(cJSON_GetArrayItem(out, 0), "reason"));
+		cJSON_Delete(out);
+		cJSON_Delete(unreachable);
+	}
+	cJSON_Delete(h);
+}
+
+static void test_sweep(void)
+{
+	cJSON *h = load_host(), *sw = sweep_rank_host(h);
+	const cJSON *r = cJSON_GetArrayItem(sw, 0), *v = cJSON_GetObjectItem(r, "variants");
+#define VAR(i, k) json_str(cJSON_GetArrayItem(v, i), k)
+	CHECK(cJSON_GetArraySize(sw) == 1 && !strcmp(json_str(r, "winner"), "T=128") &&
+	      json_num(r, "winner_median_us", 0) == 20,
+	      "the fastest correct variant wins; the faster wrong one does not", "%s",
+	      json_str(r, "winner") ? json_str(r, "winner") : "(none)");
+	CHECK(cJSON_GetArraySize(v) == 5 && !strcmp(VAR(0, "variant"), "T=128") &&
+	      !strcmp(VAR(1, "variant"), "T=64") && json_num(cJSON_GetArrayItem(v, 1), "relative", 0) == 1.5 &&
+	      json_num(cJSON_GetArrayItem(v, 0), "registers", 0) == 168 &&
+	      json_num(cJSON_GetArrayItem(v, 0), "spill_store_bytes", 0) == 8,
+	      "ranked by median, relative to the winner, with ptxas resources", "-");
+	CHECK(!strcmp(VAR(2, "variant"), "T=256") && strstr(VAR(2, "reason"), "build FAIL: ptxas error") &&
+	      !strcmp(VAR(3, "variant"), "T=32") && strstr(VAR(3, "reason"), "correctness FAIL: trial 1") &&
+	      !strcmp(VAR(4, "variant"), "T=16") && strstr(VAR(4, "reason"), "benchmark FAIL: too many resources"),
+	      "unranked variants keep spec order and say why", "%s | %s | %s", VAR(2, "reason"),
+	      VAR(3, "reason"), VAR(4, "reason"));
+#undef VAR
+	cJSON_Delete(sw);
+	cJSON_Delete(h);
+}
+
+int main(void)
+{
+	test_gates();
+	test_sweep();
+	printf("# %d checks, %d failed\n", n_checks, n_failed);
+	return n_failed ? 1 : 0;
+}
