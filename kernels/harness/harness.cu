@@ -149,6 +149,45 @@ static struct cudaDeviceProp g_prop;
 static char g_driver_version[96] = "unknown";
 static int g_runtime_version, g_driver_api_version;
 
+static struct {
+	char key[HX_NAME_MAX];
+	int is_int;
+	long long i;
+	char str[HX_VALUE_MAX];
+} g_config[HX_MAX_CONFIG];
+static int g_nconfig;
+
+static int config_slot(const char *key)
+{
+	for (int i = 0; i < g_nconfig; i++)
+		if (!strcmp(g_config[i].key, key))
+			return i;
+	if (g_nconfig >= HX_MAX_CONFIG) {
+		fprintf(stderr, "harness: more than %d config keys, '%s' dropped\n", HX_MAX_CONFIG, key);
+		return -1;
+	}
+	snprintf(g_config[g_nconfig].key, HX_NAME_MAX, "%s", key);
+	return g_nconfig++;
+}
+
+void hx_config_int(const char *key, long long v)
+{
+	int i = config_slot(key);
+	if (i >= 0) {
+		g_config[i].is_int = 1;
+		g_config[i].i = v;
+	}
+}
+
+void hx_config_str(const char *key, const char *v)
+{
+	int i = config_slot(key);
+	if (i >= 0) {
+		g_config[i].is_int = 0;
+		snprintf(g_config[i].str, HX_VALUE_MAX, "%s", v);
+	}
+}
+
 void hx_begin_result(struct hx_json *j, const char *program, const char *mode, const char *status,
 		     const char *reason, const struct hx_problem *p)
 {
@@ -169,6 +208,16 @@ void hx_begin_result(struct hx_json *j, const char *program, const char *mode, c
 			hx_json_str(j, p->name[i], p->value[i]);
 	}
 	hx_json_close(j, '}');
+	if (g_nconfig) {
+		hx_json_open(j, "config", '{');
+		for (int i = 0; i < g_nconfig; i++) {
+			if (g_config[i].is_int)
+				hx_json_int(j, g_config[i].key, g_config[i].i);
+			else
+				hx_json_str(j, g_config[i].key, g_config[i].str);
+		}
+		hx_json_close(j, '}');
+	}
 }
 
 void hx_emit(struct hx_json *j)
@@ -308,6 +357,7 @@ struct hx_args {
 	double peak_tflops, peak_gbps;
 	struct hx_timing_opts t;
 	int max_json_samples;
+	int launches; /* profile mode */
 };
 
 static double arg_num(const char *key, const char *v)
@@ -321,13 +371,14 @@ static double arg_num(const char *key, const char *v)
 
 static void usage(const struct hx_program *prog)
 {
-	fprintf(stderr, "usage: %s --mode=check|bench", prog->name);
+	fprintf(stderr, "usage: %s --mode=check|bench|profile", prog->name);
 	for (int i = 0; i < prog->nparams; i++)
 		fprintf(stderr, prog->params[i].defval ? " [--%s=%s]" : " --%s=N", prog->params[i].name,
 			prog->params[i].defval ? prog->params[i].defval : "");
 	fprintf(stderr, "\n  [--tol-max-abs=X --tol-max-rel=X --tol-rel-l2=X] [--seed=N] [--trials=N]\n"
 			"  [--max-time-s=S] [--min-time-s=S] [--min-samples=N] [--max-samples=N]\n"
-			"  [--max-cv-pct=P] [--throttle-pct=P] [--no-flush] [--peak-tflops=X --peak-gbps=X]\n");
+			"  [--max-cv-pct=P] [--throttle-pct=P] [--no-flush] [--peak-tflops=X --peak-gbps=X]\n"
+			"  [--launches=N (profile mode, default 3)]\n");
 	for (int i = 0; i < prog->nparams; i++)
 		fprintf(stderr, "  --%s: %s\n", prog->params[i].name, prog->params[i].help);
 }
@@ -342,6 +393,7 @@ static void parse_args(int argc, char **argv, const struct hx_program *prog, str
 	a->trials = 5;
 	a->peak_tflops = a->peak_gbps = 0;
 	a->max_json_samples = 2000;
+	a->launches = 3;
 	hx_timing_defaults(&a->t);
 	memset(p, 0, sizeof *p);
 
@@ -373,9 +425,9 @@ static void parse_args(int argc, char **argv, const struct hx_program *prog, str
 		if (!eq)
 			hx_failf(2, "'%s': expected --%s=VALUE", arg, key);
 		if (!strcmp(nk, "mode")) {
-			if (strcmp(val, "check") && strcmp(val, "bench"))
-				hx_failf(2, "'--mode=%s': expected check or bench", val);
-			a->mode = !strcmp(val, "check") ? "check" : "bench";
+			if (strcmp(val, "check") && strcmp(val, "bench") && strcmp(val, "profile"))
+				hx_failf(2, "'--mode=%s': expected check, bench or profile", val);
+			a->mode = !strcmp(val, "check") ? "check" : !strcmp(val, "bench") ? "bench" : "profile";
 			g_mode = a->mode;
 		} else if (!strcmp(nk, "tol-max-abs")) {
 			a->tol_max_abs = arg_num(key, val);
@@ -412,6 +464,11 @@ static void parse_args(int argc, char **argv, const struct hx_program *prog, str
 			a->peak_tflops = arg_num(key, val);
 		} else if (!strcmp(nk, "peak-gbps")) {
 			a->peak_gbps = arg_num(key, val);
+		} else if (!strcmp(nk, "launches")) {
+			double n = arg_num(key, val);
+			if (n != floor(n) || n < 1 || n > 1000)
+				hx_failf(2, "'%s': expected an integer 1..1000", arg);
+			a->launches = (int)n;
 		} else if (!strcmp(nk, "json-samples")) {
 			a->max_json_samples = (int)arg_num(key, val);
 		} else {
@@ -431,7 +488,7 @@ static void parse_args(int argc, char **argv, const struct hx_program *prog, str
 		}
 	}
 	if (!a->mode)
-		hx_failf(2, "missing --mode=check|bench");
+		hx_failf(2, "missing --mode=check|bench|profile");
 	for (int k = 0; k < prog->nparams; k++) {
 		if (find_param(p, prog->params[k].name) >= 0)
 			continue;
@@ -1165,7 +1222,25 @@ int hx_main(int argc, char **argv, const struct hx_program *prog)
 	HX_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	struct cmp_acc *dacc = (struct cmp_acc *)hx_malloc_dev(sizeof(struct cmp_acc));
 
-	/* correctness: trials on the main shape (check: --trials seeds; bench: one) then edge shapes */
+	/* profile: the kernel alone, --launches times back to back on one seeded
+	 * input set, before anything else the harness launches (no warm-up, no
+	 * events, no L2 flush in between), so that `ncu --launch-count N` with
+	 * N <= --launches profiles exactly these; the correctness trial follows. */
+	if (!strcmp(a.mode, "profile")) {
+		void *ps = prog->create(&p, 1);
+		prog->fill(ps, 0, a.seed + 7919);
+		HX_CK(cudaStreamSynchronize(s));
+		HX_CK(cudaDeviceSynchronize());
+		for (int i = 0; i < a.launches; i++) {
+			prog->run(ps, 0, s);
+			HX_CK_LAUNCH();
+		}
+		HX_CK(cudaStreamSynchronize(s));
+		prog->destroy(ps);
+		fprintf(stderr, "%s: profile: %d launches done\n", prog->name, a.launches);
+	}
+
+	/* correctness: trials on the main shape (check: --trials seeds; bench, profile: one) then edge shapes */
 	struct trial trials[64];
 	int nt = 0;
 	int ntr = !strcmp(a.mode, "check") ? a.trials : 1;
@@ -1250,6 +1325,8 @@ int hx_main(int argc, char **argv, const struct hx_program *prog)
 	hx_json_close(&j, '}');
 	hx_json_bool(&j, "pass", all_pass);
 	hx_json_close(&j, '}');
+	if (!strcmp(a.mode, "profile"))
+		hx_json_int(&j, "launches", a.launches);
 
 	if (timed) {
 		hx_json_timing(&j, &tm);

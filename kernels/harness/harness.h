@@ -8,7 +8,8 @@
  *   correctness trials (fresh seeded inputs, poisoned outputs, GPU comparison
  *   against a higher-precision reference, optional FP64 CPU spot check), the
  *   timing loop (events, L2 flush, persisting-L2 reset, input rotation, NVML
- *   clock per sample, stop rules) and the single JSON line on stdout.  The
+ *   clock per sample, stop rules), the profile mode (a few plain launches for
+ *   Nsight Compute) and the single JSON line on stdout.  The
  *   result fields are documented in docs/result-contract.md; keep both in step.
  *
  *   Exit codes: 0 the program ran (whatever "status" says; no CUDA device is
@@ -88,6 +89,16 @@ struct hx_program {
 };
 
 int hx_main(int argc, char **argv, const struct hx_program *prog);
+
+/* ---- compile-time configuration (the result's "config" object) ---- */
+
+/* Record KEY = VALUE in the "config" object of every result printed from now
+ * on (errors included); setting a key again replaces its value in place, so
+ * keys keep the order of their first setting.  At most HX_MAX_CONFIG keys.
+ * Safe to call from a static initializer (the table is zero-initialized). */
+#define HX_MAX_CONFIG 16
+void hx_config_int(const char *key, long long v);
+void hx_config_str(const char *key, const char *v);
 
 /* ---- error checks ---- */
 
