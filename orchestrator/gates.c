@@ -477,7 +477,7 @@ static int cmp_rows(const void *a, const void *b)
 		return y->ranked - x->ranked;
 	if (x->ranked && x->median != y->median)
 		return x->median < y->median ? -1 : 1;
-	return 0;  /* qsort is not stable: ties keep order by the index tiebreak below */
+	return 0;   /* ties keep spec order: the caller sorts stably */
 }
 
 static void add_resources(cJSON *o, const cJSON *build)
