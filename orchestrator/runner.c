@@ -202,6 +202,8 @@ static void print_dry_run(const struct spec *s, const struct hosts *hs, const st
 		ph.nvcc = "nvcc";
 		ph.nvcc_version = "(detected at run time)";
 		ph.python = "python3";
+		ph.ncu = "ncu";
+		ph.sanitizer = "compute-sanitizer";
 		plan_make(&p, s, &ph);
 		printf("    ship %s/content/%s/src.tar unless the host already has it\n", workdir,
 		       pk->content_id);
@@ -234,7 +236,7 @@ int runner_run(const struct run_opts *o)
 	time_t started = time(NULL);
 	int64_t t0 = time_mono_ms();
 	enum go_status st;
-	int i, rc = 0, nfailed_hosts = 0, nfailed_steps = 0;
+	int i, rc = 0, nfailed_hosts = 0, nfailed_steps = 0, nfailed_gates = 0;
 
 	memset(&gi, 0, sizeof(gi));
 	memset(&pk, 0, sizeof(pk));
@@ -355,7 +357,8 @@ int runner_run(const struct run_opts *o)
 	for (i = 0; i < hs->n; i++) {
 		fputs(hrs[i].out.buf, stdout);
 		nfailed_hosts += hrs[i].failed;
-		nfailed_steps += hrs[i].nfailed_steps;
+		nfailed_steps += hrs[i].nfailed_steps - hrs[i].nfailed_gates;
+		nfailed_gates += hrs[i].nfailed_gates;
 	}
 	record_lock(&rec);
 	if (got_signal) {
@@ -367,7 +370,7 @@ int runner_run(const struct run_opts *o)
 		if (nfailed_hosts == hs->n) {
 			outcome = "infra_error";
 			rc = GO_EXIT_INFRA;
-		} else if (nfailed_hosts || nfailed_steps) {
+		} else if (nfailed_hosts || nfailed_steps || nfailed_gates) {
 			outcome = "failed";
 			rc = GO_EXIT_FAILED;
 		}
@@ -391,11 +394,11 @@ int runner_run(const struct run_opts *o)
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = GO_EXIT_LOCAL;
 	}
-	printf("run %s: %s (%d host%s failed, %d build/step%s did not pass)\n", run_id,
-	       got_signal ? "INTERRUPTED, recorded as incomplete"
+	printf("run %s: %s (%d host%s failed, %d build/step%s did not pass, %d gate%s failed)\n",
+	       run_id, got_signal ? "INTERRUPTED, recorded as incomplete"
 	       : rc == 0 ? "passed" : rc == GO_EXIT_INFRA ? "no host could be used" : "FAILED",
 	       nfailed_hosts, nfailed_hosts == 1 ? "" : "s", nfailed_steps,
-	       nfailed_steps == 1 ? "" : "s");
+	       nfailed_steps == 1 ? "" : "s", nfailed_gates, nfailed_gates == 1 ? "" : "s");
 
 out:
 	if (hrs)

@@ -1,0 +1,3 @@
+// race_clean.cu -- race.cu with its __syncthreads (no planted race).
+#define PLANT 0
+#include "race.cu"
