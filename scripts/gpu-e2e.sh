@@ -25,10 +25,11 @@ ldd build/gpuorch | grep -i "not found"
 build/gpuorch hosts check --hosts "$out/hosts.json" 2>&1 | tee "$out/hosts-check.txt"
 for spec in "$@"; do
 	echo "=== $spec"
-	build/gpuorch run "$spec" --hosts "$out/hosts.json" --reports "$reports" --plain \
-		>"$out/run-$(basename "$spec" .json).txt" 2>&1
+	# SIGTERM at the limit: gpuorch records the run as incomplete
+	timeout -s TERM "${SPEC_TIMEOUT:-500}" build/gpuorch run "$spec" --hosts "$out/hosts.json" \
+		--reports "$reports" --plain >"$out/run-$(basename "$spec" .json).txt" 2>&1
 	echo "exit $?"
 	tail -n 25 "$out/run-$(basename "$spec" .json).txt"
+	tar czf "$out/reports.tgz" "$reports"
 done
 build/gpuorch runs --reports "$reports" | tee "$out/runs.txt"
-tar czf "$out/reports.tgz" "$reports"
