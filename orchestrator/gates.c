@@ -422,10 +422,17 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 			cJSON_AddItemToArray(out, judge_one(g, h, sget(g, "problem"), nfailed));
 			continue;
 		}
-		/* every problem this program ran (or was planned for) on the host */
+		/* every problem this program ran (or was planned for) on the host
+		 * with a step of the kind that measures the metric: a profile
+		 * gate is judged where a profile step ran, not on every problem */
 		FOR_EACH_OBJ(s, steps_of(h)) {
 			const char *p = sget(s, "problem");
+			const char *kind = !metric ? NULL
+				: !strncmp(metric, "profile.", 8) ? "profile"
+				: !strncmp(metric, "sanitizer.", 10) ? "sanitize" : NULL;
 			if (!p || !streq(sget(s, "program"), program) || streq(sget(s, "kind"), "sweep"))
+				continue;
+			if (kind && !streq(sget(s, "kind"), kind))
 				continue;
 			for (i = 0; i < n && strcmp(problems[i], p); i++)
 				;

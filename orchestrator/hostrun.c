@@ -338,6 +338,9 @@ static enum go_status do_probe(struct hostrun *hr)
 
 	record_lock(hr->ctx->rec);
 	info = probe_to_json(&hr->info);
+	/* the arch the steps run on (probe's "arch" is the plain one from the
+	 * compute capability, e.g. sm_90 where the spec builds sm_90a) */
+	cJSON_DeleteItemFromObjectCaseSensitive(info, "arch");
 	json_add_str(info, "arch", hr->run_arch);
 	json_add_str(info, "workdir", hr->workdir);
 	cJSON_ReplaceItemInObject(hr->hj, "info", info);
