@@ -207,9 +207,21 @@ static void judge(struct cmp_row *r, const struct cmp_opts *o)
 						   (a->check_status && !is_pass(b->check_status)) ||
 						   (is_pass(a->result_status) && !is_pass(b->result_status))))
 		r->regression = 1;
-	add_int_change(&r->changes, "registers", a->registers, b->registers);
-	add_int_change(&r->changes, "spill bytes", a->spill_bytes, b->spill_bytes);
-	add_int_change(&r->changes, "smem bytes", a->smem_bytes, b->smem_bytes);
+	if (o->pair_a) {
+		/* Two different programs: their resources differ by design, so
+		 * they are shown, not called a difference. */
+		struct strbuf res = STRBUF_INIT;
+		add_int_change(&res, "registers", a->registers, b->registers);
+		add_int_change(&res, "spill bytes", a->spill_bytes, b->spill_bytes);
+		add_int_change(&res, "smem bytes", a->smem_bytes, b->smem_bytes);
+		if (res.len)
+			strbuf_addf(&r->notes, "%s%s", r->notes.len ? "; " : "", res.buf);
+		strbuf_release(&res);
+	} else {
+		add_int_change(&r->changes, "registers", a->registers, b->registers);
+		add_int_change(&r->changes, "spill bytes", a->spill_bytes, b->spill_bytes);
+		add_int_change(&r->changes, "smem bytes", a->smem_bytes, b->smem_bytes);
+	}
 	if (a->nvcc_version && b->nvcc_version && strcmp(a->nvcc_version, b->nvcc_version))
 		add_change(&r->changes, "nvcc", a->nvcc_version, b->nvcc_version);
 	if (a->driver && b->driver && strcmp(a->driver, b->driver))
