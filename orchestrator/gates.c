@@ -53,22 +53,6 @@ static int nget(const cJSON *o, const char *path, double *v)
 	return 1;
 }
 
-static int contains_ci(const char *hay, const char *needle)
-{
-	size_t n, i;
-	if (!hay || !needle)
-		return 0;
-	n = strlen(needle);
-	for (; *hay; hay++) {
-		for (i = 0; i < n && hay[i] &&
-			    tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]); i++)
-			;
-		if (i == n)
-			return 1;
-	}
-	return n == 0;
-}
-
 #define FOR_EACH_OBJ(x, a) cJSON_ArrayForEach(x, a) if (!cJSON_IsObject(x)) {} else
 
 static const cJSON *steps_of(const cJSON *h)
@@ -362,7 +346,7 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 	json_add_str(r, "op", op);
 	if (!program || !metric || !op || !nget(g, "value", &threshold)) {
 		strbuf_addstr(&j.why, "the gate lacks program, metric, op or value");
-	} else if (gpu && !contains_ci(host_gpu, gpu)) {
+	} else if (gpu && !str_contains_ci(host_gpu, gpu)) {
 		verdict = "N/A";
 		if (host_gpu)
 			strbuf_addf(&j.why, "the GPU (%s) is not '%s'", host_gpu, gpu);

@@ -69,70 +69,21 @@ static void pop(struct hctx *c, size_t mark)
 	strbuf_setlen(&c->path, mark);
 }
 
-static const char *type_name(const cJSON *v)
-{
-	if (cJSON_IsString(v))
-		return "a string";
-	if (cJSON_IsNumber(v))
-		return "a number";
-	if (cJSON_IsObject(v))
-		return "an object";
-	if (cJSON_IsArray(v))
-		return "an array";
-	if (cJSON_IsBool(v))
-		return cJSON_IsTrue(v) ? "true" : "false";
-	return "null";
-}
-
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t row[64];
-	if (la >= 63 || lb >= 63)
-		return (size_t)-1;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (tolower((unsigned char)a[i - 1]) !=
-					      tolower((unsigned char)b[j - 1]));
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
 static enum go_status check_keys(struct hctx *c, const cJSON *obj, const char *const *allowed)
 {
 	const cJSON *it, *prev;
 	for (it = obj->child; it; it = it->next) {
 		const char *const *a;
-		const char *best = NULL;
-		size_t best_d = (size_t)-1;
+		const char *best;
 		for (prev = obj->child; prev != it; prev = prev->next)
 			if (!strcmp(prev->string, it->string))
 				return bad(c, "key '%s' appears twice", it->string);
-		for (a = allowed; *a; a++) {
-			size_t d;
-			if (!strcmp(*a, it->string))
-				break;
-			d = edit_distance(it->string, *a);
-			if (d < best_d) {
-				best_d = d;
-				best = *a;
-			}
-		}
+		for (a = allowed; *a && strcmp(*a, it->string); a++)
+			;
 		if (*a)
 			continue;
-		if (best && best_d <= (strlen(it->string) <= 3 ? 1u : 2u))
+		best = str_suggest(it->string, allowed);
+		if (best)
 			return bad(c, "unknown key '%s' (did you mean '%s'?)", it->string, best);
 		return bad(c, "unknown key '%s' (see docs/hosts.md for the keys a host may have)",
 			   it->string);
@@ -225,7 +176,7 @@ static enum go_status get_str(struct hctx *c, const cJSON *obj, const char *key,
 		return GO_OK;
 	mark = push(c, ".%s", key);
 	if (!cJSON_IsString(v))
-		return bad(c, "expected a string, found %s", type_name(v));
+		return bad(c, "expected a string, found %s", json_type_name(v));
 	if (!*v->valuestring)
 		return bad(c, "must not be empty");
 	for (s = v->valuestring; *s; s++)
@@ -253,7 +204,7 @@ static enum go_status get_int(struct hctx *c, const cJSON *obj, const char *key,
 		return GO_OK;
 	mark = push(c, ".%s", key);
 	if (!cJSON_IsNumber(v))
-		return bad(c, "expected an integer from %d to %d, found %s", lo, hi, type_name(v));
+		return bad(c, "expected an integer from %d to %d, found %s", lo, hi, json_type_name(v));
 	if (!is_integral(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
 		return bad(c, "expected an integer from %d to %d, found %.17g", lo, hi,
 			   v->valuedouble);
@@ -385,7 +336,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 
 	memset(&ai, 0, sizeof(ai));
 	if (!cJSON_IsObject(v))
-		return bad(c, "expected an object, found %s", type_name(v));
+		return bad(c, "expected an object, found %s", json_type_name(v));
 	TRY(check_keys(c, v, keys));
 	if (!cJSON_GetObjectItemCaseSensitive(v, "name"))
 		return bad(c, "missing required key 'name'");
@@ -505,7 +456,7 @@ enum go_status hosts_load(const char *path, struct hosts **out, struct strbuf *e
 
 	if (!cJSON_IsObject(root)) {
 		st = bad(&c, "expected a JSON object {\"hosts\": [...]} at the top level, found %s",
-			 type_name(root));
+			 json_type_name(root));
 		goto out;
 	}
 	if ((st = check_keys(&c, root, top_keys)) != GO_OK)
@@ -517,7 +468,7 @@ enum go_status hosts_load(const char *path, struct hosts **out, struct strbuf *e
 	}
 	push(&c, "hosts");
 	if (!cJSON_IsArray(arr)) {
-		st = bad(&c, "expected an array of hosts, found %s", type_name(arr));
+		st = bad(&c, "expected an array of hosts, found %s", json_type_name(arr));
 		goto out;
 	}
 	n = cJSON_GetArraySize(arr);

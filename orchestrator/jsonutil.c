@@ -154,3 +154,20 @@ void json_add_bool(cJSON *parent, const char *key, int val)
 {
 	must(cJSON_AddBoolToObject(parent, key, val));
 }
+
+const char *json_type_name(const cJSON *v)
+{
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsObject(v))
+		return "an object";
+	if (cJSON_IsArray(v))
+		return "an array";
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v) ? "true" : "false";
+	if (cJSON_IsNull(v))
+		return "null";
+	return "an invalid value";
+}

@@ -23,6 +23,9 @@ int json_has_num(const cJSON *obj, const char *key);
 /* Dotted path lookup: "timing.median_us", "trials.0.seed". */
 const cJSON *json_path(const cJSON *root, const char *dotted);
 
+/* "a string", "a number", "an object", ... for error messages. */
+const char *json_type_name(const cJSON *v);
+
 /* Builders that never return NULL (die on OOM). */
 cJSON *json_add_obj(cJSON *parent, const char *key);
 cJSON *json_add_arr(cJSON *parent, const char *key);

@@ -75,23 +75,6 @@ static int streq(const char *a, const char *b)
 	return a && b && !strcmp(a, b);
 }
 
-/* Case-insensitive substring. */
-static int contains_ci(const char *hay, const char *needle)
-{
-	size_t n, i;
-	if (!hay || !needle)
-		return 0;
-	n = strlen(needle);
-	for (; *hay; hay++) {
-		for (i = 0; i < n && hay[i] &&
-			    tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]); i++)
-			;
-		if (i == n)
-			return 1;
-	}
-	return n == 0;
-}
-
 /* ==== Markdown text ==== */
 
 /* Free text for a table cell or a line: one line, pipes escaped, no HTML. */
@@ -583,7 +566,7 @@ static void judge_all(struct ctx *c)
 		const char *gpu = str(e, "gpu");
 		const char *problem = str(e, "problem");
 		FOR_EACH_OBJ(h, c->hosts) {
-			if (gpu && !contains_ci(gpu_name(h), gpu)) {
+			if (gpu && !str_contains_ci(gpu_name(h), gpu)) {
 				struct verdict *v = new_verdict(c, e, h, problem);
 				if (gpu_name(h)) {
 					v->kind = V_NOT_APPLICABLE;
@@ -675,7 +658,7 @@ static int add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int
 static int ref_applies(const cJSON *ref, const cJSON *h)
 {
 	const char *gpu = str(ref, "gpu");
-	return !gpu || contains_ci(gpu_name(h), gpu);
+	return !gpu || str_contains_ci(gpu_name(h), gpu);
 }
 
 /* "FA3 450 / 312.4 = 1.44× remaining" for a kernel step; 0 when not comparable. */
@@ -721,7 +704,7 @@ static int add_reference_gap(struct strbuf *md, const cJSON *ref, const cJSON *s
 static int baseline_applies(const cJSON *b, const cJSON *h, const char *problem)
 {
 	const char *gpu = str(b, "gpu"), *p = str(b, "problem");
-	return (!gpu || contains_ci(gpu_name(h), gpu)) && (!p || streq(p, problem));
+	return (!gpu || str_contains_ci(gpu_name(h), gpu)) && (!p || streq(p, problem));
 }
 
 /* "PyTorch SDPA 47.10 us (seed 001, L4): 1.14× faster" */

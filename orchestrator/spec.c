@@ -78,70 +78,6 @@ static void pop(struct ctx *c, size_t mark)
 	strbuf_setlen(&c->path, mark);
 }
 
-static const char *type_name(const cJSON *v)
-{
-	if (cJSON_IsString(v))
-		return "a string";
-	if (cJSON_IsNumber(v))
-		return "a number";
-	if (cJSON_IsObject(v))
-		return "an object";
-	if (cJSON_IsArray(v))
-		return "an array";
-	if (cJSON_IsBool(v))
-		return cJSON_IsTrue(v) ? "true" : "false";
-	if (cJSON_IsNull(v))
-		return "null";
-	return "an invalid value";
-}
-
-/* Levenshtein distance, bounded to short keys. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t row[64];
-	if (la >= 63 || lb >= 63)
-		return (size_t)-1;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t cost = tolower((unsigned char)a[i - 1]) !=
-				      tolower((unsigned char)b[j - 1]);
-			size_t best = diag + cost;
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-static const char *suggest(const char *word, const char *const *choices)
-{
-	const char *best = NULL;
-	size_t best_d = (size_t)-1, limit = strlen(word) <= 3 ? 1 : 2;
-	const char *const *ch;
-	/* a clipped word ("base" for "baseline") */
-	for (ch = choices; strlen(word) >= 3 && *ch; ch++)
-		if (!strncmp(*ch, word, strlen(word)))
-			return *ch;
-	for (; *choices; choices++) {
-		size_t d = edit_distance(word, *choices);
-		if (d < best_d) {
-			best_d = d;
-			best = *choices;
-		}
-	}
-	return best_d <= limit ? best : NULL;
-}
-
 static void add_choices(struct strbuf *sb, const char *const *choices)
 {
 	int i;
@@ -176,7 +112,7 @@ static enum go_status check_keys(struct ctx *c, const cJSON *obj, const char *co
 			if (!strcmp(*a, it->string))
 				break;
 		if (!*a) {
-			const char *s = suggest(it->string, allowed);
+			const char *s = str_suggest(it->string, allowed);
 			struct strbuf sb = STRBUF_INIT;
 			enum go_status st;
 			if (s) {
@@ -196,7 +132,7 @@ static enum go_status check_keys(struct ctx *c, const cJSON *obj, const char *co
 static enum go_status need_type(struct ctx *c, const cJSON *v, int ok, const char *want)
 {
 	if (!ok)
-		return bad(c, "expected %s, found %s", want, type_name(v));
+		return bad(c, "expected %s, found %s", want, json_type_name(v));
 	return GO_OK;
 }
 
@@ -246,7 +182,7 @@ static enum go_status get_int(struct ctx *c, const cJSON *obj, const char *key, 
 			return bad(c, "expected an integer from %d to %d, found %.17g", lo, hi,
 				   v->valuedouble);
 		return bad(c, "expected an integer from %d to %d, found %s", lo, hi,
-			   type_name(v));
+			   json_type_name(v));
 	}
 	pop(c, mark);
 	*out = (int)v->valuedouble;
@@ -256,7 +192,7 @@ static enum go_status get_int(struct ctx *c, const cJSON *obj, const char *key, 
 static enum go_status get_positive(struct ctx *c, const cJSON *v)
 {
 	if (!cJSON_IsNumber(v))
-		return bad(c, "expected a positive number, found %s", type_name(v));
+		return bad(c, "expected a positive number, found %s", json_type_name(v));
 	if (!(v->valuedouble > 0) || !isfinite(v->valuedouble))
 		return bad(c, "expected a positive number, found %.17g", v->valuedouble);
 	return GO_OK;
@@ -469,7 +405,7 @@ static enum go_status get_kv(struct ctx *c, const cJSON *v, int c_ident_keys,
 				return bad(c, "must not contain control characters");
 			(*out)[i].value = xstrdup(it->valuestring);
 		} else {
-			return bad(c, "expected a number or a string, found %s", type_name(it));
+			return bad(c, "expected a number or a string, found %s", json_type_name(it));
 		}
 		(*out)[i].key = xstrdup(it->string);
 		*nout = ++i;
@@ -790,7 +726,7 @@ static enum go_status check_enum(struct ctx *c, const char *val, const char *con
 	for (ch = choices; *ch; ch++)
 		if (!strcmp(*ch, val))
 			return GO_OK;
-	s = suggest(val, choices);
+	s = str_suggest(val, choices);
 	if (s) {
 		strbuf_addf(&sb, "did you mean '%s'?", s);
 	} else {
@@ -973,7 +909,7 @@ static enum go_status parse_sweep(struct ctx *c, const cJSON *v, struct spec_ste
 				vals[i][j].value = xstrdup(x->valuestring);
 			} else {
 				rc = bad(c, "expected a number or a non-empty string, found %s",
-					 type_name(x));
+					 json_type_name(x));
 				goto out;
 			}
 			nvals[i] = j + 1;
@@ -1015,7 +951,7 @@ static enum go_status parse_sweep(struct ctx *c, const cJSON *v, struct spec_ste
 	if (x) {
 		size_t m4 = push_key(c, "check");
 		if (!cJSON_IsBool(x)) {
-			rc = bad(c, "expected true or false, found %s", type_name(x));
+			rc = bad(c, "expected true or false, found %s", json_type_name(x));
 			goto out;
 		}
 		st->sweep_check = cJSON_IsTrue(x);
@@ -1428,7 +1364,7 @@ static enum go_status parse_root(struct ctx *c, const cJSON *root)
 	const cJSON *sv;
 
 	if (!cJSON_IsObject(root))
-		return bad(c, "expected a JSON object at the top level, found %s", type_name(root));
+		return bad(c, "expected a JSON object at the top level, found %s", json_type_name(root));
 	TRY(check_keys(c, root, keys));
 	sv = cJSON_GetObjectItemCaseSensitive(root, "schema");
 	if (!sv)
@@ -1585,24 +1521,13 @@ const struct spec_problem *spec_find_problem(const struct spec *s, const char *n
 	return NULL;
 }
 
-static int contains_ci(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	if (!n)
-		return 0;
-	for (; *hay; hay++)
-		if (!strncasecmp(hay, needle, n))
-			return 1;
-	return 0;
-}
-
 const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name)
 {
 	int i;
 	if (!gpu_name)
 		return NULL;
 	for (i = 0; i < s->ntargets; i++)
-		if (contains_ci(gpu_name, s->targets[i].gpu))
+		if (str_contains_ci(gpu_name, s->targets[i].gpu))
 			return s->targets[i].arch;
 	return NULL;
 }

@@ -199,3 +199,66 @@ void strbuf_add_shell_quoted(struct strbuf *sb, const char *s)
 	}
 	strbuf_addch(sb, '\'');
 }
+
+/* ---- small string helpers shared by the validators and the report ---- */
+
+/* Levenshtein distance, case-insensitive, bounded to short words (else SIZE_MAX). */
+size_t str_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t row[64];
+	if (la >= 63 || lb >= 63)
+		return SIZE_MAX;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t cost = tolower((unsigned char)a[i - 1]) !=
+				      tolower((unsigned char)b[j - 1]);
+			size_t best = diag + cost;
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The choice closest to word: a clipped word ("base" for "baseline"), or within
+ * an edit distance of 1 (words of 3 letters or less) or 2. NULL when none is close. */
+const char *str_suggest(const char *word, const char *const *choices)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1, limit = strlen(word) <= 3 ? 1 : 2;
+	const char *const *ch;
+	/* a clipped word ("base" for "baseline") */
+	for (ch = choices; strlen(word) >= 3 && *ch; ch++)
+		if (!strncmp(*ch, word, strlen(word)))
+			return *ch;
+	for (; *choices; choices++) {
+		size_t d = str_edit_distance(word, *choices);
+		if (d < best_d) {
+			best_d = d;
+			best = *choices;
+		}
+	}
+	return best_d <= limit ? best : NULL;
+}
+
+/* Case-insensitive substring; an empty needle matches. */
+int str_contains_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	if (!n)
+		return 0;
+	for (; *hay; hay++)
+		if (!strncasecmp(hay, needle, n))
+			return 1;
+	return 0;
+}

@@ -37,6 +37,13 @@ void strbuf_trim(struct strbuf *sb);
 /* Append s quoted for a POSIX shell: the one quoting function of gpuorch. */
 void strbuf_add_shell_quoted(struct strbuf *sb, const char *s);
 
+/* Small helpers: a case-insensitive Levenshtein distance, the closest of
+ * choices (NULL-terminated) to a mistyped word or NULL, and a
+ * case-insensitive substring test (GPU names against spec targets). */
+size_t str_edit_distance(const char *a, const char *b);
+const char *str_suggest(const char *word, const char *const *choices);
+int str_contains_ci(const char *hay, const char *needle);
+
 /* xmalloc & co: die with a message on out-of-memory. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
