@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <ctype.h>
 #include <stdint.h>
 #include "banned.h"
@@ -251,14 +252,15 @@ const char *str_suggest(const char *word, const char *const *choices)
 	return best_d <= limit ? best : NULL;
 }
 
-/* Case-insensitive substring; an empty needle matches. */
+/* Case-insensitive substring; an empty needle matches, a NULL never does. */
 int str_contains_ci(const char *hay, const char *needle)
 {
-	size_t n = strlen(needle);
-	if (!n)
+	size_t n;
+	if (!hay || !needle)
 		return 0;
+	n = strlen(needle);
 	for (; *hay; hay++)
 		if (!strncasecmp(hay, needle, n))
 			return 1;
-	return 0;
+	return n == 0;
 }
