@@ -51,7 +51,7 @@ static void check_one(void *arg)
 		t->fingerprint = xstrdup(ssh_fingerprint(c));
 		if (ssh_notice(c))
 			t->notice = xstrdup(ssh_notice(c));
-		t->st = probe_host(c, t->h->cuda_home, t->h->workdir, t->h->gpu_index, &t->info,
+		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir, t->h->gpu_index, &t->info,
 				   &t->err);
 		t->have_info = t->st == GO_OK;
 	}

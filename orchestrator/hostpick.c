@@ -32,7 +32,7 @@ static void probe_one(void *arg)
 	hostrun_ssh_opts(t->h, t->accept_new, &o);
 	t->st = ssh_connect(&o, &c, &t->err);
 	if (t->st == GO_OK) {
-		t->st = probe_host(c, t->h->cuda_home, t->h->workdir, t->h->gpu_index, &t->info,
+		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir, t->h->gpu_index, &t->info,
 				   &t->err);
 		t->have_info = t->st == GO_OK;
 	}

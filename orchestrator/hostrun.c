@@ -305,7 +305,7 @@ static enum go_status do_probe(struct hostrun *hr)
 	int i;
 
 	live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
-	st = probe_host(hr->conn, hr->h->cuda_home, hr->h->workdir, hr->h->gpu_index,
+	st = probe_host(hr->conn, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index,
 			&hr->info, &err);
 	if (st != GO_OK) {
 		fail_host(hr, "probe", t0, err.buf);

@@ -59,7 +59,8 @@ static const char probe_script[] =
 	"p=$(find_tool nvcc) && { kv nvcc_path \"$p\"; kv nvcc_version \"$(to 30 \"$p\" --version 2>&1 | grep -E 'release|^Build' | tr '\\n' ' ')\"; }\n"
 	"p=$(find_tool ncu) && { kv ncu_path \"$p\"; kv ncu_version \"$(to 30 \"$p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
 	"p=$(find_tool compute-sanitizer) && { kv sanitizer_path \"$p\"; kv sanitizer_version \"$(to 30 \"$p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
-	"p=$(command -v python3 2>/dev/null) && case \"$p\" in /*)\n"
+	"if [ -n \"$python\" ]; then p=$python; else p=$(command -v python3 2>/dev/null); fi\n"
+	"case \"$p\" in /*)\n"
 	"  kv python_path \"$p\"\n"
 	"  kv python_version \"$(to 20 \"$p\" --version 2>&1 | head -n 1)\"\n"
 	"  tv=$(to 30 \"$p\" -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -n 1) && [ -n \"$tv\" ] && kv torch \"$tv\"\n"
@@ -261,8 +262,9 @@ static int parse_output(char *text, struct host_info *hi)
 /* ------------------------------------------------------------------ */
 /* API                                                                 */
 
-enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *workdir,
-			  int gpu_index, struct host_info *out, struct strbuf *err)
+enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
+			  const char *workdir, int gpu_index, struct host_info *out,
+			  struct strbuf *err)
 {
 	struct strbuf cmd = STRBUF_INIT, body = STRBUF_INIT;
 	struct strbuf sout = STRBUF_INIT, serr = STRBUF_INIT;
@@ -273,6 +275,8 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 	out->disk_free_kib = -1;
 	strbuf_addstr(&body, "cuda_home=");
 	strbuf_add_shell_quoted(&body, cuda_home ? cuda_home : "");
+	strbuf_addstr(&body, "\npython=");
+	strbuf_add_shell_quoted(&body, python ? python : "");
 	strbuf_addstr(&body, "\nworkdir=");
 	strbuf_add_shell_quoted(&body, workdir && *workdir ? workdir : ".");
 	strbuf_addf(&body, "\ngpu=%d\n", gpu_index > 0 ? gpu_index : 0);

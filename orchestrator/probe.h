@@ -33,9 +33,11 @@ struct host_info {
 	int has_flock, has_timeout, has_setsid;
 };
 
-/* cuda_home may be NULL; gpu_index selects the GPU for nvidia-smi. */
-enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *workdir,
-			  int gpu_index, struct host_info *out, struct strbuf *err);
+/* cuda_home may be NULL; python (may be NULL) is the interpreter to report
+ * instead of python3 on the SSH PATH; gpu_index selects the GPU for nvidia-smi. */
+enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
+			  const char *workdir, int gpu_index, struct host_info *out,
+			  struct strbuf *err);
 void probe_release(struct host_info *hi);
 /* The record's "info" object (docs/run-record.md). */
 cJSON *probe_to_json(const struct host_info *hi);
