@@ -101,8 +101,11 @@ static cJSON *provenance_json(const struct git_info *gi, const char *commit,
 	} else if (gi->is_repo) {
 		json_add_str(g, "commit", gi->commit[0] ? gi->commit : NULL);
 		json_add_bool(g, "dirty", gi->dirty);
-		json_add_str(g, "diff_sha256", gi->dirty ? gi->diff_sha256 : NULL);
+		json_add_str(g, "diff_sha256", gi->dirty && wrote_diff ? gi->diff_sha256 : NULL);
 		json_add_str(g, "diff_file", wrote_diff ? "source.diff" : NULL);
+		if (!gi->commit[0])
+			json_add_str(g, "note", "the repository has no commit yet: the sources are "
+						"identified by their content id only");
 	} else {
 		json_add_str(g, "commit", NULL);
 		json_add_bool(g, "dirty", 1);
@@ -308,7 +311,7 @@ int runner_run(const struct run_opts *o)
 	cJSON_AddItemToObject(exp, "spec", cJSON_Duplicate(s->json, 1));
 	record_init(&rec, run_dir, root);
 	have_rec = 1;
-	if (!o->commit && gi.is_repo && gi.dirty && gi.diff) {
+	if (!o->commit && gi.is_repo && gi.commit[0] && gi.dirty && gi.diff) {
 		/* Without the diff a dirty run could not be reproduced. */
 		st = record_write_file(&rec, "source.diff", gi.diff, strlen(gi.diff), &err);
 		if (st != GO_OK)
@@ -316,7 +319,8 @@ int runner_run(const struct run_opts *o)
 	}
 	cJSON_AddItemToObject(root, "provenance",
 			      provenance_json(&gi, o->commit ? commit : NULL, &pk,
-					      !o->commit && gi.dirty && gi.diff && st == GO_OK));
+					      !o->commit && gi.commit[0] && gi.dirty && gi.diff &&
+						      st == GO_OK));
 	hosts_arr = json_add_arr(root, "hosts");
 	for (i = 0; i < hs->n; i++)
 		cJSON_AddItemToArray(hosts_arr, host_json(&hs->v[i]));
