@@ -761,6 +761,13 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 	else
 		cJSON_AddNullToObject(sj, "signal");
 	json_add_num(sj, "duration_s", dur);
+	if (dur > 0) {
+		/* wall-clock span, to line steps of several hosts up in time */
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		json_add_num(sj, "ended_unix_s", (double)now.tv_sec + now.tv_nsec / 1e9);
+		json_add_num(sj, "started_unix_s", (double)now.tv_sec + now.tv_nsec / 1e9 - dur);
+	}
 	json_add_num(sj, "timeout_s", ps->step->timeout_s);
 	json_add_str(sj, "command", ps->command);
 	json_add_str(sj, "stdout_log", out_rel);
