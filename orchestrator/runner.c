@@ -243,6 +243,9 @@ int runner_run(const struct run_opts *o)
 
 	memset(&gi, 0, sizeof(gi));
 	memset(&pk, 0, sizeof(pk));
+	/* First thing: a SIGINT from now on is recorded, never lost (a shell
+	 * starts background jobs with SIGINT ignored). */
+	install_signals();
 	if (o->run_dir_out)
 		*o->run_dir_out = NULL;
 
@@ -336,7 +339,6 @@ int runner_run(const struct run_opts *o)
 	/* 3. Every host in parallel. */
 	fprintf(stderr, "run %s: %s on %d host%s -> %s\n", run_id, s->name, hs->n,
 		hs->n == 1 ? "" : "s", run_dir);
-	install_signals();
 	lv = live_new(stderr, hs->n, o->plain);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.spec = s;
@@ -355,7 +357,8 @@ int runner_run(const struct run_opts *o)
 		live_set_name(lv, i, hs->v[i].name);
 		args[i] = &hrs[i];
 	}
-	par_run(hs->n, hostrun_main, args, (par_tick_fn)live_draw, lv, 500);
+	if (!got_signal)
+		par_run(hs->n, hostrun_main, args, (par_tick_fn)live_draw, lv, 500);
 
 	/* 4. Each host's output whole, then the verdict. */
 	for (i = 0; i < hs->n; i++) {

@@ -145,7 +145,9 @@ test_expect_success 'SIGINT mid-run records the run as incomplete and kills the 
 	(cd proj && exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host c \
 		--plain >../int.out 2>&1) &
 	pid=$! &&
-	wait_step_running c &&
+	wait_for 60 "grep -q \"^run \" int.out" &&
+	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" int.out | head -n 1) && test -n "$id" &&
+	wait_for 60 "ls $SSHD_c_WORKDIR/runs/$id/*/pgid >/dev/null 2>&1" &&
 	kill -INT $pid &&
 	wait $pid; rc=$? &&
 	test $rc = 130 &&
