@@ -768,6 +768,12 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 		json_add_num(sj, "ended_unix_s", (double)now.tv_sec + now.tv_nsec / 1e9);
 		json_add_num(sj, "started_unix_s", (double)now.tv_sec + now.tv_nsec / 1e9 - dur);
 	}
+	if (hr->ran_to > 0) {
+		/* when the program itself ran on the host (after its GPU lock) */
+		json_add_num(sj, "ran_from_unix_s", hr->ran_from);
+		json_add_num(sj, "ran_to_unix_s", hr->ran_to);
+	}
+	hr->ran_from = hr->ran_to = 0;
 	json_add_num(sj, "timeout_s", ps->step->timeout_s);
 	json_add_str(sj, "command", ps->command);
 	json_add_str(sj, "stdout_log", out_rel);
@@ -977,6 +983,20 @@ static enum go_status run_step(struct hostrun *hr, const struct plan_step *ps,
 		}
 		strbuf_release(&ferr);
 		*fetch_s += secs_since(f0);
+	}
+	{
+		struct strbuf cmd = STRBUF_INIT, t = STRBUF_INIT, e = STRBUF_INIT;
+		strbuf_addstr(&cmd, "cat ");
+		strbuf_add_shell_quoted(&cmd, ps->dir);
+		strbuf_addstr(&cmd, "/t_run ");
+		strbuf_add_shell_quoted(&cmd, ps->dir);
+		strbuf_addstr(&cmd, "/t_end 2>/dev/null");
+		if (rexec(hr, cmd.buf, &t, &e) == GO_OK &&
+		    sscanf(t.buf, "%lf %lf", &hr->ran_from, &hr->ran_to) != 2)
+			hr->ran_from = hr->ran_to = 0;
+		strbuf_release(&cmd);
+		strbuf_release(&t);
+		strbuf_release(&e);
 	}
 	result = parse_result(&out);
 	status = classify(&rs, result, hr->ctx->lock_wait_s, &reason);

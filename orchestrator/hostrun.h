@@ -50,6 +50,7 @@ struct hostrun {
 	int nfailed_steps;            /* builds and steps that did not pass, and failed gates */
 	int nfailed_gates;            /* gates (spec "gates") that failed on this host */
 	int interrupted;
+	double ran_from, ran_to;      /* the current step's t_run / t_end on the host */
 };
 
 void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct run_ctx *ctx,

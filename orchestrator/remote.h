@@ -1,7 +1,8 @@
 /* remote.h -- steps that run detached on a host and survive the SSH link.
  *
  * A step lives in a remote directory DIR holding: cmd (the command), pgid
- * (its session id), stdout, stderr, rc (written last, atomically, by a
+ * (its session id), stdout, stderr, t_run and t_end (wall-clock seconds when
+ * the command itself started, after any GPU lock, and ended), rc (written last, atomically, by a
  * wrapper: the exit status as the shell saw it, or "timeout"). The command
  * runs under setsid + timeout(1) (+ flock(1) when a GPU lock is named), so a
  * dropped connection does not kill it, and at its timeout its whole process

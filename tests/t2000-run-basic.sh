@@ -68,6 +68,9 @@ test_expect_success 'the record holds builds with ptxas resources and honest ski
 	test "$(jq_ $run/run.json hosts.0.steps.2.status)" = SKIPPED &&
 	jq_ $run/run.json hosts.0.steps.2.reason | grep "no CUDA device" &&
 	jq_ $run/run.json hosts.1.steps.1.result.timing.median_us >med &&
+	from=$(jq_ $run/run.json hosts.0.steps.1.ran_from_unix_s) &&
+	to=$(jq_ $run/run.json hosts.0.steps.1.ran_to_unix_s) &&
+	awk -v a="$from" -v b="$to" "BEGIN { exit !(a > 1.7e9 && b >= a) }" &&
 	test -s med &&
 	test "$(jq_ $run/run.json hosts.0.ship.reused)" = false &&
 	test "$(jq_ $run/run.json provenance.git.dirty)" = false &&
