@@ -16,11 +16,22 @@ bash "$debs/start-loopback-sshd.sh" "$debs" 2222 >"$out/sshd.txt" 2>&1 || {
 	cat "$out/sshd.txt"; exit 1; }
 export LD_LIBRARY_PATH=/opt/sshroot/usr/lib/x86_64-linux-gnu:/opt/sshroot/lib/x86_64-linux-gnu
 py=$(command -v python3)
-cat >"$out/hosts.json" <<JSON
-{"hosts": [{"name": "h100", "address": "127.0.0.1", "port": 2222, "user": "$(id -un)",
-  "identity": "/tmp/gpuorch-sshd/userkey", "known_hosts": "/tmp/gpuorch-sshd/known_hosts",
-  "python": "$py", "connect_timeout_s": 10}]}
-JSON
+# NHOSTS=2: two inventory entries for the same GPU machine (own work
+# directories), to see them run in parallel and share the GPU one step at a time
+n=${NHOSTS:-1}
+{
+	echo '{"hosts": ['
+	i=1
+	while [ "$i" -le "$n" ]; do
+		name=h100; [ "$n" -gt 1 ] && name=h100-$i
+		[ "$i" -gt 1 ] && echo ','
+		printf '{"name": "%s", "address": "127.0.0.1", "port": 2222, "user": "%s",\n' "$name" "$(id -un)"
+		printf ' "identity": "/tmp/gpuorch-sshd/userkey", "known_hosts": "/tmp/gpuorch-sshd/known_hosts",\n'
+		printf ' "workdir": ".gpuorch-%s", "python": "%s", "connect_timeout_s": 10}' "$name" "$py"
+		i=$((i + 1))
+	done
+	echo ']}'
+} >"$out/hosts.json"
 ldd build/gpuorch | grep -i "not found"
 build/gpuorch hosts check --hosts "$out/hosts.json" 2>&1 | tee "$out/hosts-check.txt"
 for spec in "$@"; do
