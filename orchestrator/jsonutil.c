@@ -2,6 +2,7 @@
 #include "jsonutil.h"
 #include "fsutil.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "banned.h"
@@ -170,4 +171,15 @@ const char *json_type_name(const cJSON *v)
 	if (cJSON_IsNull(v))
 		return "null";
 	return "an invalid value";
+}
+
+void json_verror(struct strbuf *err, const char *label, const char *path, const char *fmt,
+		 va_list ap)
+{
+	strbuf_reset(err);
+	if (path && *path)
+		strbuf_addf(err, "%s: '%s': ", label, path);
+	else
+		strbuf_addf(err, "%s: ", label);
+	strbuf_vaddf(err, fmt, ap);
 }

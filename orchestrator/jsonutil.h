@@ -3,6 +3,7 @@
 #ifndef GPUORCH_JSONUTIL_H
 #define GPUORCH_JSONUTIL_H
 
+#include <stdarg.h>
 #include <cjson/cJSON.h>
 #include "error.h"
 
@@ -22,6 +23,11 @@ double json_num(const cJSON *obj, const char *key, double fallback);
 int json_has_num(const cJSON *obj, const char *key);
 /* Dotted path lookup: "timing.median_us", "trials.0.seed". */
 const cJSON *json_path(const cJSON *root, const char *dotted);
+
+/* The validators' error line: "FILE: 'json.path': what is wrong" (no path:
+ * "FILE: what is wrong"), written over err. */
+void json_verror(struct strbuf *err, const char *label, const char *path, const char *fmt,
+		 va_list ap);
 
 /* "a string", "a number", "an object", ... for error messages. */
 const char *json_type_name(const cJSON *v);

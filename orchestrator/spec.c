@@ -46,13 +46,8 @@ static enum go_status bad(struct ctx *c, const char *fmt, ...)
 static enum go_status bad(struct ctx *c, const char *fmt, ...)
 {
 	va_list ap;
-	strbuf_reset(c->err);
-	if (c->path.len)
-		strbuf_addf(c->err, "%s: '%s': ", c->label, c->path.buf);
-	else
-		strbuf_addf(c->err, "%s: ", c->label);
 	va_start(ap, fmt);
-	strbuf_vaddf(c->err, fmt, ap);
+	json_verror(c->err, c->label, c->path.buf, fmt, ap);
 	va_end(ap);
 	return GO_ERR_SPEC;
 }

@@ -12,21 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 #include "banned.h"
 
-static int n_checks, n_failed;
-
-#define CHECK(cond, what, ...) do { \
-	n_checks++; \
-	if (cond) { \
-		printf("ok %d - %s\n", n_checks, what); \
-	} else { \
-		n_failed++; \
-		printf("not ok %d - %s (", n_checks, what); \
-		printf(__VA_ARGS__); \
-		printf(")\n"); \
-	} \
-} while (0)
 
 static const char host_json[] =
 	"{\"name\": \"h100\", \"status\": \"ok\", \"info\": {\"gpu_name\": \"NVIDIA H100 80GB HBM3\", \"arch\": \"sm_90a\"},"
@@ -220,6 +208,5 @@ int main(void)
 {
 	test_gates();
 	test_sweep();
-	printf("# %d checks, %d failed\n", n_checks, n_failed);
-	return n_failed ? 1 : 0;
+	return check_summary();
 }

@@ -9,21 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 #include "banned.h"
 
-static int n_checks, n_failed;
-
-#define CHECK(cond, what, ...) do { \
-	n_checks++; \
-	if (cond) { \
-		printf("ok %d - %s\n", n_checks, what); \
-	} else { \
-		n_failed++; \
-		printf("not ok %d - %s (", n_checks, what); \
-		printf(__VA_ARGS__); \
-		printf(")\n"); \
-	} \
-} while (0)
 
 #define REAL "tests/fixtures/gpu-tools/"
 #define BAD "tests/fixtures/tool-output/"
@@ -188,6 +176,5 @@ int main(void)
 {
 	test_real();
 	test_bad();
-	printf("# %d checks, %d failed\n", n_checks, n_failed);
-	return n_failed ? 1 : 0;
+	return check_summary();
 }
