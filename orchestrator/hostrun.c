@@ -180,6 +180,7 @@ static enum go_status wait_step(struct hostrun *hr, const char *dir, int timeout
 				int lock_wait_s, struct remote_status *rs, struct strbuf *err)
 {
 	int64_t deadline = time_mono_ms() + ((int64_t)timeout_s + lock_wait_s + 30) * 1000;
+	int failures = 0;
 	memset(rs, 0, sizeof(*rs));
 	for (;;) {
 		enum go_status st;
@@ -200,17 +201,41 @@ static enum go_status wait_step(struct hostrun *hr, const char *dir, int timeout
 		}
 		st = remote_step_poll(hr->conn, dir, POLL_WAIT_MS, rs, err);
 		if (st == GO_OK) {
+			failures = 0;
 			if (rs->end != REMOTE_RUNNING)
 				return GO_OK;
 			continue;
 		}
-		if (st == GO_ERR_REMOTE)
+		/* A link cut in the middle of a poll can look like any error (an
+		 * empty answer, a timeout): reconnect and poll again, but an error
+		 * that survives three fresh connections is the step's own. */
+		if (++failures > 3)
 			return st;
-		/* The link is gone (or the poll timed out): reconnect and poll again. */
 		st = reconnect(hr, err);
 		if (st != GO_OK)
 			return st;
 	}
+}
+
+/* Start a detached step, surviving a link that drops meanwhile: the start
+ * script is idempotent (a step whose pgid exists is reported as started),
+ * so after a reconnect it is simply asked again. */
+static enum go_status start_step(struct hostrun *hr, const struct remote_step *rstep,
+				 struct strbuf *err)
+{
+	enum go_status st = GO_ERR_SSH;
+	int tries;
+	for (tries = 0; tries < 3 && !interrupted(hr); tries++) {
+		if (!hr->conn || tries > 0) {
+			st = reconnect(hr, err);
+			if (st != GO_OK)
+				return st;
+		}
+		st = remote_step_start(hr->conn, rstep, err);
+		if (st != GO_ERR_SSH && st != GO_ERR_TIMEOUT && st != GO_ERR_CONNECT)
+			return st;
+	}
+	return st;
 }
 
 /* Map how a remote process ended to a record status and a reason. */
@@ -590,7 +615,7 @@ static enum go_status do_build(struct hostrun *hr)
 		rstep.cwd = p->src_dir;
 		rstep.command = b->command;
 		rstep.timeout_s = s->build_timeout_s;
-		st = remote_step_start(hr->conn, &rstep, &err);
+		st = start_step(hr, &rstep, &err);
 		if (st == GO_OK)
 			bs[i].started = 1;
 	}
@@ -962,7 +987,7 @@ static enum go_status run_step(struct hostrun *hr, const struct plan_step *ps,
 		rstep.lock_path = lock;
 		rstep.lock_wait_s = hr->ctx->lock_wait_s;
 	}
-	st = remote_step_start(hr->conn, &rstep, &err);
+	st = start_step(hr, &rstep, &err);
 	if (st == GO_OK)
 		st = wait_step(hr, ps->dir, ps->step->timeout_s, lock ? hr->ctx->lock_wait_s : 0,
 			       &rs, &err);

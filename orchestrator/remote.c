@@ -60,19 +60,27 @@ static const char wrapper_script[] =
 	"done\n"
 	"echo \"$rc\" > \"$d/rc.tmp\" && mv -f \"$d/rc.tmp\" \"$d/rc\"\n";
 
+/* Idempotent: the first start of a step directory claims it with an atomic
+ * mkdir of .launch and launches the wrapper; a start asked again (after the
+ * link dropped during the first) only waits for that wrapper's pgid, so a
+ * step never runs twice. */
 static const char start_script[] =
 	"mkdir -p \"$d\" || exit 1\n"
 	"d=$(cd \"$d\" && pwd) || exit 1\n"
-	"rm -f \"$d/rc\" \"$d/rc.tmp\" \"$d/pgid\" \"$d/stdout\" \"$d/stderr\" \"$d/locked\"\n"
-	"cat > \"$d/cmd\" || exit 1\n"
-	"if [ -n \"$cwd\" ]; then cd \"$cwd\" || exit 1; fi\n"
 	"for tool in setsid timeout ps; do\n"
 	"  command -v $tool >/dev/null 2>&1 || { echo \"'$tool' is not installed on the host\" >&2; exit 1; }\n"
 	"done\n"
 	"if [ -n \"$lock\" ]; then\n"
 	"  command -v flock >/dev/null 2>&1 || { echo \"'flock' is not installed on the host\" >&2; exit 1; }\n"
 	"fi\n"
-	"setsid sh -c \"$wrapper\" gpuorch-step \"$d\" \"$t\" \"$lock\" \"$lw\" < /dev/null > /dev/null 2>&1 &\n"
+	"if mkdir \"$d/.launch\" 2>/dev/null; then\n"
+	"  rm -f \"$d/rc\" \"$d/rc.tmp\" \"$d/pgid\" \"$d/stdout\" \"$d/stderr\" \"$d/locked\"\n"
+	"  cat > \"$d/cmd\" || exit 1\n"
+	"  if [ -n \"$cwd\" ]; then cd \"$cwd\" || exit 1; fi\n"
+	"  setsid sh -c \"$wrapper\" gpuorch-step \"$d\" \"$t\" \"$lock\" \"$lw\" < /dev/null > /dev/null 2>&1 &\n"
+	"else\n"
+	"  cat > /dev/null\n"
+	"fi\n"
 	"i=0\n"
 	"while [ ! -s \"$d/pgid\" ] && [ ! -f \"$d/rc\" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
 	"if [ -s \"$d/pgid\" ]; then echo \"started $(cat \"$d/pgid\")\"; exit 0; fi\n"
