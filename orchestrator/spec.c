@@ -1158,11 +1158,35 @@ static enum go_status parse_figures(struct ctx *c, const cJSON *root, const char
 	return GO_OK;
 }
 
+/* 'op' (one of < <= > >= ==) and a finite number 'value': expected[] and gates[]. */
+static enum go_status check_op_value(struct ctx *c, const cJSON *it)
+{
+	static const char *const ops[] = { "<", "<=", ">", ">=", "==", NULL };
+	const cJSON *x;
+	char *s = NULL;
+	size_t mark;
+	enum go_status st;
+	TRY(get_string(c, it, "op", 1, 0, &s));
+	mark = push_key(c, "op");
+	st = strv_has((char *const *)ops, s)
+		? GO_OK
+		: bad(c, "unknown operator '%s' (expected '<', '<=', '>', '>=' or '==')", s);
+	free(s);
+	TRY(st);
+	pop(c, mark);
+	x = cJSON_GetObjectItemCaseSensitive(it, "value");
+	if (!x)
+		return bad(c, "missing required key 'value'");
+	mark = push_key(c, "value");
+	TRY(need_type(c, x, cJSON_IsNumber(x) && isfinite(x->valuedouble), "a number"));
+	pop(c, mark);
+	return GO_OK;
+}
+
 static enum go_status parse_expected(struct ctx *c, const cJSON *root)
 {
 	static const char *const keys[] = { "program", "problem", "gpu", "metric", "op", "value",
 					    "note", NULL };
-	static const char *const ops[] = { "<", "<=", ">", ">=", "==", NULL };
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "expected");
 	const cJSON *it;
 	size_t mark;
@@ -1175,7 +1199,6 @@ static enum go_status parse_expected(struct ctx *c, const cJSON *root)
 	TRY(need_type(c, v, cJSON_IsArray(v), "an array of objects"));
 	cJSON_ArrayForEach(it, v) {
 		size_t m2 = push_index(c, i++);
-		const cJSON *x;
 		char *s = NULL;
 		TRY(need_type(c, it, cJSON_IsObject(it), "an object"));
 		TRY(check_keys(c, it, keys));
@@ -1190,22 +1213,7 @@ static enum go_status parse_expected(struct ctx *c, const cJSON *root)
 			return bad(c, "a metric name has no spaces: 'latency_us', 'tflops', or a dotted path such as 'timing.p90_us'");
 		}
 		free(s);
-		s = NULL;
-		TRY(get_string(c, it, "op", 1, 0, &s));
-		{
-			size_t m3 = push_key(c, "op");
-			enum go_status st = strv_has((char *const *)ops, s)
-				? GO_OK
-				: bad(c, "unknown operator '%s' (expected '<', '<=', '>', '>=' or '==')", s);
-			free(s);
-			TRY(st);
-			pop(c, m3);
-		}
-		x = cJSON_GetObjectItemCaseSensitive(it, "value");
-		if (!x)
-			return bad(c, "missing required key 'value'");
-		push_key(c, "value");
-		TRY(need_type(c, x, cJSON_IsNumber(x) && isfinite(x->valuedouble), "a number"));
+		TRY(check_op_value(c, it));
 		pop(c, m2);
 	}
 	pop(c, mark);
@@ -1266,7 +1274,6 @@ static enum go_status parse_gates(struct ctx *c, const cJSON *root)
 {
 	static const char *const keys[] = { "name", "program", "problem", "gpu", "metric", "op",
 					    "value", "note", NULL };
-	static const char *const ops[] = { "<", "<=", ">", ">=", "==", NULL };
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "gates");
 	const cJSON *it;
 	size_t mark;
@@ -1279,7 +1286,6 @@ static enum go_status parse_gates(struct ctx *c, const cJSON *root)
 	TRY(need_type(c, v, cJSON_IsArray(v), "an array of objects"));
 	cJSON_ArrayForEach(it, v) {
 		size_t m2 = push_index(c, i++), m3;
-		const cJSON *x;
 		char *s = NULL, *prog = NULL;
 		enum go_status st;
 		TRY(need_type(c, it, cJSON_IsObject(it), "an object"));
@@ -1300,20 +1306,7 @@ static enum go_status parse_gates(struct ctx *c, const cJSON *root)
 		free(s);
 		free(prog);
 		TRY(st);
-		s = NULL;
-		TRY(get_string(c, it, "op", 1, 0, &s));
-		m3 = push_key(c, "op");
-		st = strv_has((char *const *)ops, s)
-			? GO_OK
-			: bad(c, "unknown operator '%s' (expected '<', '<=', '>', '>=' or '==')", s);
-		free(s);
-		TRY(st);
-		pop(c, m3);
-		x = cJSON_GetObjectItemCaseSensitive(it, "value");
-		if (!x)
-			return bad(c, "missing required key 'value'");
-		push_key(c, "value");
-		TRY(need_type(c, x, cJSON_IsNumber(x) && isfinite(x->valuedouble), "a number"));
+		TRY(check_op_value(c, it));
 		pop(c, m2);
 	}
 	pop(c, mark);
