@@ -25,8 +25,11 @@ last_run_dir() {
 	ls -dt "$TRASH"/reports/*/*/ 2>/dev/null | head -n 1 | sed 's:/$::'
 }
 
+# The same search as the probe's, under the test sshd's session PATH
+# (/usr/bin:/bin, see sshd.sh), not the PATH of the shell running the tests.
 nvcc_path() {
-	for _n in "$(command -v nvcc 2>/dev/null)" /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc; do
+	for _n in "$(PATH=/usr/bin:/bin; command -v nvcc 2>/dev/null)" /usr/local/cuda/bin/nvcc \
+		$(ls -d /usr/local/cuda-*/bin/nvcc 2>/dev/null | sort -V -r); do
 		[ -n "$_n" ] && [ -x "$_n" ] && { echo "$_n"; return 0; }
 	done
 	return 1
