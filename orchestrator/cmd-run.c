@@ -1,6 +1,7 @@
 /* cmd-run.c -- `gpuorch run`: options, then runner_run(). */
 #include "commands.h"
 #include "error.h"
+#include "notify.h"
 #include "runner.h"
 #include "strbuf.h"
 
@@ -13,6 +14,7 @@ static const char usage[] =
 	"usage: gpuorch run SPEC.json --hosts HOSTS.json [--host NAME ...] [--commit REV]\n"
 	"                   [--dry-run] [--accept-new-host-key] [--plain]\n"
 	"                   [--reconnect-timeout S] [--gpu-wait S] [--reports DIR] [--root DIR]\n"
+	"                   [--notify URL]\n"
 	"\n"
 	"Package the spec's sources (from the work tree, or from git commit REV),\n"
 	"ship them to every host in parallel, build them with nvcc for each host's\n"
@@ -30,6 +32,8 @@ static const char usage[] =
 	"    --gpu-wait S             how long a step waits for its GPU to be free (default 3600)\n"
 	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
 	"    --root DIR               repository root the spec's paths are relative to (default .)\n"
+	"    --notify URL             POST a JSON summary of the finished run to this webhook\n"
+	"                             (default $GPUORCH_NOTIFY_URL; docs/notify.md)\n"
 	"\n"
 	"exit: 0 passed, 1 a step or host failed, 2 bad input (nothing sent),\n"
 	"      3 no host usable, 4 local error, 130 interrupted (docs/exit-codes.md)\n";
@@ -47,6 +51,7 @@ static int run_exec(int argc, char **argv)
 		{ "gpu-wait", required_argument, NULL, 'g' },
 		{ "reports", required_argument, NULL, 'R' },
 		{ "root", required_argument, NULL, 'o' },
+		{ "notify", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run_opts o;
@@ -72,6 +77,7 @@ static int run_exec(int argc, char **argv)
 		case 'p': o.plain = 1; break;
 		case 'R': reports = optarg; break;
 		case 'o': o.root = optarg; break;
+		case 'N': o.notify_url = optarg; break;
 		case 'r':
 			o.reconnect_timeout_s = cmd_parse_int(optarg, 0, 86400);
 			if (o.reconnect_timeout_s < 0) {
@@ -116,7 +122,22 @@ static int run_exec(int argc, char **argv)
 	strbuf_addstr(&cl, "gpuorch");
 	for (i = 0; i < argc; i++) {
 		strbuf_addch(&cl, ' ');
-		strbuf_add_shell_quoted(&cl, argv[i]);
+		if (i > 0 && !strcmp(argv[i - 1], "--notify")) {
+			/* a webhook URL carries its secret: record only where it went */
+			char *origin = notify_url_origin(argv[i]), *shown;
+			shown = xstrfmt("%s/(redacted)", origin);
+			strbuf_add_shell_quoted(&cl, shown);
+			free(shown);
+			free(origin);
+		} else if (!strncmp(argv[i], "--notify=", 9)) {
+			char *origin = notify_url_origin(argv[i] + 9), *shown;
+			shown = xstrfmt("--notify=%s/(redacted)", origin);
+			strbuf_add_shell_quoted(&cl, shown);
+			free(shown);
+			free(origin);
+		} else {
+			strbuf_add_shell_quoted(&cl, argv[i]);
+		}
 	}
 	o.command_line = cl.buf;
 	rc = runner_run(&o);

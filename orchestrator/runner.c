@@ -13,6 +13,7 @@
 #include "hosts.h"
 #include "jsonutil.h"
 #include "live.h"
+#include "notify.h"
 #include "pack.h"
 #include "parallel.h"
 #include "plan.h"
@@ -240,6 +241,7 @@ int runner_run(const struct run_opts *o)
 	int64_t t0 = time_mono_ms();
 	enum go_status st;
 	int i, rc = 0, nfailed_hosts = 0, nfailed_steps = 0, nfailed_gates = 0;
+	const char *notify_url = o->notify_url ? o->notify_url : getenv("GPUORCH_NOTIFY_URL");
 
 	memset(&gi, 0, sizeof(gi));
 	memset(&pk, 0, sizeof(pk));
@@ -248,6 +250,15 @@ int runner_run(const struct run_opts *o)
 	install_signals();
 	if (o->run_dir_out)
 		*o->run_dir_out = NULL;
+	if (notify_url && !*notify_url && !o->notify_url)
+		notify_url = NULL;   /* GPUORCH_NOTIFY_URL= turns it off */
+	if (notify_url && !o->dry_run) {
+		st = notify_check_url(notify_url, &err);
+		if (st != GO_OK) {
+			rc = fail(st, err.buf);
+			goto out;
+		}
+	}
 
 	/* 1. Everything local, before any connection. */
 	if (o->commit) {
@@ -395,6 +406,11 @@ int runner_run(const struct run_opts *o)
 		st = report_write(rec.root, md, &err);
 		if (st == GO_OK)
 			printf("\nreport: %s\n", md);
+		if (st == GO_OK && notify_url) {
+			fflush(stdout);
+			notify_run(notify_url, root, md);
+			st = record_save(&rec, &err);
+		}
 		free(md);
 	}
 	if (st != GO_OK) {

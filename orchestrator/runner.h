@@ -15,6 +15,7 @@ struct run_opts {
 	int lock_wait_s;
 	const char *root;           /* repository root that sources are relative to */
 	const char *command_line;
+	const char *notify_url;     /* --notify URL, else $GPUORCH_NOTIFY_URL, else none */
 	char **run_dir_out;         /* when not NULL: set to the new run's directory
 				       (caller frees), or NULL when none was made */
 };

@@ -41,6 +41,16 @@ test_expect_success 'a re-run, runs and report under valgrind' '
 	$VG report $(basename $(last_run_dir)) >rep.out 2>&1
 '
 
+test_expect_success 'a re-run with --notify under valgrind (libcurl POST to a loopback sink)' '
+	rm -f port.txt req.txt &&
+	{ "$SRCDIR/build/tests/httpsink" port.txt req.txt 200 & } &&
+	wait_for 10 "test -s port.txt" &&
+	(cd proj && $VG run experiments/basic.json --hosts ../hosts.json --plain \
+		--notify "http://127.0.0.1:$(cat ../port.txt)/hook") >run3.out 2>&1 ||
+		{ tail -40 run3.out; return 1; } &&
+	grep "(HTTP 200)" run3.out && grep "^POST /hook" req.txt
+'
+
 test_expect_success 'a spec error under valgrind exits 2 without leaking' '
 	echo "{\"schema\": 1, \"name\": \"x\"" >proj/bad.json &&
 	(cd proj && test_expect_code 2 $VG run bad.json --hosts ../hosts.json) >bad.out 2>&1 &&
