@@ -7,6 +7,7 @@
 # $OUT/reports.tgz so they can be committed under reports/.
 #
 #   scripts/gpu-e2e.sh DEBS REPORTS SPEC...      (runs as root)
+#   NHOSTS=2, SPEC_TIMEOUT=S, NOTIFY_SINK=build/tests/httpsink: see below
 set -u
 debs=$1 reports=$2
 shift 2
@@ -36,9 +37,18 @@ ldd build/gpuorch | grep -i "not found"
 build/gpuorch hosts check --hosts "$out/hosts.json" 2>&1 | tee "$out/hosts-check.txt"
 for spec in "$@"; do
 	echo "=== $spec"
+	notify=
+	# NOTIFY_SINK=path/to/httpsink: each run POSTs its summary to a one-request
+	# HTTP server on loopback; the request lands in $out/notify-<spec>.txt
+	if [ -n "${NOTIFY_SINK:-}" ]; then
+		rm -f "$out/sink.port"
+		"$NOTIFY_SINK" "$out/sink.port" "$out/notify-$(basename "$spec" .json).txt" 200 &
+		for _ in $(seq 50); do [ -s "$out/sink.port" ] && break; sleep 0.1; done
+		notify="--notify=http://127.0.0.1:$(cat "$out/sink.port")/gpuorch-e2e"
+	fi
 	# SIGTERM at the limit: gpuorch records the run as incomplete
 	timeout -s TERM "${SPEC_TIMEOUT:-500}" build/gpuorch run "$spec" --hosts "$out/hosts.json" \
-		--reports "$reports" --plain >"$out/run-$(basename "$spec" .json).txt" 2>&1
+		--reports "$reports" --plain $notify >"$out/run-$(basename "$spec" .json).txt" 2>&1
 	echo "exit $?"
 	tail -n 25 "$out/run-$(basename "$spec" .json).txt"
 	tar czf "$out/reports.tgz" "$reports"
