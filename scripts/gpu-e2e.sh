@@ -42,7 +42,8 @@ for spec in "$@"; do
 	# HTTP server on loopback; the request lands in $out/notify-<spec>.txt
 	if [ -n "${NOTIFY_SINK:-}" ]; then
 		rm -f "$out/sink.port"
-		"$NOTIFY_SINK" "$out/sink.port" "$out/notify-$(basename "$spec" .json).txt" 200 &
+		"$NOTIFY_SINK" "$out/sink.port" "$out/notify-$(basename "$spec" .json).txt" 200 \
+			$((${SPEC_TIMEOUT:-500} + 60)) &
 		for _ in $(seq 50); do [ -s "$out/sink.port" ] && break; sleep 0.1; done
 		notify="--notify=http://127.0.0.1:$(cat "$out/sink.port")/gpuorch-e2e"
 	fi

@@ -1,12 +1,12 @@
 /* httpsink.c -- a one-request HTTP server on 127.0.0.1 for the --notify tests.
  *
- *   httpsink PORTFILE OUTFILE STATUS
+ *   httpsink PORTFILE OUTFILE STATUS [SECONDS]
  *
  * Listens on 127.0.0.1 on a free port and writes that port to PORTFILE (once
  * it is listening). Serves one request: the request line, the headers and
  * the body (Content-Length bytes) go to OUTFILE, and the answer is STATUS
  * with a short body. Exits 0 after that one request, 1 on error, and gives
- * up after 60 seconds (alarm) so a test can never hang on it. */
+ * up after SECONDS (default 60; alarm) so a test can never hang on it. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -55,12 +55,12 @@ int main(int argc, char **argv)
 	char answer[256];
 	const char *body;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: httpsink PORTFILE OUTFILE STATUS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: httpsink PORTFILE OUTFILE STATUS [SECONDS]\n");
 		return 2;
 	}
 	status = atoi(argv[3]);
-	alarm(60);
+	alarm(argc == 5 ? (unsigned)atoi(argv[4]) : 60);
 	ls = socket(AF_INET, SOCK_STREAM, 0);
 	memset(&a, 0, sizeof(a));
 	a.sin_family = AF_INET;
