@@ -15,7 +15,7 @@ for t in setsid timeout flock pgrep; do
 	fi
 done
 
-MARK=gpuorch-t1003-$$
+MARK=gpuorch-t1003-$$-mark  # "-mark" ends it: no prefix of another run's marker
 # a copy of sleep whose name carries the marker, so pgrep -f finds every
 # process a step started and nothing else
 SLEEPER="$TRASH/sleep-$MARK"

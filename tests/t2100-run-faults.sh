@@ -14,7 +14,7 @@ if ! nvcc_path >/dev/null; then
 	test_done
 fi
 
-MARK=gpuorch-t2100-$$
+MARK=gpuorch-t2100-$$-mark  # "-mark" ends it: no prefix of another run's marker
 
 # spec NAME STEP-PARAMS TIMEOUT: a one-program CPU experiment in proj/experiments/NAME.json
 write_spec() {
