@@ -5,14 +5,7 @@ test_description='gpuorch run end to end on three real loopback sshd hosts'
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
-if ! why=$(sshd_available); then
-	test_skip 'run tests' "$why"
-	test_done
-fi
-if ! nvcc_path >/dev/null; then
-	test_skip 'run tests' 'no nvcc on this machine (install the CUDA toolkit)'
-	test_done
-fi
+run_requires_sshd_nvcc 'run tests'
 
 test_expect_success 'setup: three hosts and a project' '
 	sshd_start a && sshd_start b && sshd_start c &&

@@ -5,14 +5,7 @@ test_description='gpuorch run when things go wrong: lost host, bad keys, closed 
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
-if ! why=$(sshd_available); then
-	test_skip 'run fault tests' "$why"
-	test_done
-fi
-if ! nvcc_path >/dev/null; then
-	test_skip 'run fault tests' 'no nvcc on this machine (install the CUDA toolkit)'
-	test_done
-fi
+run_requires_sshd_nvcc 'run fault tests'
 
 MARK=gpuorch-t2100-$$-mark  # "-mark" ends it: no prefix of another run's marker
 

@@ -5,14 +5,7 @@ test_description='gpuorch run reconnects to a host whose sshd came back and coll
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
-if ! why=$(sshd_available); then
-	test_skip 'recovery tests' "$why"
-	test_done
-fi
-if ! nvcc_path >/dev/null; then
-	test_skip 'recovery tests' 'no nvcc on this machine (install the CUDA toolkit)'
-	test_done
-fi
+run_requires_sshd_nvcc 'recovery tests'
 
 # write_spec NAME TIMEOUT PROBLEM-JSON...: a CPU experiment with one benchmark step
 write_spec() {

@@ -7,14 +7,7 @@ test_description='gpuorch run --notify: a JSON summary POSTed to a webhook on lo
 
 HTTPSINK=${HTTPSINK:-$SRCDIR/build/tests/httpsink}
 
-if ! why=$(sshd_available); then
-	test_skip 'notify tests' "$why"
-	test_done
-fi
-if ! nvcc_path >/dev/null; then
-	test_skip 'notify tests' 'no nvcc on this machine (install the CUDA toolkit)'
-	test_done
-fi
+run_requires_sshd_nvcc 'notify tests'
 
 # sink_start STATUS: a one-request HTTP server answering STATUS; sets $port.
 sink_start() {

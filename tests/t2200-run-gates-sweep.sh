@@ -5,14 +5,7 @@ test_description='gpuorch run: gates fail the run, sweeps rank variants, tool st
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
-if ! why=$(sshd_available); then
-	test_skip 'gate and sweep tests' "$why"
-	test_done
-fi
-if ! nvcc_path >/dev/null; then
-	test_skip 'gate and sweep tests' 'no nvcc on this machine (install the CUDA toolkit)'
-	test_done
-fi
+run_requires_sshd_nvcc 'gate and sweep tests'
 
 # Host b has stand-in ncu and compute-sanitizer in its cuda_home: found, but
 # (no GPU here) never run.

@@ -4,14 +4,7 @@ test_description='every kernel of every experiment builds with nvcc through gpuo
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
-if ! why=$(sshd_available); then
-	test_skip 'kernel builds' "$why"
-	test_done
-fi
-if ! nvcc_path >/dev/null; then
-	test_skip 'kernel builds' 'no nvcc on this machine (install the CUDA toolkit)'
-	test_done
-fi
+run_requires_sshd_nvcc 'kernel builds'
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 	test_skip 'kernel builds' 'this machine has a GPU: the compile-only path is not what runs here'
 	test_done

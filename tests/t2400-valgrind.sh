@@ -8,14 +8,7 @@ if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1;
 	test_skip 'valgrind runs' 'valgrind is not installed (or GPUORCH_NO_VALGRIND=1)'
 	test_done
 fi
-if ! why=$(sshd_available); then
-	test_skip 'valgrind runs' "$why"
-	test_done
-fi
-if ! nvcc_path >/dev/null; then
-	test_skip 'valgrind runs' 'no nvcc on this machine (install the CUDA toolkit)'
-	test_done
-fi
+run_requires_sshd_nvcc 'valgrind runs'
 
 # The plain build (valgrind and ASan do not mix).
 VG="valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --error-exitcode=99 $SRCDIR/build/gpuorch"

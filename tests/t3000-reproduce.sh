@@ -5,14 +5,7 @@ test_description='reproduce, compare, history and find on a scratch git history 
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
-if ! why=$(sshd_available); then
-	test_skip 'reproduce tests' "$why"
-	test_done
-fi
-if ! nvcc_path >/dev/null; then
-	test_skip 'reproduce tests' 'no nvcc on this machine (install the CUDA toolkit)'
-	test_done
-fi
+run_requires_sshd_nvcc 'reproduce tests'
 
 # commit MSG: commit everything staged and tracked in proj
 commit() {

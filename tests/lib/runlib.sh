@@ -5,6 +5,7 @@
 #   jq_ FILE PATH [--len]   print a value of a JSON file (build/tests/jsonq)
 #   last_run_dir            the newest run directory under $TRASH/reports
 #   nvcc_path               print the nvcc that a host would find, or fail
+#   run_requires_sshd_nvcc WHAT   skip the whole file unless sshd and nvcc are here
 
 JSONQ=${JSONQ:-$SRCDIR/build/tests/jsonq}
 GPUORCH_REPORTS=$TRASH/reports
@@ -23,6 +24,19 @@ project_init() {
 
 last_run_dir() {
 	ls -dt "$TRASH"/reports/*/*/ 2>/dev/null | head -n 1 | sed 's:/$::'
+}
+
+# run_requires_sshd_nvcc WHAT: skip this whole test file (and exit) unless a
+# test sshd can start here and nvcc is installed
+run_requires_sshd_nvcc() {
+	if ! _why=$(sshd_available); then
+		test_skip "$1" "$_why"
+		test_done
+	fi
+	if ! nvcc_path >/dev/null; then
+		test_skip "$1" 'no nvcc on this machine (install the CUDA toolkit)'
+		test_done
+	fi
 }
 
 # The same search as the probe's, under the test sshd's session PATH
