@@ -18,7 +18,10 @@
  *     command in their own process group and kills that group at T);
  *   - when the command has ended, SIGKILLs whatever the step left behind in
  *     its session (background grandchildren, processes that changed their
- *     process group), so no process of a step outlives its rc;
+ *     process group), so no process of a step outlives its rc; with the GPU
+ *     lock this is done while the lock is still held, and DIR/t_end is
+ *     stamped then too, so nothing of one step runs (or is recorded as
+ *     running) once the next step on that GPU has the lock;
  *   - writes rc last and atomically (rc.tmp, mv): the exit status, or
  *     "timeout" (124/137 and T seconds elapsed), or "lock-timeout".
  * remote_step_poll() is one exec of a bounded server-side loop; it answers
@@ -41,7 +44,13 @@ static const char wrapper_script[] =
 	"d=$1; t=$2; lock=$3; lw=$4\n"
 	"echo $$ > \"$d/pgid\"\n"
 	"if [ -n \"$lock\" ]; then\n"
-	"  flock -w \"$lw\" -E 75 \"$lock\" sh -c 'date +%s > \"$1/locked\"; date +%s.%N > \"$1/t_run\"; exec timeout -k 5 \"$2\" sh \"$1/cmd\"' gpuorch-locked \"$d\" \"$t\" > \"$d/stdout\" 2> \"$d/stderr\"\n"
+	"  flock -w \"$lw\" -E 75 \"$lock\" sh -c '\n"
+	"    date +%s > \"$1/locked\"; date +%s.%N > \"$1/t_run\"\n"
+	"    timeout -k 5 \"$2\" sh \"$1/cmd\"; r=$?\n"
+	"    for p in $(ps -eo pid=,sid= | awk -v s=\"$3\" -v a=$$ -v b=$PPID \"\\$2 == s && \\$1 != s && \\$1 != a && \\$1 != b {print \\$1}\"); do\n"
+	"      kill -KILL \"$p\" 2>/dev/null\n"
+	"    done\n"
+	"    date +%s.%N > \"$1/t_end\"; exit $r' gpuorch-locked \"$d\" \"$t\" $$ > \"$d/stdout\" 2> \"$d/stderr\"\n"
 	"  rc=$?\n"
 	"  if [ ! -s \"$d/locked\" ] && [ \"$rc\" = 75 ]; then rc=lock-timeout; fi\n"
 	"  start=$(cat \"$d/locked\" 2>/dev/null)\n"
@@ -51,7 +60,7 @@ static const char wrapper_script[] =
 	"  timeout -k 5 \"$t\" sh \"$d/cmd\" > \"$d/stdout\" 2> \"$d/stderr\"\n"
 	"  rc=$?\n"
 	"fi\n"
-	"date +%s.%N > \"$d/t_end\"\n"
+	"[ -s \"$d/t_end\" ] || date +%s.%N > \"$d/t_end\"\n"
 	"if [ \"$rc\" = 124 ] || [ \"$rc\" = 137 ]; then\n"
 	"  if [ -n \"$start\" ] && [ $(( $(date +%s) - start )) -ge \"$t\" ]; then rc=timeout; fi\n"
 	"fi\n"

@@ -150,6 +150,28 @@ test_expect_success 'a held GPU lock ends in "lock timeout"; a command exiting 7
 	echo locked-run >expect && test_cmp expect "$W/s9/stdout"
 '
 
+test_expect_success 'what a locked step leaves behind is killed before the next step gets the lock' '
+	# s30 leaves a loop behind that stamps the time into alive, as fast as it
+	# can, and exits; s31 waits for the same lock, then waits 0.3 s and reads
+	# the last stamp. It must be older than s31 got the lock (t_run), and s30
+	# must be recorded as ended (t_end) before that too.
+	printf "%s\n" "while :; do date +%s.%N >\"\$1/alive.tmp\" && mv -f \"\$1/alive.tmp\" \"\$1/alive\"; done" \
+		>"$TRASH/leave-$MARK.sh" &&
+	sshd_sshtool a step-start "$W/s30" "sh \"$TRASH/leave-$MARK.sh\" \"$W\" >/dev/null 2>&1 & sleep 0.2; echo started" 30 \
+		"$W" "$TRASH/gpu.lock" 10 &&
+	sshd_sshtool a step-start "$W/s31" "sleep 0.3; cat \"$W/alive\"" 30 \
+		"$W" "$TRASH/gpu.lock" 10 &&
+	sshd_sshtool a step-poll "$W/s30" 10000 >st30 &&
+	sshd_sshtool a step-poll "$W/s31" 10000 >st31 &&
+	echo "exit 0" >expect && test_cmp expect st30 && test_cmp expect st31 &&
+	! pgrep -f "leave-$MARK" &&
+	read run30 <"$W/s30/t_run" && read end30 <"$W/s30/t_end" && read run31 <"$W/s31/t_run" &&
+	read alive <"$W/s31/stdout" &&
+	echo "s30 ran $run30 .. $end30; its leftover last alive $alive; s31 got the lock $run31" &&
+	awk -v a="$run30" -v e="$end30" -v l="$alive" -v b="$run31" \
+		"BEGIN { exit !(a <= l && l <= e && e <= b) }"
+'
+
 test_expect_success 'step paths and commands with spaces, quotes, $() and ; are literal' '
 	odd="$W/st ep '\''q'\'' \"d\" \$(touch gpuorch-pwned-$$); touch gpuorch-pwned2-$$ \`touch gpuorch-pwned3-$$\`" &&
 	mkdir -p "$odd.cwd" &&
