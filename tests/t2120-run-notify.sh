@@ -11,7 +11,8 @@ run_requires_sshd_nvcc 'notify tests'
 
 # sink_start STATUS: a one-request HTTP server answering STATUS; sets $port.
 sink_start() {
-	rm -f port.txt req.txt &&
+	# the rm must finish first: "a && b &" would put both in the background
+	rm -f port.txt req.txt || return 1
 	"$HTTPSINK" port.txt req.txt "$1" &
 	sink_pid=$!
 	wait_for 10 'test -s port.txt' && port=$(cat port.txt)
