@@ -93,7 +93,7 @@ test_expect_success 'a step survives its SSH connection closing' '
 
 test_expect_success 'a step survives sshd dying; the poll after a restart has its result' '
 	sshd_sshtool a step-start "$W/s5" "\"$SLEEPER\" 3; echo after-restart" 60 &&
-	{ sshd_sshtool a step-poll "$W/s5" 20000 >poll.out 2>poll.err; echo $? >poll.rc; } &
+	{ { sshd_sshtool a step-poll "$W/s5" 20000 >poll.out 2>poll.err; echo $? >poll.rc; } & } &&
 	poller=$! &&
 	sleep 1 &&
 	sshd_kill a &&

@@ -34,8 +34,8 @@ test_expect_success 'setup' '
 
 test_expect_success 'a host whose sshd is killed mid-run fails alone; the record is complete' '
 	write_spec slow "\"work\": 1000, \"sleep\": 6" 60 &&
-	(cd proj && "$GPUORCH" run experiments/slow.json --hosts ../hosts.json \
-		--reconnect-timeout 3 --plain >../lost.out 2>&1; echo $? >../lost.rc) &
+	{ (cd proj && "$GPUORCH" run experiments/slow.json --hosts ../hosts.json \
+		--reconnect-timeout 3 --plain >../lost.out 2>&1; echo $? >../lost.rc) & } &&
 	wait_step_running b &&
 	sshd_kill b &&
 	wait_for 120 "test -f lost.rc" &&
@@ -135,8 +135,8 @@ test_expect_success 'a compiled source or flag that nvcc would hand to a shell i
 test_expect_success 'SIGINT mid-run records the run as incomplete and kills the remote step' '
 	write_spec long "\"work\": 1000, \"sleep\": 30, \"marker\": \"$MARK-int\"" 120 &&
 	rm -rf "$SSHD_c_WORKDIR"/runs &&
-	(cd proj && exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host c \
-		--plain >../int.out 2>&1) &
+	{ (cd proj && exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host c \
+		--plain >../int.out 2>&1) & } &&
 	pid=$! &&
 	wait_for 60 "grep -q \"^run \" int.out" &&
 	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" int.out | head -n 1) && test -n "$id" &&

@@ -27,8 +27,8 @@ test_expect_success 'setup' '
 
 test_expect_success 'a lost connection is re-established and the step collected' '
 	write_spec slow 60 "{\"name\": \"p\", \"params\": {\"work\": 1000, \"sleep\": 6}}" &&
-	(cd proj && "$GPUORCH" run experiments/slow.json --hosts ../hosts.json \
-		--reconnect-timeout 60 --plain >../slow.out 2>&1; echo $? >../slow.rc) &
+	{ (cd proj && "$GPUORCH" run experiments/slow.json --hosts ../hosts.json \
+		--reconnect-timeout 60 --plain >../slow.out 2>&1; echo $? >../slow.rc) & } &&
 	wait_for 60 "grep -q \"^run \" slow.out" &&
 	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" slow.out | head -n 1) &&
 	wait_for 60 "ls $SSHD_a_WORKDIR/runs/$id/*/pgid >/dev/null 2>&1" &&
