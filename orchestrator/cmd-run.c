@@ -122,16 +122,15 @@ static int run_exec(int argc, char **argv)
 	strbuf_addstr(&cl, "gpuorch");
 	for (i = 0; i < argc; i++) {
 		strbuf_addch(&cl, ' ');
-		if (i > 0 && !strcmp(argv[i - 1], "--notify")) {
-			/* a webhook URL carries its secret: record only where it went */
-			char *origin = notify_url_origin(argv[i]), *shown;
-			shown = xstrfmt("%s/(redacted)", origin);
-			strbuf_add_shell_quoted(&cl, shown);
-			free(shown);
-			free(origin);
-		} else if (!strncmp(argv[i], "--notify=", 9)) {
-			char *origin = notify_url_origin(argv[i] + 9), *shown;
-			shown = xstrfmt("--notify=%s/(redacted)", origin);
+		/* a webhook URL carries its secret: record only where it went. Found
+		 * by the parsed value (getopt's optarg is the next argument or what
+		 * follows '='), so "--notify=URL" and abbreviations count too */
+		const char *eq = strchr(argv[i], '=');
+		int keep = !o.notify_url ? -1 : o.notify_url == argv[i] ? 0
+			 : eq && eq + 1 == o.notify_url ? (int)(eq + 1 - argv[i]) : -1;
+		if (keep >= 0) {
+			char *origin = notify_url_origin(o.notify_url);
+			char *shown = xstrfmt("%.*s%s/(redacted)", keep, argv[i], origin);
 			strbuf_add_shell_quoted(&cl, shown);
 			free(shown);
 			free(origin);

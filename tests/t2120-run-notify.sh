@@ -88,6 +88,15 @@ test_expect_success 'nobody listening: a warning within the timeout, the record 
 	test "$(jq_ $run/run.json notify.http_status)" = 0
 '
 
+test_expect_success 'the --opt=URL form and an abbreviated option are redacted too' '
+	(cd proj && "$GPUORCH" run experiments/basic.json --hosts ../hosts.json \
+		--notif=http://127.0.0.1:1/hook/SECRET-TOKEN) >abbr.out 2>abbr.err &&
+	run=$(last_run_dir) &&
+	jq_ $run/run.json command_line | grep -F "'\''--notif=http://127.0.0.1:1/(redacted)'\''" &&
+	grep "warning: notify: POST to http://127.0.0.1:1 failed" abbr.err &&
+	! grep -r SECRET-TOKEN abbr.out abbr.err "$run"
+'
+
 test_expect_success 'a failing run is POSTed with its failed gates and exit code 1' '
 	sink_start 204 &&
 	(cd proj && test_expect_code 1 "$GPUORCH" run experiments/gates.json --hosts ../hosts.json \
