@@ -15,12 +15,14 @@ VERSION := 0.1.0
 WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wformat=2 -Wvla
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-	-DGPUORCH_VERSION='"$(VERSION)"' $(WARN) $(PKG_CFLAGS) $(CFLAGS)
+	-DGPUORCH_VERSION='"$(VERSION)"' -Iorchestrator $(WARN) $(PKG_CFLAGS) $(CFLAGS)
 LIBS    := $(PKG_LIBS) -lpthread -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-SRC     := $(sort $(wildcard orchestrator/*.c))
-LIBSRC  := $(filter-out orchestrator/main.c,$(SRC))
+# orchestrator/ is one folder per layer (docs/design.md); objects mirror the folders.
+SRC     := $(sort $(wildcard orchestrator/*/*.c))
+HDR     := $(wildcard orchestrator/*/*.h)
+LIBSRC  := $(filter-out orchestrator/cmd/main.c,$(SRC))
 OBJ     := $(SRC:orchestrator/%.c=build/obj/%.o)
 LIBOBJ  := $(LIBSRC:orchestrator/%.c=build/obj/%.o)
 ASANOBJ := $(SRC:orchestrator/%.c=build/asan/obj/%.o)
@@ -35,22 +37,24 @@ all: build/gpuorch
 build/gpuorch: $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $(OBJ) $(LIBS)
 
-build/obj/%.o: orchestrator/%.c orchestrator/*.h | build/obj
+build/obj/%.o: orchestrator/%.c $(HDR)
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 asan: build/asan/gpuorch $(UNITASAN)
 build/asan/gpuorch: $(ASANOBJ)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(ASANOBJ) $(LIBS)
-build/asan/obj/%.o: orchestrator/%.c orchestrator/*.h | build/asan/obj
+build/asan/obj/%.o: orchestrator/%.c $(HDR)
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
 unit: $(UNITBIN)
-build/tests/%: tests/unit/%.c $(LIBOBJ) orchestrator/*.h | build/tests
-	$(CC) $(ALL_CFLAGS) -Iorchestrator -o $@ $< $(LIBOBJ) $(LIBS)
-build/asan/tests/%: tests/unit/%.c $(ASANLIB) orchestrator/*.h | build/asan/tests
-	$(CC) $(ALL_CFLAGS) $(SAN) -Iorchestrator -o $@ $< $(ASANLIB) $(LIBS)
+build/tests/%: tests/unit/%.c $(LIBOBJ) $(HDR) | build/tests
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJ) $(LIBS)
+build/asan/tests/%: tests/unit/%.c $(ASANLIB) $(HDR) | build/asan/tests
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(ASANLIB) $(LIBS)
 
-build/obj build/asan/obj build/tests build/asan/tests:
+build/tests build/asan/tests:
 	mkdir -p $@
 
 test:

@@ -4,12 +4,12 @@
  *                            objects and arrays as compact JSON
  *   jsonq FILE PATH --len    the length of an array or object
  * Exits 1 when the file does not parse or the path does not exist. */
-#include "jsonutil.h"
+#include "core/jsonutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "banned.h"
+#include "core/banned.h"
 
 int main(int argc, char **argv)
 {

@@ -23,11 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "ssh.h"
-#include "remote.h"
-#include "probe.h"
-#include "fsutil.h"
-#include "banned.h"
+#include "transport/ssh.h"
+#include "remote/remote.h"
+#include "remote/probe.h"
+#include "core/fsutil.h"
+#include "core/banned.h"
 
 static int fail(enum go_status st, struct strbuf *err)
 {

@@ -12,7 +12,7 @@ TOOLASAN := $(TOOLSRC:tests/tools/%.c=build/asan/tests/%)
 tools: $(TOOLBIN)
 asan-tools: $(TOOLASAN)
 
-$(TOOLBIN): build/tests/%: tests/tools/%.c $(LIBOBJ) orchestrator/*.h | build/tests
-	$(CC) $(ALL_CFLAGS) -Iorchestrator -o $@ $< $(LIBOBJ) $(LIBS)
-$(TOOLASAN): build/asan/tests/%: tests/tools/%.c $(ASANLIB) orchestrator/*.h | build/asan/tests
-	$(CC) $(ALL_CFLAGS) $(SAN) -Iorchestrator -o $@ $< $(ASANLIB) $(LIBS)
+$(TOOLBIN): build/tests/%: tests/tools/%.c $(LIBOBJ) $(HDR) | build/tests
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJ) $(LIBS)
+$(TOOLASAN): build/asan/tests/%: tests/tools/%.c $(ASANLIB) $(HDR) | build/asan/tests
+	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(ASANLIB) $(LIBS)

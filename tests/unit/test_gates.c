@@ -2,18 +2,18 @@
  * unmeasured figures failing with the reason, GPU filters, and sweep rankings
  * (a wrong variant never wins). Profile and sanitizer figures come from the
  * real H100 captures in tests/fixtures/gpu-tools through ncu.c and sanitizer.c. */
-#include "gates.h"
-#include "fsutil.h"
-#include "jsonutil.h"
-#include "ncu.h"
-#include "sanitizer.h"
+#include "store/gates.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
+#include "tools/ncu.h"
+#include "tools/sanitizer.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 static const char host_json[] =

@@ -1,14 +1,14 @@
 /* test_gitinfo.c -- unit tests of gitinfo.c: proc_run and git provenance on scratch repos. */
-#include "gitinfo.h"
-#include "fsutil.h"
-#include "hash.h"
+#include "store/gitinfo.h"
+#include "core/fsutil.h"
+#include "core/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 static char tmp[] = "/tmp/test_gitinfo.XXXXXX";

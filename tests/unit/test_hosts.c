@@ -1,6 +1,6 @@
 /* test_hosts.c -- unit tests of hosts.c: the inventory, its defaults and errors, ssh -G aliases, selection. */
-#include "hosts.h"
-#include "fsutil.h"
+#include "transport/hosts.h"
+#include "core/fsutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 #define DIR "tests/fixtures/hosts"

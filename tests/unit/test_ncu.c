@@ -1,16 +1,16 @@
 /* test_ncu.c -- unit tests of ncu.c over real H100 output (tests/fixtures/gpu-tools)
  * and malformed / truncated variants (tests/fixtures/tool-output). */
-#include "ncu.h"
-#include "fsutil.h"
-#include "jsonutil.h"
-#include "spec.h"
+#include "tools/ncu.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
+#include "spec/spec.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 #define REAL "tests/fixtures/gpu-tools/"

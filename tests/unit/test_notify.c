@@ -2,8 +2,8 @@
  * summary built from a run record (notify.c). The POST itself is tested
  * against a real HTTP server on loopback in t2120-run-notify.sh. */
 #include "check.h"
-#include "jsonutil.h"
-#include "notify.h"
+#include "core/jsonutil.h"
+#include "report/notify.h"
 
 #include <stdlib.h>
 #include <string.h>

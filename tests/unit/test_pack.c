@@ -1,7 +1,7 @@
 /* test_pack.c -- unit tests of pack.c: deterministic archives from a work tree and a commit. */
-#include "pack.h"
-#include "fsutil.h"
-#include "gitinfo.h"
+#include "remote/pack.h"
+#include "core/fsutil.h"
+#include "store/gitinfo.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 static char tmp[] = "/tmp/test_pack.XXXXXX";

@@ -1,13 +1,13 @@
 /* test_probe.c -- unit tests of probe.c's pure parts and remote.c's remote_describe. */
-#include "probe.h"
-#include "remote.h"
-#include "jsonutil.h"
+#include "remote/probe.h"
+#include "remote/remote.h"
+#include "core/jsonutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 static void check_arch(const char *cc, const char *want)

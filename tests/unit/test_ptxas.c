@@ -1,14 +1,14 @@
 /* test_ptxas.c -- unit tests of ptxas.c against nvcc output captured in tests/fixtures/ptxas.
  * Run from the repository root. */
-#include "ptxas.h"
-#include "fsutil.h"
-#include "jsonutil.h"
+#include "tools/ptxas.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 #define FIX "tests/fixtures/ptxas/"

@@ -2,16 +2,16 @@
  *
  * Run from the repository root. Besides the checks it writes the rendered
  * fixtures to build/tests/sample-report*.md for a person to read. */
-#include "report.h"
-#include "fsutil.h"
-#include "jsonutil.h"
+#include "report/report.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 /* The rendered text must contain needle. */

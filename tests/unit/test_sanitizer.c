@@ -1,15 +1,15 @@
 /* test_sanitizer.c -- unit tests of sanitizer.c over real H100 compute-sanitizer
  * output (tests/fixtures/gpu-tools) and documented-format / truncated variants
  * (tests/fixtures/tool-output). */
-#include "sanitizer.h"
-#include "fsutil.h"
-#include "jsonutil.h"
+#include "tools/sanitizer.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 #define REAL "tests/fixtures/gpu-tools/"

@@ -1,14 +1,14 @@
 /* test_spec.c -- unit tests of spec.c: a full valid spec, and one error per rule of docs/spec.md. */
-#include "spec.h"
-#include "fsutil.h"
-#include "hash.h"
-#include "jsonutil.h"
+#include "spec/spec.h"
+#include "core/fsutil.h"
+#include "core/hash.h"
+#include "core/jsonutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 #define DIR "tests/fixtures/specs"

@@ -8,11 +8,11 @@
  * ranks; asymptotic by the tie-corrected normal formula) and checked by
  * hand where short: complete separation of 5 vs 6 values gives
  * p = 2 / C(11,5) = 0.004329. */
-#include "stats.h"
+#include "core/stats.h"
 
 #include <math.h>
 #include <stdio.h>
-#include "banned.h"
+#include "core/banned.h"
 
 static int nfail, ncheck;
 #define CHECK(cond, ...) do { \

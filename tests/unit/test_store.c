@@ -1,7 +1,7 @@
 /* test_store.c -- unit tests of store.c: run ids, run directories, listing and lookup. */
-#include "store.h"
-#include "fsutil.h"
-#include "jsonutil.h"
+#include "store/store.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 
 static char tmp[] = "/tmp/test_store.XXXXXX";

@@ -1,0 +1,64 @@
+/* cmd-common.c -- helpers every command uses: usage errors, options, stdout. */
+#include "cmd/commands.h"
+#include "core/error.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n\n", stderr);
+	fputs(c->usage, stderr);
+	return GO_EXIT_USAGE;
+}
+
+int cmd_wants_help(int argc, char **argv)
+{
+	int i;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return 0;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	}
+	return 0;
+}
+
+int cmd_parse_int(const char *s, int min, int max)
+{
+	char *end;
+	long v;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	return (int)v;
+}
+
+int cmd_finish_stdout(int rc)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "error: cannot write to standard output: %s\n", strerror(errno));
+		return rc ? rc : GO_EXIT_LOCAL;
+	}
+	return rc;
+}
+
+void cmd_set_reports(const char *dir)
+{
+	const char *env = getenv("GPUORCH_REPORTS");
+	if (dir)
+		store_set_root(dir);
+	else if (env && *env)
+		store_set_root(env);
+}

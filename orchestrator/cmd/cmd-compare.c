@@ -1,0 +1,163 @@
+/* cmd-compare.c -- `gpuorch compare RUN_A RUN_B`: two runs side by side, a verdict per figure. */
+#include "cmd/commands.h"
+#include "report/compare.h"
+#include "core/error.h"
+#include "core/fsutil.h"
+#include "store/store.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+static const char usage[] =
+	"usage: gpuorch compare RUN_A RUN_B [--factor F] [--pair PROG_A:PROG_B]\n"
+	"                       [--output FILE.md] [--reports DIR]\n"
+	"\n"
+	"Put the figures of two runs side by side (RUN_A is the reference, RUN_B the\n"
+	"candidate; ids or unique prefixes) with a verdict on each: same, faster,\n"
+	"slower, different (correctness, ptxas resources, nvcc or driver changed:\n"
+	"named) or insufficient data. Faster/slower is called only when the\n"
+	"Mann-Whitney U test on the raw samples of both runs gives p < 0.002 AND\n"
+	"the medians differ by more than the factor (docs/reproduce.md).\n"
+	"\n"
+	"    --factor F           smallest ratio of medians called a change (default 1.05)\n"
+	"    --pair PA:PB         compare program PA of RUN_A with program PB of RUN_B on\n"
+	"                         the same problems (RUN_A and RUN_B may be the same run)\n"
+	"    --output FILE        also write the comparison as Markdown to FILE\n"
+	"    --reports DIR        where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
+	"\n"
+	"exit: 0 no regression, 1 a figure is slower beyond the factor or its\n"
+	"      correctness got worse, 2 bad input (unknown run, nothing in common)\n";
+
+int cmd_parse_factor(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || *end || !(v >= 1.0) || v > 100)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int compare_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "factor", required_argument, NULL, 'f' },
+		{ "pair", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "reports", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cmp_opts o;
+	struct store_entry ea, eb;
+	struct figures fa = { 0 }, fb = { 0 };
+	struct cmp_result r;
+	struct strbuf err = STRBUF_INIT, md = STRBUF_INIT;
+	const char *reports = NULL, *output = NULL;
+	char *pair = NULL, *colon;
+	int c, i, rc = GO_EXIT_OK, both = 0;
+	enum go_status st;
+
+	memset(&o, 0, sizeof(o));
+	memset(&ea, 0, sizeof(ea));
+	memset(&eb, 0, sizeof(eb));
+	o.alpha = STATS_DEFAULT_ALPHA;
+	o.factor = STATS_DEFAULT_FACTOR;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (cmd_parse_factor(optarg, &o.factor) < 0)
+				return cmd_usage_error(&cmd_compare_entry, "--factor: '%s' is not a "
+						       "ratio of at least 1 (e.g. 1.05)", optarg);
+			break;
+		case 'p': pair = optarg; break;
+		case 'o': output = optarg; break;
+		case 'R': reports = optarg; break;
+		case ':':
+			return cmd_usage_error(&cmd_compare_entry, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cmd_usage_error(&cmd_compare_entry, "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return cmd_usage_error(&cmd_compare_entry, "give two run ids (got %d)",
+				       argc - optind);
+	if (pair) {
+		colon = strchr(pair, ':');
+		if (!colon || colon == pair || !colon[1])
+			return cmd_usage_error(&cmd_compare_entry, "--pair: '%s' is not "
+					       "PROG_A:PROG_B", pair);
+		pair = xstrdup(pair);
+		colon = strchr(pair, ':');
+		*colon = '\0';
+		o.pair_a = pair;
+		o.pair_b = colon + 1;
+	}
+	cmd_set_reports(reports);
+	st = store_find(argv[optind], &ea, &err);
+	if (st == GO_OK)
+		st = store_find(argv[optind + 1], &eb, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = GO_EXIT_USAGE;
+		goto out;
+	}
+	figures_of_run(ea.run, &fa);
+	figures_of_run(eb.run, &fb);
+	compare_runs(&fa, &fb, &o, &r);
+	for (i = 0; i < r.nrows; i++)
+		both += r.rows[i].a && r.rows[i].b;
+	if (!both) {
+		fprintf(stderr, "error: runs '%s' and '%s' measured no %s in common; %s\n",
+			ea.run_id, eb.run_id, o.pair_a ? "problem with those programs"
+							: "program on the same problem",
+			o.pair_a ? "check the program names with 'gpuorch runs'"
+				 : "to compare two programs, give --pair PROG_A:PROG_B");
+		compare_result_release(&r);
+		rc = GO_EXIT_USAGE;
+		goto out;
+	}
+	strbuf_addstr(&md, "# Comparison\n\n- A (reference): ");
+	compare_describe_run(&md, ea.run);
+	strbuf_addstr(&md, "\n- B (candidate): ");
+	compare_describe_run(&md, eb.run);
+	strbuf_addf(&md, "\n- rule: Mann-Whitney U on the raw samples, p < %g, and the ratio "
+		    "of medians beyond x%.3g\n\n", o.alpha, o.factor);
+	compare_render_table(&md, &r, &o, "A median [min-max, n]", "B median [min-max, n]");
+	strbuf_addf(&md, "\n%d figure%s: %d same, %d faster, %d slower, %d different, "
+		    "%d insufficient data, %d missing; %s\n", r.nrows, r.nrows == 1 ? "" : "s",
+		    r.count[CMP_SAME], r.count[CMP_FASTER], r.count[CMP_SLOWER],
+		    r.count[CMP_DIFFERENT], r.count[CMP_INSUFFICIENT], r.count[CMP_MISSING],
+		    r.nregressions ? "REGRESSION" : "no regression");
+	fputs(md.buf, stdout);
+	if (output) {
+		st = fs_write_atomic(output, md.buf, md.len, &err);
+		if (st != GO_OK) {
+			fprintf(stderr, "error: %s\n", err.buf);
+			rc = go_exit_code(st);
+		}
+	}
+	if (rc == GO_EXIT_OK && r.nregressions)
+		rc = GO_EXIT_FAILED;
+	compare_result_release(&r);
+out:
+	figures_release(&fa);
+	figures_release(&fb);
+	store_entry_release(&ea);
+	store_entry_release(&eb);
+	strbuf_release(&err);
+	strbuf_release(&md);
+	free(pair);
+	return rc;
+}
+
+const struct cmd_entry cmd_compare_entry = {
+	"compare", usage, "two runs side by side, with a verdict on each figure", compare_exec,
+};

@@ -1,0 +1,231 @@
+/* cmd-hosts.c -- `gpuorch hosts check|list`: is each host reachable, and what does it have. */
+#include "cmd/commands.h"
+#include "core/error.h"
+#include "remote/hostrun.h"
+#include "transport/hosts.h"
+#include "core/jsonutil.h"
+#include "core/parallel.h"
+#include "remote/probe.h"
+#include "transport/ssh.h"
+#include "core/timeutil.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+static const char usage[] =
+	"usage: gpuorch hosts check --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
+	"   or: gpuorch hosts list --hosts FILE\n"
+	"\n"
+	"    check   connect to every host in parallel and show its GPU, compute\n"
+	"            capability, driver, clocks, and where nvcc, ncu and\n"
+	"            compute-sanitizer are (found even when not on the SSH PATH)\n"
+	"    list    show the inventory as gpuorch resolved it (ssh_config aliases too)\n"
+	"\n"
+	"exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n";
+
+struct check_task {
+	const struct host *h;
+	int accept_new;
+	enum go_status st;
+	struct strbuf err;
+	char *fingerprint;
+	char *notice;            /* e.g. a newly recorded host key */
+	struct host_info info;
+	int have_info;
+	double seconds;
+};
+
+static void check_one(void *arg)
+{
+	struct check_task *t = arg;
+	struct ssh_conn *c = NULL;
+	struct ssh_opts o;
+	int64_t t0 = time_mono_ms();
+
+	hostrun_ssh_opts(t->h, t->accept_new, &o);
+	t->st = ssh_connect(&o, &c, &t->err);
+	if (t->st == GO_OK) {
+		t->fingerprint = xstrdup(ssh_fingerprint(c));
+		if (ssh_notice(c))
+			t->notice = xstrdup(ssh_notice(c));
+		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir, t->h->gpu_index, &t->info,
+				   &t->err);
+		t->have_info = t->st == GO_OK;
+	}
+	ssh_disconnect(c);
+	t->seconds = (double)(time_mono_ms() - t0) / 1000.0;
+}
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+static void print_tool(const char *name, const struct tool_info *ti)
+{
+	if (ti->path)
+		printf("    %-18s %s  %s\n", name, or_dash(ti->version), ti->path);
+	else
+		printf("    %-18s not found\n", name);
+}
+
+static void print_check(const struct check_task *t)
+{
+	const struct host_info *hi = &t->info;
+	printf("%s  %s@%s:%d  %s  (%.1f s)\n", t->h->name, t->h->user, t->h->address, t->h->port,
+	       t->st == GO_OK ? "ok" : "FAILED", t->seconds);
+	if (t->st != GO_OK) {
+		printf("    error: %s\n", t->err.buf);
+		return;
+	}
+	printf("    %-18s %s\n", "host key", t->fingerprint);
+	if (t->notice)
+		printf("    note: %s\n", t->notice);
+	printf("    %-18s %s, %s\n", "host", or_dash(hi->hostname), or_dash(hi->kernel));
+	if (hi->has_gpu) {
+		char *arch = probe_cc_to_arch(hi->compute_cap);
+		printf("    %-18s %s, cc %s (%s), driver %s\n", "gpu", or_dash(hi->gpu_name),
+		       or_dash(hi->compute_cap), or_dash(t->h->arch ? t->h->arch : arch),
+		       or_dash(hi->driver));
+		printf("    %-18s %s, %lld MiB, SM clock %d / max %d MHz, memory %d MHz\n", "",
+		       or_dash(hi->gpu_uuid), hi->gpu_mem_mib, hi->sm_clock_mhz,
+		       hi->max_sm_clock_mhz, hi->mem_clock_mhz);
+		free(arch);
+	} else {
+		printf("    %-18s none: %s (builds run compile-only)\n", "gpu", or_dash(hi->gpu_reason));
+	}
+	print_tool("nvcc", &hi->nvcc);
+	print_tool("ncu", &hi->ncu);
+	print_tool("compute-sanitizer", &hi->sanitizer);
+	print_tool("python3", &hi->python);
+	printf("    %-18s %s\n", "torch", hi->torch_version ? hi->torch_version : "not importable");
+	printf("    %-18s %.1f GiB\n", "disk free", (double)hi->disk_free_kib / 1048576.0);
+	if (!hi->has_flock || !hi->has_timeout || !hi->has_setsid)
+		printf("    warning: missing %s%s%s: steps cannot run detached and bounded\n",
+		       hi->has_flock ? "" : "flock ", hi->has_timeout ? "" : "timeout ",
+		       hi->has_setsid ? "" : "setsid");
+}
+
+static int hosts_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "host", required_argument, NULL, 'n' },
+		{ "accept-new-host-key", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct strbuf err = STRBUF_INIT;
+	struct hosts *hs = NULL;
+	char **names = xcalloc((size_t)argc + 1, sizeof(char *));
+	const char *verb, *path = NULL;
+	int nnames = 0, accept_new = 0, as_json = 0, c, i, rc = 0, nok = 0;
+	enum go_status st;
+
+	if (argc < 2) {
+		free(names);
+		return cmd_usage_error(&cmd_hosts_entry, "no verb given: 'check' or 'list'");
+	}
+	verb = argv[1];
+	if (strcmp(verb, "check") && strcmp(verb, "list")) {
+		free(names);
+		return cmd_usage_error(&cmd_hosts_entry, "unknown verb '%s'", verb);
+	}
+	opterr = 0;
+	optind = 2;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H': path = optarg; break;
+		case 'n': names[nnames++] = optarg; break;
+		case 'a': accept_new = 1; break;
+		case 'j': as_json = 1; break;
+		case ':':
+			free(names);
+			return cmd_usage_error(&cmd_hosts_entry, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			free(names);
+			return cmd_usage_error(&cmd_hosts_entry, "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		free(names);
+		return cmd_usage_error(&cmd_hosts_entry, "unexpected argument '%s'", argv[optind]);
+	}
+	if (!path) {
+		free(names);
+		return cmd_usage_error(&cmd_hosts_entry, "no hosts inventory: give --hosts FILE");
+	}
+	st = hosts_load(path, &hs, &err);
+	if (st == GO_OK && nnames)
+		st = hosts_select(hs, names, nnames, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = go_exit_code(st);
+		goto out;
+	}
+	if (!strcmp(verb, "list")) {
+		for (i = 0; i < hs->n; i++) {
+			const struct host *h = &hs->v[i];
+			printf("%s  %s@%s:%d  key %s  known_hosts %s  workdir %s%s%s\n", h->name,
+			       h->user, h->address, h->port, h->use_agent ? "(agent)" : h->identity,
+			       h->known_hosts, or_dash(h->workdir), h->arch ? "  arch " : "",
+			       h->arch ? h->arch : "");
+		}
+		goto out;
+	} else {
+		struct check_task *t = xcalloc((size_t)hs->n, sizeof(*t));
+		void **args = xcalloc((size_t)hs->n, sizeof(*args));
+		cJSON *arr = cJSON_CreateArray();
+		for (i = 0; i < hs->n; i++) {
+			t[i].h = &hs->v[i];
+			t[i].accept_new = accept_new;
+			strbuf_init(&t[i].err, 0);
+			args[i] = &t[i];
+		}
+		par_run(hs->n, check_one, args, NULL, NULL, 200);
+		for (i = 0; i < hs->n; i++) {
+			if (t[i].st == GO_OK)
+				nok++;
+			if (as_json) {
+				cJSON *o = t[i].have_info ? probe_to_json(&t[i].info)
+							  : cJSON_CreateObject();
+				json_add_str(o, "name", t[i].h->name);
+				json_add_str(o, "status", t[i].st == GO_OK ? "ok" : "failed");
+				json_add_str(o, "error", t[i].st == GO_OK ? NULL : t[i].err.buf);
+				json_add_str(o, "fingerprint", t[i].fingerprint);
+				cJSON_AddItemToArray(arr, o);
+			} else {
+				print_check(&t[i]);
+			}
+			if (t[i].have_info)
+				probe_release(&t[i].info);
+			free(t[i].fingerprint);
+			free(t[i].notice);
+			strbuf_release(&t[i].err);
+		}
+		if (as_json) {
+			char *text = cJSON_Print(arr);
+			if (text)
+				puts(text);
+			free(text);
+		}
+		cJSON_Delete(arr);
+		free(t);
+		free(args);
+		rc = nok == hs->n ? GO_EXIT_OK : nok == 0 ? GO_EXIT_INFRA : GO_EXIT_FAILED;
+	}
+out:
+	hosts_free(hs);
+	free(names);
+	strbuf_release(&err);
+	return rc;
+}
+
+const struct cmd_entry cmd_hosts_entry = {
+	"hosts", usage, "check hosts: reachable? GPU, arch, driver, CUDA tools", hosts_exec,
+};

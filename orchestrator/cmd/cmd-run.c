@@ -1,0 +1,150 @@
+/* cmd-run.c -- `gpuorch run`: options, then runner_run(). */
+#include "cmd/commands.h"
+#include "core/error.h"
+#include "report/notify.h"
+#include "run/runner.h"
+#include "core/strbuf.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+static const char usage[] =
+	"usage: gpuorch run SPEC.json --hosts HOSTS.json [--host NAME ...] [--commit REV]\n"
+	"                   [--dry-run] [--accept-new-host-key] [--plain]\n"
+	"                   [--reconnect-timeout S] [--gpu-wait S] [--reports DIR] [--root DIR]\n"
+	"                   [--notify URL]\n"
+	"\n"
+	"Package the spec's sources (from the work tree, or from git commit REV),\n"
+	"ship them to every host in parallel, build them with nvcc for each host's\n"
+	"arch, run the spec's steps there and write REPORTS/<experiment>/<run-id>/\n"
+	"{run.json,report.md,logs/}.\n"
+	"\n"
+	"    --hosts FILE             hosts inventory (docs/hosts.md)\n"
+	"    --host NAME              only this host (repeatable)\n"
+	"    --commit REV             package the sources as they are at commit REV\n"
+	"    --dry-run                print the plan (hosts, files, content id, remote\n"
+	"                             commands) and send nothing\n"
+	"    --accept-new-host-key    trust and record an unknown host key (never a changed one)\n"
+	"    --plain                  progress as plain lines, even on a terminal\n"
+	"    --reconnect-timeout S    keep trying a lost host for S seconds (default 60)\n"
+	"    --gpu-wait S             how long a step waits for its GPU to be free (default 3600)\n"
+	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
+	"    --root DIR               repository root the spec's paths are relative to (default .)\n"
+	"    --notify URL             POST a JSON summary of the finished run to this webhook\n"
+	"                             (default $GPUORCH_NOTIFY_URL; docs/notify.md)\n"
+	"\n"
+	"exit: 0 passed, 1 a step or host failed, 2 bad input (nothing sent),\n"
+	"      3 no host usable, 4 local error, 130 interrupted (docs/exit-codes.md)\n";
+
+static int run_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "host", required_argument, NULL, 'n' },
+		{ "commit", required_argument, NULL, 'c' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "accept-new-host-key", no_argument, NULL, 'a' },
+		{ "plain", no_argument, NULL, 'p' },
+		{ "reconnect-timeout", required_argument, NULL, 'r' },
+		{ "gpu-wait", required_argument, NULL, 'g' },
+		{ "reports", required_argument, NULL, 'R' },
+		{ "root", required_argument, NULL, 'o' },
+		{ "notify", required_argument, NULL, 'N' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct run_opts o;
+	struct strbuf cl = STRBUF_INIT;
+	char **names = xcalloc((size_t)argc + 1, sizeof(char *));
+	const char *reports = NULL;
+	int c, i, rc;
+
+	memset(&o, 0, sizeof(o));
+	o.reconnect_timeout_s = 60;
+	o.lock_wait_s = 3600;
+	o.root = ".";
+	o.host_names = names;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H': o.hosts_path = optarg; break;
+		case 'n': names[o.nhost_names++] = optarg; break;
+		case 'c': o.commit = optarg; break;
+		case 'd': o.dry_run = 1; break;
+		case 'a': o.accept_new_hostkey = 1; break;
+		case 'p': o.plain = 1; break;
+		case 'R': reports = optarg; break;
+		case 'o': o.root = optarg; break;
+		case 'N': o.notify_url = optarg; break;
+		case 'r':
+			o.reconnect_timeout_s = cmd_parse_int(optarg, 0, 86400);
+			if (o.reconnect_timeout_s < 0) {
+				free(names);
+				return cmd_usage_error(&cmd_run_entry, "--reconnect-timeout: '%s' is not "
+						       "a number of seconds (0-86400)", optarg);
+			}
+			break;
+		case 'g':
+			o.lock_wait_s = cmd_parse_int(optarg, 0, 7 * 86400);
+			if (o.lock_wait_s < 0) {
+				free(names);
+				return cmd_usage_error(&cmd_run_entry, "--gpu-wait: '%s' is not a "
+						       "number of seconds", optarg);
+			}
+			break;
+		case ':':
+			free(names);
+			return cmd_usage_error(&cmd_run_entry, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			free(names);
+			return cmd_usage_error(&cmd_run_entry, "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		free(names);
+		return cmd_usage_error(&cmd_run_entry, "no experiment spec given");
+	}
+	if (optind + 1 < argc) {
+		free(names);
+		return cmd_usage_error(&cmd_run_entry, "one experiment spec at a time; "
+				       "unexpected '%s'", argv[optind + 1]);
+	}
+	if (!o.hosts_path) {
+		free(names);
+		return cmd_usage_error(&cmd_run_entry, "no hosts inventory: give --hosts FILE");
+	}
+	o.spec_path = argv[optind];
+	cmd_set_reports(reports);
+	strbuf_addstr(&cl, "gpuorch");
+	for (i = 0; i < argc; i++) {
+		strbuf_addch(&cl, ' ');
+		/* a webhook URL carries its secret: record only where it went. Found
+		 * by the parsed value (getopt's optarg is the next argument or what
+		 * follows '='), so "--notify=URL" and abbreviations count too */
+		const char *eq = strchr(argv[i], '=');
+		int keep = !o.notify_url ? -1 : o.notify_url == argv[i] ? 0
+			 : eq && eq + 1 == o.notify_url ? (int)(eq + 1 - argv[i]) : -1;
+		if (keep >= 0) {
+			char *origin = notify_url_origin(o.notify_url);
+			char *shown = xstrfmt("%.*s%s/(redacted)", keep, argv[i], origin);
+			strbuf_add_shell_quoted(&cl, shown);
+			free(shown);
+			free(origin);
+		} else {
+			strbuf_add_shell_quoted(&cl, argv[i]);
+		}
+	}
+	o.command_line = cl.buf;
+	rc = runner_run(&o);
+	strbuf_release(&cl);
+	free(names);
+	return rc;
+}
+
+const struct cmd_entry cmd_run_entry = {
+	"run", usage, "run an experiment on GPU hosts and write its phase report", run_exec,
+};

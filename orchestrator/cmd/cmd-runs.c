@@ -1,0 +1,95 @@
+/* cmd-runs.c -- `gpuorch runs`: past runs, newest first, with status and headline. */
+#include "cmd/commands.h"
+#include "core/error.h"
+#include "core/jsonutil.h"
+#include "report/report.h"
+#include "store/store.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/banned.h"
+
+static const char usage[] =
+	"usage: gpuorch runs [--experiment NAME] [--limit N] [--reports DIR]\n"
+	"\n"
+	"List recorded runs, newest first: run id, experiment, status, hosts and\n"
+	"the headline figure. An interrupted run shows as 'incomplete'.\n";
+
+static int runs_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "experiment", required_argument, NULL, 'e' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "reports", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT, head = STRBUF_INIT;
+	struct store_entry *v = NULL;
+	const char *exp = NULL, *reports = NULL;
+	int n = 0, limit = 50, c, i, shown = 0;
+	enum go_status st;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e': exp = optarg; break;
+		case 'R': reports = optarg; break;
+		case 'l':
+			limit = cmd_parse_int(optarg, 1, 1000000);
+			if (limit < 0)
+				return cmd_usage_error(&cmd_runs_entry, "--limit: '%s' is not a "
+						       "positive number", optarg);
+			break;
+		case ':':
+			return cmd_usage_error(&cmd_runs_entry, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cmd_usage_error(&cmd_runs_entry, "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(&cmd_runs_entry, "unexpected argument '%s'", argv[optind]);
+	cmd_set_reports(reports);
+	st = store_list(&v, &n, &warn, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		strbuf_release(&err);
+		strbuf_release(&warn);
+		return go_exit_code(st);
+	}
+	if (warn.len)
+		fputs(warn.buf, stderr);
+	if (!n)
+		printf("no runs under %s yet; start one with 'gpuorch run'\n", store_root());
+	for (i = 0; i < n && shown < limit; i++) {
+		const cJSON *run = v[i].run;
+		const cJSON *e = cJSON_GetObjectItem(run, "experiment");
+		const char *name = json_str(e, "name");
+		const char *status = json_str(run, "status");
+		const char *outcome = json_str(run, "outcome");
+		const cJSON *hosts = cJSON_GetObjectItem(run, "hosts");
+		const cJSON *h;
+		if (exp && (!name || strcmp(name, exp)) && (!json_str(e, "slug") ||
+							    strcmp(json_str(e, "slug"), exp)))
+			continue;
+		strbuf_reset(&head);
+		report_headline(run, &head);
+		printf("%s  %-24.24s  %-11s", v[i].run_id, name ? name : "?",
+		       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
+		cJSON_ArrayForEach(h, hosts) printf(" %s", json_str(h, "name") ? json_str(h, "name") : "?");
+		printf("\n    %s\n", head.len ? head.buf : "-");
+		shown++;
+	}
+	store_list_free(v, n);
+	strbuf_release(&err);
+	strbuf_release(&warn);
+	strbuf_release(&head);
+	return GO_EXIT_OK;
+}
+
+const struct cmd_entry cmd_runs_entry = {
+	"runs", usage, "list past runs, newest first, with status and headline figures", runs_exec,
+};

@@ -1,0 +1,82 @@
+/* main.c -- gpuorch's entry point: the command table and dispatch. */
+#include "cmd/commands.h"
+#include "core/error.h"
+#include "transport/ssh.h"
+#include "store/store.h"
+#include "core/strbuf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+static const struct cmd_entry *const commands[] = {
+	&cmd_run_entry,
+	&cmd_hosts_entry,
+	&cmd_runs_entry,
+	&cmd_report_entry,
+	&cmd_reproduce_entry,
+	&cmd_compare_entry,
+	&cmd_history_entry,
+	&cmd_find_entry,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_main_usage(FILE *out)
+{
+	size_t i;
+	fprintf(out, "usage: gpuorch [--version] [--help] <command> [<args>]\n\n"
+		     "Ship CUDA kernels to GPU hosts over SSH, build, check, time them and\n"
+		     "write a phase report with measured numbers.\n\ncommands:\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "   %-10s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(out, "\n'gpuorch <command> -h' shows a command's options.\n"
+		     "exit codes: docs/exit-codes.md\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct strbuf err = STRBUF_INIT;
+	size_t i;
+	int rc;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		if (argc >= 3 && !strcmp(argv[1], "help")) {
+			for (i = 0; i < NCOMMANDS; i++)
+				if (!strcmp(argv[2], commands[i]->name)) {
+					fputs(commands[i]->usage, stdout);
+					return cmd_finish_stdout(0);
+				}
+		}
+		print_main_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? GO_EXIT_USAGE : cmd_finish_stdout(0);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("gpuorch %s\n", GPUORCH_VERSION);
+		return cmd_finish_stdout(0);
+	}
+	for (i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[1], commands[i]->name))
+			continue;
+		if (cmd_wants_help(argc - 1, argv + 1)) {
+			fputs(commands[i]->usage, stdout);
+			return cmd_finish_stdout(0);
+		}
+		/* libssh2_init once, before any thread. */
+		if (ssh_global_init(&err) != GO_OK) {
+			fprintf(stderr, "error: %s\n", err.buf);
+			strbuf_release(&err);
+			return GO_EXIT_LOCAL;
+		}
+		rc = commands[i]->exec(argc - 1, argv + 1);
+		ssh_global_cleanup();
+		return cmd_finish_stdout(rc);
+	}
+	fprintf(stderr, "error: '%s' is not a gpuorch command\n\n", argv[1]);
+	print_main_usage(stderr);
+	return GO_EXIT_USAGE;
+}
+

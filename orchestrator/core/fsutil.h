@@ -1,0 +1,23 @@
+/* fsutil.h -- local files: whole-file reads, atomic writes, directories. */
+#ifndef GPUORCH_FSUTIL_H
+#define GPUORCH_FSUTIL_H
+
+#include <stddef.h>
+#include "core/error.h"
+
+/* Read a whole file into sb (appends). */
+enum go_status fs_read_file(const char *path, struct strbuf *sb, struct strbuf *err);
+/* Write data to path atomically: temp file in the same directory, fsync,
+ * rename, fsync of the directory. On error nothing is left behind. */
+enum go_status fs_write_atomic(const char *path, const void *data, size_t len,
+			       struct strbuf *err);
+/* mkdir -p with the given mode. */
+enum go_status fs_mkdir_p(const char *path, int mode, struct strbuf *err);
+int fs_is_dir(const char *path);
+int fs_is_file(const char *path);
+/* Remove a directory tree (used to clean up failed, never-published output). */
+void fs_remove_tree(const char *path);
+/* "a/b/c.txt" -> "a/b" (new string); "c.txt" -> "." */
+char *fs_dirname(const char *path);
+
+#endif

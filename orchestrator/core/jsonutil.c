@@ -1,0 +1,185 @@
+/* jsonutil.c -- the one place gpuorch reads and writes JSON files (via cJSON). */
+#include "core/jsonutil.h"
+#include "core/fsutil.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+static void locate(const char *text, const char *at, int *line, int *col)
+{
+	const char *p;
+	*line = 1;
+	*col = 1;
+	for (p = text; p < at && *p; p++) {
+		if (*p == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+enum go_status json_parse(const char *text, size_t len, const char *label, cJSON **out,
+			  struct strbuf *err)
+{
+	const char *end = NULL;
+	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (j && end) {
+		/* Only whitespace may follow the value (cJSON's own check needs a NUL
+		 * inside len). */
+		const char *p = end, *stop = text + len;
+		while (p < stop && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p < stop && *p) {
+			cJSON_Delete(j);
+			j = NULL;
+			end = p;
+		}
+	}
+	if (!j) {
+		int line, col;
+		const char *at = end ? end : text;
+		locate(text, at, &line, &col);
+		return go_fail(err, GO_ERR_IO, "%s:%d:%d: invalid JSON near '%.20s'", label,
+			       line, col, at);
+	}
+	*out = j;
+	return GO_OK;
+}
+
+enum go_status json_load_file(const char *path, cJSON **out, enum go_status kind,
+			      struct strbuf *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	enum go_status st = fs_read_file(path, &sb, err);
+	if (st == GO_OK) {
+		st = json_parse(sb.buf, sb.len, path, out, err);
+		if (st != GO_OK)
+			st = kind;
+	}
+	strbuf_release(&sb);
+	return st;
+}
+
+enum go_status json_write_atomic(const char *path, const cJSON *j, struct strbuf *err)
+{
+	char *text = cJSON_Print(j);
+	enum go_status st;
+	struct strbuf sb = STRBUF_INIT;
+	if (!text)
+		return go_fail(err, GO_ERR_INTERNAL, "cannot serialise JSON for '%s'", path);
+	strbuf_addstr(&sb, text);
+	strbuf_addch(&sb, '\n');
+	free(text);
+	st = fs_write_atomic(path, sb.buf, sb.len, err);
+	strbuf_release(&sb);
+	return st;
+}
+
+const char *json_str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+double json_num(const cJSON *obj, const char *key, double fallback)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : fallback;
+}
+
+int json_has_num(const cJSON *obj, const char *key)
+{
+	return cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(obj, key));
+}
+
+const cJSON *json_path(const cJSON *root, const char *dotted)
+{
+	const cJSON *cur = root;
+	const char *p = dotted;
+	char key[128];
+	while (cur && *p) {
+		size_t n = strcspn(p, ".");
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, p, n);
+		key[n] = '\0';
+		if (cJSON_IsArray(cur)) {
+			char *endp;
+			long idx = strtol(key, &endp, 10);
+			cur = (*endp || idx < 0) ? NULL : cJSON_GetArrayItem(cur, (int)idx);
+		} else {
+			cur = cJSON_GetObjectItemCaseSensitive(cur, key);
+		}
+		p += n;
+		if (*p == '.')
+			p++;
+	}
+	return cur;
+}
+
+static void *must(void *p)
+{
+	if (!p)
+		xmalloc((size_t)-1 / 2); /* dies with an out-of-memory message */
+	return p;
+}
+
+cJSON *json_add_obj(cJSON *parent, const char *key)
+{
+	return must(cJSON_AddObjectToObject(parent, key));
+}
+
+cJSON *json_add_arr(cJSON *parent, const char *key)
+{
+	return must(cJSON_AddArrayToObject(parent, key));
+}
+
+void json_add_str(cJSON *parent, const char *key, const char *val)
+{
+	if (val)
+		must(cJSON_AddStringToObject(parent, key, val));
+	else
+		must(cJSON_AddNullToObject(parent, key));
+}
+
+void json_add_num(cJSON *parent, const char *key, double val)
+{
+	must(cJSON_AddNumberToObject(parent, key, val));
+}
+
+void json_add_bool(cJSON *parent, const char *key, int val)
+{
+	must(cJSON_AddBoolToObject(parent, key, val));
+}
+
+const char *json_type_name(const cJSON *v)
+{
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsObject(v))
+		return "an object";
+	if (cJSON_IsArray(v))
+		return "an array";
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v) ? "true" : "false";
+	if (cJSON_IsNull(v))
+		return "null";
+	return "an invalid value";
+}
+
+void json_verror(struct strbuf *err, const char *label, const char *path, const char *fmt,
+		 va_list ap)
+{
+	strbuf_reset(err);
+	if (path && *path)
+		strbuf_addf(err, "%s: '%s': ", label, path);
+	else
+		strbuf_addf(err, "%s: ", label);
+	strbuf_vaddf(err, fmt, ap);
+}

@@ -1,0 +1,195 @@
+/* hostrun-setup.c -- a host's phases before its builds: connect, probe, plan, ship. */
+#include "remote/hostrun-int.h"
+#include "core/jsonutil.h"
+#include "core/timeutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+/* ---------------------------------------------------------------- phases */
+
+enum go_status hr_connect(struct hostrun *hr)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct ssh_opts o;
+	int64_t t0 = time_mono_ms();
+	enum go_status st;
+
+	live_set(hr->ctx->live, hr->index, "connect", hr->h->address);
+	hostrun_ssh_opts(hr->h, hr->ctx->accept_new_hostkey, &o);
+	st = ssh_connect(&o, &hr->conn, &err);
+	if (st != GO_OK) {
+		hr_fail_host(hr, "connect", t0, err.buf);
+	} else {
+		char *d = xstrfmt("host key %s", ssh_fingerprint(hr->conn));
+		hr_phase(hr, "connect", "PASS", t0, d);
+		free(d);
+	}
+	strbuf_release(&err);
+	return st;
+}
+
+static void add_arch(struct hostrun *hr, const char *arch)
+{
+	int i;
+	for (i = 0; i < hr->narchs; i++)
+		if (!strcmp(hr->archs[i], arch))
+			return;
+	hr->archs = xrealloc(hr->archs, sizeof(char *) * (size_t)(hr->narchs + 2));
+	hr->archs[hr->narchs++] = xstrdup(arch);
+	hr->archs[hr->narchs] = NULL;
+}
+
+enum go_status hr_probe(struct hostrun *hr)
+{
+	const struct spec *s = hr->ctx->spec;
+	struct strbuf err = STRBUF_INIT;
+	int64_t t0 = time_mono_ms();
+	enum go_status st;
+	cJSON *info, *archs;
+	int i;
+
+	live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
+	st = probe_host(hr->conn, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index,
+			&hr->info, &err);
+	if (st != GO_OK) {
+		hr_fail_host(hr, "probe", t0, err.buf);
+		strbuf_release(&err);
+		return st;
+	}
+	hr->have_info = 1;
+	hr->workdir = hostrun_workdir(hr->h, hr->info.home);
+
+	/* Which archs to build for, and which one the steps run on. */
+	if (hr->info.has_gpu) {
+		const char *gpu = hr->h->gpu ? hr->h->gpu : hr->info.gpu_name;
+		const char *arch = hr->h->arch ? hr->h->arch : spec_arch_for_gpu(s, gpu);
+		char *cc_arch = NULL;
+		if (!arch)
+			arch = cc_arch = probe_cc_to_arch(hr->info.compute_cap);
+		if (arch) {
+			hr->run_arch = xstrdup(arch);
+			add_arch(hr, arch);
+		}
+		free(cc_arch);
+	}
+	if (!hr->run_arch) {
+		/* No GPU (or none we can name): compile-only for every listed arch. */
+		if (hr->h->arch)
+			add_arch(hr, hr->h->arch);
+		for (i = 0; i < s->ntargets; i++)
+			add_arch(hr, s->targets[i].arch);
+	}
+
+	record_lock(hr->ctx->rec);
+	info = probe_to_json(&hr->info);
+	/* the arch the steps run on (probe's "arch" is the plain one from the
+	 * compute capability, e.g. sm_90 where the spec builds sm_90a) */
+	cJSON_DeleteItemFromObjectCaseSensitive(info, "arch");
+	json_add_str(info, "arch", hr->run_arch);
+	json_add_str(info, "workdir", hr->workdir);
+	cJSON_ReplaceItemInObject(hr->hj, "info", info);
+	archs = cJSON_CreateArray();
+	for (i = 0; i < hr->narchs; i++)
+		cJSON_AddItemToArray(archs, cJSON_CreateString(hr->archs[i]));
+	cJSON_ReplaceItemInObject(hr->hj, "archs", archs);
+	record_unlock(hr->ctx->rec);
+
+	{
+		struct strbuf d = STRBUF_INIT;
+		if (hr->info.has_gpu)
+			strbuf_addf(&d, "%s (cc %s, %s), driver %s", hr->info.gpu_name,
+				    hr->info.compute_cap ? hr->info.compute_cap : "?",
+				    hr->run_arch ? hr->run_arch : "no arch",
+				    hr->info.driver ? hr->info.driver : "?");
+		else
+			strbuf_addf(&d, "no GPU (%s): compile-only",
+				    hr->info.gpu_reason ? hr->info.gpu_reason : "none detected");
+		strbuf_addf(&d, "; nvcc %s", hr->info.nvcc.path ? hr->info.nvcc.path : "not found");
+		hr_phase(hr, "probe", "PASS", t0, d.buf);
+		strbuf_addf(&hr->out, "  %s\n", d.buf);
+		strbuf_release(&d);
+	}
+	strbuf_release(&err);
+	return GO_OK;
+}
+
+void hr_make_plan(struct hostrun *hr)
+{
+	struct plan_host ph;
+	memset(&ph, 0, sizeof(ph));
+	ph.workdir = hr->workdir;
+	ph.content_id = hr->ctx->pack->content_id;
+	ph.run_id = hr->ctx->run_id;
+	ph.archs = hr->archs;
+	ph.narchs = hr->narchs;
+	ph.run_arch = hr->run_arch;
+	ph.no_gpu_reason = hr->info.gpu_reason;
+	ph.gpu_name = hr->info.gpu_name;
+	ph.nvcc = hr->info.nvcc.path;
+	ph.nvcc_version = hr->info.nvcc.version;
+	ph.python = hr->h->python ? hr->h->python : hr->info.python.path;
+	ph.ncu = hr->info.ncu.path;
+	ph.sanitizer = hr->info.sanitizer.path;
+	plan_make(&hr->plan, hr->ctx->spec, &ph);
+	hr->have_plan = 1;
+}
+
+enum go_status hr_ship(struct hostrun *hr)
+{
+	const struct pack *pk = hr->ctx->pack;
+	const struct plan *p = &hr->plan;
+	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT;
+	int64_t t0 = time_mono_ms();
+	uint64_t sent = 0;
+	int reused;
+	enum go_status st;
+	cJSON *ship;
+	char *tar = xstrfmt("%s/src.tar", p->content_dir);
+
+	live_set(hr->ctx->live, hr->index, "ship", pk->content_id);
+	strbuf_addstr(&cmd, "test -f ");
+	strbuf_add_shell_quoted(&cmd, p->content_dir);
+	strbuf_addstr(&cmd, "/.complete && echo present || { mkdir -p ");
+	strbuf_add_shell_quoted(&cmd, p->content_dir);
+	strbuf_addstr(&cmd, " && echo absent; }");
+	st = hr_rexec(hr, cmd.buf, &out, &err);
+	reused = st == GO_OK && strstr(out.buf, "present") != NULL;
+	if (st == GO_OK && !reused) {
+		st = ssh_upload(hr->conn, pk->data, pk->len, tar, 0644, &sent, 600000, &err);
+		if (st == GO_OK) {
+			strbuf_reset(&cmd);
+			strbuf_addstr(&cmd, "cd ");
+			strbuf_add_shell_quoted(&cmd, p->content_dir);
+			strbuf_addstr(&cmd, " && rm -rf src && mkdir src && tar -xf src.tar -C src"
+					    " && touch .complete");
+			st = hr_rexec(hr, cmd.buf, NULL, &err);
+		}
+	}
+	if (st != GO_OK) {
+		hr_fail_host(hr, "ship", t0, err.buf);
+	} else {
+		char *d;
+		record_lock(hr->ctx->rec);
+		ship = cJSON_CreateObject();
+		json_add_num(ship, "bytes_sent", (double)sent);
+		json_add_bool(ship, "reused", reused);
+		json_add_str(ship, "remote_dir", p->content_dir);
+		cJSON_ReplaceItemInObject(hr->hj, "ship", ship);
+		record_unlock(hr->ctx->rec);
+		d = reused ? xstrfmt("content %.12s already on the host: 0 bytes sent",
+				     pk->content_id)
+			   : xstrfmt("%llu bytes sent (%d files)", (unsigned long long)sent,
+				     pk->nfiles);
+		hr_phase(hr, "ship", "PASS", t0, d);
+		strbuf_addf(&hr->out, "  ship: %s\n", d);
+		free(d);
+	}
+	free(tar);
+	strbuf_release(&err);
+	strbuf_release(&cmd);
+	strbuf_release(&out);
+	return st;
+}
+

@@ -1,0 +1,66 @@
+/* hostrun.h -- one host's part of a run: connect, probe, ship, build, run, fetch.
+ *
+ * DESIGN: each host runs on its own thread (parallel.h) with its own SSH
+ * connection; it writes only its own object in the run record (under the
+ * record lock) and its own live-view slot, and buffers its printed output
+ * so that it is shown whole. A failure of one host never stops another. */
+#ifndef GPUORCH_HOSTRUN_H
+#define GPUORCH_HOSTRUN_H
+
+#include <signal.h>
+#include <cjson/cJSON.h>
+#include "transport/hosts.h"
+#include "core/live.h"
+#include "remote/pack.h"
+#include "spec/plan.h"
+#include "remote/probe.h"
+#include "store/record.h"
+#include "spec/spec.h"
+#include "transport/ssh.h"
+
+struct run_ctx {
+	const struct spec *spec;
+	const struct pack *pack;
+	const char *run_id;
+	struct record *rec;
+	struct live *live;
+	int accept_new_hostkey;
+	int reconnect_timeout_s;      /* how long to keep trying after a lost link */
+	int lock_wait_s;              /* how long a step waits for its GPU */
+	volatile sig_atomic_t *interrupted;
+};
+
+struct hostrun {
+	int index;
+	const struct host *h;
+	struct run_ctx *ctx;
+	cJSON *hj;                    /* this host's object in the record */
+	struct ssh_conn *conn;
+	struct host_info info;
+	int have_info;
+	char *workdir;                /* absolute remote work directory */
+	char **archs;
+	int narchs;
+	char *run_arch;
+	struct plan plan;
+	int have_plan;
+	unsigned char *build_ok;      /* per plan build: 1 when it passed */
+	struct strbuf out;            /* printed whole when the host is done */
+	int failed;                   /* the host itself failed (connect, ship, lost) */
+	int nfailed_steps;            /* builds and steps that did not pass, and failed gates */
+	int nfailed_gates;            /* gates (spec "gates") that failed on this host */
+	int interrupted;
+	double ran_from, ran_to;      /* the current step's t_run / t_end on the host */
+};
+
+void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct run_ctx *ctx,
+		  cJSON *hj);
+void hostrun_main(void *arg);     /* par_task_fn */
+void hostrun_release(struct hostrun *hr);
+
+/* The ssh options for a host (used by `hosts check` too). */
+void hostrun_ssh_opts(const struct host *h, int accept_new_hostkey, struct ssh_opts *o);
+/* Remote work directory made absolute against the remote $HOME. */
+char *hostrun_workdir(const struct host *h, const char *home);
+
+#endif

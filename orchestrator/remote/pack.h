@@ -1,0 +1,39 @@
+/* pack.h -- deterministic source archives and their content id.
+ *
+ * The archive is a ustar tar made with libarchive from the spec's source
+ * list only: entries sorted by path, mtime 0, uid/gid 0, no user/group
+ * names, mode 0644 (0755 when executable). Same content -> same bytes ->
+ * same SHA-256, which is the content id. */
+#ifndef GPUORCH_PACK_H
+#define GPUORCH_PACK_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+#include "core/error.h"
+#include "core/hash.h"
+
+struct pack_file {
+	char *path;
+	size_t size;
+	char sha256[SHA256_HEX_LEN + 1];
+};
+
+struct pack {
+	unsigned char *data;
+	size_t len;
+	char content_id[SHA256_HEX_LEN + 1];
+	struct pack_file *files;
+	int nfiles;
+};
+
+/* files: NULL-terminated relative paths under root (the work tree). */
+enum go_status pack_worktree(const char *root, char *const *files, struct pack *out,
+			     struct strbuf *err);
+/* The same files as they are in commit rev of the git repository at root;
+ * the work tree is not touched. */
+enum go_status pack_commit(const char *root, const char *rev, char *const *files,
+			   struct pack *out, struct strbuf *err);
+void pack_release(struct pack *p);
+cJSON *pack_files_json(const struct pack *p);
+
+#endif

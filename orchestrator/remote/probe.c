@@ -1,0 +1,403 @@
+/* probe.c -- what a host has: GPU, driver, clocks, CUDA tools and their paths.
+ *
+ * DESIGN
+ * One constant POSIX sh script (probe_script) runs on the host with its
+ * parameters as quoted assignments in front of it, and prints KEY=VALUE
+ * lines (values on one line). All interpretation happens here, in C, where
+ * it can be unit tested: probe_parse_output() turns the lines into a
+ * struct host_info. Tools are looked up on PATH, then CUDA_HOME/bin,
+ * /usr/local/cuda/bin, the newest /usr/local/cuda-* /bin and the newest
+ * /opt/nvidia/nsight-compute/<version>: a non-login SSH session usually has a
+ * PATH without CUDA. */
+#include "remote/probe.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/jsonutil.h"
+#include "core/banned.h"
+
+#define PROBE_TIMEOUT_MS 90000
+
+static const char probe_script[] =
+	"kv() { printf '%s=%s\\n' \"$1\" \"$(printf '%s' \"$2\" | tr '\\n\\r' '  ')\"; }\n"
+	"to() { if command -v timeout >/dev/null 2>&1; then timeout \"$@\"; else shift; \"$@\"; fi; }\n"
+	"kv hostname \"$(hostname 2>/dev/null || uname -n)\"\n"
+	"kv kernel \"$(uname -sr)\"\n"
+	"kv home \"$HOME\"\n"
+	"smi=$(command -v nvidia-smi 2>/dev/null)\n"
+	"case \"$smi\" in /*) ;; *) smi= ;; esac\n"
+	"for c in /usr/bin/nvidia-smi /usr/local/nvidia/bin/nvidia-smi; do\n"
+	"  if [ -z \"$smi\" ] && [ -x \"$c\" ]; then smi=$c; fi\n"
+	"done\n"
+	"if [ -z \"$smi\" ]; then\n"
+	"  kv has_gpu 0\n"
+	"  kv gpu_reason 'nvidia-smi: not found (looked on PATH, /usr/bin, /usr/local/nvidia/bin)'\n"
+	"else\n"
+	"  out=$(to 30 \"$smi\" --query-gpu=name,uuid,compute_cap,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total --format=csv,noheader,nounits -i \"$gpu\" 2>&1)\n"
+	"  rc=$?\n"
+	"  if [ $rc -ne 0 ] || [ -z \"$out\" ]; then\n"
+	"    kv has_gpu 0\n"
+	"    kv gpu_reason \"$smi failed (exit $rc): $(printf '%s' \"$out\" | head -n 3)\"\n"
+	"  else\n"
+	"    kv has_gpu 1\n"
+	"    kv gpu \"$(printf '%s' \"$out\" | head -n 1)\"\n"
+	"  fi\n"
+	"fi\n"
+	"find_tool() {\n"
+	"  p=$(command -v \"$1\" 2>/dev/null)\n"
+	"  case \"$p\" in /*) printf '%s' \"$p\"; return 0 ;; esac\n"
+	"  if [ -n \"$cuda_home\" ] && [ -x \"$cuda_home/bin/$1\" ]; then printf '%s' \"$cuda_home/bin/$1\"; return 0; fi\n"
+	"  if [ -x \"/usr/local/cuda/bin/$1\" ]; then printf '%s' \"/usr/local/cuda/bin/$1\"; return 0; fi\n"
+	"  for d in $(ls -d /usr/local/cuda-*/bin /opt/nvidia/nsight-compute/*/ 2>/dev/null | sort -V -r); do\n"
+	"    d=${d%/}\n"
+	"    if [ -x \"$d/$1\" ]; then printf '%s' \"$d/$1\"; return 0; fi\n"
+	"  done\n"
+	"  return 1\n"
+	"}\n"
+	"p=$(find_tool nvcc) && { kv nvcc_path \"$p\"; kv nvcc_version \"$(to 30 \"$p\" --version 2>&1 | grep -E 'release|^Build' | tr '\\n' ' ')\"; }\n"
+	"p=$(find_tool ncu) && { kv ncu_path \"$p\"; kv ncu_version \"$(to 30 \"$p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
+	"p=$(find_tool compute-sanitizer) && { kv sanitizer_path \"$p\"; kv sanitizer_version \"$(to 30 \"$p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
+	"if [ -n \"$python\" ]; then p=$python; else p=$(command -v python3 2>/dev/null); fi\n"
+	"case \"$p\" in /*)\n"
+	"  kv python_path \"$p\"\n"
+	"  kv python_version \"$(to 20 \"$p\" --version 2>&1 | head -n 1)\"\n"
+	"  tv=$(to 30 \"$p\" -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -n 1) && [ -n \"$tv\" ] && kv torch \"$tv\"\n"
+	"  ;; esac\n"
+	"w=$workdir\n"
+	"while [ -n \"$w\" ] && [ ! -d \"$w\" ]; do\n"
+	"  case \"$w\" in */*) w=${w%/*} ;; *) w=. ;; esac\n"
+	"done\n"
+	"[ -n \"$w\" ] || w=/\n"
+	"kv disk_free_kib \"$(df -Pk \"$w\" 2>/dev/null | awk 'NR == 2 {print $4}')\"\n"
+	"for t in flock timeout setsid; do\n"
+	"  if command -v $t >/dev/null 2>&1; then kv has_$t 1; else kv has_$t 0; fi\n"
+	"done\n"
+	"kv done 1\n";
+
+/* ------------------------------------------------------------------ */
+/* parsing                                                             */
+
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+static void trim_in_place(char *s)
+{
+	size_t n = strlen(s), i = 0;
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	while (s[i] && isspace((unsigned char)s[i]))
+		i++;
+	if (i)
+		memmove(s, s + i, n - i + 1);
+}
+
+/* "Cuda compilation tools, release 13.0, V13.0.88 Build cuda_13.0.r13.0/..."
+ * -> "13.0.88"; falls back to the release number "13.0". */
+static char *parse_nvcc_version(const char *s)
+{
+	const char *p = s;
+	size_t n;
+
+	while ((p = strstr(p, "V")) != NULL) {
+		if ((p == s || p[-1] == ' ' || p[-1] == ',') && isdigit((unsigned char)p[1])) {
+			p++;
+			n = strspn(p, "0123456789.");
+			while (n && p[n - 1] == '.')
+				n--;
+			return xstrfmt("%.*s", (int)n, p);
+		}
+		p++;
+	}
+	p = strstr(s, "release ");
+	if (p) {
+		p += 8;
+		n = strspn(p, "0123456789.");
+		while (n && p[n - 1] == '.')
+			n--;
+		if (n)
+			return xstrfmt("%.*s", (int)n, p);
+	}
+	return dup_or_null(s);
+}
+
+/* "Version 2025.3.0.0 (build 36398880) (public-release)" -> "2025.3.0.0";
+ * "Python 3.11.2" -> "3.11.2". */
+static char *parse_word_version(const char *s, const char *word)
+{
+	size_t wl = strlen(word), n;
+	const char *p = strstr(s, word);
+
+	if (!p)
+		return dup_or_null(s);
+	p += wl;
+	while (*p == ' ')
+		p++;
+	n = strcspn(p, " \t");
+	return n ? xstrfmt("%.*s", (int)n, p) : NULL;
+}
+
+static int to_int(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	return end == s ? 0 : (int)v;
+}
+
+/* "name, uuid, 9.0, 580.1, 1980, 1980, 2619, 81559" */
+static void parse_gpu_line(const char *line, struct host_info *hi)
+{
+	char *copy = xstrdup(line);
+	char *fields[8] = { 0 };
+	char *p = copy;
+	int n = 0;
+
+	while (n < 8) {
+		char *comma = strchr(p, ',');
+		fields[n++] = p;
+		if (!comma)
+			break;
+		*comma = '\0';
+		p = comma + 1;
+	}
+	for (int i = 0; i < n; i++)
+		trim_in_place(fields[i]);
+	if (n > 0)
+		hi->gpu_name = dup_or_null(fields[0]);
+	if (n > 1)
+		hi->gpu_uuid = dup_or_null(fields[1]);
+	if (n > 2)
+		hi->compute_cap = dup_or_null(fields[2]);
+	if (n > 3)
+		hi->driver = dup_or_null(fields[3]);
+	if (n > 4)
+		hi->sm_clock_mhz = to_int(fields[4]);
+	if (n > 5)
+		hi->max_sm_clock_mhz = to_int(fields[5]);
+	if (n > 6)
+		hi->mem_clock_mhz = to_int(fields[6]);
+	if (n > 7)
+		hi->gpu_mem_mib = strtoll(fields[7], NULL, 10);
+	free(copy);
+}
+
+static void set_str(char **dst, const char *val)
+{
+	free(*dst);
+	*dst = dup_or_null(val);
+}
+
+/* Parse the script's KEY=VALUE output; returns 0 when it is complete. */
+static int parse_output(char *text, struct host_info *hi)
+{
+	char *line = text;
+	int done = 0;
+
+	while (line && *line) {
+		char *nl = strchr(line, '\n');
+		char *eq;
+		if (nl)
+			*nl = '\0';
+		eq = strchr(line, '=');
+		if (eq) {
+			const char *k = line, *v = eq + 1;
+			*eq = '\0';
+			if (!strcmp(k, "hostname"))
+				set_str(&hi->hostname, v);
+			else if (!strcmp(k, "kernel"))
+				set_str(&hi->kernel, v);
+			else if (!strcmp(k, "home"))
+				set_str(&hi->home, v);
+			else if (!strcmp(k, "has_gpu"))
+				hi->has_gpu = !strcmp(v, "1");
+			else if (!strcmp(k, "gpu_reason"))
+				set_str(&hi->gpu_reason, v);
+			else if (!strcmp(k, "gpu"))
+				parse_gpu_line(v, hi);
+			else if (!strcmp(k, "nvcc_path"))
+				set_str(&hi->nvcc.path, v);
+			else if (!strcmp(k, "nvcc_version")) {
+				free(hi->nvcc.version);
+				hi->nvcc.version = parse_nvcc_version(v);
+			} else if (!strcmp(k, "ncu_path"))
+				set_str(&hi->ncu.path, v);
+			else if (!strcmp(k, "ncu_version")) {
+				free(hi->ncu.version);
+				hi->ncu.version = parse_word_version(v, "Version");
+			} else if (!strcmp(k, "sanitizer_path"))
+				set_str(&hi->sanitizer.path, v);
+			else if (!strcmp(k, "sanitizer_version")) {
+				free(hi->sanitizer.version);
+				hi->sanitizer.version = parse_word_version(v, "Version");
+			} else if (!strcmp(k, "python_path"))
+				set_str(&hi->python.path, v);
+			else if (!strcmp(k, "python_version")) {
+				free(hi->python.version);
+				hi->python.version = parse_word_version(v, "Python");
+			} else if (!strcmp(k, "torch"))
+				set_str(&hi->torch_version, v);
+			else if (!strcmp(k, "disk_free_kib"))
+				hi->disk_free_kib = *v ? strtoll(v, NULL, 10) : -1;
+			else if (!strcmp(k, "has_flock"))
+				hi->has_flock = !strcmp(v, "1");
+			else if (!strcmp(k, "has_timeout"))
+				hi->has_timeout = !strcmp(v, "1");
+			else if (!strcmp(k, "has_setsid"))
+				hi->has_setsid = !strcmp(v, "1");
+			else if (!strcmp(k, "done"))
+				done = 1;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (hi->has_gpu && !hi->gpu_name) {
+		hi->has_gpu = 0;
+		set_str(&hi->gpu_reason, "nvidia-smi printed no GPU");
+	}
+	return done && hi->hostname ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* API                                                                 */
+
+enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
+			  const char *workdir, int gpu_index, struct host_info *out,
+			  struct strbuf *err)
+{
+	struct strbuf cmd = STRBUF_INIT, body = STRBUF_INIT;
+	struct strbuf sout = STRBUF_INIT, serr = STRBUF_INIT;
+	struct ssh_exec_result r;
+	enum go_status st;
+
+	memset(out, 0, sizeof(*out));
+	out->disk_free_kib = -1;
+	strbuf_addstr(&body, "cuda_home=");
+	strbuf_add_shell_quoted(&body, cuda_home ? cuda_home : "");
+	strbuf_addstr(&body, "\npython=");
+	strbuf_add_shell_quoted(&body, python ? python : "");
+	strbuf_addstr(&body, "\nworkdir=");
+	strbuf_add_shell_quoted(&body, workdir && *workdir ? workdir : ".");
+	strbuf_addf(&body, "\ngpu=%d\n", gpu_index > 0 ? gpu_index : 0);
+	strbuf_addstr(&body, probe_script);
+	strbuf_addstr(&cmd, "sh -c ");
+	strbuf_add_shell_quoted(&cmd, body.buf);
+
+	sout.max = 256 * 1024;
+	serr.max = 16 * 1024;
+	st = ssh_exec(c, cmd.buf, NULL, 0, &sout, &serr, &r, PROBE_TIMEOUT_MS, err);
+	if (!st) {
+		if (r.signal[0] || r.exit_code != 0 || parse_output(sout.buf, out)) {
+			strbuf_trim(&serr);
+			st = go_fail(err, GO_ERR_REMOTE,
+				     "the host probe did not complete (%s %d)%s%s",
+				     r.signal[0] ? "signal" : "exit",
+				     r.signal[0] ? 0 : r.exit_code,
+				     serr.len ? ": " : "", serr.buf);
+			probe_release(out);
+		}
+	}
+	strbuf_release(&cmd);
+	strbuf_release(&body);
+	strbuf_release(&sout);
+	strbuf_release(&serr);
+	return st;
+}
+
+static void tool_release(struct tool_info *t)
+{
+	free(t->path);
+	free(t->version);
+	t->path = t->version = NULL;
+}
+
+void probe_release(struct host_info *hi)
+{
+	if (!hi)
+		return;
+	free(hi->hostname);
+	free(hi->kernel);
+	free(hi->home);
+	free(hi->gpu_reason);
+	free(hi->gpu_name);
+	free(hi->gpu_uuid);
+	free(hi->compute_cap);
+	free(hi->driver);
+	free(hi->torch_version);
+	tool_release(&hi->nvcc);
+	tool_release(&hi->ncu);
+	tool_release(&hi->sanitizer);
+	tool_release(&hi->python);
+	memset(hi, 0, sizeof(*hi));
+}
+
+static void add_tool(cJSON *obj, const char *key, const struct tool_info *t)
+{
+	cJSON *o = json_add_obj(obj, key);
+	json_add_str(o, "path", t->path);
+	json_add_str(o, "version", t->path ? t->version : NULL);
+}
+
+static void add_num_or_null(cJSON *obj, const char *key, int have, double v)
+{
+	if (have)
+		json_add_num(obj, key, v);
+	else
+		cJSON_AddNullToObject(obj, key);
+}
+
+cJSON *probe_to_json(const struct host_info *hi)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *arch = hi->has_gpu ? probe_cc_to_arch(hi->compute_cap) : NULL;
+	int g = hi->has_gpu;
+
+	if (!o) {
+		free(arch);
+		return NULL;
+	}
+	json_add_str(o, "hostname", hi->hostname);
+	json_add_str(o, "kernel", hi->kernel);
+	json_add_bool(o, "has_gpu", hi->has_gpu);
+	json_add_str(o, "gpu_reason", hi->has_gpu ? NULL : hi->gpu_reason);
+	json_add_str(o, "gpu_name", g ? hi->gpu_name : NULL);
+	json_add_str(o, "gpu_uuid", g ? hi->gpu_uuid : NULL);
+	json_add_str(o, "compute_cap", g ? hi->compute_cap : NULL);
+	json_add_str(o, "arch", arch);
+	json_add_str(o, "driver", g ? hi->driver : NULL);
+	add_num_or_null(o, "sm_clock_mhz", g, hi->sm_clock_mhz);
+	add_num_or_null(o, "max_sm_clock_mhz", g, hi->max_sm_clock_mhz);
+	add_num_or_null(o, "mem_clock_mhz", g, hi->mem_clock_mhz);
+	add_num_or_null(o, "gpu_mem_mib", g, (double)hi->gpu_mem_mib);
+	add_tool(o, "nvcc", &hi->nvcc);
+	add_tool(o, "ncu", &hi->ncu);
+	add_tool(o, "compute_sanitizer", &hi->sanitizer);
+	add_tool(o, "python", &hi->python);
+	json_add_str(o, "torch", hi->torch_version);
+	add_num_or_null(o, "disk_free_kib", hi->disk_free_kib >= 0, (double)hi->disk_free_kib);
+	free(arch);
+	return o;
+}
+
+char *probe_cc_to_arch(const char *cc)
+{
+	const char *dot;
+	size_t i, majlen;
+
+	if (!cc || !*cc)
+		return NULL;
+	dot = strchr(cc, '.');
+	if (!dot || dot == cc || !dot[1])
+		return NULL;
+	majlen = (size_t)(dot - cc);
+	for (i = 0; i < majlen; i++)
+		if (!isdigit((unsigned char)cc[i]))
+			return NULL;
+	for (i = 1; dot[i]; i++)
+		if (!isdigit((unsigned char)dot[i]))
+			return NULL;
+	if (majlen > 3 || strlen(dot + 1) > 2)
+		return NULL;
+	return xstrfmt("sm_%.*s%s", (int)majlen, cc, dot + 1);
+}

@@ -1,0 +1,47 @@
+/* probe.h -- what a host has: GPU, driver, clocks, CUDA tools and their paths.
+ *
+ * One remote shell script (built here, run with ssh_exec) prints KEY=VALUE
+ * lines; tools are found on PATH, then in CUDA_HOME/bin, /usr/local/cuda/bin,
+ * /usr/local/cuda-N/bin and /opt/nvidia/nsight-compute/VERSION (a non-login SSH
+ * PATH often lacks them). */
+#ifndef GPUORCH_PROBE_H
+#define GPUORCH_PROBE_H
+
+#include <cjson/cJSON.h>
+#include "transport/ssh.h"
+
+struct tool_info {
+	char *path;              /* NULL when not found */
+	char *version;
+};
+
+struct host_info {
+	char *hostname;
+	char *kernel;            /* uname -sr */
+	char *home;              /* remote $HOME */
+	int has_gpu;
+	char *gpu_reason;        /* why no GPU, e.g. "nvidia-smi: not found" */
+	char *gpu_name;
+	char *gpu_uuid;
+	char *compute_cap;       /* "9.0" */
+	char *driver;
+	int sm_clock_mhz, max_sm_clock_mhz, mem_clock_mhz;
+	long long gpu_mem_mib;
+	struct tool_info nvcc, ncu, sanitizer, python;
+	char *torch_version;     /* NULL when python3 cannot import torch */
+	long long disk_free_kib; /* in the work directory's file system */
+	int has_flock, has_timeout, has_setsid;
+};
+
+/* cuda_home may be NULL; python (may be NULL) is the interpreter to report
+ * instead of python3 on the SSH PATH; gpu_index selects the GPU for nvidia-smi. */
+enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
+			  const char *workdir, int gpu_index, struct host_info *out,
+			  struct strbuf *err);
+void probe_release(struct host_info *hi);
+/* The record's "info" object (docs/run-record.md). */
+cJSON *probe_to_json(const struct host_info *hi);
+/* "9.0" -> "sm_90"; returns a new string or NULL. */
+char *probe_cc_to_arch(const char *compute_cap);
+
+#endif

@@ -1,0 +1,467 @@
+/* compare.c -- figures of run records and verdicts between two runs (see compare.h).
+ *
+ * Pairing: each figure of run A is matched with the unused figure of run B
+ * that measured the same program (or its --pair partner) on the same
+ * problem, preferring the same host name, then the same GPU model. What is
+ * left on either side is reported as missing. A pair's verdict is decided
+ * in this order: correctness changed (step status, the program's own status,
+ * or the correctness step) -> different; resources (registers, spills,
+ * shared memory), nvcc or driver changed -> different, with the timing
+ * verdict still shown beside it; else the timing verdict of stats_compare(). */
+#include "report/compare.h"
+#include "core/jsonutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+static int streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/* Both NULL counts as equal here (e.g. no GPU on either side). */
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || streq(a, b);
+}
+
+static double num_or_nan(const cJSON *root, const char *path)
+{
+	const cJSON *j = json_path(root, path);
+	return cJSON_IsNumber(j) ? j->valuedouble : NAN;
+}
+
+const char *figure_gpu_label(const struct figure *f)
+{
+	return f->gpu && *f->gpu ? f->gpu : "no GPU";
+}
+
+static const char *check_status_of(const cJSON *host, const char *program, const char *problem)
+{
+	const cJSON *s;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(host, "steps")) {
+		if (streq(json_str(s, "kind"), "correctness") && streq(json_str(s, "program"), program) &&
+		    same_str(json_str(s, "problem"), problem))
+			return json_str(s, "status");
+	}
+	return NULL;
+}
+
+static void resources_of(const cJSON *host, struct figure *f)
+{
+	const cJSON *b, *r;
+	f->registers = f->spill_bytes = f->smem_bytes = -1;
+	cJSON_ArrayForEach(b, cJSON_GetObjectItem(host, "builds")) {
+		if (!streq(json_str(b, "program"), f->program) || !same_str(json_str(b, "arch"), f->arch))
+			continue;
+		cJSON_ArrayForEach(r, cJSON_GetObjectItem(b, "resources")) {
+			int reg = (int)json_num(r, "registers", -1);
+			int sp = (int)json_num(r, "spill_store_bytes", 0) +
+				 (int)json_num(r, "spill_load_bytes", 0);
+			int sm = (int)json_num(r, "smem_bytes", -1);
+			if (reg > f->registers)
+				f->registers = reg;
+			f->spill_bytes = (f->spill_bytes < 0 ? 0 : f->spill_bytes) + sp;
+			if (sm > f->smem_bytes)
+				f->smem_bytes = sm;
+		}
+		break;
+	}
+}
+
+void figures_of_run(const cJSON *run, struct figures *out)
+{
+	const cJSON *h, *s;
+	const char *run_id = json_str(run, "run_id");
+	const char *commit = json_str(json_path(run, "provenance.git"), "commit");
+	int cap = 0;
+
+	out->v = NULL;
+	out->n = 0;
+	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts")) {
+		const cJSON *info = cJSON_GetObjectItem(h, "info");
+		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
+			struct figure *f;
+			const cJSON *res = cJSON_GetObjectItem(s, "result");
+			const cJSON *samples = json_path(res, "timing.samples_us"), *x;
+			if (!streq(json_str(s, "kind"), "benchmark"))
+				continue;
+			if (out->n == cap) {
+				cap = cap ? 2 * cap : 8;
+				out->v = xrealloc(out->v, (size_t)cap * sizeof(*out->v));
+			}
+			f = &out->v[out->n++];
+			memset(f, 0, sizeof(*f));
+			f->run_id = run_id;
+			f->commit = commit;
+			f->host = json_str(h, "name");
+			f->gpu = json_str(info, "gpu_name");
+			f->compute_cap = json_str(info, "compute_cap");
+			f->program = json_str(s, "program");
+			f->problem = json_str(s, "problem");
+			f->arch = json_str(s, "arch");
+			f->role = json_str(s, "role");
+			f->status = json_str(s, "status");
+			f->result_status = json_str(res, "status");
+			f->check_status = check_status_of(h, f->program, f->problem);
+			f->median_us = num_or_nan(res, "timing.median_us");
+			f->min_us = num_or_nan(res, "timing.min_us");
+			f->max_us = num_or_nan(res, "timing.max_us");
+			f->tflops = num_or_nan(res, "model.tflops");
+			f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
+			f->driver = json_str(info, "driver");
+			if (cJSON_IsArray(samples) && cJSON_GetArraySize(samples) > 0) {
+				f->samples = xcalloc((size_t)cJSON_GetArraySize(samples), sizeof(double));
+				cJSON_ArrayForEach(x, samples)
+					if (cJSON_IsNumber(x) && isfinite(x->valuedouble))
+						f->samples[f->nsamples++] = x->valuedouble;
+			}
+			resources_of(h, f);
+		}
+	}
+}
+
+void figures_release(struct figures *f)
+{
+	int i;
+	for (i = 0; i < f->n; i++)
+		free(f->v[i].samples);
+	free(f->v);
+	f->v = NULL;
+	f->n = 0;
+}
+
+const char *compare_verdict_name(enum cmp_verdict v, int reproduce)
+{
+	switch (v) {
+	case CMP_SAME: return reproduce ? "reproduced" : "same";
+	case CMP_FASTER: return "faster";
+	case CMP_SLOWER: return "slower";
+	case CMP_DIFFERENT: return "different";
+	case CMP_INSUFFICIENT: return "insufficient data";
+	case CMP_MISSING: return "missing";
+	}
+	return "?";
+}
+
+/* ---- pairing ---- */
+
+static int wants(const struct cmp_opts *o, const struct figure *f, int side_b)
+{
+	if (!o->pair_a)
+		return 1;
+	return streq(f->program, side_b ? o->pair_b : o->pair_a);
+}
+
+static int partners(const struct cmp_opts *o, const struct figure *a, const struct figure *b)
+{
+	if (!same_str(a->problem, b->problem))
+		return 0;
+	if (o->pair_a)
+		return streq(a->program, o->pair_a) && streq(b->program, o->pair_b);
+	return streq(a->program, b->program);
+}
+
+static int is_pass(const char *s)
+{
+	return s && (!strcmp(s, "PASS") || !strcmp(s, "pass"));
+}
+
+static void add_change(struct strbuf *sb, const char *fmt_name, const char *a, const char *b)
+{
+	if (sb->len)
+		strbuf_addstr(sb, "; ");
+	strbuf_addf(sb, "%s %s -> %s", fmt_name, a ? a : "none", b ? b : "none");
+}
+
+static void add_int_change(struct strbuf *sb, const char *name, int a, int b)
+{
+	if (a < 0 || b < 0 || a == b)
+		return;
+	if (sb->len)
+		strbuf_addstr(sb, "; ");
+	strbuf_addf(sb, "%s %d -> %d", name, a, b);
+}
+
+static void judge(struct cmp_row *r, const struct cmp_opts *o)
+{
+	const struct figure *a = r->a, *b = r->b;
+	int correctness = 0;
+
+	stats_compare(a->samples, a->nsamples, b->samples, b->nsamples, o->alpha, o->factor, &r->t);
+	if (!same_str(a->status, b->status)) {
+		add_change(&r->changes, "step", a->status, b->status);
+		correctness = 1;
+	}
+	if (!same_str(a->result_status, b->result_status)) {
+		add_change(&r->changes, "result", a->result_status, b->result_status);
+		correctness = 1;
+	}
+	if (!same_str(a->check_status, b->check_status)) {
+		add_change(&r->changes, "correctness", a->check_status, b->check_status);
+		correctness = 1;
+	}
+	if (correctness && is_pass(a->status) && (!is_pass(b->status) ||
+						   (a->check_status && !is_pass(b->check_status)) ||
+						   (is_pass(a->result_status) && !is_pass(b->result_status))))
+		r->regression = 1;
+	if (o->pair_a) {
+		/* Two different programs: their resources differ by design, so
+		 * they are shown, not called a difference. */
+		struct strbuf res = STRBUF_INIT;
+		add_int_change(&res, "registers", a->registers, b->registers);
+		add_int_change(&res, "spill bytes", a->spill_bytes, b->spill_bytes);
+		add_int_change(&res, "smem bytes", a->smem_bytes, b->smem_bytes);
+		if (res.len)
+			strbuf_addf(&r->notes, "%s%s", r->notes.len ? "; " : "", res.buf);
+		strbuf_release(&res);
+	} else {
+		add_int_change(&r->changes, "registers", a->registers, b->registers);
+		add_int_change(&r->changes, "spill bytes", a->spill_bytes, b->spill_bytes);
+		add_int_change(&r->changes, "smem bytes", a->smem_bytes, b->smem_bytes);
+	}
+	if (a->nvcc_version && b->nvcc_version && strcmp(a->nvcc_version, b->nvcc_version))
+		add_change(&r->changes, "nvcc", a->nvcc_version, b->nvcc_version);
+	if (a->driver && b->driver && strcmp(a->driver, b->driver))
+		add_change(&r->changes, "driver", a->driver, b->driver);
+	if (!same_str(a->gpu, b->gpu))
+		strbuf_addf(&r->notes, "GPU differs: %s vs %s", figure_gpu_label(a),
+			    figure_gpu_label(b));
+	if (r->t.verdict == STATS_SLOWER)
+		r->regression = 1;
+	if (r->changes.len) {
+		r->verdict = CMP_DIFFERENT;
+		return;
+	}
+	switch (r->t.verdict) {
+	case STATS_SAME: r->verdict = CMP_SAME; break;
+	case STATS_FASTER: r->verdict = CMP_FASTER; break;
+	case STATS_SLOWER: r->verdict = CMP_SLOWER; break;
+	case STATS_INSUFFICIENT: r->verdict = CMP_INSUFFICIENT; break;
+	}
+}
+
+static struct cmp_row *new_row(struct cmp_result *out, int *cap)
+{
+	struct cmp_row *r;
+	if (out->nrows == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		out->rows = xrealloc(out->rows, (size_t)*cap * sizeof(*out->rows));
+	}
+	r = &out->rows[out->nrows++];
+	memset(r, 0, sizeof(*r));
+	strbuf_init(&r->changes, 0);
+	strbuf_init(&r->notes, 0);
+	r->t.p = NAN;
+	r->t.ratio = NAN;
+	return r;
+}
+
+void compare_runs(const struct figures *a, const struct figures *b, const struct cmp_opts *o,
+		  struct cmp_result *out)
+{
+	char *used = xcalloc((size_t)b->n + 1, 1);
+	int i, j, cap = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < a->n; i++) {
+		const struct figure *fa = &a->v[i];
+		int best = -1, best_score = -1;
+		struct cmp_row *r;
+		if (!wants(o, fa, 0))
+			continue;
+		for (j = 0; j < b->n; j++) {
+			int score;
+			if (used[j] || !partners(o, fa, &b->v[j]))
+				continue;
+			score = 2 * same_str(fa->host, b->v[j].host) + same_str(fa->gpu, b->v[j].gpu) * 4;
+			if (score > best_score) {
+				best_score = score;
+				best = j;
+			}
+		}
+		r = new_row(out, &cap);
+		r->a = fa;
+		if (best < 0) {
+			r->verdict = CMP_MISSING;
+			strbuf_addf(&r->notes, "not measured in the second run");
+			continue;
+		}
+		used[best] = 1;
+		r->b = &b->v[best];
+		judge(r, o);
+	}
+	for (j = 0; j < b->n; j++) {
+		struct cmp_row *r;
+		if (used[j] || !wants(o, &b->v[j], 1))
+			continue;
+		r = new_row(out, &cap);
+		r->b = &b->v[j];
+		r->verdict = CMP_MISSING;
+		strbuf_addf(&r->notes, "not measured in the first run");
+	}
+	for (i = 0; i < out->nrows; i++) {
+		out->count[out->rows[i].verdict]++;
+		out->nregressions += out->rows[i].regression;
+	}
+	free(used);
+}
+
+void compare_result_release(struct cmp_result *r)
+{
+	int i;
+	for (i = 0; i < r->nrows; i++) {
+		strbuf_release(&r->rows[i].changes);
+		strbuf_release(&r->rows[i].notes);
+	}
+	free(r->rows);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- rendering ---- */
+
+void compare_fmt_us(struct strbuf *sb, double us)
+{
+	if (isnan(us))
+		strbuf_addstr(sb, "-");
+	else if (us >= 1000)
+		strbuf_addf(sb, "%.0f", us);
+	else if (us >= 100)
+		strbuf_addf(sb, "%.1f", us);
+	else if (us >= 10)
+		strbuf_addf(sb, "%.2f", us);
+	else
+		strbuf_addf(sb, "%.3f", us);
+}
+
+void compare_fmt_figure(struct strbuf *sb, const struct figure *f)
+{
+	if (!f) {
+		strbuf_addstr(sb, "-");
+		return;
+	}
+	if (isnan(f->median_us)) {
+		strbuf_addf(sb, "no timing (%s)", f->status ? f->status : "no status");
+		return;
+	}
+	compare_fmt_us(sb, f->median_us);
+	strbuf_addstr(sb, " us [");
+	compare_fmt_us(sb, f->min_us);
+	strbuf_addstr(sb, "-");
+	compare_fmt_us(sb, f->max_us);
+	if (f->nsamples)
+		strbuf_addf(sb, ", n=%d]", f->nsamples);
+	else
+		strbuf_addstr(sb, ", no samples]");
+	if (!is_pass(f->status))
+		strbuf_addf(sb, " %s", f->status ? f->status : "");
+}
+
+/* Pipes and newlines would break a Markdown table cell. */
+static void add_cell(struct strbuf *md, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '|')
+			strbuf_addstr(md, "\\|");
+		else if (*s == '\n' || *s == '\r')
+			strbuf_addch(md, ' ');
+		else
+			strbuf_addch(md, *s);
+	}
+}
+
+static void add_pval(struct strbuf *sb, double p)
+{
+	if (isnan(p))
+		strbuf_addstr(sb, "-");
+	else if (p < 1e-4)
+		strbuf_addf(sb, "%.1e", p);
+	else
+		strbuf_addf(sb, "%.4f", p);
+}
+
+void compare_render_table(struct strbuf *md, const struct cmp_result *r, const struct cmp_opts *o,
+			  const char *label_a, const char *label_b)
+{
+	int i;
+	struct strbuf cell = STRBUF_INIT;
+	strbuf_addstr(md, "| figure | host (GPU) | ");
+	add_cell(md, label_a);
+	strbuf_addstr(md, " | ");
+	add_cell(md, label_b);
+	strbuf_addstr(md, " | ratio | p | verdict |\n|---|---|---|---|---|---|---|\n");
+	for (i = 0; i < r->nrows; i++) {
+		const struct cmp_row *row = &r->rows[i];
+		const struct figure *f = row->a ? row->a : row->b;
+		strbuf_reset(&cell);
+		if (o->pair_a)
+			strbuf_addf(&cell, "%s vs %s %s", o->pair_a, o->pair_b,
+				    f->problem ? f->problem : "?");
+		else
+			strbuf_addf(&cell, "%s %s", f->program ? f->program : "?",
+				    f->problem ? f->problem : "?");
+		if (f->role && !strcmp(f->role, "baseline"))
+			strbuf_addstr(&cell, " (baseline)");
+		strbuf_addstr(md, "| ");
+		add_cell(md, cell.buf);
+		strbuf_reset(&cell);
+		if (row->a && row->b && !same_str(row->a->host, row->b->host))
+			strbuf_addf(&cell, "%s / %s", row->a->host ? row->a->host : "?",
+				    row->b->host ? row->b->host : "?");
+		else
+			strbuf_addstr(&cell, f->host ? f->host : "?");
+		strbuf_addf(&cell, " (%s)", figure_gpu_label(f));
+		strbuf_addstr(md, " | ");
+		add_cell(md, cell.buf);
+		strbuf_reset(&cell);
+		compare_fmt_figure(&cell, row->a);
+		strbuf_addstr(md, " | ");
+		add_cell(md, cell.buf);
+		strbuf_reset(&cell);
+		compare_fmt_figure(&cell, row->b);
+		strbuf_addstr(md, " | ");
+		add_cell(md, cell.buf);
+		strbuf_addstr(md, " | ");
+		if (isnan(row->t.ratio))
+			strbuf_addstr(md, "-");
+		else
+			strbuf_addf(md, "x%.3f", row->t.ratio);
+		strbuf_addstr(md, " | ");
+		add_pval(md, row->t.p);
+		strbuf_addstr(md, " | **");
+		strbuf_addstr(md, compare_verdict_name(row->verdict, o->reproduce));
+		strbuf_addstr(md, "**");
+		strbuf_reset(&cell);
+		if (row->changes.len)
+			strbuf_addf(&cell, ": %s", row->changes.buf);
+		if (row->verdict == CMP_DIFFERENT)
+			strbuf_addf(&cell, "; timing %s", stats_verdict_name(row->t.verdict));
+		if (row->t.why && row->verdict != CMP_MISSING)
+			strbuf_addf(&cell, " (%s)", row->t.why);
+		if (row->notes.len)
+			strbuf_addf(&cell, "; %s", row->notes.buf);
+		if (row->regression)
+			strbuf_addstr(&cell, "; REGRESSION");
+		add_cell(md, cell.buf);
+		strbuf_addstr(md, " |\n");
+	}
+	strbuf_release(&cell);
+}
+
+void compare_describe_run(struct strbuf *sb, const cJSON *run)
+{
+	const cJSON *git = json_path(run, "provenance.git");
+	const char *commit = json_str(git, "commit");
+	strbuf_addf(sb, "%s (%s, ", json_str(run, "run_id") ? json_str(run, "run_id") : "?",
+		    json_str(json_path(run, "experiment"), "name") ?
+		    json_str(json_path(run, "experiment"), "name") : "?");
+	if (commit)
+		strbuf_addf(sb, "commit %.12s%s", commit,
+			    cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty")) ? " + uncommitted changes"
+									     : "");
+	else
+		strbuf_addstr(sb, "no commit");
+	strbuf_addf(sb, ", %s)", json_str(run, "started_at") ? json_str(run, "started_at") : "?");
+}

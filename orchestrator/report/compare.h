@@ -1,0 +1,98 @@
+/* compare.h -- the measured figures of a run record, and verdicts between two runs.
+ *
+ * A figure is one benchmark step of one host: program, problem, the raw
+ * timing samples, its status, the status of the matching correctness step,
+ * the ptxas resources of its build and the toolchain/driver it ran with.
+ * compare_runs() pairs the figures of two runs (same program and problem,
+ * or PROG_A in one run against PROG_B in the other) and gives each pair a
+ * verdict: same (or "reproduced"), faster, slower, different (correctness,
+ * resources, toolchain or driver changed: named), insufficient data, or
+ * missing. Timing verdicts come from stats_compare() on the raw samples. */
+#ifndef GPUORCH_COMPARE_H
+#define GPUORCH_COMPARE_H
+
+#include <cjson/cJSON.h>
+#include "core/stats.h"
+#include "core/strbuf.h"
+
+struct figure {
+	const char *run_id;
+	const char *commit;        /* provenance.git.commit, may be NULL */
+	const char *host;
+	const char *gpu;           /* info.gpu_name; NULL: a host without a GPU */
+	const char *compute_cap;
+	const char *program, *problem, *arch, *role;
+	const char *status;        /* the step's status: PASS, FAIL, ... */
+	const char *result_status; /* the program's own status: pass, fail, ... (may be NULL) */
+	const char *check_status;  /* status of the correctness step of the same program and
+				      problem on that host, NULL when there is none */
+	double median_us, min_us, max_us, tflops;  /* NAN when absent */
+	double *samples;           /* timing.samples_us */
+	int nsamples;
+	int registers;             /* most registers of any kernel of the build, -1 unknown */
+	int spill_bytes;           /* spill stores + loads over the build's kernels, -1 unknown */
+	int smem_bytes;            /* largest static shared memory, -1 unknown */
+	const char *nvcc_version;
+	const char *driver;
+};
+
+struct figures {
+	struct figure *v;
+	int n;
+};
+
+/* Every benchmark step of every host of a run (the strings point into run,
+ * which must outlive the figures). */
+void figures_of_run(const cJSON *run, struct figures *out);
+void figures_release(struct figures *f);
+/* "NVIDIA H100 80GB HBM3", or "no GPU" */
+const char *figure_gpu_label(const struct figure *f);
+
+enum cmp_verdict {
+	CMP_SAME,
+	CMP_FASTER,
+	CMP_SLOWER,
+	CMP_DIFFERENT,
+	CMP_INSUFFICIENT,
+	CMP_MISSING        /* the figure is in only one of the runs */
+};
+
+struct cmp_opts {
+	double alpha;          /* STATS_DEFAULT_ALPHA */
+	double factor;         /* STATS_DEFAULT_FACTOR */
+	const char *pair_a;    /* --pair PROG_A:PROG_B, else NULL */
+	const char *pair_b;
+	int reproduce;         /* name CMP_SAME "reproduced" */
+};
+
+struct cmp_row {
+	const struct figure *a, *b;   /* either may be NULL (CMP_MISSING) */
+	struct stats_cmp t;           /* the timing comparison */
+	enum cmp_verdict verdict;
+	struct strbuf changes;        /* "registers 10 -> 32; nvcc 13.0.48 -> 13.0.88" */
+	struct strbuf notes;          /* not verdicts: "GPU differs: ..." */
+	int regression;               /* b slower beyond the threshold, or its correctness worse */
+};
+
+struct cmp_result {
+	struct cmp_row *rows;
+	int nrows;
+	int count[CMP_MISSING + 1];
+	int nregressions;
+};
+
+void compare_runs(const struct figures *a, const struct figures *b, const struct cmp_opts *o,
+		  struct cmp_result *out);
+void compare_result_release(struct cmp_result *r);
+const char *compare_verdict_name(enum cmp_verdict v, int reproduce);
+/* One figure as "41.2 us [40.9-43.0, n=25]" (or "-"). */
+void compare_fmt_figure(struct strbuf *sb, const struct figure *f);
+/* A Markdown table with one row per pair; labels name the two columns. */
+void compare_render_table(struct strbuf *md, const struct cmp_result *r, const struct cmp_opts *o,
+			  const char *label_a, const char *label_b);
+/* "RUN_ID (experiment, commit 1234567890ab, 2026-11-22T05:10:00Z)" */
+void compare_describe_run(struct strbuf *sb, const cJSON *run);
+/* A number the way reports print times: 3 significant digits, at least. */
+void compare_fmt_us(struct strbuf *sb, double us);
+
+#endif

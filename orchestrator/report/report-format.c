@@ -1,0 +1,275 @@
+/* report-format.c -- the report's helpers: typed reads of the record; Markdown, numbers, statuses. */
+#include "report/report-int.h"
+#include "core/jsonutil.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+#include "core/banned.h"
+
+#define CELL_MAX 240            /* characters of free text in a table cell */
+
+/* ==== typed access: wrong types read as absent ==== */
+
+const cJSON *rpt_obj(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+	return cJSON_IsObject(v) ? v : NULL;
+}
+
+const cJSON *rpt_arr(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+	return cJSON_IsArray(v) ? v : NULL;
+}
+
+const char *rpt_str(const cJSON *o, const char *key)
+{
+	return cJSON_IsObject(o) ? json_str(o, key) : NULL;
+}
+
+/* A finite number at key (dotted path allowed). */
+int rpt_num(const cJSON *o, const char *path, double *v)
+{
+	const cJSON *j = cJSON_IsObject(o) ? json_path(o, path) : NULL;
+	if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble))
+		return 0;
+	*v = j->valuedouble;
+	return 1;
+}
+
+int rpt_is_true(const cJSON *o, const char *path)
+{
+	return cJSON_IsTrue(cJSON_IsObject(o) ? json_path(o, path) : NULL);
+}
+
+/* Iterate the objects of an array, skipping elements of any other type. */
+int rpt_streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/* ==== Markdown text ==== */
+
+/* Free text for a table cell or a line: one line, pipes escaped, no HTML. */
+void rpt_md_cell_n(struct strbuf *md, const char *s, size_t max)
+{
+	size_t n = 0;
+	if (!s || !*s) {
+		strbuf_addstr(md, DASH);
+		return;
+	}
+	for (; *s && n < max; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '|')
+			strbuf_addstr(md, "\\|");
+		else if (c == '<' && (isalpha((unsigned char)s[1]) || s[1] == '/' || s[1] == '!' ||
+				      s[1] == '?'))
+			strbuf_addstr(md, "&lt;");   /* could open an HTML tag */
+		else if (c == '\n' || c == '\r' || c == '\t')
+			strbuf_addch(md, ' ');
+		else if (c < 0x20)
+			;
+		else
+			strbuf_addch(md, c);
+	}
+	if (*s) {
+		/* do not cut a UTF-8 sequence in half */
+		while (md->len && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0x80)
+			strbuf_setlen(md, md->len - 1);
+		if (md->len && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0xC0)
+			strbuf_setlen(md, md->len - 1);
+		strbuf_addstr(md, "…");
+	}
+}
+
+void rpt_md_cell(struct strbuf *md, const char *s)
+{
+	rpt_md_cell_n(md, s, CELL_MAX);
+}
+
+/* A name in a code span; pipes escaped (GitHub tables honour \| in code). */
+void rpt_md_code(struct strbuf *md, const char *s)
+{
+	const char *p;
+	if (!s || !*s) {
+		strbuf_addstr(md, DASH);
+		return;
+	}
+	strbuf_addstr(md, strchr(s, '`') ? "`` " : "`");
+	for (p = s; *p && p - s < CELL_MAX; p++) {
+		if (*p == '|')
+			strbuf_addstr(md, "\\|");
+		else if (*p == '\n' || *p == '\r')
+			strbuf_addch(md, ' ');
+		else
+			strbuf_addch(md, *p);
+	}
+	strbuf_addstr(md, strchr(s, '`') ? " ``" : "`");
+}
+
+/* ==== numbers ==== */
+
+/* Microseconds: 41.30, 110.1, 0.810 (three or four significant digits). */
+void rpt_fmt_us(struct strbuf *sb, double v)
+{
+	double a = fabs(v);
+	if (a >= 1e9)
+		strbuf_addf(sb, "%.3g", v);
+	else if (a >= 1000)
+		strbuf_addf(sb, "%.0f", v);
+	else if (a >= 100)
+		strbuf_addf(sb, "%.1f", v);
+	else if (a >= 1)
+		strbuf_addf(sb, "%.2f", v);
+	else
+		strbuf_addf(sb, "%.3f", v);
+}
+
+void rpt_fmt_tflops(struct strbuf *sb, double v)
+{
+	double a = fabs(v);
+	if (a >= 1e9)
+		strbuf_addf(sb, "%.3g", v);
+	else if (a >= 10 || a == 0)
+		strbuf_addf(sb, "%.1f", v);
+	else if (a >= 1)
+		strbuf_addf(sb, "%.2f", v);
+	else
+		strbuf_addf(sb, "%.3f", v);
+}
+
+void rpt_fmt_gbps(struct strbuf *sb, double v)
+{
+	double a = fabs(v);
+	if (a >= 1e9)
+		strbuf_addf(sb, "%.3g", v);
+	else if (a >= 100)
+		strbuf_addf(sb, "%.0f", v);
+	else
+		strbuf_addf(sb, "%.1f", v);
+}
+
+/* Errors and other small quantities. */
+void rpt_fmt_g(struct strbuf *sb, double v)
+{
+	strbuf_addf(sb, "%.3g", v);
+}
+
+void rpt_fmt_ratio(struct strbuf *sb, double v)
+{
+	if (fabs(v) >= 1e6)
+		strbuf_addf(sb, "%.3g×", v);
+	else if (fabs(v) >= 100)
+		strbuf_addf(sb, "%.0f×", v);
+	else
+		strbuf_addf(sb, "%.2f×", v);
+}
+
+void rpt_fmt_secs(struct strbuf *sb, double v)
+{
+	if (v >= 3600)
+		strbuf_addf(sb, "%dh%02dm", (int)(v / 3600), (int)fmod(v / 60, 60));
+	else if (v >= 60)
+		strbuf_addf(sb, "%dm%02ds", (int)(v / 60), (int)fmod(v, 60));
+	else
+		strbuf_addf(sb, "%.1f s", v);
+}
+
+void rpt_fmt_bytes(struct strbuf *sb, double v)
+{
+	if (v < 1024)
+		strbuf_addf(sb, "%.0f B", v);
+	else if (v < 1024.0 * 1024)
+		strbuf_addf(sb, "%.1f KiB", v / 1024);
+	else if (v < 1024.0 * 1024 * 1024)
+		strbuf_addf(sb, "%.1f MiB", v / (1024.0 * 1024));
+	else
+		strbuf_addf(sb, "%.2f GiB", v / (1024.0 * 1024 * 1024));
+}
+
+/* A number at path formatted by fn, or "—". */
+void rpt_cell_num(struct strbuf *md, const cJSON *o, const char *path,
+		  void (*fn)(struct strbuf *, double))
+{
+	double v;
+	if (rpt_num(o, path, &v))
+		fn(md, v);
+	else
+		strbuf_addstr(md, DASH);
+}
+
+void rpt_fmt_int(struct strbuf *sb, double v)
+{
+	if (fabs(v) < 1e15)
+		strbuf_addf(sb, "%.0f", v);
+	else
+		strbuf_addf(sb, "%.3g", v);
+}
+
+/* "2026-11-22T05:10:00Z" -> "2026-11-22 05:10:00 UTC" */
+void rpt_fmt_time(struct strbuf *md, const char *iso)
+{
+	if (iso && strlen(iso) == 20 && iso[10] == 'T' && iso[19] == 'Z')
+		strbuf_addf(md, "%.10s %.8s UTC", iso, iso + 11);
+	else
+		rpt_md_cell(md, iso);
+}
+
+/* A spec value (number or string) as text. */
+void rpt_fmt_value(struct strbuf *sb, const cJSON *v)
+{
+	if (cJSON_IsNumber(v))
+		strbuf_addf(sb, "%.6g", v->valuedouble);
+	else if (cJSON_IsString(v))
+		rpt_md_cell(sb, v->valuestring);
+	else if (cJSON_IsBool(v))
+		strbuf_addstr(sb, cJSON_IsTrue(v) ? "true" : "false");
+	else
+		strbuf_addstr(sb, DASH);
+}
+
+/* ==== statuses ==== */
+
+static const char *step_icon(const char *st)
+{
+	if (rpt_streq(st, "PASS"))
+		return "✅";
+	if (rpt_streq(st, "FAIL") || rpt_streq(st, "KILLED"))
+		return "❌";
+	if (rpt_streq(st, "TIMEOUT"))
+		return "⏱️";
+	if (rpt_streq(st, "SKIPPED"))
+		return "⏭️";
+	if (rpt_streq(st, "INFRA_ERROR"))
+		return "⚠️";
+	return "❔";
+}
+
+void rpt_cell_status(struct strbuf *md, const char *st)
+{
+	strbuf_addf(md, "%s ", step_icon(st));
+	rpt_md_cell_n(md, st ? st : "unknown", 20);
+}
+
+int rpt_host_finished(const char *st)
+{
+	return rpt_streq(st, "ok") || rpt_streq(st, "failed") || rpt_streq(st, "unreachable") ||
+	       rpt_streq(st, "skipped");
+}
+
+void rpt_cell_host_status(struct strbuf *md, const cJSON *h)
+{
+	const char *st = rpt_str(h, "status");
+	if (rpt_streq(st, "ok"))
+		strbuf_addstr(md, "✅ ok");
+	else if (rpt_streq(st, "failed") || rpt_streq(st, "unreachable"))
+		strbuf_addf(md, "❌ %s", st);
+	else if (rpt_streq(st, "skipped"))
+		strbuf_addstr(md, "⏭️ skipped");
+	else {
+		strbuf_addstr(md, "⚠️ did not finish (");
+		rpt_md_cell_n(md, st ? st : "no status", 20);
+		strbuf_addch(md, ')');
+	}
+}

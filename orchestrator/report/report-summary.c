@@ -1,0 +1,577 @@
+/* report-summary.c -- the report's title, unfinished notice, at a glance, configuration. */
+#include "report/report-int.h"
+#include "core/banned.h"
+
+/* ==== 1. title ==== */
+
+static void outcome_text(const struct ctx *c, struct strbuf *md)
+{
+	const char *status = rpt_str(c->run, "status");
+	const char *outcome = rpt_str(c->run, "outcome");
+	if (!rpt_streq(status, "complete"))
+		strbuf_addstr(md, "⚠️ **incomplete: the run did not finish**");
+	else if (rpt_streq(outcome, "passed"))
+		strbuf_addstr(md, "✅ **passed**");
+	else if (rpt_streq(outcome, "failed"))
+		strbuf_addstr(md, "❌ **failed**");
+	else if (rpt_streq(outcome, "infra_error"))
+		strbuf_addstr(md, "❌ **infrastructure error: no host could be used**");
+	else
+		strbuf_addstr(md, "⚠️ **outcome unknown**");
+}
+
+void rpt_section_title(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const char *phase = rpt_str(c->exp, "phase");
+	const char *name = rpt_str(c->exp, "name");
+	const char *desc = rpt_str(c->exp, "description");
+	double v;
+	int cnt[4];
+
+	strbuf_addstr(md, "# ");
+	rpt_md_cell_n(md, phase ? phase : name ? name : "gpuorch run", 400);
+	strbuf_addstr(md, "\n\n");
+	strbuf_addstr(md, "**Experiment** ");
+	rpt_md_cell(md, name);
+	strbuf_addstr(md, " · **Started** ");
+	rpt_fmt_time(md, rpt_str(c->run, "started_at"));
+	if (rpt_num(c->run, "duration_s", &v)) {
+		strbuf_addstr(md, " · **Took** ");
+		rpt_fmt_secs(md, v);
+	}
+	strbuf_addstr(md, " · **Run** ");
+	rpt_md_code(md, rpt_str(c->run, "run_id"));
+	strbuf_addstr(md, "  \n**Outcome**: ");
+	outcome_text(c, md);
+	if (rpt_num(c->run, "exit_code", &v))
+		strbuf_addf(md, " (exit %.0f)", v);
+	rpt_count_verdicts(c, NULL, cnt);
+	if (cnt[V_MET] + cnt[V_MISSED] + cnt[V_NOT_MEASURED]) {
+		strbuf_addstr(md, " · expectations: ");
+		rpt_add_verdict_counts(md, cnt, 0);
+	}
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c->run, "dry_run")))
+		strbuf_addstr(md, " · dry run");
+	strbuf_addstr(md, "\n\n");
+	if (desc) {
+		rpt_md_cell_n(md, desc, 2000);
+		strbuf_addstr(md, "\n\n");
+	}
+}
+
+/* Planned (kind, program, problem) steps from the spec that host h has not recorded. */
+static void add_missing_steps(const struct ctx *c, const cJSON *h, struct strbuf *md)
+{
+	const cJSON *st;
+	int planned = 0, missing = 0, shown = 0;
+	struct strbuf list = STRBUF_INIT;
+
+	FOR_EACH_OBJ(st, rpt_arr(c->spec, "steps")) {
+		const char *kind = rpt_str(st, "kind"), *program = rpt_str(st, "program");
+		const cJSON *probs = rpt_arr(st, "problems") ? rpt_arr(st, "problems")
+							 : rpt_arr(c->spec, "problems");
+		const cJSON *p;
+		cJSON_ArrayForEach(p, probs) {
+			const char *pname = cJSON_IsString(p) ? p->valuestring : rpt_str(p, "name");
+			planned++;
+			if (rpt_find_step(h, kind, program, pname, NULL))
+				continue;
+			missing++;
+			if (shown++ < 8) {
+				strbuf_addstr(&list, shown > 1 ? ", " : "");
+				rpt_md_cell_n(&list, kind, 20);
+				strbuf_addch(&list, ' ');
+				rpt_md_code(&list, program);
+				strbuf_addch(&list, ' ');
+				rpt_md_cell_n(&list, pname, 60);
+			}
+		}
+	}
+	if (planned) {
+		strbuf_addf(md, "; %d of %d planned steps recorded", planned - missing, planned);
+		if (missing)
+			strbuf_addf(md, "; never completed: %s%s", list.buf,
+				    missing > 8 ? ", …" : "");
+	}
+	strbuf_release(&list);
+}
+
+void rpt_section_unfinished(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const char *status = rpt_str(c->run, "status");
+	const cJSON *h;
+	int complete = rpt_streq(status, "complete"), any = 0;
+
+	FOR_EACH_OBJ(h, c->hosts)
+		if (!rpt_host_finished(rpt_str(h, "status")))
+			any = 1;
+	if (complete && !any)
+		return;
+	strbuf_addstr(md, "> ⚠️ **This run did not finish.** ");
+	if (!complete && status) {
+		strbuf_addstr(md, "The record's status is ");
+		rpt_md_code(md, status);
+		strbuf_addstr(md, rpt_streq(status, "running")
+			      ? " (the controller was killed, or is still running)"
+			      : rpt_streq(status, "incomplete") ? " (interrupted)" : "");
+		strbuf_addstr(md, ". ");
+	} else if (!complete) {
+		strbuf_addstr(md, "The record has no status. ");
+	}
+	strbuf_addstr(md, "What follows is only what was recorded before it stopped.\n");
+	FOR_EACH_OBJ(h, c->hosts) {
+		const cJSON *ph, *last = NULL;
+		if (rpt_host_finished(rpt_str(h, "status")))
+			continue;
+		strbuf_addstr(md, "> - **");
+		rpt_md_cell(md, rpt_host_name(h));
+		strbuf_addstr(md, "** never completed (status ");
+		rpt_md_code(md, rpt_str(h, "status") ? rpt_str(h, "status") : "missing");
+		strbuf_addstr(md, ")");
+		FOR_EACH_OBJ(ph, rpt_arr(h, "phases"))
+			last = ph;
+		if (last) {
+			strbuf_addstr(md, "; last phase ");
+			rpt_md_cell_n(md, rpt_str(last, "name"), 20);
+			strbuf_addch(md, ' ');
+			rpt_md_cell_n(md, rpt_str(last, "status"), 20);
+		} else {
+			strbuf_addstr(md, "; no phase recorded");
+		}
+		add_missing_steps(c, h, md);
+		strbuf_addstr(md, "\n");
+	}
+	strbuf_addstr(md, "\n");
+}
+
+/* ==== 2. at a glance ==== */
+
+void rpt_count_status(struct counts *k, const char *st)
+{
+	if (rpt_streq(st, "PASS"))
+		k->pass++;
+	else if (rpt_streq(st, "FAIL"))
+		k->fail++;
+	else if (rpt_streq(st, "TIMEOUT"))
+		k->timeout++;
+	else if (rpt_streq(st, "KILLED"))
+		k->killed++;
+	else if (rpt_streq(st, "INFRA_ERROR"))
+		k->infra++;
+	else if (rpt_streq(st, "SKIPPED"))
+		k->skipped++;
+	else
+		k->other++;
+}
+
+/* "3 PASS · 1 FAIL"; failures in bold when bold. */
+void rpt_add_counts(struct strbuf *md, const struct counts *k, int bold)
+{
+	const char *b = bold ? "**" : "";
+	int any = 0;
+	if (k->pass)
+		strbuf_addf(md, "%s%d PASS", any++ ? " · " : "", k->pass);
+	if (k->fail)
+		strbuf_addf(md, "%s%s%d FAIL%s", any++ ? " · " : "", b, k->fail, b);
+	if (k->timeout)
+		strbuf_addf(md, "%s%s%d TIMEOUT%s", any++ ? " · " : "", b, k->timeout, b);
+	if (k->killed)
+		strbuf_addf(md, "%s%s%d KILLED%s", any++ ? " · " : "", b, k->killed, b);
+	if (k->infra)
+		strbuf_addf(md, "%s%s%d INFRA_ERROR%s", any++ ? " · " : "", b, k->infra, b);
+	if (k->skipped)
+		strbuf_addf(md, "%s%d SKIPPED", any++ ? " · " : "", k->skipped);
+	if (k->other)
+		strbuf_addf(md, "%s%d unknown", any++ ? " · " : "", k->other);
+	if (!any)
+		strbuf_addstr(md, "none");
+}
+
+/* The key line for one kernel benchmark: figures, comparisons, correctness. */
+static void add_key_result(const struct ctx *c, struct strbuf *md, const cJSON *h,
+			   const cJSON *s)
+{
+	const cJSON *res = rpt_result_of(s);
+	const cJSON *ref, *b;
+	double v;
+	int n = 0;
+
+	strbuf_addstr(md, "- **");
+	rpt_md_cell(md, rpt_host_name(h));
+	strbuf_addstr(md, "** ");
+	rpt_md_code(md, rpt_str(s, "program"));
+	strbuf_addch(md, ' ');
+	rpt_md_cell(md, rpt_str(s, "problem"));
+	strbuf_addstr(md, ": ");
+	if (!rpt_streq(rpt_str(s, "status"), "PASS") && !rpt_num(res, "timing.median_us", &v)) {
+		rpt_cell_status(md, rpt_str(s, "status"));
+		if (rpt_str(s, "reason")) {
+			strbuf_addstr(md, " — ");
+			rpt_md_cell(md, rpt_str(s, "reason"));
+		}
+		strbuf_addstr(md, "\n");
+		return;
+	}
+	if (rpt_is_true(res, "model.impossible")) {
+		/* not a result: say so first, and compare it with nothing */
+		strbuf_addstr(md, "⚠️ **IMPOSSIBLE timing**: ");
+		rpt_cell_num(md, res, "timing.median_us", rpt_fmt_us);
+		strbuf_addstr(md, " us");
+		if (rpt_num(res, "model.tflops", &v) && v > 0) {
+			strbuf_addstr(md, ", ");
+			rpt_fmt_tflops(md, v);
+			strbuf_addstr(md, " TFLOPS");
+		}
+		strbuf_addstr(md, " beats the roofline floor of ");
+		rpt_cell_num(md, res, "model.floor_us", rpt_fmt_us);
+		strbuf_addstr(md, " us; the measurement is wrong, not fast");
+		strbuf_addstr(md, "\n");
+		return;
+	}
+	if (rpt_num(res, "timing.median_us", &v)) {
+		strbuf_addstr(md, "**");
+		rpt_fmt_us(md, v);
+		strbuf_addstr(md, " us**");
+	} else {
+		strbuf_addstr(md, "no timing");
+	}
+	if (rpt_num(res, "model.tflops", &v) && v > 0) {
+		strbuf_addstr(md, ", **");
+		rpt_fmt_tflops(md, v);
+		strbuf_addstr(md, " TFLOPS**");
+	}
+	if (rpt_num(res, "model.gbps", &v) && v > 0) {
+		strbuf_addstr(md, ", ");
+		rpt_fmt_gbps(md, v);
+		strbuf_addstr(md, " GB/s");
+	}
+	if (rpt_num(res, "model.pct_of_floor", &v))
+		strbuf_addf(md, " (%.0f%% of speed of light)", v);
+	strbuf_addstr(md, " — ");
+	if (rpt_add_speedup(md, h, s, 1))
+		strbuf_addstr(md, " (measured)");
+	else
+		strbuf_addstr(md, "no measured baseline");
+	FOR_EACH_OBJ(ref, c->references) {
+		struct strbuf one = STRBUF_INIT;
+		if (rpt_ref_applies(ref, h) && rpt_add_reference_gap(&one, ref, s)) {
+			strbuf_addstr(md, "; ");
+			strbuf_addstr(md, one.buf);
+			n++;
+		}
+		strbuf_release(&one);
+	}
+	FOR_EACH_OBJ(b, c->baselines) {
+		if (n < 4 && rpt_baseline_applies(b, h, rpt_str(s, "problem"))) {
+			strbuf_addstr(md, "; vs ");
+			rpt_add_spec_baseline(md, b, s);
+			n++;
+		}
+	}
+	strbuf_addstr(md, "; ");
+	rpt_add_correctness_short(md, rpt_correctness_step(h, rpt_str(s, "program"), rpt_str(s, "problem")));
+	strbuf_addstr(md, "\n");
+}
+
+void rpt_section_glance(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *s, *b;
+	struct counts all_steps = { 0 }, all_builds = { 0 };
+	int cnt[4], any = 0, alerts = 0;
+
+	strbuf_addstr(md, "## At a glance\n\n");
+
+	/* the figures first: every kernel benchmark */
+	FOR_EACH_OBJ(h, c->hosts) {
+		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
+			if (!rpt_streq(rpt_str(s, "kind"), "benchmark") || rpt_is_baseline(s))
+				continue;
+			add_key_result(c, md, h, s);
+			any = 1;
+		}
+	}
+	if (!any)
+		strbuf_addstr(md, "- No kernel benchmark was recorded.\n");
+	strbuf_addstr(md, "\n");
+
+	strbuf_addstr(md, "| host | GPU | status | builds | steps | expectations |\n"
+			  "|---|---|---|---|---|---|\n");
+	FOR_EACH_OBJ(h, c->hosts) {
+		struct counts ks = { 0 }, kb = { 0 };
+		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
+			rpt_count_status(&ks, rpt_str(s, "status"));
+			rpt_count_status(&all_steps, rpt_str(s, "status"));
+		}
+		FOR_EACH_OBJ(b, rpt_arr(h, "builds")) {
+			rpt_count_status(&kb, rpt_str(b, "status"));
+			rpt_count_status(&all_builds, rpt_str(b, "status"));
+		}
+		strbuf_addstr(md, "| ");
+		rpt_md_cell(md, rpt_host_name(h));
+		strbuf_addstr(md, " | ");
+		rpt_md_cell(md, rpt_gpu_name(h));
+		if (rpt_str(rpt_obj(h, "info"), "arch")) {
+			strbuf_addstr(md, " (");
+			rpt_md_cell_n(md, rpt_str(rpt_obj(h, "info"), "arch"), 20);
+			strbuf_addch(md, ')');
+		}
+		strbuf_addstr(md, " | ");
+		rpt_cell_host_status(md, h);
+		if (rpt_str(h, "error")) {
+			strbuf_addstr(md, ": ");
+			rpt_md_cell_n(md, rpt_str(h, "error"), 120);
+		}
+		strbuf_addstr(md, " | ");
+		rpt_add_counts(md, &kb, 1);
+		strbuf_addstr(md, " | ");
+		rpt_add_counts(md, &ks, 1);
+		strbuf_addstr(md, " | ");
+		rpt_count_verdicts(c, h, cnt);
+		rpt_add_verdict_counts(md, cnt, 0);
+		strbuf_addstr(md, " |\n");
+	}
+	if (!cJSON_GetArraySize(c->hosts))
+		strbuf_addstr(md, "| " DASH " | " DASH " | no hosts recorded | | | |\n");
+	strbuf_addstr(md, "\n**Builds**: ");
+	rpt_add_counts(md, &all_builds, 1);
+	strbuf_addstr(md, "  \n**Steps**: ");
+	rpt_add_counts(md, &all_steps, 1);
+	strbuf_addstr(md, "  \n**Expectations**: ");
+	rpt_count_verdicts(c, NULL, cnt);
+	rpt_add_verdict_counts(md, cnt, 1);
+	strbuf_addstr(md, "\n\n");
+
+	/* the expectations that were missed, by name */
+	{
+		int i, shown = 0;
+		for (i = 0; i < c->nv; i++) {
+			const struct verdict *v = &c->v[i];
+			double target;
+			if (v->kind != V_MISSED)
+				continue;
+			if (shown++ >= 8)
+				continue;
+			strbuf_addstr(md, shown == 1 ? "**Missed expectations**\n\n" : "");
+			strbuf_addstr(md, "- ❌ ");
+			rpt_md_code(md, rpt_str(v->exp, "program"));
+			strbuf_addch(md, ' ');
+			rpt_md_cell_n(md, rpt_str(v->exp, "metric"), 60);
+			strbuf_addch(md, ' ');
+			rpt_md_cell_n(md, rpt_str(v->exp, "op"), 4);
+			strbuf_addch(md, ' ');
+			if (rpt_num(v->exp, "value", &target))
+				rpt_fmt_target(md, rpt_str(v->exp, "metric"), target);
+			strbuf_addstr(md, " on ");
+			rpt_md_cell(md, rpt_host_name(v->host));
+			if (v->problem) {
+				strbuf_addstr(md, " (");
+				rpt_md_cell(md, v->problem);
+				strbuf_addch(md, ')');
+			}
+			strbuf_addstr(md, ": measured ");
+			rpt_fmt_metric(md, rpt_str(v->exp, "metric"), v->value);
+			strbuf_addstr(md, "\n");
+		}
+		if (shown > 8)
+			strbuf_addf(md, "- … and %d more (see Expectations)\n", shown - 8);
+		if (shown)
+			strbuf_addstr(md, "\n");
+	}
+
+	/* alerts a kernel engineer must not miss */
+	FOR_EACH_OBJ(h, c->hosts) {
+		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
+			const cJSON *res = rpt_result_of(s);
+			double v;
+			if (rpt_is_true(res, "model.impossible")) {
+				strbuf_addstr(md, alerts++ ? "" : "**Alerts**\n\n");
+				strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE** on ");
+				rpt_md_cell(md, rpt_host_name(h));
+				strbuf_addstr(md, ": ");
+				rpt_md_code(md, rpt_str(s, "program"));
+				strbuf_addch(md, ' ');
+				rpt_md_cell(md, rpt_str(s, "problem"));
+				strbuf_addstr(md, " median ");
+				rpt_cell_num(md, res, "timing.median_us", rpt_fmt_us);
+				strbuf_addstr(md, " us is below the physical floor ");
+				rpt_cell_num(md, res, "model.floor_us", rpt_fmt_us);
+				strbuf_addstr(md, " us: the measurement is wrong (no work done? wrong FLOP "
+						  "count? asynchronous work not timed?)\n");
+			}
+			if (rpt_obj(res, "correctness") && !rpt_is_true(res, "correctness.pass")) {
+				strbuf_addstr(md, alerts++ ? "" : "**Alerts**\n\n");
+				strbuf_addstr(md, "- ❌ **wrong results** on ");
+				rpt_md_cell(md, rpt_host_name(h));
+				strbuf_addstr(md, ": ");
+				rpt_md_code(md, rpt_str(s, "program"));
+				strbuf_addch(md, ' ');
+				rpt_md_cell(md, rpt_str(s, "problem"));
+				strbuf_addstr(md, " max_abs ");
+				rpt_cell_num(md, res, "correctness.max_abs", rpt_fmt_g);
+				strbuf_addstr(md, ", rel_l2 ");
+				rpt_cell_num(md, res, "correctness.rel_l2", rpt_fmt_g);
+				strbuf_addstr(md, "\n");
+			}
+			if (rpt_num(res, "timing.dropped_throttled", &v) && v > 0) {
+				strbuf_addstr(md, alerts++ ? "" : "**Alerts**\n\n");
+				strbuf_addf(md, "- ⚠️ %.0f sample%s dropped for clock throttling on ", v,
+					    v == 1 ? "" : "s");
+				rpt_md_cell(md, rpt_host_name(h));
+				strbuf_addstr(md, ": ");
+				rpt_md_code(md, rpt_str(s, "program"));
+				strbuf_addch(md, ' ');
+				rpt_md_cell(md, rpt_str(s, "problem"));
+				strbuf_addstr(md, "\n");
+			}
+		}
+		FOR_EACH_OBJ(b, rpt_arr(h, "builds")) {
+			const cJSON *k;
+			FOR_EACH_OBJ(k, rpt_arr(b, "resources")) {
+				double st = 0, ld = 0;
+				rpt_num(k, "spill_store_bytes", &st);
+				rpt_num(k, "spill_load_bytes", &ld);
+				if (st > 0 || ld > 0) {
+					strbuf_addstr(md, alerts++ ? "" : "**Alerts**\n\n");
+					strbuf_addstr(md, "- ⚠️ register **spills** in ");
+					rpt_md_code(md, rpt_str(k, "demangled") ? rpt_str(k, "demangled")
+										 : rpt_str(k, "kernel"));
+					strbuf_addstr(md, " (");
+					rpt_md_cell(md, rpt_str(b, "program"));
+					strbuf_addstr(md, ", ");
+					rpt_md_cell(md, rpt_str(k, "arch") ? rpt_str(k, "arch") : rpt_str(b, "arch"));
+					strbuf_addf(md, " on %s): %.0f B stores, %.0f B loads\n",
+						    rpt_host_name(h), st, ld);
+				}
+			}
+		}
+	}
+	if (alerts)
+		strbuf_addstr(md, "\n");
+}
+
+/* ==== 3. configuration ==== */
+
+static void add_string_list(struct strbuf *md, const cJSON *a)
+{
+	const cJSON *x;
+	int n = 0;
+	cJSON_ArrayForEach(x, a) {
+		if (!cJSON_IsString(x))
+			continue;
+		strbuf_addstr(md, n++ ? " " : "");
+		rpt_md_code(md, x->valuestring);
+	}
+	if (!n)
+		strbuf_addstr(md, DASH);
+}
+
+void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep)
+{
+	const cJSON *x;
+	int n = 0;
+	if (cJSON_IsObject(o)) {
+		cJSON_ArrayForEach(x, o) {
+			strbuf_addstr(md, n++ ? " " : "");
+			strbuf_addch(md, '`');
+			rpt_md_cell_n(md, x->string, 60);
+			strbuf_addstr(md, sep);
+			rpt_fmt_value(md, x);
+			strbuf_addch(md, '`');
+		}
+	}
+	if (!n)
+		strbuf_addstr(md, DASH);
+}
+
+void rpt_section_config(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *spec = c->spec, *build = rpt_obj(spec, "build");
+	const cJSON *x, *st;
+	const char *sha = rpt_str(c->exp, "spec_sha256");
+	double v;
+
+	strbuf_addstr(md, "## Configuration\n\n");
+	strbuf_addstr(md, "- **Spec**: ");
+	rpt_md_code(md, rpt_str(c->exp, "spec_path"));
+	strbuf_addstr(md, " (sha256 ");
+	if (sha)
+		strbuf_addf(md, "`%.12s…`", sha);
+	else
+		strbuf_addstr(md, DASH);
+	strbuf_addstr(md, ")\n- **Build flags**: ");
+	add_string_list(md, rpt_arr(build, "flags"));
+	strbuf_addstr(md, "; **defines**: ");
+	rpt_add_kv(md, rpt_obj(build, "defines"), "=");
+	if (rpt_num(build, "timeout_s", &v))
+		strbuf_addf(md, "; build timeout %.0f s", v);
+	strbuf_addstr(md, "\n- **Targets**: ");
+	{
+		int n = 0;
+		cJSON_ArrayForEach(x, rpt_obj(spec, "targets")) {
+			strbuf_addstr(md, n++ ? ", " : "");
+			rpt_md_cell_n(md, x->string, 60);
+			strbuf_addstr(md, " → ");
+			rpt_md_cell_n(md, cJSON_IsString(x) ? x->valuestring : NULL, 20);
+		}
+		if (!n)
+			strbuf_addstr(md, DASH);
+	}
+	strbuf_addstr(md, "\n- **Tolerance**: ");
+	rpt_add_kv(md, rpt_obj(spec, "tolerance"), " ≤ ");
+	strbuf_addstr(md, "\n\n");
+
+	if (cJSON_GetArraySize(rpt_obj(spec, "programs"))) {
+		strbuf_addstr(md, "| program | built from | libs | min arch | needs GPU |\n"
+				  "|---|---|---|---|---|\n");
+		cJSON_ArrayForEach(x, rpt_obj(spec, "programs")) {
+			const cJSON *ng = cJSON_GetObjectItemCaseSensitive(x, "needs_gpu");
+			strbuf_addstr(md, "| ");
+			rpt_md_code(md, x->string);
+			strbuf_addstr(md, " | ");
+			if (rpt_str(x, "script")) {
+				strbuf_addstr(md, "script ");
+				rpt_md_code(md, rpt_str(x, "script"));
+			} else {
+				add_string_list(md, rpt_arr(x, "sources"));
+			}
+			strbuf_addstr(md, " | ");
+			add_string_list(md, rpt_arr(x, "libs"));
+			strbuf_addstr(md, " | ");
+			rpt_md_cell_n(md, rpt_str(x, "min_arch"), 20);
+			strbuf_addstr(md, cJSON_IsFalse(ng) ? " | no |\n" : " | yes |\n");
+		}
+		strbuf_addstr(md, "\n");
+	}
+	if (cJSON_GetArraySize(rpt_arr(spec, "problems"))) {
+		strbuf_addstr(md, "| problem | parameters |\n|---|---|\n");
+		FOR_EACH_OBJ(x, rpt_arr(spec, "problems")) {
+			strbuf_addstr(md, "| ");
+			rpt_md_cell(md, rpt_str(x, "name"));
+			strbuf_addstr(md, " | ");
+			rpt_add_kv(md, rpt_obj(x, "params"), "=");
+			strbuf_addstr(md, " |\n");
+		}
+		strbuf_addstr(md, "\n");
+	}
+	if (cJSON_GetArraySize(rpt_arr(spec, "steps"))) {
+		int n = 0;
+		strbuf_addstr(md, "**Planned steps**: ");
+		FOR_EACH_OBJ(st, rpt_arr(spec, "steps")) {
+			strbuf_addstr(md, n++ ? "; " : "");
+			rpt_md_cell_n(md, rpt_str(st, "kind"), 20);
+			strbuf_addch(md, ' ');
+			rpt_md_code(md, rpt_str(st, "program"));
+			if (rpt_streq(rpt_str(st, "role"), "baseline"))
+				strbuf_addstr(md, " (baseline)");
+			if (rpt_num(st, "timeout_s", &v))
+				strbuf_addf(md, ", timeout %.0f s", v);
+		}
+		strbuf_addstr(md, "\n\n");
+	}
+	if (!spec)
+		strbuf_addstr(md, "The record holds no copy of the spec.\n\n");
+}

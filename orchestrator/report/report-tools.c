@@ -1,0 +1,394 @@
+/* report-tools.c -- the report's gates at a glance, sweeps, profiles and sanitizers. */
+#include "report/report-int.h"
+#include "store/gates.h"
+
+#include <math.h>
+#include "core/banned.h"
+
+/* ==== gates, sweeps, profiles, sanitizers ==== */
+
+/* A number as measured: microseconds for "us", else three significant digits. */
+static void fmt_measured(struct strbuf *md, double v, const char *unit)
+{
+	if (rpt_streq(unit, "us"))
+		rpt_fmt_us(md, v);
+	else if (fabs(v) >= 1e4 && fabs(v) < 1e15 && v == floor(v))
+		strbuf_addf(md, "%.0f", v);
+	else
+		rpt_fmt_g(md, v);
+	if (unit && *unit && !rpt_streq(unit, "×")) {
+		strbuf_addch(md, ' ');
+		rpt_md_cell_n(md, unit, 40);
+	} else if (rpt_streq(unit, "×")) {
+		strbuf_addstr(md, "×");
+	}
+}
+
+/* The host's stored gates, or (a record written before gates were stored,
+ * or cut short) the gates judged now from the record; *owned is set then. */
+static const cJSON *host_gates(const struct ctx *c, const cJSON *h, cJSON **owned)
+{
+	const cJSON *g = rpt_arr(h, "gates");
+	const cJSON *spec_gates = rpt_arr(c->spec, "gates");
+	*owned = NULL;
+	if (g)
+		return g;
+	if (!spec_gates || !cJSON_GetArraySize(spec_gates))
+		return NULL;
+	*owned = gates_evaluate_host(spec_gates, h, NULL);
+	return *owned;
+}
+
+void rpt_section_gates(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *g;
+	int npass = 0, nfail = 0, nna = 0, any = 0, judged_now = 0;
+	struct strbuf rows = STRBUF_INIT;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		cJSON *owned;
+		const cJSON *gs = host_gates(c, h, &owned);
+		judged_now |= owned != NULL;
+		FOR_EACH_OBJ(g, gs) {
+			const char *v = rpt_str(g, "verdict");
+			double m, t;
+			any = 1;
+			if (rpt_streq(v, "PASS"))
+				npass++;
+			else if (rpt_streq(v, "N/A"))
+				nna++;
+			else
+				nfail++;
+			strbuf_addf(&rows, "| %s | ", rpt_streq(v, "PASS") ? "✅ pass" : rpt_streq(v, "N/A") ? "➖ n/a" : "❌ **FAIL**");
+			rpt_md_cell(&rows, rpt_str(g, "name") ? rpt_str(g, "name") : rpt_str(g, "metric"));
+			strbuf_addstr(&rows, " | ");
+			rpt_md_cell(&rows, rpt_host_name(h));
+			strbuf_addstr(&rows, " | ");
+			rpt_md_code(&rows, rpt_str(g, "program"));
+			if (rpt_str(g, "problem")) {
+				strbuf_addstr(&rows, " · ");
+				rpt_md_cell(&rows, rpt_str(g, "problem"));
+			}
+			strbuf_addstr(&rows, " | ");
+			rpt_md_code(&rows, rpt_str(g, "metric"));
+			strbuf_addstr(&rows, " | ");
+			if (rpt_num(g, "measured", &m))
+				fmt_measured(&rows, m, rpt_str(g, "unit"));
+			else
+				strbuf_addstr(&rows, "not measured");
+			strbuf_addf(&rows, " | %s ", rpt_str(g, "op") ? rpt_str(g, "op") : "?");
+			if (rpt_num(g, "threshold", &t))
+				rpt_fmt_g(&rows, t);
+			strbuf_addstr(&rows, " | ");
+			rpt_md_cell(&rows, rpt_streq(v, "PASS") ? NULL : rpt_str(g, "reason"));
+			strbuf_addstr(&rows, " |\n");
+		}
+		cJSON_Delete(owned);
+	}
+	if (!any) {
+		strbuf_release(&rows);
+		return;
+	}
+	strbuf_addstr(md, "## Gates at a glance\n\n");
+	strbuf_addf(md, "**%d gate result%s: ", npass + nfail + nna,
+		    npass + nfail + nna == 1 ? "" : "s");
+	strbuf_addf(md, "%d ✅ passed · %d ❌ failed", npass, nfail);
+	if (nna)
+		strbuf_addf(md, " · %d ➖ not applicable", nna);
+	strbuf_addstr(md, "**");
+	if (nfail)
+		strbuf_addstr(md, " — a failed gate fails the run (exit 1); a gate on a figure that "
+				  "was not measured fails");
+	strbuf_addstr(md, "\n\n");
+	if (judged_now)
+		strbuf_addstr(md, "> The record holds no stored gate results for some hosts; those "
+				  "were judged from the record by the report.\n\n");
+	strbuf_addstr(md, "| verdict | gate | host | program · problem | metric | measured | needs | why |\n"
+			  "|---|---|---|---|---|---|---|---|\n");
+	strbuf_add(md, rows.buf, rows.len);
+	strbuf_addstr(md, "\n");
+	strbuf_release(&rows);
+}
+
+void rpt_section_sweeps(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *sw, *v;
+	int any = 0;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		cJSON *owned = rpt_arr(h, "sweeps") ? NULL : sweep_rank_host(h);
+		const cJSON *sweeps = owned ? owned : rpt_arr(h, "sweeps");
+		FOR_EACH_OBJ(sw, sweeps) {
+			double wm;
+			if (!any++)
+				strbuf_addstr(md, "## Sweeps\n\nEach variant was built with its defines "
+						  "and run one at a time; only a variant whose build, "
+						  "correctness run and benchmark all passed is ranked, so a "
+						  "wrong variant never wins.\n\n");
+			strbuf_addstr(md, "### ");
+			rpt_md_code(md, rpt_str(sw, "program"));
+			strbuf_addstr(md, " · ");
+			rpt_md_cell(md, rpt_str(sw, "problem"));
+			strbuf_addstr(md, " on ");
+			rpt_md_cell(md, rpt_host_name(h));
+			strbuf_addstr(md, "\n\n");
+			if (rpt_str(sw, "winner")) {
+				strbuf_addstr(md, "🏆 **Winner**: ");
+				rpt_md_code(md, rpt_str(sw, "winner"));
+				if (rpt_num(sw, "winner_median_us", &wm)) {
+					strbuf_addstr(md, " — ");
+					rpt_fmt_us(md, wm);
+					strbuf_addstr(md, " us median");
+				}
+				strbuf_addstr(md, "\n\n");
+			} else {
+				strbuf_addstr(md, "❌ **No variant passed**: nothing is ranked.\n\n");
+			}
+			strbuf_addstr(md, "| rank | variant | median (us) | vs winner | registers | spill st / ld | smem | status |\n"
+					  "|---|---|---|---|---|---|---|---|\n");
+			FOR_EACH_OBJ(v, rpt_arr(sw, "variants")) {
+				double r;
+				if (rpt_num(v, "rank", &r))
+					strbuf_addf(md, "| %s%.0f | ", r == 1 ? "🏆 " : "", r);
+				else
+					strbuf_addstr(md, "| — | ");
+				rpt_md_code(md, rpt_str(v, "variant"));
+				strbuf_addstr(md, " | ");
+				rpt_cell_num(md, v, "median_us", rpt_fmt_us);
+				strbuf_addstr(md, " | ");
+				if (rpt_num(v, "relative", &r))
+					strbuf_addf(md, "%.2f×", r);
+				else
+					strbuf_addstr(md, DASH);
+				strbuf_addstr(md, " | ");
+				rpt_cell_num(md, v, "registers", rpt_fmt_int);
+				strbuf_addstr(md, " | ");
+				rpt_cell_num(md, v, "spill_store_bytes", rpt_fmt_int);
+				strbuf_addstr(md, " / ");
+				rpt_cell_num(md, v, "spill_load_bytes", rpt_fmt_int);
+				strbuf_addstr(md, " | ");
+				rpt_cell_num(md, v, "smem_bytes", rpt_fmt_bytes);
+				strbuf_addstr(md, " | ");
+				if (rpt_is_true(v, "ranked"))
+					strbuf_addstr(md, "✅ ranked");
+				else {
+					strbuf_addstr(md, "❌ ");
+					rpt_md_cell(md, rpt_str(v, "reason"));
+				}
+				strbuf_addstr(md, " |\n");
+			}
+			strbuf_addstr(md, "\n");
+		}
+		cJSON_Delete(owned);
+	}
+}
+
+void rpt_section_profiles(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *s, *m, *k, *x;
+	int any = 0;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
+			const cJSON *t = rpt_obj(s, "tool_settings");
+			const cJSON *prof = rpt_obj(rpt_result_of(s), "profile");
+			double v;
+			int nk = 0;
+			if (!rpt_streq(rpt_str(s, "kind"), "profile"))
+				continue;
+			if (!any++)
+				strbuf_addstr(md, "## Profiles (Nsight Compute)\n\nCounters from `ncu` on "
+						  "a few launches of the kernel, kept apart from the timed "
+						  "benchmarks (profiling serialises and replays kernels; its "
+						  "times are not comparable).\n\n");
+			strbuf_addstr(md, "### ");
+			rpt_md_code(md, rpt_str(s, "program"));
+			strbuf_addstr(md, " · ");
+			rpt_md_cell(md, rpt_str(s, "problem"));
+			strbuf_addstr(md, " on ");
+			rpt_md_cell(md, rpt_host_name(h));
+			strbuf_addstr(md, " — ");
+			rpt_cell_status(md, rpt_str(s, "status"));
+			strbuf_addstr(md, "\n\n");
+			if (rpt_str(s, "reason")) {
+				strbuf_addstr(md, "- ");
+				rpt_md_cell_n(md, rpt_str(s, "reason"), 600);
+				strbuf_addstr(md, "\n");
+			}
+			strbuf_addstr(md, "- ncu ");
+			rpt_md_cell(md, rpt_str(t, "version") ? rpt_str(t, "version") : "(version unknown)");
+			strbuf_addstr(md, ", kernel `regex:");
+			rpt_md_cell_n(md, rpt_str(t, "kernel_regex"), 120);
+			strbuf_addstr(md, "`");
+			if (rpt_num(t, "launch_skip", &v))
+				strbuf_addf(md, ", skip %.0f", v);
+			if (rpt_num(t, "launch_count", &v))
+				strbuf_addf(md, ", %.0f launch%s", v, v == 1 ? "" : "es");
+			strbuf_addstr(md, ", clock control ");
+			rpt_md_cell_n(md, rpt_str(t, "clock_control"), 20);
+			strbuf_addstr(md, ", cache control ");
+			rpt_md_cell_n(md, rpt_str(t, "cache_control"), 20);
+			strbuf_addstr(md, ", program mode ");
+			rpt_md_cell_n(md, rpt_str(t, "program_mode"), 20);
+			strbuf_addstr(md, "\n");
+			if (rpt_str(s, "profile_report")) {
+				strbuf_addstr(md, "- report: `");
+				rpt_md_cell(md, rpt_str(s, "profile_report"));
+				strbuf_addstr(md, "` (open in Nsight Compute)\n");
+			}
+			FOR_EACH_OBJ(k, rpt_arr(prof, "kernels")) {
+				if (nk++ >= 4)
+					break;
+				strbuf_addstr(md, "- launch ");
+				if (rpt_num(k, "id", &v))
+					strbuf_addf(md, "%.0f", v);
+				strbuf_addstr(md, ": ");
+				rpt_md_code(md, rpt_str(k, "name"));
+				strbuf_addstr(md, " grid ");
+				rpt_md_cell_n(md, rpt_str(k, "grid"), 40);
+				strbuf_addstr(md, " block ");
+				rpt_md_cell_n(md, rpt_str(k, "block"), 40);
+				strbuf_addstr(md, "\n");
+			}
+			if (cJSON_GetArraySize(rpt_arr(prof, "missing"))) {
+				strbuf_addstr(md, "- ❌ **not measured** (missing, n/a or NaN): ");
+				cJSON_ArrayForEach(x, rpt_arr(prof, "missing")) {
+					if (cJSON_IsString(x)) {
+						rpt_md_code(md, x->valuestring);
+						strbuf_addstr(md, x->next ? ", " : "");
+					}
+				}
+				strbuf_addstr(md, "\n");
+			}
+			strbuf_addstr(md, "\n");
+			if (!rpt_obj(prof, "metrics") || !rpt_obj(prof, "metrics")->child)
+				continue;
+			strbuf_addstr(md, "| metric | value (mean) | min – max | launches |\n"
+					  "|---|---|---|---|\n");
+			cJSON_ArrayForEach(m, rpt_obj(prof, "metrics")) {
+				double lo, hi;
+				if (!cJSON_IsObject(m))
+					continue;
+				strbuf_addstr(md, "| ");
+				rpt_md_code(md, m->string);
+				strbuf_addstr(md, " | ");
+				if (rpt_num(m, "value", &v))
+					fmt_measured(md, v, rpt_str(m, "unit"));
+				else
+					strbuf_addstr(md, DASH);
+				strbuf_addstr(md, " | ");
+				if (rpt_num(m, "min", &lo) && rpt_num(m, "max", &hi)) {
+					rpt_fmt_g(md, lo);
+					strbuf_addstr(md, " – ");
+					rpt_fmt_g(md, hi);
+				} else {
+					strbuf_addstr(md, DASH);
+				}
+				strbuf_addstr(md, " | ");
+				rpt_cell_num(md, m, "n", rpt_fmt_int);
+				strbuf_addstr(md, " |\n");
+			}
+			strbuf_addstr(md, "\n");
+		}
+	}
+}
+
+void rpt_section_sanitizers(struct ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *s, *f;
+	int any = 0;
+	struct strbuf details = STRBUF_INIT;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
+			const cJSON *san = rpt_obj(rpt_result_of(s), "sanitizer");
+			double v;
+			int nf = 0;
+			if (!rpt_streq(rpt_str(s, "kind"), "sanitize"))
+				continue;
+			if (!any++)
+				strbuf_addstr(md, "## Sanitizer (compute-sanitizer)\n\n"
+						  "| host | program · problem | tool | status | errors | warnings | first error |\n"
+						  "|---|---|---|---|---|---|---|\n");
+			strbuf_addstr(md, "| ");
+			rpt_md_cell(md, rpt_host_name(h));
+			strbuf_addstr(md, " | ");
+			rpt_md_code(md, rpt_str(s, "program"));
+			strbuf_addstr(md, " · ");
+			rpt_md_cell(md, rpt_str(s, "problem"));
+			strbuf_addstr(md, " | ");
+			rpt_md_cell(md, rpt_str(s, "tool"));
+			strbuf_addstr(md, " | ");
+			rpt_cell_status(md, rpt_str(s, "status"));
+			strbuf_addstr(md, " | ");
+			if (rpt_num(san, "errors", &v))
+				strbuf_addf(md, v > 0 ? "**%.0f**" : "%.0f", v);
+			else
+				strbuf_addstr(md, DASH);
+			strbuf_addstr(md, " | ");
+			rpt_cell_num(md, san, "warnings", rpt_fmt_int);
+			strbuf_addstr(md, " | ");
+			f = cJSON_GetArrayItem(rpt_arr(san, "first_errors"), 0);
+			if (f) {
+				rpt_md_cell_n(md, rpt_str(f, "what"), 120);
+				if (rpt_str(f, "location")) {
+					strbuf_addstr(md, " at ");
+					rpt_md_code(md, rpt_str(f, "location"));
+				}
+			} else {
+				rpt_md_cell(md, rpt_streq(rpt_str(s, "status"), "PASS") ? NULL : rpt_str(s, "reason"));
+			}
+			strbuf_addstr(md, " |\n");
+			FOR_EACH_OBJ(f, rpt_arr(san, "first_errors")) {
+				if (!nf++) {
+					strbuf_addstr(&details, "**");
+					rpt_md_cell(&details, rpt_host_name(h));
+					strbuf_addstr(&details, " · ");
+					rpt_md_cell(&details, rpt_str(s, "program"));
+					strbuf_addstr(&details, " · ");
+					rpt_md_cell(&details, rpt_str(s, "problem"));
+					strbuf_addstr(&details, " · ");
+					rpt_md_cell(&details, rpt_str(s, "tool"));
+					strbuf_addstr(&details, "** (first reports)\n\n");
+				}
+				if (nf > 5)
+					break;
+				strbuf_addstr(&details, "- ");
+				rpt_md_cell_n(&details, rpt_str(f, "what"), 200);
+				if (rpt_str(f, "kernel")) {
+					strbuf_addstr(&details, " in ");
+					rpt_md_code(&details, rpt_str(f, "kernel"));
+				}
+				if (rpt_str(f, "location")) {
+					strbuf_addstr(&details, " at ");
+					rpt_md_code(&details, rpt_str(f, "location"));
+				}
+				if (rpt_str(f, "thread")) {
+					strbuf_addstr(&details, ", thread ");
+					rpt_md_cell_n(&details, rpt_str(f, "thread"), 40);
+				}
+				if (rpt_str(f, "block")) {
+					strbuf_addstr(&details, " block ");
+					rpt_md_cell_n(&details, rpt_str(f, "block"), 40);
+				}
+				if (rpt_str(f, "address")) {
+					strbuf_addstr(&details, ", address ");
+					rpt_md_cell_n(&details, rpt_str(f, "address"), 40);
+				}
+				strbuf_addstr(&details, "\n");
+			}
+			if (nf)
+				strbuf_addstr(&details, "\n");
+		}
+	}
+	if (any) {
+		strbuf_addstr(md, "\n");
+		strbuf_add(md, details.buf, details.len);
+		strbuf_addstr(md, "Errors need a program built with `-lineinfo` to name source lines.\n\n");
+	}
+	strbuf_release(&details);
+}

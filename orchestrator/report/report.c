@@ -1,0 +1,186 @@
+/* report.c -- the Markdown phase report of a run, rendered from run.json alone.
+ *
+ * DESIGN
+ *   report_render() is a pure function of the record (docs/run-record.md,
+ *   docs/report.md): no clock, no file system, no environment. Every value
+ *   is read through the typed getters (rpt_obj, rpt_str, rpt_num... in
+ *   report-format.c), so a record with missing or wrong-typed fields
+ *   renders "—" where the value would be, never crashes. Text that came
+ *   from the record goes through rpt_md_cell()/rpt_md_code() before it
+ *   reaches the page (table pipes, newlines, HTML, length).
+ *
+ *   Expectations are judged once (rpt_judge_all) into an array of verdicts
+ *   that the at-a-glance counts, the expectations section and the headline
+ *   share.
+ *
+ *   Sections, in order: title + outcome line (and a loud notice for a run
+ *   that did not finish), gates at a glance, at a glance, configuration,
+ *   results per host and problem, sweeps, profiles, sanitizers, ptxas
+ *   resources, expectations, steps, provenance. Gates and sweep rankings
+ *   come from gates.c (stored in the record by the run; judged here only
+ *   for a record that has none).
+ *
+ *   Files: this one holds the entry points and the order of the sections;
+ *   report-format.c the typed reads and the formatting of text, numbers
+ *   and statuses; report-summary.c title, at a glance and configuration;
+ *   report-results.c results, baselines, references and expectations;
+ *   report-tools.c gates, sweeps, profiles and sanitizers; report-steps.c
+ *   ptxas resources, steps and provenance. What they share is declared in
+ *   report-int.h, with an rpt_ prefix.
+ */
+#include "report/report.h"
+#include "report/report-int.h"
+#include "core/fsutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+/* ==== entry points ==== */
+
+static void ctx_init(struct ctx *c, const cJSON *run, struct strbuf *md)
+{
+	memset(c, 0, sizeof(*c));
+	c->run = cJSON_IsObject(run) ? run : NULL;
+	c->exp = rpt_obj(c->run, "experiment");
+	c->spec = rpt_obj(c->exp, "spec");
+	c->hosts = rpt_arr(c->run, "hosts");
+	/* the record's copies first; the spec's when the record has none */
+	c->expected = rpt_arr(c->run, "expected") ? rpt_arr(c->run, "expected") : rpt_arr(c->spec, "expected");
+	c->references = rpt_arr(c->run, "references") ? rpt_arr(c->run, "references")
+						   : rpt_arr(c->spec, "references");
+	c->baselines = rpt_arr(c->run, "baselines") ? rpt_arr(c->run, "baselines")
+						 : rpt_arr(c->spec, "baselines");
+	c->md = md;
+	strbuf_init(&c->scratch, 0);
+	rpt_judge_all(c);
+}
+
+static void ctx_release(struct ctx *c)
+{
+	int i;
+	for (i = 0; i < c->nv; i++)
+		strbuf_release(&c->v[i].why);
+	free(c->v);
+	strbuf_release(&c->scratch);
+}
+
+void report_render(const cJSON *run, struct strbuf *md)
+{
+	struct ctx c;
+	ctx_init(&c, run, md);
+	rpt_section_title(&c);
+	rpt_section_unfinished(&c);
+	rpt_section_gates(&c);
+	rpt_section_glance(&c);
+	rpt_section_config(&c);
+	rpt_section_results(&c);
+	rpt_section_sweeps(&c);
+	rpt_section_profiles(&c);
+	rpt_section_sanitizers(&c);
+	rpt_section_ptxas(&c);
+	rpt_section_expectations(&c);
+	rpt_section_steps(&c);
+	rpt_section_provenance(&c);
+	strbuf_addstr(md, "---\n\n*Written by gpuorch from `run.json` alone; "
+			  "`gpuorch report ");
+	rpt_md_cell_n(md, rpt_str(c.run, "run_id"), 40);
+	strbuf_addstr(md, "` writes it again. Raw output of every build and step is under "
+			  "`logs/`.*\n");
+	ctx_release(&c);
+}
+
+enum go_status report_write(const cJSON *run, const char *path, struct strbuf *err)
+{
+	struct strbuf md = STRBUF_INIT;
+	enum go_status st;
+	report_render(run, &md);
+	st = fs_write_atomic(path, md.buf, md.len, err);
+	strbuf_release(&md);
+	return st;
+}
+
+void report_headline(const cJSON *run, struct strbuf *sb)
+{
+	struct ctx c;
+	struct strbuf md = STRBUF_INIT;
+	const cJSON *h, *s;
+	int nh = 0, cnt[4];
+
+	ctx_init(&c, run, &md);
+	if (c.run && !rpt_streq(rpt_str(c.run, "status"), "complete"))
+		strbuf_addstr(sb, "INCOMPLETE: ");
+	FOR_EACH_OBJ(h, c.hosts) {
+		const cJSON *first = NULL, *impossible = NULL;
+		struct counts k = { 0 };
+		double v;
+		if (nh++ >= 3) {
+			strbuf_addf(sb, "; +%d more host%s", cJSON_GetArraySize(c.hosts) - 3,
+				    cJSON_GetArraySize(c.hosts) - 3 == 1 ? "" : "s");
+			break;
+		}
+		strbuf_addstr(sb, nh > 1 ? "; " : "");
+		strbuf_addstr(sb, rpt_host_name(h));
+		strbuf_addstr(sb, ": ");
+		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
+			rpt_count_status(&k, rpt_str(s, "status"));
+			if (!rpt_streq(rpt_str(s, "kind"), "benchmark") || rpt_is_baseline(s) ||
+			    !rpt_num(rpt_result_of(s), "timing.median_us", &v))
+				continue;
+			if (rpt_is_true(rpt_result_of(s), "model.impossible")) {
+				if (!impossible)
+					impossible = s;
+			} else if (!first) {
+				first = s;
+			}
+		}
+		if (!first)
+			first = impossible;   /* reported, but as what it is */
+		if (first) {
+			const cJSON *res = rpt_result_of(first);
+			strbuf_addstr(sb, rpt_str(first, "program") ? rpt_str(first, "program") : "?");
+			strbuf_addch(sb, ' ');
+			strbuf_addstr(sb, rpt_str(first, "problem") ? rpt_str(first, "problem") : "?");
+			strbuf_addstr(sb, " ");
+			rpt_num(res, "timing.median_us", &v);
+			rpt_fmt_us(sb, v);
+			strbuf_addstr(sb, " us");
+			if (rpt_is_true(res, "model.impossible")) {
+				strbuf_addstr(sb, " IMPOSSIBLE (beats the roofline floor)");
+			} else if (rpt_num(res, "model.tflops", &v) && v > 0) {
+				strbuf_addstr(sb, ", ");
+				rpt_fmt_tflops(sb, v);
+				strbuf_addstr(sb, " TFLOPS");
+			}
+			if (!rpt_is_true(res, "model.impossible")) {
+				struct strbuf sp = STRBUF_INIT;
+				if (rpt_add_speedup(&sp, h, first, 0)) {
+					strbuf_addstr(sb, ", ");
+					strbuf_addstr(sb, sp.buf);
+				}
+				strbuf_release(&sp);
+			}
+			if (k.fail + k.timeout + k.killed + k.infra)
+				strbuf_addf(sb, ", %d step%s did not pass", k.fail + k.timeout +
+					    k.killed + k.infra,
+					    k.fail + k.timeout + k.killed + k.infra == 1 ? "" : "s");
+		} else if (!rpt_streq(rpt_str(h, "status"), "ok") && rpt_str(h, "error")) {
+			strbuf_addstr(sb, rpt_str(h, "status") ? rpt_str(h, "status") : "failed");
+			strbuf_addstr(sb, " (");
+			strbuf_add(sb, rpt_str(h, "error"), strcspn(rpt_str(h, "error"), "\n") > 80
+				   ? 80 : strcspn(rpt_str(h, "error"), "\n"));
+			strbuf_addch(sb, ')');
+		} else if (k.pass + k.fail + k.timeout + k.killed + k.infra + k.skipped + k.other) {
+			rpt_add_counts(sb, &k, 0);
+		} else {
+			strbuf_addstr(sb, rpt_str(h, "status") ? rpt_str(h, "status") : "no result");
+		}
+	}
+	if (!nh)
+		strbuf_addstr(sb, c.run ? "no hosts" : "not a run record");
+	rpt_count_verdicts(&c, NULL, cnt);
+	if (cnt[V_MET] + cnt[V_MISSED])
+		strbuf_addf(sb, " [expectations %d/%d met]", cnt[V_MET], cnt[V_MET] + cnt[V_MISSED]);
+	strbuf_release(&md);
+	ctx_release(&c);
+}

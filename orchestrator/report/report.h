@@ -1,0 +1,20 @@
+/* report.h -- the Markdown phase report, written from a run record alone.
+ *
+ * The report is a pure function of run.json (docs/run-record.md): `gpuorch
+ * report RUN_ID` rewrites it at any time from the record. */
+#ifndef GPUORCH_REPORT_H
+#define GPUORCH_REPORT_H
+
+#include <cjson/cJSON.h>
+#include "core/error.h"
+
+/* Render the report of a run record into md. */
+void report_render(const cJSON *run, struct strbuf *md);
+/* Render and write atomically to path. */
+enum go_status report_write(const cJSON *run, const char *path, struct strbuf *err);
+
+/* Helpers shared with `gpuorch runs`: the headline figure of a run
+ * ("attn_wmma B16-H16-S512-D64: 41.2 us, 312 TFLOPS") into sb. */
+void report_headline(const cJSON *run, struct strbuf *sb);
+
+#endif

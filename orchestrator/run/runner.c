@@ -1,0 +1,445 @@
+/* runner.c -- `gpuorch run`: load, package, run every host in parallel, record, report.
+ *
+ * Order of work: everything that can be checked locally (spec, hosts file,
+ * sources, git) is checked before any connection is made, so bad input
+ * exits 2 with nothing sent. Then the run directory and a "running" record
+ * are created, the hosts run in parallel (hostrun.c), and the record is
+ * finished as "complete" -- or "incomplete" on SIGINT/SIGTERM. */
+#include "run/runner.h"
+#include "core/error.h"
+#include "core/fsutil.h"
+#include "store/gitinfo.h"
+#include "remote/hostrun.h"
+#include "transport/hosts.h"
+#include "core/jsonutil.h"
+#include "core/live.h"
+#include "report/notify.h"
+#include "remote/pack.h"
+#include "core/parallel.h"
+#include "spec/plan.h"
+#include "store/record.h"
+#include "report/report.h"
+#include "spec/spec.h"
+#include "transport/ssh.h"
+#include "store/store.h"
+#include "core/timeutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <pwd.h>
+#include "core/banned.h"
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+static int fail(enum go_status st, const char *msg)
+{
+	fprintf(stderr, "error: %s\n", msg);
+	return go_exit_code(st);
+}
+
+static const char *strip_dot_slash(const char *p)
+{
+	while (!strncmp(p, "./", 2))
+		p += 2;
+	return p;
+}
+
+/* The spec as it is in the work tree, or as it was at --commit. */
+static enum go_status load_spec(const struct run_opts *o, const char *commit,
+				struct spec **out, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	enum go_status st;
+	char *label;
+	if (!commit)
+		return spec_load(o->spec_path, o->root, 1, out, err);
+	st = git_show_file(o->root, commit, strip_dot_slash(o->spec_path), &text, err);
+	if (st != GO_OK) {
+		strbuf_release(&text);
+		return st == GO_ERR_NOT_FOUND ? GO_ERR_SPEC : st;
+	}
+	label = xstrfmt("%s@%.12s", o->spec_path, commit);
+	st = spec_parse(label, text.buf, text.len, o->root, 0, out, err);
+	free(label);
+	strbuf_release(&text);
+	return st;
+}
+
+static cJSON *provenance_json(const struct git_info *gi, const char *commit,
+			      const struct pack *pk, int wrote_diff)
+{
+	cJSON *p = cJSON_CreateObject(), *g, *c;
+	char host[256] = "";
+	struct passwd *pw = getpwuid(getuid());
+	json_add_str(p, "gpuorch_version", GPUORCH_VERSION);
+	json_add_str(p, "source", commit ? "commit" : "worktree");
+	g = json_add_obj(p, "git");
+	if (commit) {
+		json_add_str(g, "commit", commit);
+		json_add_bool(g, "dirty", 0);
+		json_add_str(g, "diff_sha256", NULL);
+		json_add_str(g, "diff_file", NULL);
+	} else if (gi->is_repo) {
+		json_add_str(g, "commit", gi->commit[0] ? gi->commit : NULL);
+		json_add_bool(g, "dirty", gi->dirty);
+		json_add_str(g, "diff_sha256", gi->dirty && wrote_diff ? gi->diff_sha256 : NULL);
+		json_add_str(g, "diff_file", wrote_diff ? "source.diff" : NULL);
+		if (!gi->commit[0])
+			json_add_str(g, "note", "the repository has no commit yet: the sources are "
+						"identified by their content id only");
+	} else {
+		json_add_str(g, "commit", NULL);
+		json_add_bool(g, "dirty", 1);
+		json_add_str(g, "diff_sha256", NULL);
+		json_add_str(g, "diff_file", NULL);
+		json_add_str(g, "note", "not a git repository: the sources are identified by "
+					"their content id only");
+	}
+	json_add_str(g, "branch", gi->branch);
+	json_add_str(p, "content_id", pk->content_id);
+	json_add_num(p, "archive_bytes", (double)pk->len);
+	cJSON_AddItemToObject(p, "files", pack_files_json(pk));
+	c = json_add_obj(p, "controller");
+	gethostname(host, sizeof(host) - 1);
+	json_add_str(c, "hostname", host);
+	json_add_str(c, "user", pw ? pw->pw_name : NULL);
+	return p;
+}
+
+static cJSON *host_json(const struct host *h)
+{
+	cJSON *j = cJSON_CreateObject();
+	json_add_str(j, "name", h->name);
+	json_add_str(j, "address", h->address);
+	json_add_num(j, "port", h->port);
+	json_add_str(j, "user", h->user);
+	json_add_str(j, "status", "pending");
+	cJSON_AddNullToObject(j, "started_at");
+	cJSON_AddNullToObject(j, "ended_at");
+	cJSON_AddNullToObject(j, "error");
+	cJSON_AddNullToObject(j, "info");
+	cJSON_AddItemToObject(j, "archs", cJSON_CreateArray());
+	cJSON_AddItemToObject(j, "phases", cJSON_CreateArray());
+	cJSON_AddNullToObject(j, "ship");
+	cJSON_AddItemToObject(j, "builds", cJSON_CreateArray());
+	cJSON_AddItemToObject(j, "steps", cJSON_CreateArray());
+	return j;
+}
+
+static cJSON *copy_or_empty(const cJSON *j)
+{
+	return j ? cJSON_Duplicate(j, 1) : cJSON_CreateArray();
+}
+
+static void print_dry_run(const struct spec *s, const struct hosts *hs, const struct pack *pk,
+			  const struct git_info *gi, const char *commit)
+{
+	int i, j;
+	printf("dry run: nothing is sent; this is what 'gpuorch run' would do\n\n");
+	printf("experiment  %s (%s)\n", s->name, s->path);
+	printf("spec sha256 %s\n", s->hash);
+	if (commit)
+		printf("source      commit %s\n", commit);
+	else if (gi->is_repo)
+		printf("source      work tree at %s%s\n", gi->commit[0] ? gi->commit : "(no commit)",
+		       gi->dirty ? " + uncommitted changes" : "");
+	else
+		printf("source      work tree (not a git repository)\n");
+	printf("content id  %s (%d files, %zu bytes archive)\n", pk->content_id, pk->nfiles,
+	       pk->len);
+	for (i = 0; i < pk->nfiles; i++)
+		printf("  %10zu  %.12s  %s\n", pk->files[i].size, pk->files[i].sha256,
+		       pk->files[i].path);
+	printf("\nhosts (%d, in parallel)\n", hs->n);
+	for (i = 0; i < hs->n; i++) {
+		const struct host *h = &hs->v[i];
+		struct plan p;
+		struct plan_host ph;
+		char *arch_list[2] = { NULL, NULL };
+		char **archs = arch_list;
+		int narchs = 0;
+		const char *run_arch = h->arch;
+		char *workdir = hostrun_workdir(h, "~");
+
+		if (!run_arch && h->gpu)
+			run_arch = spec_arch_for_gpu(s, h->gpu);
+		printf("  %s  %s@%s:%d  key %s  known_hosts %s\n", h->name, h->user, h->address,
+		       h->port, h->use_agent ? "(ssh-agent)" : h->identity, h->known_hosts);
+		if (run_arch) {
+			arch_list[0] = (char *)run_arch;
+			narchs = 1;
+		} else {
+			archs = xcalloc((size_t)s->ntargets + 1, sizeof(char *));
+			for (j = 0; j < s->ntargets; j++)
+				archs[narchs++] = s->targets[j].arch;
+			run_arch = narchs ? archs[0] : NULL;
+			printf("    (GPU detected at run time: builds shown for every target, steps "
+			       "for %s)\n", run_arch ? run_arch : "none");
+		}
+		memset(&ph, 0, sizeof(ph));
+		ph.workdir = workdir;
+		ph.content_id = pk->content_id;
+		ph.run_id = "<run-id>";
+		ph.archs = archs;
+		ph.narchs = narchs;
+		ph.run_arch = run_arch;
+		ph.nvcc = "nvcc";
+		ph.nvcc_version = "(detected at run time)";
+		ph.python = "python3";
+		ph.ncu = "ncu";
+		ph.sanitizer = "compute-sanitizer";
+		plan_make(&p, s, &ph);
+		printf("    ship %s/content/%s/src.tar unless the host already has it\n", workdir,
+		       pk->content_id);
+		plan_print(&p, stdout);
+		plan_release(&p);
+		if (archs != arch_list)
+			free(archs);
+		free(workdir);
+	}
+}
+
+int runner_run(const struct run_opts *o)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec *s = NULL;
+	struct hosts *hs = NULL;
+	struct git_info gi;
+	struct pack pk;
+	char commit[41] = "";
+	char run_id[32];
+	char *run_dir = NULL;
+	struct record rec;
+	int have_rec = 0;
+	struct run_ctx ctx;
+	struct hostrun *hrs = NULL;
+	void **args = NULL;
+	struct live *lv = NULL;
+	cJSON *root, *exp, *hosts_arr;
+	char ts[32];
+	time_t started = time(NULL);
+	int64_t t0 = time_mono_ms();
+	enum go_status st;
+	int i, rc = 0, nfailed_hosts = 0, nfailed_steps = 0, nfailed_gates = 0;
+	const char *notify_url = o->notify_url ? o->notify_url : getenv("GPUORCH_NOTIFY_URL");
+
+	memset(&gi, 0, sizeof(gi));
+	memset(&pk, 0, sizeof(pk));
+	/* First thing: a SIGINT from now on is recorded, never lost (a shell
+	 * starts background jobs with SIGINT ignored). */
+	install_signals();
+	if (o->run_dir_out)
+		*o->run_dir_out = NULL;
+	if (notify_url && !*notify_url && !o->notify_url)
+		notify_url = NULL;   /* GPUORCH_NOTIFY_URL= turns it off */
+	if (notify_url && !o->dry_run) {
+		st = notify_check_url(notify_url, &err);
+		if (st != GO_OK) {
+			rc = fail(st, err.buf);
+			goto out;
+		}
+	}
+
+	/* 1. Everything local, before any connection. */
+	if (o->commit) {
+		st = git_resolve(o->root, o->commit, commit, &err);
+		if (st != GO_OK) {
+			rc = fail(GO_ERR_USAGE, err.buf);
+			goto out;
+		}
+	}
+	st = load_spec(o, o->commit ? commit : NULL, &s, &err);
+	if (st != GO_OK) {
+		rc = fail(st, err.buf);
+		goto out;
+	}
+	st = hosts_load(o->hosts_path, &hs, &err);
+	if (st == GO_OK && o->nhost_names)
+		st = hosts_select(hs, o->host_names, o->nhost_names, &err);
+	if (st != GO_OK) {
+		rc = fail(st, err.buf);
+		goto out;
+	}
+	st = git_info_worktree(o->root, &gi, &err);
+	if (st != GO_OK) {
+		rc = fail(st, err.buf);
+		goto out;
+	}
+	st = o->commit ? pack_commit(o->root, commit, s->sources, &pk, &err)
+		       : pack_worktree(o->root, s->sources, &pk, &err);
+	if (st != GO_OK) {
+		rc = fail(st == GO_ERR_NOT_FOUND ? GO_ERR_SPEC : st, err.buf);
+		goto out;
+	}
+	if (o->dry_run) {
+		print_dry_run(s, hs, &pk, &gi, o->commit ? commit : NULL);
+		goto out;
+	}
+
+	/* 2. The run directory and a "running" record. */
+	store_new_run_id(run_id);
+	st = store_create_run_dir(s->slug, run_id, &run_dir, &err);
+	if (st != GO_OK) {
+		rc = fail(st, err.buf);
+		goto out;
+	}
+	root = cJSON_CreateObject();
+	json_add_str(root, "schema", "gpuorch.run/1");
+	json_add_str(root, "run_id", run_id);
+	json_add_str(root, "status", "running");
+	cJSON_AddNullToObject(root, "outcome");
+	cJSON_AddNullToObject(root, "exit_code");
+	json_add_str(root, "command_line", o->command_line);
+	json_add_bool(root, "dry_run", 0);
+	time_iso8601(started, ts);
+	json_add_str(root, "started_at", ts);
+	cJSON_AddNullToObject(root, "ended_at");
+	cJSON_AddNullToObject(root, "duration_s");
+	exp = json_add_obj(root, "experiment");
+	json_add_str(exp, "name", s->name);
+	json_add_str(exp, "slug", s->slug);
+	json_add_str(exp, "phase", s->phase);
+	json_add_str(exp, "description", s->description);
+	json_add_str(exp, "spec_path", strip_dot_slash(o->spec_path));
+	json_add_str(exp, "spec_sha256", s->hash);
+	cJSON_AddItemToObject(exp, "spec", cJSON_Duplicate(s->json, 1));
+	record_init(&rec, run_dir, root);
+	have_rec = 1;
+	if (!o->commit && gi.is_repo && gi.commit[0] && gi.dirty && gi.diff) {
+		/* Without the diff a dirty run could not be reproduced. */
+		st = record_write_file(&rec, "source.diff", gi.diff, strlen(gi.diff), &err);
+		if (st != GO_OK)
+			fprintf(stderr, "warning: %s\n", err.buf);
+	}
+	cJSON_AddItemToObject(root, "provenance",
+			      provenance_json(&gi, o->commit ? commit : NULL, &pk,
+					      !o->commit && gi.commit[0] && gi.dirty && gi.diff &&
+						      st == GO_OK));
+	hosts_arr = json_add_arr(root, "hosts");
+	for (i = 0; i < hs->n; i++)
+		cJSON_AddItemToArray(hosts_arr, host_json(&hs->v[i]));
+	cJSON_AddItemToObject(root, "baselines", copy_or_empty(s->baselines));
+	cJSON_AddItemToObject(root, "references", copy_or_empty(s->references));
+	cJSON_AddItemToObject(root, "expected", copy_or_empty(s->expected));
+	st = record_save(&rec, &err);
+	if (st != GO_OK) {
+		rc = fail(st, err.buf);
+		goto out;
+	}
+
+	/* 3. Every host in parallel. */
+	fprintf(stderr, "run %s: %s on %d host%s -> %s\n", run_id, s->name, hs->n,
+		hs->n == 1 ? "" : "s", run_dir);
+	lv = live_new(stderr, hs->n, o->plain);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.spec = s;
+	ctx.pack = &pk;
+	ctx.run_id = run_id;
+	ctx.rec = &rec;
+	ctx.live = lv;
+	ctx.accept_new_hostkey = o->accept_new_hostkey;
+	ctx.reconnect_timeout_s = o->reconnect_timeout_s;
+	ctx.lock_wait_s = o->lock_wait_s;
+	ctx.interrupted = &got_signal;
+	hrs = xcalloc((size_t)hs->n, sizeof(*hrs));
+	args = xcalloc((size_t)hs->n, sizeof(*args));
+	for (i = 0; i < hs->n; i++) {
+		hostrun_init(&hrs[i], i, &hs->v[i], &ctx, cJSON_GetArrayItem(hosts_arr, i));
+		live_set_name(lv, i, hs->v[i].name);
+		args[i] = &hrs[i];
+	}
+	if (!got_signal)
+		par_run(hs->n, hostrun_main, args, (par_tick_fn)live_draw, lv, 500);
+
+	/* 4. Each host's output whole, then the verdict. */
+	for (i = 0; i < hs->n; i++) {
+		fputs(hrs[i].out.buf, stdout);
+		nfailed_hosts += hrs[i].failed;
+		nfailed_steps += hrs[i].nfailed_steps - hrs[i].nfailed_gates;
+		nfailed_gates += hrs[i].nfailed_gates;
+	}
+	record_lock(&rec);
+	if (got_signal) {
+		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString("incomplete"));
+		rc = GO_EXIT_INTERRUPTED;
+	} else {
+		const char *outcome = "passed";
+		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString("complete"));
+		if (nfailed_hosts == hs->n) {
+			outcome = "infra_error";
+			rc = GO_EXIT_INFRA;
+		} else if (nfailed_hosts || nfailed_steps || nfailed_gates) {
+			outcome = "failed";
+			rc = GO_EXIT_FAILED;
+		}
+		cJSON_ReplaceItemInObject(root, "outcome", cJSON_CreateString(outcome));
+	}
+	cJSON_ReplaceItemInObject(root, "exit_code", cJSON_CreateNumber(rc));
+	time_iso8601(time(NULL), ts);
+	cJSON_ReplaceItemInObject(root, "ended_at", cJSON_CreateString(ts));
+	cJSON_ReplaceItemInObject(root, "duration_s",
+				  cJSON_CreateNumber((double)(time_mono_ms() - t0) / 1000.0));
+	record_unlock(&rec);
+	st = record_save(&rec, &err);
+	if (st == GO_OK) {
+		char *md = xstrfmt("%s/report.md", run_dir);
+		st = report_write(rec.root, md, &err);
+		if (st == GO_OK)
+			printf("\nreport: %s\n", md);
+		if (st == GO_OK && notify_url) {
+			fflush(stdout);
+			notify_run(notify_url, root, md);
+			st = record_save(&rec, &err);
+		}
+		free(md);
+	}
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = GO_EXIT_LOCAL;
+	}
+	printf("run %s: %s (%d host%s failed, %d build/step%s did not pass, %d gate%s failed)\n",
+	       run_id, got_signal ? "INTERRUPTED, recorded as incomplete"
+	       : rc == 0 ? "passed" : rc == GO_EXIT_INFRA ? "no host could be used" : "FAILED",
+	       nfailed_hosts, nfailed_hosts == 1 ? "" : "s", nfailed_steps,
+	       nfailed_steps == 1 ? "" : "s", nfailed_gates, nfailed_gates == 1 ? "" : "s");
+
+out:
+	if (hrs)
+		for (i = 0; hs && i < hs->n; i++)
+			hostrun_release(&hrs[i]);
+	free(hrs);
+	free(args);
+	live_free(lv);
+	if (have_rec)
+		record_release(&rec);
+	if (o->run_dir_out && run_dir)
+		*o->run_dir_out = run_dir;
+	else
+		free(run_dir);
+	pack_release(&pk);
+	git_info_release(&gi);
+	hosts_free(hs);
+	spec_free(s);
+	strbuf_release(&err);
+	return rc;
+}

@@ -1,0 +1,531 @@
+/* plan.c -- builds, steps and remote command lines for one host (plan.h). */
+#include "spec/plan.h"
+#include "core/strbuf.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+char *plan_slug(const char *s, size_t max)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int dash = 0;
+	for (; *s && sb.len < max; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (isalnum(c) || c == '.' || c == '_' || c == '-') {
+			strbuf_addch(&sb, c);
+			dash = 0;
+		} else if (!dash && sb.len) {
+			strbuf_addch(&sb, '-');
+			dash = 1;
+		}
+	}
+	while (sb.len && sb.buf[sb.len - 1] == '-')
+		strbuf_setlen(&sb, sb.len - 1);
+	if (!sb.len || !strcmp(sb.buf, ".") || !strcmp(sb.buf, "..")) {
+		strbuf_reset(&sb);
+		strbuf_addstr(&sb, "x");
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+char *plan_gencode(const char *arch)
+{
+	const char *num = !strncmp(arch, "sm_", 3) ? arch + 3 : arch;
+	return xstrfmt("-gencode=arch=compute_%s,code=sm_%s", num, num);
+}
+
+/* The CUDA library directories next to nvcc, for the executable's rpath. */
+static void add_rpath(struct strbuf *cmd, const char *nvcc)
+{
+	const char *libs[] = { "lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib" };
+	char *bin = xstrdup(nvcc);
+	char *slash = strrchr(bin, '/');
+	size_t i;
+	if (slash) {
+		*slash = '\0';
+		slash = strrchr(bin, '/');
+	}
+	if (slash) {
+		*slash = '\0';
+		for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+			char *dir = xstrfmt("-Xlinker=-rpath=%s/%s", bin, libs[i]);
+			strbuf_addch(cmd, ' ');
+			strbuf_add_shell_quoted(cmd, dir);
+			free(dir);
+		}
+	}
+	free(bin);
+}
+
+static void build_key(struct plan_build *b, const struct spec *s, const struct plan_host *h)
+{
+	struct sha256_ctx *c = sha256_begin();
+	int i;
+	/* Every input that changes the binary; fields separated by NUL. */
+#define FEED(str) do { const char *_v = (str) ? (str) : ""; sha256_update(c, _v, strlen(_v) + 1); } while (0)
+	FEED("gpuorch-build/1");
+	FEED(h->content_id);
+	FEED(b->prog->name);
+	for (i = 0; b->prog->sources && b->prog->sources[i]; i++)
+		FEED(b->prog->sources[i]);
+	FEED("|libs");
+	for (i = 0; b->prog->libs && b->prog->libs[i]; i++)
+		FEED(b->prog->libs[i]);
+	FEED("|flags");
+	for (i = 0; s->build_flags && s->build_flags[i]; i++)
+		FEED(s->build_flags[i]);
+	FEED("|defines");
+	for (i = 0; i < s->ndefines; i++) {
+		FEED(s->defines[i].key);
+		FEED(s->defines[i].value);
+	}
+	FEED("|variant");
+	for (i = 0; b->variant && i < b->variant->ndefines; i++) {
+		FEED(b->variant->defines[i].key);
+		FEED(b->variant->defines[i].value);
+	}
+	FEED(b->arch);
+	FEED(h->nvcc);
+	FEED(h->nvcc_version);
+#undef FEED
+	sha256_end(c, b->key);
+}
+
+static int variant_defines(const struct spec_variant *v, const char *key)
+{
+	int i;
+	for (i = 0; v && i < v->ndefines; i++)
+		if (!strcmp(v->defines[i].key, key))
+			return 1;
+	return 0;
+}
+
+static void make_build(struct plan_build *b, const struct spec *s, const struct plan *p,
+		       const struct plan_host *h)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char *gencode, *slug;
+	int i;
+
+	build_key(b, s, h);
+	slug = plan_slug(b->prog->name, 60);
+	b->dir = xstrfmt("%s/builds/%.16s", h->workdir, b->key);
+	b->bin = xstrfmt("%s/%s", b->dir, slug);
+	free(slug);
+
+	if (b->prog->min_arch && !spec_arch_satisfies(b->arch, b->prog->min_arch))
+		b->skip_reason = xstrfmt("program '%s' needs %s; this build targets %s",
+					 b->prog->name, b->prog->min_arch, b->arch);
+	else if (!h->nvcc)
+		b->skip_reason = xstrdup("nvcc not found on the host (searched PATH, cuda_home, "
+					 "/usr/local/cuda/bin, /usr/local/cuda-*/bin); set "
+					 "\"cuda_home\" in the hosts file");
+
+	gencode = plan_gencode(b->arch);
+	strbuf_addstr(&cmd, "cd ");
+	strbuf_add_shell_quoted(&cmd, p->src_dir);
+	strbuf_addstr(&cmd, " && ");
+	strbuf_add_shell_quoted(&cmd, h->nvcc ? h->nvcc : "nvcc");
+	strbuf_addch(&cmd, ' ');
+	strbuf_add_shell_quoted(&cmd, gencode);
+	for (i = 0; s->build_flags && s->build_flags[i]; i++) {
+		strbuf_addch(&cmd, ' ');
+		strbuf_add_shell_quoted(&cmd, s->build_flags[i]);
+	}
+	strbuf_addstr(&cmd, " -Xptxas=-v");
+	for (i = 0; i < s->ndefines; i++) {
+		char *d;
+		if (variant_defines(b->variant, s->defines[i].key))
+			continue;   /* the sweep's value wins */
+		d = xstrfmt("-D%s=%s", s->defines[i].key, s->defines[i].value);
+		strbuf_addch(&cmd, ' ');
+		strbuf_add_shell_quoted(&cmd, d);
+		free(d);
+	}
+	for (i = 0; b->variant && i < b->variant->ndefines; i++) {
+		char *d = xstrfmt("-D%s=%s", b->variant->defines[i].key,
+				  b->variant->defines[i].value);
+		strbuf_addch(&cmd, ' ');
+		strbuf_add_shell_quoted(&cmd, d);
+		free(d);
+	}
+	strbuf_addstr(&cmd, " -o ");
+	strbuf_add_shell_quoted(&cmd, b->bin);
+	for (i = 0; b->prog->sources && b->prog->sources[i]; i++) {
+		strbuf_addch(&cmd, ' ');
+		strbuf_add_shell_quoted(&cmd, b->prog->sources[i]);
+	}
+	for (i = 0; b->prog->libs && b->prog->libs[i]; i++) {
+		strbuf_addch(&cmd, ' ');
+		strbuf_add_shell_quoted(&cmd, b->prog->libs[i]);
+	}
+	if (h->nvcc)
+		add_rpath(&cmd, h->nvcc);
+	b->command = strbuf_detach(&cmd, NULL);
+	free(gencode);
+}
+
+static int same_variant(const struct spec_variant *a, const struct spec_variant *b)
+{
+	int i;
+	if (!a || !b)
+		return a == b;
+	if (a->ndefines != b->ndefines)
+		return 0;
+	for (i = 0; i < a->ndefines; i++)
+		if (strcmp(a->defines[i].key, b->defines[i].key) ||
+		    strcmp(a->defines[i].value, b->defines[i].value))
+			return 0;
+	return 1;
+}
+
+static const struct plan_build *find_build(const struct plan *p, const struct spec_program *prog,
+					   const struct spec_variant *variant, const char *arch)
+{
+	int i;
+	for (i = 0; i < p->nbuilds; i++)
+		if (p->builds[i].prog == prog && arch && !strcmp(p->builds[i].arch, arch) &&
+		    same_variant(p->builds[i].variant, variant))
+			return &p->builds[i];
+	return NULL;
+}
+
+/* The program's arguments: mode, problem parameters, then tolerances in check mode. */
+static void add_program_args(struct strbuf *cmd, const struct spec *s,
+			     const struct spec_problem *pr, const char *mode)
+{
+	int i;
+	strbuf_addstr(cmd, " --mode=");
+	strbuf_addstr(cmd, mode);
+	for (i = 0; i < pr->nparams; i++) {
+		char *a = xstrfmt("--%s=%s", pr->params[i].key, pr->params[i].value);
+		strbuf_addch(cmd, ' ');
+		strbuf_add_shell_quoted(cmd, a);
+		free(a);
+	}
+	if (!strcmp(mode, "check") || !strcmp(mode, "profile")) {
+		for (i = 0; i < s->ntolerance; i++) {
+			char *key = xstrdup(s->tolerance[i].key), *u, *a;
+			for (u = key; *u; u++)
+				if (*u == '_')
+					*u = '-';
+			a = xstrfmt("--tol-%s=%s", key, s->tolerance[i].value);
+			strbuf_addch(cmd, ' ');
+			strbuf_add_shell_quoted(cmd, a);
+			free(a);
+			free(key);
+		}
+	}
+}
+
+static void add_word(struct strbuf *cmd, const char *w)
+{
+	strbuf_addch(cmd, ' ');
+	strbuf_add_shell_quoted(cmd, w);
+}
+
+/* ncu: profile into DIR/profile.ncu-rep (its own messages into DIR/ncu.log,
+ * so stdout stays the program's), then export the raw page as CSV. The
+ * program's exit status is the step's. */
+static void profile_command(struct strbuf *cmd, struct plan_step *ps, const struct spec *s,
+			    const struct plan_host *h, const char *bin)
+{
+	const struct spec_step *st = ps->step;
+	struct strbuf metrics = STRBUF_INIT;
+	const char *ncu = h->ncu ? h->ncu : "ncu";
+	char *a, *out = xstrfmt("%s/profile", ps->dir);
+	int i;
+
+	ps->tool_log = xstrfmt("%s/ncu.log", ps->dir);
+	ps->profile_rep = xstrfmt("%s/profile.ncu-rep", ps->dir);
+	ps->profile_csv = xstrfmt("%s/profile.csv", ps->dir);
+	for (i = 0; st->metrics[i]; i++)
+		strbuf_addf(&metrics, "%s%s", i ? "," : "", st->metrics[i]);
+	strbuf_add_shell_quoted(cmd, ncu);
+	add_word(cmd, "--metrics");
+	add_word(cmd, metrics.buf);
+	a = xstrfmt("regex:%s", st->kernel);
+	add_word(cmd, "--kernel-name");
+	add_word(cmd, a);
+	free(a);
+	strbuf_addf(cmd, " --launch-skip %d --launch-count %d", st->launch_skip, st->launch_count);
+	add_word(cmd, "--clock-control");
+	add_word(cmd, st->clock_control);
+	add_word(cmd, "--cache-control");
+	add_word(cmd, st->cache_control);
+	add_word(cmd, "--log-file");
+	add_word(cmd, ps->tool_log);
+	strbuf_addstr(cmd, " -f -o");
+	add_word(cmd, out);
+	add_word(cmd, bin);
+	add_program_args(cmd, s, ps->problem, st->mode);
+	if (!strcmp(st->mode, "check"))
+		strbuf_addstr(cmd, " --trials=1");
+	strbuf_addstr(cmd, "; rc=$?; ");
+	strbuf_add_shell_quoted(cmd, ncu);
+	strbuf_addstr(cmd, " --import");
+	add_word(cmd, ps->profile_rep);
+	strbuf_addstr(cmd, " --csv --page raw --print-units base >");
+	strbuf_add_shell_quoted(cmd, ps->profile_csv);
+	strbuf_addstr(cmd, " 2>>");
+	strbuf_add_shell_quoted(cmd, ps->tool_log);
+	strbuf_addstr(cmd, "; exit $rc");
+	strbuf_release(&metrics);
+	free(out);
+}
+
+/* compute-sanitizer: one tool; its report into DIR/sanitizer.log; exit 99
+ * when it found errors. */
+static void sanitize_command(struct strbuf *cmd, struct plan_step *ps, const struct spec *s,
+			     const struct plan_host *h, const char *bin)
+{
+	ps->tool_log = xstrfmt("%s/sanitizer.log", ps->dir);
+	strbuf_add_shell_quoted(cmd, h->sanitizer ? h->sanitizer : "compute-sanitizer");
+	add_word(cmd, "--tool");
+	add_word(cmd, ps->tool);
+	strbuf_addf(cmd, " --print-limit %d --error-exitcode 99", ps->step->print_limit);
+	add_word(cmd, "--log-file");
+	add_word(cmd, ps->tool_log);
+	add_word(cmd, bin);
+	add_program_args(cmd, s, ps->problem, "check");
+}
+
+#define TOOL_SEARCH "searched PATH, cuda_home/bin, /usr/local/cuda/bin, /usr/local/cuda-*/bin, /opt/nvidia/nsight-compute/*"
+
+static void make_step(struct plan_step *ps, const struct spec *s, const struct plan *p,
+		      const struct plan_host *h, const struct spec_step *st,
+		      const struct spec_problem *pr, const struct spec_variant *variant,
+		      const char *tool, const char *mode)
+{
+	const struct spec_program *prog = st->prog;
+	struct strbuf cmd = STRBUF_INIT, id = STRBUF_INIT;
+	const char *tool_name = NULL, *tool_path = NULL;
+	char *slug;
+
+	ps->step = st;
+	ps->problem = pr;
+	ps->variant = variant;
+	ps->tool = tool;
+	ps->mode = mode;
+	/* Profilers and sanitizers need a GPU whatever the program says. */
+	ps->needs_gpu = prog->needs_gpu || st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE;
+	strbuf_addf(&id, "%s.%s", spec_step_kind_name(st->kind), prog->name);
+	if (variant)
+		strbuf_addf(&id, "[%s]", variant->label);
+	strbuf_addf(&id, ".%s", pr->name);
+	if (tool)
+		strbuf_addf(&id, ".%s", tool);
+	if (st->kind == STEP_SWEEP)
+		strbuf_addf(&id, ".%s", mode);
+	ps->id = strbuf_detach(&id, NULL);
+	slug = plan_slug(ps->id, 120);
+	ps->dir = xstrfmt("%s/%s", p->run_dir, slug);
+	free(slug);
+	if (st->kind == STEP_PROFILE) {
+		tool_name = "ncu";
+		tool_path = h->ncu;
+	} else if (st->kind == STEP_SANITIZE) {
+		tool_name = "compute-sanitizer";
+		tool_path = h->sanitizer;
+	}
+
+	/* Which arch does it run on? A GPU program runs on the host's GPU arch;
+	 * a CPU program on the first arch built. */
+	ps->arch = xstrdup(h->run_arch ? h->run_arch : (h->narchs ? h->archs[0] : "none"));
+	if (ps->needs_gpu && !h->run_arch) {
+		if (tool_name)
+			ps->skip_reason = xstrfmt("no CUDA device on this host (%s); %s %s%s",
+						  h->no_gpu_reason ? h->no_gpu_reason : "none detected",
+						  tool_name, tool_path ? "found at " : "not found either",
+						  tool_path ? tool_path : "");
+		else
+			ps->skip_reason = xstrfmt("no CUDA device on this host (%s); built only",
+						  h->no_gpu_reason ? h->no_gpu_reason : "none detected");
+	} else if (tool_name && !tool_path) {
+		ps->skip_reason = xstrfmt("%s not found on the host (" TOOL_SEARCH "); set "
+					  "\"cuda_home\" in the hosts file or install it",
+					  tool_name);
+	} else if (prog->script && !h->python) {
+		ps->skip_reason = xstrdup("python3 not found on the host");
+	}
+
+	if (!prog->script) {
+		ps->build = find_build(p, prog, variant, ps->arch);
+		if (!ps->skip_reason && !ps->build)
+			ps->skip_reason = xstrfmt("no build of '%s' for %s", prog->name, ps->arch);
+		else if (!ps->skip_reason && ps->build->skip_reason)
+			ps->skip_reason = xstrfmt("not built: %s", ps->build->skip_reason);
+	}
+
+	strbuf_addstr(&cmd, "cd ");
+	strbuf_add_shell_quoted(&cmd, p->src_dir);
+	strbuf_addstr(&cmd, " && ");
+	if (st->kind == STEP_PROFILE) {
+		profile_command(&cmd, ps, s, h, ps->build ? ps->build->bin : "false");
+	} else if (st->kind == STEP_SANITIZE) {
+		sanitize_command(&cmd, ps, s, h, ps->build ? ps->build->bin : "false");
+	} else {
+		if (prog->script) {
+			strbuf_add_shell_quoted(&cmd, h->python ? h->python : "python3");
+			strbuf_addch(&cmd, ' ');
+			strbuf_add_shell_quoted(&cmd, prog->script);
+		} else {
+			strbuf_add_shell_quoted(&cmd, ps->build ? ps->build->bin : "false");
+		}
+		add_program_args(&cmd, s, pr, mode);
+	}
+	ps->command = strbuf_detach(&cmd, NULL);
+}
+
+static void add_build(struct plan *p, const struct spec *s, const struct plan_host *h,
+		      const struct spec_program *prog, const struct spec_variant *variant,
+		      const char *arch)
+{
+	struct plan_build *b;
+	if (find_build(p, prog, variant, arch))
+		return;
+	b = &p->builds[p->nbuilds++];
+	b->prog = prog;
+	b->variant = variant;
+	b->arch = xstrdup(arch);
+	make_build(b, s, p, h);
+}
+
+void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
+{
+	int i, j, a, v, t, n, nb;
+
+	memset(p, 0, sizeof(*p));
+	p->content_dir = xstrfmt("%s/content/%s", h->workdir, h->content_id);
+	p->src_dir = xstrfmt("%s/src", p->content_dir);
+	p->run_dir = xstrfmt("%s/runs/%s", h->workdir, h->run_id);
+
+	/* Builds: every compiled program that some step uses, for every arch;
+	 * a sweep adds one build per variant and arch (its defines are part of
+	 * the build key). */
+	nb = s->nprograms;
+	for (j = 0; j < s->nsteps; j++)
+		nb += s->steps[j].nvariants;
+	p->builds = xcalloc((size_t)(nb * (h->narchs ? h->narchs : 1)), sizeof(*p->builds));
+	for (i = 0; i < s->nprograms; i++) {
+		const struct spec_program *prog = &s->programs[i];
+		int used = 0;
+		if (prog->script)
+			continue;
+		for (j = 0; j < s->nsteps; j++)
+			if (s->steps[j].prog == prog && s->steps[j].kind != STEP_SWEEP)
+				used = 1;
+		if (!used)
+			continue;
+		for (a = 0; a < h->narchs; a++)
+			add_build(p, s, h, prog, NULL, h->archs[a]);
+	}
+	for (j = 0; j < s->nsteps; j++)
+		for (v = 0; v < s->steps[j].nvariants; v++)
+			for (a = 0; a < h->narchs; a++)
+				add_build(p, s, h, s->steps[j].prog, &s->steps[j].variants[v],
+					  h->archs[a]);
+
+	n = 0;
+	for (j = 0; j < s->nsteps; j++) {
+		const struct spec_step *st = &s->steps[j];
+		int per = 1;
+		if (st->kind == STEP_SANITIZE)
+			for (per = 0; st->tools[per]; per++)
+				;
+		if (st->kind == STEP_SWEEP)
+			per = st->nvariants * (st->sweep_check ? 2 : 1);
+		for (i = 0; st->problems[i]; i++)
+			n += per;
+	}
+	p->steps = xcalloc((size_t)(n ? n : 1), sizeof(*p->steps));
+	for (j = 0; j < s->nsteps; j++) {
+		const struct spec_step *st = &s->steps[j];
+		for (i = 0; st->problems[i]; i++) {
+			const struct spec_problem *pr = spec_find_problem(s, st->problems[i]);
+			if (!pr)
+				continue;
+			switch (st->kind) {
+			case STEP_CORRECTNESS:
+				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "check");
+				break;
+			case STEP_BENCHMARK:
+				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "bench");
+				break;
+			case STEP_PROFILE:
+				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, st->mode);
+				break;
+			case STEP_SANITIZE:
+				for (t = 0; st->tools[t]; t++)
+					make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL,
+						  st->tools[t], "check");
+				break;
+			case STEP_SWEEP:
+				/* one variant at a time: its check, then its benchmark */
+				for (v = 0; v < st->nvariants; v++) {
+					if (st->sweep_check)
+						make_step(&p->steps[p->nsteps++], s, p, h, st, pr,
+							  &st->variants[v], NULL, "check");
+					make_step(&p->steps[p->nsteps++], s, p, h, st, pr,
+						  &st->variants[v], NULL, "bench");
+				}
+				break;
+			}
+		}
+	}
+}
+
+void plan_release(struct plan *p)
+{
+	int i;
+	for (i = 0; i < p->nbuilds; i++) {
+		free(p->builds[i].arch);
+		free(p->builds[i].dir);
+		free(p->builds[i].bin);
+		free(p->builds[i].command);
+		free(p->builds[i].skip_reason);
+	}
+	for (i = 0; i < p->nsteps; i++) {
+		free(p->steps[i].id);
+		free(p->steps[i].dir);
+		free(p->steps[i].command);
+		free(p->steps[i].arch);
+		free(p->steps[i].skip_reason);
+		free(p->steps[i].tool_log);
+		free(p->steps[i].profile_rep);
+		free(p->steps[i].profile_csv);
+	}
+	free(p->builds);
+	free(p->steps);
+	free(p->content_dir);
+	free(p->src_dir);
+	free(p->run_dir);
+	memset(p, 0, sizeof(*p));
+}
+
+void plan_print(const struct plan *p, FILE *out)
+{
+	int i;
+	fprintf(out, "    sources unpacked in %s\n", p->src_dir);
+	for (i = 0; i < p->nbuilds; i++) {
+		const struct plan_build *b = &p->builds[i];
+		fprintf(out, "    build %s%s%s%s for %s (key %.16s)\n", b->prog->name,
+			b->variant ? " [" : "", b->variant ? b->variant->label : "",
+			b->variant ? "]" : "", b->arch, b->key);
+		if (b->skip_reason)
+			fprintf(out, "      skipped: %s\n", b->skip_reason);
+		else
+			fprintf(out, "      $ %s\n", b->command);
+	}
+	for (i = 0; i < p->nsteps; i++) {
+		const struct plan_step *ps = &p->steps[i];
+		fprintf(out, "    step %s (timeout %d s%s)\n", ps->id, ps->step->timeout_s,
+			ps->needs_gpu ? ", one at a time on the GPU" : "");
+		if (ps->skip_reason)
+			fprintf(out, "      skipped: %s\n", ps->skip_reason);
+		else
+			fprintf(out, "      $ %s\n", ps->command);
+	}
+}

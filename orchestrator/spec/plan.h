@@ -1,0 +1,78 @@
+/* plan.h -- what gpuorch will do on one host: builds, steps, remote commands.
+ *
+ * A plan is computed from the spec, the content id and what is known of the
+ * host (its work directory and archs). `gpuorch run` executes it; `--dry-run`
+ * prints it. Every remote command line is built here, with
+ * strbuf_add_shell_quoted for every word that comes from outside. */
+#ifndef GPUORCH_PLAN_H
+#define GPUORCH_PLAN_H
+
+#include <stdio.h>
+#include "spec/spec.h"
+#include "core/hash.h"
+
+struct plan_build {
+	const struct spec_program *prog;
+	const struct spec_variant *variant; /* a sweep's defines, or NULL */
+	char *arch;
+	char key[SHA256_HEX_LEN + 1];  /* content id + program + flags + arch + nvcc version */
+	char *dir;                     /* remote build directory (also the step directory) */
+	char *bin;                     /* remote executable */
+	char *command;                 /* the nvcc command line, run in the source dir */
+	char *skip_reason;             /* not built, and why; NULL to build */
+};
+
+struct plan_step {
+	const struct spec_step *step;
+	const struct spec_problem *problem;
+	const struct plan_build *build; /* NULL for scripts */
+	char *id;                      /* "benchmark.attn_wmma.B16-H16-S512-D64" */
+	char *dir;                     /* remote step directory */
+	char *command;
+	char *arch;                    /* arch it runs on, NULL when skipped for no GPU */
+	int needs_gpu;
+	char *skip_reason;             /* not run, and why; NULL to run */
+	const struct spec_variant *variant; /* sweep steps: the variant, else NULL */
+	const char *tool;              /* sanitize steps: "memcheck"...; else NULL */
+	const char *mode;              /* program mode: "check" | "bench" | "profile" */
+	char *tool_log;                /* remote log of ncu / compute-sanitizer, or NULL */
+	char *profile_rep;             /* remote .ncu-rep of a profile step, or NULL */
+	char *profile_csv;             /* remote CSV (ncu --import ... --csv --page raw) */
+};
+
+struct plan_host {
+	const char *workdir;           /* absolute remote work directory */
+	const char *content_id;
+	const char *run_id;
+	char *const *archs;            /* archs to build for */
+	int narchs;
+	const char *run_arch;          /* arch of the host's GPU; NULL: no GPU */
+	const char *no_gpu_reason;     /* why there is no GPU */
+	const char *gpu_name;          /* for messages */
+	const char *nvcc;              /* path, NULL when not found */
+	const char *nvcc_version;
+	const char *python;            /* path, NULL when not found */
+	const char *ncu;               /* Nsight Compute CLI path, NULL when not found */
+	const char *sanitizer;         /* compute-sanitizer path, NULL when not found */
+};
+
+struct plan {
+	char *content_dir;             /* W/content/<cid> */
+	char *src_dir;                 /* W/content/<cid>/src */
+	char *run_dir;                 /* W/runs/<run-id> */
+	struct plan_build *builds;
+	int nbuilds;
+	struct plan_step *steps;
+	int nsteps;
+};
+
+void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h);
+void plan_release(struct plan *p);
+void plan_print(const struct plan *p, FILE *out);
+
+/* A file-name-safe slug of any string: [A-Za-z0-9._-], at most max chars. */
+char *plan_slug(const char *s, size_t max);
+/* The gencode flag for an arch: sm_90a -> -gencode=arch=compute_90a,code=sm_90a */
+char *plan_gencode(const char *arch);
+
+#endif

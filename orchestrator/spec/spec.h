@@ -1,0 +1,122 @@
+/* spec.h -- experiment specs: parsed, fully validated, before anything is sent.
+ * The format is documented in docs/spec.md; keep the two in step. */
+#ifndef GPUORCH_SPEC_H
+#define GPUORCH_SPEC_H
+
+#include <cjson/cJSON.h>
+#include "core/error.h"
+#include "core/hash.h"
+
+enum step_kind { STEP_CORRECTNESS, STEP_BENCHMARK, STEP_PROFILE, STEP_SANITIZE, STEP_SWEEP };
+
+struct spec_kv {
+	char *key;
+	char *value;     /* numbers are rendered as they were written (%.17g trimmed) */
+};
+
+struct spec_program {
+	char *name;
+	char **sources;  /* compiled sources (NULL-terminated); NULL for scripts */
+	char *script;    /* python script path, or NULL */
+	char **libs;     /* NULL-terminated */
+	char *min_arch;  /* e.g. "sm_90a", or NULL */
+	int needs_gpu;   /* default 1 */
+};
+
+struct spec_problem {
+	char *name;
+	struct spec_kv *params;
+	int nparams;
+};
+
+/* One point of a sweep: compile-time defines added to the build. */
+struct spec_variant {
+	char *label;            /* "TILE_M=64,TILE_N=128" */
+	struct spec_kv *defines;
+	int ndefines;
+};
+
+struct spec_step {
+	enum step_kind kind;
+	char *program;          /* name; resolved below */
+	const struct spec_program *prog;
+	char **problems;        /* NULL-terminated problem names, all when spec omitted them */
+	int timeout_s;
+	int is_baseline;        /* role == "baseline" */
+	/* profile (Nsight Compute) */
+	char **metrics;         /* NULL-terminated; the default set when the spec names none */
+	char *kernel;           /* regex for --kernel-name (default: the program name) */
+	int launch_skip;        /* --launch-skip, default 0 */
+	int launch_count;       /* --launch-count, default 1 */
+	char *clock_control;    /* "base" (default) | "none" */
+	char *cache_control;    /* "all" (default) | "none" */
+	char *mode;             /* program mode under the tool: "check" (default) | "profile" */
+	/* sanitize (compute-sanitizer) */
+	char **tools;           /* NULL-terminated: memcheck, racecheck, synccheck, initcheck */
+	int print_limit;        /* --print-limit, default 10 */
+	/* sweep */
+	struct spec_variant *variants;
+	int nvariants;
+	int sweep_check;        /* a correctness run per variant before its benchmark (default 1) */
+};
+
+struct spec_target {
+	char *gpu;              /* substring matched against the GPU name, e.g. "H100" */
+	char *arch;             /* "sm_90a" */
+};
+
+struct spec {
+	char *path;             /* file it was read from */
+	char *name;
+	char *slug;             /* name made safe for a directory: [A-Za-z0-9._-] */
+	char *phase;
+	char *description;      /* may be NULL */
+	char **sources;         /* NULL-terminated, sorted, unique */
+	char **build_flags;     /* NULL-terminated */
+	struct spec_kv *defines;
+	int ndefines;
+	int build_timeout_s;
+	struct spec_target *targets;
+	int ntargets;
+	struct spec_program *programs;
+	int nprograms;
+	struct spec_problem *problems;
+	int nproblems;
+	struct spec_kv *tolerance;
+	int ntolerance;
+	struct spec_step *steps;
+	int nsteps;
+	cJSON *baselines;       /* kept as JSON: copied into run.json for the report */
+	cJSON *references;
+	cJSON *expected;
+	cJSON *gates;           /* pass/fail gates (docs/spec.md), validated; [] when none */
+	char hash[SHA256_HEX_LEN + 1];  /* sha256 of the spec file's bytes */
+	cJSON *json;            /* the whole parsed spec (copied into run.json) */
+};
+
+/* Load and validate. root is the repository root that source paths are
+ * relative to (they must exist there unless check_files is 0, as for
+ * --commit, where pack.c checks them in the commit). Errors read
+ * "FILE: 'steps[2].program': no program named \"x\" in 'programs'". */
+enum go_status spec_load(const char *path, const char *root, int check_files,
+			 struct spec **out, struct strbuf *err);
+/* Same, from text already in memory (the spec as it was at a commit). */
+enum go_status spec_parse(const char *label, const char *text, size_t len,
+			  const char *root, int check_files, struct spec **out,
+			  struct strbuf *err);
+void spec_free(struct spec *s);
+
+const struct spec_program *spec_find_program(const struct spec *s, const char *name);
+const struct spec_problem *spec_find_problem(const struct spec *s, const char *name);
+/* The arch to build for a GPU name, or NULL when no target matches. */
+const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name);
+/* 1 when a GPU of arch `have` meets the requirement `need` (a program's
+ * min_arch; NULL needs nothing), else 0: "sm_90" meets "sm_80", "sm_90a"
+ * meets "sm_90" and "sm_80". An "a" requirement (arch-specific features)
+ * is met by that exact arch only: "sm_90" and "sm_100a" do not meet "sm_90a". */
+int spec_arch_satisfies(const char *have, const char *need);
+const char *spec_step_kind_name(enum step_kind k);
+/* The default Nsight Compute metrics of a profile step (NULL-terminated). */
+extern const char *const spec_default_metrics[];
+
+#endif

@@ -1,0 +1,637 @@
+/* gates.c -- pass/fail gates on recorded figures, and sweep rankings (gates.h).
+ *
+ * Design: everything is read from the host's object of the record through
+ * typed getters (a missing or mistyped field is "not measured"), so the
+ * functions are pure and a record from an older or interrupted run is
+ * judged like any other. Where a figure comes from:
+ *   latency_us, tflops, gbps, timing.*, model.*  the benchmark step
+ *   max_abs, max_rel, rel_l2, correctness.*      the correctness step, else the benchmark
+ *   speedup                                      baseline median / kernel median (same problem)
+ *   profile.M                                    the profile step: result.profile.metrics[M].value
+ *   sanitizer.T.errors|warnings                  the sanitize step running tool T
+ *   ptxas.R                                      max of R over the program's kernels, in its
+ *                                                builds for the host's GPU arch (every arch
+ *                                                built when the host has no GPU)
+ *   anything else                                a dotted path into the benchmark's result,
+ *                                                else the correctness step's */
+#include "store/gates.h"
+#include "core/jsonutil.h"
+#include "core/strbuf.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+#define MAX_PROBLEMS 256
+
+/* ---------------------------------------------------------------- access */
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static const char *sget(const cJSON *o, const char *key)
+{
+	const cJSON *v = get(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static int nget(const cJSON *o, const char *path, double *v)
+{
+	const cJSON *j = cJSON_IsObject(o) ? json_path(o, path) : NULL;
+	if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble))
+		return 0;
+	*v = j->valuedouble;
+	return 1;
+}
+
+#define FOR_EACH_OBJ(x, a) cJSON_ArrayForEach(x, a) if (!cJSON_IsObject(x)) {} else
+
+static const cJSON *steps_of(const cJSON *h)
+{
+	const cJSON *s = get(h, "steps");
+	return cJSON_IsArray(s) ? s : NULL;
+}
+
+/* The first step of kind/program/problem (role, tool: NULL = any). */
+static const cJSON *find_step(const cJSON *h, const char *kind, const char *program,
+			      const char *problem, const char *role, const char *tool)
+{
+	const cJSON *s;
+	FOR_EACH_OBJ(s, steps_of(h)) {
+		const char *r = sget(s, "role") ? sget(s, "role") : "kernel";
+		if (!streq(sget(s, "kind"), kind) || !streq(sget(s, "program"), program))
+			continue;
+		if (problem && !streq(sget(s, "problem"), problem))
+			continue;
+		if (role && strcmp(r, role))
+			continue;
+		if (tool && !streq(sget(s, "tool"), tool))
+			continue;
+		return s;
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- gates */
+
+struct judged {
+	double value;
+	int has_value;
+	const char *unit;
+	const cJSON *step;
+	struct strbuf why;
+	struct strbuf arch;
+};
+
+static int is_error_metric(const char *m)
+{
+	return streq(m, "max_abs") || streq(m, "max_rel") || streq(m, "rel_l2") ||
+	       !strncmp(m, "correctness.", 12);
+}
+
+static const char *result_path(const char *m)
+{
+	if (streq(m, "latency_us"))
+		return "timing.median_us";
+	if (streq(m, "tflops"))
+		return "model.tflops";
+	if (streq(m, "gbps"))
+		return "model.gbps";
+	return m;
+}
+
+/* Why a step has no value: its status and reason. */
+static void step_why(struct strbuf *why, const cJSON *s, const char *what)
+{
+	const char *st = sget(s, "status"), *r = sget(s, "reason");
+	if (st && strcmp(st, "PASS"))
+		strbuf_addf(why, "the %s step %s %s", sget(s, "kind") ? sget(s, "kind") : "",
+			    sget(s, "id") ? sget(s, "id") : "", st);
+	else
+		strbuf_addf(why, "the %s step's result has no '%s'",
+			    sget(s, "kind") ? sget(s, "kind") : "", what);
+	if (r)
+		strbuf_addf(why, ": %s", r);
+}
+
+static void no_step(struct strbuf *why, const cJSON *h, const char *kind, const char *program,
+		    const char *problem)
+{
+	const char *hs = sget(h, "status");
+	if (hs && strcmp(hs, "ok") && strcmp(hs, "pending"))
+		strbuf_addf(why, "host %s%s%s", hs, sget(h, "error") ? ": " : "",
+			    sget(h, "error") ? sget(h, "error") : "");
+	else if (!hs || !strcmp(hs, "pending"))
+		strbuf_addf(why, "the run stopped before a %s step of '%s' ran", kind, program);
+	else
+		strbuf_addf(why, "no %s step of '%s'%s%s%s ran on this host", kind, program,
+			    problem ? " for problem '" : "", problem ? problem : "",
+			    problem ? "'" : "");
+}
+
+static void judge_result_metric(struct judged *j, const cJSON *h, const char *program,
+				const char *problem, const char *metric)
+{
+	const char *first = is_error_metric(metric) ? "correctness" : "benchmark";
+	const char *second = is_error_metric(metric) ? "benchmark" : "correctness";
+	struct strbuf path = STRBUF_INIT;
+	const cJSON *a = find_step(h, first, program, problem, NULL, NULL);
+	const cJSON *b = find_step(h, second, program, problem, NULL, NULL);
+	if (is_error_metric(metric) && strncmp(metric, "correctness.", 12))
+		strbuf_addf(&path, "correctness.%s", metric);
+	else
+		strbuf_addstr(&path, result_path(metric));
+	if (a && nget(get(a, "result"), path.buf, &j->value)) {
+		j->step = a;
+	} else if (b && nget(get(b, "result"), path.buf, &j->value)) {
+		j->step = b;
+	} else {
+		if (a)
+			step_why(&j->why, a, path.buf);
+		else
+			no_step(&j->why, h, first, program, problem);
+		strbuf_release(&path);
+		return;
+	}
+	j->has_value = 1;
+	if (!strcmp(path.buf, "timing.median_us") || !strncmp(path.buf, "timing.", 7))
+		j->unit = "us";
+	else if (!strcmp(path.buf, "model.tflops"))
+		j->unit = "TFLOPS";
+	else if (!strcmp(path.buf, "model.gbps"))
+		j->unit = "GB/s";
+	if ((!strncmp(path.buf, "timing.", 7) || !strncmp(path.buf, "model.", 6)) &&
+	    cJSON_IsTrue(json_path(get(j->step, "result"), "model.impossible"))) {
+		j->has_value = 0;
+		strbuf_addstr(&j->why, "the timing beats the roofline floor (impossible): not a "
+				       "measurement to judge");
+	}
+	strbuf_release(&path);
+}
+
+static void judge_speedup(struct judged *j, const cJSON *h, const char *program,
+			  const char *problem)
+{
+	const cJSON *k = find_step(h, "benchmark", program, problem, "kernel", NULL);
+	const cJSON *s, *base = NULL;
+	double km, bm = 0;
+	if (!k) {
+		no_step(&j->why, h, "benchmark", program, problem);
+		return;
+	}
+	if (!nget(get(k, "result"), "timing.median_us", &km) || km <= 0) {
+		step_why(&j->why, k, "timing.median_us");
+		return;
+	}
+	FOR_EACH_OBJ(s, steps_of(h)) {
+		if (s != k && streq(sget(s, "kind"), "benchmark") &&
+		    streq(sget(s, "role"), "baseline") && streq(sget(s, "problem"), problem)) {
+			base = s;
+			if (nget(get(s, "result"), "timing.median_us", &bm) && bm > 0)
+				break;
+		}
+	}
+	if (!base) {
+		strbuf_addf(&j->why, "no baseline benchmark (\"role\": \"baseline\") ran for problem '%s'",
+			    problem ? problem : "?");
+		return;
+	}
+	if (!(bm > 0)) {
+		strbuf_addstr(&j->why, "the baseline has no timing: ");
+		step_why(&j->why, base, "timing.median_us");
+		return;
+	}
+	j->step = k;
+	j->value = bm / km;
+	j->has_value = 1;
+	j->unit = "×";
+}
+
+static void judge_profile(struct judged *j, const cJSON *h, const char *program,
+			  const char *problem, const char *m)
+{
+	const cJSON *s = find_step(h, "profile", program, problem, NULL, NULL);
+	const cJSON *mo;
+	if (!s) {
+		no_step(&j->why, h, "profile", program, problem);
+		return;
+	}
+	j->step = s;
+	mo = get(get(get(get(s, "result"), "profile"), "metrics"), m);
+	if (!nget(mo, "value", &j->value)) {
+		const char *st = sget(s, "status");
+		if (st && strcmp(st, "PASS"))
+			step_why(&j->why, s, m);
+		else
+			strbuf_addf(&j->why, "ncu reported no value for '%s'", m);
+		return;
+	}
+	j->has_value = 1;
+	j->unit = sget(mo, "unit");
+}
+
+static void judge_sanitizer(struct judged *j, const cJSON *h, const char *program,
+			    const char *problem, const char *rest)
+{
+	const char *dot = strchr(rest, '.');
+	char *tool = dot ? xstrfmt("%.*s", (int)(dot - rest), rest) : xstrdup(rest);
+	const cJSON *s = find_step(h, "sanitize", program, problem, NULL, tool);
+	if (!s) {
+		no_step(&j->why, h, "sanitize", program, problem);
+		strbuf_addf(&j->why, " (tool %s)", tool);
+		free(tool);
+		return;
+	}
+	free(tool);
+	j->step = s;
+	if (!dot || !nget(get(get(s, "result"), "sanitizer"), dot + 1, &j->value)) {
+		step_why(&j->why, s, dot ? dot + 1 : rest);
+		return;
+	}
+	j->has_value = 1;
+	j->unit = dot && !strcmp(dot + 1, "warnings") ? "warnings" : "errors";
+}
+
+static void judge_ptxas(struct judged *j, const cJSON *h, const char *program, const char *res)
+{
+	const char *arch = sget(get(h, "info"), "arch");
+	const cJSON *b, *k, *builds = get(h, "builds");
+	int nbuilds = 0;
+	FOR_EACH_OBJ(b, builds) {
+		if (!streq(sget(b, "program"), program) || get(b, "variant"))
+			continue;
+		if (arch && !streq(sget(b, "arch"), arch))
+			continue;
+		nbuilds++;
+		if (!streq(sget(b, "status"), "PASS")) {
+			if (!j->why.len)
+				strbuf_addf(&j->why, "the build of '%s' for %s %s%s%s", program,
+					    sget(b, "arch") ? sget(b, "arch") : "?",
+					    sget(b, "status") ? sget(b, "status") : "did not pass",
+					    sget(b, "reason") ? ": " : "",
+					    sget(b, "reason") ? sget(b, "reason") : "");
+			continue;
+		}
+		FOR_EACH_OBJ(k, get(b, "resources")) {
+			double v;
+			if (cJSON_IsFalse(get(k, "entry")))
+				continue;   /* device functions are inside their kernels */
+			if (!nget(k, res, &v))
+				continue;
+			if (!j->has_value || v > j->value) {
+				j->value = v;
+				j->has_value = 1;
+			}
+		}
+		if (j->arch.len)
+			strbuf_addch(&j->arch, ',');
+		strbuf_addstr(&j->arch, sget(b, "arch") ? sget(b, "arch") : "?");
+	}
+	if (j->has_value) {
+		strbuf_reset(&j->why);
+		j->unit = !strcmp(res, "registers") ? "registers" : !strcmp(res, "barriers") ? "barriers" : "bytes";
+		return;
+	}
+	if (j->why.len)
+		return;
+	if (!nbuilds)
+		strbuf_addf(&j->why, "no build of '%s'%s%s is in the record", program,
+			    arch ? " for " : "", arch ? arch : "");
+	else
+		strbuf_addf(&j->why, "ptxas reported no '%s' for the kernels of '%s'", res, program);
+}
+
+static int compare(const char *op, double a, double b)
+{
+	if (streq(op, "<"))
+		return a < b;
+	if (streq(op, "<="))
+		return a <= b;
+	if (streq(op, ">"))
+		return a > b;
+	if (streq(op, ">="))
+		return a >= b;
+	if (streq(op, "=="))
+		return a == b;
+	return 0;
+}
+
+static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int *nfailed)
+{
+	const char *program = sget(g, "program"), *metric = sget(g, "metric");
+	const char *op = sget(g, "op"), *gpu = sget(g, "gpu");
+	const char *host_gpu = sget(get(h, "info"), "gpu_name");
+	cJSON *r = cJSON_CreateObject();
+	struct judged j;
+	double threshold = 0;
+	const char *verdict = "FAIL";
+
+	memset(&j, 0, sizeof(j));
+	strbuf_init(&j.why, 0);
+	strbuf_init(&j.arch, 0);
+	json_add_str(r, "name", sget(g, "name"));
+	json_add_str(r, "program", program);
+	json_add_str(r, "problem", problem);
+	json_add_str(r, "gpu", gpu);
+	json_add_str(r, "metric", metric);
+	json_add_str(r, "op", op);
+	if (!program || !metric || !op || !nget(g, "value", &threshold)) {
+		strbuf_addstr(&j.why, "the gate lacks program, metric, op or value");
+	} else if (gpu && !str_contains_ci(host_gpu, gpu)) {
+		verdict = "N/A";
+		if (host_gpu)
+			strbuf_addf(&j.why, "the GPU (%s) is not '%s'", host_gpu, gpu);
+		else
+			strbuf_addf(&j.why, "this host has no '%s' GPU (none detected)", gpu);
+	} else {
+		if (!strncmp(metric, "profile.", 8))
+			judge_profile(&j, h, program, problem, metric + 8);
+		else if (!strncmp(metric, "sanitizer.", 10))
+			judge_sanitizer(&j, h, program, problem, metric + 10);
+		else if (!strncmp(metric, "ptxas.", 6))
+			judge_ptxas(&j, h, program, metric + 6);
+		else if (!strcmp(metric, "speedup"))
+			judge_speedup(&j, h, program, problem);
+		else
+			judge_result_metric(&j, h, program, problem, metric);
+		if (j.has_value && compare(op, j.value, threshold)) {
+			verdict = "PASS";
+		} else if (j.has_value) {
+			strbuf_addf(&j.why, "measured %.6g%s%s, needs %s %.6g", j.value,
+				    j.unit ? " " : "", j.unit ? j.unit : "", op, threshold);
+		} else {
+			/* a figure that was not measured fails the gate, saying why */
+			char *why = strbuf_detach(&j.why, NULL);
+			strbuf_addf(&j.why, "not measured: %s", *why ? why : "no value recorded");
+			free(why);
+		}
+	}
+	json_add_num(r, "threshold", threshold);
+	if (j.has_value)
+		json_add_num(r, "measured", j.value);
+	else
+		cJSON_AddNullToObject(r, "measured");
+	json_add_str(r, "unit", j.unit);
+	json_add_str(r, "verdict", verdict);
+	json_add_str(r, "reason", !strcmp(verdict, "PASS") ? NULL : j.why.buf);
+	json_add_str(r, "step", sget(j.step, "id"));
+	json_add_str(r, "arch", j.arch.len ? j.arch.buf : sget(j.step, "arch"));
+	if (!strcmp(verdict, "FAIL") && nfailed)
+		(*nfailed)++;
+	strbuf_release(&j.why);
+	strbuf_release(&j.arch);
+	return r;
+}
+
+cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
+{
+	cJSON *out = cJSON_CreateArray();
+	const cJSON *g, *s;
+	if (nfailed)
+		*nfailed = 0;
+	FOR_EACH_OBJ(g, gates) {
+		const char *program = sget(g, "program"), *metric = sget(g, "metric");
+		const char *problems[MAX_PROBLEMS];
+		int n = 0, i;
+		if (sget(g, "problem") || (metric && !strncmp(metric, "ptxas.", 6))) {
+			cJSON_AddItemToArray(out, judge_one(g, h, sget(g, "problem"), nfailed));
+			continue;
+		}
+		/* every problem this program ran (or was planned for) on the host
+		 * with a step of the kind that measures the metric: a profile
+		 * gate is judged where a profile step ran, not on every problem */
+		FOR_EACH_OBJ(s, steps_of(h)) {
+			const char *p = sget(s, "problem");
+			const char *kind = !metric ? NULL
+				: !strncmp(metric, "profile.", 8) ? "profile"
+				: !strncmp(metric, "sanitizer.", 10) ? "sanitize" : NULL;
+			if (!p || !streq(sget(s, "program"), program) || streq(sget(s, "kind"), "sweep"))
+				continue;
+			if (kind && !streq(sget(s, "kind"), kind))
+				continue;
+			for (i = 0; i < n && strcmp(problems[i], p); i++)
+				;
+			if (i == n && n < MAX_PROBLEMS)
+				problems[n++] = p;
+		}
+		if (!n)
+			cJSON_AddItemToArray(out, judge_one(g, h, NULL, nfailed));
+		for (i = 0; i < n; i++)
+			cJSON_AddItemToArray(out, judge_one(g, h, problems[i], nfailed));
+	}
+	return out;
+}
+
+void gates_describe(const cJSON *g, struct strbuf *sb)
+{
+	const char *v = sget(g, "verdict");
+	double m, t = 0;
+	strbuf_addf(sb, "%s ", streq(v, "PASS") ? "✅" : streq(v, "N/A") ? "➖" : "❌");
+	if (sget(g, "name"))
+		strbuf_addf(sb, "%s (", sget(g, "name"));
+	nget(g, "threshold", &t);
+	strbuf_addf(sb, "%s %s %.6g", sget(g, "metric") ? sget(g, "metric") : "?",
+		    sget(g, "op") ? sget(g, "op") : "?", t);
+	if (sget(g, "name"))
+		strbuf_addch(sb, ')');
+	strbuf_addf(sb, " [%s%s%s]", sget(g, "program") ? sget(g, "program") : "?",
+		    sget(g, "problem") ? ", " : "", sget(g, "problem") ? sget(g, "problem") : "");
+	if (streq(v, "PASS") && nget(g, "measured", &m))
+		strbuf_addf(sb, ": measured %.6g%s%s", m, sget(g, "unit") ? " " : "",
+			    sget(g, "unit") ? sget(g, "unit") : "");
+	else if (sget(g, "reason"))
+		strbuf_addf(sb, ": %s", sget(g, "reason"));
+}
+
+/* ---------------------------------------------------------------- sweeps */
+
+struct variant_row {
+	const char *label;
+	const cJSON *check, *bench, *build;
+	double median;
+	int ranked;
+};
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct variant_row *x = a, *y = b;
+	if (x->ranked != y->ranked)
+		return y->ranked - x->ranked;
+	if (x->ranked && x->median != y->median)
+		return x->median < y->median ? -1 : 1;
+	return 0;   /* ties keep spec order: the caller sorts stably */
+}
+
+static void add_resources(cJSON *o, const cJSON *build)
+{
+	static const char *const keys[] = { "registers", "spill_store_bytes", "spill_load_bytes",
+					    "smem_bytes", NULL };
+	int i;
+	for (i = 0; keys[i]; i++) {
+		const cJSON *k;
+		double best = 0, v;
+		int have = 0;
+		FOR_EACH_OBJ(k, get(build, "resources")) {
+			if (cJSON_IsFalse(get(k, "entry")) || !nget(k, keys[i], &v))
+				continue;
+			if (!have || v > best)
+				best = v;
+			have = 1;
+		}
+		if (have)
+			json_add_num(o, keys[i], best);
+		else
+			cJSON_AddNullToObject(o, keys[i]);
+	}
+}
+
+static void not_ranked_reason(struct strbuf *sb, const struct variant_row *r)
+{
+	const cJSON *s = NULL;
+	const char *what = NULL;
+	if (r->build && !streq(sget(r->build, "status"), "PASS")) {
+		strbuf_addf(sb, "build %s", sget(r->build, "status") ? sget(r->build, "status") : "?");
+		if (sget(r->build, "reason"))
+			strbuf_addf(sb, ": %s", sget(r->build, "reason"));
+		return;
+	}
+	if (r->check && !streq(sget(r->check, "status"), "PASS")) {
+		s = r->check;
+		what = "correctness";
+	} else if (!r->bench) {
+		strbuf_addstr(sb, "no benchmark ran");
+		return;
+	} else if (!streq(sget(r->bench, "status"), "PASS")) {
+		s = r->bench;
+		what = "benchmark";
+	} else {
+		strbuf_addstr(sb, "the benchmark reported no median");
+		return;
+	}
+	strbuf_addf(sb, "%s %s", what, sget(s, "status") ? sget(s, "status") : "?");
+	if (sget(s, "reason"))
+		strbuf_addf(sb, ": %s", sget(s, "reason"));
+}
+
+static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
+{
+	struct variant_row *rows = NULL;
+	int n = 0, alloc = 0, i, rank = 0;
+	const cJSON *s, *b;
+	cJSON *out = cJSON_CreateObject(), *vars;
+	double best = 0;
+
+	FOR_EACH_OBJ(s, steps_of(h)) {
+		const char *label = sget(s, "variant");
+		if (!streq(sget(s, "kind"), "sweep") || !streq(sget(s, "program"), program) ||
+		    !streq(sget(s, "problem"), problem) || !label)
+			continue;
+		for (i = 0; i < n && strcmp(rows[i].label, label); i++)
+			;
+		if (i == n) {
+			if (n == alloc) {
+				alloc = alloc ? 2 * alloc : 16;
+				rows = xrealloc(rows, sizeof(*rows) * (size_t)alloc);
+			}
+			memset(&rows[n], 0, sizeof(rows[n]));
+			rows[n++].label = label;
+			FOR_EACH_OBJ(b, get(h, "builds"))
+				if (streq(sget(b, "program"), program) &&
+				    streq(sget(b, "variant"), label) &&
+				    streq(sget(b, "arch"), sget(s, "arch")))
+					rows[i].build = b;
+		}
+		if (streq(sget(s, "mode"), "check"))
+			rows[i].check = s;
+		else
+			rows[i].bench = s;
+	}
+	for (i = 0; i < n; i++) {
+		struct variant_row *r = &rows[i];
+		r->ranked = r->bench && streq(sget(r->bench, "status"), "PASS") &&
+			    (!r->check || streq(sget(r->check, "status"), "PASS")) &&
+			    (!r->build || streq(sget(r->build, "status"), "PASS")) &&
+			    nget(get(r->bench, "result"), "timing.median_us", &r->median) &&
+			    r->median > 0;
+	}
+	/* a stable sort by (ranked first, median): insertion sort keeps spec order on ties */
+	for (i = 1; i < n; i++) {
+		struct variant_row t = rows[i];
+		int j = i;
+		while (j > 0 && cmp_rows(&rows[j - 1], &t) > 0) {
+			rows[j] = rows[j - 1];
+			j--;
+		}
+		rows[j] = t;
+	}
+	json_add_str(out, "program", program);
+	json_add_str(out, "problem", problem);
+	if (n && rows[0].ranked) {
+		best = rows[0].median;
+		json_add_str(out, "winner", rows[0].label);
+		json_add_num(out, "winner_median_us", best);
+	} else {
+		cJSON_AddNullToObject(out, "winner");
+		cJSON_AddNullToObject(out, "winner_median_us");
+	}
+	vars = json_add_arr(out, "variants");
+	for (i = 0; i < n; i++) {
+		const struct variant_row *r = &rows[i];
+		cJSON *v = cJSON_CreateObject();
+		json_add_str(v, "variant", r->label);
+		if (r->ranked) {
+			json_add_num(v, "rank", ++rank);
+			json_add_num(v, "median_us", r->median);
+			json_add_num(v, "relative", r->median / best);
+			json_add_bool(v, "ranked", 1);
+			cJSON_AddNullToObject(v, "reason");
+		} else {
+			struct strbuf why = STRBUF_INIT;
+			double m;
+			cJSON_AddNullToObject(v, "rank");
+			if (r->bench && nget(get(r->bench, "result"), "timing.median_us", &m))
+				json_add_num(v, "median_us", m);
+			else
+				cJSON_AddNullToObject(v, "median_us");
+			cJSON_AddNullToObject(v, "relative");
+			json_add_bool(v, "ranked", 0);
+			not_ranked_reason(&why, r);
+			json_add_str(v, "reason", why.buf);
+			strbuf_release(&why);
+		}
+		json_add_str(v, "check_status", r->check ? sget(r->check, "status") : NULL);
+		json_add_str(v, "bench_status", r->bench ? sget(r->bench, "status") : NULL);
+		json_add_str(v, "build_status", r->build ? sget(r->build, "status") : NULL);
+		add_resources(v, r->build);
+		cJSON_AddItemToArray(vars, v);
+	}
+	free(rows);
+	return out;
+}
+
+cJSON *sweep_rank_host(const cJSON *h)
+{
+	cJSON *out = cJSON_CreateArray();
+	const cJSON *s, *t;
+	FOR_EACH_OBJ(s, steps_of(h)) {
+		int seen = 0;
+		if (!streq(sget(s, "kind"), "sweep") || !sget(s, "program") || !sget(s, "problem"))
+			continue;
+		FOR_EACH_OBJ(t, out)
+			if (streq(sget(t, "program"), sget(s, "program")) &&
+			    streq(sget(t, "problem"), sget(s, "problem")))
+				seen = 1;
+		if (!seen)
+			cJSON_AddItemToArray(out, rank_one(h, sget(s, "program"), sget(s, "problem")));
+	}
+	return out;
+}

@@ -1,0 +1,38 @@
+/* gates.h -- pass/fail gates judged on the run record, and sweep rankings.
+ *
+ * Gates (docs/spec.md, "gates") are evaluated after a host's steps, on
+ * that host's object of the record alone, so the same code serves the
+ * runner (which stores the result in run.json and fails the run on a FAIL)
+ * and the report (which shows the stored results, or judges a record that
+ * has none). A gate on a figure that was not measured FAILS and says why. */
+#ifndef GPUORCH_GATES_H
+#define GPUORCH_GATES_H
+
+#include <cjson/cJSON.h>
+#include "core/strbuf.h"
+
+/* Judge every gate of `gates` (the spec's array) on host object h of a run
+ * record. Returns a new array, one object per gate and problem:
+ *   {"name", "program", "problem" (or null), "gpu" (or null), "metric", "op",
+ *    "threshold", "measured" (number or null), "unit", "verdict":
+ *    "PASS" | "FAIL" | "N/A", "reason" (why it failed, was not measured or
+ *    does not apply; null when it passed), "step" (id of the step read), "arch"}
+ * *nfailed (may be NULL) receives the number of FAIL verdicts. */
+cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed);
+
+/* One line for a gate result: "✅ tensor pipe >= 40: measured 52.1 % (attn_wmma, B16)". */
+void gates_describe(const cJSON *g, struct strbuf *sb);
+
+/* Rank the variants of every sweep on host object h: a new array of
+ *   {"program", "problem", "winner" (variant label or null), "winner_median_us",
+ *    "variants": [{"variant", "rank" (1 = fastest; null when not ranked),
+ *                  "median_us", "relative" (median / winner's), "ranked": bool,
+ *                  "reason" (why not ranked), "check_status", "bench_status",
+ *                  "build_status", "registers", "spill_store_bytes",
+ *                  "spill_load_bytes", "smem_bytes"}]}
+ * ranked first (fastest first), then the others in spec order. A variant is
+ * ranked only when it built, its correctness run (when there is one) and its
+ * benchmark passed: a wrong variant never wins. */
+cJSON *sweep_rank_host(const cJSON *h);
+
+#endif

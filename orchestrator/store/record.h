@@ -1,0 +1,32 @@
+/* record.h -- the run record (run.json) being built while a run goes on.
+ *
+ * DESIGN: the record is one cJSON tree owned by struct record and guarded
+ * by its mutex. Host threads change only their own host object, always
+ * between record_lock() and record_unlock(); record_save() serialises the
+ * tree under the lock and writes it atomically, so run.json on disk is
+ * always a whole, parseable record ("status": "running" until the end). */
+#ifndef GPUORCH_RECORD_H
+#define GPUORCH_RECORD_H
+
+#include <pthread.h>
+#include <cjson/cJSON.h>
+#include "core/error.h"
+
+struct record {
+	pthread_mutex_t lock;
+	cJSON *root;
+	char *dir;        /* the run directory */
+	char *path;       /* dir/run.json */
+};
+
+void record_init(struct record *r, const char *dir, cJSON *root);
+void record_release(struct record *r);
+void record_lock(struct record *r);
+void record_unlock(struct record *r);
+/* Write run.json (takes the lock itself). */
+enum go_status record_save(struct record *r, struct strbuf *err);
+/* Write a file under the run directory atomically: rel like "logs/h/x.log". */
+enum go_status record_write_file(struct record *r, const char *rel, const void *data,
+				 size_t len, struct strbuf *err);
+
+#endif

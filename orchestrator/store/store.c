@@ -1,0 +1,390 @@
+/* store.c -- the reports directory: run ids, run directories, listing and lookup.
+ *
+ * Layout: REPORTS/<experiment-slug>/<run-id>/run.json. The directory name is
+ * the run id (run ids are unique by construction: UTC second + 24 random
+ * bits, and store_create_run_dir refuses an existing directory). Listing
+ * reads every run.json; lookup by id or prefix reads only the directory
+ * names and then the one record that matched.
+ */
+#include "store/store.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
+#include "core/timeutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "core/banned.h"
+
+#define STORE_MAX_RUNS 100000   /* bound on directories scanned */
+
+static char *root_dir;
+
+const char *store_root(void)
+{
+	return root_dir ? root_dir : "reports";
+}
+
+void store_set_root(const char *dir)
+{
+	free(root_dir);
+	root_dir = dir && *dir ? xstrdup(dir) : NULL;
+}
+
+/* ---- run ids ---- */
+
+static void random_bytes(unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+	int tries;
+	for (tries = 0; got < n && tries < 8; tries++) {
+		ssize_t r = getrandom(buf + got, n - got, GRND_NONBLOCK);
+		if (r > 0)
+			got += (size_t)r;
+		else if (r < 0 && errno != EINTR)
+			break;
+	}
+	if (got < n) {
+		int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			for (tries = 0; got < n && tries < 8; tries++) {
+				ssize_t r = read(fd, buf + got, n - got);
+				if (r > 0)
+					got += (size_t)r;
+			}
+			close(fd);
+		}
+	}
+	if (got < n) {
+		/* no entropy source at all: still differ between processes */
+		unsigned long x = (unsigned long)time_mono_ms() * 2654435761u ^ (unsigned long)getpid();
+		for (; got < n; got++) {
+			x = x * 6364136223846793005ul + 1442695040888963407ul;
+			buf[got] = (unsigned char)(x >> 33);
+		}
+	}
+}
+
+void store_new_run_id(char out[32])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[3];
+	struct tm tm;
+	time_t now = time(NULL);
+	size_t n;
+	int i;
+
+	gmtime_r(&now, &tm);
+	n = strftime(out, 32, "%Y%m%d-%H%M%S-", &tm);
+	random_bytes(rnd, sizeof(rnd));
+	for (i = 0; i < 3 && n + 2 < 32; i++) {
+		out[n++] = hex[rnd[i] >> 4];
+		out[n++] = hex[rnd[i] & 15];
+	}
+	out[n] = '\0';
+}
+
+/* A single path component: no '/', not "." or "..", not empty. */
+static int safe_component(const char *s)
+{
+	return s && *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
+enum go_status store_create_run_dir(const char *slug, const char *run_id, char **dir_out,
+				    struct strbuf *err)
+{
+	char *parent, *dir, *logs;
+	enum go_status st;
+
+	*dir_out = NULL;
+	if (!safe_component(slug))
+		return go_fail(err, GO_ERR_INTERNAL, "experiment slug '%s' is not a directory name",
+			       slug ? slug : "");
+	if (!safe_component(run_id))
+		return go_fail(err, GO_ERR_INTERNAL, "run id '%s' is not a directory name",
+			       run_id ? run_id : "");
+	parent = xstrfmt("%s/%s", store_root(), slug);
+	st = fs_mkdir_p(parent, 0755, err);
+	if (st != GO_OK) {
+		free(parent);
+		return st;
+	}
+	dir = xstrfmt("%s/%s", parent, run_id);
+	free(parent);
+	if (mkdir(dir, 0755) < 0) {
+		if (errno == EEXIST)
+			st = go_fail(err, GO_ERR_IO, "run directory '%s' already exists; "
+				     "run ids must be new (is the clock right?)", dir);
+		else
+			st = go_fail(err, GO_ERR_IO, "cannot create run directory '%s': %s", dir,
+				     strerror(errno));
+		free(dir);
+		return st;
+	}
+	logs = xstrfmt("%s/logs", dir);
+	if (mkdir(logs, 0755) < 0) {
+		st = go_fail(err, GO_ERR_IO, "cannot create '%s': %s", logs, strerror(errno));
+		free(logs);
+		fs_remove_tree(dir);
+		free(dir);
+		return st;
+	}
+	free(logs);
+	*dir_out = dir;
+	return GO_OK;
+}
+
+/* ---- scanning ---- */
+
+struct cand {
+	char *run_id;
+	char *dir;
+};
+
+struct cands {
+	struct cand *v;
+	int n, alloc;
+	int capped;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the subdirectories of path (no dot entries). */
+static char **subdirs(const char *path, int *n, int max)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	char **v = NULL;
+	int alloc = 0;
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)) && *n < max) {
+		char *full;
+		int is_dir;
+		if (de->d_name[0] == '.')
+			continue;
+		full = xstrfmt("%s/%s", path, de->d_name);
+		is_dir = fs_is_dir(full);
+		free(full);
+		if (!is_dir)
+			continue;
+		if (*n == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			v = xrealloc(v, (size_t)alloc * sizeof(*v));
+		}
+		v[(*n)++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (*n > 1)
+		qsort(v, (size_t)*n, sizeof(*v), by_name);
+	return v;
+}
+
+static void free_names(char **v, int n)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Every REPORTS/slug/run directory; with prefix, only ids starting with it. */
+static void scan(const char *prefix, struct cands *out)
+{
+	int ns, s;
+	char **slugs = subdirs(store_root(), &ns, STORE_MAX_RUNS);
+
+	memset(out, 0, sizeof(*out));
+	for (s = 0; s < ns; s++) {
+		char *sdir = xstrfmt("%s/%s", store_root(), slugs[s]);
+		int nr, r;
+		char **runs = subdirs(sdir, &nr, STORE_MAX_RUNS);
+		for (r = 0; r < nr; r++) {
+			if (prefix && strncmp(runs[r], prefix, strlen(prefix)) != 0)
+				continue;
+			if (out->n >= STORE_MAX_RUNS) {
+				out->capped = 1;
+				break;
+			}
+			if (out->n == out->alloc) {
+				out->alloc = out->alloc ? 2 * out->alloc : 32;
+				out->v = xrealloc(out->v, (size_t)out->alloc * sizeof(*out->v));
+			}
+			out->v[out->n].run_id = xstrdup(runs[r]);
+			out->v[out->n].dir = xstrfmt("%s/%s", sdir, runs[r]);
+			out->n++;
+		}
+		free_names(runs, nr);
+		free(sdir);
+	}
+	free_names(slugs, ns);
+}
+
+static void cands_release(struct cands *c)
+{
+	int i;
+	for (i = 0; i < c->n; i++) {
+		free(c->v[i].run_id);
+		free(c->v[i].dir);
+	}
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Read dir/run.json; GO_OK only for a JSON object. */
+static enum go_status load_record(const char *dir, cJSON **out, struct strbuf *err)
+{
+	char *path = xstrfmt("%s/run.json", dir);
+	enum go_status st;
+
+	*out = NULL;
+	if (!fs_is_file(path)) {
+		st = go_fail(err, GO_ERR_NOT_FOUND, "'%s' has no run.json", dir);
+	} else {
+		st = json_load_file(path, out, GO_ERR_IO, err);
+		if (st == GO_OK && !cJSON_IsObject(*out)) {
+			cJSON_Delete(*out);
+			*out = NULL;
+			st = go_fail(err, GO_ERR_IO, "'%s' is not a run record (not a JSON object)",
+				     path);
+		}
+	}
+	free(path);
+	return st;
+}
+
+/* ---- listing ---- */
+
+static int newest_first(const void *pa, const void *pb)
+{
+	const struct store_entry *a = pa, *b = pb;
+	const char *ta = json_str(a->run, "started_at");
+	const char *tb = json_str(b->run, "started_at");
+	int c;
+
+	if (ta && tb && (c = strcmp(ta, tb)) != 0)
+		return -c;
+	if (!ta != !tb)
+		return ta ? -1 : 1;          /* records without a start time last */
+	return -strcmp(a->run_id, b->run_id);
+}
+
+enum go_status store_list(struct store_entry **out, int *n, struct strbuf *warnings,
+			  struct strbuf *err)
+{
+	struct cands c;
+	struct store_entry *v;
+	int i, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!fs_is_dir(store_root())) {
+		if (access(store_root(), F_OK) == 0)
+			return go_fail(err, GO_ERR_IO, "reports directory '%s' is not a directory; "
+				       "set --reports or $GPUORCH_REPORTS", store_root());
+		return GO_OK; /* no runs yet */
+	}
+	scan(NULL, &c);
+	v = xcalloc((size_t)(c.n ? c.n : 1), sizeof(*v));
+	for (i = 0; i < c.n; i++) {
+		struct strbuf why = STRBUF_INIT;
+		cJSON *run = NULL;
+		if (load_record(c.v[i].dir, &run, &why) != GO_OK) {
+			if (warnings)
+				strbuf_addf(warnings, "skipping run '%s': %s\n", c.v[i].dir, why.buf);
+			strbuf_release(&why);
+			continue;
+		}
+		strbuf_release(&why);
+		v[k].run_id = c.v[i].run_id;
+		v[k].dir = c.v[i].dir;
+		v[k].run = run;
+		c.v[i].run_id = c.v[i].dir = NULL;
+		k++;
+	}
+	if (c.capped && warnings)
+		strbuf_addf(warnings, "more than %d runs under '%s'; the rest are not listed\n",
+			    STORE_MAX_RUNS, store_root());
+	cands_release(&c);
+	if (k > 1)
+		qsort(v, (size_t)k, sizeof(*v), newest_first);
+	*out = v;
+	*n = k;
+	return GO_OK;
+}
+
+void store_entry_release(struct store_entry *e)
+{
+	if (!e)
+		return;
+	free(e->run_id);
+	free(e->dir);
+	cJSON_Delete(e->run);
+	e->run_id = e->dir = NULL;
+	e->run = NULL;
+}
+
+void store_list_free(struct store_entry *v, int n)
+{
+	int i;
+	for (i = 0; i < n && v; i++)
+		store_entry_release(&v[i]);
+	free(v);
+}
+
+/* ---- lookup ---- */
+
+enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err)
+{
+	struct cands c;
+	int i, pick = -1;
+	enum go_status st;
+
+	memset(out, 0, sizeof(*out));
+	if (!run_id || !*run_id || strchr(run_id, '/'))
+		return go_fail(err, GO_ERR_USAGE, "'%s' is not a run id; see 'gpuorch runs'",
+			       run_id ? run_id : "");
+	scan(run_id, &c);
+	for (i = 0; i < c.n; i++)
+		if (!strcmp(c.v[i].run_id, run_id))
+			pick = i;   /* an exact id wins over longer ids it prefixes */
+	if (pick < 0 && c.n == 1)
+		pick = 0;
+	if (pick < 0 && c.n == 0) {
+		cands_release(&c);
+		return go_fail(err, GO_ERR_NOT_FOUND, "no run '%s' under '%s'; see 'gpuorch runs'",
+			       run_id, store_root());
+	}
+	if (pick < 0) {
+		struct strbuf msg = STRBUF_INIT;
+		for (i = 0; i < c.n && i < 10; i++)
+			strbuf_addf(&msg, "%s%s", i ? ", " : "", c.v[i].run_id);
+		if (c.n > 10)
+			strbuf_addf(&msg, " and %d more", c.n - 10);
+		st = go_fail(err, GO_ERR_USAGE, "run id '%s' is ambiguous: it starts %d runs (%s); "
+			     "give more of the id", run_id, c.n, msg.buf);
+		strbuf_release(&msg);
+		cands_release(&c);
+		return st;
+	}
+	st = load_record(c.v[pick].dir, &out->run, err);
+	if (st == GO_OK) {
+		out->run_id = c.v[pick].run_id;
+		out->dir = c.v[pick].dir;
+		c.v[pick].run_id = c.v[pick].dir = NULL;
+	} else if (st == GO_ERR_NOT_FOUND) {
+		st = GO_ERR_IO;   /* the run exists; its record is what is missing */
+	}
+	cands_release(&c);
+	return st;
+}

@@ -1,0 +1,35 @@
+/* store.h -- where run records live: REPORTS/<experiment-slug>/<run-id>/.
+ *
+ * REPORTS is ./reports unless --reports DIR or $GPUORCH_REPORTS says
+ * otherwise. A run directory holds run.json, report.md, logs/ and, for a
+ * dirty tree, source.diff. */
+#ifndef GPUORCH_STORE_H
+#define GPUORCH_STORE_H
+
+#include <cjson/cJSON.h>
+#include "core/error.h"
+
+const char *store_root(void);            /* the reports directory in use */
+void store_set_root(const char *dir);
+
+/* A new run id: "YYYYMMDD-HHMMSS-xxxxxx" (UTC, 6 random hex digits). */
+void store_new_run_id(char out[32]);
+/* Create REPORTS/slug/run_id (and logs/); returns its path. */
+enum go_status store_create_run_dir(const char *slug, const char *run_id, char **dir_out,
+				    struct strbuf *err);
+
+struct store_entry {
+	char *run_id;
+	char *dir;       /* run directory */
+	cJSON *run;      /* parsed run.json */
+};
+/* Every run under REPORTS, newest first. Unreadable records are skipped with
+ * a warning in warnings (one line each). */
+enum go_status store_list(struct store_entry **out, int *n, struct strbuf *warnings,
+			  struct strbuf *err);
+void store_list_free(struct store_entry *v, int n);
+/* Find a run by id (or unique prefix). */
+enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err);
+void store_entry_release(struct store_entry *e);
+
+#endif

@@ -1,0 +1,559 @@
+/* hosts.c -- load and validate the hosts inventory (docs/hosts.md).
+ *
+ * Design: like spec.c, one strict pass over the parsed JSON that stops at
+ * the first problem and names it by JSON path ("hosts[1].port"). A host
+ * that names an "ssh_alias" (or has no "address") is resolved by running
+ * `ssh [-F ssh_config] -G ALIAS` through proc_run(), so it resolves exactly
+ * as ssh would; the fields given in the file then override what ssh said.
+ * Identity files are checked for readability here, before anything
+ * connects, so a wrong key path is a usage error and not an auth failure. */
+#include "transport/hosts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h> /* isfinite only: no -lm needed */
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/fsutil.h"
+#include "store/gitinfo.h"
+#include "core/jsonutil.h"
+#include "core/banned.h"
+
+#define DEFAULT_WORKDIR ".gpuorch"
+#define DEFAULT_CONNECT_TIMEOUT_S 10
+
+struct hctx {
+	const char *label;
+	const char *dir;        /* directory of the hosts file */
+	struct strbuf *err;
+	struct strbuf path;
+};
+
+#define TRY(x) do { enum go_status try_st_ = (x); if (try_st_ != GO_OK) return try_st_; } while (0)
+
+/* ---------------------------------------------------------------- messages */
+
+static enum go_status bad(struct hctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static enum go_status bad(struct hctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	json_verror(c->err, c->label, c->path.buf, fmt, ap);
+	va_end(ap);
+	return GO_ERR_HOSTS;
+}
+
+static size_t push(struct hctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static size_t push(struct hctx *c, const char *fmt, ...)
+{
+	size_t mark = c->path.len;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&c->path, fmt, ap);
+	va_end(ap);
+	return mark;
+}
+
+static void pop(struct hctx *c, size_t mark)
+{
+	strbuf_setlen(&c->path, mark);
+}
+
+static enum go_status check_keys(struct hctx *c, const cJSON *obj, const char *const *allowed)
+{
+	const cJSON *it, *prev;
+	for (it = obj->child; it; it = it->next) {
+		const char *const *a;
+		const char *best;
+		for (prev = obj->child; prev != it; prev = prev->next)
+			if (!strcmp(prev->string, it->string))
+				return bad(c, "key '%s' appears twice", it->string);
+		for (a = allowed; *a && strcmp(*a, it->string); a++)
+			;
+		if (*a)
+			continue;
+		best = str_suggest(it->string, allowed);
+		if (best)
+			return bad(c, "unknown key '%s' (did you mean '%s'?)", it->string, best);
+		return bad(c, "unknown key '%s' (see docs/hosts.md for the keys a host may have)",
+			   it->string);
+	}
+	return GO_OK;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static const char *home_dir(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+	if (h && *h)
+		return h;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir ? pw->pw_dir : "/";
+}
+
+/* "~" and "~/x" -> $HOME, $HOME/x (a new string). */
+static char *expand_tilde(const char *p)
+{
+	if (p[0] == '~' && (p[1] == '\0' || p[1] == '/'))
+		return xstrfmt("%s%s", home_dir(), p + 1);
+	return xstrdup(p);
+}
+
+/* A local path from the hosts file: "~" is $HOME; a relative path is
+ * relative to the directory of the hosts file (not to the current one). */
+static char *local_path(const struct hctx *c, const char *p)
+{
+	if (p[0] == '~' || p[0] == '/' || !strcmp(c->dir, "."))
+		return expand_tilde(p);
+	return xstrfmt("%s/%s", c->dir, p);
+}
+
+static char *default_user(void)
+{
+	const char *u = getenv("USER");
+	struct passwd *pw;
+	if (u && *u)
+		return xstrdup(u);
+	pw = getpwuid(getuid());
+	return xstrdup(pw && pw->pw_name ? pw->pw_name : "root");
+}
+
+static int is_readable_file(const char *p)
+{
+	return fs_is_file(p) && access(p, R_OK) == 0;
+}
+
+static const char *unreadable_reason(const char *p)
+{
+	if (access(p, R_OK) < 0)
+		return strerror(errno);
+	if (fs_is_dir(p))
+		return "is a directory";
+	return "not a regular file";
+}
+
+static int is_arch(const char *s)
+{
+	int digits = 0;
+	if (strncmp(s, "sm_", 3) || s[3] == '0')
+		return 0;
+	for (s += 3; isdigit((unsigned char)*s); s++)
+		digits++;
+	if (*s == 'a')
+		s++;
+	return !*s && digits >= 2 && digits <= 3;
+}
+
+static int is_safe_name(const char *s)
+{
+	if (!*s || !isalnum((unsigned char)*s))
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+			return 0;
+	return 1;
+}
+
+/* A string member; NULL when absent. */
+static enum go_status get_str(struct hctx *c, const cJSON *obj, const char *key, char **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	size_t mark;
+	const char *s;
+	if (!v)
+		return GO_OK;
+	mark = push(c, ".%s", key);
+	if (!cJSON_IsString(v))
+		return bad(c, "expected a string, found %s", json_type_name(v));
+	if (!*v->valuestring)
+		return bad(c, "must not be empty");
+	for (s = v->valuestring; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return bad(c, "must not contain control characters");
+	pop(c, mark);
+	*out = xstrdup(v->valuestring);
+	return GO_OK;
+}
+
+/* A whole number small enough to print exactly (no libm needed). */
+static int is_integral(double v)
+{
+	return v >= -9e15 && v <= 9e15 && v == (double)(long long)v;
+}
+
+static enum go_status get_int(struct hctx *c, const cJSON *obj, const char *key, int lo,
+			      int hi, int *out, int *given)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	size_t mark;
+	if (given)
+		*given = v != NULL;
+	if (!v)
+		return GO_OK;
+	mark = push(c, ".%s", key);
+	if (!cJSON_IsNumber(v))
+		return bad(c, "expected an integer from %d to %d, found %s", lo, hi, json_type_name(v));
+	if (!is_integral(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+		return bad(c, "expected an integer from %d to %d, found %.17g", lo, hi,
+			   v->valuedouble);
+	pop(c, mark);
+	*out = (int)v->valuedouble;
+	return GO_OK;
+}
+
+static void host_release(struct host *h)
+{
+	free(h->name);
+	free(h->address);
+	free(h->user);
+	free(h->identity);
+	free(h->known_hosts);
+	free(h->cuda_home);
+	free(h->python);
+	free(h->workdir);
+	free(h->gpu);
+	free(h->arch);
+	memset(h, 0, sizeof(*h));
+}
+
+/* ---------------------------------------------------------------- ssh -G */
+
+struct alias_info {
+	char *hostname;
+	char *user;
+	int port;
+	char *identity;       /* first existing identityfile, or NULL */
+	char *known_hosts;    /* first userknownhostsfile */
+};
+
+static void alias_release(struct alias_info *a)
+{
+	free(a->hostname);
+	free(a->user);
+	free(a->identity);
+	free(a->known_hosts);
+	memset(a, 0, sizeof(*a));
+}
+
+static enum go_status resolve_alias(struct hctx *c, const char *host, const char *alias,
+				    const char *config, struct alias_info *ai)
+{
+	struct strbuf out = STRBUF_INIT, eo = STRBUF_INIT;
+	const char *argv[6];
+	int n = 0, code = 0;
+	enum go_status st;
+	char *line, *next;
+
+	memset(ai, 0, sizeof(*ai));
+	if (alias[0] == '-' || strchr(alias, ' '))
+		return bad(c, "'%s' is not a valid ssh host alias", alias);
+	argv[n++] = "ssh";
+	if (config) {
+		argv[n++] = "-F";
+		argv[n++] = config;
+	}
+	argv[n++] = "-G";
+	argv[n++] = alias;
+	argv[n] = NULL;
+	st = proc_run(NULL, argv, &out, &eo, &code, c->err);
+	if (st != GO_OK) {
+		enum go_status r = bad(c, "cannot resolve host '%s' with 'ssh -G %s': %s", host,
+				       alias, st == GO_ERR_NOT_FOUND ? "ssh is not installed"
+								     : "cannot run ssh");
+		strbuf_release(&out);
+		strbuf_release(&eo);
+		return r;
+	}
+	if (code != 0) {
+		strbuf_trim(&eo);
+		st = bad(c, "'ssh -G %s' failed for host '%s' (exit %d): %.*s", alias, host, code,
+			 (int)strcspn(eo.buf, "\n"), eo.buf);
+		strbuf_release(&out);
+		strbuf_release(&eo);
+		return st;
+	}
+	for (line = out.buf; line && *line; line = next) {
+		char *sp, *val;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		sp = strchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp = '\0';
+		val = sp + 1;
+		if (!strcmp(line, "hostname") && !ai->hostname) {
+			ai->hostname = xstrdup(val);
+		} else if (!strcmp(line, "user") && !ai->user) {
+			ai->user = xstrdup(val);
+		} else if (!strcmp(line, "port")) {
+			ai->port = atoi(val);
+		} else if (!strcmp(line, "identityfile") && !ai->identity) {
+			char *p = expand_tilde(val);
+			if (is_readable_file(p))
+				ai->identity = p;
+			else
+				free(p);
+		} else if (!strcmp(line, "userknownhostsfile") && !ai->known_hosts) {
+			val[strcspn(val, " ")] = '\0';
+			if (*val && strcmp(val, "none"))
+				ai->known_hosts = expand_tilde(val);
+		}
+	}
+	strbuf_release(&out);
+	strbuf_release(&eo);
+	if (!ai->hostname) {
+		alias_release(ai);
+		return bad(c, "'ssh -G %s' printed no hostname for host '%s'", alias, host);
+	}
+	return GO_OK;
+}
+
+/* ---------------------------------------------------------------- hosts */
+
+static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
+{
+	static const char *const keys[] = { "name", "address", "port", "user", "identity",
+					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
+					    "connect_timeout_s", "gpu_index", "ssh_alias",
+					    "ssh_config", "python", NULL };
+	char *alias = NULL, *config = NULL, *identity = NULL, *known = NULL;
+	struct alias_info ai;
+	enum go_status st = GO_OK;
+	int port_given = 0;
+
+	memset(&ai, 0, sizeof(ai));
+	if (!cJSON_IsObject(v))
+		return bad(c, "expected an object, found %s", json_type_name(v));
+	TRY(check_keys(c, v, keys));
+	if (!cJSON_GetObjectItemCaseSensitive(v, "name"))
+		return bad(c, "missing required key 'name'");
+	TRY(get_str(c, v, "name", &h->name));
+	if (!is_safe_name(h->name) || strlen(h->name) > 64) {
+		push(c, ".name");
+		return bad(c, "'%s' is not a valid host name (1-64 letters, digits, '.', '_', '-'; starting with a letter or digit)",
+			   h->name);
+	}
+	h->port = 22;
+	h->connect_timeout_s = DEFAULT_CONNECT_TIMEOUT_S;
+	TRY(get_str(c, v, "address", &h->address));
+	TRY(get_int(c, v, "port", 1, 65535, &h->port, &port_given));
+	TRY(get_str(c, v, "user", &h->user));
+	TRY(get_str(c, v, "cuda_home", &h->cuda_home));
+	TRY(get_str(c, v, "python", &h->python));
+	TRY(get_str(c, v, "workdir", &h->workdir));
+	TRY(get_str(c, v, "gpu", &h->gpu));
+	TRY(get_str(c, v, "arch", &h->arch));
+	if (h->arch && !is_arch(h->arch)) {
+		push(c, ".arch");
+		return bad(c, "'%s' is not an arch; expected a string like \"sm_89\" or \"sm_90a\"",
+			   h->arch);
+	}
+	TRY(get_int(c, v, "connect_timeout_s", 1, 600, &h->connect_timeout_s, NULL));
+	TRY(get_int(c, v, "gpu_index", 0, 63, &h->gpu_index, NULL));
+	if (!h->workdir)
+		h->workdir = xstrdup(DEFAULT_WORKDIR);
+
+	if ((st = get_str(c, v, "ssh_alias", &alias)) != GO_OK ||
+	    (st = get_str(c, v, "ssh_config", &config)) != GO_OK ||
+	    (st = get_str(c, v, "identity", &identity)) != GO_OK ||
+	    (st = get_str(c, v, "known_hosts", &known)) != GO_OK)
+		goto out;
+	if (config) {
+		char *p = local_path(c, config);
+		free(config);
+		config = p;
+		if (!is_readable_file(config)) {
+			push(c, ".ssh_config");
+			st = bad(c, "cannot read ssh config file '%s' for host '%s': %s", config,
+				 h->name, unreadable_reason(config));
+			goto out;
+		}
+		if (!alias && h->address) {
+			push(c, ".ssh_config");
+			st = bad(c, "'ssh_config' is used only with 'ssh_alias' (or without 'address')");
+			goto out;
+		}
+	}
+	if (alias || !h->address) {
+		st = resolve_alias(c, h->name, alias ? alias : h->name, config, &ai);
+		if (st != GO_OK)
+			goto out;
+		if (!h->address)
+			h->address = xstrdup(ai.hostname);
+		if (!h->user && ai.user)
+			h->user = xstrdup(ai.user);
+		if (!port_given && ai.port > 0 && ai.port <= 65535)
+			h->port = ai.port;
+	}
+	if (!h->user)
+		h->user = default_user();
+
+	if (identity && !strcmp(identity, "agent")) {
+		h->use_agent = 1;
+	} else if (identity) {
+		h->identity = local_path(c, identity);
+		if (!is_readable_file(h->identity)) {
+			push(c, ".identity");
+			st = bad(c, "cannot read identity file '%s' for host '%s': %s; fix the path or use \"identity\": \"agent\"",
+				 h->identity, h->name, unreadable_reason(h->identity));
+			goto out;
+		}
+	} else if (ai.identity) {
+		h->identity = xstrdup(ai.identity);
+	} else {
+		h->use_agent = 1;
+	}
+
+	if (known)
+		h->known_hosts = local_path(c, known);
+	else if (ai.known_hosts)
+		h->known_hosts = xstrdup(ai.known_hosts);
+	else
+		h->known_hosts = expand_tilde("~/.ssh/known_hosts");
+out:
+	alias_release(&ai);
+	free(alias);
+	free(config);
+	free(identity);
+	free(known);
+	return st;
+}
+
+enum go_status hosts_load(const char *path, struct hosts **out, struct strbuf *err)
+{
+	static const char *const top_keys[] = { "hosts", NULL };
+	struct hctx c;
+	struct hosts *h;
+	cJSON *root = NULL;
+	const cJSON *arr, *it;
+	enum go_status st;
+	int i = 0, n, j;
+	char *dir;
+
+	*out = NULL;
+	st = json_load_file(path, &root, GO_ERR_HOSTS, err);
+	if (st != GO_OK)
+		return st;
+	c.label = path;
+	c.dir = dir = fs_dirname(path);
+	c.err = err;
+	strbuf_init(&c.path, 0);
+	h = xcalloc(1, sizeof(*h));
+	h->path = xstrdup(path);
+
+	if (!cJSON_IsObject(root)) {
+		st = bad(&c, "expected a JSON object {\"hosts\": [...]} at the top level, found %s",
+			 json_type_name(root));
+		goto out;
+	}
+	if ((st = check_keys(&c, root, top_keys)) != GO_OK)
+		goto out;
+	arr = cJSON_GetObjectItemCaseSensitive(root, "hosts");
+	if (!arr) {
+		st = bad(&c, "missing required key 'hosts'");
+		goto out;
+	}
+	push(&c, "hosts");
+	if (!cJSON_IsArray(arr)) {
+		st = bad(&c, "expected an array of hosts, found %s", json_type_name(arr));
+		goto out;
+	}
+	n = cJSON_GetArraySize(arr);
+	if (!n) {
+		st = bad(&c, "lists no hosts");
+		goto out;
+	}
+	h->v = xcalloc((size_t)n, sizeof(*h->v));
+	cJSON_ArrayForEach(it, arr) {
+		size_t mark = push(&c, "[%d]", i);
+		st = parse_host(&c, it, &h->v[i]);
+		h->n = ++i;
+		if (st != GO_OK)
+			goto out;
+		for (j = 0; j < i - 1; j++) {
+			if (!strcmp(h->v[j].name, h->v[i - 1].name)) {
+				push(&c, ".name");
+				st = bad(&c, "host \"%s\" is defined twice (also 'hosts[%d]')",
+					 h->v[j].name, j);
+				goto out;
+			}
+		}
+		pop(&c, mark);
+	}
+out:
+	strbuf_release(&c.path);
+	free(dir);
+	cJSON_Delete(root);
+	if (st != GO_OK) {
+		hosts_free(h);
+		return st;
+	}
+	*out = h;
+	return GO_OK;
+}
+
+void hosts_free(struct hosts *h)
+{
+	int i;
+	if (!h)
+		return;
+	for (i = 0; i < h->n; i++)
+		host_release(&h->v[i]);
+	free(h->v);
+	free(h->path);
+	free(h);
+}
+
+enum go_status hosts_select(struct hosts *h, char **names, int nnames, struct strbuf *err)
+{
+	struct host *sel;
+	char *taken;
+	int i, j;
+
+	if (nnames <= 0)
+		return GO_OK;
+	for (i = 0; i < nnames; i++) {
+		for (j = 0; j < h->n; j++)
+			if (!strcmp(h->v[j].name, names[i]))
+				break;
+		if (j == h->n) {
+			struct strbuf known = STRBUF_INIT;
+			enum go_status st;
+			for (j = 0; j < h->n; j++)
+				strbuf_addf(&known, "%s%s", j ? ", " : "", h->v[j].name);
+			st = go_fail(err, GO_ERR_USAGE, "unknown host '%s' (hosts in '%s': %s)",
+				     names[i], h->path, known.buf);
+			strbuf_release(&known);
+			return st;
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(names[j], names[i]))
+				return go_fail(err, GO_ERR_USAGE, "host '%s' is selected twice",
+					       names[i]);
+	}
+	sel = xcalloc((size_t)nnames, sizeof(*sel));
+	taken = xcalloc((size_t)h->n, 1);
+	for (i = 0; i < nnames; i++) {
+		for (j = 0; j < h->n; j++)
+			if (!taken[j] && !strcmp(h->v[j].name, names[i]))
+				break;
+		sel[i] = h->v[j];
+		taken[j] = 1;
+	}
+	for (j = 0; j < h->n; j++)
+		if (!taken[j])
+			host_release(&h->v[j]);
+	free(taken);
+	free(h->v);
+	h->v = sel;
+	h->n = nnames;
+	return GO_OK;
+}

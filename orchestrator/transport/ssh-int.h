@@ -1,0 +1,89 @@
+/* ssh-int.h -- what ssh*.c share: struct ssh_conn, its states, error mapping, socket waits.
+ *
+ * Internal to orchestrator/transport/ssh*.c; ssh.h stays the public contract. */
+#ifndef GPUORCH_SSH_INT_H
+#define GPUORCH_SSH_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <libssh2.h>
+#include <libssh2_sftp.h>
+#include "transport/ssh.h"
+
+#define SSH_IO_CHUNK (256 * 1024)
+#define SSH_CLOSE_GRACE_MS 2000
+
+enum conn_state {
+	CONN_NEW = 0,
+	CONN_TCP,
+	CONN_HANDSHAKE,
+	CONN_VERIFIED,
+	CONN_READY,
+	CONN_BROKEN
+};
+
+struct ssh_conn {
+	enum conn_state state;
+	int sock;
+	LIBSSH2_SESSION *session;
+	LIBSSH2_SFTP *sftp;
+	char *where;            /* "label (address:port)" for messages */
+	char *label;
+	char *address;
+	int port;
+	char *user;
+	char fingerprint[64];   /* "SHA256:..." */
+	char *notice;           /* e.g. host key added; NULL when none */
+	int keepalive_s;
+};
+
+/* ssh.c: state, errors, waiting */
+/* Set the connection's state; BROKEN is final. */
+void ssh_conn_set_state(struct ssh_conn *c, enum conn_state st);
+/* Text of an SFTP status code, e.g. "no such file". */
+const char *ssh_sftp_status_text(unsigned long st);
+/* Is this libssh2 error a lost or unusable socket? */
+int ssh_is_socket_error(int rc);
+/* The one map from a libssh2 error code to a go_status and message. */
+enum go_status ssh_map_error(struct ssh_conn *c, int rc, const char *what,
+			     struct strbuf *err);
+/* GO_ERR_TIMEOUT with "WHERE: WHAT: timed out after N.N s". */
+enum go_status ssh_fail_timeout(struct ssh_conn *c, const char *what, int timeout_ms,
+				struct strbuf *err);
+/* Wait for the socket in libssh2's blocked direction; -1 past the deadline. */
+int ssh_wait_socket(struct ssh_conn *c, int64_t deadline);
+/* GO_OK when the connection is READY, else GO_ERR_CONNECT. */
+enum go_status ssh_check_usable(struct ssh_conn *c, struct strbuf *err);
+
+/* Run EXPR (a libssh2 call returning int) until it is not EAGAIN or the
+ * deadline passes; leaves the result in RC, LIBSSH2_ERROR_TIMEOUT past the
+ * deadline. */
+#define SSH_RETRY(c, deadline, rc, expr)                                   \
+	do {                                                               \
+		for (;;) {                                                 \
+			(rc) = (expr);                                     \
+			if ((rc) != LIBSSH2_ERROR_EAGAIN)                  \
+				break;                                     \
+			if (ssh_wait_socket((c), (deadline)) < 0) {        \
+				(rc) = LIBSSH2_ERROR_TIMEOUT;              \
+				break;                                     \
+			}                                                  \
+		}                                                          \
+	} while (0)
+
+/* ssh-hostkey.c: known_hosts, fingerprints */
+/* memmem(3), portable. */
+const void *ssh_mem_find(const void *hay, size_t hlen, const void *needle, size_t nlen);
+/* Check the server's host key against o->known_hosts (or record a new one). */
+enum go_status ssh_verify_host_key(struct ssh_conn *c, const struct ssh_opts *o,
+				   struct strbuf *err);
+
+/* ssh-auth.c: authentication */
+/* Log in with the keys of ssh-agent. */
+enum go_status ssh_auth_agent(struct ssh_conn *c, int64_t deadline, int timeout_ms,
+			      struct strbuf *err);
+/* Log in with a private key file (and its .pub when there is one). */
+enum go_status ssh_auth_keyfile(struct ssh_conn *c, const char *identity, int64_t deadline,
+				int timeout_ms, struct strbuf *err);
+
+#endif

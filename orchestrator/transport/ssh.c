@@ -1,0 +1,450 @@
+/* ssh.c -- SSH through libssh2: global init, error mapping, socket waits, connect.
+ *
+ * DESIGN
+ * One struct ssh_conn per host thread owns one TCP socket, one libssh2
+ * session (non-blocking) and, lazily, one SFTP session. Nothing is shared
+ * between threads except libssh2's global state (ssh_global_init, once, in
+ * main before any thread).
+ *
+ * Every libssh2 call runs in a loop "call; on EAGAIN ssh_wait_socket();
+ * until the deadline". ssh_wait_socket() polls the socket in the directions
+ * libssh2 says it is blocked on (libssh2_session_block_directions), never
+ * longer than the deadline, and sends keepalives while only reading is
+ * pending (sending one while an outgoing packet is half-written would
+ * interleave packets).
+ *
+ * The connection goes NEW -> TCP -> HANDSHAKE -> VERIFIED -> READY, or to
+ * BROKEN after a lost socket; ssh_conn_set_state() is the one place that
+ * changes it. Host key checking happens before authentication: a changed
+ * key stops everything (no credentials are offered, nothing is run); an
+ * unknown key is refused unless accept_new_hostkey, and then the new line
+ * is appended to the known_hosts file (appending keeps the user's other
+ * lines and comments, which libssh2_knownhost_writefile would rewrite).
+ *
+ * ssh_map_error() is the one function that turns a libssh2 (or SFTP) error
+ * into an enum go_status and a message that names the host.
+ *
+ * FILES
+ * ssh.c: global init, errors, waiting, TCP, connect/disconnect;
+ * ssh-hostkey.c: known_hosts and the host key check; ssh-auth.c: agent
+ * and key-file authentication; ssh-exec.c: ssh_exec; ssh-sftp.c: SFTP
+ * upload and download; ssh-int.h: what they share. */
+#include "transport/ssh-int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include "core/timeutil.h"
+#include "core/banned.h"
+
+#define SSH_DEFAULT_CONNECT_MS 10000
+#define SSH_DEFAULT_KEEPALIVE_S 15
+
+static int global_ready;
+
+/* ------------------------------------------------------------------ */
+/* state, global init                                                  */
+
+void ssh_conn_set_state(struct ssh_conn *c, enum conn_state st)
+{
+	/* BROKEN is final: a lost session cannot be revived */
+	if (c->state == CONN_BROKEN)
+		return;
+	c->state = st;
+}
+
+enum go_status ssh_global_init(struct strbuf *err)
+{
+	int rc;
+
+	if (global_ready)
+		return GO_OK;
+	rc = libssh2_init(0);
+	if (rc)
+		return go_fail(err, GO_ERR_SSH, "cannot initialise libssh2 (error %d)", rc);
+	global_ready = 1;
+	return GO_OK;
+}
+
+void ssh_global_cleanup(void)
+{
+	if (global_ready)
+		libssh2_exit();
+	global_ready = 0;
+}
+
+const char *ssh_fingerprint(const struct ssh_conn *c)
+{
+	return c ? c->fingerprint : "";
+}
+
+const char *ssh_notice(const struct ssh_conn *c)
+{
+	return c ? c->notice : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* errors                                                              */
+
+const char *ssh_sftp_status_text(unsigned long st)
+{
+	switch (st) {
+	case LIBSSH2_FX_EOF: return "end of file";
+	case LIBSSH2_FX_NO_SUCH_FILE: return "no such file";
+	case LIBSSH2_FX_PERMISSION_DENIED: return "permission denied";
+	case LIBSSH2_FX_FAILURE: return "failure";
+	case LIBSSH2_FX_BAD_MESSAGE: return "bad message";
+	case LIBSSH2_FX_NO_CONNECTION: return "no connection";
+	case LIBSSH2_FX_CONNECTION_LOST: return "connection lost";
+	case LIBSSH2_FX_OP_UNSUPPORTED: return "operation unsupported";
+	case LIBSSH2_FX_INVALID_HANDLE: return "invalid handle";
+	case LIBSSH2_FX_NO_SUCH_PATH: return "no such path";
+	case LIBSSH2_FX_FILE_ALREADY_EXISTS: return "file already exists";
+	case LIBSSH2_FX_WRITE_PROTECT: return "write protected";
+	case LIBSSH2_FX_NO_MEDIA: return "no media";
+	case LIBSSH2_FX_NO_SPACE_ON_FILESYSTEM: return "no space left on device";
+	case LIBSSH2_FX_QUOTA_EXCEEDED: return "quota exceeded";
+	case LIBSSH2_FX_UNKNOWN_PRINCIPAL: return "unknown principal";
+	case LIBSSH2_FX_LOCK_CONFLICT: return "lock conflict";
+	case LIBSSH2_FX_DIR_NOT_EMPTY: return "directory not empty";
+	case LIBSSH2_FX_NOT_A_DIRECTORY: return "not a directory";
+	case LIBSSH2_FX_INVALID_FILENAME: return "invalid file name";
+	case LIBSSH2_FX_LINK_LOOP: return "link loop";
+	default: return "unknown SFTP status";
+	}
+}
+
+int ssh_is_socket_error(int rc)
+{
+	switch (rc) {
+	case LIBSSH2_ERROR_SOCKET_NONE:
+	case LIBSSH2_ERROR_BANNER_RECV:
+	case LIBSSH2_ERROR_BANNER_SEND:
+	case LIBSSH2_ERROR_SOCKET_SEND:
+	case LIBSSH2_ERROR_SOCKET_DISCONNECT:
+	case LIBSSH2_ERROR_SOCKET_TIMEOUT:
+	case LIBSSH2_ERROR_SOCKET_RECV:
+	case LIBSSH2_ERROR_BAD_SOCKET:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The one map from a libssh2 error code to a go_status and message.
+ * what: the operation, e.g. "cannot open an exec channel". */
+enum go_status ssh_map_error(struct ssh_conn *c, int rc, const char *what,
+			     struct strbuf *err)
+{
+	char *msg = NULL;
+	int len = 0;
+	enum go_status st;
+
+	if (c->session)
+		libssh2_session_last_error(c->session, &msg, &len, 0);
+	if (!msg || !*msg)
+		msg = "unknown error";
+
+	if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL && c->sftp) {
+		unsigned long fx = libssh2_sftp_last_error(c->sftp);
+		st = fx == LIBSSH2_FX_NO_SUCH_FILE || fx == LIBSSH2_FX_NO_SUCH_PATH
+			? GO_ERR_NOT_FOUND : GO_ERR_SSH;
+		return go_fail(err, st, "%s: %s: %s (SFTP status %lu)", c->where, what,
+			       ssh_sftp_status_text(fx), fx);
+	}
+	if (ssh_is_socket_error(rc)) {
+		ssh_conn_set_state(c, CONN_BROKEN);
+		return go_fail(err, GO_ERR_CONNECT,
+			       "%s: %s: connection lost (%s); check that the host is up and sshd is running",
+			       c->where, what, msg);
+	}
+	switch (rc) {
+	case LIBSSH2_ERROR_TIMEOUT:
+		st = GO_ERR_TIMEOUT;
+		break;
+	case LIBSSH2_ERROR_AUTHENTICATION_FAILED:
+	case LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED:
+	case LIBSSH2_ERROR_KEYFILE_AUTH_FAILED:
+	case LIBSSH2_ERROR_METHOD_NONE:
+		st = GO_ERR_AUTH;
+		break;
+	case LIBSSH2_ERROR_FILE:
+		st = GO_ERR_IO;
+		break;
+	case LIBSSH2_ERROR_KEX_FAILURE:
+	case LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE:
+	case LIBSSH2_ERROR_HOSTKEY_INIT:
+	case LIBSSH2_ERROR_HOSTKEY_SIGN:
+	case LIBSSH2_ERROR_INVALID_MAC:
+	case LIBSSH2_ERROR_DECRYPT:
+	case LIBSSH2_ERROR_PROTO:
+		ssh_conn_set_state(c, CONN_BROKEN);
+		st = GO_ERR_SSH;
+		break;
+	default:
+		st = GO_ERR_SSH;
+		break;
+	}
+	return go_fail(err, st, "%s: %s: %s (libssh2 error %d)", c->where, what, msg, rc);
+}
+
+enum go_status ssh_fail_timeout(struct ssh_conn *c, const char *what, int timeout_ms,
+				struct strbuf *err)
+{
+	return go_fail(err, GO_ERR_TIMEOUT, "%s: %s: timed out after %d.%01d s",
+		       c->where, what, timeout_ms / 1000, (timeout_ms % 1000) / 100);
+}
+
+/* ------------------------------------------------------------------ */
+/* waiting                                                             */
+
+/* Wait until the socket is ready in the direction libssh2 is blocked on,
+ * or until the deadline. Returns 0 when ready or worth retrying, -1 past
+ * the deadline. Sends keepalives while only reading is pending. */
+int ssh_wait_socket(struct ssh_conn *c, int64_t deadline)
+{
+	struct pollfd pfd;
+	int dir, ms, rc;
+	int64_t left = deadline - time_mono_ms();
+
+	if (left <= 0)
+		return -1;
+	dir = libssh2_session_block_directions(c->session);
+	pfd.fd = c->sock;
+	pfd.events = 0;
+	pfd.revents = 0;
+	if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
+		pfd.events |= POLLIN;
+	if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+		pfd.events |= POLLOUT;
+	if (!pfd.events)
+		pfd.events = POLLIN;
+	ms = left > 1000 ? 1000 : (int)left;
+	if (!(dir & LIBSSH2_SESSION_BLOCK_OUTBOUND) && c->state == CONN_READY) {
+		int next = 0;
+		if (libssh2_keepalive_send(c->session, &next) == 0 && next > 0 &&
+		    next * 1000 < ms)
+			ms = next * 1000;
+	}
+	rc = poll(&pfd, 1, ms);
+	if (rc < 0 && errno != EINTR)
+		time_sleep_ms(10);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* TCP                                                                 */
+
+static enum go_status tcp_connect(struct ssh_conn *c, int64_t deadline, int timeout_ms,
+				  struct strbuf *err)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	char portstr[16];
+	int rc, last_errno = 0, timed_out = 0;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	snprintf(portstr, sizeof(portstr), "%d", c->port);
+	rc = getaddrinfo(c->address, portstr, &hints, &res);
+	if (rc)
+		return go_fail(err, GO_ERR_CONNECT, "%s: cannot resolve '%s': %s",
+			       c->where, c->address, gai_strerror(rc));
+
+	for (ai = res; ai; ai = ai->ai_next) {
+		struct pollfd pfd;
+		int fd, soerr = 0, one = 1;
+		socklen_t sl = sizeof(soerr);
+		int64_t left;
+
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0) {
+			last_errno = errno;
+			continue;
+		}
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
+			last_errno = errno;
+			close(fd);
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+			c->sock = fd;
+			break;
+		}
+		if (errno != EINPROGRESS) {
+			last_errno = errno;
+			close(fd);
+			continue;
+		}
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		pfd.revents = 0;
+		for (;;) {
+			left = deadline - time_mono_ms();
+			if (left <= 0) {
+				rc = 0;
+				break;
+			}
+			rc = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+			if (rc != 0 && !(rc < 0 && errno == EINTR))
+				break;
+		}
+		if (rc == 0) {
+			timed_out = 1;
+			close(fd);
+			break;
+		}
+		if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0) {
+			last_errno = errno;
+			close(fd);
+			continue;
+		}
+		if (soerr) {
+			last_errno = soerr;
+			close(fd);
+			continue;
+		}
+		c->sock = fd;
+		break;
+	}
+	freeaddrinfo(res);
+	if (c->sock >= 0) {
+		ssh_conn_set_state(c, CONN_TCP);
+		return GO_OK;
+	}
+	if (timed_out)
+		return go_fail(err, GO_ERR_CONNECT,
+			       "%s: connection timed out after %d s; check the address, port and firewall",
+			       c->where, (timeout_ms + 999) / 1000);
+	if (last_errno == ECONNREFUSED)
+		return go_fail(err, GO_ERR_CONNECT,
+			       "%s: connection refused; is sshd listening on port %d?",
+			       c->where, c->port);
+	return go_fail(err, GO_ERR_CONNECT, "%s: cannot connect: %s", c->where,
+		       strerror(last_errno ? last_errno : EHOSTUNREACH));
+}
+
+/* ------------------------------------------------------------------ */
+/* connect / disconnect                                                */
+
+enum go_status ssh_connect(const struct ssh_opts *o, struct ssh_conn **out,
+			   struct strbuf *err)
+{
+	struct ssh_conn *c;
+	int timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : SSH_DEFAULT_CONNECT_MS;
+	int64_t deadline = time_mono_ms() + timeout_ms;
+	enum go_status st;
+	int rc;
+
+	*out = NULL;
+	if (!global_ready && (st = ssh_global_init(err)))
+		return st;
+	c = xcalloc(1, sizeof(*c));
+	c->sock = -1;
+	c->label = xstrdup(o->label ? o->label : o->address);
+	c->address = xstrdup(o->address ? o->address : "");
+	c->port = o->port > 0 ? o->port : 22;
+	c->user = xstrdup(o->user ? o->user : "");
+	c->keepalive_s = o->keepalive_s > 0 ? o->keepalive_s : SSH_DEFAULT_KEEPALIVE_S;
+	c->where = xstrfmt("%s (%s:%d)", c->label, c->address, c->port);
+
+	if (!o->address || !*o->address) {
+		st = go_fail(err, GO_ERR_HOSTS, "%s: no address to connect to", c->label);
+		goto fail;
+	}
+	if (!*c->user) {
+		st = go_fail(err, GO_ERR_HOSTS, "%s: no user to log in as", c->where);
+		goto fail;
+	}
+	st = tcp_connect(c, deadline, timeout_ms, err);
+	if (st)
+		goto fail;
+
+	c->session = libssh2_session_init();
+	if (!c->session) {
+		st = go_fail(err, GO_ERR_SSH, "%s: cannot create an SSH session", c->where);
+		goto fail;
+	}
+	libssh2_session_set_blocking(c->session, 0);
+	libssh2_keepalive_config(c->session, 1, (unsigned)c->keepalive_s);
+	SSH_RETRY(c, deadline, rc, libssh2_session_handshake(c->session, c->sock));
+	if (rc == LIBSSH2_ERROR_TIMEOUT) {
+		st = ssh_fail_timeout(c, "SSH handshake", timeout_ms, err);
+		goto fail;
+	}
+	if (rc) {
+		st = ssh_map_error(c, rc, "SSH handshake failed", err);
+		goto fail;
+	}
+	ssh_conn_set_state(c, CONN_HANDSHAKE);
+
+	st = ssh_verify_host_key(c, o, err);
+	if (st)
+		goto fail;
+
+	if (o->identity && *o->identity)
+		st = ssh_auth_keyfile(c, o->identity, deadline, timeout_ms, err);
+	else
+		st = ssh_auth_agent(c, deadline, timeout_ms, err);
+	if (st)
+		goto fail;
+	ssh_conn_set_state(c, CONN_READY);
+	*out = c;
+	return GO_OK;
+fail:
+	ssh_disconnect(c);
+	return st;
+}
+
+void ssh_disconnect(struct ssh_conn *c)
+{
+	if (!c)
+		return;
+	if (c->session) {
+		int64_t deadline = time_mono_ms() + SSH_CLOSE_GRACE_MS;
+		int rc, i;
+		if (c->state == CONN_BROKEN && c->sock >= 0)
+			shutdown(c->sock, SHUT_RDWR);
+		if (c->sftp)
+			SSH_RETRY(c, deadline, rc, libssh2_sftp_shutdown(c->sftp));
+		c->sftp = NULL;
+		if (c->state != CONN_BROKEN && c->state >= CONN_HANDSHAKE)
+			SSH_RETRY(c, deadline, rc,
+				  libssh2_session_disconnect(c->session, "gpuorch: done"));
+		(void)rc;
+		/* Once the socket is shut down, libssh2 sees the disconnect and
+		 * frees channels still waiting for the server's close (see
+		 * channel_discard) instead of answering EAGAIN for ever. */
+		if (c->sock >= 0)
+			shutdown(c->sock, SHUT_RDWR);
+		for (i = 0; i < 1000; i++)
+			if (libssh2_session_free(c->session) != LIBSSH2_ERROR_EAGAIN)
+				break;
+	}
+	if (c->sock >= 0)
+		close(c->sock);
+	free(c->where);
+	free(c->label);
+	free(c->address);
+	free(c->user);
+	free(c->notice);
+	free(c);
+}
+
+enum go_status ssh_check_usable(struct ssh_conn *c, struct strbuf *err)
+{
+	if (c->state == CONN_READY)
+		return GO_OK;
+	return go_fail(err, GO_ERR_CONNECT,
+		       "%s: the SSH connection was lost earlier; reconnect", c->where);
+}

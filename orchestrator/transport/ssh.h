@@ -1,0 +1,66 @@
+/* ssh.h -- SSH through libssh2: connect, verify, authenticate, run, copy.
+ *
+ * ssh_global_init() once in main() before any thread; then one struct
+ * ssh_conn per host thread, never shared. Every wait is bounded by a
+ * deadline. Errors name the host: "h100 (127.0.0.1:2222): ...". */
+#ifndef GPUORCH_SSH_H
+#define GPUORCH_SSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/error.h"
+
+struct ssh_opts {
+	const char *label;          /* host name for messages */
+	const char *address;
+	int port;
+	const char *user;
+	const char *identity;       /* private key path; NULL: use ssh-agent */
+	int use_agent;
+	const char *known_hosts;    /* file to verify against */
+	int accept_new_hostkey;     /* unknown key: add it to known_hosts (never a changed one) */
+	int connect_timeout_ms;     /* TCP connect + handshake + auth */
+	int keepalive_s;            /* 0: default 15 */
+};
+
+struct ssh_conn;
+
+struct ssh_exec_result {
+	int exit_code;              /* valid when signal[0] == 0 */
+	char signal[32];            /* "KILL", "TERM", ... when killed by a signal */
+};
+
+enum go_status ssh_global_init(struct strbuf *err);
+void ssh_global_cleanup(void);
+
+enum go_status ssh_connect(const struct ssh_opts *o, struct ssh_conn **out,
+			   struct strbuf *err);
+void ssh_disconnect(struct ssh_conn *c);   /* NULL-safe */
+/* "SHA256:..." fingerprint of the server's host key. */
+const char *ssh_fingerprint(const struct ssh_conn *c);
+/* A note for the user from ssh_connect, e.g. "h (addr:port): added
+ * ssh-ed25519 host key SHA256:... for '[addr]:port' to 'FILE'" when an
+ * unknown key was accepted; NULL when there is none. */
+const char *ssh_notice(const struct ssh_conn *c);
+
+/* Run one command (a shell command line: build it with
+ * strbuf_add_shell_quoted). stdin_data may be NULL. stdout and stderr are
+ * drained together and capped (out->max / errout->max if set). Returns
+ * GO_ERR_TIMEOUT if it has not finished within timeout_ms (the channel is
+ * closed; the remote command may survive: long work uses remote.h). */
+enum go_status ssh_exec(struct ssh_conn *c, const char *cmd,
+			const void *stdin_data, size_t stdin_len,
+			struct strbuf *out, struct strbuf *errout,
+			struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
+
+/* SFTP upload of a buffer: written to REMOTE.part with large writes, then
+ * renamed over REMOTE. *bytes_sent counts payload bytes. */
+enum go_status ssh_upload(struct ssh_conn *c, const void *data, size_t len,
+			  const char *remote_path, int mode, uint64_t *bytes_sent,
+			  int timeout_ms, struct strbuf *err);
+/* SFTP download into a buffer, at most max bytes (GO_ERR_REMOTE past it). */
+enum go_status ssh_download(struct ssh_conn *c, const char *remote_path,
+			    struct strbuf *data, size_t max, int timeout_ms,
+			    struct strbuf *err);
+
+#endif
