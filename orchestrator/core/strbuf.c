@@ -264,3 +264,17 @@ int str_contains_ci(const char *hay, const char *needle)
 			return 1;
 	return n == 0;
 }
+
+/* memmem(3) is a GNU extension: a small portable one. */
+const void *mem_find(const void *hay, size_t hlen, const void *needle, size_t nlen)
+{
+	const char *h = hay;
+	size_t i;
+
+	if (!nlen || nlen > hlen)
+		return NULL;
+	for (i = 0; i + nlen <= hlen; i++)
+		if (h[i] == *(const char *)needle && !memcmp(h + i, needle, nlen))
+			return h + i;
+	return NULL;
+}

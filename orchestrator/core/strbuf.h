@@ -43,6 +43,8 @@ void strbuf_add_shell_quoted(struct strbuf *sb, const char *s);
 size_t str_edit_distance(const char *a, const char *b);
 const char *str_suggest(const char *word, const char *const *choices);
 int str_contains_ci(const char *hay, const char *needle);
+/* memmem(3), portable: the first nlen-byte needle in hay, or NULL. */
+const void *mem_find(const void *hay, size_t hlen, const void *needle, size_t nlen);
 
 /* xmalloc & co: die with a message on out-of-memory. */
 void *xmalloc(size_t n);

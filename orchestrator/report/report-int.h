@@ -35,6 +35,8 @@ struct counts {
 };
 
 /* report-format.c: typed access, Markdown text, numbers, statuses */
+/* Object o as `k=v` pairs separated by sep, or a dash when empty. */
+void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep);
 const cJSON *rpt_arr(const cJSON *o, const char *key);
 void rpt_cell_host_status(struct strbuf *md, const cJSON *h);
 void rpt_cell_num(struct strbuf *md, const cJSON *o, const char *path,
@@ -84,7 +86,6 @@ void rpt_section_results(struct ctx *c);
 
 /* report-summary.c: title, at a glance, configuration */
 void rpt_add_counts(struct strbuf *md, const struct counts *k, int bold);
-void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep);
 void rpt_count_status(struct counts *k, const char *st);
 void rpt_section_config(struct ctx *c);
 void rpt_section_glance(struct ctx *c);

@@ -468,24 +468,6 @@ static void add_string_list(struct strbuf *md, const cJSON *a)
 		strbuf_addstr(md, DASH);
 }
 
-void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep)
-{
-	const cJSON *x;
-	int n = 0;
-	if (cJSON_IsObject(o)) {
-		cJSON_ArrayForEach(x, o) {
-			strbuf_addstr(md, n++ ? " " : "");
-			strbuf_addch(md, '`');
-			rpt_md_cell_n(md, x->string, 60);
-			strbuf_addstr(md, sep);
-			rpt_fmt_value(md, x);
-			strbuf_addch(md, '`');
-		}
-	}
-	if (!n)
-		strbuf_addstr(md, DASH);
-}
-
 void rpt_section_config(struct ctx *c)
 {
 	struct strbuf *md = c->md;

@@ -11,11 +11,12 @@
  * The struct is allocated zeroed, so spec_free() can free a half-built one.
  *
  * Files: this one holds the sections sources, build, targets, programs,
- * problems and tolerance, the top level (spec_parse, spec_load, spec_free)
- * and the queries; spec-check.c the messages and the generic checks;
- * spec-steps.c the steps; spec-figures.c baselines, references, expected[]
- * and gates[]. What they share is declared in spec-int.h, with a spec_
- * prefix. */
+ * problems and tolerance and the top level (spec_parse, spec_load,
+ * spec_free); spec-steps.c the steps; spec-figures.c baselines, references,
+ * expected[] and gates[]; spec-check.c the messages and the generic checks;
+ * spec-query.c the questions asked of a spec (a program by name, ...). What
+ * they share is declared in spec-int.h, with a spec_ prefix. Calls go one
+ * way: spec.c -> spec-steps.c, spec-figures.c -> spec-check.c, spec-query.c. */
 #include "spec/spec.h"
 #include "spec/spec-int.h"
 
@@ -526,64 +527,4 @@ void spec_free(struct spec *s)
 	cJSON_Delete(s->gates);
 	cJSON_Delete(s->json);
 	free(s);
-}
-
-/* ---------------------------------------------------------------- queries */
-
-const struct spec_program *spec_find_program(const struct spec *s, const char *name)
-{
-	int i;
-	for (i = 0; i < s->nprograms; i++)
-		if (s->programs[i].name && !strcmp(s->programs[i].name, name))
-			return &s->programs[i];
-	return NULL;
-}
-
-const struct spec_problem *spec_find_problem(const struct spec *s, const char *name)
-{
-	int i;
-	for (i = 0; i < s->nproblems; i++)
-		if (s->problems[i].name && !strcmp(s->problems[i].name, name))
-			return &s->problems[i];
-	return NULL;
-}
-
-const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name)
-{
-	int i;
-	if (!gpu_name)
-		return NULL;
-	for (i = 0; i < s->ntargets; i++)
-		if (str_contains_ci(gpu_name, s->targets[i].gpu))
-			return s->targets[i].arch;
-	return NULL;
-}
-
-int spec_arch_satisfies(const char *have, const char *need)
-{
-	int hn, ha, nn, na;
-	if (!need)
-		return 1;
-	if (!spec_arch_parse(have, &hn, &ha) || !spec_arch_parse(need, &nn, &na))
-		return 0;
-	if (na) /* arch-specific features exist on that arch only */
-		return ha && hn == nn;
-	return hn >= nn;
-}
-
-const char *spec_step_kind_name(enum step_kind k)
-{
-	switch (k) {
-	case STEP_CORRECTNESS:
-		return "correctness";
-	case STEP_BENCHMARK:
-		return "benchmark";
-	case STEP_PROFILE:
-		return "profile";
-	case STEP_SANITIZE:
-		return "sanitize";
-	case STEP_SWEEP:
-		return "sweep";
-	}
-	return "unknown";
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <openssl/evp.h>
+#include "core/strbuf.h"
 #include "core/banned.h"
 
 /* ------------------------------------------------------------------ */
@@ -52,7 +53,7 @@ static int key_is_rsa(const char *identity)
 		k -= k % 4;
 		b64[k] = '\0';
 		m = EVP_DecodeBlock(bin, (const unsigned char *)b64, (int)k);
-		if (m > 7 && ssh_mem_find(bin, (size_t)m, "ssh-rsa", 7))
+		if (m > 7 && mem_find(bin, (size_t)m, "ssh-rsa", 7))
 			rsa = 1;
 	}
 	return rsa;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/evp.h>
+#include "core/strbuf.h"
 #include "core/banned.h"
 
 /* ------------------------------------------------------------------ */
@@ -27,20 +28,6 @@ static void compute_fingerprint(const char *key, size_t len, char out[64])
 		n--;
 	b64[n] = '\0';
 	snprintf(out, 64, "SHA256:%.50s", (const char *)b64);
-}
-
-/* memmem(3) is a GNU extension: a small portable one. */
-const void *ssh_mem_find(const void *hay, size_t hlen, const void *needle, size_t nlen)
-{
-	const char *h = hay;
-	size_t i;
-
-	if (!nlen || nlen > hlen)
-		return NULL;
-	for (i = 0; i + nlen <= hlen; i++)
-		if (h[i] == *(const char *)needle && !memcmp(h + i, needle, nlen))
-			return h + i;
-	return NULL;
 }
 
 static int knownhost_keybit(int hostkey_type, const char **name)
@@ -147,7 +134,7 @@ static int find_key_line(const struct strbuf *text, const char *b64, const char 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		if (len >= klen && ssh_mem_find(p, len, b64, klen)) {
+		if (len >= klen && mem_find(p, len, b64, klen)) {
 			int m = line_names_host(p, len, host);
 			if (m == 1)
 				return line;

@@ -1,5 +1,8 @@
 /* ssh-int.h -- what ssh*.c share: struct ssh_conn, its states, error mapping, socket waits.
  *
+ * Calls go one way: ssh.c -> ssh-hostkey.c, ssh-auth.c -> ssh-conn.c;
+ * ssh-exec.c, ssh-sftp.c -> ssh-conn.c.
+ *
  * Internal to orchestrator/transport/ssh*.c; ssh.h stays the public contract. */
 #ifndef GPUORCH_SSH_INT_H
 #define GPUORCH_SSH_INT_H
@@ -37,7 +40,7 @@ struct ssh_conn {
 	int keepalive_s;
 };
 
-/* ssh.c: state, errors, waiting */
+/* ssh-conn.c: state, errors, waiting (every other ssh*.c stands on these) */
 /* Set the connection's state; BROKEN is final. */
 void ssh_conn_set_state(struct ssh_conn *c, enum conn_state st);
 /* Text of an SFTP status code, e.g. "no such file". */
@@ -71,14 +74,12 @@ enum go_status ssh_check_usable(struct ssh_conn *c, struct strbuf *err);
 		}                                                          \
 	} while (0)
 
-/* ssh-hostkey.c: known_hosts, fingerprints */
-/* memmem(3), portable. */
-const void *ssh_mem_find(const void *hay, size_t hlen, const void *needle, size_t nlen);
+/* ssh-hostkey.c: known_hosts, fingerprints (called by ssh.c's connect) */
 /* Check the server's host key against o->known_hosts (or record a new one). */
 enum go_status ssh_verify_host_key(struct ssh_conn *c, const struct ssh_opts *o,
 				   struct strbuf *err);
 
-/* ssh-auth.c: authentication */
+/* ssh-auth.c: authentication (called by ssh.c's connect) */
 /* Log in with the keys of ssh-agent. */
 enum go_status ssh_auth_agent(struct ssh_conn *c, int64_t deadline, int timeout_ms,
 			      struct strbuf *err);

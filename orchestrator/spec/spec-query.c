@@ -1,0 +1,67 @@
+/* spec-query.c -- questions asked of a loaded spec (spec.h): a program or a
+ * problem by name, the arch for a GPU, whether an arch satisfies another, a
+ * step kind's name. Used by the validator (spec*.c) and by everything above. */
+#include "spec/spec.h"
+#include "spec/spec-int.h"
+
+#include <string.h>
+#include "core/strbuf.h"
+#include "core/banned.h"
+
+const struct spec_program *spec_find_program(const struct spec *s, const char *name)
+{
+	int i;
+	for (i = 0; i < s->nprograms; i++)
+		if (s->programs[i].name && !strcmp(s->programs[i].name, name))
+			return &s->programs[i];
+	return NULL;
+}
+
+const struct spec_problem *spec_find_problem(const struct spec *s, const char *name)
+{
+	int i;
+	for (i = 0; i < s->nproblems; i++)
+		if (s->problems[i].name && !strcmp(s->problems[i].name, name))
+			return &s->problems[i];
+	return NULL;
+}
+
+const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name)
+{
+	int i;
+	if (!gpu_name)
+		return NULL;
+	for (i = 0; i < s->ntargets; i++)
+		if (str_contains_ci(gpu_name, s->targets[i].gpu))
+			return s->targets[i].arch;
+	return NULL;
+}
+
+int spec_arch_satisfies(const char *have, const char *need)
+{
+	int hn, ha, nn, na;
+	if (!need)
+		return 1;
+	if (!spec_arch_parse(have, &hn, &ha) || !spec_arch_parse(need, &nn, &na))
+		return 0;
+	if (na) /* arch-specific features exist on that arch only */
+		return ha && hn == nn;
+	return hn >= nn;
+}
+
+const char *spec_step_kind_name(enum step_kind k)
+{
+	switch (k) {
+	case STEP_CORRECTNESS:
+		return "correctness";
+	case STEP_BENCHMARK:
+		return "benchmark";
+	case STEP_PROFILE:
+		return "profile";
+	case STEP_SANITIZE:
+		return "sanitize";
+	case STEP_SWEEP:
+		return "sweep";
+	}
+	return "unknown";
+}
