@@ -1,7 +1,6 @@
 /* cmd-hosts.c -- `gpuorch hosts check|list`: is each host reachable, and what does it have. */
 #include "cmd/commands.h"
 #include "core/error.h"
-#include "remote/hostrun.h"
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
 #include "core/parallel.h"
@@ -45,7 +44,7 @@ static void check_one(void *arg)
 	struct ssh_opts o;
 	int64_t t0 = time_mono_ms();
 
-	hostrun_ssh_opts(t->h, t->accept_new, &o);
+	host_ssh_opts(t->h, t->accept_new, &o);
 	t->st = ssh_connect(&o, &c, &t->err);
 	if (t->st == GO_OK) {
 		t->fingerprint = xstrdup(ssh_fingerprint(c));

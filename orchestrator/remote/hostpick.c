@@ -4,7 +4,6 @@
  * capability, else the GPU whose compute capability is numerically
  * nearest, else any usable host. It is only named, never used. */
 #include "remote/hostpick.h"
-#include "remote/hostrun.h"
 #include "core/parallel.h"
 #include "remote/probe.h"
 #include "transport/ssh.h"
@@ -29,7 +28,7 @@ static void probe_one(void *arg)
 	struct probe_task *t = arg;
 	struct ssh_conn *c = NULL;
 	struct ssh_opts o;
-	hostrun_ssh_opts(t->h, t->accept_new, &o);
+	host_ssh_opts(t->h, t->accept_new, &o);
 	t->st = ssh_connect(&o, &c, &t->err);
 	if (t->st == GO_OK) {
 		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir, t->h->gpu_index, &t->info,

@@ -1,5 +1,7 @@
 /* hostrun-int.h -- what hostrun*.c share: the record and remote helpers, the phases.
  *
+ * Calls go one way: hostrun.c -> hostrun-setup.c, -build.c, -steps.c -> hostrun-base.c.
+ *
  * Internal to orchestrator/remote/hostrun*.c; hostrun.h stays the public contract. */
 #ifndef GPUORCH_HOSTRUN_INT_H
 #define GPUORCH_HOSTRUN_INT_H
@@ -12,7 +14,7 @@
 
 #define OUTPUT_CAP (16u << 20)
 
-/* hostrun.c: helpers the phases share */
+/* hostrun-base.c: what the phases stand on */
 /* Seconds since t0 (a time_mono_ms() value). */
 double hr_secs_since(int64_t t0);
 /* Save the run record; a failure becomes a warning in the host's output. */

@@ -17,7 +17,7 @@ enum go_status hr_connect(struct hostrun *hr)
 	enum go_status st;
 
 	live_set(hr->ctx->live, hr->index, "connect", hr->h->address);
-	hostrun_ssh_opts(hr->h, hr->ctx->accept_new_hostkey, &o);
+	host_ssh_opts(hr->h, hr->ctx->accept_new_hostkey, &o);
 	st = ssh_connect(&o, &hr->conn, &err);
 	if (st != GO_OK) {
 		hr_fail_host(hr, "connect", t0, err.buf);
@@ -59,7 +59,7 @@ enum go_status hr_probe(struct hostrun *hr)
 		return st;
 	}
 	hr->have_info = 1;
-	hr->workdir = hostrun_workdir(hr->h, hr->info.home);
+	hr->workdir = host_workdir(hr->h, hr->info.home);
 
 	/* Which archs to build for, and which one the steps run on. */
 	if (hr->info.has_gpu) {

@@ -58,9 +58,4 @@ void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct ru
 void hostrun_main(void *arg);     /* par_task_fn */
 void hostrun_release(struct hostrun *hr);
 
-/* The ssh options for a host (used by `hosts check` too). */
-void hostrun_ssh_opts(const struct host *h, int accept_new_hostkey, struct ssh_opts *o);
-/* Remote work directory made absolute against the remote $HOME. */
-char *hostrun_workdir(const struct host *h, const char *home);
-
 #endif

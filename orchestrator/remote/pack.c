@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "core/fsutil.h"
+#include "core/proc.h"
 #include "store/gitinfo.h"
 #include "core/jsonutil.h"
 #include "core/banned.h"

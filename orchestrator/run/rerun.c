@@ -5,6 +5,7 @@
  * prune`) whatever the run's outcome. Only the repository's worktree list
  * changes while it exists; the user's work tree is never touched. */
 #include "run/rerun.h"
+#include "core/proc.h"
 #include "store/gitinfo.h"
 #include "core/jsonutil.h"
 #include "run/runner.h"

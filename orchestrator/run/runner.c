@@ -179,7 +179,7 @@ static void print_dry_run(const struct spec *s, const struct hosts *hs, const st
 		char **archs = arch_list;
 		int narchs = 0;
 		const char *run_arch = h->arch;
-		char *workdir = hostrun_workdir(h, "~");
+		char *workdir = host_workdir(h, "~");
 
 		if (!run_arch && h->gpu)
 			run_arch = spec_arch_for_gpu(s, h->gpu);

@@ -21,13 +21,4 @@ enum go_status git_show_file(const char *root, const char *rev, const char *path
 			     struct strbuf *out, struct strbuf *err);
 void git_info_release(struct git_info *gi);
 
-/* Run argv (no shell) in dir, capture stdout (capped) and the exit code.
- * The one place gpuorch starts a local program. dir NULL: the current one;
- * out/errout may be NULL (discarded). Each stream is capped at its ->max,
- * or 64 MiB, with ->truncated set. GO_ERR_NOT_FOUND: no such program;
- * GO_ERR_TIMEOUT: still running after 10 minutes (killed). With exit_code
- * NULL a non-zero exit is an error quoting stderr's first line. */
-enum go_status proc_run(const char *dir, const char *const *argv, struct strbuf *out,
-			struct strbuf *errout, int *exit_code, struct strbuf *err);
-
 #endif

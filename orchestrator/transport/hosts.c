@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/fsutil.h"
-#include "store/gitinfo.h"
+#include "core/proc.h"
 #include "core/jsonutil.h"
 #include "core/banned.h"
 
@@ -556,4 +556,31 @@ enum go_status hosts_select(struct hosts *h, char **names, int nnames, struct st
 	h->v = sel;
 	h->n = nnames;
 	return GO_OK;
+}
+
+/* ---------------------------------------------------------------- reaching a host */
+
+void host_ssh_opts(const struct host *h, int accept_new_hostkey, struct ssh_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->label = h->name;
+	o->address = h->address;
+	o->port = h->port;
+	o->user = h->user;
+	o->identity = h->use_agent ? NULL : h->identity;
+	o->use_agent = h->use_agent;
+	o->known_hosts = h->known_hosts;
+	o->accept_new_hostkey = accept_new_hostkey;
+	o->connect_timeout_ms = h->connect_timeout_s * 1000;
+	o->keepalive_s = 15;
+}
+
+char *host_workdir(const struct host *h, const char *home)
+{
+	const char *w = h->workdir ? h->workdir : ".gpuorch";
+	if (w[0] == '/')
+		return xstrdup(w);
+	if (!strncmp(w, "~/", 2))
+		w += 2;
+	return xstrfmt("%s/%s", home && *home ? home : ".", w);
 }

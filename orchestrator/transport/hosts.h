@@ -8,6 +8,7 @@
 #define GPUORCH_HOSTS_H
 
 #include "core/error.h"
+#include "transport/ssh.h"
 
 struct host {
 	char *name;           /* label in reports; unique in the file */
@@ -36,5 +37,10 @@ enum go_status hosts_load(const char *path, struct hosts **out, struct strbuf *e
 void hosts_free(struct hosts *h);
 /* Keep only the named hosts (--host NAME ...); error names an unknown one. */
 enum go_status hosts_select(struct hosts *h, char **names, int nnames, struct strbuf *err);
+
+/* The SSH options that reach host h. */
+void host_ssh_opts(const struct host *h, int accept_new_hostkey, struct ssh_opts *o);
+/* Host h's remote work directory made absolute against the remote $HOME. */
+char *host_workdir(const struct host *h, const char *home);
 
 #endif

@@ -1,4 +1,5 @@
-/* test_gitinfo.c -- unit tests of gitinfo.c: proc_run and git provenance on scratch repos. */
+/* test_gitinfo.c -- unit tests of proc_run (core/proc.c) and git provenance (store/gitinfo.c) on scratch repos. */
+#include "core/proc.h"
 #include "store/gitinfo.h"
 #include "core/fsutil.h"
 #include "core/hash.h"

@@ -1,7 +1,7 @@
 /* test_pack.c -- unit tests of pack.c: deterministic archives from a work tree and a commit. */
 #include "remote/pack.h"
 #include "core/fsutil.h"
-#include "store/gitinfo.h"
+#include "core/proc.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,0 +1,248 @@
+/* hostrun-base.c -- what a host's phases stand on: its entries in the run
+ * record (phases, status, saves), its logs, and remote commands and detached
+ * steps that survive a dropped link by reconnecting (see hostrun.c). */
+#include "remote/hostrun-int.h"
+#include "core/jsonutil.h"
+#include "remote/remote.h"
+#include "core/timeutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/banned.h"
+
+#define EXEC_TIMEOUT_MS 60000
+#define POLL_WAIT_MS 5000
+
+double hr_secs_since(int64_t t0)
+{
+	return (double)(time_mono_ms() - t0) / 1000.0;
+}
+
+void hr_save(struct hostrun *hr)
+{
+	struct strbuf err = STRBUF_INIT;
+	if (record_save(hr->ctx->rec, &err) != GO_OK)
+		strbuf_addf(&hr->out, "  warning: cannot save the run record: %s\n", err.buf);
+	strbuf_release(&err);
+}
+
+void hr_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
+	      const char *detail)
+{
+	cJSON *ph;
+	record_lock(hr->ctx->rec);
+	ph = cJSON_CreateObject();
+	json_add_str(ph, "name", name);
+	json_add_str(ph, "status", status);
+	json_add_num(ph, "duration_s", hr_secs_since(t0));
+	json_add_str(ph, "detail", detail);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
+	record_unlock(hr->ctx->rec);
+	hr_save(hr);
+}
+
+void hr_host_status(struct hostrun *hr, const char *status, const char *error)
+{
+	record_lock(hr->ctx->rec);
+	cJSON_ReplaceItemInObject(hr->hj, "status", cJSON_CreateString(status));
+	cJSON_ReplaceItemInObject(hr->hj, "error",
+				  error ? cJSON_CreateString(error) : cJSON_CreateNull());
+	record_unlock(hr->ctx->rec);
+	hr_save(hr);
+}
+
+void hr_fail_host(struct hostrun *hr, const char *phase_name, int64_t t0, const char *msg)
+{
+	hr->failed = 1;
+	hr_phase(hr, phase_name, "INFRA_ERROR", t0, msg);
+	strbuf_addf(&hr->out, "  %s failed: %s\n", phase_name, msg);
+	hr_host_status(hr, hr->have_info ? "failed" : "unreachable", msg);
+}
+
+int hr_interrupted(struct hostrun *hr)
+{
+	if (*hr->ctx->interrupted)
+		hr->interrupted = 1;
+	return hr->interrupted;
+}
+
+/* Run a short remote command; output in out (may be NULL). */
+enum go_status hr_rexec(struct hostrun *hr, const char *cmd, struct strbuf *out,
+			struct strbuf *err)
+{
+	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+	struct ssh_exec_result res;
+	enum go_status st;
+	o.max = e.max = 1 << 20;
+	st = ssh_exec(hr->conn, cmd, NULL, 0, &o, &e, &res, EXEC_TIMEOUT_MS, err);
+	if (st == GO_OK && (res.signal[0] || res.exit_code != 0)) {
+		strbuf_trim(&e);
+		st = go_fail(err, GO_ERR_REMOTE, "%s: remote command failed (%s%s%d): %s",
+			     hr->h->name, res.signal[0] ? "signal " : "exit ",
+			     res.signal[0] ? res.signal : "",
+			     res.signal[0] ? 0 : res.exit_code, e.len ? e.buf : "(no message)");
+	}
+	if (out)
+		strbuf_add(out, o.buf, o.len);
+	strbuf_release(&o);
+	strbuf_release(&e);
+	return st;
+}
+
+/* Re-establish a lost connection, for up to reconnect_timeout_s. */
+static enum go_status reconnect(struct hostrun *hr, struct strbuf *err)
+{
+	struct ssh_opts o;
+	int64_t deadline = time_mono_ms() + (int64_t)hr->ctx->reconnect_timeout_s * 1000;
+	int64_t backoff = 500;
+	enum go_status st = GO_ERR_CONNECT;
+
+	ssh_disconnect(hr->conn);
+	hr->conn = NULL;
+	host_ssh_opts(hr->h, 0, &o);
+	strbuf_addf(&hr->out, "  connection lost; reconnecting (up to %d s)\n",
+		    hr->ctx->reconnect_timeout_s);
+	live_set(hr->ctx->live, hr->index, "reconnect", err->buf);
+	while (!hr_interrupted(hr)) {
+		struct strbuf e = STRBUF_INIT;
+		st = ssh_connect(&o, &hr->conn, &e);
+		if (st == GO_OK) {
+			strbuf_release(&e);
+			strbuf_addstr(&hr->out, "  reconnected\n");
+			return GO_OK;
+		}
+		strbuf_reset(err);
+		strbuf_add(err, e.buf, e.len);
+		strbuf_release(&e);
+		if (st == GO_ERR_HOSTKEY || st == GO_ERR_AUTH)
+			break;
+		if (time_mono_ms() + backoff > deadline)
+			break;
+		time_sleep_ms(backoff);
+		if (backoff < 4000)
+			backoff *= 2;
+	}
+	{
+		char *why = xstrdup(err->buf);
+		go_fail(err, st == GO_OK ? GO_ERR_CONNECT : st,
+			"lost the connection to '%s' and could not reconnect within %d s: %s",
+			hr->h->name, hr->ctx->reconnect_timeout_s, why);
+		free(why);
+	}
+	return st == GO_OK ? GO_ERR_CONNECT : st;
+}
+
+/* Wait for a detached step (or build) to end, reconnecting as needed. The
+ * controller's own deadline is the step's timeout plus the GPU lock wait plus
+ * a grace period: past it the step's session is killed. */
+enum go_status hr_wait_step(struct hostrun *hr, const char *dir, int timeout_s,
+			    int lock_wait_s, struct remote_status *rs, struct strbuf *err)
+{
+	int64_t deadline = time_mono_ms() + ((int64_t)timeout_s + lock_wait_s + 30) * 1000;
+	int failures = 0;
+	memset(rs, 0, sizeof(*rs));
+	for (;;) {
+		enum go_status st;
+		if (hr_interrupted(hr)) {
+			if (hr->conn)
+				remote_step_kill(hr->conn, dir, err);
+			return go_fail(err, GO_ERR_INTERNAL, "interrupted");
+		}
+		if (!hr->conn) {
+			st = reconnect(hr, err);
+			if (st != GO_OK)
+				return st;
+		}
+		if (time_mono_ms() > deadline) {
+			remote_step_kill(hr->conn, dir, err);
+			rs->end = REMOTE_TIMED_OUT;
+			return GO_OK;
+		}
+		st = remote_step_poll(hr->conn, dir, POLL_WAIT_MS, rs, err);
+		if (st == GO_OK) {
+			failures = 0;
+			if (rs->end != REMOTE_RUNNING)
+				return GO_OK;
+			continue;
+		}
+		/* A link cut in the middle of a poll can look like any error (an
+		 * empty answer, a timeout): reconnect and poll again, but an error
+		 * that survives three fresh connections is the step's own. */
+		if (++failures > 3)
+			return st;
+		st = reconnect(hr, err);
+		if (st != GO_OK)
+			return st;
+	}
+}
+
+/* Start a detached step, surviving a link that drops meanwhile: the start
+ * script is idempotent (a step whose pgid exists is reported as started),
+ * so after a reconnect it is simply asked again. */
+enum go_status hr_start_step(struct hostrun *hr, const struct remote_step *rstep,
+			     struct strbuf *err)
+{
+	enum go_status st = GO_ERR_SSH;
+	int tries;
+	for (tries = 0; tries < 3 && !hr_interrupted(hr); tries++) {
+		if (!hr->conn || tries > 0) {
+			st = reconnect(hr, err);
+			if (st != GO_OK)
+				return st;
+		}
+		st = remote_step_start(hr->conn, rstep, err);
+		if (st != GO_ERR_SSH && st != GO_ERR_TIMEOUT && st != GO_ERR_CONNECT)
+			return st;
+	}
+	return st;
+}
+
+/* Map how a remote process ended to a record status and a reason. */
+const char *hr_end_status(const struct remote_status *rs, int lock_wait_s,
+			  struct strbuf *reason)
+{
+	switch (rs->end) {
+	case REMOTE_EXITED:
+		if (rs->exit_code == 0)
+			return "PASS";
+		strbuf_addf(reason, "exit code %d", rs->exit_code);
+		return "FAIL";
+	case REMOTE_SIGNALED:
+		strbuf_addf(reason, "killed by signal %d", rs->signal);
+		return "KILLED";
+	case REMOTE_TIMED_OUT:
+		strbuf_addstr(reason, "killed at its timeout, with its whole process group");
+		return "TIMEOUT";
+	case REMOTE_LOCK_TIMEOUT:
+		strbuf_addf(reason, "the GPU stayed busy with another timed job for %d s",
+			    lock_wait_s);
+		return "INFRA_ERROR";
+	case REMOTE_VANISHED:
+		strbuf_addstr(reason, "the step's processes vanished without an exit status "
+				      "(host rebooted or processes killed from outside)");
+		return "INFRA_ERROR";
+	case REMOTE_RUNNING:
+		break;
+	}
+	strbuf_addstr(reason, "still running");
+	return "INFRA_ERROR";
+}
+
+void hr_add_log(struct hostrun *hr, const char *rel, const struct strbuf *data)
+{
+	struct strbuf err = STRBUF_INIT;
+	if (record_write_file(hr->ctx->rec, rel, data->buf, data->len, &err) != GO_OK)
+		strbuf_addf(&hr->out, "  warning: %s\n", err.buf);
+	strbuf_release(&err);
+}
+
+char *hr_log_rel(struct hostrun *hr, const char *name, const char *ext)
+{
+	char *hs = plan_slug(hr->h->name, 60), *ns = plan_slug(name, 140);
+	char *rel = xstrfmt("logs/%s/%s.%s", hs, ns, ext);
+	free(hs);
+	free(ns);
+	return rel;
+}
+
