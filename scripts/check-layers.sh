@@ -11,7 +11,7 @@
 #
 # SRC is orchestrator (default), OBJDIR build/obj (default; run `make` first).
 # Prints one line per problem and exits 1; prints one "layers: ok" line and
-# exits 0 when there is none. Needs nm and tsort (binutils, coreutils).
+# exits 0 when there is none. Needs nm (binutils) and awk.
 set -u
 
 SRC=${1:-orchestrator}
@@ -37,7 +37,6 @@ die() {
 
 [ -d "$SRC" ] || die "no source folder $SRC (run from the repository root)"
 command -v nm >/dev/null 2>&1 || die "nm not found (install binutils)"
-command -v tsort >/dev/null 2>&1 || die "tsort not found (install coreutils)"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/check-layers.XXXXXX") || die "cannot make a temporary folder"
 trap 'rm -rf "$TMP"' EXIT
@@ -73,13 +72,41 @@ for f in "$SRC"/*/*.c "$SRC"/*/*.h; do
 		while read -r inc; do echo "${f#"$SRC"/} $inc"; done
 done >"$TMP/includes"
 
+# loops FILE: the loops (strongly connected sets of two or more) of the
+# graph whose edges are the lines "FROM TO" of FILE, one per line, members
+# sorted; prints nothing when there is none (Tarjan's algorithm).
+loops() {
+	awk '
+	function visit(v,    i, w, m, line) {
+		idx[v] = lowl[v] = ++counter; stack[++sp] = v; on[v] = 1
+		for (i = 1; i <= nout[v]; i++) {
+			w = out[v, i]
+			if (!(w in idx)) { visit(w); if (lowl[w] < lowl[v]) lowl[v] = lowl[w] }
+			else if (on[w] && idx[w] < lowl[v]) lowl[v] = idx[w]
+		}
+		if (lowl[v] == idx[v]) {
+			m = 0; line = ""
+			do { w = stack[sp--]; on[w] = 0; mem[++m] = w } while (w != v)
+			if (m > 1) { isort(mem, m); for (i = 1; i <= m; i++) line = line (i > 1 ? ", " : "") mem[i]; print line }
+		}
+	}
+	function isort(a, n,    i, j, t) {
+		for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+	}
+	$1 != $2 { out[$1, ++nout[$1]] = $2; node[$1] = 1; node[$2] = 1 }
+	END { for (v in node) if (!(v in idx)) visit(v) }' "$1" | sort
+}
+
 status=0
 
 # 1. loops of calls between files
 awk '{ print $1, $2 }' "$TMP/calls" | sort -u >"$TMP/call-edges"
-if ! tsort "$TMP/call-edges" >/dev/null 2>"$TMP/loop"; then
-	echo "a loop of calls between files:"
-	sed -n 's/^tsort: //p' "$TMP/loop" | grep -v 'input contains a loop' | sed 's/^/  /'
+loops "$TMP/call-edges" >"$TMP/loop"
+if [ -s "$TMP/loop" ]; then
+	echo "a loop of calls between files (each line: files that reach each other through calls):"
+	awk -v src="$SRC" '{ n = split($0, m, ", "); line = ""
+		for (i = 1; i <= n; i++) line = line (i > 1 ? ", " : "") src "/" m[i] ".c"
+		print "  " line }' "$TMP/loop"
 	# the pairs that call each other straight, with the names each takes
 	awk -v src="$SRC" '{ k = $1 " " $2; names[k] = names[k] " " $3 }
 		END { for (k in names) { split(k, p, " "); r = p[2] " " p[1]
@@ -91,13 +118,24 @@ fi
 
 # 2. loops of includes between headers
 awk '$1 ~ /\.h$/ && $2 ~ /\.h$/' "$TMP/includes" >"$TMP/h-edges"
-if ! tsort "$TMP/h-edges" >/dev/null 2>"$TMP/hloop"; then
+loops "$TMP/h-edges" >"$TMP/hloop"
+if [ -s "$TMP/hloop" ]; then
 	echo "a loop of #includes between headers:"
-	sed -n 's/^tsort: //p' "$TMP/hloop" | grep -v 'input contains a loop' | sed 's/^/  /'
+	awk -v src="$SRC" '{ n = split($0, m, ", "); line = ""
+		for (i = 1; i <= n; i++) line = line (i > 1 ? ", " : "") src "/" m[i]
+		print "  " line }' "$TMP/hloop"
 	status=1
 fi
 
-# 3. the layers: calls and includes that cross folders go down
+# 3. the layers: every folder is on one, and calls and includes that cross
+# folders go down
+for d in "$SRC"/*/; do
+	d=${d%/}; d=${d##*/}
+	echo "$LAYERS" | awk -v d="$d" '$1 == d { found = 1 } END { exit !found }' || {
+		echo "$SRC/$d/ is on no layer: add it to LAYERS in scripts/check-layers.sh and to docs/design.md"
+		status=1
+	}
+done
 {
 	echo "$LAYERS" | awk 'NF == 2 { print "L", $1, $2 }'
 	awk '{ print "C", $1, $2, $3 }' "$TMP/calls"
@@ -108,8 +146,7 @@ fi
 	{
 		a = dir($2); b = dir($3)
 		if ($1 == "I" && $3 !~ /\//) { next }   # a system or same-folder header
-		if (!(a in rank)) { if (!(a in told)) print src "/" a "/ is on no layer: add it to LAYERS in scripts/check-layers.sh and to docs/design.md"; told[a] = 1; bad = 1; next }
-		if (!(b in rank)) { if (!(b in told)) print src "/" b "/ is on no layer: add it to LAYERS in scripts/check-layers.sh and to docs/design.md"; told[b] = 1; bad = 1; next }
+		if (!(a in rank) || !(b in rank)) next   # said above
 		if (a == b || rank[a] > rank[b]) next
 		if ($1 == "C")
 			print src "/" $2 ".c calls " $4 "() of " src "/" $3 ".c: " a " (layer " rank[a] ") may not use " b " (layer " rank[b] ")"
