@@ -3,10 +3,7 @@
 #include "core/error.h"
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
-#include "core/parallel.h"
 #include "remote/probe.h"
-#include "transport/ssh.h"
-#include "core/timeutil.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -25,39 +22,6 @@ static const char usage[] =
 	"\n"
 	"exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n";
 
-struct check_task {
-	const struct host *h;
-	int accept_new;
-	enum go_status st;
-	struct strbuf err;
-	char *fingerprint;
-	char *notice;            /* e.g. a newly recorded host key */
-	struct host_info info;
-	int have_info;
-	double seconds;
-};
-
-static void check_one(void *arg)
-{
-	struct check_task *t = arg;
-	struct ssh_conn *c = NULL;
-	struct ssh_opts o;
-	int64_t t0 = time_mono_ms();
-
-	host_ssh_opts(t->h, t->accept_new, &o);
-	t->st = ssh_connect(&o, &c, &t->err);
-	if (t->st == GO_OK) {
-		t->fingerprint = xstrdup(ssh_fingerprint(c));
-		if (ssh_notice(c))
-			t->notice = xstrdup(ssh_notice(c));
-		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir, t->h->gpu_index, &t->info,
-				   &t->err);
-		t->have_info = t->st == GO_OK;
-	}
-	ssh_disconnect(c);
-	t->seconds = (double)(time_mono_ms() - t0) / 1000.0;
-}
-
 static const char *or_dash(const char *s)
 {
 	return s && *s ? s : "-";
@@ -71,7 +35,7 @@ static void print_tool(const char *name, const struct tool_info *ti)
 		printf("    %-18s not found\n", name);
 }
 
-static void print_check(const struct check_task *t)
+static void print_check(const struct host_probe *t)
 {
 	const struct host_info *hi = &t->info;
 	printf("%s  %s@%s:%d  %s  (%.1f s)\n", t->h->name, t->h->user, t->h->address, t->h->port,
@@ -177,21 +141,13 @@ static int hosts_exec(int argc, char **argv)
 		}
 		goto out;
 	} else {
-		struct check_task *t = xcalloc((size_t)hs->n, sizeof(*t));
-		void **args = xcalloc((size_t)hs->n, sizeof(*args));
+		struct host_probe *t = probe_inventory(hs, accept_new);
 		cJSON *arr = cJSON_CreateArray();
-		for (i = 0; i < hs->n; i++) {
-			t[i].h = &hs->v[i];
-			t[i].accept_new = accept_new;
-			strbuf_init(&t[i].err, 0);
-			args[i] = &t[i];
-		}
-		par_run(hs->n, check_one, args, NULL, NULL, 200);
 		for (i = 0; i < hs->n; i++) {
 			if (t[i].st == GO_OK)
 				nok++;
 			if (as_json) {
-				cJSON *o = t[i].have_info ? probe_to_json(&t[i].info)
+				cJSON *o = t[i].st == GO_OK ? probe_to_json(&t[i].info)
 							  : cJSON_CreateObject();
 				json_add_str(o, "name", t[i].h->name);
 				json_add_str(o, "status", t[i].st == GO_OK ? "ok" : "failed");
@@ -201,11 +157,6 @@ static int hosts_exec(int argc, char **argv)
 			} else {
 				print_check(&t[i]);
 			}
-			if (t[i].have_info)
-				probe_release(&t[i].info);
-			free(t[i].fingerprint);
-			free(t[i].notice);
-			strbuf_release(&t[i].err);
 		}
 		if (as_json) {
 			char *text = cJSON_Print(arr);
@@ -214,8 +165,7 @@ static int hosts_exec(int argc, char **argv)
 			free(text);
 		}
 		cJSON_Delete(arr);
-		free(t);
-		free(args);
+		probe_inventory_release(t, hs->n);
 		rc = nok == hs->n ? GO_EXIT_OK : nok == 0 ? GO_EXIT_INFRA : GO_EXIT_FAILED;
 	}
 out:

@@ -4,9 +4,7 @@
  * capability, else the GPU whose compute capability is numerically
  * nearest, else any usable host. It is only named, never used. */
 #include "remote/hostpick.h"
-#include "core/parallel.h"
 #include "remote/probe.h"
-#include "transport/ssh.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,33 +12,9 @@
 #include <strings.h>
 #include "core/banned.h"
 
-struct probe_task {
-	const struct host *h;
-	int accept_new;
-	enum go_status st;
-	struct strbuf err;
-	struct host_info info;
-	int have_info;
-};
-
-static void probe_one(void *arg)
+static const char *gpu_of(const struct host_probe *t)
 {
-	struct probe_task *t = arg;
-	struct ssh_conn *c = NULL;
-	struct ssh_opts o;
-	host_ssh_opts(t->h, t->accept_new, &o);
-	t->st = ssh_connect(&o, &c, &t->err);
-	if (t->st == GO_OK) {
-		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir, t->h->gpu_index, &t->info,
-				   &t->err);
-		t->have_info = t->st == GO_OK;
-	}
-	ssh_disconnect(c);
-}
-
-static const char *gpu_of(const struct probe_task *t)
-{
-	if (!t->have_info)
+	if (t->st != GO_OK)
 		return NULL;
 	if (t->h->gpu)
 		return t->h->gpu;
@@ -55,8 +29,7 @@ static double cc_value(const char *cc)
 enum go_status hostpick_by_gpu(const struct hosts *hs, const char *want_gpu, const char *want_cc,
 			       int accept_new_hostkey, struct hostpick *out, struct strbuf *err)
 {
-	struct probe_task *t;
-	void **args;
+	struct host_probe *t;
 	double want = cc_value(want_cc), best_d = INFINITY;
 	int i;
 
@@ -66,18 +39,10 @@ enum go_status hostpick_by_gpu(const struct hosts *hs, const char *want_gpu, con
 	strbuf_init(&out->table, 0);
 	if (!hs || hs->n < 1)
 		return go_fail(err, GO_ERR_HOSTS, "the hosts inventory lists no host");
-	t = xcalloc((size_t)hs->n, sizeof(*t));
-	args = xcalloc((size_t)hs->n, sizeof(*args));
-	for (i = 0; i < hs->n; i++) {
-		t[i].h = &hs->v[i];
-		t[i].accept_new = accept_new_hostkey;
-		strbuf_init(&t[i].err, 0);
-		args[i] = &t[i];
-	}
-	par_run(hs->n, probe_one, args, NULL, NULL, 200);
+	t = probe_inventory(hs, accept_new_hostkey);
 	for (i = 0; i < hs->n; i++) {
 		const char *gpu = gpu_of(&t[i]);
-		if (!t[i].have_info) {
+		if (t[i].st != GO_OK) {
 			strbuf_addf(&out->table, "  %s: not usable: %s\n", t[i].h->name, t[i].err.buf);
 			continue;
 		}
@@ -94,7 +59,7 @@ enum go_status hostpick_by_gpu(const struct hosts *hs, const char *want_gpu, con
 		for (i = 0; i < hs->n; i++) {
 			const char *gpu = gpu_of(&t[i]);
 			double d;
-			if (!t[i].have_info)
+			if (t[i].st != GO_OK)
 				continue;
 			if (want_gpu && gpu) {
 				d = fabs(cc_value(t[i].info.compute_cap) - want);
@@ -120,13 +85,7 @@ enum go_status hostpick_by_gpu(const struct hosts *hs, const char *want_gpu, con
 				strbuf_addstr(&out->why, "the only kind of host available");
 		}
 	}
-	for (i = 0; i < hs->n; i++) {
-		if (t[i].have_info)
-			probe_release(&t[i].info);
-		strbuf_release(&t[i].err);
-	}
-	free(t);
-	free(args);
+	probe_inventory_release(t, hs->n);
 	return GO_OK;
 }
 

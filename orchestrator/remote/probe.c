@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/jsonutil.h"
+#include "core/parallel.h"
+#include "core/timeutil.h"
 #include "core/banned.h"
 
 #define PROBE_TIMEOUT_MS 90000
@@ -400,4 +402,59 @@ char *probe_cc_to_arch(const char *cc)
 	if (majlen > 3 || strlen(dot + 1) > 2)
 		return NULL;
 	return xstrfmt("sm_%.*s%s", (int)majlen, cc, dot + 1);
+}
+
+/* ---------------------------------------------------------------- an inventory */
+
+static void probe_one(void *arg)
+{
+	struct host_probe *t = arg;
+	struct ssh_conn *c = NULL;
+	struct ssh_opts o;
+	int64_t t0 = time_mono_ms();
+
+	host_ssh_opts(t->h, t->accept_new_hostkey, &o);
+	t->st = ssh_connect(&o, &c, &t->err);
+	if (t->st == GO_OK) {
+		t->fingerprint = xstrdup(ssh_fingerprint(c));
+		if (ssh_notice(c))
+			t->notice = xstrdup(ssh_notice(c));
+		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir,
+				   t->h->gpu_index, &t->info, &t->err);
+	}
+	ssh_disconnect(c);
+	t->seconds = (double)(time_mono_ms() - t0) / 1000.0;
+}
+
+struct host_probe *probe_inventory(const struct hosts *hs, int accept_new_hostkey)
+{
+	struct host_probe *t = xcalloc((size_t)hs->n, sizeof(*t));
+	void **args = xcalloc((size_t)hs->n, sizeof(*args));
+	int i;
+
+	for (i = 0; i < hs->n; i++) {
+		t[i].h = &hs->v[i];
+		t[i].accept_new_hostkey = accept_new_hostkey;
+		strbuf_init(&t[i].err, 0);
+		args[i] = &t[i];
+	}
+	par_run(hs->n, probe_one, args, NULL, NULL, 200);
+	free(args);
+	return t;
+}
+
+void probe_inventory_release(struct host_probe *p, int n)
+{
+	int i;
+
+	if (!p)
+		return;
+	for (i = 0; i < n; i++) {
+		if (p[i].st == GO_OK)
+			probe_release(&p[i].info);
+		free(p[i].fingerprint);
+		free(p[i].notice);
+		strbuf_release(&p[i].err);
+	}
+	free(p);
 }

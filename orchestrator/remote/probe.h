@@ -8,6 +8,7 @@
 #define GPUORCH_PROBE_H
 
 #include <cjson/cJSON.h>
+#include "transport/hosts.h"
 #include "transport/ssh.h"
 
 struct tool_info {
@@ -43,5 +44,22 @@ void probe_release(struct host_info *hi);
 cJSON *probe_to_json(const struct host_info *hi);
 /* "9.0" -> "sm_90"; returns a new string or NULL. */
 char *probe_cc_to_arch(const char *compute_cap);
+
+/* One host of an inventory, connected to and probed (or why not). */
+struct host_probe {
+	const struct host *h;
+	int accept_new_hostkey;
+	enum go_status st;       /* GO_OK: connected and probed; info is valid */
+	struct strbuf err;
+	char *fingerprint;       /* the host key's, once connected; else NULL */
+	char *notice;            /* e.g. a newly recorded host key; NULL when none */
+	struct host_info info;
+	double seconds;          /* connect and probe */
+};
+/* Connect to every host of hs in parallel and probe it: what `hosts check`
+ * shows and what host picking chooses from. Returns hs->n entries, in the
+ * inventory's order; free with probe_inventory_release(). */
+struct host_probe *probe_inventory(const struct hosts *hs, int accept_new_hostkey);
+void probe_inventory_release(struct host_probe *p, int n);
 
 #endif
