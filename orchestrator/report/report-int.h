@@ -21,7 +21,7 @@ struct verdict {
 	struct strbuf why;
 };
 
-struct ctx {
+struct rpt_ctx {
 	const cJSON *run, *exp, *spec, *hosts, *expected, *references, *baselines;
 	struct strbuf *md;
 	struct strbuf scratch;   /* text collected for later in a section */
@@ -70,7 +70,7 @@ int rpt_add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int ma
 void rpt_add_verdict_counts(struct strbuf *md, const int cnt[4], int with_na);
 int rpt_baseline_applies(const cJSON *b, const cJSON *h, const char *problem);
 const cJSON *rpt_correctness_step(const cJSON *h, const char *program, const char *problem);
-void rpt_count_verdicts(const struct ctx *c, const cJSON *h, int cnt[4]);
+void rpt_count_verdicts(const struct rpt_ctx *c, const cJSON *h, int cnt[4]);
 const cJSON *rpt_find_step(const cJSON *h, const char *kind, const char *program,
 			   const char *problem, const char *role);
 void rpt_fmt_metric(struct strbuf *sb, const char *metric, double v);
@@ -78,29 +78,29 @@ void rpt_fmt_target(struct strbuf *sb, const char *metric, double v);
 const char *rpt_gpu_name(const cJSON *h);
 const char *rpt_host_name(const cJSON *h);
 int rpt_is_baseline(const cJSON *step);
-void rpt_judge_all(struct ctx *c);
+void rpt_judge_all(struct rpt_ctx *c);
 int rpt_ref_applies(const cJSON *ref, const cJSON *h);
 const cJSON *rpt_result_of(const cJSON *step);
-void rpt_section_expectations(struct ctx *c);
-void rpt_section_results(struct ctx *c);
+void rpt_section_expectations(struct rpt_ctx *c);
+void rpt_section_results(struct rpt_ctx *c);
 
 /* report-summary.c: title, at a glance, configuration */
 void rpt_add_counts(struct strbuf *md, const struct counts *k, int bold);
 void rpt_count_status(struct counts *k, const char *st);
-void rpt_section_config(struct ctx *c);
-void rpt_section_glance(struct ctx *c);
-void rpt_section_title(struct ctx *c);
-void rpt_section_unfinished(struct ctx *c);
+void rpt_section_config(struct rpt_ctx *c);
+void rpt_section_glance(struct rpt_ctx *c);
+void rpt_section_title(struct rpt_ctx *c);
+void rpt_section_unfinished(struct rpt_ctx *c);
 
 /* report-tools.c: gates, sweeps, profiles, sanitizers */
-void rpt_section_gates(struct ctx *c);
-void rpt_section_profiles(struct ctx *c);
-void rpt_section_sanitizers(struct ctx *c);
-void rpt_section_sweeps(struct ctx *c);
+void rpt_section_gates(struct rpt_ctx *c);
+void rpt_section_profiles(struct rpt_ctx *c);
+void rpt_section_sanitizers(struct rpt_ctx *c);
+void rpt_section_sweeps(struct rpt_ctx *c);
 
 /* report-steps.c: ptxas resources, steps, provenance */
-void rpt_section_provenance(struct ctx *c);
-void rpt_section_ptxas(struct ctx *c);
-void rpt_section_steps(struct ctx *c);
+void rpt_section_provenance(struct rpt_ctx *c);
+void rpt_section_ptxas(struct rpt_ctx *c);
+void rpt_section_steps(struct rpt_ctx *c);
 
 #endif

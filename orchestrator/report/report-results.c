@@ -50,7 +50,7 @@ int rpt_is_baseline(const cJSON *step)
 }
 
 /* Distinct problem names: the spec's, then any others the host ran. */
-static int problem_list(const struct ctx *c, const cJSON *h, const char **out, int max)
+static int problem_list(const struct rpt_ctx *c, const cJSON *h, const char **out, int max)
 {
 	const cJSON *p, *s;
 	int n = 0, i;
@@ -75,7 +75,7 @@ static int problem_list(const struct ctx *c, const cJSON *h, const char **out, i
 	return n;
 }
 
-static const cJSON *spec_problem(const struct ctx *c, const char *name)
+static const cJSON *spec_problem(const struct rpt_ctx *c, const char *name)
 {
 	const cJSON *p;
 	FOR_EACH_OBJ(p, rpt_arr(c->spec, "problems"))
@@ -162,7 +162,7 @@ static int compare(const char *op, double a, double b, int *ok)
 	return 1;
 }
 
-static struct verdict *new_verdict(struct ctx *c, const cJSON *e, const cJSON *h,
+static struct verdict *new_verdict(struct rpt_ctx *c, const cJSON *e, const cJSON *h,
 				   const char *problem)
 {
 	struct verdict *v;
@@ -181,7 +181,7 @@ static struct verdict *new_verdict(struct ctx *c, const cJSON *e, const cJSON *h
 }
 
 /* One expectation on one host and problem. */
-static void judge(struct ctx *c, const cJSON *e, const cJSON *h, const char *problem)
+static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char *problem)
 {
 	struct verdict *v = new_verdict(c, e, h, problem);
 	const char *program = rpt_str(e, "program");
@@ -247,7 +247,7 @@ static void judge(struct ctx *c, const cJSON *e, const cJSON *h, const char *pro
 		strbuf_addf(&v->why, "step %s", rpt_str(s, "status"));
 }
 
-void rpt_judge_all(struct ctx *c)
+void rpt_judge_all(struct rpt_ctx *c)
 {
 	const cJSON *e, *h;
 	FOR_EACH_OBJ(e, c->expected) {
@@ -281,7 +281,7 @@ void rpt_judge_all(struct ctx *c)
 	}
 }
 
-void rpt_count_verdicts(const struct ctx *c, const cJSON *h, int cnt[4])
+void rpt_count_verdicts(const struct rpt_ctx *c, const cJSON *h, int cnt[4])
 {
 	int i;
 	memset(cnt, 0, 4 * sizeof(int));
@@ -479,7 +479,7 @@ void rpt_add_correctness_short(struct strbuf *md, const cJSON *s)
 
 /* ==== 4. results ==== */
 
-static void add_bench_row(const struct ctx *c, struct strbuf *md, const cJSON *h,
+static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
 			  const cJSON *s)
 {
 	const cJSON *res = rpt_result_of(s);
@@ -584,7 +584,7 @@ static void add_correctness_row(struct strbuf *md, const cJSON *s)
 	strbuf_addstr(md, " |\n");
 }
 
-static void results_problem(struct ctx *c, const cJSON *h, const char *problem)
+static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *problem)
 {
 	struct strbuf *md = c->md;
 	const cJSON *s, *ref, *b;
@@ -715,7 +715,7 @@ static void results_problem(struct ctx *c, const cJSON *h, const char *problem)
 		strbuf_addstr(md, "\n");
 }
 
-void rpt_section_results(struct ctx *c)
+void rpt_section_results(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *h;
@@ -763,7 +763,7 @@ void rpt_section_results(struct ctx *c)
 
 /* ==== 6. expectations ==== */
 
-void rpt_section_expectations(struct ctx *c)
+void rpt_section_expectations(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	int i;

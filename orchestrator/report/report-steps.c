@@ -54,7 +54,7 @@ static void add_resource_row(struct strbuf *md, const cJSON *b, const cJSON *k,
 }
 
 /* The first build with this key that has a ptxas report. */
-static const cJSON *build_with_resources(const struct ctx *c, const char *key)
+static const cJSON *build_with_resources(const struct rpt_ctx *c, const char *key)
 {
 	const cJSON *h, *b;
 	FOR_EACH_OBJ(h, c->hosts)
@@ -64,7 +64,7 @@ static const cJSON *build_with_resources(const struct ctx *c, const char *key)
 	return NULL;
 }
 
-void rpt_section_ptxas(struct ctx *c)
+void rpt_section_ptxas(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	struct strbuf shown = STRBUF_INIT;   /* build keys already shown, one per line */
@@ -139,7 +139,7 @@ void rpt_section_ptxas(struct ctx *c)
 
 /* ==== 7. steps ==== */
 
-void rpt_section_steps(struct ctx *c)
+void rpt_section_steps(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *h, *x;
@@ -258,7 +258,7 @@ static void add_tool(struct strbuf *md, const cJSON *t)
 	rpt_md_code(md, rpt_str(t, "path"));
 }
 
-void rpt_section_provenance(struct ctx *c)
+void rpt_section_provenance(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *p = rpt_obj(c->run, "provenance"), *git = rpt_obj(p, "git");

@@ -4,7 +4,7 @@
 
 /* ==== 1. title ==== */
 
-static void outcome_text(const struct ctx *c, struct strbuf *md)
+static void outcome_text(const struct rpt_ctx *c, struct strbuf *md)
 {
 	const char *status = rpt_str(c->run, "status");
 	const char *outcome = rpt_str(c->run, "outcome");
@@ -20,7 +20,7 @@ static void outcome_text(const struct ctx *c, struct strbuf *md)
 		strbuf_addstr(md, "⚠️ **outcome unknown**");
 }
 
-void rpt_section_title(struct ctx *c)
+void rpt_section_title(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const char *phase = rpt_str(c->exp, "phase");
@@ -61,7 +61,7 @@ void rpt_section_title(struct ctx *c)
 }
 
 /* Planned (kind, program, problem) steps from the spec that host h has not recorded. */
-static void add_missing_steps(const struct ctx *c, const cJSON *h, struct strbuf *md)
+static void add_missing_steps(const struct rpt_ctx *c, const cJSON *h, struct strbuf *md)
 {
 	const cJSON *st;
 	int planned = 0, missing = 0, shown = 0;
@@ -97,7 +97,7 @@ static void add_missing_steps(const struct ctx *c, const cJSON *h, struct strbuf
 	strbuf_release(&list);
 }
 
-void rpt_section_unfinished(struct ctx *c)
+void rpt_section_unfinished(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const char *status = rpt_str(c->run, "status");
@@ -190,7 +190,7 @@ void rpt_add_counts(struct strbuf *md, const struct counts *k, int bold)
 }
 
 /* The key line for one kernel benchmark: figures, comparisons, correctness. */
-static void add_key_result(const struct ctx *c, struct strbuf *md, const cJSON *h,
+static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
 			   const cJSON *s)
 {
 	const cJSON *res = rpt_result_of(s);
@@ -275,7 +275,7 @@ static void add_key_result(const struct ctx *c, struct strbuf *md, const cJSON *
 	strbuf_addstr(md, "\n");
 }
 
-void rpt_section_glance(struct ctx *c)
+void rpt_section_glance(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *h, *s, *b;
@@ -468,7 +468,7 @@ static void add_string_list(struct strbuf *md, const cJSON *a)
 		strbuf_addstr(md, DASH);
 }
 
-void rpt_section_config(struct ctx *c)
+void rpt_section_config(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *spec = c->spec, *build = rpt_obj(spec, "build");

@@ -26,7 +26,7 @@ static void fmt_measured(struct strbuf *md, double v, const char *unit)
 
 /* The host's stored gates, or (a record written before gates were stored,
  * or cut short) the gates judged now from the record; *owned is set then. */
-static const cJSON *host_gates(const struct ctx *c, const cJSON *h, cJSON **owned)
+static const cJSON *host_gates(const struct rpt_ctx *c, const cJSON *h, cJSON **owned)
 {
 	const cJSON *g = rpt_arr(h, "gates");
 	const cJSON *spec_gates = rpt_arr(c->spec, "gates");
@@ -39,7 +39,7 @@ static const cJSON *host_gates(const struct ctx *c, const cJSON *h, cJSON **owne
 	return *owned;
 }
 
-void rpt_section_gates(struct ctx *c)
+void rpt_section_gates(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *h, *g;
@@ -111,7 +111,7 @@ void rpt_section_gates(struct ctx *c)
 	strbuf_release(&rows);
 }
 
-void rpt_section_sweeps(struct ctx *c)
+void rpt_section_sweeps(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *h, *sw, *v;
@@ -185,7 +185,7 @@ void rpt_section_sweeps(struct ctx *c)
 	}
 }
 
-void rpt_section_profiles(struct ctx *c)
+void rpt_section_profiles(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *h, *s, *m, *k, *x;
@@ -296,7 +296,7 @@ void rpt_section_profiles(struct ctx *c)
 	}
 }
 
-void rpt_section_sanitizers(struct ctx *c)
+void rpt_section_sanitizers(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
 	const cJSON *h, *s, *f;

@@ -38,7 +38,7 @@
 
 /* ==== entry points ==== */
 
-static void ctx_init(struct ctx *c, const cJSON *run, struct strbuf *md)
+static void ctx_init(struct rpt_ctx *c, const cJSON *run, struct strbuf *md)
 {
 	memset(c, 0, sizeof(*c));
 	c->run = cJSON_IsObject(run) ? run : NULL;
@@ -56,7 +56,7 @@ static void ctx_init(struct ctx *c, const cJSON *run, struct strbuf *md)
 	rpt_judge_all(c);
 }
 
-static void ctx_release(struct ctx *c)
+static void ctx_release(struct rpt_ctx *c)
 {
 	int i;
 	for (i = 0; i < c->nv; i++)
@@ -67,7 +67,7 @@ static void ctx_release(struct ctx *c)
 
 void report_render(const cJSON *run, struct strbuf *md)
 {
-	struct ctx c;
+	struct rpt_ctx c;
 	ctx_init(&c, run, md);
 	rpt_section_title(&c);
 	rpt_section_unfinished(&c);
@@ -102,7 +102,7 @@ enum go_status report_write(const cJSON *run, const char *path, struct strbuf *e
 
 void report_headline(const cJSON *run, struct strbuf *sb)
 {
-	struct ctx c;
+	struct rpt_ctx c;
 	struct strbuf md = STRBUF_INIT;
 	const cJSON *h, *s;
 	int nh = 0, cnt[4];

@@ -14,7 +14,7 @@
 
 /* ---------------------------------------------------------------- messages */
 
-enum go_status spec_bad(struct ctx *c, const char *fmt, ...)
+enum go_status spec_bad(struct spec_ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -23,7 +23,7 @@ enum go_status spec_bad(struct ctx *c, const char *fmt, ...)
 	return GO_ERR_SPEC;
 }
 
-size_t spec_push_key(struct ctx *c, const char *key)
+size_t spec_push_key(struct spec_ctx *c, const char *key)
 {
 	size_t mark = c->path.len;
 	if (mark)
@@ -32,14 +32,14 @@ size_t spec_push_key(struct ctx *c, const char *key)
 	return mark;
 }
 
-size_t spec_push_index(struct ctx *c, int i)
+size_t spec_push_index(struct spec_ctx *c, int i)
 {
 	size_t mark = c->path.len;
 	strbuf_addf(&c->path, "[%d]", i);
 	return mark;
 }
 
-void spec_pop(struct ctx *c, size_t mark)
+void spec_pop(struct spec_ctx *c, size_t mark)
 {
 	strbuf_setlen(&c->path, mark);
 }
@@ -66,7 +66,7 @@ int spec_has_ctrl(const char *s, int allow_newlines)
 }
 
 /* Unknown and duplicate keys of obj. */
-enum go_status spec_check_keys(struct ctx *c, const cJSON *obj, const char *const *allowed)
+enum go_status spec_check_keys(struct spec_ctx *c, const cJSON *obj, const char *const *allowed)
 {
 	const cJSON *it, *prev;
 	for (it = obj->child; it; it = it->next) {
@@ -95,7 +95,7 @@ enum go_status spec_check_keys(struct ctx *c, const cJSON *obj, const char *cons
 	return GO_OK;
 }
 
-enum go_status spec_need_type(struct ctx *c, const cJSON *v, int ok, const char *want)
+enum go_status spec_need_type(struct spec_ctx *c, const cJSON *v, int ok, const char *want)
 {
 	if (!ok)
 		return spec_bad(c, "expected %s, found %s", want, json_type_name(v));
@@ -103,7 +103,7 @@ enum go_status spec_need_type(struct ctx *c, const cJSON *v, int ok, const char 
 }
 
 /* A string member; *out stays NULL when absent and not required. */
-enum go_status spec_get_string(struct ctx *c, const cJSON *obj, const char *key,
+enum go_status spec_get_string(struct spec_ctx *c, const cJSON *obj, const char *key,
 			       int required, int allow_empty, char **out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -131,7 +131,7 @@ static int is_integral(double v)
 }
 
 /* An integer member in [lo, hi]; *out keeps its default when absent. */
-enum go_status spec_get_int(struct ctx *c, const cJSON *obj, const char *key, int lo,
+enum go_status spec_get_int(struct spec_ctx *c, const cJSON *obj, const char *key, int lo,
 			    int hi, int required, int *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -155,7 +155,7 @@ enum go_status spec_get_int(struct ctx *c, const cJSON *obj, const char *key, in
 	return GO_OK;
 }
 
-enum go_status spec_get_positive(struct ctx *c, const cJSON *v)
+enum go_status spec_get_positive(struct spec_ctx *c, const cJSON *v)
 {
 	if (!cJSON_IsNumber(v))
 		return spec_bad(c, "expected a positive number, found %s", json_type_name(v));
@@ -189,7 +189,7 @@ int spec_arch_parse(const char *s, int *num, int *specific)
 	return 1;
 }
 
-enum go_status spec_check_arch(struct ctx *c, const cJSON *v)
+enum go_status spec_check_arch(struct spec_ctx *c, const cJSON *v)
 {
 	int n, a;
 	TRY(spec_need_type(c, v, cJSON_IsString(v), "a string like \"sm_90a\""));
@@ -220,7 +220,7 @@ int spec_is_safe_name(const char *s, const char *extra)
 	return 1;
 }
 
-enum go_status spec_check_rel_path(struct ctx *c, const char *p)
+enum go_status spec_check_rel_path(struct spec_ctx *c, const char *p)
 {
 	const char *s = p;
 	if (!*p)
@@ -289,7 +289,7 @@ static int nvcc_unsafe_char(const char *s, int allow_space)
 	return 0;
 }
 
-enum go_status spec_check_nvcc_arg(struct ctx *c, const char *what, const char *s,
+enum go_status spec_check_nvcc_arg(struct spec_ctx *c, const char *what, const char *s,
 				   int allow_space)
 {
 	int ch = nvcc_unsafe_char(s, allow_space);
@@ -300,7 +300,7 @@ enum go_status spec_check_nvcc_arg(struct ctx *c, const char *what, const char *
 		   what, s, ch, allow_space ? ", spaces" : "");
 }
 
-enum go_status spec_get_str_array(struct ctx *c, const cJSON *v, int allow_empty_array,
+enum go_status spec_get_str_array(struct spec_ctx *c, const cJSON *v, int allow_empty_array,
 				  char ***out)
 {
 	int n, i = 0;
@@ -324,7 +324,7 @@ enum go_status spec_get_str_array(struct ctx *c, const cJSON *v, int allow_empty
 }
 
 /* An object of KEY -> number|string, rendered into kv pairs. */
-enum go_status spec_get_kv(struct ctx *c, const cJSON *v, int c_ident_keys,
+enum go_status spec_get_kv(struct spec_ctx *c, const cJSON *v, int c_ident_keys,
 			   struct spec_kv **out, int *nout)
 {
 	const cJSON *it, *prev;
@@ -360,7 +360,7 @@ enum go_status spec_get_kv(struct ctx *c, const cJSON *v, int c_ident_keys,
 	return GO_OK;
 }
 
-enum go_status spec_check_enum(struct ctx *c, const char *val, const char *const *choices,
+enum go_status spec_check_enum(struct spec_ctx *c, const char *val, const char *const *choices,
 			       const char *what)
 {
 	const char *const *ch;

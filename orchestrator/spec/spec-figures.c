@@ -8,7 +8,7 @@
 #include "core/banned.h"
 
 /* A string member that must name a problem (or program) of the spec. */
-static enum go_status check_ref(struct ctx *c, const cJSON *obj, const char *key,
+static enum go_status check_ref(struct spec_ctx *c, const cJSON *obj, const char *key,
 				int required)
 {
 	char *name = NULL;
@@ -30,7 +30,7 @@ static enum go_status check_ref(struct ctx *c, const cJSON *obj, const char *key
 	return GO_OK;
 }
 
-static enum go_status check_opt_string(struct ctx *c, const cJSON *obj, const char *key,
+static enum go_status check_opt_string(struct spec_ctx *c, const cJSON *obj, const char *key,
 				       int required)
 {
 	char *s = NULL;
@@ -40,7 +40,7 @@ static enum go_status check_opt_string(struct ctx *c, const cJSON *obj, const ch
 }
 
 /* baselines[] and references[]: name, gpu, a figure, provenance. */
-enum go_status spec_parse_figures(struct ctx *c, const cJSON *root, const char *key,
+enum go_status spec_parse_figures(struct spec_ctx *c, const cJSON *root, const char *key,
 				  cJSON **out)
 {
 	static const char *const keys[] = { "name", "gpu", "problem", "latency_us", "tflops",
@@ -81,7 +81,7 @@ enum go_status spec_parse_figures(struct ctx *c, const cJSON *root, const char *
 }
 
 /* 'op' (one of < <= > >= ==) and a finite number 'value': expected[] and gates[]. */
-static enum go_status check_op_value(struct ctx *c, const cJSON *it)
+static enum go_status check_op_value(struct spec_ctx *c, const cJSON *it)
 {
 	static const char *const ops[] = { "<", "<=", ">", ">=", "==", NULL };
 	const cJSON *x;
@@ -105,7 +105,7 @@ static enum go_status check_op_value(struct ctx *c, const cJSON *it)
 	return GO_OK;
 }
 
-enum go_status spec_parse_expected(struct ctx *c, const cJSON *root)
+enum go_status spec_parse_expected(struct spec_ctx *c, const cJSON *root)
 {
 	static const char *const keys[] = { "program", "problem", "gpu", "metric", "op", "value",
 					    "note", NULL };
@@ -147,7 +147,7 @@ enum go_status spec_parse_expected(struct ctx *c, const cJSON *root)
  * metrics, speedup, profile.<ncu metric> of a profile step of the program,
  * sanitizer.<tool>.errors|warnings of a sanitize step running that tool,
  * ptxas.<resource>, or a dotted path into the program's result. */
-static enum go_status check_gate_metric(struct ctx *c, const char *program, const char *m)
+static enum go_status check_gate_metric(struct spec_ctx *c, const char *program, const char *m)
 {
 	static const char *const ptxas[] = { "registers", "spill_store_bytes", "spill_load_bytes",
 					     "smem_bytes", "stack_bytes", "cmem_bytes", "barriers",
@@ -192,7 +192,7 @@ static enum go_status check_gate_metric(struct ctx *c, const char *program, cons
 	return GO_OK;
 }
 
-enum go_status spec_parse_gates(struct ctx *c, const cJSON *root)
+enum go_status spec_parse_gates(struct spec_ctx *c, const cJSON *root)
 {
 	static const char *const keys[] = { "name", "program", "problem", "gpu", "metric", "op",
 					    "value", "note", NULL };

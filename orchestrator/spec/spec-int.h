@@ -12,7 +12,7 @@
 #define TIMEOUT_MAX 86400
 #define DEFAULT_TIMEOUT_S 600
 
-struct ctx {
+struct spec_ctx {
 	const char *label;
 	const char *root;
 	int check_files;
@@ -25,66 +25,66 @@ struct ctx {
 
 /* spec-check.c: messages with the JSON path */
 /* A message "LABEL: 'PATH': what is wrong" into c->err; returns GO_ERR_SPEC. */
-enum go_status spec_bad(struct ctx *c, const char *fmt, ...)
+enum go_status spec_bad(struct spec_ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Append ".key" or "[i]" to the JSON path; return the mark for spec_pop(). */
-size_t spec_push_key(struct ctx *c, const char *key);
-size_t spec_push_index(struct ctx *c, int i);
+size_t spec_push_key(struct spec_ctx *c, const char *key);
+size_t spec_push_index(struct spec_ctx *c, int i);
 /* Cut the JSON path back to a mark. */
-void spec_pop(struct ctx *c, size_t mark);
+void spec_pop(struct spec_ctx *c, size_t mark);
 
 /* spec-check.c: checks of keys, types, strings, numbers, arches, paths */
 /* 1 when s has control characters (newlines and tabs allowed if asked). */
 int spec_has_ctrl(const char *s, int allow_newlines);
 /* Unknown and duplicate keys of obj. */
-enum go_status spec_check_keys(struct ctx *c, const cJSON *obj, const char *const *allowed);
+enum go_status spec_check_keys(struct spec_ctx *c, const cJSON *obj, const char *const *allowed);
 /* "expected WANT, found TYPE" unless ok. */
-enum go_status spec_need_type(struct ctx *c, const cJSON *v, int ok, const char *want);
+enum go_status spec_need_type(struct spec_ctx *c, const cJSON *v, int ok, const char *want);
 /* A string member; *out stays NULL when absent and not required. */
-enum go_status spec_get_string(struct ctx *c, const cJSON *obj, const char *key,
+enum go_status spec_get_string(struct spec_ctx *c, const cJSON *obj, const char *key,
 			       int required, int allow_empty, char **out);
 /* An integer member in [lo, hi]; *out keeps its default when absent. */
-enum go_status spec_get_int(struct ctx *c, const cJSON *obj, const char *key, int lo,
+enum go_status spec_get_int(struct spec_ctx *c, const cJSON *obj, const char *key, int lo,
 			    int hi, int required, int *out);
 /* v must be a finite number > 0. */
-enum go_status spec_get_positive(struct ctx *c, const cJSON *v);
+enum go_status spec_get_positive(struct spec_ctx *c, const cJSON *v);
 /* "sm_NN[a]" into its number and whether it is arch-specific; 0 if not an arch. */
 int spec_arch_parse(const char *s, int *num, int *specific);
 /* v must be a string naming an arch ("sm_90a"). */
-enum go_status spec_check_arch(struct ctx *c, const cJSON *v);
+enum go_status spec_check_arch(struct spec_ctx *c, const cJSON *v);
 /* 1 when s is a C identifier. */
 int spec_is_c_identifier(const char *s);
 /* Names that become parts of file names and step ids: alnum, then alnum or extra. */
 int spec_is_safe_name(const char *s, const char *extra);
 /* p must be a plain path relative to the repository root. */
-enum go_status spec_check_rel_path(struct ctx *c, const char *p);
+enum go_status spec_check_rel_path(struct spec_ctx *c, const char *p);
 /* A number as written: integers without ".0", others in the fewest digits. */
 char *spec_render_num(double v);
 /* 1 when the NULL-terminated v holds s. */
 int spec_strv_has(char *const *v, const char *s);
 /* s may reach nvcc's command line: only characters no shell interprets. */
-enum go_status spec_check_nvcc_arg(struct ctx *c, const char *what, const char *s,
+enum go_status spec_check_nvcc_arg(struct spec_ctx *c, const char *what, const char *s,
 				   int allow_space);
 /* An array of non-empty strings (NULL-terminated copy). */
-enum go_status spec_get_str_array(struct ctx *c, const cJSON *v, int allow_empty_array,
+enum go_status spec_get_str_array(struct spec_ctx *c, const cJSON *v, int allow_empty_array,
 				  char ***out);
 /* An object of KEY -> number|string, rendered into kv pairs. */
-enum go_status spec_get_kv(struct ctx *c, const cJSON *v, int c_ident_keys,
+enum go_status spec_get_kv(struct spec_ctx *c, const cJSON *v, int c_ident_keys,
 			   struct spec_kv **out, int *nout);
 /* val must be one of choices ("unknown WHAT 'val' (did you mean ...?)"). */
-enum go_status spec_check_enum(struct ctx *c, const char *val, const char *const *choices,
+enum go_status spec_check_enum(struct spec_ctx *c, const char *val, const char *const *choices,
 			       const char *what);
 
 /* spec-steps.c: steps[] */
-enum go_status spec_parse_steps(struct ctx *c, const cJSON *root);
+enum go_status spec_parse_steps(struct spec_ctx *c, const cJSON *root);
 
 /* spec-figures.c: baselines[], references[], expected[], gates[] */
 /* baselines[] or references[] (key) copied into *out; [] when absent. */
-enum go_status spec_parse_figures(struct ctx *c, const cJSON *root, const char *key,
+enum go_status spec_parse_figures(struct spec_ctx *c, const cJSON *root, const char *key,
 				  cJSON **out);
 /* expected[] into c->s->expected. */
-enum go_status spec_parse_expected(struct ctx *c, const cJSON *root);
+enum go_status spec_parse_expected(struct spec_ctx *c, const cJSON *root);
 /* gates[] into c->s->gates. */
-enum go_status spec_parse_gates(struct ctx *c, const cJSON *root);
+enum go_status spec_parse_gates(struct spec_ctx *c, const cJSON *root);
 
 #endif

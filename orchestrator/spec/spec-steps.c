@@ -28,7 +28,7 @@ static const char *const sanitizer_tools[] = { "memcheck", "racecheck", "syncche
 #define MAX_METRICS 64
 
 /* A string member that must be one of choices; *out keeps dflt when absent. */
-static enum go_status get_choice(struct ctx *c, const cJSON *obj, const char *key,
+static enum go_status get_choice(struct spec_ctx *c, const cJSON *obj, const char *key,
 				 const char *const *choices, const char *dflt, char **out)
 {
 	size_t mark;
@@ -44,7 +44,7 @@ static enum go_status get_choice(struct ctx *c, const cJSON *obj, const char *ke
 }
 
 /* profile: metrics, kernel, launches, clock and cache control. */
-static enum go_status parse_profile(struct ctx *c, const cJSON *v, struct spec_step *st)
+static enum go_status parse_profile(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
 {
 	static const char *const clocks[] = { "base", "none", NULL };
 	static const char *const caches[] = { "all", "none", NULL };
@@ -97,7 +97,7 @@ static enum go_status parse_profile(struct ctx *c, const cJSON *v, struct spec_s
 	return GO_OK;
 }
 
-static enum go_status parse_sanitize(struct ctx *c, const cJSON *v, struct spec_step *st)
+static enum go_status parse_sanitize(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(v, "tools");
 	int i, j;
@@ -126,7 +126,7 @@ static enum go_status parse_sanitize(struct ctx *c, const cJSON *v, struct spec_
 
 /* sweep: "defines": {"KEY": [v1, v2], ...} -> the cartesian product, the
  * first key varying slowest. */
-static enum go_status parse_sweep(struct ctx *c, const cJSON *v, struct spec_step *st)
+static enum go_status parse_sweep(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
 {
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(v, "defines");
 	const cJSON *k, *prev, *x;
@@ -240,7 +240,7 @@ out:
 	return rc;
 }
 
-static enum go_status parse_step(struct ctx *c, const cJSON *v, struct spec_step *st)
+static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
 {
 	static const char *const keys_run[] = { "kind", "program", "problems", "timeout_s", "role",
 						NULL };
@@ -338,7 +338,7 @@ static enum go_status parse_step(struct ctx *c, const cJSON *v, struct spec_step
 	return GO_OK;
 }
 
-enum go_status spec_parse_steps(struct ctx *c, const cJSON *root)
+enum go_status spec_parse_steps(struct spec_ctx *c, const cJSON *root)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "steps");
 	const cJSON *it;

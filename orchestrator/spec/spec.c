@@ -2,7 +2,7 @@
  *
  * Design: one pass over the parsed cJSON tree that validates and fills
  * struct spec at the same time, stopping at the first problem. A struct
- * ctx carries the label (the file name in messages) and the JSON path of
+ * spec_ctx carries the label (the file name in messages) and the JSON path of
  * the value being looked at, pushed and popped as the walk goes down
  * ("steps[2].program"), so every message reads
  * "FILE: 'steps[2].program': what is wrong". Every object's keys are checked
@@ -39,7 +39,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static enum go_status parse_sources(struct ctx *c, const cJSON *root)
+static enum go_status parse_sources(struct spec_ctx *c, const cJSON *root)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "sources");
 	size_t mark;
@@ -72,7 +72,7 @@ static enum go_status parse_sources(struct ctx *c, const cJSON *root)
 	return GO_OK;
 }
 
-static enum go_status parse_build(struct ctx *c, const cJSON *root)
+static enum go_status parse_build(struct spec_ctx *c, const cJSON *root)
 {
 	static const char *const keys[] = { "flags", "defines", "timeout_s", NULL };
 	const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "build");
@@ -117,7 +117,7 @@ static enum go_status parse_build(struct ctx *c, const cJSON *root)
 	return GO_OK;
 }
 
-static enum go_status parse_targets(struct ctx *c, const cJSON *root)
+static enum go_status parse_targets(struct spec_ctx *c, const cJSON *root)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "targets");
 	const cJSON *it, *prev;
@@ -158,7 +158,7 @@ static int has_compiled_ext(const char *p)
 	return 0;
 }
 
-static enum go_status parse_program(struct ctx *c, const cJSON *v, struct spec_program *p)
+static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct spec_program *p)
 {
 	static const char *const keys[] = { "sources", "script", "libs", "min_arch",
 					    "needs_gpu", NULL };
@@ -235,7 +235,7 @@ static enum go_status parse_program(struct ctx *c, const cJSON *v, struct spec_p
 	return GO_OK;
 }
 
-static enum go_status parse_programs(struct ctx *c, const cJSON *root)
+static enum go_status parse_programs(struct spec_ctx *c, const cJSON *root)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "programs");
 	const cJSON *it, *prev;
@@ -263,7 +263,7 @@ static enum go_status parse_programs(struct ctx *c, const cJSON *root)
 	return GO_OK;
 }
 
-static enum go_status parse_problems(struct ctx *c, const cJSON *root)
+static enum go_status parse_problems(struct spec_ctx *c, const cJSON *root)
 {
 	static const char *const keys[] = { "name", "params", NULL };
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "problems");
@@ -309,7 +309,7 @@ static enum go_status parse_problems(struct ctx *c, const cJSON *root)
 	return GO_OK;
 }
 
-static enum go_status parse_tolerance(struct ctx *c, const cJSON *root)
+static enum go_status parse_tolerance(struct spec_ctx *c, const cJSON *root)
 {
 	static const char *const keys[] = { "max_abs", "max_rel", "rel_l2", NULL };
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
@@ -361,7 +361,7 @@ static char *make_slug(const char *name)
 	return strbuf_detach(&sb, NULL);
 }
 
-static enum go_status parse_root(struct ctx *c, const cJSON *root)
+static enum go_status parse_root(struct spec_ctx *c, const cJSON *root)
 {
 	static const char *const keys[] = { "schema", "name", "phase", "description", "sources",
 					    "build", "targets", "programs", "problems",
@@ -409,7 +409,7 @@ enum go_status spec_parse(const char *label, const char *text, size_t len,
 			  const char *root, int check_files, struct spec **out,
 			  struct strbuf *err)
 {
-	struct ctx c;
+	struct spec_ctx c;
 	struct spec *s;
 	enum go_status st;
 
