@@ -88,4 +88,17 @@ test_expect_success 'python3 is reported with its version when present' '
 	fi
 '
 
+test_expect_success 'a probe killed by a signal says which signal, not "signal 0"' '
+	mkdir -p killcuda/bin &&
+	# nvcc runs under timeout(1), in a process group of its own: kill the
+	# whole SSH session, so the probe script itself dies by SIGKILL
+	printf "#!/bin/sh\nsid=\$(cut -d\" \" -f6 /proc/\$\$/stat)\nkill -KILL -\$sid\n" >killcuda/bin/nvcc &&
+	cat killcuda/bin/nvcc &&
+	chmod +x killcuda/bin/nvcc &&
+	test_must_fail sshd_sshtool a probe "$SSHD_a_WORKDIR" "$TRASH/killcuda" 2>err &&
+	cat err &&
+	test_grep "the host probe did not complete (signal KILL)" err &&
+	! grep "signal KILL\?0" err
+'
+
 test_done

@@ -77,11 +77,12 @@ enum go_status hr_rexec(struct hostrun *hr, const char *cmd, struct strbuf *out,
 	o.max = e.max = 1 << 20;
 	st = ssh_exec(hr->conn, cmd, NULL, 0, &o, &e, &res, EXEC_TIMEOUT_MS, err);
 	if (st == GO_OK && (res.signal[0] || res.exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
 		strbuf_trim(&e);
-		st = go_fail(err, GO_ERR_REMOTE, "%s: remote command failed (%s%s%d): %s",
-			     hr->h->name, res.signal[0] ? "signal " : "exit ",
-			     res.signal[0] ? res.signal : "",
-			     res.signal[0] ? 0 : res.exit_code, e.len ? e.buf : "(no message)");
+		ssh_exec_add_end(&how, &res);
+		st = go_fail(err, GO_ERR_REMOTE, "%s: remote command failed (%s): %s",
+			     hr->h->name, how.buf, e.len ? e.buf : "(no message)");
+		strbuf_release(&how);
 	}
 	if (out)
 		strbuf_add(out, o.buf, o.len);

@@ -291,12 +291,12 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 	st = ssh_exec(c, cmd.buf, NULL, 0, &sout, &serr, &r, PROBE_TIMEOUT_MS, err);
 	if (!st) {
 		if (r.signal[0] || r.exit_code != 0 || parse_output(sout.buf, out)) {
+			struct strbuf how = STRBUF_INIT;
 			strbuf_trim(&serr);
-			st = go_fail(err, GO_ERR_REMOTE,
-				     "the host probe did not complete (%s %d)%s%s",
-				     r.signal[0] ? "signal" : "exit",
-				     r.signal[0] ? 0 : r.exit_code,
-				     serr.len ? ": " : "", serr.buf);
+			ssh_exec_add_end(&how, &r);
+			st = go_fail(err, GO_ERR_REMOTE, "the host probe did not complete (%s)%s%s",
+				     how.buf, serr.len ? ": " : "", serr.buf);
+			strbuf_release(&how);
 			probe_release(out);
 		}
 	}

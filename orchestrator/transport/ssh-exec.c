@@ -170,3 +170,11 @@ out:
 		channel_discard(c, ch, SSH_ABANDON_GRACE_MS);
 	return st;
 }
+
+void ssh_exec_add_end(struct strbuf *sb, const struct ssh_exec_result *r)
+{
+	if (r->signal[0])
+		strbuf_addf(sb, "signal %s", r->signal);
+	else
+		strbuf_addf(sb, "exit %d", r->exit_code);
+}

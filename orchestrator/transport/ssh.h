@@ -29,6 +29,8 @@ struct ssh_exec_result {
 	int exit_code;              /* valid when signal[0] == 0 */
 	char signal[32];            /* "KILL", "TERM", ... when killed by a signal */
 };
+/* How the command ended, for messages: "signal KILL" or "exit 3". */
+void ssh_exec_add_end(struct strbuf *sb, const struct ssh_exec_result *r);
 
 enum go_status ssh_global_init(struct strbuf *err);
 void ssh_global_cleanup(void);
