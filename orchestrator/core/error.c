@@ -22,6 +22,7 @@ static const struct {
 	[GO_ERR_TIMEOUT]   = { "timed out", GO_EXIT_INFRA },
 	[GO_ERR_REMOTE]    = { "remote command failed", GO_EXIT_INFRA },
 	[GO_ERR_NOT_FOUND] = { "not found", GO_EXIT_USAGE },
+	[GO_ERR_INTERRUPTED] = { "interrupted", GO_EXIT_INTERRUPTED },
 	[GO_ERR_INTERNAL]  = { "internal error", GO_EXIT_LOCAL },
 };
 

@@ -24,6 +24,7 @@ enum go_status {
 	GO_ERR_TIMEOUT,      /* a deadline passed */
 	GO_ERR_REMOTE,       /* remote command failed in a way that is not a step result */
 	GO_ERR_NOT_FOUND,    /* no such run, file, host */
+	GO_ERR_INTERRUPTED,  /* SIGINT/SIGTERM arrived: stop, record what there is */
 	GO_ERR_INTERNAL,     /* a bug: should not happen */
 	GO_STATUS_COUNT
 };

@@ -148,7 +148,7 @@ enum go_status hr_wait_step(struct hostrun *hr, const char *dir, int timeout_s,
 		if (hr_interrupted(hr)) {
 			if (hr->conn)
 				remote_step_kill(hr->conn, dir, err);
-			return go_fail(err, GO_ERR_INTERNAL, "interrupted");
+			return go_fail(err, GO_ERR_INTERRUPTED, "interrupted");
 		}
 		if (!hr->conn) {
 			st = reconnect(hr, err);
@@ -186,7 +186,9 @@ enum go_status hr_start_step(struct hostrun *hr, const struct remote_step *rstep
 {
 	enum go_status st = GO_ERR_SSH;
 	int tries;
-	for (tries = 0; tries < 3 && !hr_interrupted(hr); tries++) {
+	for (tries = 0; tries < 3; tries++) {
+		if (hr_interrupted(hr))
+			return go_fail(err, GO_ERR_INTERRUPTED, "interrupted");
 		if (!hr->conn || tries > 0) {
 			st = reconnect(hr, err);
 			if (st != GO_OK)
