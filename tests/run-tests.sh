@@ -10,6 +10,11 @@
 #   3. every tests/t[0-9]*.sh with GPUORCH=build/gpuorch
 #   4. again, with GPUORCH=build/asan/gpuorch, each t*.sh that declares
 #      "# asan: yes" on a line of its own
+#      3 and 4 run together, GPUORCH_TEST_JOBS files at a time (default:
+#      the number of cores), each through tests/lib/run-shell-file.sh (a
+#      timeout of GPUORCH_TEST_TIMEOUT s, default 900, and a FAIL for a file
+#      that ends without its summary line); each file's output is printed
+#      whole, in the order above, whatever order they finish in
 #   5. the unit binaries under valgrind (when valgrind is installed and
 #      GPUORCH_NO_VALGRIND is not 1)
 # With PATTERNs, only tests whose name contains one of them run (the build
@@ -23,9 +28,18 @@ ROOT=$(pwd)
 PATTERNS="$*"
 RESULTS=$(mktemp "${TMPDIR:-/tmp}/gpuorch-results.XXXXXX") || exit 1
 OUTDIR=$(mktemp -d "${TMPDIR:-/tmp}/gpuorch-runner.XXXXXX") || exit 1
-trap 'rm -rf "$RESULTS" "$OUTDIR"' EXIT
+XARGS_PID=
+trap '[ -z "$XARGS_PID" ] || kill "$XARGS_PID" 2>/dev/null; rm -rf "$RESULTS" "$OUTDIR"' EXIT
 trap 'exit 130' INT TERM HUP
 FILE_TIMEOUT=${GPUORCH_TEST_TIMEOUT:-900}
+export GPUORCH_TEST_TIMEOUT=$FILE_TIMEOUT
+TEST_JOBS=${GPUORCH_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+case $TEST_JOBS in
+''|*[!0-9]*|0)
+	echo "run-tests.sh: GPUORCH_TEST_JOBS must be a number of parallel jobs (1 or more), got '$TEST_JOBS'" >&2
+	exit 2
+	;;
+esac
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 export ASAN_OPTIONS UBSAN_OPTIONS
@@ -112,35 +126,58 @@ run_unit() {
 	fi
 }
 
-# run_shell FILE TAG GPUORCH SSHTOOL: a shell test file; its PASS/FAIL/SKIP
-# lines are its tests.
-run_shell() {
-	_f=$1
-	_base=$(basename "$_f")
-	_start=$(now_ms)
-	if [ -x "$_f" ]; then
-		_cmd=$_f
-	else
-		_cmd="sh $_f"
-	fi
-	TEST_TAG=$2 GPUORCH=$3 SSHTOOL=$4 timeout -k 10 "$FILE_TIMEOUT" $_cmd \
-		>"$OUTDIR/shell.log" 2>&1 </dev/null
-	_rc=$?
-	_t=$(secs $(( $(now_ms) - _start )))
-	# show everything, keep the result lines
-	cat "$OUTDIR/shell.log"
-	grep -E '^(PASS|FAIL|SKIP) ' "$OUTDIR/shell.log" >>"$RESULTS"
-	_n=$(grep -cE '^(PASS|FAIL|SKIP) ' "$OUTDIR/shell.log")
-	_nf=$(grep -c '^FAIL ' "$OUTDIR/shell.log")
-	if [ $_rc -ne 0 ] && [ "$_nf" -eq 0 ]; then
-		if [ $_rc -eq 124 ] || [ $_rc -eq 137 ]; then
-			record FAIL "$_base$2" "($_t): killed after ${FILE_TIMEOUT}s (GPUORCH_TEST_TIMEOUT)"
-		else
-			record FAIL "$_base$2" "($_t): exited $_rc without a FAIL line (crashed or bad script)"
+# shq STRING: STRING quoted for sh (single quotes).
+shq() {
+	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+
+# queue_shell FILE TAG GPUORCH SSHTOOL: add a shell test file to the jobs
+# that run_queued starts (job N is the script $OUTDIR/jobs/N).
+NJOBS=0
+mkdir "$OUTDIR/jobs" || exit 1
+queue_shell() {
+	NJOBS=$((NJOBS + 1))
+	echo "$(basename "$1")$2" >"$OUTDIR/jobs/$NJOBS.name"
+	{
+		printf 'tests/lib/run-shell-file.sh %s %s %s %s >%s 2>&1\n' "$(shq "$1")" \
+			"$(shq "$2")" "$(shq "$3")" "$(shq "$4")" "$(shq "$OUTDIR/jobs/$NJOBS.out")"
+		# the rc file appears only once the output is complete
+		printf 'echo $? >%s && mv %s %s\n' "$(shq "$OUTDIR/jobs/$NJOBS.tmp")" \
+			"$(shq "$OUTDIR/jobs/$NJOBS.tmp")" "$(shq "$OUTDIR/jobs/$NJOBS.rc")"
+	} >"$OUTDIR/jobs/$NJOBS"
+}
+
+# run_queued: run the queued shell files, $TEST_JOBS at a time (xargs -P),
+# and print each file's output whole, in the order they were queued, as
+# soon as it and those before it are done. Every PASS/FAIL/SKIP line goes to
+# the results; run-shell-file.sh adds a FAIL for a file that ended badly.
+run_queued() {
+	[ "$NJOBS" -gt 0 ] || return 0
+	seq 1 "$NJOBS" | sed "s|^|$OUTDIR/jobs/|" >"$OUTDIR/jobs/list"
+	xargs -P "$TEST_JOBS" -n 1 sh <"$OUTDIR/jobs/list" >"$OUTDIR/xargs.log" 2>&1 &
+	XARGS_PID=$!
+	_n=1
+	while [ $_n -le "$NJOBS" ]; do
+		_j="$OUTDIR/jobs/$_n"
+		# bounded: each file has its own timeout, and xargs ends when
+		# every job did
+		while [ ! -f "$_j.rc" ]; do
+			if ! kill -0 "$XARGS_PID" 2>/dev/null; then
+				[ -f "$_j.rc" ] && break
+				record FAIL "$(cat "$_j.name")" \
+					"(job $_n): the runner lost it (xargs: $(cat "$OUTDIR/xargs.log"))"
+				break
+			fi
+			sleep 0.2
+		done
+		if [ -f "$_j.rc" ]; then
+			cat "$_j.out"
+			grep -E '^(PASS|FAIL|SKIP) ' "$_j.out" >>"$RESULTS"
 		fi
-	elif [ $_rc -eq 0 ] && [ "$_n" -eq 0 ]; then
-		record FAIL "$_base$2" "($_t): ran no test"
-	fi
+		_n=$((_n + 1))
+	done
+	wait "$XARGS_PID"
+	XARGS_PID=
 }
 
 # ---- build ----------------------------------------------------------------
@@ -181,17 +218,18 @@ fi
 for f in tests/t[0-9]*.sh; do
 	[ -f "$f" ] || continue
 	selected "$(basename "$f")" || continue
-	run_shell "$f" "" "$ROOT/build/gpuorch" "$ROOT/build/tests/sshtool"
+	queue_shell "$f" "" "$ROOT/build/gpuorch" "$ROOT/build/tests/sshtool"
 done
 if [ $ASAN = 1 ]; then
 	for f in tests/t[0-9]*.sh; do
 		[ -f "$f" ] || continue
 		grep -q '^# asan: yes$' "$f" || continue
 		selected "$(basename "$f")" || continue
-		run_shell "$f" " [asan]" \
+		queue_shell "$f" " [asan]" \
 			"$ROOT/build/asan/gpuorch" "$ROOT/build/asan/tests/sshtool"
 	done
 fi
+run_queued
 
 # ---- valgrind -------------------------------------------------------------
 

@@ -139,4 +139,18 @@ test_expect_success 'closing a plain exec channel does not kill the remote comma
 	wait_for 10 "test -e still-ran"
 '
 
+# b is first tried on the port of a; its sshd, slowed down by a second, is
+# still starting when that port answers (with the banner of a): only the host
+# key tells the two apart.
+test_expect_success 'sshd_start skips a port held by another sshd (files run in parallel)' '
+	printf "#!/bin/sh\nsleep 1\nexec %s \"\$@\"\n" "$SSHD_BIN" >slow-sshd &&
+	chmod +x slow-sshd &&
+	SSHD_TRY_PORTS="$SSHD_a_PORT" SSHD_BIN="$TRASH/slow-sshd" sshd_start b &&
+	echo "a on $SSHD_a_PORT, b on $SSHD_b_PORT" &&
+	test "$SSHD_b_PORT" != "$SSHD_a_PORT" &&
+	sshd_ssh b "echo b-answers" >b.out &&
+	echo b-answers >expect && test_cmp expect b.out &&
+	sshd_stop b
+'
+
 test_done

@@ -21,6 +21,10 @@
 #   sshd_ssh NAME CMD...   run CMD on it with the OpenSSH client (for checks)
 #   sshd_sshtool NAME ARGS...  run build/tests/sshtool against it
 #
+# Ports are picked at random and checked by host key, so files running in
+# parallel cannot end up talking to each other's servers; SSHD_TRY_PORTS
+# (space-separated) are tried first.
+#
 # The session's PATH is set to /usr/bin:/bin (SetEnv) so tests see what a
 # non-login SSH PATH on a GPU host looks like: /usr/local/cuda/bin is not on
 # it. All servers are stopped at exit.
@@ -71,10 +75,14 @@ sshd_alive_() {
 	return 0
 }
 
-sshd_port_accepts_() {
-	# bash's /dev/tcp is not in POSIX sh: use the ssh client's keyscan,
-	# which only needs the port to answer with a banner.
-	ssh-keyscan -T 1 -p "$1" 127.0.0.1 >/dev/null 2>&1
+# sshd_port_is_ours_ PORT DIR: the server answering on PORT has the host
+# key of DIR. Files run in parallel: another file's sshd may hold a port we
+# picked at random (ours then dies on bind), and a banner alone would have
+# us talk to it. bash's /dev/tcp is not in POSIX sh: the ssh client's
+# keyscan asks for the key.
+sshd_port_is_ours_() {
+	_key=$(cut -d' ' -f2 "$2/host_ed25519.pub") || return 1
+	ssh-keyscan -T 1 -t ed25519 -p "$1" 127.0.0.1 2>/dev/null | grep -qF " $_key"
 }
 
 sshd_write_config_() {
@@ -117,7 +125,7 @@ sshd_launch_() {
 		if ! sshd_alive_ "$_pid"; then
 			return 1
 		fi
-		if sshd_port_accepts_ "$2"; then
+		if sshd_port_is_ours_ "$2" "$_d"; then
 			sshd_setvar_ "$1" PID "$_pid"
 			sshd_setvar_ "$1" PORT "$2"
 			return 0
@@ -155,10 +163,18 @@ sshd_start() {
 	sshd_setvar_ "$_name" WORKDIR "$TRASH/work-$_name"
 	sshd_setvar_ "$_name" KNOWN_HOSTS "$_d/known_hosts"
 	_try=0
+	_first=${SSHD_TRY_PORTS:-}
 	while [ $_try -lt 30 ]; do
+		# the ports of $SSHD_TRY_PORTS first (tests of this library), then
 		# a pseudo-random port in 20000..59999 (no $RANDOM in POSIX sh)
-		_port=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-		_port=$((20000 + _port % 40000))
+		if [ -n "$_first" ]; then
+			_port=${_first%% *}
+			_first=${_first#"$_port"}
+			_first=${_first# }
+		else
+			_port=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+			_port=$((20000 + _port % 40000))
+		fi
 		if sshd_launch_ "$_name" "$_port"; then
 			break
 		fi

@@ -21,8 +21,20 @@
 #   PASS <file>: <name> (0.12s)
 #   FAIL <file>: <name> (0.12s)        followed by the body's log, indented
 #   SKIP <file>: <name>: <reason>
-# and a last line "# <file>: N passed, N failed, N skipped". The file exits 1
-# when a test failed.
+# and a last line "# <file>: N passed, N failed, N skipped" (the summary,
+# printed only by test_done). The file exits 1 when a test failed.
+#
+# No test can be lost: every test_expect_* call prints exactly one result
+# line, whatever its body does. The body is eval'ed inside a function of its
+# own, so `return N` (the `|| return 1` idiom in a loop) ends the body with N.
+# A body that leaves the file's shell (exit, a signal, `set -e` tripping,
+# test_done) is caught by the EXIT trap: it prints the FAIL line with the
+# reason and the body's output, then the file exits 1 WITHOUT a summary line
+# (the tests after it never ran; tests/run-tests.sh fails a file without a
+# summary). A body's `set -e`/`set -u`/`set -x` ends with the body. test_done
+# fails the file when the number of results differs from the number of tests
+# declared (test_expect_* and test_skip calls made), and a file that ends
+# before test_done prints a FAIL line saying so.
 #
 # Variables: SRCDIR (repo root), GPUORCH (the binary under test, default
 # build/gpuorch), SSHTOOL (build/tests/sshtool), TRASH, TEST_NAME (file base
@@ -82,13 +94,55 @@ test_run_exit_hooks_() {
 	fi
 	cd /
 	if [ "${GPUORCH_KEEP_TRASH:-0}" = 1 ]; then
-		echo "# kept scratch directory $TRASH"
+		echo "# kept scratch directory $TRASH" >&7
 	else
 		rm -rf "$TRASH"
 	fi
 }
-trap 'test_run_exit_hooks_' EXIT
-trap 'exit 130' INT TERM HUP
+
+# The EXIT trap: a body that left the shell gets its FAIL line here, and a
+# file that ends before test_done says so (and prints no summary).
+test_exit_trap_() {
+	test_exit_rc_=$?
+	test_exit_flags_=$-
+	set +e +u +x
+	if [ -n "$test_in_body_" ]; then
+		test_in_body_=
+		if [ -n "$test_signal_" ]; then
+			_why="the test shell was killed by SIG$test_signal_ during the body"
+		elif [ -n "$test_done_in_body_" ]; then
+			_why="the body called test_done"
+		else
+			case $test_exit_flags_ in
+			*e*) _why="the body left the shell with status $test_exit_rc_ (set -e was on: a failing command or exit)" ;;
+			*) _why="the body called exit $test_exit_rc_" ;;
+			esac
+		fi
+		test_finish_ 1 "$_why; the tests after it did not run"
+	fi
+	if [ -z "$test_done_reached_" ]; then
+		if [ -n "$test_signal_" ]; then
+			_why="killed by SIG$test_signal_"
+		else
+			_why="exit $test_exit_rc_"
+		fi
+		echo "FAIL $TEST_NAME$TEST_TAG: the file ended ($_why) before test_done, after $test_count test(s); no summary" >&7
+		test_exit_rc_=1
+	fi
+	test_run_exit_hooks_
+	exit "$test_exit_rc_"
+}
+# The result lines go to fd 7, a copy of the file's stdout: the EXIT trap may
+# run while a body's redirection to its log is still in place (bash).
+exec 7>&1
+test_done_reached_=
+test_in_body_=
+test_signal_=
+test_done_in_body_=
+trap 'test_exit_trap_' EXIT
+trap 'test_signal_=INT; exit 130' INT
+trap 'test_signal_=TERM; exit 143' TERM
+trap 'test_signal_=HUP; exit 129' HUP
 
 # test_when_finished 'command': run after the current test, pass or fail.
 test_when_finished() {
@@ -101,52 +155,88 @@ test_fmt_secs_() {
 	printf '%d.%02ds' $(($1 / 1000)) $((($1 % 1000) / 10))
 }
 
+# test_eval_body_ BODY: a function of its own, so that a `return` in the
+# body returns from here (and not from test_run_, which would lose the test).
+test_eval_body_() {
+	eval "$1"
+}
+
+# test_begin_ NAME: count a declared test; refuse a test inside a body.
+test_begin_() {
+	test_count=$((test_count + 1))
+	if [ -n "$test_in_body_" ]; then
+		echo "bug in the test script: '$1' is declared inside the body of '$test_cur_name_'"
+		exit 1
+	fi
+}
+
 # test_run_ NAME BODY EXPECT(success|failure)
 test_run_() {
-	test_count=$((test_count + 1))
-	_log="$TRASH/.test-$test_count.log"
-	_start=$(test_now_ms)
+	test_begin_ "$1"
+	test_cur_name_=$1
+	test_cur_expect_=$3
+	test_log_="$TRASH/.test-$test_count.log"
+	test_start_=$(test_now_ms)
 	cd "$TRASH" || exit 1
 	test_when_finished_cmds=
-	eval "$2" >"$_log" 2>&1 </dev/null
-	_rc=$?
+	test_body_flags_=$-
+	test_in_body_=1
+	test_eval_body_ "$2" >"$test_log_" 2>&1 </dev/null
+	test_rc_=$?
+	test_in_body_=
+	# a body's set -e/-u/-x ends with it (the harness runs without them)
+	case $test_body_flags_ in *e*) ;; *) set +e ;; esac
+	case $test_body_flags_ in *u*) ;; *) set +u ;; esac
+	case $test_body_flags_ in *x*) ;; *) set +x ;; esac
+	test_finish_ "$test_rc_" ""
+}
+
+# test_finish_ RC WHY: print the result of the current test (fd 7); WHY,
+# when not empty, means the body escaped the harness: always a FAIL.
+test_finish_() {
 	if [ -n "$test_when_finished_cmds" ]; then
-		eval "$test_when_finished_cmds" >>"$_log" 2>&1 </dev/null
+		eval "$test_when_finished_cmds" >>"$test_log_" 2>&1 </dev/null
 		test_when_finished_cmds=
 	fi
 	cd "$TRASH" || exit 1
-	_ms=$(test_elapsed_ms "$_start")
+	_ms=$(test_elapsed_ms "$test_start_")
 	if [ "${TEST_VERBOSE:-0}" = 1 ]; then
-		echo "# output of: $1"
-		sed -e 's/^/    | /' "$_log"
+		echo "# output of: $test_cur_name_" >&7
+		sed -e 's/^/    | /' "$test_log_" >&7
 	fi
 	_secs=$(test_fmt_secs_ "$_ms")
-	if [ "$3" = success ]; then
-		if [ $_rc -eq 0 ]; then
+	if [ -n "$2" ]; then
+		test_failed=$((test_failed + 1))
+		echo "FAIL $TEST_NAME$TEST_TAG: $test_cur_name_ ($_secs)" >&7
+		echo "    $2; its output:" >&7
+		sed -e 's/^/    | /' "$test_log_" | tail -n 60 >&7
+	elif [ "$test_cur_expect_" = success ]; then
+		if [ "$1" -eq 0 ]; then
 			test_passed=$((test_passed + 1))
-			echo "PASS $TEST_NAME$TEST_TAG: $1 ($_secs)"
+			echo "PASS $TEST_NAME$TEST_TAG: $test_cur_name_ ($_secs)" >&7
 		else
 			test_failed=$((test_failed + 1))
-			echo "FAIL $TEST_NAME$TEST_TAG: $1 ($_secs)"
-			echo "    body exited $_rc; its output:"
-			sed -e 's/^/    | /' "$_log" | tail -n 60
+			echo "FAIL $TEST_NAME$TEST_TAG: $test_cur_name_ ($_secs)" >&7
+			echo "    body exited $1; its output:" >&7
+			sed -e 's/^/    | /' "$test_log_" | tail -n 60 >&7
 		fi
 	else
-		if [ $_rc -eq 0 ]; then
+		if [ "$1" -eq 0 ]; then
 			test_passed=$((test_passed + 1))
-			echo "PASS $TEST_NAME$TEST_TAG: $1 ($_secs) (known breakage now fixed: use test_expect_success)"
+			echo "PASS $TEST_NAME$TEST_TAG: $test_cur_name_ ($_secs) (known breakage now fixed: use test_expect_success)" >&7
 		else
 			test_skipped=$((test_skipped + 1))
-			echo "SKIP $TEST_NAME$TEST_TAG: $1: known breakage (test_expect_failure)"
+			echo "SKIP $TEST_NAME$TEST_TAG: $test_cur_name_: known breakage (test_expect_failure)" >&7
 		fi
 	fi
-	rm -f "$_log"
+	rm -f "$test_log_"
 }
 
 # test_expect_success 'name' 'body'
 test_expect_success() {
 	if [ $# -ne 2 ]; then
-		echo "FAIL $TEST_NAME$TEST_TAG: bug in the test script: test_expect_success needs 2 arguments, got $#"
+		test_begin_ "${1:-?}"
+		echo "FAIL $TEST_NAME$TEST_TAG: bug in the test script: test_expect_success needs 2 arguments, got $#" >&7
 		test_failed=$((test_failed + 1))
 		return
 	fi
@@ -157,19 +247,36 @@ test_expect_success() {
 # body is expected to fail today; it is listed as skipped. To assert that a
 # command fails, use test_must_fail inside test_expect_success.
 test_expect_failure() {
+	if [ $# -ne 2 ]; then
+		test_begin_ "${1:-?}"
+		echo "FAIL $TEST_NAME$TEST_TAG: bug in the test script: test_expect_failure needs 2 arguments, got $#" >&7
+		test_failed=$((test_failed + 1))
+		return
+	fi
 	test_run_ "$1" "$2" failure
 }
 
 # test_skip 'name' 'reason'
 test_skip() {
-	test_count=$((test_count + 1))
+	test_begin_ "$1"
 	test_skipped=$((test_skipped + 1))
-	echo "SKIP $TEST_NAME$TEST_TAG: $1: $2"
+	echo "SKIP $TEST_NAME$TEST_TAG: $1: $2" >&7
 }
 
-# test_done: print the file summary and exit.
+# test_done: check that every declared test has its result, print the file
+# summary and exit.
 test_done() {
-	echo "# $TEST_NAME$TEST_TAG: $test_passed passed, $test_failed failed, $test_skipped skipped"
+	if [ -n "$test_in_body_" ]; then
+		test_done_in_body_=1
+		exit 1
+	fi
+	_results=$((test_passed + test_failed + test_skipped))
+	if [ "$_results" -ne "$test_count" ]; then
+		echo "FAIL $TEST_NAME$TEST_TAG: $test_count test(s) declared, $_results result(s): a test was lost" >&7
+		test_failed=$((test_failed + 1))
+	fi
+	test_done_reached_=1
+	echo "# $TEST_NAME$TEST_TAG: $test_passed passed, $test_failed failed, $test_skipped skipped" >&7
 	if [ $test_failed -ne 0 ]; then
 		exit 1
 	fi
