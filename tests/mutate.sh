@@ -63,7 +63,7 @@ run_tests() {
 	_pid=$S/pgid
 	rm -f "$_pid"
 	(cd "$1" && TMPDIR="$S/tmp" GPUORCH_NO_ASAN=1 GPUORCH_NO_VALGRIND=1 \
-		GPUORCH_TEST_TIMEOUT="$LIMIT" setsid -w sh -c 'echo $$ >"$0"; shift; exec timeout -k 10 "$@"' \
+		GPUORCH_TEST_TIMEOUT="$LIMIT" setsid -w sh -c 'echo $$ >"$0"; exec timeout -k 10 "$@"' \
 		"$_pid" "$LIMIT" tests/run-tests.sh $3 >"$2" 2>&1 </dev/null)
 	_rc=$?
 	# anything the tests left behind in their process group
