@@ -1,4 +1,5 @@
 #!/bin/sh
+# asan: yes
 test_description='gpuorch run on a stand-in GPU host: real ncu / compute-sanitizer captures become step results and gates'
 # The host's nvidia-smi, ncu and compute-sanitizer are tests/lib/fakegpu.sh's
 # stand-ins, which replay H100 captures (3 profiled launches; memcheck with 3
