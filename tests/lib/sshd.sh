@@ -27,7 +27,10 @@
 #
 # The session's PATH is set to /usr/bin:/bin (SetEnv) so tests see what a
 # non-login SSH PATH on a GPU host looks like: /usr/local/cuda/bin is not on
-# it. All servers are stopped at exit.
+# it. A server can get DIR:/usr/bin:/bin instead (a directory of stand-in
+# tools such as a fake nvidia-smi, for a "GPU host" without a GPU):
+#   sshd_start_with_path NAME DIR
+# (the PATH is kept across sshd_restart). All servers are stopped at exit.
 
 SSHD_BIN=${SSHD_BIN:-/usr/sbin/sshd}
 SSHD_SFTP=
@@ -104,7 +107,7 @@ PermitRootLogin yes
 MaxStartups 100
 MaxSessions 100
 LogLevel VERBOSE
-SetEnv PATH=/usr/bin:/bin
+SetEnv PATH=$3/usr/bin:/bin
 Subsystem sftp $SSHD_SFTP
 EOF
 }
@@ -112,7 +115,7 @@ EOF
 # sshd_launch_ NAME PORT: start the daemon; returns 1 if it died (port taken).
 sshd_launch_() {
 	_d=$(sshd_var "$1" DIR)
-	sshd_write_config_ "$_d" "$2"
+	sshd_write_config_ "$_d" "$2" "$(sshd_var "$1" EXTRA_PATH)"
 	rm -f "$_d/sshd.pid"
 	# started from a subshell so it is not a child of the test script:
 	# a test's bare `wait` must not wait for the servers
@@ -191,6 +194,12 @@ sshd_start() {
 	*) sshd_started_names="$sshd_started_names $_name" ;;
 	esac
 	return 0
+}
+
+# sshd_start_with_path NAME DIR: sshd_start, with DIR first on the session's PATH.
+sshd_start_with_path() {
+	sshd_setvar_ "$1" EXTRA_PATH "$2:" &&
+	sshd_start "$1"
 }
 
 sshd_stop() {

@@ -142,6 +142,26 @@ static void test_gates(void)
 	       "PASS", 128, NULL);
 	expect(h, "ptxas spill stores", "[{\"program\": \"attn\", \"metric\": \"ptxas.spill_store_bytes\", \"op\": \"==\", \"value\": 0}]",
 	       "FAIL", 16, "measured 16 bytes");
+	/* Every operator at equality (the fixture's model.tflops is 300): a
+	 * measured 300 >= 300 passes, 300 > 300 fails, and so on. */
+	expect(h, "boundary: 300 >= 300 passes", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \">=\", \"value\": 300}]",
+	       "PASS", 300, NULL);
+	expect(h, "boundary: 300 > 300 fails", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \">\", \"value\": 300}]",
+	       "FAIL", 300, "needs > 300");
+	expect(h, "boundary: 300 <= 300 passes", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \"<=\", \"value\": 300}]",
+	       "PASS", 300, NULL);
+	expect(h, "boundary: 300 < 300 fails", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \"<\", \"value\": 300}]",
+	       "FAIL", 300, "needs < 300");
+	expect(h, "boundary: 300 == 300 passes", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \"==\", \"value\": 300}]",
+	       "PASS", 300, NULL);
+	expect(h, "just past the boundary: 300 >= 300.5 fails", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \">=\", \"value\": 300.5}]",
+	       "FAIL", 300, "needs >= 300.5");
+	expect(h, "just past the boundary: 300 <= 299.5 fails", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \"<=\", \"value\": 299.5}]",
+	       "FAIL", 300, "needs <= 299.5");
+	expect(h, "just inside: 300 > 299.5 passes", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \">\", \"value\": 299.5}]",
+	       "PASS", 300, NULL);
+	expect(h, "just inside: 300 < 300.5 passes", "[{\"program\": \"attn\", \"metric\": \"tflops\", \"op\": \"<\", \"value\": 300.5}]",
+	       "PASS", 300, NULL);
 	expect(h, "a GPU filter that does not match is not applicable",
 	       "[{\"program\": \"attn\", \"gpu\": \"L4\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 1}]",
 	       "N/A", NONE, "is not 'L4'");

@@ -172,9 +172,55 @@ static void test_bad(void)
 	strbuf_release(&log);
 }
 
+/* Three launches (tests/gpu/capture-ncu-units.sh on the H100): the mean is
+ * over all of them, not a running pairwise average, and the export without
+ * --print-units base reads in other units (us, Mbyte, Ghz), so gpuorch's
+ * export command must ask for base units (test_plan.c checks it does). */
+static void test_three_launches(void)
+{
+	static char *const m3[] = { "gpu__time_duration.sum", "dram__bytes_read.sum",
+				    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active",
+				    NULL };
+	struct strbuf err = STRBUF_INIT;
+	cJSON *p = NULL, *q = NULL;
+	const cJSON *m;
+	enum go_status st = parse_file(REAL "ncu-3launch-base.csv", m3, &p, &err);
+
+	CHECK(st == GO_OK && cJSON_GetArraySize(cJSON_GetObjectItem(p, "kernels")) == 3,
+	      "3 launches exported with base units parse", "%s", err.buf);
+	m = cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metrics"), "gpu__time_duration.sum");
+	/* (32672 + 32480 + 32064) / 3 = 32405.333...; a pairwise running
+	 * average ((32672 + 32480) / 2 + 32064) / 2 would give 32320 */
+	CHECK(m && fabs(json_num(m, "value", 0) - 97216.0 / 3) < 1e-6 && json_num(m, "n", 0) == 3 &&
+	      json_num(m, "min", 0) == 32064 && json_num(m, "max", 0) == 32672 &&
+	      !strcmp(json_str(m, "unit"), "ns"),
+	      "mean over 3 launches: (32672 + 32480 + 32064) / 3 ns, min, max, n",
+	      "%s", m ? cJSON_PrintUnformatted(m) : "missing");
+	m = cJSON_GetObjectItem(cJSON_GetObjectItem(p, "metrics"), "dram__bytes_read.sum");
+	CHECK(m && fabs(json_num(m, "value", 0) - (1598976.0 * 2 + 1598720) / 3) < 1e-6 &&
+	      !strcmp(json_str(m, "unit"), "byte"),
+	      "the last launch counts as much as the others: DRAM bytes mean", "%s",
+	      m ? cJSON_PrintUnformatted(m) : "missing");
+
+	st = parse_file(REAL "ncu-3launch-nobase.csv", m3, &q, &err);
+	m = cJSON_GetObjectItem(cJSON_GetObjectItem(q, "metrics"), "gpu__time_duration.sum");
+	CHECK(st == GO_OK && m && !strcmp(json_str(m, "unit"), "us") &&
+	      fabs(json_num(m, "value", 0) - 32.405333) < 1e-5,
+	      "without --print-units base the same report reads 32.4 us, not 32405 ns", "%s",
+	      m ? cJSON_PrintUnformatted(m) : err.buf);
+	m = cJSON_GetObjectItem(cJSON_GetObjectItem(q, "metrics"), "dram__bytes_read.sum");
+	CHECK(m && !strcmp(json_str(m, "unit"), "Mbyte") && json_num(m, "value", 0) < 2,
+	      "... and DRAM bytes in Mbyte: a gate on the figure would read a number 10^6 smaller",
+	      "%s", m ? cJSON_PrintUnformatted(m) : "missing");
+	cJSON_Delete(p);
+	cJSON_Delete(q);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	test_real();
+	test_three_launches();
 	test_bad();
 	return check_summary();
 }

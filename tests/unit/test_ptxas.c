@@ -283,10 +283,30 @@ static void test_garbage(void)
 	}
 }
 
+/* sm_89 spill fixture: 8 bytes stored, 4 loaded -- the only capture whose
+ * stores and loads differ, so a swap of the two shows. */
+static void test_spill_unequal(void)
+{
+	struct strbuf notes = STRBUF_INIT;
+	cJSON *arr = parse_fixture("spill-sm_89.txt", &notes);
+	const cJSON *k = find_kernel(arr, "_Z12spill_kernelPKfPfii", "sm_89");
+	const cJSON *r = find_kernel(arr, "_Z16recursive_kernelPiPKii", "sm_89");
+
+	CHECK(k && num(k, "spill_store_bytes") == 8 && num(k, "spill_load_bytes") == 4 &&
+	      num(k, "stack_bytes") == 1040 && num(k, "registers") == 24,
+	      "spill sm_89: 8 bytes spill stores, 4 bytes spill loads (not swapped)",
+	      "%s", k ? cJSON_PrintUnformatted(k) : "missing");
+	CHECK(r && num(r, "spill_store_bytes") == 0 && num(r, "spill_load_bytes") == 0,
+	      "spill sm_89: the recursive kernel spills nothing", "%s", r ? "bad" : "missing");
+	cJSON_Delete(arr);
+	strbuf_release(&notes);
+}
+
 int main(void)
 {
 	test_demangle();
 	test_spill();
+	test_spill_unequal();
 	test_spill_warnings();
 	test_smem();
 	test_template();

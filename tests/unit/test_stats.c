@@ -52,6 +52,7 @@ int main(void)
 				     10.3, 11.0 },
 			    m2[] = { 10.6, 11.1, 11.4, 10.9, 11.8, 11.2, 11.6, 10.8, 12.0, 11.5,
 				     11.7, 11.3, 11.9 };
+	static const double ta[] = { 10, 11, 11, 12, 13 }, tb[] = { 12, 13, 13, 14, 15 };
 	static const double tied[] = { 5, 5, 5, 5, 5, 5, 5, 5, 5 };
 	double lo[15], hi[15], near[15], one[1] = { 1 };
 	struct stats_mwu t;
@@ -72,6 +73,19 @@ int main(void)
 	mwu_case("overlap 7 vs 8 (exact)", o1, N(o1), o2, N(o2), 18, 0.28096348096348095, 1);
 	mwu_case("ties 10 vs 11 (asymptotic, tie correction)", t1, N(t1), t2, N(t2), 26.5,
 		 0.046895092039616934, 0);
+	/* Small tied samples, 5 vs 5: scipy's "auto" (and stats.c) leaves the
+	 * exact method when there are ties. Reference, derived by hand and
+	 * checked in python3 (stdlib only: math.erfc, statistics.NormalDist):
+	 *   pooled sorted 10 11 11 12 12 13 13 13 14 15; average ranks
+	 *   10:1 11:2.5 12:4.5 13:7 14:9 15:10; R1 = 1+2.5+2.5+4.5+7 = 17.5,
+	 *   U1 = 17.5 - 15 = 2.5, U2 = 22.5, U = max = 22.5, mu = 12.5;
+	 *   tie groups 2,2,3: T = 6+6+24 = 36;
+	 *   var = 5*5/12 * ((10+1) - 36/(10*9)) = 22.0833...;
+	 *   z = (22.5 - 12.5 - 0.5) / sqrt(var) = 2.0215816710759396;
+	 *   p = 2 * (1 - Phi(z)) = erfc(z / sqrt 2) = 0.043219587173790895.
+	 * (The exact no-ties distribution would give 2 * 4/252 = 0.0317: wrong.) */
+	mwu_case("ties 5 vs 5 (asymptotic with tie correction, not exact)", ta, N(ta), tb, N(tb),
+		 2.5, 0.043219587173790895, 0);
 	mwu_case("overlap 12 vs 13 (asymptotic)", m1, N(m1), m2, N(m2), 14,
 		 0.0005470268344670494, 0);
 	for (i = 0; i < 15; i++) {

@@ -1,0 +1,88 @@
+#!/bin/sh
+test_description='gpuorch reproduce: a same-commit record whose timings are 3x or 0.33x the truth is not reproduced'
+# The sources and spec of the altered records are those of the rerun (same
+# commit), so only the figures can make the verdict: a record 3x slower
+# than the rerun (the rerun is "faster") and one 3x faster (the rerun is
+# "slower") must both be NOT REPRODUCED with exit 1; the unaltered record
+# is REPRODUCED (the control). Checks are && chains without `return`.
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+run_requires_sshd_nvcc 'reproduce verdict tests'
+if ! test_have_cmd python3; then
+	test_skip 'reproduce verdict tests' 'python3 is not installed (used to rescale a record)'
+	test_done
+fi
+
+# scaled SRC_RUN_ID NEW_RUN_ID FACTOR: a copy of a recorded run with every
+# benchmark timing (result.timing.*_us, samples included) times FACTOR
+scaled() {
+	mkdir -p reports/cpu/$2 &&
+	python3 - reports/cpu/$1/run.json reports/cpu/$2/run.json "$2" "$3" <<-\PY
+	import json, sys
+	src, dst, new_id, f = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+	run = json.load(open(src))
+	run["run_id"] = new_id
+	n = 0
+	for h in run["hosts"]:
+	    for s in h["steps"]:
+	        t = (s.get("result") or {}).get("timing")
+	        if s["kind"] != "benchmark" or not t:
+	            continue
+	        for k, v in t.items():
+	            if k.endswith("_us") and isinstance(v, (int, float)):
+	                t[k] = v * f
+	            elif k.endswith("_us") and isinstance(v, list):
+	                t[k] = [x * f for x in v]
+	        n += 1
+	assert n > 0, "no benchmark timing in the record"
+	json.dump(run, open(dst, "w"), indent=1)
+	PY
+}
+
+test_expect_success 'setup: one host, a committed CPU experiment, one recorded run' '
+	sshd_start a &&
+	sshd_write_hosts_json hosts.json a &&
+	project_init &&
+	cat >proj/experiments/cpu.json <<-\JSON &&
+	{"schema": 1, "name": "cpu", "phase": "CPU busy loop",
+	 "sources": ["cpu/cputimer.c"],
+	 "targets": {"H100": "sm_90a"},
+	 "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+	 "problems": [{"name": "w20k", "params": {"work": 20000, "reps": 25}}],
+	 "steps": [{"kind": "correctness", "program": "cputimer", "timeout_s": 60},
+	           {"kind": "benchmark", "program": "cputimer", "timeout_s": 60}]}
+	JSON
+	(cd proj && git add -A && git commit -qm "cpu experiment") &&
+	(cd proj && "$GPUORCH" run experiments/cpu.json --hosts ../hosts.json) >run.out 2>&1 &&
+	R=$(basename $(last_run_dir)) && test -n "$R" &&
+	scaled $R 20990101-000000-slow03 3 &&
+	scaled $R 20990101-000000-fast03 0.33 &&
+	test "$(jq_ reports/cpu/20990101-000000-slow03/run.json provenance.git.commit)" = "$(jq_ reports/cpu/$R/run.json provenance.git.commit)"
+'
+
+test_expect_success 'control: the unaltered record is REPRODUCED, exit 0' '
+	(cd proj && "$GPUORCH" reproduce $R --hosts ../hosts.json --factor 1.5) >same.out 2>&1 &&
+	grep "REPRODUCED" same.out && ! grep "NOT REPRODUCED" same.out
+'
+
+test_expect_success 'a record with timings x3 (the rerun is faster): NOT REPRODUCED, exit 1' '
+	(cd proj && test_expect_code 1 "$GPUORCH" reproduce 20990101-000000-slow03 --hosts ../hosts.json --factor 1.5) >x3.out 2>&1 &&
+	grep "NOT REPRODUCED" x3.out &&
+	rep=$(sed -n "s/^reproduction: //p" x3.out) && test -f "$rep" &&
+	grep "^\*\*NOT REPRODUCED\*\*: 0 of 1 figure reproduced\.$" "$rep" &&
+	grep "\*\*faster\*\*" "$rep" &&
+	grep "identical to the recorded" "$rep"
+'
+
+test_expect_success 'a record with timings x0.33 (the rerun is slower): NOT REPRODUCED, exit 1' '
+	(cd proj && test_expect_code 1 "$GPUORCH" reproduce 20990101-000000-fast03 --hosts ../hosts.json --factor 1.5) >x033.out 2>&1 &&
+	grep "NOT REPRODUCED" x033.out &&
+	rep=$(sed -n "s/^reproduction: //p" x033.out) && test -f "$rep" &&
+	grep "^\*\*NOT REPRODUCED\*\*: 0 of 1 figure reproduced\.$" "$rep" &&
+	grep "\*\*slower\*\*" "$rep" &&
+	grep "identical to the recorded" "$rep"
+'
+
+test_done

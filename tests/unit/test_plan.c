@@ -1,0 +1,261 @@
+/* test_plan.c -- unit tests of plan.c: build keys (every input that changes
+ * the binary changes the key, so a changed flag or define never reuses a
+ * stale binary), the nvcc command line, and the ncu / compute-sanitizer
+ * command lines (flags whose loss changes what gpuorch reads back, such as
+ * the CSV export's --print-units base). Specs are parsed from text with
+ * spec_parse (check_files 0: no sources are read). */
+#include "plan.h"
+#include "spec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "banned.h"
+
+/* A spec with BUILD spliced in as its "build" object and one sweep. */
+static struct spec *spec_with(const char *build, const char *sweep_tile)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec *s = NULL;
+	char *text = xstrfmt(
+		"{\"schema\": 1, \"name\": \"plan test\", \"phase\": \"p\","
+		" \"sources\": [\"k.cu\"],"
+		" \"build\": %s,"
+		" \"targets\": {\"H100\": \"sm_90a\"},"
+		" \"programs\": {\"k\": {\"sources\": [\"k.cu\"]}},"
+		" \"problems\": [{\"name\": \"small\", \"params\": {\"n\": 1024}}],"
+		" \"steps\": ["
+		"  {\"kind\": \"benchmark\", \"program\": \"k\"},"
+		"  {\"kind\": \"profile\", \"program\": \"k\", \"metrics\": [\"gpu__time_duration.sum\","
+		"   \"dram__bytes_read.sum\"], \"kernel\": \"attn\", \"launch_count\": 3},"
+		"  {\"kind\": \"sanitize\", \"program\": \"k\", \"tools\": [\"memcheck\", \"racecheck\"]},"
+		"  {\"kind\": \"sweep\", \"program\": \"k\", \"defines\": {\"TILE\": [%s]}}"
+		" ]}", build, sweep_tile);
+	if (spec_parse("plan.json", text, strlen(text), ".", 0, &s, &err) != GO_OK)
+		printf("# spec did not parse: %s\n", err.buf);
+	free(text);
+	strbuf_release(&err);
+	return s;
+}
+
+static char *const archs[] = { "sm_90a", NULL };
+
+static void host_init(struct plan_host *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->workdir = "/w";
+	h->content_id = "c0ffee";
+	h->run_id = "run1";
+	h->archs = archs;
+	h->narchs = 1;
+	h->run_arch = "sm_90a";
+	h->nvcc = "/usr/local/cuda/bin/nvcc";
+	h->nvcc_version = "13.0.88";
+	h->ncu = "/opt/ncu/ncu";
+	h->sanitizer = "/usr/local/cuda/bin/compute-sanitizer";
+}
+
+/* The key of the plain (non-sweep) build of program k for this spec/host. */
+static void key_of(const char *build, const struct plan_host *h, char out[SHA256_HEX_LEN + 1])
+{
+	struct spec *s = spec_with(build, "64, 128");
+	struct plan p;
+	int i;
+	out[0] = '\0';
+	if (!s)
+		return;
+	plan_make(&p, s, h);
+	for (i = 0; i < p.nbuilds; i++)
+		if (!p.builds[i].variant)
+			memcpy(out, p.builds[i].key, SHA256_HEX_LEN + 1);
+	plan_release(&p);
+	spec_free(s);
+}
+
+static const struct plan_step *find_step(const struct plan *p, const char *id)
+{
+	int i;
+	for (i = 0; i < p->nsteps; i++)
+		if (!strcmp(p->steps[i].id, id))
+			return &p->steps[i];
+	return NULL;
+}
+
+static void test_build_keys(void)
+{
+	static const char base[] = "{\"flags\": [\"-O3\"], \"defines\": {\"TILE\": 64, \"MODE\": 1}}";
+	char k0[SHA256_HEX_LEN + 1], k1[SHA256_HEX_LEN + 1];
+	struct plan_host h;
+
+	host_init(&h);
+	key_of(base, &h, k0);
+	key_of(base, &h, k1);
+	CHECK(k0[0] && !strcmp(k0, k1), "the same inputs give the same build key", "%s / %s", k0, k1);
+
+#define DIFFERS(build, what) do { \
+	key_of(build, &h, k1); \
+	CHECK(k1[0] && strcmp(k0, k1), what, "key unchanged: %s", k1); \
+} while (0)
+	DIFFERS("{\"flags\": [\"-O3\"], \"defines\": {\"TILE\": 32, \"MODE\": 1}}",
+		"a changed build.defines value changes the key (no stale binary)");
+	DIFFERS("{\"flags\": [\"-O3\"], \"defines\": {\"TILE\": 64, \"MODE\": 1, \"X\": 0}}",
+		"an added define changes the key");
+	DIFFERS("{\"flags\": [\"-O3\"], \"defines\": {\"TILE\": 64, \"MODEX\": 1}}",
+		"a renamed define changes the key");
+	DIFFERS("{\"flags\": [\"-O2\"], \"defines\": {\"TILE\": 64, \"MODE\": 1}}",
+		"a changed build flag changes the key");
+	DIFFERS("{\"flags\": [\"-O3\", \"-lineinfo\"], \"defines\": {\"TILE\": 64, \"MODE\": 1}}",
+		"an added build flag changes the key");
+	h.nvcc_version = "13.1.0";
+	DIFFERS(base, "another nvcc version changes the key");
+	host_init(&h);
+	h.content_id = "beef";
+	DIFFERS(base, "other sources (content id) change the key");
+#undef DIFFERS
+}
+
+static void test_build_commands(void)
+{
+	struct spec *s = spec_with("{\"flags\": [\"-O3\"], \"defines\": {\"TILE\": 64, \"MODE\": 1}}",
+				   "64, 128");
+	struct plan_host h;
+	struct plan p;
+	const struct plan_build *plain = NULL, *v128 = NULL, *v64 = NULL;
+	int i;
+
+	host_init(&h);
+	if (!s) {
+		CHECK(0, "spec parses", "-");
+		return;
+	}
+	plan_make(&p, s, &h);
+	for (i = 0; i < p.nbuilds; i++) {
+		const struct plan_build *b = &p.builds[i];
+		if (!b->variant)
+			plain = b;
+		else if (!strcmp(b->variant->label, "TILE=128"))
+			v128 = b;
+		else if (!strcmp(b->variant->label, "TILE=64"))
+			v64 = b;
+	}
+	CHECK(p.nbuilds == 3 && plain && v64 && v128, "one plain build and one per sweep variant",
+	      "nbuilds=%d", p.nbuilds);
+	if (!(plain && v64 && v128)) {
+		plan_release(&p);
+		spec_free(s);
+		return;
+	}
+	CHECK(strstr(plain->command, "'/usr/local/cuda/bin/nvcc' '-gencode=arch=compute_90a,code=sm_90a' '-O3' -Xptxas=-v") &&
+	      strstr(plain->command, " '-DTILE=64' '-DMODE=1' -o ") &&
+	      strstr(plain->command, " 'k.cu' ") && strstr(plain->command, "-rpath=/usr/local/cuda/lib64"),
+	      "nvcc command: gencode, flags, -Xptxas=-v, defines, output, sources, rpath",
+	      "%s", plain->command);
+	CHECK(strstr(v128->command, "'-DTILE=128'") && !strstr(v128->command, "-DTILE=64") &&
+	      strstr(v128->command, "'-DMODE=1'"),
+	      "a sweep's value replaces the global define of the same name", "%s", v128->command);
+	CHECK(strcmp(v128->key, v64->key) && strcmp(v128->key, plain->key) &&
+	      strcmp(v128->dir, v64->dir),
+	      "each variant has its own key and build directory", "%s %s", v128->key, v64->key);
+	CHECK(!strncmp(plain->dir, "/w/builds/", 10) && strlen(plain->dir) == 10 + 16 &&
+	      !strncmp(plain->dir + 10, plain->key, 16) && !strcmp(plain->bin + strlen(plain->dir), "/k"),
+	      "build dir is W/builds/<first 16 hex of the key>, binary named after the program",
+	      "%s %s", plain->dir, plain->bin);
+	plan_release(&p);
+	spec_free(s);
+}
+
+static void test_tool_commands(void)
+{
+	struct spec *s = spec_with("{\"flags\": [\"-O3\"]}", "64");
+	struct plan_host h;
+	struct plan p;
+	const struct plan_step *prof, *mc, *rc, *bench;
+
+	host_init(&h);
+	if (!s) {
+		CHECK(0, "spec parses", "-");
+		return;
+	}
+	plan_make(&p, s, &h);
+	prof = find_step(&p, "profile.k.small");
+	mc = find_step(&p, "sanitize.k.small.memcheck");
+	rc = find_step(&p, "sanitize.k.small.racecheck");
+	bench = find_step(&p, "benchmark.k.small");
+	CHECK(prof && mc && rc && bench, "profile, 2 sanitize and benchmark steps planned", "nsteps=%d",
+	      p.nsteps);
+	if (!(prof && mc && rc && bench)) {
+		plan_release(&p);
+		spec_free(s);
+		return;
+	}
+	CHECK(!prof->skip_reason && !mc->skip_reason && prof->needs_gpu && mc->needs_gpu,
+	      "tool steps run (GPU, tools found) and need the GPU lock", "%s",
+	      prof->skip_reason ? prof->skip_reason : "-");
+	CHECK(strstr(prof->command, "'/opt/ncu/ncu' '--metrics' 'gpu__time_duration.sum,dram__bytes_read.sum'") &&
+	      strstr(prof->command, "'--kernel-name' 'regex:attn'") &&
+	      strstr(prof->command, " --launch-skip 0 --launch-count 3 ") &&
+	      strstr(prof->command, "'--clock-control' 'base'") &&
+	      strstr(prof->command, "'--log-file' '/w/runs/run1/profile.k.small/ncu.log'") &&
+	      strstr(prof->command, " -f -o '/w/runs/run1/profile.k.small/profile' "),
+	      "ncu profile command: metrics, kernel regex, launches, clocks, log, report", "%s",
+	      prof->command);
+	/* The export must be in base units: without --print-units base ncu
+	 * writes us / Mbyte / Ghz (tests/fixtures/gpu-tools/ncu-3launch-nobase.csv)
+	 * and every gate on a time or size would read a scaled number. */
+	CHECK(strstr(prof->command, "; rc=$?; '/opt/ncu/ncu' --import '/w/runs/run1/profile.k.small/profile.ncu-rep'"
+				    " --csv --page raw --print-units base >'/w/runs/run1/profile.k.small/profile.csv'"
+				    " 2>>'/w/runs/run1/profile.k.small/ncu.log'; exit $rc") != NULL,
+	      "ncu export: --import REP --csv --page raw --print-units base > CSV; the program's status kept",
+	      "%s", prof->command);
+	CHECK(prof->profile_csv && !strcmp(prof->profile_csv, "/w/runs/run1/profile.k.small/profile.csv") &&
+	      prof->tool_log && !strcmp(prof->tool_log, "/w/runs/run1/profile.k.small/ncu.log"),
+	      "the profile step knows where its CSV and log are", "%s",
+	      prof->profile_csv ? prof->profile_csv : "-");
+	CHECK(strstr(mc->command, "'/usr/local/cuda/bin/compute-sanitizer' '--tool' 'memcheck' --print-limit ") &&
+	      strstr(mc->command, " --error-exitcode 99 '--log-file' '/w/runs/run1/sanitize.k.small.memcheck/sanitizer.log' ") &&
+	      strstr(mc->command, " --mode=check '--n=1024'") &&
+	      strstr(rc->command, "'--tool' 'racecheck'"),
+	      "compute-sanitizer command: tool, --error-exitcode 99, log file, the program in check mode",
+	      "%s", mc->command);
+	CHECK(strstr(bench->command, "/k' --mode=bench '--n=1024'") != NULL,
+	      "benchmark command: the binary, --mode=bench, quoted params", "%s", bench->command);
+	plan_release(&p);
+	spec_free(s);
+
+	/* no GPU: tool steps are skipped with the reason, naming the tool's path */
+	s = spec_with("{\"flags\": [\"-O3\"]}", "64");
+	host_init(&h);
+	h.run_arch = NULL;
+	h.no_gpu_reason = "nvidia-smi: not found";
+	plan_make(&p, s, &h);
+	prof = find_step(&p, "profile.k.small");
+	CHECK(prof && prof->skip_reason &&
+	      strstr(prof->skip_reason, "no CUDA device on this host (nvidia-smi: not found); ncu found at /opt/ncu/ncu"),
+	      "no GPU: a profile step is SKIPPED, saying why", "%s",
+	      prof && prof->skip_reason ? prof->skip_reason : "-");
+	plan_release(&p);
+	spec_free(s);
+}
+
+static void test_small(void)
+{
+	char *g = plan_gencode("sm_90a"), *a = plan_slug("sweep.k[TILE=64].small", 120),
+	     *b = plan_slug("../..", 10);
+	CHECK(!strcmp(g, "-gencode=arch=compute_90a,code=sm_90a"), "gencode of sm_90a", "%s", g);
+	CHECK(!strcmp(a, "sweep.k-TILE-64-.small"), "a slug keeps only file-name-safe characters",
+	      "%s", a);
+	CHECK(!strcmp(b, "..-.."), "a slug is never a path: ../.. -> ..-..", "%s", b);
+	free(g);
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	test_build_keys();
+	test_build_commands();
+	test_tool_commands();
+	test_small();
+	return check_summary();
+}
