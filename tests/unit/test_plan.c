@@ -4,14 +4,14 @@
  * command lines (flags whose loss changes what gpuorch reads back, such as
  * the CSV export's --print-units base). Specs are parsed from text with
  * spec_parse (check_files 0: no sources are read). */
-#include "plan.h"
-#include "spec.h"
+#include "spec/plan.h"
+#include "spec/spec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 /* A spec with BUILD spliced in as its "build" object and one sweep. */
 static struct spec *spec_with(const char *build, const char *sweep_tile)
