@@ -23,8 +23,11 @@
  * Compile-time parameters (a gpuorch sweep varies them):
  *   -DGW_BM=128     rows per tile = 64 × consumer warpgroups (64 or 128)
  *   -DGW_BN=256     columns per tile = wgmma N (128 or 256)
- *   -DGW_STAGES=4   ring depth (2..8, shared memory <= 227 KB)
+ *   -DGW_STAGES     ring depth (2..8, shared memory <= 227 KB; default 3 for 128×256 with TMA stores, else 4)
  *   -DGW_GROUP_M=8  tile rows per L2 group of the persistent schedule
+ *   -DGW_TMA_STORE=1 epilogue through shared memory and a TMA store (when N % 8 == 0, else direct stores):
+ *                   each consumer writes its 64×BN FP16 block into a 128B-swizzled buffer and one thread
+ *                   issues the bulk store, which runs while the consumers start the next tile
  *   -DGW_PLANT_BUG=1  negative control: B's descriptor ignores the swizzle (mode 0) -> wrong results
  * sm_90a only (wgmma, setmaxnreg); built for another arch the kernel traps and validate() refuses the device.
  */
@@ -43,11 +46,14 @@
 #ifndef GW_BN
 #define GW_BN 256
 #endif
-#ifndef GW_STAGES
-#define GW_STAGES 4
-#endif
 #ifndef GW_GROUP_M
 #define GW_GROUP_M 8
+#endif
+#ifndef GW_TMA_STORE
+#define GW_TMA_STORE 1
+#endif
+#ifndef GW_STAGES /* the deepest ring that fits beside the C buffers */
+#define GW_STAGES (GW_TMA_STORE && GW_BN == 256 && GW_BM == 128 ? 3 : 4)
 #endif
 #ifndef GW_PLANT_BUG
 #define GW_PLANT_BUG 0
@@ -57,13 +63,14 @@ constexpr int BM = GW_BM, BN = GW_BN, BK = 64, STAGES = GW_STAGES, GROUP_M = GW_
 constexpr int NC = BM / 64;                   /* consumer warpgroups */
 constexpr int NTHREADS = 128 * (NC + 1);
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + 2 * STAGES * 8 + 1024; /* + barriers + align slack */
+constexpr int C_BYTES = GW_TMA_STORE ? 64 * BN * 2 : 0; /* per consumer: 64 rows × BN FP16, BN/64 swizzled blocks */
+constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES + 2 * STAGES * 8 + 1024; /* + barriers + align slack */
 
 static_assert(BM == 64 || BM == 128, "GW_BM must be 64 or 128 (64 rows per consumer warpgroup)");
 static_assert(BN == 128 || BN == 256, "GW_BN must be 128 or 256 (the wgmma N of this kernel; TMA box <= 256)");
 static_assert(STAGES >= 2 && STAGES <= 8, "GW_STAGES must be in 2..8");
 static_assert(GROUP_M >= 1, "GW_GROUP_M must be >= 1");
-static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lower GW_STAGES, GW_BN or GW_BM");
+static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lower GW_STAGES, GW_BN or GW_BM (or GW_TMA_STORE=0)");
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define GW_DEVICE_OK 1
@@ -105,6 +112,14 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, i
 	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
 		     ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(bar)) : "memory");
 }
+
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int x, int y)
+{
+	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+		     ::"l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
+}
+
+__device__ __forceinline__ void bar_named(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
 __device__ __forceinline__ uint64_t desc_sw128(const void *p, int swizzle)
 {
@@ -185,13 +200,13 @@ __device__ __forceinline__ void tile_coords(int t, int num_m, int num_n, int &tm
 }
 
 __global__ void __launch_bounds__(NTHREADS, 1)
-gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, __half *C, int M,
-		  int N, int K)
+gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+		  const __grid_constant__ CUtensorMap tmC, __half *C, int M, int N, int K, int tma_store)
 {
 #if GW_DEVICE_OK
 	extern __shared__ unsigned char smem_raw[];
 	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-	uint64_t *full = (uint64_t *)(smem + (size_t)STAGES * STAGE_BYTES);
+	uint64_t *full = (uint64_t *)(smem + (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES);
 	uint64_t *empty = full + STAGES;
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	const int num_m = (M + BM - 1) / BM, num_n = (N + BN - 1) / BN, tiles = num_m * num_n;
@@ -258,28 +273,60 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 				mbar_arrive(&empty[(it - 1) % STAGES]);
 
 			/* epilogue: accumulator fragment (row 16w + l/4 + 8·((i%4)/2), column 8·(i/4) + 2·(l%4) + i%2) */
-			const int r0 = tm * BM + c * 64 + 16 * w + l / 4;
-			const int c0 = tn * BN + 2 * (l % 4);
-			const bool pairs = (N % 2) == 0;
+#if GW_TMA_STORE
+			if (tma_store) {
+				/* this consumer's C buffer: BN/64 blocks of 64 rows × 128 B, 16-byte chunks XOR row%8 (128B
+				 * swizzle, as the tensor map reads it): a warp's 8 rows land in 8 different chunks, no conflicts */
+				unsigned char *cb = smem + (size_t)STAGES * STAGE_BYTES + (size_t)c * C_BYTES;
+				if (tid == 0)
+					asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* last tile's store read it */
+				bar_named(1 + c, 128);
 #pragma unroll
-			for (int i = 0; i < BN / 2; i += 2) {
-				const int row = r0 + 8 * ((i % 4) / 2), col = c0 + 8 * (i / 4);
-				if (row >= M)
-					continue;
-				__half *p = C + (size_t)row * N + col;
-				if (pairs && col + 1 < N) {
-					*(__half2 *)p = __floats2half2_rn(d[i], d[i + 1]);
-				} else {
-					if (col < N)
-						p[0] = __float2half_rn(d[i]);
-					if (col + 1 < N)
-						p[1] = __float2half_rn(d[i + 1]);
+				for (int i = 0; i < BN / 2; i += 2) {
+					const int row = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4);
+					const int blk = col / 64, chunk = (col % 64) / 8;
+					__half2 *q = (__half2 *)(cb + blk * 8192 + row * 128 + ((chunk ^ (row % 8)) * 16) + (col % 8) * 2);
+					*q = __floats2half2_rn(d[i], d[i + 1]);
+				}
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				bar_named(1 + c, 128);
+				if (tid == 0) {
+#pragma unroll
+					for (int b = 0; b < BN / 64; b++)
+						tma_store_2d(&tmC, cb + b * 8192, tn * BN + b * 64, tm * BM + c * 64);
+					asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+				}
+				continue;
+			}
+#endif
+			{
+				const int r0 = tm * BM + c * 64 + 16 * w + l / 4;
+				const int c0 = tn * BN + 2 * (l % 4);
+				const bool pairs = (N % 2) == 0;
+#pragma unroll
+				for (int i = 0; i < BN / 2; i += 2) {
+					const int row = r0 + 8 * ((i % 4) / 2), col = c0 + 8 * (i / 4);
+					if (row >= M)
+						continue;
+					__half *p = C + (size_t)row * N + col;
+					if (pairs && col + 1 < N) {
+						*(__half2 *)p = __floats2half2_rn(d[i], d[i + 1]);
+					} else {
+						if (col < N)
+							p[0] = __float2half_rn(d[i]);
+						if (col + 1 < N)
+							p[1] = __float2half_rn(d[i + 1]);
+					}
 				}
 			}
 		}
+#if GW_TMA_STORE
+		if (tma_store && tid == 0)
+			asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
+#endif
 	}
 #else
-	(void)M; (void)N; (void)K; (void)C;
+	(void)M; (void)N; (void)K; (void)C; (void)tma_store;
 	__trap(); /* built without sm_90a: never launched (validate() refuses the device) */
 #endif
 }
@@ -318,7 +365,8 @@ struct st {
 	int M, N, K, ld, nsets, nsm;
 	__half **a, **b, *c;
 	float *ref;
-	CUtensorMap *ta, *tb;
+	CUtensorMap *ta, *tb, tc;
+	int tma_store;
 };
 
 static void dims(const struct hx_problem *p, int *M, int *N, int *K)
@@ -353,10 +401,12 @@ static int validate(const struct hx_problem *p, const struct cudaDeviceProp *pro
 
 static int edges(const struct hx_problem *p, struct hx_problem *out, int max)
 {
-	/* tiny, odd everything, K < one K step, N odd (scalar stores), multiple partial tiles, long K */
-	const int s[][3] = {{1, 1, 1}, {77, 130, 300}, {129, 257, 72}, {200, 301, 9}, {385, 520, 1000}, {256, 512, 4096}};
+	/* tiny, odd everything, K < one K step, N odd (scalar stores), partial tiles in M and N with N % 8 == 0
+	 * (TMA store clipped at the edges), long K */
+	const int s[][3] = {{1, 1, 1}, {1, 8, 1}, {77, 130, 300}, {77, 136, 300}, {129, 257, 72}, {200, 301, 9},
+			    {385, 520, 1000}, {256, 512, 4096}};
 	int k = 0;
-	for (int i = 0; i < 6 && k < max; i++) {
+	for (int i = 0; i < 8 && k < max; i++) {
 		out[k] = *p;
 		hx_set_int(&out[k], "M", s[i][0]);
 		hx_set_int(&out[k], "N", s[i][1]);
@@ -402,7 +452,8 @@ static PFN_cuTensorMapEncodeTiled_v12000 encode_fn(void)
 	return fn;
 }
 
-/* 2-D FP16 tensor map over a [rows, K] matrix with leading dimension ld: box 64 (K, 128 B) × box_rows, 128B swizzle */
+/* 2-D FP16 tensor map over a [rows, K] matrix with leading dimension ld: box 64 (K, 128 B) × box_rows, 128B swizzle
+ * (C: K = N columns, box 64 × 64) */
 static void make_map(CUtensorMap *m, const __half *g, int rows, int K, int ld, int box_rows)
 {
 	cuuint64_t dim[2] = {(cuuint64_t)K, (cuuint64_t)rows};
@@ -436,6 +487,10 @@ static void *create(const struct hx_problem *p, int nsets)
 	}
 	s->c = (__half *)hx_malloc_dev((size_t)s->M * s->N * 2);
 	s->ref = (float *)hx_malloc_dev((size_t)s->M * s->N * 4);
+	/* TMA store needs 16-byte rows of C: N % 8 == 0; other N take the guarded direct stores */
+	s->tma_store = GW_TMA_STORE && s->N % 8 == 0;
+	if (s->tma_store)
+		make_map(&s->tc, s->c, s->M, s->N, s->N, 64);
 	HX_CK(cudaFuncSetAttribute(gemm_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES));
 	return s;
 }
@@ -471,7 +526,8 @@ static void run(void *v, int set, cudaStream_t str)
 	struct st *s = (struct st *)v;
 	const int tiles = ((s->M + BM - 1) / BM) * ((s->N + BN - 1) / BN);
 	const int grid = tiles < s->nsm ? tiles : s->nsm;
-	gemm_wgmma_kernel<<<grid, NTHREADS, SMEM_BYTES, str>>>(s->ta[set], s->tb[set], s->c, s->M, s->N, s->K);
+	gemm_wgmma_kernel<<<grid, NTHREADS, SMEM_BYTES, str>>>(s->ta[set], s->tb[set], s->tc, s->c, s->M, s->N, s->K,
+								 s->tma_store);
 }
 
 static void reference(void *v, int set, cudaStream_t str)
@@ -531,6 +587,7 @@ int main(int argc, char **argv)
 	hx_config_int("STAGES", STAGES);
 	hx_config_int("GROUP_M", GROUP_M);
 	hx_config_int("consumer_warpgroups", NC);
+	hx_config_int("TMA_STORE", GW_TMA_STORE);
 	hx_config_int("smem_bytes", (long long)SMEM_BYTES);
 	if (GW_PLANT_BUG)
 		hx_config_int("PLANT_BUG", GW_PLANT_BUG);
