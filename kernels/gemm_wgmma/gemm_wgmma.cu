@@ -1,0 +1,595 @@
+/* gemm_wgmma.cu -- Hopper-native dense FP16 GEMM (issue 11, rung 1): TMA into 128-byte-swizzled shared
+ * memory, an mbarrier ring, wgmma from swizzled descriptors, a producer warpgroup and GW_BM/64 consumer
+ * warpgroups with setmaxnreg, a persistent grid walking the tiles in an L2-friendly grouped order.
+ *
+ * C[M,N] (FP16) = A[M,K] · B[N,K]ᵀ, FP32 accumulation.  A and B are FP16, row-major with leading dimension
+ * ld = K rounded up to 8 elements (TMA needs 16-byte row strides; the pad columns are filled with random
+ * values and must be ignored: the tensor map's K extent is the true K, and TMA zero-fills the box beyond
+ * it, beyond M and beyond N).  C is row-major with ld = N; stores are guarded, so any M, N, K >= 1 works.
+ * Same FLOPs, bytes and output type as gemm_cublas (FP16 in, FP32 compute, FP16 out); the cuBLAS program
+ * multiplies by B[K,N] instead of B[N,K]ᵀ (the layout wgmma reads natively, both operands K-major).
+ *
+ * Pipeline (one CTA per SM, persistent):
+ *   warpgroup 0, one thread: for each tile of this CTA, for each 64-wide K step: wait empty[s], expect
+ *     STAGE bytes on full[s], two cp.async.bulk.tensor.2d loads (A box 64×BM, B box 64×BN, 128B swizzle).
+ *   warpgroup 1+c (c < BM/64): rows c·64.. of the tile; wait full[s], four wgmma m64nBNk16 (K advances 32 B
+ *     inside the 128-byte swizzled row), commit, wait_group 1 (one K step stays in flight), then release the
+ *     previous step's stage (one arrive per warp on empty[]).  End of tile: wait_group 0, FP16 stores.
+ *   While consumers store, the producer already fills the ring for their next tile.
+ * Shared-memory descriptor (PTX ISA "matrix descriptor", K-major, 128B swizzle): start address >> 4 in
+ * bits 0-13, LBO (unused for swizzled K-major) = 1, SBO = 1024 B (8 rows × 128 B) in bits 32-45, swizzle
+ * mode 1 (128B) in bits 62-63; each stage's tiles are 1024-byte aligned so the base offset is 0.
+ *
+ * Compile-time parameters (a gpuorch sweep varies them):
+ *   -DGW_BM=128     rows per tile = 64 × consumer warpgroups (64 or 128)
+ *   -DGW_BN=256     columns per tile = wgmma N (128 or 256)
+ *   -DGW_STAGES     ring depth (2..8, shared memory <= 227 KB; default 3 for 128×256 with TMA stores, else 4)
+ *   -DGW_GROUP_M=8  tile rows per L2 group of the persistent schedule
+ *   -DGW_TMA_STORE=1 epilogue through shared memory and a TMA store (when N % 8 == 0, else direct stores):
+ *                   each consumer writes its 64×BN FP16 block into a 128B-swizzled buffer and one thread
+ *                   issues the bulk store, which runs while the consumers start the next tile
+ *   -DGW_PLANT_BUG=1  negative control: B's descriptor ignores the swizzle (mode 0) -> wrong results
+ * sm_90a only (wgmma, setmaxnreg); built for another arch the kernel traps and validate() refuses the device.
+ */
+#include "../harness/harness.h"
+
+#include <cuda.h>          /* CUtensorMap and its enums (types only: no -lcuda) */
+#include <cudaTypedefs.h>  /* PFN_cuTensorMapEncodeTiled */
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef GW_BM
+#define GW_BM 128
+#endif
+#ifndef GW_BN
+#define GW_BN 256
+#endif
+#ifndef GW_GROUP_M
+#define GW_GROUP_M 8
+#endif
+#ifndef GW_TMA_STORE
+#define GW_TMA_STORE 1
+#endif
+#ifndef GW_STAGES /* the deepest ring that fits beside the C buffers */
+#define GW_STAGES (GW_TMA_STORE && GW_BN == 256 && GW_BM == 128 ? 3 : 4)
+#endif
+#ifndef GW_PLANT_BUG
+#define GW_PLANT_BUG 0
+#endif
+
+constexpr int BM = GW_BM, BN = GW_BN, BK = 64, STAGES = GW_STAGES, GROUP_M = GW_GROUP_M;
+constexpr int NC = BM / 64;                   /* consumer warpgroups */
+constexpr int NTHREADS = 128 * (NC + 1);
+constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int C_BYTES = GW_TMA_STORE ? 64 * BN * 2 : 0; /* per consumer: 64 rows × BN FP16, BN/64 swizzled blocks */
+constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES + 2 * STAGES * 8 + 1024; /* + barriers + align slack */
+
+static_assert(BM == 64 || BM == 128, "GW_BM must be 64 or 128 (64 rows per consumer warpgroup)");
+static_assert(BN == 128 || BN == 256, "GW_BN must be 128 or 256 (the wgmma N of this kernel; TMA box <= 256)");
+static_assert(STAGES >= 2 && STAGES <= 8, "GW_STAGES must be in 2..8");
+static_assert(GROUP_M >= 1, "GW_GROUP_M must be >= 1");
+static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lower GW_STAGES, GW_BN or GW_BM (or GW_TMA_STORE=0)");
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GW_DEVICE_OK 1
+#else
+#define GW_DEVICE_OK 0
+#endif
+
+/* ---- PTX wrappers (sm_90a) ---- */
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count)
+{
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint64_t *b, unsigned bytes)
+{
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *b)
+{
+	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(b)) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
+{
+	uint32_t done = 0, a = smem_u32(b);
+	while (!done)
+		asm volatile("{\n\t.reg .pred p;\n\t"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+			     "selp.u32 %0, 1, 0, p;\n}\n"
+			     : "=r"(done) : "r"(a), "r"(parity) : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, int x, int y, uint64_t *bar)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+		     ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(bar)) : "memory");
+}
+
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int x, int y)
+{
+	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+		     ::"l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
+}
+
+__device__ __forceinline__ void bar_named(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
+
+__device__ __forceinline__ uint64_t desc_sw128(const void *p, int swizzle)
+{
+	uint64_t d = (uint64_t)((smem_u32(p) & 0x3FFFF) >> 4);
+	d |= (uint64_t)1 << 16;             /* LBO: unused for swizzled K-major */
+	d |= (uint64_t)(1024 >> 4) << 32;   /* SBO: 8 rows × 128 B */
+	d |= (uint64_t)swizzle << 62;       /* 1 = 128B swizzle */
+	return d;
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+
+__device__ __forceinline__ void wgmma_n128(float (&d)[64], uint64_t da, uint64_t db)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+		     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "
+		     "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
+		     "%60, %61, %62, %63"
+		     "}, %64, %65, 1, 1, 1, 0, 0;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+		     : "l"(da), "l"(db));
+}
+
+__device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t da, uint64_t db)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
+		     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "
+		     "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
+		     "%60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+		     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, "
+		     "%100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, "
+		     "%120, %121, %122, %123, %124, %125, %126, %127"
+		     "}, %128, %129, 1, 1, 1, 0, 0;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+		       "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+		       "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+		       "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+		       "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+		       "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+		       "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+		       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+		       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+		     : "l"(da), "l"(db));
+}
+
+template <int N> struct acc_t;
+template <> struct acc_t<128> { static __device__ __forceinline__ void mma(float (&d)[64], uint64_t a, uint64_t b) { wgmma_n128(d, a, b); } };
+template <> struct acc_t<256> { static __device__ __forceinline__ void mma(float (&d)[128], uint64_t a, uint64_t b) { wgmma_n256(d, a, b); } };
+
+/* tile t of the persistent walk -> (tile row, tile column): GROUP_M tile rows at a time, column by column,
+ * so that the CTAs running at once share A rows and B columns in L2 */
+__device__ __forceinline__ void tile_coords(int t, int num_m, int num_n, int &tm, int &tn)
+{
+	const int per_group = GROUP_M * num_n;
+	const int g = t / per_group, first = g * GROUP_M;
+	const int gs = min(num_m - first, GROUP_M);
+	const int r = t - g * per_group;
+	tm = first + r % gs;
+	tn = r / gs;
+}
+
+__global__ void __launch_bounds__(NTHREADS, 1)
+gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+		  const __grid_constant__ CUtensorMap tmC, __half *C, int M, int N, int K, int tma_store)
+{
+#if GW_DEVICE_OK
+	extern __shared__ unsigned char smem_raw[];
+	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+	uint64_t *full = (uint64_t *)(smem + (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES);
+	uint64_t *empty = full + STAGES;
+	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+	const int num_m = (M + BM - 1) / BM, num_n = (N + BN - 1) / BN, tiles = num_m * num_n;
+	const int nk = (K + BK - 1) / BK;
+
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < STAGES; s++) {
+			mbar_init(&full[s], 1);
+			mbar_init(&empty[s], NC * 4); /* one arrive per consumer warp */
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	if (wg == 0) {
+		/* producer warpgroup: gives its registers to the consumers */
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+		if (tid == 0) {
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmA) : "memory");
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmB) : "memory");
+			int it = 0;
+			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+				int tm, tn;
+				tile_coords(t, num_m, num_n, tm, tn);
+				for (int kt = 0; kt < nk; kt++, it++) {
+					const int s = it % STAGES;
+					const unsigned ph = (unsigned)(it / STAGES) & 1u;
+					mbar_wait(&empty[s], ph ^ 1u);
+					unsigned char *st = smem + (size_t)s * STAGE_BYTES;
+					mbar_expect_tx(&full[s], STAGE_BYTES);
+					tma_load_2d(st, &tmA, kt * BK, tm * BM, &full[s]);
+					tma_load_2d(st + A_BYTES, &tmB, kt * BK, tn * BN, &full[s]);
+				}
+			}
+		}
+	} else {
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+		const int c = wg - 1, w = tid / 32, l = tid % 32;
+		float d[BN / 2];
+		int it = 0;
+		for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+			int tm, tn;
+			tile_coords(t, num_m, num_n, tm, tn);
+#pragma unroll
+			for (int i = 0; i < BN / 2; i++)
+				d[i] = 0.f;
+			for (int kt = 0; kt < nk; kt++, it++) {
+				const int s = it % STAGES;
+				mbar_wait(&full[s], (unsigned)(it / STAGES) & 1u);
+				const unsigned char *sa = smem + (size_t)s * STAGE_BYTES + c * 64 * 128;
+				const unsigned char *sb = smem + (size_t)s * STAGE_BYTES + A_BYTES;
+				wgmma_fence();
+#pragma unroll
+				for (int kk = 0; kk < BK / 16; kk++)
+					acc_t<BN>::mma(d, desc_sw128(sa + kk * 32, 1), desc_sw128(sb + kk * 32, GW_PLANT_BUG ? 0 : 1));
+				wgmma_commit();
+				wgmma_wait<1>();
+				/* the previous K step's wgmmas are done: its stage may be refilled */
+				if (kt > 0 && l == 0)
+					mbar_arrive(&empty[(it - 1) % STAGES]);
+			}
+			wgmma_wait<0>();
+			if (l == 0)
+				mbar_arrive(&empty[(it - 1) % STAGES]);
+
+			/* epilogue: accumulator fragment (row 16w + l/4 + 8·((i%4)/2), column 8·(i/4) + 2·(l%4) + i%2) */
+#if GW_TMA_STORE
+			if (tma_store) {
+				/* this consumer's C buffer: BN/64 blocks of 64 rows × 128 B, 16-byte chunks XOR row%8 (128B
+				 * swizzle, as the tensor map reads it): a warp's 8 rows land in 8 different chunks, no conflicts */
+				unsigned char *cb = smem + (size_t)STAGES * STAGE_BYTES + (size_t)c * C_BYTES;
+				if (tid == 0)
+					asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* last tile's store read it */
+				bar_named(1 + c, 128);
+#pragma unroll
+				for (int i = 0; i < BN / 2; i += 2) {
+					const int row = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4);
+					const int blk = col / 64, chunk = (col % 64) / 8;
+					__half2 *q = (__half2 *)(cb + blk * 8192 + row * 128 + ((chunk ^ (row % 8)) * 16) + (col % 8) * 2);
+					*q = __floats2half2_rn(d[i], d[i + 1]);
+				}
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				bar_named(1 + c, 128);
+				if (tid == 0) {
+#pragma unroll
+					for (int b = 0; b < BN / 64; b++)
+						tma_store_2d(&tmC, cb + b * 8192, tn * BN + b * 64, tm * BM + c * 64);
+					asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+				}
+				continue;
+			}
+#endif
+			{
+				const int r0 = tm * BM + c * 64 + 16 * w + l / 4;
+				const int c0 = tn * BN + 2 * (l % 4);
+				const bool pairs = (N % 2) == 0;
+#pragma unroll
+				for (int i = 0; i < BN / 2; i += 2) {
+					const int row = r0 + 8 * ((i % 4) / 2), col = c0 + 8 * (i / 4);
+					if (row >= M)
+						continue;
+					__half *p = C + (size_t)row * N + col;
+					if (pairs && col + 1 < N) {
+						*(__half2 *)p = __floats2half2_rn(d[i], d[i + 1]);
+					} else {
+						if (col < N)
+							p[0] = __float2half_rn(d[i]);
+						if (col + 1 < N)
+							p[1] = __float2half_rn(d[i + 1]);
+					}
+				}
+			}
+		}
+#if GW_TMA_STORE
+		if (tma_store && tid == 0)
+			asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
+#endif
+	}
+#else
+	(void)M; (void)N; (void)K; (void)C; (void)tma_store;
+	__trap(); /* built without sm_90a: never launched (validate() refuses the device) */
+#endif
+}
+
+/* ---- reference: FP64 accumulation, 16×16 shared-memory tiles, C = A·Bᵀ with leading dimension ld ---- */
+
+__global__ void gemm_nt_ref_kernel(const __half *A, const __half *B, float *C, int M, int N, int K, int ld)
+{
+	__shared__ double sa[16][17], sb[16][17];
+	int r = blockIdx.y * 16 + threadIdx.y, c = blockIdx.x * 16 + threadIdx.x;
+	int rb = blockIdx.x * 16 + threadIdx.y;
+	double acc = 0;
+	for (int k0 = 0; k0 < K; k0 += 16) {
+		int ka = k0 + threadIdx.x;
+		sa[threadIdx.y][threadIdx.x] = (r < M && ka < K) ? (double)__half2float(A[(size_t)r * ld + ka]) : 0.0;
+		sb[threadIdx.y][threadIdx.x] = (rb < N && ka < K) ? (double)__half2float(B[(size_t)rb * ld + ka]) : 0.0;
+		__syncthreads();
+#pragma unroll
+		for (int kk = 0; kk < 16; kk++)
+			acc += sa[threadIdx.y][kk] * sb[threadIdx.x][kk];
+		__syncthreads();
+	}
+	if (r < M && c < N)
+		C[(size_t)r * N + c] = (float)acc;
+}
+
+/* ---- program callbacks ---- */
+
+static const struct hx_param params[] = {
+	{"M", NULL, "rows of A and C (any >= 1)"},
+	{"N", NULL, "rows of B, columns of C (any >= 1)"},
+	{"K", NULL, "inner dimension (any >= 1; stored with leading dimension rounded up to 8)"},
+};
+
+struct st {
+	int M, N, K, ld, nsets, nsm;
+	__half **a, **b, *c;
+	float *ref;
+	CUtensorMap *ta, *tb, tc;
+	int tma_store;
+};
+
+static void dims(const struct hx_problem *p, int *M, int *N, int *K)
+{
+	*M = (int)hx_get_int(p, "M");
+	*N = (int)hx_get_int(p, "N");
+	*K = (int)hx_get_int(p, "K");
+}
+
+static int ld_of(int K) { return (K + 7) / 8 * 8; }
+
+static int validate(const struct hx_problem *p, const struct cudaDeviceProp *prop, char *why, size_t n)
+{
+	int M, N, K;
+	dims(p, &M, &N, &K);
+	if (M < 1 || N < 1 || K < 1 || M > (1 << 20) || N > (1 << 20) || K > (1 << 20)) {
+		snprintf(why, n, "M, N, K must be in 1..2^20 (got %d, %d, %d)", M, N, K);
+		return HX_BAD_ARGS;
+	}
+	if (!(prop->major == 9 && prop->minor == 0)) {
+		snprintf(why, n, "gemm_wgmma needs sm_90a (compute capability 9.0: TMA, wgmma, setmaxnreg), device is %d.%d",
+			 prop->major, prop->minor);
+		return HX_UNSUPPORTED;
+	}
+	if (prop->sharedMemPerBlockOptin < SMEM_BYTES) {
+		snprintf(why, n, "needs %zu bytes of shared memory per CTA, the device allows %zu; rebuild with smaller "
+			 "GW_STAGES/GW_BN", SMEM_BYTES, (size_t)prop->sharedMemPerBlockOptin);
+		return HX_UNSUPPORTED;
+	}
+	return HX_VALID;
+}
+
+static int edges(const struct hx_problem *p, struct hx_problem *out, int max)
+{
+	/* tiny, odd everything, K < one K step, N odd (scalar stores), partial tiles in M and N with N % 8 == 0
+	 * (TMA store clipped at the edges), long K */
+	const int s[][3] = {{1, 1, 1}, {1, 8, 1}, {77, 130, 300}, {77, 136, 300}, {129, 257, 72}, {200, 301, 9},
+			    {385, 520, 1000}, {256, 512, 4096}};
+	int k = 0;
+	for (int i = 0; i < 8 && k < max; i++) {
+		out[k] = *p;
+		hx_set_int(&out[k], "M", s[i][0]);
+		hx_set_int(&out[k], "N", s[i][1]);
+		hx_set_int(&out[k], "K", s[i][2]);
+		k++;
+	}
+	return k;
+}
+
+static double flops(const struct hx_problem *p)
+{
+	int M, N, K;
+	dims(p, &M, &N, &K);
+	return 2.0 * M * N * (double)K;
+}
+
+static double bytes(const struct hx_problem *p)
+{
+	int M, N, K;
+	dims(p, &M, &N, &K);
+	return 2.0 * ((double)M * K + (double)N * K + (double)M * N);
+}
+
+static size_t input_bytes(const struct hx_problem *p)
+{
+	int M, N, K;
+	dims(p, &M, &N, &K);
+	return 2 * ((size_t)M * ld_of(K) + (size_t)N * ld_of(K));
+}
+
+static PFN_cuTensorMapEncodeTiled_v12000 encode_fn(void)
+{
+	static PFN_cuTensorMapEncodeTiled_v12000 fn;
+	if (!fn) {
+		enum cudaDriverEntryPointQueryResult q;
+		void *f = NULL;
+		HX_CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+		if (q != cudaDriverEntryPointSuccess || !f)
+			hx_failf(1, "cuTensorMapEncodeTiled not found in the driver (query result %d); needs a CUDA 12+ driver",
+				 (int)q);
+		fn = (PFN_cuTensorMapEncodeTiled_v12000)f;
+	}
+	return fn;
+}
+
+/* 2-D FP16 tensor map over a [rows, K] matrix with leading dimension ld: box 64 (K, 128 B) × box_rows, 128B swizzle
+ * (C: K = N columns, box 64 × 64) */
+static void make_map(CUtensorMap *m, const __half *g, int rows, int K, int ld, int box_rows)
+{
+	cuuint64_t dim[2] = {(cuuint64_t)K, (cuuint64_t)rows};
+	cuuint64_t stride[1] = {(cuuint64_t)ld * 2};
+	cuuint32_t box[2] = {(cuuint32_t)BK, (cuuint32_t)box_rows};
+	cuuint32_t estride[2] = {1, 1};
+	CUresult r = encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)g, dim, stride, box, estride,
+				 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+				 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (r != CUDA_SUCCESS)
+		hx_failf(1, "cuTensorMapEncodeTiled failed (CUresult %d) for a %d x %d matrix, ld %d, box %d x %d",
+			 (int)r, rows, K, ld, BK, box_rows);
+}
+
+static void *create(const struct hx_problem *p, int nsets)
+{
+	struct st *s = (struct st *)calloc(1, sizeof *s);
+	dims(p, &s->M, &s->N, &s->K);
+	s->ld = ld_of(s->K);
+	s->nsets = nsets;
+	s->nsm = hx_device_prop()->multiProcessorCount;
+	s->a = (__half **)calloc(nsets, sizeof(void *));
+	s->b = (__half **)calloc(nsets, sizeof(void *));
+	s->ta = (CUtensorMap *)calloc(nsets, sizeof(CUtensorMap));
+	s->tb = (CUtensorMap *)calloc(nsets, sizeof(CUtensorMap));
+	for (int i = 0; i < nsets; i++) {
+		s->a[i] = (__half *)hx_malloc_dev((size_t)s->M * s->ld * 2);
+		s->b[i] = (__half *)hx_malloc_dev((size_t)s->N * s->ld * 2);
+		make_map(&s->ta[i], s->a[i], s->M, s->K, s->ld, BM);
+		make_map(&s->tb[i], s->b[i], s->N, s->K, s->ld, BN);
+	}
+	s->c = (__half *)hx_malloc_dev((size_t)s->M * s->N * 2);
+	s->ref = (float *)hx_malloc_dev((size_t)s->M * s->N * 4);
+	/* TMA store needs 16-byte rows of C: N % 8 == 0; other N take the guarded direct stores */
+	s->tma_store = GW_TMA_STORE && s->N % 8 == 0;
+	if (s->tma_store)
+		make_map(&s->tc, s->c, s->M, s->N, s->N, 64);
+	HX_CK(cudaFuncSetAttribute(gemm_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES));
+	return s;
+}
+
+static void destroy(void *v)
+{
+	struct st *s = (struct st *)v;
+	HX_CK(cudaDeviceSynchronize());
+	for (int i = 0; i < s->nsets; i++) {
+		hx_free_dev(s->a[i]);
+		hx_free_dev(s->b[i]);
+	}
+	hx_free_dev(s->c);
+	hx_free_dev(s->ref);
+	free(s->a);
+	free(s->b);
+	free(s->ta);
+	free(s->tb);
+	free(s);
+}
+
+static void fill(void *v, int set, uint64_t seed)
+{
+	struct st *s = (struct st *)v;
+	/* the pad columns K..ld-1 get random values too: the kernel must not read them */
+	hx_fill_uniform_f16(s->a[set], (size_t)s->M * s->ld, hx_splitmix(seed * 2), -1.f, 1.f, 0);
+	hx_fill_uniform_f16(s->b[set], (size_t)s->N * s->ld, hx_splitmix(seed * 2 + 1), -1.f, 1.f, 0);
+	HX_CK(cudaDeviceSynchronize());
+}
+
+static void run(void *v, int set, cudaStream_t str)
+{
+	struct st *s = (struct st *)v;
+	const int tiles = ((s->M + BM - 1) / BM) * ((s->N + BN - 1) / BN);
+	const int grid = tiles < s->nsm ? tiles : s->nsm;
+	gemm_wgmma_kernel<<<grid, NTHREADS, SMEM_BYTES, str>>>(s->ta[set], s->tb[set], s->tc, s->c, s->M, s->N, s->K,
+								 s->tma_store);
+}
+
+static void reference(void *v, int set, cudaStream_t str)
+{
+	struct st *s = (struct st *)v;
+	dim3 grid((s->N + 15) / 16, (s->M + 15) / 16);
+	gemm_nt_ref_kernel<<<grid, dim3(16, 16), 0, str>>>(s->a[set], s->b[set], s->ref, s->M, s->N, s->K, s->ld);
+}
+
+static struct hx_output output(void *v)
+{
+	struct st *s = (struct st *)v;
+	struct hx_output o = {s->c, (size_t)s->M * s->N, HX_F16, s->ref};
+	return o;
+}
+
+/* FP64 CPU check of 64 entries (both corners included) */
+static int cpu_check(void *v, int set, uint64_t seed, double *max_abs, double *ref_max_abs, double *scale)
+{
+	struct st *s = (struct st *)v;
+	uint16_t *ra = (uint16_t *)malloc((size_t)s->K * 2), *rb = (uint16_t *)malloc((size_t)s->K * 2);
+	*max_abs = *ref_max_abs = *scale = 0;
+	for (int t = 0; t < 64; t++) {
+		uint64_t h = hx_splitmix(seed * 977 + t);
+		int i = t == 0 ? 0 : (t == 1 ? s->M - 1 : (int)(h % s->M));
+		int j = t == 0 ? 0 : (t == 1 ? s->N - 1 : (int)((h >> 32) % s->N));
+		uint16_t got;
+		float rf;
+		HX_CK(cudaMemcpy(ra, s->a[set] + (size_t)i * s->ld, (size_t)s->K * 2, cudaMemcpyDeviceToHost));
+		HX_CK(cudaMemcpy(rb, s->b[set] + (size_t)j * s->ld, (size_t)s->K * 2, cudaMemcpyDeviceToHost));
+		HX_CK(cudaMemcpy(&got, s->c + (size_t)i * s->N + j, 2, cudaMemcpyDeviceToHost));
+		HX_CK(cudaMemcpy(&rf, s->ref + (size_t)i * s->N + j, 4, cudaMemcpyDeviceToHost));
+		double want = 0;
+		for (int k = 0; k < s->K; k++)
+			want += (double)hx_half_to_float(ra[k]) * hx_half_to_float(rb[k]);
+		double e = fabs(hx_half_to_float(got) - want);
+		*max_abs = isnan(e) ? INFINITY : fmax(*max_abs, e);
+		*ref_max_abs = fmax(*ref_max_abs, fabs(rf - want));
+		*scale = fmax(*scale, fabs(want));
+	}
+	free(ra);
+	free(rb);
+	return 64;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct hx_program prog = {
+		"gemm_wgmma", params, 3,
+		/* FP16 output, as gemm_cublas */
+		-1, -1, 2e-3,
+		validate, edges, flops, bytes, input_bytes, create, destroy, fill, run, reference, output, cpu_check,
+	};
+	hx_config_int("BM", BM);
+	hx_config_int("BN", BN);
+	hx_config_int("BK", BK);
+	hx_config_int("STAGES", STAGES);
+	hx_config_int("GROUP_M", GROUP_M);
+	hx_config_int("consumer_warpgroups", NC);
+	hx_config_int("TMA_STORE", GW_TMA_STORE);
+	hx_config_int("smem_bytes", (long long)SMEM_BYTES);
+	if (GW_PLANT_BUG)
+		hx_config_int("PLANT_BUG", GW_PLANT_BUG);
+	return hx_main(argc, argv, &prog);
+}
