@@ -95,6 +95,8 @@ members() {
 		awk -v s="$1" -v all="$2" '$2 == s && $3 !~ /^Z/ && (all || $1 != s) {print $1}'
 }
 
+# Shell variables are global: each function's scratch variables have a
+# prefix of their own where it may run inside another's loop.
 # kill_item DIR: TERM the item's processes but its wrapper (so the wrapper
 # writes rc), then KILL whatever is left; rc is 137 when none was written.
 kill_item() {
@@ -102,12 +104,12 @@ kill_item() {
 	read -r _sid <"$1/pgid"
 	_p=$(members "$_sid" 0)
 	[ -n "$_p" ] && kill -TERM $_p 2>/dev/null
-	_i=0
-	while [ -n "$(members "$_sid" 1)" ] && [ $_i -lt 30 ]; do sleep 0.1; _i=$((_i + 1)); done
+	_ki=0
+	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
 	_p=$(members "$_sid" 1)
 	[ -n "$_p" ] && kill -KILL $_p 2>/dev/null
-	_i=0
-	while [ -n "$(members "$_sid" 1)" ] && [ $_i -lt 30 ]; do sleep 0.1; _i=$((_i + 1)); done
+	_ki=0
+	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
 	[ -f "$1/rc" ] || { echo 137 >"$1/rc.tmp" && mv -f "$1/rc.tmp" "$1/rc"; }
 }
 
