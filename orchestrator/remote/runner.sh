@@ -1,0 +1,667 @@
+#!/bin/sh
+# runner.sh -- gpuorch's host runner: runs one run's plan (builds, then steps)
+# on the host, detached from whatever started it, and appends every event as
+# one JSON line to a journal. docs/runner.md is its contract.
+#
+#   sh runner.sh start RUNDIR         start `run` detached (own session, log in
+#                                     RUNDIR/runner.log); prints "started PID",
+#                                     "running PID" (one is already running) or
+#                                     "finished" (the plan is done)
+#   sh runner.sh run RUNDIR           run the plan in the foreground (a Slurm job,
+#                                     a cloud instance's boot script)
+#   sh runner.sh follow RUNDIR OFFSET print the journal from byte OFFSET on and
+#                                     keep following it while the runner lives
+#   sh runner.sh kill RUNDIR          stop the runner and every build and step
+#                                     it started; prints "killed"
+#
+# RUNDIR/plan.sh is the plan (a shell file of calls: plan_version, src_dir,
+# max_builds, fail_fast, text_cap, build, step), RUNDIR/journal the journal.
+# Needs POSIX sh plus setsid (util-linux, -w), timeout (coreutils), flock,
+# ps, awk, date +%N, tail (GNU, for follow). Nothing here assumes SSH.
+
+RUNNER_VERSION=1
+GRACE_S=10        # a claimed item with no pgid after this long never started
+
+die() {
+	echo "runner: $*" >&2
+	exit 2
+}
+
+# ------------------------------------------------------------------ JSON
+# ESC_AWK escapes its input (followed by a sentinel "x") as a JSON string
+# body: mode=str prints "...", mode=text prints ,"NAME_text":"...",
+# "NAME_truncated":BOOL, keeping at most cap bytes.
+ESC_AWK='
+function out(s,   i, n, c) {
+	if (s !~ /[\001-\037"\\]/) { printf "%s", s; return }
+	n = length(s)
+	for (i = 1; i <= n; i++) {
+		c = substr(s, i, 1)
+		if (c in esc) printf "%s", esc[c]; else printf "%s", c
+	}
+}
+function emit(s) {
+	if (trunc) return
+	if (total + length(s) > cap) { s = substr(s, 1, cap - total); trunc = 1 }
+	total += length(s)
+	out(s)
+}
+BEGIN {
+	for (i = 1; i < 32; i++) esc[sprintf("%c", i)] = sprintf("\\u%04x", i)
+	esc["\t"] = "\\t"; esc["\n"] = "\\n"; esc["\r"] = "\\r"
+	esc["\b"] = "\\b"; esc["\f"] = "\\f"; esc["\\"] = "\\\\"; esc["\""] = "\\\""
+	if (cap == "") cap = 1e15
+	if (mode == "text") printf ",\"%s_text\":\"", name; else printf "\""
+}
+NR > 1 { emit(prev "\n") }
+{ prev = $0 }
+END {
+	emit(substr(prev, 1, length(prev) - 1))
+	if (mode == "text") printf "\",\"%s_truncated\":%s", name, (trunc ? "true" : "false")
+	else printf "\""
+}'
+
+# js VALUE: sets JS to VALUE as a JSON string (no fork for plain text).
+js() {
+	case $1 in
+	*[\"\\]* | *[![:print:]]*)
+		JS=$(printf '%sx' "$1" | LC_ALL=C awk -v mode=str "$ESC_AWK") ;;
+	*) JS="\"$1\"" ;;
+	esac
+}
+
+# text_field FILE NAME: the file's first TEXT_CAP bytes as NAME_text and
+# NAME_truncated fields (nothing when there is no file).
+text_field() {
+	[ -f "$1" ] || return 0
+	{ head -c $((TEXT_CAP + 1)) "$1" | tr -d '\000'; printf x; } |
+		LC_ALL=C awk -v mode=text -v name="$2" -v cap="$TEXT_CAP" "$ESC_AWK"
+}
+
+# ev NAME FIELDS: append one event; FIELDS is a JSON fragment starting with ",".
+ev() {
+	printf '{"t":%s,"ev":"%s"%s}\n' "$(date +%s.%N)" "$1" "$2" >>"$J"
+}
+
+# ------------------------------------------------------------------ processes
+# alive SID: a live (not zombie) process is in session SID.
+alive() {
+	ps -eo sid=,stat= | awk -v s="$1" '$1 == s && $2 !~ /^Z/ {f = 1} END {exit !f}'
+}
+
+# members SID ALL: the session's live processes (ALL=0: but its leader).
+members() {
+	ps -eo pid=,sid=,stat= |
+		awk -v s="$1" -v all="$2" '$2 == s && $3 !~ /^Z/ && (all || $1 != s) {print $1}'
+}
+
+# Shell variables are global: each function's scratch variables have a
+# prefix of their own where it may run inside another's loop.
+# kill_item DIR: TERM the item's processes but its wrapper (so the wrapper
+# writes rc), then KILL whatever is left; rc is 137 when none was written.
+kill_item() {
+	[ -s "$1/pgid" ] || return 0
+	read -r _sid <"$1/pgid"
+	_p=$(members "$_sid" 0)
+	[ -n "$_p" ] && kill -TERM $_p 2>/dev/null
+	_ki=0
+	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
+	_p=$(members "$_sid" 1)
+	[ -n "$_p" ] && kill -KILL $_p 2>/dev/null
+	_ki=0
+	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
+	[ -f "$1/rc" ] || { echo 137 >"$1/rc.tmp" && mv -f "$1/rc.tmp" "$1/rc"; }
+}
+
+# stale DIR: claimed or queued, no rc, and nothing runs it (its session is
+# gone, or it never got a pgid within GRACE_S of being queued).
+stale() {
+	[ -f "$1/rc" ] && return 1
+	if [ -s "$1/pgid" ]; then
+		read -r _sid <"$1/pgid"
+		alive "$_sid" && return 1
+		[ -f "$1/rc" ] && return 1
+		return 0
+	fi
+	_q=0
+	[ -s "$1/queued" ] && read -r _q <"$1/queued"
+	[ $(($(date +%s) - _q)) -ge $GRACE_S ]
+}
+
+# The wrapper: the item's session leader. It claims DIR with an atomic
+# mkdir of .launch (exit 3: claimed by another), records its pgid, takes the
+# GPU lock when given, runs `timeout -k 5 T sh DIR/cmd` in SRC, kills what
+# the command left in its session (inside the lock), stamps t_run/t_end and
+# writes rc last, atomically: the exit status, "timeout" or "lock-timeout".
+WRAPPER='d=$1; t=$2; lock=$3; lw=$4; cwd=$5
+mkdir "$d/.launch" 2>/dev/null || exit 3
+echo $$ > "$d/pgid"
+if ! cd "$cwd" 2>"$d/stderr"; then
+  echo 1 > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"; exit 0
+fi
+if [ -n "$lock" ]; then
+  flock -w "$lw" -E 75 "$lock" sh -c '"'"'
+    date +%s > "$1/locked"; date +%s.%N > "$1/t_run"
+    timeout -k 5 "$2" sh "$1/cmd"; r=$?
+    for p in $(ps -eo pid=,sid= | awk -v s="$3" -v a=$$ -v b=$PPID "\$2 == s && \$1 != s && \$1 != a && \$1 != b {print \$1}"); do
+      kill -KILL "$p" 2>/dev/null
+    done
+    date +%s.%N > "$1/t_end"; exit $r'"'"' gpuorch-locked "$d" "$t" $$ > "$d/stdout" 2> "$d/stderr"
+  rc=$?
+  if [ ! -s "$d/locked" ] && [ "$rc" = 75 ]; then rc=lock-timeout; fi
+  start=$(cat "$d/locked" 2>/dev/null)
+else
+  start=$(date +%s)
+  date +%s.%N > "$d/t_run"
+  timeout -k 5 "$t" sh "$d/cmd" > "$d/stdout" 2> "$d/stderr"
+  rc=$?
+fi
+[ -s "$d/t_end" ] || date +%s.%N > "$d/t_end"
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+  if [ -n "$start" ] && [ $(( $(date +%s) - start )) -ge "$t" ]; then rc=timeout; fi
+fi
+for p in $(ps -eo pid=,sid= | awk -v s=$$ '"'"'$2 == s && $1 != s {print $1}'"'"'); do
+  kill -KILL "$p" 2>/dev/null
+done
+echo "$rc" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
+'
+
+# spawn DIR TIMEOUT LOCK LOCKWAIT COMMAND: write the command, stamp queued,
+# start the wrapper in its own session; SPAWNED is its pid.
+spawn() {
+	mkdir -p "$1" || return 1
+	printf '%s\n' "$5" >"$1/cmd" || return 1
+	date +%s >"$1/queued"
+	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" \
+		</dev/null >/dev/null 2>&1 8>&- 9>&- &
+	SPAWNED=$!
+}
+
+# ------------------------------------------------------------------ plan
+NB=0
+NS=0
+PLAN_V=
+SRC=
+MAXB=1
+FAILFAST=0
+TEXT_CAP=65536
+
+bad_plan() {
+	PLAN_ERR="$PLAN_ERR${PLAN_ERR:+; }$*"
+}
+num() {
+	case $2 in
+	'' | *[!0-9]*) bad_plan "$1: '$2' is not a whole number" ;;
+	esac
+}
+abs() {
+	case $2 in
+	/*) ;;
+	*) bad_plan "$1: '$2' is not an absolute path" ;;
+	esac
+}
+plan_version() { PLAN_V=$1; }
+src_dir() { abs src_dir "$1"; SRC=$1; }
+max_builds() { num max_builds "$1"; MAXB=$1; }
+fail_fast() { num fail_fast "$1"; FAILFAST=$1; }
+text_cap() { num text_cap "$1"; TEXT_CAP=$1; }
+# build ID DIR BIN TIMEOUT COMMAND
+build() {
+	[ $# -eq 5 ] || { bad_plan "build needs 5 arguments, got $#"; return; }
+	[ -n "$1" ] || bad_plan "a build has an empty id"
+	abs "build '$1' dir" "$2"
+	abs "build '$1' bin" "$3"
+	num "build '$1' timeout" "$4"
+	NB=$((NB + 1))
+	eval "B_${NB}_id=\$1 B_${NB}_dir=\$2 B_${NB}_bin=\$3 B_${NB}_t=\$4 B_${NB}_cmd=\$5"
+}
+# step ID DIR TIMEOUT LOCK LOCKWAIT BUILD_ID COMMAND
+step() {
+	[ $# -eq 7 ] || { bad_plan "step needs 7 arguments, got $#"; return; }
+	[ -n "$1" ] || bad_plan "a step has an empty id"
+	abs "step '$1' dir" "$2"
+	num "step '$1' timeout" "$3"
+	[ -z "$4" ] || abs "step '$1' lock" "$4"
+	num "step '$1' lock wait" "$5"
+	NS=$((NS + 1))
+	eval "S_${NS}_id=\$1 S_${NS}_dir=\$2 S_${NS}_t=\$3 S_${NS}_lock=\$4 S_${NS}_lw=\$5 S_${NS}_build=\$6 S_${NS}_cmd=\$7"
+}
+
+# get VAR KIND INDEX FIELD: VAR=<KIND>_<INDEX>_<FIELD>
+get() {
+	eval "$1=\${$2_$3_$4}"
+}
+
+# ------------------------------------------------------------------ items
+# end_fields DIR: sets EF to the end fields read from DIR (status, rc,
+# clocks, output texts); KILLED=1 marks an item this runner killed.
+end_fields() {
+	_rc=
+	[ -f "$1/rc" ] && read -r _rc <"$1/rc"
+	case $_rc in
+	'') _st=lost; _rcj=null ;;
+	timeout) _st=timeout; _rcj=124 ;;
+	lock-timeout) _st=lock-timeout; _rcj=75 ;;
+	*[!0-9]*) _st=lost; _rcj=null ;;
+	*) _st=exited; _rcj=$_rc ;;
+	esac
+	[ "$KILLED" = 1 ] && _st=killed
+	EST=$_st
+	ERC=$_rc
+	_tl=null _tr=null _te=null
+	[ -s "$1/locked" ] && read -r _tl <"$1/locked"
+	[ -s "$1/t_run" ] && read -r _tr <"$1/t_run"
+	[ -s "$1/t_end" ] && read -r _te <"$1/t_end"
+	js "$1"
+	EF=",\"dir\":$JS,\"status\":\"$_st\",\"rc\":$_rcj,\"t_lock\":$_tl,\"t_run\":$_tr,\"t_end\":$_te"
+	EF="$EF$(text_field "$1/stdout" stdout)$(text_field "$1/stderr" stderr)"
+}
+
+# A build's result for this run lives in RUNDIR/.builds/<index>: pass|fail.
+build_done() {
+	# build_done INDEX STATUS(pass|fail|skipped)
+	echo "$2" >"$RD/.builds/$1.tmp" && mv -f "$RD/.builds/$1.tmp" "$RD/.builds/$1"
+}
+
+build_end() {
+	# build_end INDEX
+	get _id B "$1" id
+	get _d B "$1" dir
+	get _bin B "$1" bin
+	get KILLED B "$1" killed
+	end_fields "$_d"
+	js "$_id"
+	ev build_end ",\"id\":$JS$EF"
+	if [ "$EST" = exited ] && [ "$ERC" = 0 ] && [ -x "$_bin" ]; then
+		build_done "$1" pass
+	else
+		build_done "$1" fail
+		BFAILED=1
+	fi
+}
+
+# build_begin INDEX: reuse, attach to or start build INDEX. Sets BSTATE to
+# done (finished and journaled) or running.
+build_begin() {
+	get _id B "$1" id
+	get _d B "$1" dir
+	get _bin B "$1" bin
+	get _t B "$1" t
+	get _cmd B "$1" cmd
+	js "$_id"
+	_jid=$JS
+	BSTATE=running
+	if [ -f "$RD/.builds/$1" ]; then
+		read -r _r <"$RD/.builds/$1"
+		[ "$_r" = pass ] || BFAILED=1
+		BSTATE=done
+		return
+	fi
+	mkdir -p "${_d%/*}" || return 1
+	# decide under a lock shared by all runners of this host's builds
+	exec 8>>"${_d%/*}/.claim.lock"
+	flock -w 120 8
+	_own=
+	[ -s "$_d/owner" ] && read -r _own <"$_d/owner"
+	_rc=
+	[ -f "$_d/rc" ] && read -r _rc <"$_d/rc"
+	if [ "$_rc" = 0 ] && [ -x "$_bin" ] && [ "$_own" != "$RD" ]; then
+		exec 8>&-
+		js "$_d"
+		ev build_reused ",\"id\":$_jid,\"dir\":$JS$(text_field "$_d/stdout" stdout)$(text_field "$_d/stderr" stderr)"
+		build_done "$1" pass
+		BSTATE=done
+		return
+	fi
+	if [ -n "$_rc" ] && [ "$_own" = "$RD" ]; then
+		# ours, ended before a restart: journal it, never build it again
+		exec 8>&-
+		build_end "$1"
+		BSTATE=done
+		return
+	fi
+	if [ -z "$_rc" ] && { [ -d "$_d/.launch" ] || [ -s "$_d/queued" ]; } && ! stale "$_d"; then
+		exec 8>&-
+		js "$_d"
+		ev build_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":true"
+		return
+	fi
+	rm -rf "$_d"
+	mkdir -p "$_d" && echo "$RD" >"$_d/owner"
+	spawn "$_d" "$_t" "" 0 "$_cmd"
+	exec 8>&-
+	eval "B_${1}_pid=\$SPAWNED"
+	js "$_d"
+	ev build_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":false"
+}
+
+# build_check INDEX SLOW: 0 when build INDEX has ended (and was journaled).
+build_check() {
+	get _d B "$1" dir
+	if [ ! -f "$_d/rc" ]; then
+		[ "$2" = 1 ] || return 1
+		stale "$_d" || return 1
+	fi
+	get _pid B "$1" pid
+	[ -n "$_pid" ] && wait "$_pid" 2>/dev/null
+	build_end "$1"
+	return 0
+}
+
+# kill_builds: kill the running builds this run started (not the ones it
+# attached to: those belong to another run).
+kill_builds() {
+	for _k in $RUNNING; do
+		get _d B "$_k" dir
+		_own=
+		[ -s "$_d/owner" ] && read -r _own <"$_d/owner"
+		[ "$_own" = "$RD" ] || continue
+		eval "B_${_k}_killed=1"
+		kill_item "$_d"
+	done
+}
+
+phase_builds() {
+	ev phase_started ',"name":"build"'
+	RUNNING=
+	NRUN=0
+	BFAILED=0
+	_i=1
+	_tick=0
+	while :; do
+		while [ -z "$STOP" ] && [ $NRUN -lt "$MAXB" ] && [ $_i -le $NB ]; do
+			if [ "$BFAILED" = 1 ] && [ "$FAILFAST" = 1 ]; then
+				if [ ! -f "$RD/.builds/$_i" ]; then
+					get _id B $_i id
+					js "$_id"
+					ev build_skipped ",\"id\":$JS,\"reason\":\"an earlier build failed (fail_fast)\""
+					build_done $_i skipped
+				fi
+				_i=$((_i + 1))
+				continue
+			fi
+			build_begin $_i || { STOP=error; MSG="cannot create the build directory of build $_i"; }
+			if [ "$BSTATE" = running ]; then
+				RUNNING="$RUNNING $_i"
+				NRUN=$((NRUN + 1))
+			fi
+			_i=$((_i + 1))
+		done
+		[ $NRUN -eq 0 ] && { [ $_i -gt $NB ] || [ -n "$STOP" ]; } && break
+		_slow=0
+		_tick=$((_tick + 1))
+		[ $((_tick % 10)) -eq 0 ] && _slow=1
+		_left=
+		_ended=0
+		for _k in $RUNNING; do
+			if build_check $_k $_slow; then
+				NRUN=$((NRUN - 1))
+				_ended=1
+			else
+				_left="$_left $_k"
+			fi
+		done
+		RUNNING=$_left
+		if [ "$BFAILED" = 1 ] && [ "$FAILFAST" = 1 ] && [ -n "$RUNNING" ]; then
+			kill_builds
+			continue
+		fi
+		[ $_ended = 1 ] || sleep 0.1
+	done
+	if [ -n "$STOP" ]; then
+		_s=killed
+	elif [ "$BFAILED" = 1 ]; then
+		_s=fail
+	else
+		_s=pass
+	fi
+	ev phase_ended ",\"name\":\"build\",\"status\":\"$_s\""
+}
+
+# step_wait DIR: wait (no process of ours to wait for) until the step has an
+# rc or nothing runs it any more.
+step_wait() {
+	_tick=0
+	while [ ! -f "$1/rc" ]; do
+		if [ -n "$STOP" ]; then
+			kill_item "$1"
+			return
+		fi
+		_tick=$((_tick + 1))
+		if [ $((_tick % 5)) -eq 0 ] && stale "$1"; then
+			return
+		fi
+		sleep 0.2
+	done
+}
+
+run_step() {
+	get _id S "$1" id
+	get _d S "$1" dir
+	get _t S "$1" t
+	get _lock S "$1" lock
+	get _lw S "$1" lw
+	get _b S "$1" build
+	get _cmd S "$1" cmd
+	[ -f "$_d/.journaled" ] && return
+	js "$_id"
+	_jid=$JS
+	if [ -n "$_b" ]; then
+		_bs=none
+		_k=1
+		while [ $_k -le $NB ]; do
+			get _bid B $_k id
+			if [ "$_bid" = "$_b" ]; then
+				_bs=missing
+				[ -f "$RD/.builds/$_k" ] && read -r _bs <"$RD/.builds/$_k"
+				break
+			fi
+			_k=$((_k + 1))
+		done
+		if [ "$_bs" != pass ]; then
+			js "build '$_b': $_bs"
+			ev step_skipped ",\"id\":$_jid,\"reason\":$JS"
+			mkdir -p "$_d" && : >"$_d/.journaled"
+			return
+		fi
+	fi
+	KILLED=
+	if [ ! -f "$_d/rc" ]; then
+		if [ -d "$_d/.launch" ] || [ -s "$_d/queued" ]; then
+			js "$_d"
+			ev step_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":true"
+			CUR=$_d
+			step_wait "$_d"
+		else
+			spawn "$_d" "$_t" "$_lock" "$_lw" "$_cmd" || {
+				STOP=error
+				MSG="cannot create the step directory $_d"
+				return
+			}
+			CUR=$_d
+			js "$_d"
+			ev step_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":false"
+			wait $SPAWNED
+			_w=$?
+			# a signal to the runner interrupts wait: the trap killed the step
+			while [ ! -f "$_d/rc" ] && [ $_w -gt 128 ] && [ -z "$STOP" ]; do
+				wait $SPAWNED
+				_w=$?
+			done
+			[ -f "$_d/rc" ] || step_wait "$_d"
+		fi
+		CUR=
+	fi
+	[ -n "$STOP" ] && KILLED=1
+	end_fields "$_d"
+	ev step_end ",\"id\":$_jid$EF"
+	: >"$_d/.journaled"
+}
+
+on_signal() {
+	[ -n "$STOP" ] && return
+	STOP=killed
+	MSG="the runner got SIG$1"
+	kill_builds
+	[ -n "$CUR" ] && kill_item "$CUR"
+}
+
+# ------------------------------------------------------------------ commands
+cmd_run() {
+	RD=$1
+	[ -f "$RD/plan.sh" ] || die "no plan at '$RD/plan.sh'"
+	J="$RD/journal"
+	exec 9>>"$RD/runner.lock"
+	if ! flock -n 9; then
+		echo "running $(cat "$RD/runner.pid" 2>/dev/null)"
+		exit 0
+	fi
+	if [ -f "$RD/runner.done" ]; then
+		echo finished
+		exit 0
+	fi
+	echo $$ >"$RD/runner.pid.tmp" && mv -f "$RD/runner.pid.tmp" "$RD/runner.pid"
+	_restart=false
+	if [ -s "$J" ]; then
+		_restart=true
+		# a line torn by a runner killed mid-write ends here, as a bad line
+		[ -n "$(tail -c 1 "$J" | tr -d '\n')" ] && echo >>"$J"
+	fi
+	mkdir -p "$RD/.builds"
+	STOP=
+	CUR=
+	RUNNING=
+	PLAN_ERR=
+	MSG=
+	for _tool in setsid timeout flock ps awk; do
+		command -v $_tool >/dev/null 2>&1 || bad_plan "'$_tool' is not installed on the host"
+	done
+	if ! _e=$(sh -n "$RD/plan.sh" 2>&1); then
+		bad_plan "the plan is not valid shell: $_e"
+	elif [ -z "$PLAN_ERR" ]; then
+		. "$RD/plan.sh"
+		[ "$PLAN_V" = 1 ] || bad_plan "plan version '$PLAN_V' is not 1 (runner version $RUNNER_VERSION)"
+		[ -n "$SRC" ] || bad_plan "the plan names no src_dir"
+		[ "$MAXB" -ge 1 ] 2>/dev/null || bad_plan "max_builds must be at least 1"
+	fi
+	js "$(uname -n)"
+	ev runner_started ",\"pid\":$$,\"host\":$JS,\"restart\":$_restart,\"version\":$RUNNER_VERSION,\"builds\":$NB,\"steps\":$NS,\"max_builds\":$MAXB"
+	if [ -n "$PLAN_ERR" ]; then
+		js "$PLAN_ERR"
+		ev runner_ended ",\"status\":\"error\",\"message\":$JS"
+		echo "runner: $PLAN_ERR" >&2
+		exit 2
+	fi
+	trap 'on_signal TERM' TERM
+	trap 'on_signal INT' INT
+	trap 'on_signal HUP' HUP
+	phase_builds
+	if [ -z "$STOP" ]; then
+		ev phase_started ',"name":"run"'
+		_j=1
+		while [ $_j -le $NS ] && [ -z "$STOP" ]; do
+			run_step $_j
+			_j=$((_j + 1))
+		done
+		ev phase_ended ",\"name\":\"run\",\"status\":\"${STOP:-done}\""
+	fi
+	if [ -n "$STOP" ]; then
+		js "$MSG"
+		ev runner_ended ",\"status\":\"$STOP\",\"message\":$JS"
+		exit 3
+	fi
+	ev runner_ended ',"status":"done"'
+	: >"$RD/runner.done"
+	exit 0
+}
+
+# held RUNDIR: 0 when a runner holds the run's lock.
+held() {
+	! flock -n "$1/runner.lock" true 2>/dev/null
+}
+
+cmd_start() {
+	RD=$1
+	[ -f "$RD/plan.sh" ] || die "no plan at '$RD/plan.sh'"
+	if [ -f "$RD/runner.done" ]; then echo finished; exit 0; fi
+	if held "$RD"; then echo "running $(cat "$RD/runner.pid" 2>/dev/null)"; exit 0; fi
+	rm -f "$RD/runner.pid"
+	setsid sh "$0" run "$RD" </dev/null >>"$RD/runner.log" 2>&1 &
+	_i=0
+	while [ ! -s "$RD/runner.pid" ] && [ ! -f "$RD/runner.done" ] && [ $_i -lt 500 ]; do
+		sleep 0.02
+		_i=$((_i + 1))
+	done
+	if [ -s "$RD/runner.pid" ]; then echo "started $(cat "$RD/runner.pid")"; exit 0; fi
+	if [ -f "$RD/runner.done" ]; then echo finished; exit 0; fi
+	die "the runner did not start within 10 s (see $RD/runner.log)"
+}
+
+cmd_follow() {
+	RD=$1
+	case $2 in '' | *[!0-9]*) die "follow: offset '$2' is not a whole number" ;; esac
+	[ -f "$RD/journal" ] || : >>"$RD/journal"
+	if held "$RD" && [ -s "$RD/runner.pid" ]; then
+		exec tail -s 0.1 -c +$(($2 + 1)) -f --pid="$(cat "$RD/runner.pid")" "$RD/journal"
+	fi
+	exec tail -c +$(($2 + 1)) "$RD/journal"
+}
+
+cmd_kill() {
+	RD=$1
+	J="$RD/journal"
+	[ -f "$RD/plan.sh" ] || die "no plan at '$RD/plan.sh'"
+	_was=0
+	if held "$RD" && [ -s "$RD/runner.pid" ]; then
+		_was=1
+		kill -TERM "$(cat "$RD/runner.pid")" 2>/dev/null
+		_i=0
+		while held "$RD" && [ $_i -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	fi
+	exec 9>>"$RD/runner.lock"
+	flock -w 5 9 || die "the runner $(cat "$RD/runner.pid" 2>/dev/null) did not stop within 30 s"
+	# whatever a dead runner left: every item of the plan that it claimed
+	# and did not journal is killed and journaled as killed
+	PLAN_ERR=
+	. "$RD/plan.sh"
+	mkdir -p "$RD/.builds"
+	_k=1
+	while [ $_k -le $NB ]; do
+		get _d B $_k dir
+		_own=
+		[ -s "$_d/owner" ] && read -r _own <"$_d/owner"
+		if [ "$_own" = "$RD" ] && [ ! -f "$RD/.builds/$_k" ]; then
+			kill_item "$_d"
+			eval "B_${_k}_killed=1"
+			build_end $_k
+		fi
+		_k=$((_k + 1))
+	done
+	_k=1
+	while [ $_k -le $NS ]; do
+		get _d S $_k dir
+		if [ -d "$_d/.launch" ] && [ ! -f "$_d/.journaled" ]; then
+			kill_item "$_d"
+			get _id S $_k id
+			js "$_id"
+			_jid=$JS
+			KILLED=1
+			end_fields "$_d"
+			ev step_end ",\"id\":$_jid$EF"
+			: >"$_d/.journaled"
+		fi
+		_k=$((_k + 1))
+	done
+	if [ $_was = 0 ] && [ ! -f "$RD/runner.done" ] && [ -f "$J" ]; then
+		ev runner_ended ',"status":"killed","message":"stopped by runner.sh kill after the runner had gone"'
+	fi
+	echo killed
+}
+
+case $1 in
+start) [ $# -eq 2 ] || die "usage: runner.sh start RUNDIR"; cmd_start "$2" ;;
+run) [ $# -eq 2 ] || die "usage: runner.sh run RUNDIR"; cmd_run "$2" ;;
+follow) [ $# -eq 3 ] || die "usage: runner.sh follow RUNDIR OFFSET"; cmd_follow "$2" "$3" ;;
+kill) [ $# -eq 2 ] || die "usage: runner.sh kill RUNDIR"; cmd_kill "$2" ;;
+*) die "usage: runner.sh start|run|follow|kill RUNDIR [OFFSET]" ;;
+esac

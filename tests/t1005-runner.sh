@@ -1,0 +1,302 @@
+#!/bin/sh
+# asan: yes
+test_description='the host runner (orchestrator/remote/runner.sh): run locally with no SSH, then over a real sshd: bounded builds, fail-fast kills, timeouts, the GPU lock, restarts, kills, journal offsets'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+
+for t in setsid timeout flock pgrep tail; do
+	if ! test_have_cmd $t; then
+		test_skip 'runner tests' "'$t' is not installed"
+		test_done
+	fi
+done
+
+RUNNER="$SRCDIR/orchestrator/remote/runner.sh"
+# the shell that runs the runner: sh (dash on Debian) unless told otherwise
+RSH=${GPUORCH_RUNNER_SHELL:-sh}
+JT="$(dirname "$SSHTOOL")/journaltool"
+MARK=gpuorch-t1005-$$-mark  # "-mark" ends it: no prefix of another run's marker
+# a copy of sleep whose name carries the marker: pgrep -f finds every
+# process a build or step started, and nothing else
+SLEEPER="$TRASH/sleep-$MARK"
+cp "$(command -v sleep)" "$SLEEPER"
+test_at_exit "pkill -KILL -f '$MARK'"
+mkdir -p "$TRASH/src" "$TRASH/builds"
+SRC="$TRASH/src"
+
+survivors() {
+	pgrep -f "$MARK" >/dev/null
+}
+
+# plan RUNDIR [MAXB [FAILFAST]]: starts RUNDIR/plan.sh; add items with
+# pbuild / pstep (values must not hold a single quote).
+plan() {
+	mkdir -p "$1" &&
+	P="$1/plan.sh" &&
+	printf "plan_version 1\nsrc_dir '%s'\nmax_builds %s\nfail_fast %s\n" \
+		"$SRC" "${2:-2}" "${3:-0}" >"$P"
+}
+# pbuild ID TIMEOUT COMMAND (the build makes builds/ID/prog)
+pbuild() {
+	printf "build '%s' '%s' '%s' %s '%s'\n" "$1" "$TRASH/builds/$1" "$TRASH/builds/$1/prog" \
+		"$2" "$3; echo \"echo ok\" > $TRASH/builds/$1/prog && chmod +x $TRASH/builds/$1/prog" >>"$P"
+}
+# pstep RUNDIR ID TIMEOUT LOCK LOCKWAIT BUILD COMMAND
+pstep() {
+	printf "step '%s' '%s' %s '%s' %s '%s' '%s'\n" "$2" "$1/$2" "$3" "$4" "$5" "$6" "$7" >>"$P"
+}
+# events RUNDIR: the journal as "EV ID STATUS RC" lines (journal.c reads it)
+events() {
+	"$JT" --file "$1/journal" 0 >"$1/events" && cat "$1/events"
+}
+runner() {
+	$RSH "$RUNNER" "$@"
+}
+runner_pid() {
+	cat "$1/runner.pid"
+}
+# done_within SECONDS RUNDIR: the runner of RUNDIR finished (its journal ends)
+done_within() {
+	wait_for "$1" "grep -q '\"ev\":\"runner_ended\"' '$2/journal' 2>/dev/null && flock -n '$2/runner.lock' true"
+}
+# part_has_b: the journal streamed so far shows step b started
+part_has_b() {
+	grep '"ev":"step_started","id":"b"' part >/dev/null 2>&1
+}
+
+test_expect_success 'a plan runs in the foreground, without SSH, and journals every event' '
+	R=$TRASH/runs/basic &&
+	plan "$R" &&
+	pbuild k1 60 "echo ptxas info : Used 10 registers >&2" &&
+	pstep "$R" s1 30 "" 0 k1 "echo x >>$TRASH/basic-count; $TRASH/builds/k1/prog; echo \"tab	q\\\"\" >&2" &&
+	pstep "$R" s2 30 "" 0 "" "exit 3" &&
+	runner run "$R" &&
+	events "$R" &&
+	test_grep "^build_end k1 exited 0" "$R/events" &&
+	test_grep "^step_end s1 exited 0" "$R/events" &&
+	test_grep "^step_end s2 exited 3" "$R/events" &&
+	tail -n 1 "$R/events" >last &&
+	echo "offset $(wc -c <"$R/journal" | tr -d " ") bad 0 dup 0 ended done" >expect &&
+	test_cmp expect last &&
+	grep "\"ev\":\"step_end\",\"id\":\"s1\"" "$R/journal" >s1 &&
+	test_grep "\"stdout_text\":\"ok\\\\n\"" s1 &&
+	test_grep "\"stderr_text\":\"tab\\\\tq\\\\\"\\\\n\"" s1 &&
+	test_grep "\"stderr_text\":\"ptxas info : Used 10 registers\\\\n\"" "$R/journal" &&
+	test -f "$R/runner.done"
+'
+
+test_expect_success 'a finished plan is not run again: start says finished' '
+	runner start "$R" >out &&
+	echo finished >expect && test_cmp expect out &&
+	runner run "$R" >out &&
+	test_cmp expect out &&
+	echo x >expect && test_cmp expect "$TRASH/basic-count"
+'
+
+test_expect_success 'a build done by an earlier run is reused, with its log in the event' '
+	R2=$TRASH/runs/reuse &&
+	plan "$R2" &&
+	pbuild k1 60 "echo must-not-run >>$TRASH/reuse-ran" &&
+	pstep "$R2" s1 30 "" 0 k1 "$TRASH/builds/k1/prog" &&
+	runner run "$R2" &&
+	events "$R2" &&
+	test_grep "^build_reused k1" "$R2/events" &&
+	test_grep "^step_end s1 exited 0" "$R2/events" &&
+	test_grep "\"ev\":\"build_reused\".*\"stderr_text\":\"ptxas info" "$R2/journal" &&
+	test ! -e "$TRASH/reuse-ran"
+'
+
+test_expect_success 'builds run at most max_builds at once (timestamps)' '
+	R=$TRASH/runs/bound &&
+	plan "$R" 2 &&
+	for i in 1 2 3 4 5 6; do
+		pbuild bound$i 60 "echo start \$(date +%s%N) >>$TRASH/bound.log; $SLEEPER 0.4; echo end \$(date +%s%N) >>$TRASH/bound.log" || return 1
+	done &&
+	start=$(test_now_ms) &&
+	runner run "$R" &&
+	echo "took $(test_elapsed_ms $start) ms" &&
+	events "$R" &&
+	test $(grep -c "^build_end bound. exited 0" "$R/events") = 6 &&
+	sort -k2,2n "$TRASH/bound.log" | awk "
+		\$1 == \"start\" { n++; if (n > max) max = n }
+		\$1 == \"end\" { n-- }
+		END { print \"most at once:\", max; exit !(max == 2) }"
+'
+
+test_expect_success 'a failing build kills its running siblings and starts no more (fail_fast)' '
+	R=$TRASH/runs/failfast &&
+	plan "$R" 3 1 &&
+	pbuild ff1 60 "$SLEEPER 30" &&
+	pbuild ff2 60 "$SLEEPER 31 & $SLEEPER 32; wait" &&
+	pbuild ff3 60 "$SLEEPER 0.3; echo nvcc: error: bad >&2; exit 1" &&
+	pbuild ff4 60 "echo must-not-run >>$TRASH/ff4-ran" &&
+	pstep "$R" s1 30 "" 0 ff1 "echo must-not-run >>$TRASH/ff-step-ran" &&
+	start=$(test_now_ms) &&
+	runner run "$R" &&
+	elapsed=$(test_elapsed_ms $start) &&
+	echo "took $elapsed ms" &&
+	events "$R" &&
+	test_grep "^build_end ff3 exited 1" "$R/events" &&
+	test_grep "^build_end ff1 killed" "$R/events" &&
+	test_grep "^build_end ff2 killed" "$R/events" &&
+	test_grep "^build_skipped ff4" "$R/events" &&
+	test_grep "^step_skipped s1" "$R/events" &&
+	test_grep "nvcc: error: bad" "$R/journal" &&
+	test $elapsed -lt 15000 &&
+	! survivors &&
+	test ! -e "$TRASH/ff4-ran" && test ! -e "$TRASH/ff-step-ran"
+'
+
+test_expect_success 'a step over its timeout is killed with its process group' '
+	R=$TRASH/runs/timeout &&
+	plan "$R" &&
+	pstep "$R" slow 1 "" 0 "" "$SLEEPER 30 & $SLEEPER 31" &&
+	pstep "$R" after 30 "" 0 "" "echo after" &&
+	start=$(test_now_ms) &&
+	runner run "$R" &&
+	elapsed=$(test_elapsed_ms $start) &&
+	echo "took $elapsed ms" &&
+	events "$R" &&
+	test_grep "^step_end slow timeout 124" "$R/events" &&
+	test_grep "^step_end after exited 0" "$R/events" &&
+	test $elapsed -lt 10000 &&
+	! survivors
+'
+
+test_expect_success 'the GPU lock serialises two runners'"'"' GPU steps' '
+	for n in ga gb; do
+		plan "$TRASH/runs/$n" &&
+		pstep "$TRASH/runs/$n" gpu 30 "$TRASH/gpu0.lock" 30 "" "echo start \$(date +%s%N) >>$TRASH/gpu.log; $SLEEPER 0.7; echo end \$(date +%s%N) >>$TRASH/gpu.log" || return 1
+	done &&
+	runner start "$TRASH/runs/ga" &&
+	runner start "$TRASH/runs/gb" &&
+	done_within 20 "$TRASH/runs/ga" &&
+	done_within 20 "$TRASH/runs/gb" &&
+	events "$TRASH/runs/ga" && events "$TRASH/runs/gb" &&
+	test_grep "^step_end gpu exited 0" "$TRASH/runs/ga/events" &&
+	test_grep "^step_end gpu exited 0" "$TRASH/runs/gb/events" &&
+	cat "$TRASH/gpu.log" &&
+	sort -k2,2n "$TRASH/gpu.log" | awk "
+		\$1 == \"start\" { n++; if (n > max) max = n }
+		\$1 == \"end\" { n-- }
+		END { print \"most at once:\", max; exit !(max == 1) }"
+'
+
+test_expect_success 'a second start attaches; a runner SIGKILLed mid-step is restarted and runs nothing twice' '
+	R=$TRASH/runs/restart &&
+	plan "$R" &&
+	pstep "$R" first 30 "" 0 "" "echo first >>$TRASH/restart.count; $SLEEPER 2" &&
+	pstep "$R" second 30 "" 0 "" "echo second >>$TRASH/restart.count" &&
+	runner start "$R" >out1 &&
+	test_grep "^started " out1 &&
+	runner start "$R" >out2 &&
+	echo "running $(runner_pid "$R")" >expect && test_cmp expect out2 &&
+	wait_for 5 "grep -q step_started \"$R/journal\"" &&
+	kill -KILL "$(runner_pid "$R")" &&
+	wait_for 5 "flock -n \"$R/runner.lock\" true" &&
+	events "$R" &&
+	test_grep "^step_started first" "$R/events" &&
+	grep -v "^offset " "$R/events" | tail -n 1 >last-event &&
+	test_grep "^step_started first" last-event &&
+	runner start "$R" >out3 &&
+	test_grep "^started " out3 &&
+	done_within 20 "$R" &&
+	events "$R" &&
+	test_grep "^step_end first exited 0" "$R/events" &&
+	test_grep "^step_end second exited 0" "$R/events" &&
+	test_grep "\"restart\":true" "$R/journal" &&
+	printf "first\nsecond\n" >expect && test_cmp expect "$TRASH/restart.count" &&
+	! survivors
+'
+
+test_expect_success 'a runner killed with runner.sh kill leaves a journal that says so, and no process' '
+	R=$TRASH/runs/killed &&
+	plan "$R" &&
+	pstep "$R" long 60 "" 0 "" "$SLEEPER 40 & $SLEEPER 41" &&
+	pstep "$R" never 60 "" 0 "" "echo must-not-run >>$TRASH/killed-ran" &&
+	runner start "$R" &&
+	wait_for 5 "test \$(pgrep -f $MARK | wc -l) -ge 2" &&
+	runner kill "$R" >out &&
+	echo killed >expect && test_cmp expect out &&
+	! survivors &&
+	events "$R" &&
+	tail -n 4 "$R/events" >last &&
+	test_grep "^step_end long killed" last &&
+	test_grep "^runner_ended - killed" last &&
+	test ! -e "$TRASH/killed-ran"
+'
+
+test_expect_success 'the runner and its step gone (a reboot): the step is reported lost, not passed' '
+	R=$TRASH/runs/reboot &&
+	plan "$R" &&
+	pstep "$R" victim 60 "" 0 "" "$SLEEPER 40" &&
+	pstep "$R" next 60 "" 0 "" "echo next" &&
+	runner start "$R" &&
+	wait_for 5 "test -s \"$R/victim/pgid\" && pgrep -f \"$SLEEPER 40\" >/dev/null" &&
+	kill -KILL "$(runner_pid "$R")" "$(cat "$R/victim/pgid")" $(pgrep -f "$MARK") &&
+	wait_for 5 "! survivors" &&
+	runner start "$R" &&
+	done_within 30 "$R" &&
+	events "$R" &&
+	test_grep "^step_end victim lost -" "$R/events" &&
+	test_grep "^step_end next exited 0" "$R/events"
+'
+
+if ! why=$(sshd_available); then
+	test_skip 'the runner over sshd' "$why"
+	test_done
+fi
+
+test_expect_success 'start sshd' '
+	sshd_start a
+'
+
+test_expect_success 'over ssh: start returns at once, the runner outlives the session, follow streams the journal' '
+	R=$TRASH/runs/ssh1 &&
+	plan "$R" &&
+	pbuild sk1 60 "true" &&
+	pstep "$R" s1 30 "" 0 sk1 "$SLEEPER 1; echo done" &&
+	start=$(test_now_ms) &&
+	sshd_ssh a sh "$RUNNER" start "$R" >out &&
+	elapsed=$(test_elapsed_ms $start) &&
+	echo "start took $elapsed ms" &&
+	test_grep "^started " out &&
+	test $elapsed -lt 5000 &&
+	sshd_ssh a sh "$RUNNER" follow "$R" 0 >followed &&
+	test_cmp "$R/journal" followed &&
+	"$JT" 0 <followed >ev &&
+	test_grep "^step_end s1 exited 0" ev &&
+	test_grep "ended done" ev
+'
+
+test_expect_success 'over ssh: the link drops mid-step (client and sshd killed); follow resumes at the offset' '
+	R=$TRASH/runs/ssh2 &&
+	plan "$R" &&
+	pstep "$R" a 30 "" 0 "" "echo a" &&
+	pstep "$R" b 30 "" 0 "" "$SLEEPER 3; echo b" &&
+	pstep "$R" c 30 "" 0 "" "echo c" &&
+	sshd_ssh a sh "$RUNNER" start "$R" &&
+	{ sshd_ssh a sh "$RUNNER" follow "$R" 0 >part & } &&
+	fpid=$! &&
+	wait_for 10 part_has_b &&
+	sshd_kill a &&
+	{ kill -KILL $fpid 2>/dev/null; wait $fpid; true; } &&
+	"$JT" 0 <part >ev1 &&
+	cat ev1 &&
+	test_grep "^step_end a exited 0" ev1 &&
+	! grep "^step_end b" ev1 &&
+	off=$(sed -n "s/^offset \([0-9]*\) .*/\1/p" ev1) &&
+	sshd_restart a &&
+	sshd_ssh a sh "$RUNNER" follow "$R" "$off" >rest &&
+	"$JT" "$off" <rest >ev2 &&
+	cat ev2 &&
+	test_grep "^step_end b exited 0" ev2 &&
+	test_grep "^step_end c exited 0" ev2 &&
+	! grep "^step_end a" ev2 &&
+	test_grep "ended done" ev2 &&
+	head -c "$off" "$R/journal" >j1 &&
+	cat j1 rest >joined &&
+	test_cmp "$R/journal" joined
+'
+
+test_done
