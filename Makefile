@@ -67,21 +67,19 @@ clean:
 	rm -rf build
 
 # The host runner (orchestrator/remote/runner.sh) is embedded in the binary
-# as a generated C array (scripts/embed.sh), linked like any other object.
-EMBED_C := build/gen/runner-sh.c
-OBJ     += build/obj/gen/runner-sh.o
-LIBOBJ  += build/obj/gen/runner-sh.o
-ASANOBJ += build/asan/obj/gen/runner-sh.o
-ASANLIB += build/asan/obj/gen/runner-sh.o
+# as a generated C array (scripts/embed.sh), an object of the remote layer.
+EMBED_C := build/gen/remote/runner-sh.c
+OBJ     += build/obj/remote/runner-sh.o
+LIBOBJ  += build/obj/remote/runner-sh.o
+ASANOBJ += build/asan/obj/remote/runner-sh.o
+ASANLIB += build/asan/obj/remote/runner-sh.o
 $(EMBED_C): orchestrator/remote/runner.sh scripts/embed.sh
-	mkdir -p $(@D)
-	scripts/embed.sh gpuorch_runner_sh orchestrator/remote/runner.sh runner-script.h >$@.tmp
+	@mkdir -p $(@D)
+	scripts/embed.sh gpuorch_runner_sh orchestrator/remote/runner.sh remote/runner-script.h >$@.tmp
 	mv -f $@.tmp $@
-build/obj/gen/runner-sh.o: $(EMBED_C) orchestrator/runner-script.h
-	mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Iorchestrator -c -o $@ $<
-build/asan/obj/gen/runner-sh.o: $(EMBED_C) orchestrator/runner-script.h
-	mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -Iorchestrator -c -o $@ $<
-build/gpuorch $(UNITBIN): build/obj/gen/runner-sh.o
-build/asan/gpuorch $(UNITASAN): build/asan/obj/gen/runner-sh.o
+build/obj/remote/runner-sh.o: $(EMBED_C) orchestrator/remote/runner-script.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+build/asan/obj/remote/runner-sh.o: $(EMBED_C) orchestrator/remote/runner-script.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<

@@ -4,13 +4,13 @@
  *   journaltool --file PATH OFFSET
  * Prints one line per event delivered, "EV ID STATUS RC" (- for none), then
  * "offset N bad N dup N ended STATUS|-" (N: where to resume). */
-#include "journal.h"
-#include "jsonutil.h"
+#include "remote/journal.h"
+#include "core/jsonutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "banned.h"
+#include "core/banned.h"
 
 static int print_event(const struct journal_event *e, void *ctx)
 {

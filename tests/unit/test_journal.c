@@ -2,15 +2,15 @@
  * feeds give the same events at the same offsets, a torn line closed by a
  * restarted runner is skipped, an item's repeated end event is delivered
  * once, a callback can stop and resume, a file is read from an offset. */
-#include "journal.h"
-#include "fsutil.h"
+#include "remote/journal.h"
+#include "core/fsutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 static const char good[] =
 	"{\"t\":1.5,\"ev\":\"runner_started\",\"pid\":7,\"restart\":false}\n"

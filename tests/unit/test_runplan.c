@@ -2,17 +2,17 @@
  * back gives every value unchanged (quotes, $, backquotes, newlines), bad
  * plans are refused with nothing written, and the embedded runner is
  * orchestrator/remote/runner.sh byte for byte. Run from the repository root. */
-#include "runplan.h"
-#include "runner-script.h"
-#include "fsutil.h"
-#include "gitinfo.h"
+#include "remote/runplan.h"
+#include "remote/runner-script.h"
+#include "core/fsutil.h"
+#include "core/proc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
-#include "banned.h"
+#include "core/banned.h"
 
 /* Defines the plan's calls as functions that print their name and each
  * argument followed by a NUL byte, then sources the plan. */

@@ -5,7 +5,7 @@
 #define GPUORCH_RUNPLAN_H
 
 #include <stddef.h>
-#include "error.h"
+#include "core/error.h"
 
 struct runplan_build {
 	const char *id;          /* the build key; steps name it */

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 #include <cjson/cJSON.h>
-#include "error.h"
+#include "core/error.h"
 
 struct journal_event {
 	const char *ev;          /* "runner_started", "build_end", "step_end", ... */

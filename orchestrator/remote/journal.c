@@ -7,13 +7,13 @@
  * kept until its newline arrives. The runner delivers events at least once
  * (a restarted runner may journal an item's end again); each item's end
  * event reaches the callback once. */
-#include "journal.h"
+#include "remote/journal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "banned.h"
+#include "core/banned.h"
 
 void journal_init(struct journal *j, uint64_t offset)
 {

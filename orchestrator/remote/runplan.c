@@ -5,11 +5,11 @@
  * runner defines the functions and sources the file. Paths and ids must be
  * free of control characters (the runner reads them back from files a line
  * at a time); commands may hold anything. */
-#include "runplan.h"
+#include "remote/runplan.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "banned.h"
+#include "core/banned.h"
 
 static int has_ctrl(const char *s)
 {
