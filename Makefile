@@ -31,6 +31,14 @@ UNITSRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITBIN := $(UNITSRC:tests/unit/%.c=build/tests/%)
 UNITASAN:= $(UNITSRC:tests/unit/%.c=build/asan/tests/%)
 
+# The host runner (orchestrator/remote/runner.sh) is embedded in the binary
+# as a generated C array (scripts/embed.sh), an object of the remote layer.
+EMBED_C := build/gen/remote/runner-sh.c
+OBJ     += build/obj/remote/runner-sh.o
+LIBOBJ  += build/obj/remote/runner-sh.o
+ASANOBJ += build/asan/obj/remote/runner-sh.o
+ASANLIB += build/asan/obj/remote/runner-sh.o
+
 .PHONY: all asan unit test kernels clean
 all: build/gpuorch
 
@@ -66,13 +74,6 @@ kernels:
 clean:
 	rm -rf build
 
-# The host runner (orchestrator/remote/runner.sh) is embedded in the binary
-# as a generated C array (scripts/embed.sh), an object of the remote layer.
-EMBED_C := build/gen/remote/runner-sh.c
-OBJ     += build/obj/remote/runner-sh.o
-LIBOBJ  += build/obj/remote/runner-sh.o
-ASANOBJ += build/asan/obj/remote/runner-sh.o
-ASANLIB += build/asan/obj/remote/runner-sh.o
 $(EMBED_C): orchestrator/remote/runner.sh scripts/embed.sh
 	@mkdir -p $(@D)
 	scripts/embed.sh gpuorch_runner_sh orchestrator/remote/runner.sh remote/runner-script.h >$@.tmp
