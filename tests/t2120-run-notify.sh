@@ -13,7 +13,10 @@ run_requires_sshd_nvcc 'notify tests'
 sink_start() {
 	# the rm must finish first: "a && b &" would put both in the background
 	rm -f port.txt req.txt || return 1
-	"$HTTPSINK" port.txt req.txt "$1" &
+	# the sink gives up after 300 s (its alarm): a whole run under ASan on a
+	# loaded 2-core machine took over 60 s, the sink's default, and the sink
+	# exited 142 before the POST came
+	"$HTTPSINK" port.txt req.txt "$1" 300 &
 	sink_pid=$!
 	wait_for 10 'test -s port.txt' && port=$(cat port.txt)
 }

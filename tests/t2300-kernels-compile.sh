@@ -16,7 +16,8 @@ test_expect_success 'setup: one loopback host' '
 
 # A sweep variant may be refused by the kernel's own static_assert (that is
 # how a tile configuration says it cannot exist); every other build must pass,
-# or be skipped because the program needs a newer arch. On a GPU-less host
+# or be skipped because the program needs a newer arch (a sweep variant of a
+# min_arch program too: skipped for the older arch, built for its own). On a GPU-less host
 # the GPU steps are SKIPPED with the reason and nothing FAILs; a spec with
 # gates still fails its run (a gate on a figure never measured fails), so the
 # run's outcome is only required to be "passed" for specs without gates.
@@ -25,7 +26,8 @@ for spec in "$SRCDIR"/experiments/*.json; do
 	test_expect_success "experiments/$name.json: every build passes for every listed arch" "
 		(cd \"\$SRCDIR\" && \"\$GPUORCH\" run experiments/$name.json --hosts \"\$TRASH/hosts.json\" --plain) >$name.out 2>&1;
 		run=\$(last_run_dir) &&
-		test \"\$(jq_ \$run/run.json status)\" = complete &&
+		test \"\$(jq_ \$run/run.json status)\" = complete ||
+		{ echo \"run not complete; the last lines gpuorch printed:\"; tail -20 $name.out; return 1; }
 		if ! jq_ \$run/run.json experiment.spec.gates >/dev/null 2>&1; then
 			test \"\$(jq_ \$run/run.json outcome)\" = passed || return 1
 		fi &&
@@ -35,16 +37,21 @@ for spec in "$SRCDIR"/experiments/*.json; do
 			st=\$(jq_ \$run/run.json \$b.status) &&
 			if [ \$st = PASS ]; then
 				test \$(jq_ \$run/run.json \$b.resources --len) -gt 0 &&
-				jq_ \$run/run.json \$b.resources.0.registers | grep -q '^[0-9]' || return 1
-			elif jq_ \$run/run.json \$b.variant >/dev/null 2>&1; then
-				test \$st = FAIL && jq_ \$run/run.json \$b.reason | grep -q 'static assertion' || return 1
+				jq_ \$run/run.json \$b.resources.0.registers | grep -q '^[0-9]' ||
+				{ echo \"\$b: PASS without a ptxas resource report\"; return 1; }
+			elif [ \$st = SKIPPED ]; then
+				jq_ \$run/run.json \$b.reason | grep -q 'needs sm_' ||
+				{ echo \"\$b: SKIPPED, not for its arch: \$(jq_ \$run/run.json \$b.reason)\"; return 1; }
 			else
-				test \$st = SKIPPED && jq_ \$run/run.json \$b.reason | grep -q 'needs sm_' || return 1
+				test \$st = FAIL && jq_ \$run/run.json \$b.variant >/dev/null 2>&1 &&
+				jq_ \$run/run.json \$b.reason | grep -q 'static assertion' ||
+				{ echo \"\$b: \$st: \$(jq_ \$run/run.json \$b.reason)\"; return 1; }
 			fi
 			i=\$((i + 1))
 		done &&
 		jq_ \$run/run.json hosts.0.steps >steps.json &&
-		! grep -q '\"status\":\"FAIL\"' steps.json &&
+		! grep -q '\"status\":\"FAIL\"' steps.json ||
+		{ echo \"a step FAILED on a GPU-less host:\"; grep -o '\"id\":\"[^\"]*\",\"status\":\"FAIL\"' steps.json; return 1; }
 		grep -q 'no CUDA device\\|not found' steps.json
 	"
 done
