@@ -10,9 +10,10 @@
  *
  * DESIGN (gemm_wgmma's pipeline with a gathered K loop)
  *   Work unit: one block-row br × BN columns of C (a 128×BN tile); its K loop walks the block-row's nonzero
- *   blocks, two 64-wide K steps each.  One persistent CTA per SM walks the tiles in GROUP_M-row groups over
- *   a host-made block-row order (block-rows sorted by nnz, largest first, so the static round-robin ends
- *   with the short tiles).  Warpgroup 0 (one thread, setmaxnreg 40) is the producer: per K step it waits
+ *   blocks, two 64-wide K steps each.  One persistent CTA per SM walks the tiles group by group, column by
+ *   column inside a group, over a block-row order made on the host: block-rows sorted by nnz, largest first
+ *   (the static round-robin ends with the short tiles), cut into groups whose nonzero A blocks fit a third
+ *   of L2 (make_groups(), below; the rule measured best over the shapes of kernels/bsr/NOTES.md).  Warpgroup 0 (one thread, setmaxnreg 40) is the producer: per K step it waits
  *   empty[s], then two TMA loads complete on full[s]: the A box 64×128 at (h·64, j·128) of vals viewed as a
  *   [nnzb·128, 128] matrix, and the B box 64×BN at (col_idx[j]·128 + h·64, tn·BN) of Bᵀ.  Two consumer
  *   warpgroups (setmaxnreg 232) own 64 rows each: wgmma m64nBNk16 ×4 per K step from 128B-swizzled
@@ -24,7 +25,9 @@
  * Compile-time parameters (a gpuorch sweep varies them):
  *   -DBW_BN=256       columns per tile = wgmma N (128 or 256)
  *   -DBW_STAGES       ring depth (default 3 for BN=256, 4 for BN=128: the deepest that fits beside the C buffers)
- *   -DBW_GROUP_M=8    block-rows per L2 group of the tile walk
+ *   -DBW_GROUP_M=0    block-rows per group of the tile walk; 0: make_groups() cuts the groups
+ *   -DBW_L2_DIV=3     with BW_GROUP_M=0: a group grows while its nonzero A blocks fit L2 size / BW_L2_DIV;
+ *                     0: groups sized by the wave model instead (make_groups())
  *   -DBW_PLANT_BUG=1  negative control: every nonzero block is read from the B columns of block column 0
  *                     (the gather ignores col_idx) -> wrong results unless every block sits in column 0
  * sm_90a only (TMA, wgmma, setmaxnreg); built for another arch the kernel traps and validate() refuses.
@@ -46,14 +49,17 @@
 #ifndef BW_STAGES
 #define BW_STAGES (BW_BN == 256 ? 3 : 4)
 #endif
-#ifndef BW_GROUP_M
-#define BW_GROUP_M 8
+#ifndef BW_GROUP_M /* 0: groups cut per problem by make_groups() */
+#define BW_GROUP_M 0
+#endif
+#ifndef BW_L2_DIV /* > 0: make_groups() cuts groups by an L2 budget for their A blocks: L2 size / BW_L2_DIV */
+#define BW_L2_DIV 3
 #endif
 #ifndef BW_PLANT_BUG
 #define BW_PLANT_BUG 0
 #endif
 
-constexpr int BLK = 128, BM = 128, BN = BW_BN, BK = 64, STAGES = BW_STAGES, GROUP_M = BW_GROUP_M;
+constexpr int BLK = 128, BM = 128, BN = BW_BN, BK = 64, STAGES = BW_STAGES;
 constexpr int NC = BM / 64, NTHREADS = 128 * (NC + 1);
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
 constexpr int C_BYTES = 64 * BN * 2; /* per consumer: 64 rows × BN FP16 in BN/64 swizzled 64×64 blocks */
@@ -61,21 +67,24 @@ constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTE
 
 static_assert(BN == 128 || BN == 256, "BW_BN must be 128 or 256 (the wgmma N of this kernel; TMA box <= 256)");
 static_assert(STAGES >= 2 && STAGES <= 8, "BW_STAGES must be in 2..8");
-static_assert(GROUP_M >= 1, "BW_GROUP_M must be >= 1");
+static_assert(BW_GROUP_M >= 0, "BW_GROUP_M must be >= 0 (0: chosen per problem)");
+static_assert(BW_L2_DIV >= 0, "BW_L2_DIV must be >= 0");
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lower BW_STAGES or BW_BN");
 
 #define CB_CK(call) do { cublasStatus_t cb_s_ = (call); \
 	if (cb_s_ != CUBLAS_STATUS_SUCCESS) hx_failf(1, "cuBLAS error %d (%s) in '%s' at %s:%d", (int)cb_s_, \
 		cublasGetStatusString(cb_s_), #call, __FILE__, __LINE__); } while (0)
 
-/* tile t of the persistent walk -> (index into the block-row order, tile column): GROUP_M block-rows at a
- * time, column by column */
-__device__ __forceinline__ void tile_coords(int t, int num_m, int num_n, int &tm, int &tn)
+/* tile t of the persistent walk -> (index into the block-row order, tile column).  Group g holds order
+ * positions gstart[g]..gstart[g+1]-1 and tiles gstart[g]·num_n.. of the walk, column by column.  t only
+ * grows in a CTA's walk, so the group cursor g (0 at the start) only moves forward. */
+__device__ __forceinline__ void tile_coords(int t, int num_n, const int *__restrict__ gstart, int &g, int &tm,
+					    int &tn)
 {
-	const int per_group = GROUP_M * num_n;
-	const int g = t / per_group, first = g * GROUP_M;
-	const int gs = min(num_m - first, GROUP_M);
-	const int r = t - g * per_group;
+	while (t >= __ldg(&gstart[g + 1]) * num_n)
+		g++;
+	const int first = __ldg(&gstart[g]), gs = __ldg(&gstart[g + 1]) - first;
+	const int r = t - first * num_n;
 	tm = first + r % gs;
 	tn = r / gs;
 }
@@ -83,7 +92,8 @@ __device__ __forceinline__ void tile_coords(int t, int num_m, int num_n, int &tm
 __global__ void __launch_bounds__(NTHREADS, 1)
 bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
 		 const __grid_constant__ CUtensorMap tmC, const int *__restrict__ row_ptr,
-		 const int *__restrict__ col_idx, const int *__restrict__ order, int nbr, int N)
+		 const int *__restrict__ col_idx, const int *__restrict__ order, const int *__restrict__ gstart,
+		 int nbr, int N)
 {
 #if HP_DEVICE_OK
 	extern __shared__ unsigned char smem_raw[];
@@ -107,10 +117,10 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 		if (tid == 0) {
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmA) : "memory");
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmB) : "memory");
-			int it = 0;
+			int it = 0, g = 0;
 			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
 				int tm, tn;
-				tile_coords(t, nbr, num_n, tm, tn);
+				tile_coords(t, num_n, gstart, g, tm, tn);
 				const int br = order[tm], j1 = row_ptr[br + 1];
 				for (int j = row_ptr[br]; j < j1; j++) {
 					const int kb = BW_PLANT_BUG ? 0 : col_idx[j] * BLK;
@@ -131,10 +141,10 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 		const int c = wg - 1, w = tid / 32, l = tid % 32;
 		unsigned char *cb = smem + (size_t)STAGES * STAGE_BYTES + (size_t)c * C_BYTES;
 		float d[BN / 2];
-		int it = 0;
+		int it = 0, g = 0;
 		for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
 			int tm, tn;
-			tile_coords(t, nbr, num_n, tm, tn);
+			tile_coords(t, num_n, gstart, g, tm, tn);
 			const int br = order[tm];
 			const int nk = (row_ptr[br + 1] - row_ptr[br]) * (BLK / BK);
 #pragma unroll
@@ -182,7 +192,7 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 			asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
 	}
 #else
-	(void)row_ptr; (void)col_idx; (void)order; (void)nbr; (void)N;
+	(void)row_ptr; (void)col_idx; (void)order; (void)gstart; (void)nbr; (void)N;
 	__trap(); /* built without sm_90a: never launched (validate() refuses the device) */
 #endif
 }
@@ -332,12 +342,74 @@ struct st {
 	int nsets, nsm;
 	long long nnzb;
 	__half **vals, **b, *c, *ad;
-	int **rp, **ci, **brow, **ord; /* device: row_ptr, col_idx, block -> block-row, block-row order */
+	int **rp, **ci, **brow;        /* device: row_ptr, col_idx, block -> block-row */
+	int *ord, *gstart, ngroups;    /* device: block-row order, group starts in it (the counts fix both) */
 	int **hrp, **hci;              /* host copies of row_ptr and col_idx per set (CPU check) */
 	float *ref;
 	CUtensorMap *ta, *tb, tc;
 	cublasHandle_t h;
 };
+
+static const int *g_sort_cnt; /* qsort has no context argument */
+static int cmp_rows(const void *a, const void *b)
+{
+	const int ra = *(const int *)a, rb = *(const int *)b;
+	const int na = g_sort_cnt[ra], nb = g_sort_cnt[rb];
+	return na != nb ? nb - na : ra - rb; /* most blocks first, then by index */
+}
+
+/* The tile walk's order and groups, from the per-row counts alone (so every input set shares them).
+ * Order: block-rows by nnz, largest first.  Groups: consecutive rows of that order, each walked column by
+ * column, so the tiles in flight share the group's A blocks (re-read for every tile column) and each Bᵀ
+ * slice (read by the group's rows at about the same time).
+ *   BW_GROUP_M > 0: fixed groups of BW_GROUP_M rows.
+ *   BW_L2_DIV > 0 (default 3): a group grows while its rows' nonzero A blocks (32 KB each) fit L2 size /
+ *     BW_L2_DIV, so they can stay resident while the Bᵀ slices stream through the rest.  Measured (NOTES.md,
+ *     runs 3-5): /3 is best or within 2 % of the best of /2, /3, /4, /8 and the wave model at every shape
+ *     tried but the irregular 8192³ pattern, where fixed groups of 8 or 16 rows are 4-5 % faster.
+ *   BW_L2_DIV = 0, the wave model: the P = min(tiles, SMs) tiles in flight cover g rows × P/g columns; if
+ *     they share what they read, a wave reads g·a + (P/g)·b bytes (a = nnz·32 KB of a row, b = BN·K·2 of a
+ *     Bᵀ slice), least at g = sqrt(P·b/a), taken for each group from its first (heaviest) row; an empty
+ *     row takes all the rest.  It picks 32 at the seed shape (the best fixed size there) but loses 6-11 %
+ *     on the irregular patterns.
+ * Fills ord[nbr] and gstart[ngroups + 1]; returns ngroups. */
+static int make_groups(const struct shape *sh, size_t l2_bytes, int nsm, int *ord, int *gstart)
+{
+	int *cnt = (int *)malloc(sizeof(int) * sh->nbr);
+	for (int r = 0; r < sh->nbr; r++) {
+		cnt[r] = row_nnz(sh, r);
+		ord[r] = r;
+	}
+	g_sort_cnt = cnt;
+	qsort(ord, sh->nbr, sizeof(int), cmp_rows);
+	const double budget = BW_L2_DIV > 0 ? (double)l2_bytes / BW_L2_DIV : 0;
+	const int num_n = (sh->N + BN - 1) / BN;
+	const double P = sh->nbr * num_n < nsm ? sh->nbr * num_n : nsm, b = (double)BN * sh->K * 2;
+	int ng = 0, want = 0;
+	double a = 0;
+	gstart[0] = 0;
+	for (int i = 0; i < sh->nbr; i++) {
+		const double ai = (double)cnt[ord[i]] * BLK * BLK * 2;
+		const int size = i - gstart[ng];
+		bool full;
+		if (BW_GROUP_M > 0)
+			full = size == BW_GROUP_M;
+		else if (BW_L2_DIV > 0)
+			full = size > 0 && a + ai > budget;
+		else
+			full = size > 0 && size == want;
+		if (full) {
+			gstart[++ng] = i;
+			a = 0;
+		}
+		if (i == gstart[ng]) /* a new group: its size from its first (heaviest) row */
+			want = ai > 0 ? (int)fmax(1.0, floor(sqrt(P * b / ai) + 0.5)) : sh->nbr;
+		a += ai;
+	}
+	gstart[++ng] = sh->nbr;
+	free(cnt);
+	return ng;
+}
 
 static void *create(const struct hx_problem *p, int nsets)
 {
@@ -352,7 +424,6 @@ static void *create(const struct hx_problem *p, int nsets)
 	s->rp = (int **)calloc(nsets, sizeof(void *));
 	s->ci = (int **)calloc(nsets, sizeof(void *));
 	s->brow = (int **)calloc(nsets, sizeof(void *));
-	s->ord = (int **)calloc(nsets, sizeof(void *));
 	s->hrp = (int **)calloc(nsets, sizeof(void *));
 	s->hci = (int **)calloc(nsets, sizeof(void *));
 	s->ta = (CUtensorMap *)calloc(nsets, sizeof(CUtensorMap));
@@ -363,7 +434,6 @@ static void *create(const struct hx_problem *p, int nsets)
 		s->rp[i] = (int *)hx_malloc_dev((nbr + 1) * sizeof(int));
 		s->ci[i] = (int *)hx_malloc_dev(nb * sizeof(int));
 		s->brow[i] = (int *)hx_malloc_dev(nb * sizeof(int));
-		s->ord[i] = (int *)hx_malloc_dev(nbr * sizeof(int));
 		s->hrp[i] = (int *)calloc(nbr + 1, sizeof(int));
 		s->hci[i] = (int *)calloc(nb, sizeof(int));
 		hp_make_map(&s->ta[i], s->vals[i], (int)(nb * BLK), BLK, BLK, BK, BM);
@@ -374,6 +444,18 @@ static void *create(const struct hx_problem *p, int nsets)
 	s->ref = (float *)hx_malloc_dev((size_t)s->sh.M * s->sh.N * 4);
 	hp_make_map(&s->tc, s->c, s->sh.M, s->sh.N, s->sh.N, 64, 64);
 	CB_CK(cublasCreate(&s->h));
+	{
+		int *ord = (int *)malloc(sizeof(int) * nbr), *gs = (int *)malloc(sizeof(int) * (nbr + 1));
+		s->ngroups = make_groups(&s->sh, (size_t)hx_device_prop()->l2CacheSize, s->nsm, ord, gs);
+		s->ord = (int *)hx_malloc_dev(nbr * sizeof(int));
+		s->gstart = (int *)hx_malloc_dev((s->ngroups + 1) * sizeof(int));
+		HX_CK(cudaMemcpy(s->ord, ord, sizeof(int) * nbr, cudaMemcpyHostToDevice));
+		HX_CK(cudaMemcpy(s->gstart, gs, sizeof(int) * (s->ngroups + 1), cudaMemcpyHostToDevice));
+		hx_config_int("groups", s->ngroups);
+		hx_config_int("first_group_rows", gs[1] - gs[0]);
+		free(ord);
+		free(gs);
+	}
 	HX_CK(cudaFuncSetAttribute(bsr_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES));
 	return s;
 }
@@ -388,7 +470,6 @@ static void destroy(void *v)
 		hx_free_dev(s->rp[i]);
 		hx_free_dev(s->ci[i]);
 		hx_free_dev(s->brow[i]);
-		hx_free_dev(s->ord[i]);
 		free(s->hrp[i]);
 		free(s->hci[i]);
 	}
@@ -401,7 +482,8 @@ static void destroy(void *v)
 	free(s->rp);
 	free(s->ci);
 	free(s->brow);
-	free(s->ord);
+	hx_free_dev(s->ord);
+	hx_free_dev(s->gstart);
 	free(s->hrp);
 	free(s->hci);
 	free(s->ta);
@@ -411,14 +493,6 @@ static void destroy(void *v)
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
-static const int *g_sort_nnz; /* qsort has no context argument */
-static int cmp_rows(const void *a, const void *b)
-{
-	const int ra = *(const int *)a, rb = *(const int *)b;
-	const int na = g_sort_nnz[ra + 1] - g_sort_nnz[ra], nb = g_sort_nnz[rb + 1] - g_sort_nnz[rb];
-	return na != nb ? nb - na : ra - rb; /* most blocks first, then by index */
-}
-
 /* per block-row, row_nnz distinct block columns by a seeded partial Fisher-Yates, sorted */
 static void fill(void *v, int set, uint64_t seed)
 {
@@ -426,7 +500,7 @@ static void fill(void *v, int set, uint64_t seed)
 	const int nbr = s->sh.nbr, nbc = s->sh.nbc;
 	const size_t nb = s->nnzb > 0 ? (size_t)s->nnzb : 1;
 	int *perm = (int *)malloc(sizeof(int) * nbc), *rp = s->hrp[set], *ci = s->hci[set];
-	int *brow = (int *)calloc(nb, sizeof(int)), *ord = (int *)malloc(sizeof(int) * nbr);
+	int *brow = (int *)calloc(nb, sizeof(int));
 	rp[0] = 0;
 	for (int r = 0; r < nbr; r++) {
 		const int k = row_nnz(&s->sh, r);
@@ -443,17 +517,12 @@ static void fill(void *v, int set, uint64_t seed)
 		for (int i = 0; i < k; i++)
 			brow[rp[r] + i] = r;
 		rp[r + 1] = rp[r] + k;
-		ord[r] = r;
 	}
-	g_sort_nnz = rp;
-	qsort(ord, nbr, sizeof(int), cmp_rows);
 	HX_CK(cudaMemcpy(s->rp[set], rp, sizeof(int) * (nbr + 1), cudaMemcpyHostToDevice));
 	HX_CK(cudaMemcpy(s->ci[set], ci, sizeof(int) * nb, cudaMemcpyHostToDevice));
 	HX_CK(cudaMemcpy(s->brow[set], brow, sizeof(int) * nb, cudaMemcpyHostToDevice));
-	HX_CK(cudaMemcpy(s->ord[set], ord, sizeof(int) * nbr, cudaMemcpyHostToDevice));
 	free(perm);
 	free(brow);
-	free(ord);
 	hx_fill_uniform_f16(s->vals[set], nb * BLK * BLK, hx_splitmix(seed * 2), -1.f, 1.f, 0);
 	hx_fill_uniform_f16(s->b[set], (size_t)s->sh.N * s->sh.K, hx_splitmix(seed * 2 + 1), -1.f, 1.f, 0);
 	HX_CK(cudaDeviceSynchronize());
@@ -465,7 +534,7 @@ static void run(void *v, int set, cudaStream_t str)
 	const int tiles = s->sh.nbr * ((s->sh.N + BN - 1) / BN);
 	const int grid = tiles < s->nsm ? tiles : s->nsm;
 	bsr_wgmma_kernel<<<grid, NTHREADS, SMEM_BYTES, str>>>(s->ta[set], s->tb[set], s->tc, s->rp[set], s->ci[set],
-								s->ord[set], s->sh.nbr, s->sh.N);
+								s->ord, s->gstart, s->sh.nbr, s->sh.N);
 }
 
 /* dense cuBLAS on the masked matrix: Ad = A with zeros outside the blocks; ref[M,N] = Ad · Bᵀ, handed to
@@ -538,7 +607,8 @@ int main(int argc, char **argv)
 	hx_config_int("BN", BN);
 	hx_config_int("BK", BK);
 	hx_config_int("STAGES", STAGES);
-	hx_config_int("GROUP_M", GROUP_M);
+	hx_config_int("GROUP_M", BW_GROUP_M);
+	hx_config_int("L2_DIV", BW_L2_DIV);
 	hx_config_int("smem_bytes", (long long)SMEM_BYTES);
 	if (BW_PLANT_BUG)
 		hx_config_int("PLANT_BUG", BW_PLANT_BUG);
