@@ -10,11 +10,12 @@
  *
  * DESIGN (gemm_wgmma's pipeline with a gathered K loop)
  *   Work unit: one block-row br × BN columns of C (a 128×BN tile); its K loop walks the block-row's nonzero
- *   blocks, two 64-wide K steps each.  One persistent CTA per SM walks the tiles group by group, column by
- *   column inside a group, over a block-row order made on the host: block-rows sorted by nnz, largest first
- *   (the static round-robin ends with the short tiles), cut into groups whose nonzero A blocks fit a third
- *   of L2 (make_groups(), below; the rule measured best over the shapes of kernels/bsr/NOTES.md).  Warpgroup 0 (one thread, setmaxnreg 40) is the producer: per K step it waits
- *   empty[s], then two TMA loads complete on full[s]: the A box 64×128 at (h·64, j·128) of vals viewed as a
+ *   blocks, two 64-wide K steps each.  The tile walk: group by group, column by column inside a group, over
+ *   a block-row order made on the host (block-rows sorted by nnz, largest first, so the walk ends with the
+ *   short tiles) cut into groups whose nonzero A blocks fit a third of L2 (make_groups(), below).  One
+ *   persistent CTA per SM takes the walk's tiles one at a time from an atomic counter (BW_DYNAMIC).
+ *   Warpgroup 0 (one thread, setmaxnreg 40) is the producer: it takes the next tile, posts it to the
+ *   consumers in a 2-slot ring (tfull/tempty mbarriers), and per K step it waits empty[s], then two TMA loads complete on full[s]: the A box 64×128 at (h·64, j·128) of vals viewed as a
  *   [nnzb·128, 128] matrix, and the B box 64×BN at (col_idx[j]·128 + h·64, tn·BN) of Bᵀ.  Two consumer
  *   warpgroups (setmaxnreg 232) own 64 rows each: wgmma m64nBNk16 ×4 per K step from 128B-swizzled
  *   descriptors, one K step kept in flight, then release the stage.  Epilogue: FP16 into a swizzled
@@ -26,6 +27,8 @@
  *   -DBW_BN=256       columns per tile = wgmma N (128 or 256)
  *   -DBW_STAGES       ring depth (default 3 for BN=256, 4 for BN=128: the deepest that fits beside the C buffers)
  *   -DBW_GROUP_M=0    block-rows per group of the tile walk; 0: make_groups() cuts the groups
+ *   -DBW_DYNAMIC=1    tiles handed out in walk order by an atomic counter (the producer takes the next one
+ *                     and posts it to the consumers through a 2-slot mbarrier ring); 0: static round-robin
  *   -DBW_L2_DIV=3     with BW_GROUP_M=0: a group grows while its nonzero A blocks fit L2 size / BW_L2_DIV;
  *                     0: groups sized by the wave model instead (make_groups())
  *   -DBW_PLANT_BUG=1  negative control: every nonzero block is read from the B columns of block column 0
@@ -55,6 +58,9 @@
 #ifndef BW_L2_DIV /* > 0: make_groups() cuts groups by an L2 budget for their A blocks: L2 size / BW_L2_DIV */
 #define BW_L2_DIV 3
 #endif
+#ifndef BW_DYNAMIC /* 1: tiles handed out by an atomic counter; 0: static round-robin (tile += gridDim.x) */
+#define BW_DYNAMIC 1
+#endif
 #ifndef BW_PLANT_BUG
 #define BW_PLANT_BUG 0
 #endif
@@ -63,7 +69,8 @@ constexpr int BLK = 128, BM = 128, BN = BW_BN, BK = 64, STAGES = BW_STAGES;
 constexpr int NC = BM / 64, NTHREADS = 128 * (NC + 1);
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
 constexpr int C_BYTES = 64 * BN * 2; /* per consumer: 64 rows × BN FP16 in BN/64 swizzled 64×64 blocks */
-constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES + 2 * STAGES * 8 + 1024;
+/* + the stage barriers, 2 tile-slot barrier pairs and 2 tile slots, + alignment slack */
+constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES + 2 * STAGES * 8 + 4 * 8 + 2 * 4 + 1024;
 
 static_assert(BN == 128 || BN == 256, "BW_BN must be 128 or 256 (the wgmma N of this kernel; TMA box <= 256)");
 static_assert(STAGES >= 2 && STAGES <= 8, "BW_STAGES must be in 2..8");
@@ -93,13 +100,16 @@ __global__ void __launch_bounds__(NTHREADS, 1)
 bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
 		 const __grid_constant__ CUtensorMap tmC, const int *__restrict__ row_ptr,
 		 const int *__restrict__ col_idx, const int *__restrict__ order, const int *__restrict__ gstart,
-		 int nbr, int N)
+		 int *__restrict__ sched, int nbr, int N)
 {
 #if HP_DEVICE_OK
 	extern __shared__ unsigned char smem_raw[];
 	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
 	uint64_t *full = (uint64_t *)(smem + (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES);
 	uint64_t *empty = full + STAGES;
+	/* tile hand-off from the producer to the consumers: 2 slots, each with a full/empty barrier pair */
+	uint64_t *tfull = empty + STAGES, *tempty = tfull + 2;
+	int *tslot = (int *)(tempty + 2);
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	const int num_n = (N + BN - 1) / BN, tiles = nbr * num_n;
 
@@ -107,6 +117,10 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 		for (int s = 0; s < STAGES; s++) {
 			mbar_init(&full[s], 1);
 			mbar_init(&empty[s], NC * 4); /* one arrive per consumer warp */
+		}
+		for (int s = 0; s < 2; s++) {
+			mbar_init(&tfull[s], 1);
+			mbar_init(&tempty[s], NC * 4);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
@@ -118,7 +132,15 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmA) : "memory");
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmB) : "memory");
 			int it = 0, g = 0;
-			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+			/* tile q of this CTA: the first is blockIdx.x, the next ones come from the counter sched[0]
+			 * (dynamic) or by stepping gridDim.x (static); either way t only grows.  Each one is posted in
+			 * slot q%2 for the consumers; t >= tiles tells them to stop. */
+			for (int t = blockIdx.x, q = 0;; q++) {
+				mbar_wait(&tempty[q % 2], ((unsigned)(q / 2) & 1u) ^ 1u);
+				*(volatile int *)&tslot[q % 2] = t;
+				mbar_arrive(&tfull[q % 2]);
+				if (t >= tiles)
+					break;
 				int tm, tn;
 				tile_coords(t, num_n, gstart, g, tm, tn);
 				const int br = order[tm], j1 = row_ptr[br + 1];
@@ -134,6 +156,7 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 						tma_load_2d(st + A_BYTES, &tmB, kb + h * BK, tn * BN, &full[s]);
 					}
 				}
+				t = BW_DYNAMIC ? atomicAdd(&sched[0], 1) + (int)gridDim.x : t + (int)gridDim.x;
 			}
 		}
 	} else {
@@ -142,7 +165,14 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 		unsigned char *cb = smem + (size_t)STAGES * STAGE_BYTES + (size_t)c * C_BYTES;
 		float d[BN / 2];
 		int it = 0, g = 0;
-		for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+		for (int q = 0;; q++) {
+			mbar_wait(&tfull[q % 2], (unsigned)(q / 2) & 1u);
+			const int t = *(volatile int *)&tslot[q % 2];
+			__syncwarp();
+			if (l == 0)
+				mbar_arrive(&tempty[q % 2]); /* this warp has read the slot */
+			if (t >= tiles)
+				break;
 			int tm, tn;
 			tile_coords(t, num_n, gstart, g, tm, tn);
 			const int br = order[tm];
@@ -191,8 +221,17 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 		if (tid == 0)
 			asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
 	}
+	/* the last CTA out resets the counter for the next launch (every CTA has taken its last tile) */
+	if (BW_DYNAMIC && threadIdx.x == 0) {
+		__threadfence();
+		if (atomicAdd(&sched[1], 1) == (int)gridDim.x - 1) {
+			sched[0] = 0;
+			sched[1] = 0;
+			__threadfence();
+		}
+	}
 #else
-	(void)row_ptr; (void)col_idx; (void)order; (void)gstart; (void)nbr; (void)N;
+	(void)row_ptr; (void)col_idx; (void)order; (void)gstart; (void)sched; (void)nbr; (void)N;
 	__trap(); /* built without sm_90a: never launched (validate() refuses the device) */
 #endif
 }
@@ -344,6 +383,7 @@ struct st {
 	__half **vals, **b, *c, *ad;
 	int **rp, **ci, **brow;        /* device: row_ptr, col_idx, block -> block-row */
 	int *ord, *gstart, ngroups;    /* device: block-row order, group starts in it (the counts fix both) */
+	int *sched;                    /* device: the tile counter and the CTAs-done counter (zero between launches) */
 	int **hrp, **hci;              /* host copies of row_ptr and col_idx per set (CPU check) */
 	float *ref;
 	CUtensorMap *ta, *tb, tc;
@@ -444,6 +484,8 @@ static void *create(const struct hx_problem *p, int nsets)
 	s->ref = (float *)hx_malloc_dev((size_t)s->sh.M * s->sh.N * 4);
 	hp_make_map(&s->tc, s->c, s->sh.M, s->sh.N, s->sh.N, 64, 64);
 	CB_CK(cublasCreate(&s->h));
+	s->sched = (int *)hx_malloc_dev(2 * sizeof(int));
+	HX_CK(cudaMemset(s->sched, 0, 2 * sizeof(int)));
 	{
 		int *ord = (int *)malloc(sizeof(int) * nbr), *gs = (int *)malloc(sizeof(int) * (nbr + 1));
 		s->ngroups = make_groups(&s->sh, (size_t)hx_device_prop()->l2CacheSize, s->nsm, ord, gs);
@@ -484,6 +526,7 @@ static void destroy(void *v)
 	free(s->brow);
 	hx_free_dev(s->ord);
 	hx_free_dev(s->gstart);
+	hx_free_dev(s->sched);
 	free(s->hrp);
 	free(s->hci);
 	free(s->ta);
@@ -534,7 +577,7 @@ static void run(void *v, int set, cudaStream_t str)
 	const int tiles = s->sh.nbr * ((s->sh.N + BN - 1) / BN);
 	const int grid = tiles < s->nsm ? tiles : s->nsm;
 	bsr_wgmma_kernel<<<grid, NTHREADS, SMEM_BYTES, str>>>(s->ta[set], s->tb[set], s->tc, s->rp[set], s->ci[set],
-								s->ord, s->gstart, s->sh.nbr, s->sh.N);
+								s->ord, s->gstart, s->sched, s->sh.nbr, s->sh.N);
 }
 
 /* dense cuBLAS on the masked matrix: Ad = A with zeros outside the blocks; ref[M,N] = Ad · Bᵀ, handed to
@@ -609,6 +652,7 @@ int main(int argc, char **argv)
 	hx_config_int("STAGES", STAGES);
 	hx_config_int("GROUP_M", BW_GROUP_M);
 	hx_config_int("L2_DIV", BW_L2_DIV);
+	hx_config_int("DYNAMIC", BW_DYNAMIC);
 	hx_config_int("smem_bytes", (long long)SMEM_BYTES);
 	if (BW_PLANT_BUG)
 		hx_config_int("PLANT_BUG", BW_PLANT_BUG);
