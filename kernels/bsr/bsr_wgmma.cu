@@ -405,8 +405,9 @@ static int cmp_rows(const void *a, const void *b)
  *   BW_GROUP_M > 0: fixed groups of BW_GROUP_M rows.
  *   BW_L2_DIV > 0 (default 3): a group grows while its rows' nonzero A blocks (32 KB each) fit L2 size /
  *     BW_L2_DIV, so they can stay resident while the Bᵀ slices stream through the rest.  Measured (NOTES.md,
- *     runs 3-5): /3 is best or within 2 % of the best of /2, /3, /4, /8 and the wave model at every shape
- *     tried but the irregular 8192³ pattern, where fixed groups of 8 or 16 rows are 4-5 % faster.
+ *     runs 3-6): with the static walk, /3 was best or within 2 % of the best of /2, /3, /4, /8 and the wave
+ *     model at 4 of 5 shapes (fixed groups of 8-16 rows were 4-5 % faster on the irregular 8192³ pattern);
+ *     with the dynamic counter, /3, /2 and fixed 16 are within 2 % of each other there.
  *   BW_L2_DIV = 0, the wave model: the P = min(tiles, SMs) tiles in flight cover g rows × P/g columns; if
  *     they share what they read, a wave reads g·a + (P/g)·b bytes (a = nnz·32 KB of a row, b = BN·K·2 of a
  *     Bᵀ slice), least at g = sqrt(P·b/a), taken for each group from its first (heaviest) row; an empty
