@@ -15,8 +15,8 @@
  *   short tiles) cut into groups whose nonzero A blocks fit a third of L2 (make_groups(), below).  One
  *   persistent CTA per SM takes the walk's tiles one at a time from an atomic counter (BW_DYNAMIC).
  *   Warpgroup 0 (one thread, setmaxnreg 40) is the producer: it takes the next tile, posts it to the
- *   consumers in a 2-slot ring (tfull/tempty mbarriers), and per K step it waits empty[s], then two TMA loads complete on full[s]: the A box 64×128 at (h·64, j·128) of vals viewed as a
- *   [nnzb·128, 128] matrix, and the B box 64×BN at (col_idx[j]·128 + h·64, tn·BN) of Bᵀ.  Two consumer
+ *   consumers in a 2-slot ring (tfull/tempty mbarriers), and per K step it waits empty[s], then two TMA
+ *   loads complete on full[s]: the A box 64×128 at (h·64, j·128) of vals viewed as a [nnzb·128, 128] matrix, and the B box 64×BN at (col_idx[j]·128 + h·64, tn·BN) of Bᵀ.  Two consumer
  *   warpgroups (setmaxnreg 232) own 64 rows each: wgmma m64nBNk16 ×4 per K step from 128B-swizzled
  *   descriptors, one K step kept in flight, then release the stage.  Epilogue: FP16 into a swizzled
  *   shared buffer and a TMA store that overlaps the next tile.  An empty block-row's tiles skip the loop
