@@ -33,8 +33,7 @@
  */
 #include "../harness/harness.h"
 
-#include <cuda.h>          /* CUtensorMap and its enums (types only: no -lcuda) */
-#include <cudaTypedefs.h>  /* PFN_cuTensorMapEncodeTiled */
+#include "../hopper/hopper.cuh" /* PTX wrappers (mbarrier, TMA, wgmma), tensor maps */
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,120 +71,7 @@ static_assert(STAGES >= 2 && STAGES <= 8, "GW_STAGES must be in 2..8");
 static_assert(GROUP_M >= 1, "GW_GROUP_M must be >= 1");
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lower GW_STAGES, GW_BN or GW_BM (or GW_TMA_STORE=0)");
 
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define GW_DEVICE_OK 1
-#else
-#define GW_DEVICE_OK 0
-#endif
-
-/* ---- PTX wrappers (sm_90a) ---- */
-
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count)
-{
-	asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint64_t *b, unsigned bytes)
-{
-	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint64_t *b)
-{
-	asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(b)) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
-{
-	uint32_t done = 0, a = smem_u32(b);
-	while (!done)
-		asm volatile("{\n\t.reg .pred p;\n\t"
-			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-			     "selp.u32 %0, 1, 0, p;\n}\n"
-			     : "=r"(done) : "r"(a), "r"(parity) : "memory");
-}
-
-__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, int x, int y, uint64_t *bar)
-{
-	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-		     ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(bar)) : "memory");
-}
-
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int x, int y)
-{
-	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-		     ::"l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
-}
-
-__device__ __forceinline__ void bar_named(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
-
-__device__ __forceinline__ uint64_t desc_sw128(const void *p, int swizzle)
-{
-	uint64_t d = (uint64_t)((smem_u32(p) & 0x3FFFF) >> 4);
-	d |= (uint64_t)1 << 16;             /* LBO: unused for swizzled K-major */
-	d |= (uint64_t)(1024 >> 4) << 32;   /* SBO: 8 rows × 128 B */
-	d |= (uint64_t)swizzle << 62;       /* 1 = 128B swizzle */
-	return d;
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
-
-__device__ __forceinline__ void wgmma_n128(float (&d)[64], uint64_t da, uint64_t db)
-{
-	asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
-		     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "
-		     "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
-		     "%60, %61, %62, %63"
-		     "}, %64, %65, 1, 1, 1, 0, 0;\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-		     : "l"(da), "l"(db));
-}
-
-__device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t da, uint64_t db)
-{
-	asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
-		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
-		     "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "
-		     "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
-		     "%60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-		     "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, "
-		     "%100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, "
-		     "%120, %121, %122, %123, %124, %125, %126, %127"
-		     "}, %128, %129, 1, 1, 1, 0, 0;\n"
-		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-		       "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-		       "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-		       "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-		       "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-		       "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-		       "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-		       "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-		       "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-		     : "l"(da), "l"(db));
-}
-
-template <int N> struct acc_t;
-template <> struct acc_t<128> { static __device__ __forceinline__ void mma(float (&d)[64], uint64_t a, uint64_t b) { wgmma_n128(d, a, b); } };
-template <> struct acc_t<256> { static __device__ __forceinline__ void mma(float (&d)[128], uint64_t a, uint64_t b) { wgmma_n256(d, a, b); } };
+#define GW_DEVICE_OK HP_DEVICE_OK
 
 /* tile t of the persistent walk -> (tile row, tile column): GROUP_M tile rows at a time, column by column,
  * so that the CTAs running at once share A rows and B columns in L2 */
@@ -437,35 +323,11 @@ static size_t input_bytes(const struct hx_problem *p)
 	return 2 * ((size_t)M * ld_of(K) + (size_t)N * ld_of(K));
 }
 
-static PFN_cuTensorMapEncodeTiled_v12000 encode_fn(void)
-{
-	static PFN_cuTensorMapEncodeTiled_v12000 fn;
-	if (!fn) {
-		enum cudaDriverEntryPointQueryResult q;
-		void *f = NULL;
-		HX_CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
-		if (q != cudaDriverEntryPointSuccess || !f)
-			hx_failf(1, "cuTensorMapEncodeTiled not found in the driver (query result %d); needs a CUDA 12+ driver",
-				 (int)q);
-		fn = (PFN_cuTensorMapEncodeTiled_v12000)f;
-	}
-	return fn;
-}
-
 /* 2-D FP16 tensor map over a [rows, K] matrix with leading dimension ld: box 64 (K, 128 B) × box_rows, 128B swizzle
  * (C: K = N columns, box 64 × 64) */
 static void make_map(CUtensorMap *m, const __half *g, int rows, int K, int ld, int box_rows)
 {
-	cuuint64_t dim[2] = {(cuuint64_t)K, (cuuint64_t)rows};
-	cuuint64_t stride[1] = {(cuuint64_t)ld * 2};
-	cuuint32_t box[2] = {(cuuint32_t)BK, (cuuint32_t)box_rows};
-	cuuint32_t estride[2] = {1, 1};
-	CUresult r = encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)g, dim, stride, box, estride,
-				 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-				 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-	if (r != CUDA_SUCCESS)
-		hx_failf(1, "cuTensorMapEncodeTiled failed (CUresult %d) for a %d x %d matrix, ld %d, box %d x %d",
-			 (int)r, rows, K, ld, BK, box_rows);
+	hp_make_map(m, g, rows, K, ld, BK, box_rows);
 }
 
 static void *create(const struct hx_problem *p, int nsets)
