@@ -389,6 +389,42 @@ enum go_status slurm_get_job(struct slurm_client *c, long id, struct slurm_job *
 	return st;
 }
 
+enum go_status slurm_get_jobs(struct slurm_client *c, const long *ids, int n,
+			      struct slurm_job *out, struct strbuf *err)
+{
+	cJSON *j = NULL;
+	const cJSON *arr, *it;
+	char *path;
+	int i;
+	enum go_status st = need_version(c, err);
+
+	for (i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].id = ids[i];
+	}
+	if (st != GO_OK)
+		return st;
+	path = vpath(c, "jobs", NULL);
+	st = call(c, "GET", path, NULL, &j, err);
+	arr = cJSON_GetObjectItemCaseSensitive(j, "jobs");
+	if (st == GO_OK && !cJSON_IsArray(arr))
+		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: GET %s: the reply has no jobs[]",
+			     c->http.label, path);
+	if (st == GO_OK) {
+		cJSON_ArrayForEach(it, arr) {
+			long id = (long)json_num(it, "job_id", 0);
+			for (i = 0; i < n; i++)
+				if (ids[i] == id) {
+					c->ad->job(it, &out[i]);
+					break;
+				}
+		}
+	}
+	cJSON_Delete(j);
+	free(path);
+	return st;
+}
+
 enum go_status slurm_cancel(struct slurm_client *c, long id, struct strbuf *err)
 {
 	cJSON *j = NULL;

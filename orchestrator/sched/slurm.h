@@ -83,6 +83,10 @@ struct slurm_job {
 };
 enum go_status slurm_get_job(struct slurm_client *c, long id, struct slurm_job *j,
 			     struct strbuf *err);
+/* Many jobs with one request (GET /jobs): out[i] for ids[i]; a job Slurm
+ * no longer lists has found = 0. */
+enum go_status slurm_get_jobs(struct slurm_client *c, const long *ids, int n,
+			      struct slurm_job *out, struct strbuf *err);
 /* DELETE /job/{id} (SIGKILL): a job already finished is not an error. */
 enum go_status slurm_cancel(struct slurm_client *c, long id, struct strbuf *err);
 /* A job state that will not change again. */

@@ -1,0 +1,127 @@
+#!/bin/sh
+test_description='gpuorch run on a Slurm cluster: builds and steps as jobs through a real slurmrestd, sources over SFTP'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/slurm.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+run_requires_sshd_nvcc 'Slurm run tests'
+if ! _why=$(slurm_available); then
+	test_skip 'Slurm run tests' "$_why"
+	test_done
+fi
+
+# cluster_json FILE [EXTRA_SLURM_FIELDS]: cluster "hpc", login node = sshd "login",
+# whose work dir is the "shared" directory the single node sees too
+cluster_json() {
+	cat >"$1" <<EOF2
+{"hosts": [
+  {"name": "hpc",
+   "slurm": {"url": "$SLURM_REST_URL", "partition": "debug", "time_limit_min": 5, "max_jobs": 8${2:-}},
+   "login": {"address": "127.0.0.1", "port": $(sshd_var login PORT), "user": "$(id -un)",
+             "identity": "$(sshd_var login IDENTITY)", "known_hosts": "$(sshd_var login KNOWN_HOSTS)"},
+   "workdir": "$(sshd_var login WORKDIR)"}
+]}
+EOF2
+}
+
+no_token_in() {
+	if grep -r -F -l -- "$tok" "$@"; then
+		echo "the token leaked (files above)"
+		return 1
+	fi
+}
+
+test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a project' '
+	slurm_start 8 &&
+	mkdir -p bin &&
+	printf "#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/scontrol \"\$@\"\n" "$SLURM_CONF" >bin/scontrol &&
+	chmod +x bin/scontrol &&
+	sshd_start_with_path login "$TRASH/bin" &&
+	cluster_json hosts.json &&
+	tok=$(slurm_token 900) && test -n "$tok" &&
+	project_init &&
+	cat >proj/experiments/sweep.json <<-EOF &&
+	{
+	  "schema": 1,
+	  "name": "slurmsweep",
+	  "phase": "Test phase: a sweep whose variants run as separate Slurm jobs",
+	  "sources": ["cpu/cputimer.c"],
+	  "build": {"flags": ["-O2"], "timeout_s": 300},
+	  "targets": {"H100": "sm_90a"},
+	  "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+	  "problems": [{"name": "nap", "params": {"work": 2000, "sleep": 3}}],
+	  "steps": [{"kind": "sweep", "program": "cputimer", "defines": {"V": [1, 2, 3, 4]}, "timeout_s": 60}]
+	}
+	EOF
+	(cd proj && git add -A && git commit -qm sweep)
+'
+
+test_expect_success 'basic.json on the cluster: every build and step ran as a Slurm job on node1' '
+	(cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/basic.json --hosts ../hosts.json --host hpc) >run.out 2>run.err ||
+		{ cat run.out run.err; false; } &&
+	cat run.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.scheduler.api_version)" = v0.0.38 &&
+	test "$(jq_ $run/run.json hosts.0.scheduler.partition)" = debug &&
+	test "$(jq_ $run/run.json hosts.0.status)" = ok &&
+	nb=$(jq_ $run/run.json hosts.0.builds --len) && test "$nb" -ge 1 &&
+	i=0 && while [ $i -lt $nb ]; do
+		test "$(jq_ $run/run.json hosts.0.builds.$i.status)" = PASS &&
+		test "$(jq_ $run/run.json hosts.0.builds.$i.slurm.node)" = node1 &&
+		test "$(jq_ $run/run.json hosts.0.builds.$i.slurm.state)" = COMPLETED || return 1
+		i=$((i + 1))
+	done &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.id)" = correctness.cputimer.small &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.node)" = node1 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.state)" = COMPLETED &&
+	jq_ $run/run.json hosts.0.steps.0.slurm.queue_wait_s >qw && test "$(cat qw)" -ge 0 &&
+	jq_ $run/run.json hosts.0.steps.1.result.timing.median_us >med && test -s med &&
+	test "$(jq_ $run/run.json hosts.0.steps.2.status)" = SKIPPED &&
+	jq_ $run/run.json hosts.0.steps.2.reason | grep "names no \"arch\"" &&
+	job=$(jq_ $run/run.json hosts.0.steps.1.slurm.job_id) &&
+	scontrol -o show job "$job" >job.txt &&
+	grep "JobName=gpuorch-.*-step-001-benchmark.cputimer.small" job.txt &&
+	grep "BatchHost=node1" job.txt &&
+	grep "JobState=COMPLETED" job.txt &&
+	grep "^  step benchmark.cputimer.small: PASS (job $job on node1" run.out
+'
+
+test_expect_success 'a step job depended on its build job (afterok), and never ran before it ended' '
+	run=$(last_run_dir) &&
+	bjob=$(jq_ $run/run.json hosts.0.builds.0.slurm.job_id) &&
+	grep "submitted step-000-correctness.cputimer.small: job [0-9]*, after afterok:" run.out &&
+	bend=$(jq_ $run/run.json hosts.0.builds.0.slurm.end_unix_s) &&
+	sstart=$(jq_ $run/run.json hosts.0.steps.0.slurm.start_unix_s) &&
+	test "$sstart" -ge "$bend"
+'
+
+test_expect_success 'nothing compiled or ran on the login node: the build logs come from jobs; the token is nowhere' '
+	run=$(last_run_dir) &&
+	d=$(jq_ $run/run.json hosts.0.builds.0.slurm.rundir) &&
+	test -f "$d/journal" && test -f "$d/node.txt" && grep "^vm\|^$(hostname)" "$d/node.txt" &&
+	ls "$d"/slurm-*.out &&
+	no_token_in run.out run.err $run "$(sshd_var login WORKDIR)"
+'
+
+test_expect_success 'a sweep: variants run as separate jobs at the same time (their run spans overlap)' '
+	(cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc) >sw.out 2>sw.err ||
+		{ cat sw.out sw.err; false; } &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	n=$(jq_ $run/run.json hosts.0.steps --len) && test "$n" = 8 &&
+	test "$(jq_ $run/run.json hosts.0.builds --len)" = 4 &&
+	i=0 && : >spans && while [ $i -lt $n ]; do
+		echo "$(jq_ $run/run.json hosts.0.steps.$i.ran_from_unix_s) $(jq_ $run/run.json hosts.0.steps.$i.ran_to_unix_s) $(jq_ $run/run.json hosts.0.steps.$i.slurm.job_id)" >>spans || return 1
+		i=$((i + 1))
+	done &&
+	cat spans &&
+	test $(cut -d" " -f3 spans | sort -u | wc -l) = 8 &&
+	overlaps=$(awk "{ f[NR] = \$1; t[NR] = \$2 } END { n = 0; for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (f[i] < t[j] && f[j] < t[i]) n++; print n }" spans) &&
+	echo "overlapping pairs: $overlaps" && test "$overlaps" -ge 1 &&
+	test "$(jq_ $run/run.json hosts.0.sweeps --len)" = 1
+'
+
+test_done
