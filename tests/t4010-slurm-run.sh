@@ -1,4 +1,5 @@
 #!/bin/sh
+# asan: yes
 test_description='gpuorch run on a Slurm cluster: builds and steps as jobs through a real slurmrestd, sources over SFTP'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
@@ -8,7 +9,68 @@ test_description='gpuorch run on a Slurm cluster: builds and steps as jobs throu
 run_requires_sshd_nvcc 'Slurm run tests'
 if ! _why=$(slurm_available); then
 	test_skip 'Slurm run tests' "$_why"
-	test_done
+	# our_jobs: the jobs of this test's runs still in the queue
+our_jobs() {
+	squeue -h -o "%i %j %T" | grep " gpuorch-" || true
+}
+
+test_expect_success 'a build that fails: its steps are recorded SKIPPED, their jobs never left pending' '
+	(cd proj && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/badbuild.json --hosts ../hosts.json --host hpc) >bb.out 2>bb.err &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = FAIL &&
+	jq_ $run/run.json hosts.0.builds.0.reason | grep "exit code" &&
+	log=$(jq_ $run/run.json hosts.0.builds.0.log) && grep -i "no-such-nvcc-flag" "$run/$log" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = SKIPPED &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.reason)" = "its build did not pass" &&
+	test -z "$(our_jobs)"
+'
+
+test_expect_success 'a job cancelled from outside (scancel): the step says so, the run goes on to the end' '
+	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host hpc >../sc.out 2>../sc.err) &
+	pid=$! &&
+	wait_for 60 "our_jobs | grep -q \"step-000.* RUNNING\"" &&
+	job=$(our_jobs | grep "step-000" | cut -d" " -f1) &&
+	scancel "$job" &&
+	sleep 1 && our_jobs | cut -d" " -f1 | xargs -r scancel &&
+	test_expect_code 1 wait $pid &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json status)" = complete &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = KILLED &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.reason)" = "the job was cancelled in Slurm (scancel or DELETE)" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.state)" = CANCELLED &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.job_id)" = "$job"
+'
+
+test_expect_success 'Ctrl-C mid-run cancels every job of the run and records it incomplete' '
+	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host hpc >../int.out 2>../int.err) &
+	pid=$! &&
+	wait_for 60 "test \$(our_jobs | grep -c RUNNING) -ge 2" &&
+	kill -INT $pid &&
+	test_expect_code 130 wait $pid &&
+	wait_for 20 "test -z \"\$(our_jobs)\"" &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json status)" = incomplete &&
+	grep "interrupted: cancelled every queued and running job of the run" int.out &&
+	n=$(jq_ $run/run.json hosts.0.steps --len) && test "$n" = 4 &&
+	i=0 && while [ $i -lt $n ]; do
+		test "$(jq_ $run/run.json hosts.0.steps.$i.status)" = KILLED || return 1
+		i=$((i + 1))
+	done
+'
+
+test_expect_success 'slurmrestd restarted mid-run: requests retried with backoff, the run completes' '
+	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc >../rs.out 2>../rs.err) &
+	pid=$! &&
+	wait_for 60 "our_jobs | grep -q RUNNING" &&
+	slurm_rest_stop && sleep 3 && slurm_rest_start &&
+	wait $pid &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.steps --len)" = 8 &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.reused)" = true
+'
+
+test_done
 fi
 
 # cluster_json FILE [EXTRA_SLURM_FIELDS]: cluster "hpc", login node = sshd "login",
@@ -54,6 +116,13 @@ test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a p
 	  "steps": [{"kind": "sweep", "program": "cputimer", "defines": {"V": [1, 2, 3, 4]}, "timeout_s": 60}]
 	}
 	EOF
+	sed -e "s/slurmsweep/slurmlong/" -e "s/\"sleep\": 3/\"sleep\": 60/" -e "s/\"timeout_s\": 60}/\"timeout_s\": 120}/" \
+		-e "s/\"kind\": \"sweep\", \"program\": \"cputimer\", \"defines\": {\"V\": \[1, 2, 3, 4\]}/\"kind\": \"sweep\", \"program\": \"cputimer\", \"defines\": {\"V\": [1, 2]}/" \
+		proj/experiments/sweep.json >proj/experiments/long.json &&
+	grep "\"sleep\": 60" proj/experiments/long.json && grep "\"timeout_s\": 120}" proj/experiments/long.json && grep "\[1, 2\]" proj/experiments/long.json &&
+	sed -e "s/slurmsweep/slurmbad/" -e "s/\"-O2\"/\"-O2\", \"--no-such-nvcc-flag\"/" \
+		proj/experiments/sweep.json >proj/experiments/badbuild.json &&
+	grep no-such-nvcc-flag proj/experiments/badbuild.json &&
 	(cd proj && git add -A && git commit -qm sweep)
 '
 
@@ -122,6 +191,67 @@ test_expect_success 'a sweep: variants run as separate jobs at the same time (th
 	overlaps=$(awk "{ f[NR] = \$1; t[NR] = \$2 } END { n = 0; for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (f[i] < t[j] && f[j] < t[i]) n++; print n }" spans) &&
 	echo "overlapping pairs: $overlaps" && test "$overlaps" -ge 1 &&
 	test "$(jq_ $run/run.json hosts.0.sweeps --len)" = 1
+'
+
+# our_jobs: the jobs of this test's runs still in the queue
+our_jobs() {
+	squeue -h -o "%i %j %T" | grep " gpuorch-" || true
+}
+
+test_expect_success 'a build that fails: its steps are recorded SKIPPED, their jobs never left pending' '
+	(cd proj && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/badbuild.json --hosts ../hosts.json --host hpc) >bb.out 2>bb.err &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = FAIL &&
+	jq_ $run/run.json hosts.0.builds.0.reason | grep "exit code" &&
+	log=$(jq_ $run/run.json hosts.0.builds.0.log) && grep -i "no-such-nvcc-flag" "$run/$log" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = SKIPPED &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.reason)" = "its build did not pass" &&
+	test -z "$(our_jobs)"
+'
+
+test_expect_success 'a job cancelled from outside (scancel): the step says so, the run goes on to the end' '
+	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host hpc >../sc.out 2>../sc.err) &
+	pid=$! &&
+	wait_for 60 "our_jobs | grep -q \"step-000.* RUNNING\"" &&
+	job=$(our_jobs | grep "step-000" | cut -d" " -f1) &&
+	scancel "$job" &&
+	sleep 1 && our_jobs | cut -d" " -f1 | xargs -r scancel &&
+	test_expect_code 1 wait $pid &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json status)" = complete &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = KILLED &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.reason)" = "the job was cancelled in Slurm (scancel or DELETE)" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.state)" = CANCELLED &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.job_id)" = "$job"
+'
+
+test_expect_success 'Ctrl-C mid-run cancels every job of the run and records it incomplete' '
+	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host hpc >../int.out 2>../int.err) &
+	pid=$! &&
+	wait_for 60 "test \$(our_jobs | grep -c RUNNING) -ge 2" &&
+	kill -INT $pid &&
+	test_expect_code 130 wait $pid &&
+	wait_for 20 "test -z \"\$(our_jobs)\"" &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json status)" = incomplete &&
+	grep "interrupted: cancelled every queued and running job of the run" int.out &&
+	n=$(jq_ $run/run.json hosts.0.steps --len) && test "$n" = 4 &&
+	i=0 && while [ $i -lt $n ]; do
+		test "$(jq_ $run/run.json hosts.0.steps.$i.status)" = KILLED || return 1
+		i=$((i + 1))
+	done
+'
+
+test_expect_success 'slurmrestd restarted mid-run: requests retried with backoff, the run completes' '
+	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc >../rs.out 2>../rs.err) &
+	pid=$! &&
+	wait_for 60 "our_jobs | grep -q RUNNING" &&
+	slurm_rest_stop && sleep 3 && slurm_rest_start &&
+	wait $pid &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.steps --len)" = 8 &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.reused)" = true
 '
 
 test_done

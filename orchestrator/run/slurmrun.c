@@ -190,6 +190,8 @@ static const char *runner_status(const cJSON *ev, struct strbuf *reason)
 {
 	const char *s = json_str(ev, "status");
 	int rc = (int)json_num(ev, "rc", -1);
+	if (!strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "build_reused"))
+		return "PASS";   /* an earlier job or run made it (rc 0 in W/builds/<key>) */
 	if (!s)
 		s = "lost";
 	if (!strcmp(s, "exited")) {
@@ -767,7 +769,10 @@ static void collect(struct srun *r, struct sjob *j)
 	journal_init(&jr, 0);
 	if (ssh_download(hr->conn, path, &data, JOURNAL_MAX, SFTP_TIMEOUT_MS, &err) == GO_OK)
 		journal_feed(&jr, data.buf, data.len, on_event, &c, &err);
-	if (c.end)
+	/* an item that exited says how it went; one the job's end cut short
+	 * (scancel, time limit, node failure) is told by Slurm's state */
+	if (c.end && (!strcmp(json_str(c.end, "status") ? json_str(c.end, "status") : "exited", "exited") ||
+		      !j->sj.found || !strcmp(j->sj.state, "COMPLETED")))
 		status = runner_status(c.end, &reason);
 	else
 		status = slurm_end_status(j, hr->h->slurm, &reason);
