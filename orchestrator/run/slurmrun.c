@@ -47,6 +47,7 @@ struct sjob {
 	int state;
 	int passed;           /* a build job whose build passed */
 	struct slurm_job sj;  /* as last seen */
+	char dep_seen[128];   /* the dependency Slurm reported for it (while pending) */
 };
 
 struct srun {
@@ -148,6 +149,7 @@ static cJSON *job_json(const struct sjob *j)
 	json_add_num(o, "submit_unix_s", (double)j->sj.submit_time);
 	json_add_num(o, "start_unix_s", (double)j->sj.start_time);
 	json_add_num(o, "end_unix_s", (double)j->sj.end_time);
+	json_add_str(o, "dependency", j->dep_seen[0] ? j->dep_seen : NULL);
 	json_add_str(o, "rundir", j->rundir);
 	return o;
 }
@@ -893,6 +895,8 @@ static enum go_status run_jobs(struct srun *r)
 			if (strcmp(seen[n].state, j->sj.state))
 				changed = 1;
 			j->sj = seen[n++];
+			if (j->sj.dependency[0] && !j->dep_seen[0])
+				snprintf(j->dep_seen, sizeof(j->dep_seen), "%s", j->sj.dependency);
 			if (!j->sj.found || slurm_state_final(j->sj.state)) {
 				collect(r, j);
 				left--;

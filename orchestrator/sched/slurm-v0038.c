@@ -75,6 +75,7 @@ void slurm_v0038_job(const cJSON *job, struct slurm_job *j)
 	copy(j->node, sizeof(j->node), json_str(job, "batch_host"));
 	if (!j->node[0])
 		copy(j->node, sizeof(j->node), json_str(job, "nodes"));
+	copy(j->dependency, sizeof(j->dependency), json_str(job, "dependency"));
 	j->submit_time = (int64_t)json_num(job, "submit_time", 0);
 	j->start_time = (int64_t)json_num(job, "start_time", 0);
 	j->end_time = (int64_t)json_num(job, "end_time", 0);

@@ -76,6 +76,7 @@ struct slurm_job {
 	char state[32];        /* PENDING RUNNING COMPLETED FAILED TIMEOUT CANCELLED ... */
 	char reason[64];       /* state_reason: Resources, Priority, Dependency ... */
 	char node[128];        /* batch_host / nodes */
+	char dependency[128];  /* as Slurm holds it, e.g. "afterok:12(unfulfilled)" */
 	int exit_status;       /* exit status when it exited, else -1 */
 	int term_signal;       /* signal that ended it, else 0 */
 	int64_t submit_time, start_time, end_time;   /* epoch seconds, 0 unknown */
