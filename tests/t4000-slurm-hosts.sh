@@ -13,18 +13,9 @@ if ! _why=$(sshd_available) || ! _why=$(slurm_available); then
 	test_done
 fi
 
-# cluster_json FILE URL [EXTRA_SLURM_FIELDS]: an inventory with one cluster
-# entry "hpc" whose login node is the test sshd "login"
+# cluster_json FILE URL [EXTRA_SLURM_FIELDS]: cluster "hpc" whose login node is sshd "login"
 cluster_json() {
-	cat >"$1" <<EOF2
-{"hosts": [
-  {"name": "hpc",
-   "slurm": {"url": "$2", "partition": "debug", "time_limit_min": 5, "max_jobs": 4${3:-}},
-   "login": {"address": "127.0.0.1", "port": $(sshd_var login PORT), "user": "$(id -un)",
-             "identity": "$(sshd_var login IDENTITY)", "known_hosts": "$(sshd_var login KNOWN_HOSTS)"},
-   "workdir": "$(sshd_var login WORKDIR)"}
-]}
-EOF2
+	SLURM_URL=$2 slurm_cluster_json "$1" login "${3:-}"
 }
 
 # no_token_in FILE...: the current token appears in none of them
@@ -39,10 +30,7 @@ no_token_in() {
 
 test_expect_success 'setup: a single-node Slurm and a login node (sshd) that has scontrol' '
 	slurm_start 8 &&
-	mkdir -p bin &&
-	printf "#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/scontrol \"\$@\"\n" "$SLURM_CONF" >bin/scontrol &&
-	chmod +x bin/scontrol &&
-	sshd_start_with_path login "$TRASH/bin" &&
+	slurm_login_start login &&
 	cluster_json hosts.json "$SLURM_REST_URL" &&
 	tok=$(slurm_token 600) && test -n "$tok"
 '

@@ -12,18 +12,9 @@ if ! _why=$(slurm_available); then
 	test_done
 fi
 
-# cluster_json FILE [EXTRA_SLURM_FIELDS]: cluster "hpc", login node = sshd "login",
-# whose work dir is the "shared" directory the single node sees too
+# cluster_json FILE [EXTRA_SLURM_FIELDS]: cluster "hpc" whose login node is sshd "login"
 cluster_json() {
-	cat >"$1" <<EOF2
-{"hosts": [
-  {"name": "hpc",
-   "slurm": {"url": "$SLURM_REST_URL", "partition": "debug", "time_limit_min": 5, "max_jobs": 8${2:-}},
-   "login": {"address": "127.0.0.1", "port": $(sshd_var login PORT), "user": "$(id -un)",
-             "identity": "$(sshd_var login IDENTITY)", "known_hosts": "$(sshd_var login KNOWN_HOSTS)"},
-   "workdir": "$(sshd_var login WORKDIR)"}
-]}
-EOF2
+	slurm_cluster_json "$1" login "${2:-}"
 }
 
 no_token_in() {
@@ -35,10 +26,7 @@ no_token_in() {
 
 test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a project' '
 	slurm_start 8 &&
-	mkdir -p bin &&
-	printf "#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/scontrol \"\$@\"\n" "$SLURM_CONF" >bin/scontrol &&
-	chmod +x bin/scontrol &&
-	sshd_start_with_path login "$TRASH/bin" &&
+	slurm_login_start login &&
 	cluster_json hosts.json &&
 	tok=$(slurm_token 900) && test -n "$tok" &&
 	project_init &&
@@ -101,7 +89,7 @@ test_expect_success 'a step job depended on its build job (afterok), and never r
 	run=$(last_run_dir) &&
 	bjob=$(jq_ $run/run.json hosts.0.builds.0.slurm.job_id) &&
 	grep "submitted step-000-correctness.cputimer.small: job [0-9]*, after afterok:$bjob" run.out &&
-	jq_ $run/run.json hosts.0.steps.0.slurm.dependency | grep "^afterok:$bjob" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.dependency_requested)" = "afterok:$bjob" &&
 	bend=$(jq_ $run/run.json hosts.0.builds.0.slurm.end_unix_s) &&
 	sstart=$(jq_ $run/run.json hosts.0.steps.0.slurm.start_unix_s) &&
 	test "$sstart" -ge "$bend"
@@ -139,14 +127,16 @@ our_jobs() {
 }
 
 test_expect_success 'a build that fails: its steps are recorded SKIPPED, their jobs never left pending' '
-	(cd proj && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/badbuild.json --hosts ../hosts.json --host hpc) >bb.out 2>bb.err &&
+	(cd proj && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/badbuild.json --hosts ../hosts.json --host hpc) >bb.out 2>bb.err ||
+		{ cat bb.out bb.err; false; } &&
+	cat bb.out &&
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = FAIL &&
 	jq_ $run/run.json hosts.0.builds.0.reason | grep "exit code" &&
 	log=$(jq_ $run/run.json hosts.0.builds.0.log) && grep -i "no-such-nvcc-flag" "$run/$log" &&
 	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = SKIPPED &&
 	test "$(jq_ $run/run.json hosts.0.steps.0.reason)" = "its build did not pass" &&
-	wait_for 10 "test -z \"\$(our_jobs)\""
+	wait_for 10 "test -z \"\$(our_jobs)\"" || { our_jobs; false; }
 '
 
 test_expect_success 'a job cancelled from outside (scancel): the step says so, the run goes on to the end' '

@@ -19,19 +19,8 @@ VG="valgrind -q --leak-check=full --show-leak-kinds=definite,indirect --errors-f
 
 test_expect_success 'setup: a single-node Slurm, a login node, a project' '
 	slurm_start 8 &&
-	mkdir -p bin &&
-	printf "#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/scontrol \"\$@\"\n" "$SLURM_CONF" >bin/scontrol &&
-	chmod +x bin/scontrol &&
-	sshd_start_with_path login "$TRASH/bin" &&
-	cat >hosts.json <<-EOF &&
-	{"hosts": [
-	  {"name": "hpc",
-	   "slurm": {"url": "$SLURM_REST_URL", "partition": "debug", "time_limit_min": 5, "max_jobs": 8},
-	   "login": {"address": "127.0.0.1", "port": $(sshd_var login PORT), "user": "$(id -un)",
-	             "identity": "$(sshd_var login IDENTITY)", "known_hosts": "$(sshd_var login KNOWN_HOSTS)"},
-	   "workdir": "$(sshd_var login WORKDIR)"}
-	]}
-	EOF
+	slurm_login_start login &&
+	slurm_cluster_json hosts.json login &&
 	project_init
 '
 

@@ -47,7 +47,9 @@ struct sjob {
 	int state;
 	int passed;           /* a build job whose build passed */
 	struct slurm_job sj;  /* as last seen */
+	char dep_sent[64];    /* the dependency in the submit request */
 	char dep_seen[128];   /* the dependency Slurm reported for it (while pending) */
+	char pending[64];     /* the last reason it was pending for, other than its dependency */
 };
 
 struct srun {
@@ -149,7 +151,9 @@ static cJSON *job_json(const struct sjob *j)
 	json_add_num(o, "submit_unix_s", (double)j->sj.submit_time);
 	json_add_num(o, "start_unix_s", (double)j->sj.start_time);
 	json_add_num(o, "end_unix_s", (double)j->sj.end_time);
+	json_add_str(o, "dependency_requested", j->dep_sent[0] ? j->dep_sent : NULL);
 	json_add_str(o, "dependency", j->dep_seen[0] ? j->dep_seen : NULL);
+	json_add_str(o, "pending_reason", j->pending[0] ? j->pending : NULL);
 	json_add_str(o, "rundir", j->rundir);
 	return o;
 }
@@ -457,6 +461,7 @@ static enum go_status setup(struct srun *r)
 	json_add_str(sched, "token_source", slurm_token_source(r->sc));
 	json_add_num(sched, "max_jobs", h->slurm->max_jobs);
 	json_add_num(sched, "time_limit_min", h->slurm->time_limit_min);
+	json_add_arr(sched, "jobs");
 	cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "scheduler");
 	cJSON_AddItemToObject(hr->hj, "scheduler", sched);
 	record_unlock(hr->ctx->rec);
@@ -723,8 +728,18 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 	req.std_out = out;
 	req.dependency = j->dep >= 0 ? dep.buf : NULL;
 	req.gpu = !j->is_build && hr->plan.steps[j->idx].needs_gpu;
+	if (req.dependency)
+		snprintf(j->dep_sent, sizeof(j->dep_sent), "%s", req.dependency);
 	st = slurm_submit(r->sc, &req, &j->id, err);
 	if (st == GO_OK) {
+		/* every submitted job id is in the record at once: a controller
+		 * that dies leaves them there */
+		cJSON *e = cJSON_CreateObject();
+		json_add_str(e, "name", j->name);
+		json_add_num(e, "job_id", (double)j->id);
+		record_lock(hr->ctx->rec);
+		cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs"), e);
+		record_unlock(hr->ctx->rec);   /* saved once per round (run_jobs) */
 		j->state = JOB_QUEUED;
 		strbuf_addf(&hr->out, "  submitted %s: job %ld%s%s\n", j->name, j->id,
 			    j->dep >= 0 ? ", after " : "", j->dep >= 0 ? dep.buf : "");
@@ -879,6 +894,8 @@ static enum go_status run_jobs(struct srun *r)
 			inflight++;
 			changed = 1;
 		}
+		if (changed)
+			save(hr);   /* the new job ids */
 		/* one request for every job in the queue */
 		for (i = 0; i < r->njobs; i++)
 			if (r->jobs[i].state == JOB_QUEUED)
@@ -905,8 +922,10 @@ static enum go_status run_jobs(struct srun *r)
 			}
 			if (!strcmp(j->sj.state, "PENDING")) {
 				npend++;
-				if (strcmp(j->sj.reason, "Dependency"))
+				if (strcmp(j->sj.reason, "Dependency") && strcmp(j->sj.reason, "None")) {
 					why_pending = j->sj.reason;
+					snprintf(j->pending, sizeof(j->pending), "%s", j->sj.reason);
+				}
 			} else {
 				nrun++;
 			}
@@ -1017,6 +1036,8 @@ void slurmrun_main(void *arg)
 		record_lock(hr->ctx->rec);
 		json_add_num(cJSON_GetObjectItem(hr->hj, "scheduler"), "rest_requests",
 			     (double)slurm_requests(r.sc));
+		json_add_num(cJSON_GetObjectItem(hr->hj, "scheduler"), "token_mints",
+			     (double)slurm_token_mints(r.sc));
 		record_unlock(hr->ctx->rec);
 	}
 	if (!hr->failed)

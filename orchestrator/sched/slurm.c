@@ -91,6 +91,11 @@ long slurm_token_ttl_s(const struct slurm_client *c)
 	return (long)(c->tok.exp - (int64_t)time(NULL));
 }
 
+int slurm_token_mints(const struct slurm_client *c)
+{
+	return c->tok.mints;
+}
+
 long slurm_requests(const struct slurm_client *c)
 {
 	return c->http.nrequests;

@@ -30,6 +30,8 @@ const char *slurm_release(const struct slurm_client *c);       /* "22.05.8" or N
 const char *slurm_token_source(const struct slurm_client *c);
 /* Seconds until the current token expires (-1: unknown or none). */
 long slurm_token_ttl_s(const struct slurm_client *c);
+/* Tokens minted over SSH so far (the first one included). */
+int slurm_token_mints(const struct slurm_client *c);
 /* REST requests made so far (for the cost figures). */
 long slurm_requests(const struct slurm_client *c);
 /* Retry a request whose connection failed for up to this long (default 30 s). */

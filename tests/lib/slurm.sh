@@ -23,6 +23,14 @@
 #   slurm_rest_start       start it again on the same port (the OpenAPI
 #                          plugins: $SLURM_REST_PLUGINS, default v0.0.36-38)
 #   slurm_rest_start_unix PATH   another slurmrestd on unix:PATH (local auth)
+#   slurm_login_start NAME start the test sshd NAME (tests/lib/sshd.sh) as the
+#                          cluster's login node: its PATH has a scontrol that
+#                          reads this cluster's slurm.conf (to mint tokens);
+#                          its work dir is the "shared" dir the node sees too
+#   slurm_cluster_json FILE LOGIN [EXTRA]   an inventory with one cluster entry
+#                          "hpc" (partition debug, time_limit_min 5, max_jobs 8,
+#                          EXTRA appended to its "slurm" object, e.g.
+#                          ', "max_jobs": 2'); SLURM_URL overrides the url
 #   slurm_logs             print the tails of the daemons' logs (for failures)
 #   slurm_stop             stop everything (also run at exit)
 #
@@ -248,6 +256,26 @@ slurm_start() {
 
 slurm_token() {
 	scontrol token lifespan="${1:-600}" | sed -n 's/^SLURM_JWT=//p'
+}
+
+slurm_login_start() {
+	mkdir -p "$TRASH/slurm-bin" &&
+	printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/scontrol "$@"\n' "$SLURM_CONF" \
+		>"$TRASH/slurm-bin/scontrol" &&
+	chmod +x "$TRASH/slurm-bin/scontrol" &&
+	sshd_start_with_path "$1" "$TRASH/slurm-bin"
+}
+
+slurm_cluster_json() {
+	cat >"$1" <<EOF
+{"hosts": [
+  {"name": "hpc",
+   "slurm": {"url": "${SLURM_URL:-$SLURM_REST_URL}", "partition": "debug", "time_limit_min": 5, "max_jobs": 8${3:-}},
+   "login": {"address": "127.0.0.1", "port": $(sshd_var "$2" PORT), "user": "$(id -un)",
+             "identity": "$(sshd_var "$2" IDENTITY)", "known_hosts": "$(sshd_var "$2" KNOWN_HOSTS)"},
+   "workdir": "$(sshd_var "$2" WORKDIR)"}
+]}
+EOF
 }
 
 slurm_logs() {
