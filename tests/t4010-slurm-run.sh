@@ -134,8 +134,13 @@ test_expect_success 'a build that fails: its steps are recorded SKIPPED, their j
 	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = FAIL &&
 	jq_ $run/run.json hosts.0.builds.0.reason | grep "exit code" &&
 	log=$(jq_ $run/run.json hosts.0.builds.0.log) && grep -i "no-such-nvcc-flag" "$run/$log" &&
-	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = SKIPPED &&
-	test "$(jq_ $run/run.json hosts.0.steps.0.reason)" = "its build did not pass" &&
+	# every step: the failed build job never let one start (afterok)
+	i=0 && while [ $i -lt 8 ]; do
+		test "$(jq_ $run/run.json hosts.0.steps.$i.status)" = SKIPPED &&
+		test "$(jq_ $run/run.json hosts.0.steps.$i.reason)" = "its build did not pass" || return 1
+		i=$((i + 1))
+	done &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.slurm.state)" = FAILED &&
 	wait_for 10 "test -z \"\$(our_jobs)\"" || { our_jobs; false; }
 '
 
@@ -145,7 +150,11 @@ test_expect_success 'a job cancelled from outside (scancel): the step says so, t
 	wait_for 60 "our_jobs | grep -q \"step-000.* RUNNING\"" &&
 	job=$(our_jobs | grep "step-000" | cut -d" " -f1) &&
 	scancel "$job" &&
-	sleep 1 && our_jobs | cut -d" " -f1 | xargs -r scancel &&
+	sleep 1 &&
+	# then the rest, until the run ends (bounded): this test is about step 0
+	i=0 && while kill -0 $pid 2>/dev/null && [ $i -lt 60 ]; do
+		our_jobs | cut -d" " -f1 | xargs -r scancel; sleep 1; i=$((i + 1))
+	done &&
 	test_expect_code 1 wait $pid &&
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json status)" = complete &&

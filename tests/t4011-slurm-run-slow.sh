@@ -62,4 +62,23 @@ test_expect_success 'a minted token that lives 60 s is minted again during a 70 
 	awk -v d=$d -v f=$f "BEGIN { exit !(d - f >= 65) }"
 '
 
+test_expect_success 'a drained node: jobs stay pending with the reason, queue_timeout_s ends them' '
+	scontrol update nodename=node1 state=drain reason=gpuorch-test &&
+	test_when_finished "scontrol update nodename=node1 state=resume" &&
+	cluster_json qt.json ", \"queue_timeout_s\": 4" &&
+	start=$(test_now_ms) &&
+	(cd proj && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/basic.json --hosts ../qt.json --host hpc) >qt.out 2>qt.err ||
+		{ cat qt.out qt.err; false; } &&
+	el=$(test_elapsed_ms $start) && test "$el" -lt 60000 &&
+	cat qt.out &&
+	grep "warning: job [0-9]*: .*Required node not available (down, drained or reserved)" qt.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = TIMEOUT &&
+	jq_ $run/run.json hosts.0.builds.0.reason | grep "pending for longer than queue_timeout_s (4 s): [A-Za-z]" &&
+	jq_ $run/run.json hosts.0.builds.0.slurm.pending_reason | grep "[A-Za-z]" &&
+	# its step jobs waited on the drained node too: timed out, or skipped with the build
+	case "$(jq_ $run/run.json hosts.0.steps.0.status)" in TIMEOUT|SKIPPED) ;; *) false ;; esac &&
+	test -z "$(squeue -h -t PENDING,RUNNING -o %i)"
+'
+
 test_done

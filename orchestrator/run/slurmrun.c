@@ -50,6 +50,8 @@ struct sjob {
 	char dep_sent[64];    /* the dependency in the submit request */
 	char dep_seen[128];   /* the dependency Slurm reported for it (while pending) */
 	char pending[64];     /* the last reason it was pending for, other than its dependency */
+	int64_t pending_since;/* time_mono_ms() when it was first seen pending for that; 0 */
+	int queue_timed_out;  /* cancelled by gpuorch at queue_timeout_s */
 };
 
 struct srun {
@@ -198,6 +200,10 @@ static const char *runner_status(const cJSON *ev, struct strbuf *reason)
 	int rc = (int)json_num(ev, "rc", -1);
 	if (!strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "build_reused"))
 		return "PASS";   /* an earlier job or run made it (rc 0 in W/builds/<key>) */
+	if (!strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "step_skipped")) {
+		strbuf_addstr(reason, json_str(ev, "reason") ? json_str(ev, "reason") : "skipped by the runner");
+		return "SKIPPED";
+	}
 	if (!s)
 		s = "lost";
 	if (!strcmp(s, "exited")) {
@@ -699,7 +705,7 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 {
 	struct hostrun *hr = r->hr;
 	struct slurm_job_req req;
-	struct strbuf script = STRBUF_INIT, dep = STRBUF_INIT;
+	struct strbuf script = STRBUF_INIT, dep = STRBUF_INIT, warn = STRBUF_INIT;
 	char *name, *out;
 	enum go_status st = write_plan(r, j, err);
 
@@ -712,11 +718,16 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 			       "{ uname -n; echo \"CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\"; "
 			       "nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm "
 			       "--format=csv,noheader 2>&1 || true; } >node.txt 2>&1\n"
-			       "exec /bin/sh ");
+			       "/bin/sh ");
 	strbuf_add_shell_quoted(&script, r->runner);
 	strbuf_addstr(&script, " run ");
 	strbuf_add_shell_quoted(&script, j->rundir);
-	strbuf_addch(&script, '\n');
+	/* the runner exits 0 when it ran its plan, whatever the build did: a
+	 * build job must fail when its build did, or afterok would start the
+	 * step jobs of a failed build */
+	strbuf_addstr(&script, " || exit $?\n");
+	if (j->is_build)
+		strbuf_addstr(&script, "read -r b <.builds/1 && [ \"$b\" = pass ] || exit 1\n");
 	if (j->dep >= 0)
 		strbuf_addf(&dep, "afterok:%ld", r->jobs[j->dep].id);
 	name = xstrfmt("gpuorch-%s-%s", hr->ctx->run_id, j->name);
@@ -730,7 +741,7 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 	req.gpu = !j->is_build && hr->plan.steps[j->idx].needs_gpu;
 	if (req.dependency)
 		snprintf(j->dep_sent, sizeof(j->dep_sent), "%s", req.dependency);
-	st = slurm_submit(r->sc, &req, &j->id, err);
+	st = slurm_submit(r->sc, &req, &j->id, &warn, err);
 	if (st == GO_OK) {
 		/* every submitted job id is in the record at once: a controller
 		 * that dies leaves them there */
@@ -743,11 +754,14 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 		j->state = JOB_QUEUED;
 		strbuf_addf(&hr->out, "  submitted %s: job %ld%s%s\n", j->name, j->id,
 			    j->dep >= 0 ? ", after " : "", j->dep >= 0 ? dep.buf : "");
+		if (warn.len)
+			strbuf_addf(&hr->out, "  warning: job %ld: %s\n", j->id, warn.buf);
 	}
 	free(name);
 	free(out);
 	strbuf_release(&script);
 	strbuf_release(&dep);
+	strbuf_release(&warn);
 	return st;
 }
 
@@ -762,7 +776,7 @@ static int on_event(const struct journal_event *e, void *arg)
 	if (!e->id || strcmp(e->id, c->id))
 		return 0;
 	if (!strcmp(e->ev, "build_end") || !strcmp(e->ev, "build_reused") ||
-	    !strcmp(e->ev, "step_end")) {
+	    !strcmp(e->ev, "step_end") || !strcmp(e->ev, "step_skipped")) {
 		cJSON_Delete(c->end);
 		c->end = cJSON_Duplicate(e->json, 1);
 	}
@@ -788,7 +802,11 @@ static void collect(struct srun *r, struct sjob *j)
 		journal_feed(&jr, data.buf, data.len, on_event, &c, &err);
 	/* an item that exited says how it went; one the job's end cut short
 	 * (scancel, time limit, node failure) is told by Slurm's state */
-	if (c.end && (!strcmp(json_str(c.end, "status") ? json_str(c.end, "status") : "exited", "exited") ||
+	if (j->queue_timed_out) {
+		strbuf_addf(&reason, "pending for longer than queue_timeout_s (%d s): %s",
+			    hr->h->slurm->queue_timeout_s, j->pending[0] ? j->pending : "?");
+		status = "TIMEOUT";
+	} else if (c.end && (!strcmp(json_str(c.end, "status") ? json_str(c.end, "status") : "exited", "exited") ||
 		      !j->sj.found || !strcmp(j->sj.state, "COMPLETED")))
 		status = runner_status(c.end, &reason);
 	else
@@ -925,6 +943,16 @@ static enum go_status run_jobs(struct srun *r)
 				if (strcmp(j->sj.reason, "Dependency") && strcmp(j->sj.reason, "None")) {
 					why_pending = j->sj.reason;
 					snprintf(j->pending, sizeof(j->pending), "%s", j->sj.reason);
+					if (!j->pending_since)
+						j->pending_since = time_mono_ms();
+				}
+				/* --queue-timeout's equivalent: the entry's queue_timeout_s */
+				if (j->pending_since && hr->h->slurm->queue_timeout_s && !j->queue_timed_out &&
+				    time_mono_ms() - j->pending_since > (int64_t)hr->h->slurm->queue_timeout_s * 1000) {
+					j->queue_timed_out = 1;
+					if (slurm_cancel(r->sc, j->id, &err) != GO_OK)
+						strbuf_addf(&hr->out, "  warning: cannot cancel job %ld: %s\n", j->id, err.buf);
+					changed = 1;
 				}
 			} else {
 				nrun++;

@@ -174,7 +174,10 @@ int slurm_reply_errno(const cJSON *json)
 	const cJSON *num;
 	if (!first)
 		return 0;
+	/* v0.0.38 names it error_number, error_code or errno, depending on the request */
 	num = cJSON_GetObjectItemCaseSensitive(first, "error_number");
+	if (!num)
+		num = cJSON_GetObjectItemCaseSensitive(first, "error_code");
 	if (!num)
 		num = cJSON_GetObjectItemCaseSensitive(first, "errno");
 	return cJSON_IsNumber(num) ? (int)num->valuedouble : -1;

@@ -328,7 +328,7 @@ void slurm_nodes_release(struct slurm_node *v, int n)
 }
 
 enum go_status slurm_submit(struct slurm_client *c, const struct slurm_job_req *r,
-			    long *job_id, struct strbuf *err)
+			    long *job_id, struct strbuf *warn, struct strbuf *err)
 {
 	cJSON *body, *j = NULL;
 	char *text, *path;
@@ -342,6 +342,13 @@ enum go_status slurm_submit(struct slurm_client *c, const struct slurm_job_req *
 	cJSON_Delete(body);
 	path = vpath(c, "job/submit", NULL);
 	st = call(c, "POST", path, text, &j, err);
+	if (st == GO_ERR_REMOTE && json_num(j, "job_id", 0) > 0) {
+		/* accepted, with a warning in errors[] */
+		if (warn)
+			strbuf_addstr(warn, err->buf);
+		strbuf_reset(err);
+		st = GO_OK;
+	}
 	if (st == GO_OK) {
 		*job_id = (long)json_num(j, "job_id", 0);
 		if (*job_id <= 0)

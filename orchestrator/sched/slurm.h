@@ -69,8 +69,11 @@ struct slurm_job_req {
 	int gpu;                         /* ask for the entry's gpus/gres */
 	int time_limit_min;              /* 0: the entry's */
 };
+/* Slurm may accept a job and still put an entry in errors[] (e.g. "Required
+ * node not available" for a drained node: the job waits): the job id is
+ * returned with GO_OK and that text appended to warn (may be NULL). */
 enum go_status slurm_submit(struct slurm_client *c, const struct slurm_job_req *r,
-			    long *job_id, struct strbuf *err);
+			    long *job_id, struct strbuf *warn, struct strbuf *err);
 
 /* A job as Slurm reports it. exit_code is decoded from the raw wait status. */
 struct slurm_job {

@@ -367,7 +367,8 @@ static enum go_status parse_slurm(struct hctx *c, const cJSON *v, struct host_sl
 {
 	static const char *const keys[] = { "url", "partition", "gpus", "gres", "account", "qos",
 					    "constraint", "user", "token_file", "time_limit_min",
-					    "max_jobs", "cpus_per_job", "token_lifespan_s", NULL };
+					    "max_jobs", "cpus_per_job", "token_lifespan_s",
+					    "queue_timeout_s", NULL };
 	static const char *const words[] = { "partition", "gpus", "gres", "account", "qos",
 					     "user", NULL };
 	char **wv[] = { &s->partition, &s->gpus, &s->gres, &s->account, &s->qos, &s->user };
@@ -416,6 +417,7 @@ static enum go_status parse_slurm(struct hctx *c, const cJSON *v, struct host_sl
 	TRY(get_int(c, v, "max_jobs", 1, 4096, &s->max_jobs, NULL));
 	TRY(get_int(c, v, "cpus_per_job", 1, 1024, &s->cpus_per_job, NULL));
 	TRY(get_int(c, v, "token_lifespan_s", 60, 31536000, &s->token_lifespan_s, NULL));
+	TRY(get_int(c, v, "queue_timeout_s", 0, 31536000, &s->queue_timeout_s, NULL));
 	pop(c, mark);
 	return GO_OK;
 }

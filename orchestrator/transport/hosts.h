@@ -24,6 +24,7 @@ struct host_slurm {
 	int max_jobs;         /* jobs in flight at once, default 16 */
 	int cpus_per_job;     /* default 1 */
 	int token_lifespan_s; /* for `scontrol token lifespan=N` on the login node, default 3600 */
+	int queue_timeout_s;  /* a job pending longer (not for its dependency) is cancelled; 0: no bound */
 };
 
 struct host {
