@@ -1,12 +1,12 @@
 #!/bin/sh
-# slurm-cost.sh -- the controller's cost of a run on a Slurm cluster (docs/slurm.md).
-# Not part of the test suite: run by hand, `sh tests/perf/slurm-cost.sh [VARIANTS]`.
+# perf-slurm-cost.sh -- the controller's cost of a run on a Slurm cluster (docs/slurm.md).
+# Not part of the test suite: run by hand, `sh tests/perf-slurm-cost.sh [VARIANTS]`.
 # A sweep of VARIANTS (default 100) CPU variants on the test cluster
 # (tests/lib/slurm.sh): VARIANTS build jobs + 2 x VARIANTS step jobs (check
 # and benchmark). Prints the jobs, REST requests, and gpuorch's own CPU time
 # (user + sys, /usr/bin/time) per job.
 test_description='controller cost of a Slurm run'
-. "$(dirname "$0")/../lib/testlib.sh"
+. "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/slurm.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
