@@ -16,7 +16,10 @@ deps_find_nvcc() {
 deps_install() {
 	_pkgs="gcc make pkg-config git libssh2-1-dev libcjson-dev libarchive-dev libssl-dev libcurl4-openssl-dev
 		openssh-server openssh-client openssh-sftp-server procps util-linux"
-	[ "${1:-}" = "--tests" ] && _pkgs="$_pkgs valgrind"
+	# the tests run a real single-node Slurm (tests/lib/slurm.sh): Debian's
+	# daemons, munge, and the auth/jwt plugin slurmrestd's tokens need
+	[ "${1:-}" = "--tests" ] && _pkgs="$_pkgs valgrind curl slurmctld slurmd slurmrestd slurm-client
+		munge slurm-wlm-jwt-plugin"
 	_missing=
 	for _p in $_pkgs; do
 		deps_have_pkg "$_p" || _missing="$_missing $_p"

@@ -4,6 +4,7 @@
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
 #include "remote/probe.h"
+#include "sched/slurm-check.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -18,6 +19,8 @@ static const char usage[] =
 	"    check   connect to every host in parallel and show its GPU, compute\n"
 	"            capability, driver, clocks, and where nvcc, ncu and\n"
 	"            compute-sanitizer are (found even when not on the SSH PATH)\n"
+	"            for a Slurm cluster entry: the login node, slurmrestd reachable,\n"
+	"            its API version, the token, the partition, nodes and GPUs free/total\n"
 	"    list    show the inventory as gpuorch resolved it (ssh_config aliases too)\n"
 	"\n"
 	"exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n";
@@ -134,28 +137,54 @@ static int hosts_exec(int argc, char **argv)
 	if (!strcmp(verb, "list")) {
 		for (i = 0; i < hs->n; i++) {
 			const struct host *h = &hs->v[i];
-			printf("%s  %s@%s:%d  key %s  known_hosts %s  workdir %s%s%s\n", h->name,
+			if (h->slurm)
+				printf("%s  cluster: slurmrestd %s  partition %s  login", h->name,
+				       h->slurm->url, h->slurm->partition);
+			else
+				printf("%s", h->name);
+			printf("  %s@%s:%d  key %s  known_hosts %s  workdir %s%s%s\n",
 			       h->user, h->address, h->port, h->use_agent ? "(agent)" : h->identity,
 			       h->known_hosts, or_dash(h->workdir), h->arch ? "  arch " : "",
 			       h->arch ? h->arch : "");
 		}
 		goto out;
 	} else {
-		struct host_probe *t = probe_inventory(hs, accept_new);
+		/* plain hosts are probed in parallel; clusters checked one by one */
+		struct hosts plain = { hs->path, xcalloc((size_t)hs->n + 1, sizeof(struct host)), 0 };
+		struct host_probe *t;
+		const struct host_probe *pt;
 		cJSON *arr = cJSON_CreateArray();
+		int k = 0;
+		for (i = 0; i < hs->n; i++)
+			if (!hs->v[i].slurm)
+				plain.v[plain.n++] = hs->v[i];
+		t = plain.n ? probe_inventory(&plain, accept_new) : NULL;
 		for (i = 0; i < hs->n; i++) {
-			if (t[i].st == GO_OK)
+			if (hs->v[i].slurm) {
+				struct slurm_check sc;
+				slurm_check_run(&hs->v[i], accept_new, &sc);
+				if (sc.st == GO_OK)
+					nok++;
+				if (as_json)
+					cJSON_AddItemToArray(arr, slurm_check_json(&sc));
+				else
+					slurm_check_print(&sc);
+				slurm_check_release(&sc);
+				continue;
+			}
+			pt = &t[k++];
+			if (pt->st == GO_OK)
 				nok++;
 			if (as_json) {
-				cJSON *o = t[i].st == GO_OK ? probe_to_json(&t[i].info)
+				cJSON *o = pt->st == GO_OK ? probe_to_json(&pt->info)
 							  : cJSON_CreateObject();
-				json_add_str(o, "name", t[i].h->name);
-				json_add_str(o, "status", t[i].st == GO_OK ? "ok" : "failed");
-				json_add_str(o, "error", t[i].st == GO_OK ? NULL : t[i].err.buf);
-				json_add_str(o, "fingerprint", t[i].fingerprint);
+				json_add_str(o, "name", pt->h->name);
+				json_add_str(o, "status", pt->st == GO_OK ? "ok" : "failed");
+				json_add_str(o, "error", pt->st == GO_OK ? NULL : pt->err.buf);
+				json_add_str(o, "fingerprint", pt->fingerprint);
 				cJSON_AddItemToArray(arr, o);
 			} else {
-				print_check(&t[i]);
+				print_check(pt);
 			}
 		}
 		if (as_json) {
@@ -165,7 +194,9 @@ static int hosts_exec(int argc, char **argv)
 			free(text);
 		}
 		cJSON_Delete(arr);
-		probe_inventory_release(t, hs->n);
+		if (t)
+			probe_inventory_release(t, plain.n);
+		free(plain.v);
 		rc = nok == hs->n ? GO_EXIT_OK : nok == 0 ? GO_EXIT_INFRA : GO_EXIT_FAILED;
 	}
 out:

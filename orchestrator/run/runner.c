@@ -10,6 +10,7 @@
 #include "core/fsutil.h"
 #include "store/gitinfo.h"
 #include "remote/hostrun.h"
+#include "run/slurmrun.h"
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
 #include "core/live.h"
@@ -124,6 +125,16 @@ static cJSON *provenance_json(const struct git_info *gi, const char *commit,
 	json_add_str(c, "hostname", host);
 	json_add_str(c, "user", pw ? pw->pw_name : NULL);
 	return p;
+}
+
+/* One host's part of the run: a Slurm cluster entry runs as jobs (slurmrun.c). */
+static void host_main(void *arg)
+{
+	struct hostrun *hr = arg;
+	if (hr->h->slurm)
+		slurmrun_main(hr);
+	else
+		hostrun_main(hr);
 }
 
 static cJSON *host_json(const struct host *h)
@@ -369,7 +380,7 @@ int runner_run(const struct run_opts *o)
 		args[i] = &hrs[i];
 	}
 	if (!got_signal)
-		par_run(hs->n, hostrun_main, args, (par_tick_fn)live_draw, lv, 500);
+		par_run(hs->n, host_main, args, (par_tick_fn)live_draw, lv, 500);
 
 	/* 4. Each host's output whole, then the verdict. */
 	for (i = 0; i < hs->n; i++) {

@@ -208,8 +208,25 @@ static enum go_status get_int(struct hctx *c, const cJSON *obj, const char *key,
 	return GO_OK;
 }
 
+static void slurm_release(struct host_slurm *s)
+{
+	if (!s)
+		return;
+	free(s->url);
+	free(s->partition);
+	free(s->gpus);
+	free(s->gres);
+	free(s->account);
+	free(s->qos);
+	free(s->constraint);
+	free(s->user);
+	free(s->token_file);
+	free(s);
+}
+
 static void host_release(struct host *h)
 {
+	slurm_release(h->slurm);
 	free(h->name);
 	free(h->address);
 	free(h->user);
@@ -316,6 +333,95 @@ static enum go_status resolve_alias(struct hctx *c, const char *host, const char
 	return GO_OK;
 }
 
+/* ---------------------------------------------------------------- clusters */
+
+/* "http://h:p[/]", "https://...", or "unix:/abs/path" */
+static int is_rest_url(const char *u)
+{
+	const char *p;
+	if (!strncmp(u, "unix:/", 6))
+		return 1;
+	if (!strncmp(u, "http://", 7))
+		p = u + 7;
+	else if (!strncmp(u, "https://", 8))
+		p = u + 8;
+	else
+		return 0;
+	if (!*p || *p == '/' || *p == ':')
+		return 0;
+	for (; *p; p++)
+		if (*p == ' ' || *p == '?' || *p == '#')
+			return 0;
+	return 1;
+}
+
+static int is_slurm_word(const char *s)
+{
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-:,", *s))
+			return 0;
+	return 1;
+}
+
+static enum go_status parse_slurm(struct hctx *c, const cJSON *v, struct host_slurm *s)
+{
+	static const char *const keys[] = { "url", "partition", "gpus", "gres", "account", "qos",
+					    "constraint", "user", "token_file", "time_limit_min",
+					    "max_jobs", "cpus_per_job", "token_lifespan_s",
+					    "queue_timeout_s", NULL };
+	static const char *const words[] = { "partition", "gpus", "gres", "account", "qos",
+					     "user", NULL };
+	char **wv[] = { &s->partition, &s->gpus, &s->gres, &s->account, &s->qos, &s->user };
+	size_t mark = push(c, ".slurm");
+	int i;
+
+	if (!cJSON_IsObject(v))
+		return bad(c, "expected an object {\"url\": ..., \"partition\": ...}, found %s",
+			   json_type_name(v));
+	TRY(check_keys(c, v, keys));
+	if (!cJSON_GetObjectItemCaseSensitive(v, "url"))
+		return bad(c, "missing required key 'url' (slurmrestd's address, e.g. \"http://login1:6820\" or \"unix:/run/slurmrestd.socket\")");
+	if (!cJSON_GetObjectItemCaseSensitive(v, "partition"))
+		return bad(c, "missing required key 'partition' (the Slurm partition the jobs go to)");
+	TRY(get_str(c, v, "url", &s->url));
+	if (!is_rest_url(s->url)) {
+		push(c, ".url");
+		return bad(c, "'%s' is not a slurmrestd address; expected http://HOST:PORT, https://HOST:PORT or unix:/PATH",
+			   s->url);
+	}
+	for (i = 0; words[i]; i++) {
+		TRY(get_str(c, v, words[i], wv[i]));
+		if (*wv[i] && !is_slurm_word(*wv[i])) {
+			push(c, ".%s", words[i]);
+			return bad(c, "'%s' has a character Slurm does not allow here (letters, digits and . _ - : , only)",
+				   *wv[i]);
+		}
+	}
+	TRY(get_str(c, v, "constraint", &s->constraint));
+	TRY(get_str(c, v, "token_file", &s->token_file));
+	if (s->token_file) {
+		char *p = local_path(c, s->token_file);
+		free(s->token_file);
+		s->token_file = p;
+		if (!is_readable_file(p)) {
+			push(c, ".token_file");
+			return bad(c, "cannot read token file '%s': %s; write a JWT there (scontrol token) or drop the key to mint one over SSH",
+				   p, unreadable_reason(p));
+		}
+	}
+	s->time_limit_min = 30;
+	s->max_jobs = 16;
+	s->cpus_per_job = 1;
+	s->token_lifespan_s = 3600;
+	TRY(get_int(c, v, "time_limit_min", 1, 525600, &s->time_limit_min, NULL));
+	TRY(get_int(c, v, "max_jobs", 1, 4096, &s->max_jobs, NULL));
+	TRY(get_int(c, v, "cpus_per_job", 1, 1024, &s->cpus_per_job, NULL));
+	TRY(get_int(c, v, "token_lifespan_s", 60, 31536000, &s->token_lifespan_s, NULL));
+	TRY(get_int(c, v, "queue_timeout_s", 0, 31536000, &s->queue_timeout_s, NULL));
+	pop(c, mark);
+	return GO_OK;
+}
+
 /* ---------------------------------------------------------------- hosts */
 
 static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
@@ -323,7 +429,14 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	static const char *const keys[] = { "name", "address", "port", "user", "identity",
 					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
 					    "connect_timeout_s", "gpu_index", "ssh_alias",
-					    "ssh_config", "python", NULL };
+					    "ssh_config", "python", "slurm", "login", NULL };
+	static const char *const login_keys[] = { "address", "port", "user", "identity",
+						  "known_hosts", "ssh_alias", "ssh_config",
+						  "connect_timeout_s", NULL };
+	static const char *const ssh_keys[] = { "address", "port", "user", "identity",
+						"known_hosts", "ssh_alias", "ssh_config", NULL };
+	const cJSON *sl, *login, *ssh;
+	size_t login_mark = 0;
 	char *alias = NULL, *config = NULL, *identity = NULL, *known = NULL;
 	struct alias_info ai;
 	enum go_status st = GO_OK;
@@ -343,9 +456,35 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	}
 	h->port = 22;
 	h->connect_timeout_s = DEFAULT_CONNECT_TIMEOUT_S;
-	TRY(get_str(c, v, "address", &h->address));
-	TRY(get_int(c, v, "port", 1, 65535, &h->port, &port_given));
-	TRY(get_str(c, v, "user", &h->user));
+	/* a cluster: the SSH fields are the login node's, in "login" */
+	sl = cJSON_GetObjectItemCaseSensitive(v, "slurm");
+	login = cJSON_GetObjectItemCaseSensitive(v, "login");
+	ssh = v;
+	if (sl) {
+		const char *const *k;
+		h->slurm = xcalloc(1, sizeof(*h->slurm));
+		TRY(parse_slurm(c, sl, h->slurm));
+		for (k = ssh_keys; *k; k++)
+			if (cJSON_GetObjectItemCaseSensitive(v, *k)) {
+				push(c, ".%s", *k);
+				return bad(c, "a cluster entry (with \"slurm\") takes its SSH fields in \"login\": move '%s' into \"login\"",
+					   *k);
+			}
+		if (!login)
+			return bad(c, "a cluster entry (with \"slurm\") needs \"login\": {\"address\": ..., \"user\": ...}, the login node that sources ship to");
+		login_mark = push(c, ".login");
+		if (!cJSON_IsObject(login))
+			return bad(c, "expected an object, found %s", json_type_name(login));
+		TRY(check_keys(c, login, login_keys));
+		TRY(get_int(c, login, "connect_timeout_s", 1, 600, &h->connect_timeout_s, NULL));
+		ssh = login;
+	} else if (login) {
+		push(c, ".login");
+		return bad(c, "'login' is for a Slurm cluster entry only (one with \"slurm\"); a plain host takes \"address\", \"user\" ... directly");
+	}
+	TRY(get_str(c, ssh, "address", &h->address));
+	TRY(get_int(c, ssh, "port", 1, 65535, &h->port, &port_given));
+	TRY(get_str(c, ssh, "user", &h->user));
 	TRY(get_str(c, v, "cuda_home", &h->cuda_home));
 	TRY(get_str(c, v, "python", &h->python));
 	TRY(get_str(c, v, "workdir", &h->workdir));
@@ -361,10 +500,10 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	if (!h->workdir)
 		h->workdir = xstrdup(DEFAULT_WORKDIR);
 
-	if ((st = get_str(c, v, "ssh_alias", &alias)) != GO_OK ||
-	    (st = get_str(c, v, "ssh_config", &config)) != GO_OK ||
-	    (st = get_str(c, v, "identity", &identity)) != GO_OK ||
-	    (st = get_str(c, v, "known_hosts", &known)) != GO_OK)
+	if ((st = get_str(c, ssh, "ssh_alias", &alias)) != GO_OK ||
+	    (st = get_str(c, ssh, "ssh_config", &config)) != GO_OK ||
+	    (st = get_str(c, ssh, "identity", &identity)) != GO_OK ||
+	    (st = get_str(c, ssh, "known_hosts", &known)) != GO_OK)
 		goto out;
 	if (config) {
 		char *p = local_path(c, config);
@@ -418,6 +557,10 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 		h->known_hosts = xstrdup(ai.known_hosts);
 	else
 		h->known_hosts = expand_tilde("~/.ssh/known_hosts");
+	if (sl)
+		pop(c, login_mark);
+	if (sl && !h->slurm->user)
+		h->slurm->user = xstrdup(h->user);
 out:
 	alias_release(&ai);
 	free(alias);

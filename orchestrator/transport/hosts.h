@@ -10,6 +10,23 @@
 #include "core/error.h"
 #include "transport/ssh.h"
 
+/* A Slurm cluster entry's "slurm" object (docs/slurm.md); the entry's
+ * "login" object fills the SSH fields of struct host (the login node). */
+struct host_slurm {
+	char *url;            /* http(s)://host:port or unix:/path of slurmrestd */
+	char *partition;      /* required */
+	char *gpus;           /* "gpus" per job, e.g. "h100:1" (optional) */
+	char *gres;           /* "gres" per node, e.g. "gpu:h100:1" (optional) */
+	char *account, *qos, *constraint;
+	char *user;           /* X-SLURM-USER-NAME; default: the login user */
+	char *token_file;     /* a file holding a JWT (local path) */
+	int time_limit_min;   /* default 30 */
+	int max_jobs;         /* jobs in flight at once, default 16 */
+	int cpus_per_job;     /* default 1 */
+	int token_lifespan_s; /* for `scontrol token lifespan=N` on the login node, default 3600 */
+	int queue_timeout_s;  /* a job pending longer (not for its dependency) is cancelled; 0: no bound */
+};
+
 struct host {
 	char *name;           /* label in reports; unique in the file */
 	char *address;        /* IP or DNS name */
@@ -25,6 +42,7 @@ struct host {
 	char *arch;           /* optional arch override, e.g. "sm_90a" */
 	int connect_timeout_s;/* default 10 */
 	int gpu_index;        /* which GPU of the host, default 0 */
+	struct host_slurm *slurm; /* a Slurm cluster (NULL: a plain SSH host) */
 };
 
 struct hosts {

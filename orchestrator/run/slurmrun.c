@@ -1,0 +1,1088 @@
+/* slurmrun.c -- a run on a Slurm cluster: ship over SFTP, one job per build and per step, watched over REST.
+ *
+ * Transport stays SSH (the login node: sources to the shared work dir W,
+ * plans, journals back); scheduling goes through slurmrestd (sched/slurm.h).
+ * Every build and every step is a batch job that runs the host runner
+ * (orchestrator/remote/runner.sh, shipped to W/runs/<run-id>/runner.sh) on
+ * a plan of its own in W/runs/<run-id>/slurm/<job>/: a build job's plan has
+ * the one build; a step job's has its build (reused: the build job left
+ * rc = 0 in W/builds/<key>) and the step, and depends on the build job
+ * (afterok). At most max_jobs jobs are in the queue at once, so sweep
+ * variants run side by side on as many nodes/GPUs as Slurm gives. All jobs
+ * are watched with one GET /jobs per round, the interval doubling from 0.5
+ * to 4 s while nothing changes. When a job ends its journal is read back
+ * over SFTP and the build or step recorded like an SSH host's, plus the
+ * job's id, node, queue wait and run time. Ctrl-C cancels (DELETE) every
+ * job of the run still queued or running. Never compiles on the login node. */
+#include "run/slurmrun.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/jsonutil.h"
+#include "core/timeutil.h"
+#include "remote/journal.h"
+#include "remote/runner-script.h"
+#include "remote/runplan.h"
+#include "sched/slurm.h"
+#include "store/gates.h"
+#include "core/banned.h"
+
+#define POLL_MIN_MS 500
+#define POLL_MAX_MS 4000
+#define CANCEL_WAIT_MS 30000
+#define JOURNAL_MAX (64u << 20)
+#define SFTP_TIMEOUT_MS 120000
+
+enum { JOB_WAITING, JOB_QUEUED, JOB_DONE };
+
+struct sjob {
+	int is_build;
+	int idx;              /* the plan's build or step index */
+	int dep;              /* jobs[] index of the build job it needs, or -1 */
+	char *name;           /* folder and job name suffix */
+	char *rundir;         /* W/runs/<run-id>/slurm/<name> */
+	long id;
+	int state;
+	int passed;           /* a build job whose build passed */
+	struct slurm_job sj;  /* as last seen */
+	char dep_sent[64];    /* the dependency in the submit request */
+	char dep_seen[128];   /* the dependency Slurm reported for it (while pending) */
+	char pending[64];     /* the last reason it was pending for, other than its dependency */
+	int64_t pending_since;/* time_mono_ms() when it was first seen pending for that; 0 */
+	int queue_timed_out;  /* cancelled by gpuorch at queue_timeout_s */
+};
+
+struct srun {
+	struct hostrun *hr;
+	struct slurm_client *sc;
+	struct sjob *jobs;
+	int njobs;
+	char *runner;         /* W/runs/<run-id>/runner.sh */
+	long requests_at_start;
+	int64_t t0;
+};
+
+/* ---------------------------------------------------------------- record */
+
+static void save(struct hostrun *hr)
+{
+	struct strbuf err = STRBUF_INIT;
+	if (record_save(hr->ctx->rec, &err) != GO_OK)
+		strbuf_addf(&hr->out, "  warning: %s\n", err.buf);
+	strbuf_release(&err);
+}
+
+static void phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
+		  const char *detail)
+{
+	cJSON *ph = cJSON_CreateObject();
+	json_add_str(ph, "name", name);
+	json_add_str(ph, "status", status);
+	json_add_num(ph, "duration_s", (double)(time_mono_ms() - t0) / 1000.0);
+	json_add_str(ph, "detail", detail);
+	record_lock(hr->ctx->rec);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
+	record_unlock(hr->ctx->rec);
+	save(hr);
+}
+
+static void host_status(struct hostrun *hr, const char *status, const char *error)
+{
+	record_lock(hr->ctx->rec);
+	cJSON_ReplaceItemInObject(hr->hj, "status", cJSON_CreateString(status));
+	cJSON_ReplaceItemInObject(hr->hj, "error",
+				  error ? cJSON_CreateString(error) : cJSON_CreateNull());
+	record_unlock(hr->ctx->rec);
+	save(hr);
+}
+
+static void fail_host(struct hostrun *hr, const char *name, int64_t t0, const char *msg)
+{
+	phase(hr, name, "FAIL", t0, msg);
+	strbuf_addf(&hr->out, "  %s: FAILED: %s\n", name, msg);
+	hr->failed = 1;
+	host_status(hr, "failed", msg);
+}
+
+static void stamp(struct hostrun *hr, const char *key)
+{
+	char ts[32];
+	time_iso8601(time(NULL), ts);
+	record_lock(hr->ctx->rec);
+	cJSON_ReplaceItemInObject(hr->hj, key, cJSON_CreateString(ts));
+	record_unlock(hr->ctx->rec);
+	save(hr);
+}
+
+static char *log_rel(struct hostrun *hr, const char *name, const char *ext)
+{
+	char *hs = plan_slug(hr->h->name, 60), *ns = plan_slug(name, 140);
+	char *r = xstrfmt("logs/%s/%s.%s", hs, ns, ext);
+	free(hs);
+	free(ns);
+	return r;
+}
+
+static void add_log(struct hostrun *hr, const char *rel, const char *text)
+{
+	struct strbuf err = STRBUF_INIT;
+	if (record_write_file(hr->ctx->rec, rel, text ? text : "", text ? strlen(text) : 0,
+			      &err) != GO_OK)
+		strbuf_addf(&hr->out, "  warning: %s\n", err.buf);
+	strbuf_release(&err);
+}
+
+/* The job's Slurm facts, for the build's or step's record entry. */
+static cJSON *job_json(const struct sjob *j)
+{
+	cJSON *o = cJSON_CreateObject();
+	json_add_num(o, "job_id", (double)j->id);
+	json_add_str(o, "state", j->sj.state[0] ? j->sj.state : NULL);
+	json_add_str(o, "reason", j->sj.reason[0] && strcmp(j->sj.reason, "None") ? j->sj.reason : NULL);
+	json_add_str(o, "node", j->sj.node[0] ? j->sj.node : NULL);
+	if (j->sj.submit_time && j->sj.start_time >= j->sj.submit_time)
+		json_add_num(o, "queue_wait_s", (double)(j->sj.start_time - j->sj.submit_time));
+	else
+		cJSON_AddNullToObject(o, "queue_wait_s");
+	if (j->sj.start_time && j->sj.end_time >= j->sj.start_time)
+		json_add_num(o, "run_s", (double)(j->sj.end_time - j->sj.start_time));
+	else
+		cJSON_AddNullToObject(o, "run_s");
+	json_add_num(o, "submit_unix_s", (double)j->sj.submit_time);
+	json_add_num(o, "start_unix_s", (double)j->sj.start_time);
+	json_add_num(o, "end_unix_s", (double)j->sj.end_time);
+	json_add_str(o, "dependency_requested", j->dep_sent[0] ? j->dep_sent : NULL);
+	json_add_str(o, "dependency", j->dep_seen[0] ? j->dep_seen : NULL);
+	json_add_str(o, "pending_reason", j->pending[0] ? j->pending : NULL);
+	json_add_str(o, "rundir", j->rundir);
+	return o;
+}
+
+/* What a job that ended without an end event in its journal means. */
+static const char *slurm_end_status(const struct sjob *j, const struct host_slurm *s,
+				    struct strbuf *reason)
+{
+	const char *st = j->sj.state;
+	if (!strcmp(st, "TIMEOUT")) {
+		strbuf_addf(reason, "Slurm stopped the job at its time limit (%d min)", s->time_limit_min);
+		return "TIMEOUT";
+	}
+	if (!strcmp(st, "CANCELLED")) {
+		strbuf_addstr(reason, "the job was cancelled in Slurm (scancel or DELETE)");
+		return "KILLED";
+	}
+	if (!strcmp(st, "OUT_OF_MEMORY")) {
+		strbuf_addstr(reason, "the job ran out of memory (Slurm OUT_OF_MEMORY)");
+		return "FAIL";
+	}
+	if (!strcmp(st, "FAILED")) {
+		if (j->sj.term_signal)
+			strbuf_addf(reason, "the Slurm job failed: signal %d", j->sj.term_signal);
+		else
+			strbuf_addf(reason, "the Slurm job failed: exit %d", j->sj.exit_status);
+		if (j->sj.reason[0] && strcmp(j->sj.reason, "None"))
+			strbuf_addf(reason, " (%s)", j->sj.reason);
+		return "INFRA_ERROR";
+	}
+	if (!j->sj.found)
+		strbuf_addstr(reason, "Slurm no longer knows the job and its journal has no end");
+	else
+		strbuf_addf(reason, "the Slurm job ended %s with no end in its journal", st);
+	return "INFRA_ERROR";
+}
+
+/* An end event's status (runner journal) as a record status. */
+static const char *runner_status(const cJSON *ev, struct strbuf *reason)
+{
+	const char *s = json_str(ev, "status");
+	int rc = (int)json_num(ev, "rc", -1);
+	if (!strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "build_reused"))
+		return "PASS";   /* an earlier job or run made it (rc 0 in W/builds/<key>) */
+	if (!strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "step_skipped")) {
+		strbuf_addstr(reason, json_str(ev, "reason") ? json_str(ev, "reason") : "skipped by the runner");
+		return "SKIPPED";
+	}
+	if (!s)
+		s = "lost";
+	if (!strcmp(s, "exited")) {
+		if (rc == 0)
+			return "PASS";
+		if (rc > 128) {
+			strbuf_addf(reason, "killed by signal %d", rc - 128);
+			return "KILLED";
+		}
+		strbuf_addf(reason, "exit code %d", rc);
+		return "FAIL";
+	}
+	if (!strcmp(s, "timeout")) {
+		strbuf_addstr(reason, "killed at its timeout, with its whole process group");
+		return "TIMEOUT";
+	}
+	if (!strcmp(s, "killed")) {
+		strbuf_addstr(reason, "killed by the runner (the job was stopped)");
+		return "KILLED";
+	}
+	strbuf_addstr(reason, "the step's processes vanished without an exit status");
+	return "INFRA_ERROR";
+}
+
+static cJSON *parse_result(const char *text)
+{
+	const char *end, *bol;
+	cJSON *j;
+	if (!text)
+		return NULL;
+	end = text + strlen(text);
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	bol = end;
+	while (bol > text && bol[-1] != '\n')
+		bol--;
+	if (end <= bol || *bol != '{')
+		return NULL;
+	j = cJSON_ParseWithLength(bol, (size_t)(end - bol));
+	if (j && !cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		j = NULL;
+	}
+	return j;
+}
+
+/* Entries go into the record in plan order, whatever order the jobs end in:
+ * the position of item idx is the number of items before it already recorded. */
+static int position(unsigned char *done, int idx)
+{
+	int i, n = 0;
+	for (i = 0; i < idx; i++)
+		n += done[i];
+	done[idx] = 1;
+	return n;
+}
+
+/* Debian 12's cJSON 1.7.15 drops an item cJSON_InsertItemInArray puts in
+ * the middle of an array: move the tail out and back instead. */
+static void insert_at(cJSON *arr, int pos, cJSON *item)
+{
+	int n = cJSON_GetArraySize(arr), k, ntail = n > pos ? n - pos : 0;
+	cJSON **tail = xcalloc((size_t)ntail + 1, sizeof(*tail));
+	for (k = 0; k < ntail; k++)
+		tail[k] = cJSON_DetachItemFromArray(arr, pos);
+	cJSON_AddItemToArray(arr, item);
+	for (k = 0; k < ntail; k++)
+		cJSON_AddItemToArray(arr, tail[k]);
+	free(tail);
+}
+
+static void record_build(struct hostrun *hr, const struct plan_build *b, const char *status,
+			 const char *reason, const cJSON *ev, const struct sjob *j)
+{
+	cJSON *bj = cJSON_CreateObject(), *d;
+	char *logrel = NULL;
+	int i;
+	json_add_str(bj, "program", b->prog->name);
+	if (b->variant) {
+		json_add_str(bj, "variant", b->variant->label);
+		d = json_add_obj(bj, "defines");
+		for (i = 0; i < b->variant->ndefines; i++)
+			json_add_str(d, b->variant->defines[i].key, b->variant->defines[i].value);
+	}
+	json_add_str(bj, "arch", b->arch);
+	json_add_str(bj, "status", status);
+	json_add_str(bj, "reason", reason && *reason ? reason : NULL);
+	json_add_bool(bj, "reused", ev && !strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "build_reused"));
+	json_add_str(bj, "build_key", b->key);
+	json_add_num(bj, "duration_s", ev && json_has_num(ev, "t_end") && json_has_num(ev, "t_run")
+			 ? json_num(ev, "t_end", 0) - json_num(ev, "t_run", 0) : 0);
+	json_add_str(bj, "command", b->command);
+	if (ev && json_has_num(ev, "rc"))
+		json_add_num(bj, "exit_code", json_num(ev, "rc", 0));
+	else
+		cJSON_AddNullToObject(bj, "exit_code");
+	if (ev) {
+		struct strbuf text = STRBUF_INIT;
+		const char *o = json_str(ev, "stdout_text"), *e = json_str(ev, "stderr_text");
+		strbuf_addf(&text, "%s%s", o ? o : "", e ? e : "");
+		logrel = log_rel(hr, b->key, "build.log");
+		add_log(hr, logrel, text.buf);
+		strbuf_release(&text);
+	}
+	json_add_str(bj, "log", logrel);
+	cJSON_AddItemToObject(bj, "resources", cJSON_CreateArray());
+	if (j)
+		cJSON_AddItemToObject(bj, "slurm", job_json(j));
+	record_lock(hr->ctx->rec);
+	insert_at(cJSON_GetObjectItem(hr->hj, "builds"),
+				position(hr->build_ok, (int)(b - hr->plan.builds)), bj);
+	record_unlock(hr->ctx->rec);
+	save(hr);
+	free(logrel);
+}
+
+static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status,
+			const char *reason, const cJSON *ev, cJSON *result, const struct sjob *j)
+{
+	cJSON *sj = cJSON_CreateObject(), *d;
+	char *out_rel = NULL, *err_rel = NULL;
+	int i;
+	json_add_str(sj, "id", ps->id);
+	json_add_str(sj, "kind", spec_step_kind_name(ps->step->kind));
+	json_add_str(sj, "program", ps->step->prog->name);
+	json_add_str(sj, "problem", ps->problem->name);
+	json_add_str(sj, "mode", ps->mode);
+	if (ps->tool)
+		json_add_str(sj, "tool", ps->tool);
+	if (ps->variant) {
+		json_add_str(sj, "variant", ps->variant->label);
+		d = json_add_obj(sj, "defines");
+		for (i = 0; i < ps->variant->ndefines; i++)
+			json_add_str(d, ps->variant->defines[i].key, ps->variant->defines[i].value);
+	}
+	json_add_str(sj, "arch", ps->arch);
+	json_add_str(sj, "role", ps->step->is_baseline ? "baseline" : "kernel");
+	json_add_str(sj, "status", status);
+	json_add_str(sj, "reason", reason && *reason ? reason : NULL);
+	if (ev && json_has_num(ev, "rc") && json_num(ev, "rc", 0) <= 128)
+		json_add_num(sj, "exit_code", json_num(ev, "rc", 0));
+	else
+		cJSON_AddNullToObject(sj, "exit_code");
+	if (ev && json_has_num(ev, "rc") && json_num(ev, "rc", 0) > 128)
+		json_add_num(sj, "signal", json_num(ev, "rc", 0) - 128);
+	else
+		cJSON_AddNullToObject(sj, "signal");
+	if (ev && json_has_num(ev, "t_run") && json_has_num(ev, "t_end")) {
+		json_add_num(sj, "duration_s", json_num(ev, "t_end", 0) - json_num(ev, "t_run", 0));
+		json_add_num(sj, "started_unix_s", json_num(ev, "t_run", 0));
+		json_add_num(sj, "ended_unix_s", json_num(ev, "t_end", 0));
+		json_add_num(sj, "ran_from_unix_s", json_num(ev, "t_run", 0));
+		json_add_num(sj, "ran_to_unix_s", json_num(ev, "t_end", 0));
+	} else {
+		json_add_num(sj, "duration_s", 0);
+	}
+	json_add_num(sj, "timeout_s", ps->step->timeout_s);
+	json_add_str(sj, "command", ps->command);
+	if (ev) {
+		out_rel = log_rel(hr, ps->id, "stdout");
+		err_rel = log_rel(hr, ps->id, "stderr");
+		add_log(hr, out_rel, json_str(ev, "stdout_text"));
+		add_log(hr, err_rel, json_str(ev, "stderr_text"));
+	}
+	json_add_str(sj, "stdout_log", out_rel);
+	json_add_str(sj, "stderr_log", err_rel);
+	if (result)
+		cJSON_AddItemToObject(sj, "result", result);
+	else
+		cJSON_AddNullToObject(sj, "result");
+	if (j)
+		cJSON_AddItemToObject(sj, "slurm", job_json(j));
+	record_lock(hr->ctx->rec);
+	insert_at(cJSON_GetObjectItem(hr->hj, "steps"),
+				position(hr->build_ok + hr->plan.nbuilds, (int)(ps - hr->plan.steps)), sj);
+	record_unlock(hr->ctx->rec);
+	save(hr);
+	free(out_rel);
+	free(err_rel);
+}
+
+/* ---------------------------------------------------------------- remote */
+
+static enum go_status rexec(struct hostrun *hr, const char *cmd, struct strbuf *out,
+			    struct strbuf *err)
+{
+	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
+	struct ssh_exec_result res;
+	enum go_status st;
+	memset(&res, 0, sizeof(res));
+	st = ssh_exec(hr->conn, cmd, NULL, 0, &o, &e, &res, 60000, err);
+	if (st == GO_OK && (res.signal[0] || res.exit_code)) {
+		strbuf_trim(&e);
+		st = go_fail(err, GO_ERR_REMOTE, "%s: `%.80s` failed on the login node: %.*s",
+			     hr->h->name, cmd, (int)strcspn(e.buf, "\n"), e.buf);
+	}
+	if (out)
+		strbuf_addstr(out, o.buf);
+	strbuf_release(&o);
+	strbuf_release(&e);
+	return st;
+}
+
+static enum go_status upload(struct hostrun *hr, const char *path, const void *data, size_t len,
+			     int mode, struct strbuf *err)
+{
+	uint64_t sent = 0;
+	return ssh_upload(hr->conn, data, len, path, mode, &sent, SFTP_TIMEOUT_MS, err);
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static void add_arch(struct hostrun *hr, const char *a)
+{
+	int i;
+	for (i = 0; i < hr->narchs; i++)
+		if (!strcmp(hr->archs[i], a))
+			return;
+	hr->archs = xrealloc(hr->archs, (size_t)(hr->narchs + 1) * sizeof(char *));
+	hr->archs[hr->narchs++] = xstrdup(a);
+}
+
+static enum go_status setup(struct srun *r)
+{
+	struct hostrun *hr = r->hr;
+	const struct host *h = hr->h;
+	const struct spec *s = hr->ctx->spec;
+	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT;
+	struct ssh_opts o;
+	struct plan_host ph;
+	int64_t t0 = time_mono_ms();
+	enum go_status st;
+	cJSON *sched, *info;
+	char *tar = NULL;
+	int i, reused = 0;
+
+	/* the scheduler first: nothing is shipped to a cluster we cannot submit to */
+	live_set(hr->ctx->live, hr->index, "scheduler", h->slurm->url);
+	st = slurm_open(h, &r->sc, &err);
+	if (st == GO_OK)
+		st = slurm_discover(r->sc, &err);
+	if (st == GO_OK)
+		st = slurm_ping(r->sc, &err);
+	if (st == GO_OK) {
+		struct slurm_partition p;
+		st = slurm_get_partition(r->sc, h->slurm->partition, &p, &err);
+		slurm_partition_release(&p);
+	}
+	if (st != GO_OK) {
+		fail_host(hr, "scheduler", t0, err.buf);
+		goto out;
+	}
+	record_lock(hr->ctx->rec);
+	sched = cJSON_CreateObject();
+	json_add_str(sched, "kind", "slurm");
+	json_add_str(sched, "url", h->slurm->url);
+	json_add_str(sched, "api_version", slurm_api_version(r->sc));
+	json_add_str(sched, "slurm_release", slurm_release(r->sc));
+	json_add_str(sched, "partition", h->slurm->partition);
+	json_add_str(sched, "gpus", h->slurm->gpus);
+	json_add_str(sched, "token_source", slurm_token_source(r->sc));
+	json_add_num(sched, "max_jobs", h->slurm->max_jobs);
+	json_add_num(sched, "time_limit_min", h->slurm->time_limit_min);
+	json_add_arr(sched, "jobs");
+	cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "scheduler");
+	cJSON_AddItemToObject(hr->hj, "scheduler", sched);
+	record_unlock(hr->ctx->rec);
+	phase(hr, "scheduler", "PASS", t0, slurm_api_version(r->sc));
+	strbuf_addf(&hr->out, "  scheduler: slurmrestd %s, API %s (Slurm %s), partition %s\n",
+		    h->slurm->url, slurm_api_version(r->sc),
+		    slurm_release(r->sc) ? slurm_release(r->sc) : "?", h->slurm->partition);
+
+	/* the login node: probe its tools (the shared software the jobs use) */
+	t0 = time_mono_ms();
+	live_set(hr->ctx->live, hr->index, "connect", "login node");
+	host_ssh_opts(h, hr->ctx->accept_new_hostkey, &o);
+	st = ssh_connect(&o, &hr->conn, &err);
+	if (st == GO_OK)
+		st = probe_host(hr->conn, h->cuda_home, h->python, h->workdir, 0, &hr->info, &err);
+	if (st != GO_OK) {
+		fail_host(hr, "connect", t0, err.buf);
+		goto out;
+	}
+	hr->have_info = 1;
+	hr->workdir = host_workdir(h, hr->info.home);
+	/* compute nodes are not probed: the entry's "arch" names their GPUs */
+	if (h->arch) {
+		hr->run_arch = xstrdup(h->arch);
+		add_arch(hr, h->arch);
+	} else {
+		for (i = 0; i < s->ntargets; i++)
+			add_arch(hr, s->targets[i].arch);
+	}
+	record_lock(hr->ctx->rec);
+	info = probe_to_json(&hr->info);
+	json_add_str(info, "workdir", hr->workdir);
+	json_add_str(info, "role", "login node (probed for tools; jobs run on compute nodes)");
+	cJSON_ReplaceItemInObject(hr->hj, "info", info);
+	{
+		cJSON *archs = cJSON_CreateArray();
+		for (i = 0; i < hr->narchs; i++)
+			cJSON_AddItemToArray(archs, cJSON_CreateString(hr->archs[i]));
+		cJSON_ReplaceItemInObject(hr->hj, "archs", archs);
+	}
+	record_unlock(hr->ctx->rec);
+	phase(hr, "connect", "PASS", t0, hr->info.hostname);
+
+	memset(&ph, 0, sizeof(ph));
+	ph.workdir = hr->workdir;
+	ph.content_id = hr->ctx->pack->content_id;
+	ph.run_id = hr->ctx->run_id;
+	ph.archs = hr->archs;
+	ph.narchs = hr->narchs;
+	ph.run_arch = hr->run_arch;
+	ph.no_gpu_reason = "the cluster entry names no \"arch\" for its GPUs (set \"arch\", e.g. \"sm_90a\", to run GPU steps)";
+	ph.gpu_name = h->slurm->gpus;
+	ph.nvcc = hr->info.nvcc.path;
+	ph.nvcc_version = hr->info.nvcc.version;
+	ph.python = h->python ? h->python : hr->info.python.path;
+	ph.ncu = hr->info.ncu.path;
+	ph.sanitizer = hr->info.sanitizer.path;
+	plan_make(&hr->plan, s, &ph);
+	hr->have_plan = 1;
+	/* which builds and steps are in the record (for plan order); freed by hostrun_release */
+	hr->build_ok = xcalloc((size_t)(hr->plan.nbuilds + hr->plan.nsteps) + 1, 1);
+
+	/* ship: content addressed, as for an SSH host */
+	t0 = time_mono_ms();
+	live_set(hr->ctx->live, hr->index, "ship", hr->ctx->pack->content_id);
+	strbuf_addstr(&cmd, "test -f ");
+	strbuf_add_shell_quoted(&cmd, hr->plan.content_dir);
+	strbuf_addstr(&cmd, "/.complete && echo present || { mkdir -p ");
+	strbuf_add_shell_quoted(&cmd, hr->plan.content_dir);
+	strbuf_addstr(&cmd, " && echo absent; }");
+	st = rexec(hr, cmd.buf, &out, &err);
+	reused = st == GO_OK && strstr(out.buf, "present") != NULL;
+	tar = xstrfmt("%s/src.tar", hr->plan.content_dir);
+	if (st == GO_OK && !reused)
+		st = upload(hr, tar, hr->ctx->pack->data, hr->ctx->pack->len, 0644, &err);
+	if (st == GO_OK && !reused) {
+		strbuf_reset(&cmd);
+		strbuf_addstr(&cmd, "cd ");
+		strbuf_add_shell_quoted(&cmd, hr->plan.content_dir);
+		strbuf_addstr(&cmd, " && rm -rf src && mkdir src && tar -xf src.tar -C src && touch .complete");
+		st = rexec(hr, cmd.buf, NULL, &err);
+	}
+	/* the runner every job runs */
+	r->runner = xstrfmt("%s/runner.sh", hr->plan.run_dir);
+	if (st == GO_OK) {
+		strbuf_reset(&cmd);
+		strbuf_addstr(&cmd, "mkdir -p ");
+		strbuf_add_shell_quoted(&cmd, hr->plan.run_dir);
+		strbuf_addstr(&cmd, "/slurm");
+		st = rexec(hr, cmd.buf, NULL, &err);
+	}
+	if (st == GO_OK)
+		st = upload(hr, r->runner, gpuorch_runner_sh, gpuorch_runner_sh_len, 0644, &err);
+	if (st != GO_OK) {
+		fail_host(hr, "ship", t0, err.buf);
+		goto out;
+	}
+	strbuf_reset(&out);
+	if (reused)
+		strbuf_addf(&out, "content %.12s already in the shared work dir",
+			    hr->ctx->pack->content_id);
+	else
+		strbuf_addf(&out, "%zu bytes sent", hr->ctx->pack->len);
+	phase(hr, "ship", "PASS", t0, out.buf);
+	strbuf_addf(&hr->out, "  ship: %s\n", out.buf);
+out:
+	free(tar);
+	strbuf_release(&err);
+	strbuf_release(&cmd);
+	strbuf_release(&out);
+	return st;
+}
+
+/* ---------------------------------------------------------------- jobs */
+
+static int build_index(const struct plan *p, const struct plan_build *b)
+{
+	int i;
+	for (i = 0; i < p->nbuilds; i++)
+		if (&p->builds[i] == b)
+			return i;
+	return -1;
+}
+
+/* One job per build to make and per step to run; what cannot run is recorded now. */
+static void make_jobs(struct srun *r)
+{
+	struct hostrun *hr = r->hr;
+	const struct plan *p = &hr->plan;
+	int *job_of_build = xcalloc((size_t)p->nbuilds + 1, sizeof(int));
+	int i;
+
+	r->jobs = xcalloc((size_t)(p->nbuilds + p->nsteps) + 1, sizeof(*r->jobs));
+	for (i = 0; i < p->nbuilds; i++) {
+		const struct plan_build *b = &p->builds[i];
+		struct sjob *j;
+		job_of_build[i] = -1;
+		if (b->skip_reason) {
+			record_build(hr, b, "SKIPPED", b->skip_reason, NULL, NULL);
+			continue;
+		}
+		j = &r->jobs[r->njobs];
+		j->is_build = 1;
+		j->idx = i;
+		j->dep = -1;
+		j->name = xstrfmt("build-%.16s", b->key);
+		j->rundir = xstrfmt("%s/slurm/%s", p->run_dir, j->name);
+		job_of_build[i] = r->njobs++;
+	}
+	for (i = 0; i < p->nsteps; i++) {
+		const struct plan_step *ps = &p->steps[i];
+		struct sjob *j;
+		int bi = ps->build ? build_index(p, ps->build) : -1;
+		char *slug;
+		if (ps->skip_reason) {
+			record_step(hr, ps, "SKIPPED", ps->skip_reason, NULL, NULL, NULL);
+			continue;
+		}
+		if (bi >= 0 && job_of_build[bi] < 0) {
+			char *why = xstrfmt("its build was not made: %s", p->builds[bi].skip_reason);
+			record_step(hr, ps, "SKIPPED", why, NULL, NULL, NULL);
+			free(why);
+			continue;
+		}
+		j = &r->jobs[r->njobs++];
+		j->idx = i;
+		j->dep = bi >= 0 ? job_of_build[bi] : -1;
+		slug = plan_slug(ps->id, 80);
+		j->name = xstrfmt("step-%03d-%s", i, slug);
+		free(slug);
+		j->rundir = xstrfmt("%s/slurm/%s", p->run_dir, j->name);
+	}
+	free(job_of_build);
+}
+
+static enum go_status write_plan(struct srun *r, struct sjob *j, struct strbuf *err)
+{
+	struct hostrun *hr = r->hr;
+	const struct plan *p = &hr->plan;
+	struct runplan rp;
+	struct runplan_build rb;
+	struct runplan_step rs;
+	const struct plan_build *b;
+	struct strbuf text = STRBUF_INIT, cmd = STRBUF_INIT;
+	char *path;
+	enum go_status st;
+
+	memset(&rp, 0, sizeof(rp));
+	memset(&rb, 0, sizeof(rb));
+	memset(&rs, 0, sizeof(rs));
+	rp.src_dir = p->src_dir;
+	rp.max_builds = 1;
+	rp.fail_fast = 1;
+	rp.text_cap = RUNPLAN_TEXT_CAP_DEFAULT;
+	b = j->is_build ? &p->builds[j->idx] : p->steps[j->idx].build;
+	if (b) {
+		rb.id = b->key;
+		rb.dir = b->dir;
+		rb.bin = b->bin;
+		rb.command = b->command;
+		rb.timeout_s = hr->ctx->spec->build_timeout_s;
+		rp.builds = &rb;
+		rp.nbuilds = 1;
+	}
+	if (!j->is_build) {
+		const struct plan_step *ps = &p->steps[j->idx];
+		rs.id = ps->id;
+		rs.dir = ps->dir;
+		rs.command = ps->command;
+		rs.lock_path = NULL;   /* the GPU is Slurm's allocation: no gpuorch lock */
+		rs.build_id = b ? b->key : NULL;
+		rs.timeout_s = ps->step->timeout_s;
+		rs.lock_wait_s = 0;
+		rp.steps = &rs;
+		rp.nsteps = 1;
+	}
+	st = runplan_write(&rp, &text, err);
+	if (st != GO_OK) {
+		strbuf_release(&text);
+		return st;
+	}
+	strbuf_addstr(&cmd, "mkdir -p ");
+	strbuf_add_shell_quoted(&cmd, j->rundir);
+	st = rexec(hr, cmd.buf, NULL, err);
+	path = xstrfmt("%s/plan.sh", j->rundir);
+	if (st == GO_OK)
+		st = upload(hr, path, text.buf, text.len, 0644, err);
+	free(path);
+	strbuf_release(&text);
+	strbuf_release(&cmd);
+	return st;
+}
+
+static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
+{
+	struct hostrun *hr = r->hr;
+	struct slurm_job_req req;
+	struct strbuf script = STRBUF_INIT, dep = STRBUF_INIT, warn = STRBUF_INIT;
+	char *name, *out;
+	enum go_status st = write_plan(r, j, err);
+
+	if (st != GO_OK)
+		return st;
+	/* the node's GPU facts (when it has one), then the runner in the foreground */
+	strbuf_addstr(&script, "#!/bin/sh\n# gpuorch: one job of a run (docs/slurm.md)\ncd ");
+	strbuf_add_shell_quoted(&script, j->rundir);
+	strbuf_addstr(&script, " || exit 3\n"
+			       "{ uname -n; echo \"CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}\"; "
+			       "nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm "
+			       "--format=csv,noheader 2>&1 || true; } >node.txt 2>&1\n"
+			       "/bin/sh ");
+	strbuf_add_shell_quoted(&script, r->runner);
+	strbuf_addstr(&script, " run ");
+	strbuf_add_shell_quoted(&script, j->rundir);
+	/* the runner exits 0 when it ran its plan, whatever the build did: a
+	 * build job must fail when its build did, or afterok would start the
+	 * step jobs of a failed build */
+	strbuf_addstr(&script, " || exit $?\n");
+	if (j->is_build)
+		strbuf_addstr(&script, "read -r b <.builds/1 && [ \"$b\" = pass ] || exit 1\n");
+	if (j->dep >= 0)
+		strbuf_addf(&dep, "afterok:%ld", r->jobs[j->dep].id);
+	name = xstrfmt("gpuorch-%s-%s", hr->ctx->run_id, j->name);
+	out = xstrfmt("%s/slurm-%%j.out", j->rundir);
+	memset(&req, 0, sizeof(req));
+	req.name = name;
+	req.script = script.buf;
+	req.cwd = j->rundir;
+	req.std_out = out;
+	req.dependency = j->dep >= 0 ? dep.buf : NULL;
+	req.gpu = !j->is_build && hr->plan.steps[j->idx].needs_gpu;
+	if (req.dependency)
+		snprintf(j->dep_sent, sizeof(j->dep_sent), "%s", req.dependency);
+	st = slurm_submit(r->sc, &req, &j->id, &warn, err);
+	if (st == GO_OK) {
+		/* every submitted job id is in the record at once: a controller
+		 * that dies leaves them there */
+		cJSON *e = cJSON_CreateObject();
+		json_add_str(e, "name", j->name);
+		json_add_num(e, "job_id", (double)j->id);
+		record_lock(hr->ctx->rec);
+		cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs"), e);
+		record_unlock(hr->ctx->rec);   /* saved once per round (run_jobs) */
+		j->state = JOB_QUEUED;
+		strbuf_addf(&hr->out, "  submitted %s: job %ld%s%s\n", j->name, j->id,
+			    j->dep >= 0 ? ", after " : "", j->dep >= 0 ? dep.buf : "");
+		if (warn.len)
+			strbuf_addf(&hr->out, "  warning: job %ld: %s\n", j->id, warn.buf);
+	}
+	free(name);
+	free(out);
+	strbuf_release(&script);
+	strbuf_release(&dep);
+	strbuf_release(&warn);
+	return st;
+}
+
+struct jctx {
+	const char *id;
+	cJSON *end;          /* the item's end event (a copy) */
+};
+
+static int on_event(const struct journal_event *e, void *arg)
+{
+	struct jctx *c = arg;
+	if (!e->id || strcmp(e->id, c->id))
+		return 0;
+	if (!strcmp(e->ev, "build_end") || !strcmp(e->ev, "build_reused") ||
+	    !strcmp(e->ev, "step_end") || !strcmp(e->ev, "step_skipped")) {
+		cJSON_Delete(c->end);
+		c->end = cJSON_Duplicate(e->json, 1);
+	}
+	return 0;
+}
+
+/* The job ended: read its journal back and record its build or step. */
+static void collect(struct srun *r, struct sjob *j)
+{
+	struct hostrun *hr = r->hr;
+	const struct plan *p = &hr->plan;
+	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT, reason = STRBUF_INIT;
+	struct journal jr;
+	struct jctx c;
+	char *path = xstrfmt("%s/journal", j->rundir);
+	const char *status;
+	cJSON *result = NULL;
+
+	memset(&c, 0, sizeof(c));
+	c.id = j->is_build ? p->builds[j->idx].key : p->steps[j->idx].id;
+	journal_init(&jr, 0);
+	if (ssh_download(hr->conn, path, &data, JOURNAL_MAX, SFTP_TIMEOUT_MS, &err) == GO_OK)
+		journal_feed(&jr, data.buf, data.len, on_event, &c, &err);
+	/* an item that exited says how it went; one the job's end cut short
+	 * (scancel, time limit, node failure) is told by Slurm's state */
+	if (j->queue_timed_out) {
+		strbuf_addf(&reason, "pending for longer than queue_timeout_s (%d s): %s",
+			    hr->h->slurm->queue_timeout_s, j->pending[0] ? j->pending : "?");
+		status = "TIMEOUT";
+	} else if (c.end && (!strcmp(json_str(c.end, "status") ? json_str(c.end, "status") : "exited", "exited") ||
+		      !j->sj.found || !strcmp(j->sj.state, "COMPLETED")))
+		status = runner_status(c.end, &reason);
+	else
+		status = slurm_end_status(j, hr->h->slurm, &reason);
+	if (j->is_build) {
+		j->passed = !strcmp(status, "PASS");
+		record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
+	} else {
+		if (!strcmp(status, "PASS")) {
+			result = parse_result(json_str(c.end, "stdout_text"));
+			if (!result) {
+				strbuf_addstr(&reason, "the program printed no JSON result on its last line (docs/result-contract.md)");
+				status = "FAIL";
+			} else {
+				const char *rs = json_str(result, "status"), *rr = json_str(result, "reason");
+				if (rr)
+					strbuf_addstr(&reason, rr);
+				if (rs && !strcmp(rs, "skipped"))
+					status = "SKIPPED";
+				else if (!rs || strcmp(rs, "pass"))
+					status = "FAIL";
+			}
+		}
+		record_step(hr, &p->steps[j->idx], status, reason.buf, c.end, result, j);
+	}
+	if (strcmp(status, "PASS") && strcmp(status, "SKIPPED"))
+		hr->nfailed_steps++;
+	strbuf_addf(&hr->out, "  %s %s: %s%s%s (job %ld on %s, queued %lld s, ran %lld s)\n",
+		    j->is_build ? "build" : "step", c.id, status, reason.len ? ": " : "", reason.buf,
+		    j->id, j->sj.node[0] ? j->sj.node : "?",
+		    (long long)(j->sj.start_time ? j->sj.start_time - j->sj.submit_time : 0),
+		    (long long)(j->sj.end_time && j->sj.start_time ? j->sj.end_time - j->sj.start_time : 0));
+	j->state = JOB_DONE;
+	cJSON_Delete(c.end);
+	journal_release(&jr);
+	strbuf_release(&data);
+	strbuf_release(&err);
+	strbuf_release(&reason);
+	free(path);
+}
+
+/* A job that cannot run because its build job did not pass. */
+static void skip_job(struct srun *r, struct sjob *j, const char *why)
+{
+	struct strbuf err = STRBUF_INIT;
+	if (j->state == JOB_QUEUED)
+		slurm_cancel(r->sc, j->id, &err);
+	record_step(r->hr, &r->hr->plan.steps[j->idx], "SKIPPED", why, NULL, NULL,
+		    j->state == JOB_QUEUED ? j : NULL);
+	j->state = JOB_DONE;
+	strbuf_release(&err);
+}
+
+static void cancel_all(struct srun *r)
+{
+	struct strbuf err = STRBUF_INIT;
+	int i;
+	for (i = 0; i < r->njobs; i++)
+		if (r->jobs[i].state == JOB_QUEUED && slurm_cancel(r->sc, r->jobs[i].id, &err) != GO_OK)
+			strbuf_addf(&r->hr->out, "  warning: cannot cancel job %ld: %s\n",
+				    r->jobs[i].id, err.buf);
+	strbuf_release(&err);
+}
+
+static enum go_status run_jobs(struct srun *r)
+{
+	struct hostrun *hr = r->hr;
+	struct strbuf err = STRBUF_INIT, live = STRBUF_INIT;
+	long *ids = xcalloc((size_t)r->njobs + 1, sizeof(long));
+	struct slurm_job *seen = xcalloc((size_t)r->njobs + 1, sizeof(*seen));
+	int64_t interval = POLL_MIN_MS, t0 = time_mono_ms(), cancel_deadline = 0;
+	enum go_status st = GO_OK;
+	int i, left = r->njobs, cancelling = 0;
+
+	while (left > 0) {
+		int inflight = 0, n = 0, changed = 0, npend = 0, nrun = 0;
+		const char *why_pending = NULL;
+
+		if (!cancelling && *hr->ctx->interrupted) {
+			hr->interrupted = 1;
+			cancelling = 1;
+			cancel_deadline = time_mono_ms() + CANCEL_WAIT_MS;
+			cancel_all(r);
+			strbuf_addstr(&hr->out, "  interrupted: cancelled every queued and running job of the run\n");
+		}
+		/* submit while there is room; a step waits for its build's job id */
+		for (i = 0; i < r->njobs; i++)
+			inflight += r->jobs[i].state == JOB_QUEUED;
+		for (i = 0; !cancelling && i < r->njobs && inflight < hr->h->slurm->max_jobs; i++) {
+			struct sjob *j = &r->jobs[i];
+			if (j->state != JOB_WAITING)
+				continue;
+			if (j->dep >= 0 && r->jobs[j->dep].state == JOB_WAITING)
+				continue;
+			if (j->dep >= 0 && r->jobs[j->dep].state == JOB_DONE && !r->jobs[j->dep].passed) {
+				skip_job(r, j, "its build did not pass");
+				left--;
+				continue;
+			}
+			st = submit(r, j, &err);
+			if (st != GO_OK)
+				goto fail;
+			inflight++;
+			changed = 1;
+		}
+		if (changed)
+			save(hr);   /* the new job ids */
+		/* one request for every job in the queue */
+		for (i = 0; i < r->njobs; i++)
+			if (r->jobs[i].state == JOB_QUEUED)
+				ids[n++] = r->jobs[i].id;
+		if (n) {
+			st = slurm_get_jobs(r->sc, ids, n, seen, &err);
+			if (st != GO_OK)
+				goto fail;
+		}
+		for (i = 0, n = 0; i < r->njobs; i++) {
+			struct sjob *j = &r->jobs[i];
+			if (j->state != JOB_QUEUED)
+				continue;
+			if (strcmp(seen[n].state, j->sj.state))
+				changed = 1;
+			j->sj = seen[n++];
+			if (j->sj.dependency[0] && !j->dep_seen[0])
+				snprintf(j->dep_seen, sizeof(j->dep_seen), "%s", j->sj.dependency);
+			if (!j->sj.found || slurm_state_final(j->sj.state)) {
+				collect(r, j);
+				left--;
+				changed = 1;
+				continue;
+			}
+			if (!strcmp(j->sj.state, "PENDING")) {
+				npend++;
+				if (strcmp(j->sj.reason, "Dependency") && strcmp(j->sj.reason, "None")) {
+					why_pending = j->sj.reason;
+					snprintf(j->pending, sizeof(j->pending), "%s", j->sj.reason);
+					if (!j->pending_since)
+						j->pending_since = time_mono_ms();
+				}
+				/* --queue-timeout's equivalent: the entry's queue_timeout_s */
+				if (j->pending_since && hr->h->slurm->queue_timeout_s && !j->queue_timed_out &&
+				    time_mono_ms() - j->pending_since > (int64_t)hr->h->slurm->queue_timeout_s * 1000) {
+					j->queue_timed_out = 1;
+					if (slurm_cancel(r->sc, j->id, &err) != GO_OK)
+						strbuf_addf(&hr->out, "  warning: cannot cancel job %ld: %s\n", j->id, err.buf);
+					changed = 1;
+				}
+			} else {
+				nrun++;
+			}
+		}
+		/* a build job that failed: its steps will never start (afterok) */
+		for (i = 0; i < r->njobs; i++) {
+			struct sjob *j = &r->jobs[i];
+			if (j->state == JOB_QUEUED && j->dep >= 0 && r->jobs[j->dep].state == JOB_DONE &&
+			    !r->jobs[j->dep].passed) {
+				skip_job(r, j, "its build did not pass");
+				left--;
+			}
+		}
+		if (cancelling) {
+			if (left <= 0)
+				break;
+			if (time_mono_ms() > cancel_deadline) {
+				st = go_fail(&err, GO_ERR_TIMEOUT, "jobs still queued %d s after they were cancelled",
+					     CANCEL_WAIT_MS / 1000);
+				goto fail;
+			}
+		}
+		strbuf_reset(&live);
+		strbuf_addf(&live, "%d running, %d pending%s%s%s, %d of %d done (%.0f s)", nrun, npend,
+			    why_pending ? " (" : "", why_pending ? why_pending : "", why_pending ? ")" : "",
+			    r->njobs - left, r->njobs, (double)(time_mono_ms() - t0) / 1000.0);
+		live_set(hr->ctx->live, hr->index, "jobs", live.buf);
+		if (left <= 0)
+			break;
+		interval = changed ? POLL_MIN_MS : interval * 2 > POLL_MAX_MS ? POLL_MAX_MS : interval * 2;
+		/* sleep in slices so Ctrl-C is seen at once */
+		{
+			int64_t until = time_mono_ms() + interval;
+			while (time_mono_ms() < until && (cancelling || !*hr->ctx->interrupted))
+				time_sleep_ms(100);
+		}
+	}
+	goto out;
+fail:
+	/* the scheduler cannot be reached or refused: the jobs stay; their ids are in the record */
+	strbuf_addf(&hr->out, "  jobs: FAILED: %s\n", err.buf);
+	hr->failed = 1;
+	host_status(hr, "failed", err.buf);
+out:
+	free(ids);
+	free(seen);
+	strbuf_release(&err);
+	strbuf_release(&live);
+	return st;
+}
+
+/* After the steps: rank sweeps and judge gates on this host's record (as for an SSH host). */
+static void judge(struct hostrun *hr)
+{
+	const struct spec *s = hr->ctx->spec;
+	cJSON *g;
+	int nf = 0, i, any_sweep = 0;
+	for (i = 0; i < s->nsteps; i++)
+		any_sweep |= s->steps[i].kind == STEP_SWEEP;
+	record_lock(hr->ctx->rec);
+	if (any_sweep) {
+		cJSON *sweeps = sweep_rank_host(hr->hj);
+		cJSON_DeleteItemFromObject(hr->hj, "sweeps");
+		cJSON_AddItemToObject(hr->hj, "sweeps", sweeps);
+		cJSON_ArrayForEach(g, sweeps) {
+			const char *w = json_str(g, "winner");
+			strbuf_addf(&hr->out, "  sweep %s %s: %s%s\n", json_str(g, "program"),
+				    json_str(g, "problem"), w ? "fastest correct variant " : "no variant passed",
+				    w ? w : "");
+		}
+	}
+	if (cJSON_GetArraySize(s->gates)) {
+		cJSON *gates = gates_evaluate_host(s->gates, hr->hj, &nf);
+		cJSON_DeleteItemFromObject(hr->hj, "gates");
+		cJSON_AddItemToObject(hr->hj, "gates", gates);
+		cJSON_ArrayForEach(g, gates) {
+			strbuf_addstr(&hr->out, "  gate ");
+			gates_describe(g, &hr->out);
+			strbuf_addch(&hr->out, '\n');
+		}
+	}
+	record_unlock(hr->ctx->rec);
+	hr->nfailed_gates = nf;
+	hr->nfailed_steps += nf;
+	save(hr);
+}
+
+void slurmrun_main(void *arg)
+{
+	struct hostrun *hr = arg;
+	struct srun r;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	r.hr = hr;
+	r.t0 = time_mono_ms();
+	strbuf_addf(&hr->out, "%s (Slurm cluster %s, login %s@%s:%d)\n", hr->h->name,
+		    hr->h->slurm->url, hr->h->user, hr->h->address, hr->h->port);
+	stamp(hr, "started_at");
+	if (setup(&r) == GO_OK) {
+		int64_t t0 = time_mono_ms();
+		make_jobs(&r);
+		if (run_jobs(&r) == GO_OK) {
+			char *d = xstrfmt("%d jobs, %ld REST requests", r.njobs, slurm_requests(r.sc));
+			phase(hr, "jobs", hr->interrupted ? "KILLED" : "PASS", t0, d);
+			free(d);
+		}
+		record_lock(hr->ctx->rec);
+		json_add_num(cJSON_GetObjectItem(hr->hj, "scheduler"), "rest_requests",
+			     (double)slurm_requests(r.sc));
+		json_add_num(cJSON_GetObjectItem(hr->hj, "scheduler"), "token_mints",
+			     (double)slurm_token_mints(r.sc));
+		record_unlock(hr->ctx->rec);
+	}
+	if (!hr->failed)
+		host_status(hr, hr->interrupted ? "failed" : "ok",
+			    hr->interrupted ? "interrupted" : NULL);
+	if (hr->have_plan)
+		judge(hr);
+	stamp(hr, "ended_at");
+	live_done(hr->ctx->live, hr->index,
+		  hr->failed ? "cluster FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
+	for (i = 0; i < r.njobs; i++) {
+		free(r.jobs[i].name);
+		free(r.jobs[i].rundir);
+	}
+	free(r.jobs);
+	free(r.runner);
+	slurm_close(r.sc);
+	ssh_disconnect(hr->conn);
+	hr->conn = NULL;
+}

@@ -1,0 +1,134 @@
+/* slurm-v0038.c -- the shapes of slurmrestd's API v0.0.38 (Slurm 22.05): submit body, job, node.
+ *
+ * v0.0.38 takes "environment" as an object {"K": "V"} and the time limit in
+ * minutes; a job's exit_code is the raw wait status; times are epoch
+ * seconds. Newer versions (v0.0.39+) differ (environment as an array,
+ * exit_code as an object) and need an adapter of their own. */
+#include "sched/slurm-int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/jsonutil.h"
+#include "core/banned.h"
+
+cJSON *slurm_v0038_submit_body(const struct host_slurm *s, const struct slurm_job_req *r)
+{
+	cJSON *root = cJSON_CreateObject(), *job, *env;
+	const char *const *e;
+
+	json_add_str(root, "script", r->script);
+	job = json_add_obj(root, "job");
+	json_add_str(job, "name", r->name);
+	json_add_str(job, "partition", s->partition);
+	if (s->account)
+		json_add_str(job, "account", s->account);
+	if (s->qos)
+		json_add_str(job, "qos", s->qos);
+	if (s->constraint)
+		json_add_str(job, "constraints", s->constraint);
+	json_add_num(job, "time_limit", r->time_limit_min > 0 ? r->time_limit_min : s->time_limit_min);
+	json_add_num(job, "cpus_per_task", s->cpus_per_job);
+	json_add_num(job, "tasks", 1);
+	json_add_num(job, "minimum_nodes", 1);
+	json_add_str(job, "current_working_directory", r->cwd);
+	if (r->std_out)
+		json_add_str(job, "standard_output", r->std_out);
+	if (r->std_err)
+		json_add_str(job, "standard_error", r->std_err);
+	if (r->dependency)
+		json_add_str(job, "dependency", r->dependency);
+	if (r->gpu && s->gpus)
+		json_add_str(job, "gpus", s->gpus);
+	if (r->gpu && s->gres)
+		json_add_str(job, "gres", s->gres);
+	json_add_bool(job, "requeue", 0);
+	env = json_add_obj(job, "environment");
+	/* slurmrestd needs at least one variable; jobs get no login environment */
+	json_add_str(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
+	for (e = r->env; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char *k;
+		if (!eq)
+			continue;
+		k = xstrfmt("%.*s", (int)(eq - *e), *e);
+		cJSON_DeleteItemFromObjectCaseSensitive(env, k);
+		json_add_str(env, k, eq + 1);
+		free(k);
+	}
+	return root;
+}
+
+static void copy(char *dst, size_t n, const char *s)
+{
+	snprintf(dst, n, "%s", s ? s : "");
+}
+
+void slurm_v0038_job(const cJSON *job, struct slurm_job *j)
+{
+	int raw;
+	memset(j, 0, sizeof(*j));
+	j->found = 1;
+	j->id = (long)json_num(job, "job_id", 0);
+	copy(j->state, sizeof(j->state), json_str(job, "job_state"));
+	copy(j->reason, sizeof(j->reason), json_str(job, "state_reason"));
+	copy(j->node, sizeof(j->node), json_str(job, "batch_host"));
+	if (!j->node[0])
+		copy(j->node, sizeof(j->node), json_str(job, "nodes"));
+	copy(j->dependency, sizeof(j->dependency), json_str(job, "dependency"));
+	j->submit_time = (int64_t)json_num(job, "submit_time", 0);
+	j->start_time = (int64_t)json_num(job, "start_time", 0);
+	j->end_time = (int64_t)json_num(job, "end_time", 0);
+	/* exit_code is the raw wait status: low 7 bits a signal, else exit << 8 */
+	raw = (int)json_num(job, "exit_code", -1);
+	j->exit_status = -1;
+	if (raw >= 0) {
+		if ((raw & 0x7f) == 0)
+			j->exit_status = (raw >> 8) & 0xff;
+		else
+			j->term_signal = raw & 0x7f;
+	}
+}
+
+/* "gpu:h100:4(S:0-1)" or "gpu:2" or "gpu:h100:4(IDX:0-3),shard:8": the GPU count */
+static int gres_gpus(const char *g)
+{
+	int total = 0;
+	const char *p = g;
+	while (p && *p) {
+		const char *end = p + strcspn(p, ",");
+		if (!strncmp(p, "gpu", 3) && (p[3] == ':' || p[3] == '\0' || p[3] == ',')) {
+			const char *q = p, *last = NULL;
+			while (q < end && *q != '(') {
+				if (*q == ':')
+					last = q;
+				q++;
+			}
+			if (last && last + 1 < end)
+				total += atoi(last + 1);
+		}
+		p = *end ? end + 1 : end;
+	}
+	return total;
+}
+
+void slurm_v0038_node(const cJSON *node, const char *partition, struct slurm_node *n)
+{
+	const cJSON *parts = cJSON_GetObjectItemCaseSensitive(node, "partitions"), *it;
+	const char *s;
+	memset(n, 0, sizeof(*n));
+	n->name = xstrdup((s = json_str(node, "name")) ? s : "?");
+	n->state = xstrdup((s = json_str(node, "state")) ? s : "?");
+	n->gres = xstrdup((s = json_str(node, "gres")) ? s : "");
+	n->gres_used = xstrdup((s = json_str(node, "gres_used")) ? s : "");
+	n->reason = xstrdup((s = json_str(node, "reason")) ? s : "");
+	n->cpus = (int)json_num(node, "cpus", 0);
+	n->alloc_cpus = (int)json_num(node, "alloc_cpus", 0);
+	n->gpus_total = gres_gpus(n->gres);
+	n->gpus_used = gres_gpus(n->gres_used);
+	if (!cJSON_IsArray(parts))
+		parts = NULL;
+	cJSON_ArrayForEach(it, parts)
+		if (cJSON_IsString(it) && partition && !strcmp(it->valuestring, partition))
+			n->in_partition = 1;
+}

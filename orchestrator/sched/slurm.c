@@ -1,0 +1,473 @@
+/* slurm.c -- the Slurm client (slurm.h): versions, auth, and the few requests gpuorch makes.
+ *
+ * Every request goes through call(): the current token (minted again when
+ * it is near its end), the REST request (slurm-http.c retries a dropped
+ * connection), the reply's errors[]; a reply that says the token was
+ * refused gets one more try with a renewed token. The version is chosen
+ * from the paths the daemon's /openapi document lists, newest first among
+ * the ones with an adapter here. */
+#include "sched/slurm-int.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/jsonutil.h"
+#include "core/banned.h"
+
+/* The API versions gpuorch speaks, newest first, with their adapters. */
+static const struct adapter {
+	const char *version;
+	cJSON *(*submit_body)(const struct host_slurm *, const struct slurm_job_req *);
+	void (*job)(const cJSON *, struct slurm_job *);
+	void (*node)(const cJSON *, const char *, struct slurm_node *);
+} adapters[] = {
+	{ "v0.0.38", slurm_v0038_submit_body, slurm_v0038_job, slurm_v0038_node },
+};
+#define NADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
+
+struct slurm_client {
+	const struct host *h;
+	struct slurm_http http;
+	struct slurm_token tok;
+	const struct adapter *ad;
+	char *release;
+};
+
+enum go_status slurm_open(const struct host *h, struct slurm_client **out, struct strbuf *err)
+{
+	struct slurm_client *c;
+	enum go_status st;
+
+	*out = NULL;
+	if (!h->slurm)
+		return go_fail(err, GO_ERR_INTERNAL, "host '%s' is not a Slurm cluster entry", h->name);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return go_fail(err, GO_ERR_INTERNAL, "libcurl could not be initialised");
+	c = xcalloc(1, sizeof(*c));
+	c->h = h;
+	st = slurm_http_init(&c->http, h->slurm->url, err);
+	if (st == GO_OK)
+		st = slurm_token_init(&c->tok, h, err);
+	if (st != GO_OK) {
+		slurm_close(c);
+		return st;
+	}
+	*out = c;
+	return GO_OK;
+}
+
+void slurm_close(struct slurm_client *c)
+{
+	if (!c)
+		return;
+	slurm_http_release(&c->http);
+	slurm_token_release(&c->tok);
+	free(c->release);
+	free(c);
+	curl_global_cleanup();
+}
+
+const char *slurm_api_version(const struct slurm_client *c)
+{
+	return c->ad ? c->ad->version : NULL;
+}
+
+const char *slurm_release(const struct slurm_client *c)
+{
+	return c->release;
+}
+
+const char *slurm_token_source(const struct slurm_client *c)
+{
+	return slurm_token_src_name(c->tok.src);
+}
+
+long slurm_token_ttl_s(const struct slurm_client *c)
+{
+	if (!c->tok.exp)
+		return -1;
+	return (long)(c->tok.exp - (int64_t)time(NULL));
+}
+
+int slurm_token_mints(const struct slurm_client *c)
+{
+	return c->tok.mints;
+}
+
+long slurm_requests(const struct slurm_client *c)
+{
+	return c->http.nrequests;
+}
+
+void slurm_set_retry_ms(struct slurm_client *c, int64_t ms)
+{
+	c->http.retry_ms = ms;
+}
+
+/* One request with the reply checked; *json (may be NULL) gets the reply. */
+static enum go_status call(struct slurm_client *c, const char *method, const char *path,
+			   const char *body, cJSON **json, struct strbuf *err)
+{
+	enum go_status st;
+	int attempt;
+	cJSON *reply = NULL;
+	long http = 0;
+
+	if (json)
+		*json = NULL;
+	for (attempt = 0; attempt < 2; attempt++) {
+		const char *jwt;
+		st = slurm_token_current(&c->tok, &jwt, err);
+		if (st != GO_OK)
+			return st;
+		st = slurm_http_request(&c->http, method, path, c->h->slurm->user, jwt, body, &reply,
+					&http, err);
+		if (st == GO_OK)
+			st = slurm_reply_check(&c->http, method, path, http, reply, err);
+		if (st != GO_ERR_AUTH || attempt || c->tok.src == TOKEN_ENV ||
+		    c->tok.src == TOKEN_NONE)
+			break;
+		/* refused: a token from a file or SSH can be renewed once */
+		cJSON_Delete(reply);
+		reply = NULL;
+		if (slurm_token_renew(&c->tok, err) != GO_OK)
+			return GO_ERR_AUTH;
+	}
+	if (json && reply)
+		*json = reply;
+	else
+		cJSON_Delete(reply);
+	return st;
+}
+
+static int version_newer(const char *a, const char *b)
+{
+	int a1 = 0, a2 = 0, a3 = 0, b1 = 0, b2 = 0, b3 = 0;
+	sscanf(a, "v%d.%d.%d", &a1, &a2, &a3);
+	sscanf(b, "v%d.%d.%d", &b1, &b2, &b3);
+	return a1 != b1 ? a1 > b1 : a2 != b2 ? a2 > b2 : a3 > b3;
+}
+
+enum go_status slurm_discover(struct slurm_client *c, struct strbuf *err)
+{
+	cJSON *doc = NULL;
+	const cJSON *paths, *p;
+	struct strbuf offered = STRBUF_INIT;
+	char *best = NULL;
+	enum go_status st;
+	long http = 0;
+	size_t i;
+	const char *jwt;
+
+	st = slurm_token_current(&c->tok, &jwt, err);
+	if (st != GO_OK)
+		return st;
+	st = slurm_http_request(&c->http, "GET", "/openapi", c->h->slurm->user, jwt, NULL, &doc,
+				&http, err);
+	if (st == GO_OK && (http < 200 || http >= 300))
+		st = go_fail(err, http == 401 ? GO_ERR_AUTH : GO_ERR_REMOTE,
+			     "slurmrestd %s: GET /openapi: HTTP %ld; cannot tell which API versions it serves",
+			     c->http.label, http);
+	if (st != GO_OK) {
+		cJSON_Delete(doc);
+		return st;
+	}
+	paths = cJSON_GetObjectItemCaseSensitive(doc, "paths");
+	if (!cJSON_IsObject(paths))
+		paths = NULL;
+	cJSON_ArrayForEach(p, paths) {
+		/* "/slurm/v0.0.38/job/submit" */
+		char v[32];
+		const char *s = p->string, *slash;
+		if (strncmp(s, "/slurm/v", 8) || !(slash = strchr(s + 7, '/')) ||
+		    strcmp(slash, "/job/submit") || (size_t)(slash - (s + 7)) >= sizeof(v))
+			continue;
+		snprintf(v, sizeof(v), "%.*s", (int)(slash - (s + 7)), s + 7);
+		strbuf_addf(&offered, "%s%s", offered.len ? ", " : "", v);
+		for (i = 0; i < NADAPTERS; i++)
+			if (!strcmp(adapters[i].version, v) && (!best || version_newer(v, best))) {
+				free(best);
+				best = xstrdup(v);
+			}
+	}
+	cJSON_Delete(doc);
+	if (!best) {
+		struct strbuf ours = STRBUF_INIT;
+		for (i = 0; i < NADAPTERS; i++)
+			strbuf_addf(&ours, "%s%s", i ? ", " : "", adapters[i].version);
+		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s serves Slurm API %s; gpuorch speaks %s (load one with slurmrestd -s openapi/%s)",
+			     c->http.label, offered.len ? offered.buf : "no version at all (no /slurm/vX/job/submit in /openapi)",
+			     ours.buf, adapters[0].version);
+		strbuf_release(&ours);
+	} else {
+		for (i = 0; i < NADAPTERS; i++)
+			if (!strcmp(adapters[i].version, best))
+				c->ad = &adapters[i];
+	}
+	free(best);
+	strbuf_release(&offered);
+	return st;
+}
+
+static enum go_status need_version(struct slurm_client *c, struct strbuf *err)
+{
+	return c->ad ? GO_OK : slurm_discover(c, err);
+}
+
+/* "/slurm/VERSION/WHAT[/ARG]" */
+static char *vpath(const struct slurm_client *c, const char *what, const char *arg)
+{
+	return xstrfmt("/slurm/%s/%s%s%s", c->ad->version, what, arg ? "/" : "", arg ? arg : "");
+}
+
+enum go_status slurm_ping(struct slurm_client *c, struct strbuf *err)
+{
+	cJSON *j = NULL;
+	const cJSON *rel;
+	char *path;
+	enum go_status st = need_version(c, err);
+	if (st != GO_OK)
+		return st;
+	path = vpath(c, "ping", NULL);
+	st = call(c, "GET", path, NULL, &j, err);
+	rel = json_path(j, "meta.Slurm.release");
+	if (st == GO_OK && cJSON_IsString(rel)) {
+		free(c->release);
+		c->release = xstrdup(rel->valuestring);
+	}
+	cJSON_Delete(j);
+	free(path);
+	return st;
+}
+
+enum go_status slurm_get_partition(struct slurm_client *c, const char *name,
+				   struct slurm_partition *p, struct strbuf *err)
+{
+	cJSON *j = NULL;
+	const cJSON *arr, *it;
+	const char *s;
+	char *path;
+	enum go_status st = need_version(c, err);
+
+	memset(p, 0, sizeof(*p));
+	if (st != GO_OK)
+		return st;
+	path = vpath(c, "partition", name);
+	st = call(c, "GET", path, NULL, &j, err);
+	if (st == GO_ERR_REMOTE && slurm_reply_errno(j) == 2000) /* ESLURM_INVALID_PARTITION_NAME */
+		st = go_fail(err, GO_ERR_HOSTS, "cluster '%s': partition '%s' does not exist on %s; fix \"partition\" (sinfo lists them)",
+			     c->h->name, name, c->http.label);
+	arr = cJSON_GetObjectItemCaseSensitive(j, "partitions");
+	it = cJSON_IsArray(arr) ? cJSON_GetArrayItem(arr, 0) : NULL;
+	if (st == GO_OK && !it)
+		st = go_fail(err, GO_ERR_HOSTS, "cluster '%s': partition '%s' does not exist on %s; fix \"partition\"",
+			     c->h->name, name, c->http.label);
+	if (st == GO_OK) {
+		p->name = xstrdup((s = json_str(it, "name")) ? s : name);
+		p->nodes = xstrdup((s = json_str(it, "nodes")) ? s : "");
+		p->state = xstrdup((s = json_str(it, "state")) ? s : "");
+		p->total_nodes = (int)json_num(it, "total_nodes", 0);
+		p->total_cpus = (int)json_num(it, "total_cpus", 0);
+	}
+	cJSON_Delete(j);
+	free(path);
+	return st;
+}
+
+void slurm_partition_release(struct slurm_partition *p)
+{
+	free(p->name);
+	free(p->nodes);
+	free(p->state);
+	memset(p, 0, sizeof(*p));
+}
+
+enum go_status slurm_get_nodes(struct slurm_client *c, struct slurm_node **out, int *n,
+			       struct strbuf *err)
+{
+	cJSON *j = NULL;
+	const cJSON *arr, *it;
+	char *path;
+	int i = 0;
+	enum go_status st = need_version(c, err);
+
+	*out = NULL;
+	*n = 0;
+	if (st != GO_OK)
+		return st;
+	path = vpath(c, "nodes", NULL);
+	st = call(c, "GET", path, NULL, &j, err);
+	arr = cJSON_GetObjectItemCaseSensitive(j, "nodes");
+	if (st == GO_OK && !cJSON_IsArray(arr))
+		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: GET %s: the reply has no nodes[]",
+			     c->http.label, path);
+	if (st == GO_OK) {
+		*out = xcalloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(**out));
+		cJSON_ArrayForEach(it, arr)
+			c->ad->node(it, c->h->slurm->partition, &(*out)[i++]);
+		*n = i;
+	}
+	cJSON_Delete(j);
+	free(path);
+	return st;
+}
+
+void slurm_nodes_release(struct slurm_node *v, int n)
+{
+	int i;
+	for (i = 0; v && i < n; i++) {
+		free(v[i].name);
+		free(v[i].state);
+		free(v[i].gres);
+		free(v[i].gres_used);
+		free(v[i].reason);
+	}
+	free(v);
+}
+
+enum go_status slurm_submit(struct slurm_client *c, const struct slurm_job_req *r,
+			    long *job_id, struct strbuf *warn, struct strbuf *err)
+{
+	cJSON *body, *j = NULL;
+	char *text, *path;
+	enum go_status st = need_version(c, err);
+
+	*job_id = 0;
+	if (st != GO_OK)
+		return st;
+	body = c->ad->submit_body(c->h->slurm, r);
+	text = cJSON_PrintUnformatted(body);
+	cJSON_Delete(body);
+	path = vpath(c, "job/submit", NULL);
+	st = call(c, "POST", path, text, &j, err);
+	if (st == GO_ERR_REMOTE && json_num(j, "job_id", 0) > 0) {
+		/* accepted, with a warning in errors[] */
+		if (warn)
+			strbuf_addstr(warn, err->buf);
+		strbuf_reset(err);
+		st = GO_OK;
+	}
+	if (st == GO_OK) {
+		*job_id = (long)json_num(j, "job_id", 0);
+		if (*job_id <= 0)
+			st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: POST %s: the reply has no job_id",
+				     c->http.label, path);
+	}
+	if (st != GO_OK && st != GO_ERR_AUTH && st != GO_ERR_CONNECT) {
+		/* name the job in the message */
+		struct strbuf why = STRBUF_INIT;
+		strbuf_addstr(&why, err->buf);
+		go_fail(err, st, "cannot submit job '%s': %s", r->name, why.buf);
+		strbuf_release(&why);
+	}
+	cJSON_Delete(j);
+	free(text);
+	free(path);
+	return st;
+}
+
+enum go_status slurm_get_job(struct slurm_client *c, long id, struct slurm_job *jb,
+			     struct strbuf *err)
+{
+	cJSON *j = NULL;
+	const cJSON *arr, *it;
+	char idbuf[32], *path;
+	enum go_status st = need_version(c, err);
+
+	memset(jb, 0, sizeof(*jb));
+	jb->id = id;
+	if (st != GO_OK)
+		return st;
+	snprintf(idbuf, sizeof(idbuf), "%ld", id);
+	path = vpath(c, "job", idbuf);
+	st = call(c, "GET", path, NULL, &j, err);
+	if (st == GO_ERR_REMOTE && slurm_reply_errno(j) == 2017) {
+		/* ESLURM_INVALID_JOB_ID: finished longer ago than MinJobAge */
+		st = GO_OK;
+		jb->found = 0;
+	} else if (st == GO_OK) {
+		arr = cJSON_GetObjectItemCaseSensitive(j, "jobs");
+		it = cJSON_IsArray(arr) ? cJSON_GetArrayItem(arr, 0) : NULL;
+		if (!it || !json_str(it, "job_state"))
+			st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: GET %s: the reply has no job in jobs[]",
+				     c->http.label, path);
+		else
+			c->ad->job(it, jb);
+	}
+	cJSON_Delete(j);
+	free(path);
+	return st;
+}
+
+enum go_status slurm_get_jobs(struct slurm_client *c, const long *ids, int n,
+			      struct slurm_job *out, struct strbuf *err)
+{
+	cJSON *j = NULL;
+	const cJSON *arr, *it;
+	char *path;
+	int i;
+	enum go_status st = need_version(c, err);
+
+	for (i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].id = ids[i];
+	}
+	if (st != GO_OK)
+		return st;
+	path = vpath(c, "jobs", NULL);
+	st = call(c, "GET", path, NULL, &j, err);
+	arr = cJSON_GetObjectItemCaseSensitive(j, "jobs");
+	if (st == GO_OK && !cJSON_IsArray(arr))
+		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: GET %s: the reply has no jobs[]",
+			     c->http.label, path);
+	if (st == GO_OK) {
+		cJSON_ArrayForEach(it, arr) {
+			long id = (long)json_num(it, "job_id", 0);
+			for (i = 0; i < n; i++)
+				if (ids[i] == id) {
+					c->ad->job(it, &out[i]);
+					break;
+				}
+		}
+	}
+	cJSON_Delete(j);
+	free(path);
+	return st;
+}
+
+enum go_status slurm_cancel(struct slurm_client *c, long id, struct strbuf *err)
+{
+	cJSON *j = NULL;
+	char idbuf[32], *path;
+	enum go_status st = need_version(c, err);
+	int num;
+
+	if (st != GO_OK)
+		return st;
+	snprintf(idbuf, sizeof(idbuf), "%ld", id);
+	path = vpath(c, "job", idbuf);
+	st = call(c, "DELETE", path, NULL, &j, err);
+	num = slurm_reply_errno(j);
+	/* 2017 invalid job id (gone), 2021 already completing/completed */
+	if (st == GO_ERR_REMOTE && (num == 2017 || num == 2021))
+		st = GO_OK;
+	cJSON_Delete(j);
+	free(path);
+	return st;
+}
+
+int slurm_state_final(const char *s)
+{
+	static const char *const live[] = { "PENDING", "RUNNING", "CONFIGURING", "COMPLETING",
+					    "SUSPENDED", "REQUEUED", "RESIZING", "SIGNALING",
+					    "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED", NULL };
+	const char *const *p;
+	if (!*s)
+		return 0;
+	for (p = live; *p; p++)
+		if (!strcmp(*p, s))
+			return 0;
+	return 1;
+}

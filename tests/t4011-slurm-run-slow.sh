@@ -1,0 +1,85 @@
+#!/bin/sh
+# asan: yes
+test_description='gpuorch run on a Slurm cluster, the slow cases: a job pending for resources, a token minted again mid-run'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/slurm.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+run_requires_sshd_nvcc 'Slurm run tests'
+if ! _why=$(slurm_available); then
+	test_skip 'Slurm run tests' "$_why"
+	test_done
+fi
+
+cluster_json() {
+	slurm_cluster_json "$1" login "${2:-}"
+}
+
+# sweep_spec FILE NAME VARIANTS SLEEP TIMEOUT: a sweep of a CPU program whose steps sleep
+sweep_spec() {
+	cat >"$1" <<EOF
+{"schema": 1, "name": "$2", "phase": "Test phase: Slurm runs",
+ "sources": ["cpu/cputimer.c"], "build": {"flags": ["-O2"], "timeout_s": 300},
+ "targets": {"H100": "sm_90a"},
+ "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+ "problems": [{"name": "nap", "params": {"work": 2000, "sleep": $4}}],
+ "steps": [{"kind": "sweep", "program": "cputimer", "defines": {"V": [$3]}, "timeout_s": $5}]}
+EOF
+}
+
+test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a project' '
+	slurm_start 8 &&
+	slurm_login_start login &&
+	cluster_json hosts.json &&
+	tok=$(slurm_token 900) && test -n "$tok" &&
+	project_init &&
+	sweep_spec proj/experiments/sweep.json slurmsweep "1, 2, 3, 4" 3 60 &&
+	sweep_spec proj/experiments/token.json slurmtoken 1 70 150 &&
+	(cd proj && git add -A && git commit -qm specs)
+'
+
+test_expect_success 'a job that waits for resources: its pending reason is recorded' '
+	cluster_json big.json ", \"cpus_per_job\": 8" &&
+	(cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/sweep.json --hosts ../big.json --host hpc) >big.out 2>big.err ||
+		{ cat big.out big.err; false; } &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	grep "\"pending_reason\":[[:space:]]*\"Resources\"" $run/run.json &&
+	test "$(jq_ $run/run.json hosts.0.scheduler.jobs --len)" = 12 &&
+	test "$(jq_ $run/run.json hosts.0.scheduler.jobs.0.job_id)" = "$(jq_ $run/run.json hosts.0.builds.0.slurm.job_id)"
+'
+
+test_expect_success 'a minted token that lives 60 s is minted again during a 70 s run; the run passes' '
+	cluster_json short.json ", \"token_lifespan_s\": 60" &&
+	(cd proj && unset SLURM_JWT && "$GPUORCH" run experiments/token.json --hosts ../short.json --host hpc) >tk.out 2>tk.err ||
+		{ cat tk.out tk.err; false; } &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.scheduler.token_source)" = "scontrol token over SSH" &&
+	mints=$(jq_ $run/run.json hosts.0.scheduler.token_mints) && echo "mints: $mints" &&
+	test "$mints" -ge 2 &&
+	d=$(jq_ $run/run.json hosts.0.steps.1.ran_to_unix_s) && f=$(jq_ $run/run.json hosts.0.steps.1.ran_from_unix_s) &&
+	awk -v d=$d -v f=$f "BEGIN { exit !(d - f >= 65) }"
+'
+
+test_expect_success 'a drained node: jobs stay pending with the reason, queue_timeout_s ends them' '
+	scontrol update nodename=node1 state=drain reason=gpuorch-test &&
+	test_when_finished "scontrol update nodename=node1 state=resume" &&
+	cluster_json qt.json ", \"queue_timeout_s\": 4" &&
+	start=$(test_now_ms) &&
+	(cd proj && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/basic.json --hosts ../qt.json --host hpc) >qt.out 2>qt.err ||
+		{ cat qt.out qt.err; false; } &&
+	el=$(test_elapsed_ms $start) && test "$el" -lt 60000 &&
+	cat qt.out &&
+	grep "warning: job [0-9]*: .*Required node not available (down, drained or reserved)" qt.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = TIMEOUT &&
+	jq_ $run/run.json hosts.0.builds.0.reason | grep "pending for longer than queue_timeout_s (4 s): [A-Za-z]" &&
+	jq_ $run/run.json hosts.0.builds.0.slurm.pending_reason | grep "[A-Za-z]" &&
+	# its step jobs waited on the drained node too: timed out, or skipped with the build
+	case "$(jq_ $run/run.json hosts.0.steps.0.status)" in TIMEOUT|SKIPPED) ;; *) false ;; esac &&
+	test -z "$(squeue -h -t PENDING,RUNNING -o %i)"
+'
+
+test_done
