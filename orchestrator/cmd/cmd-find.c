@@ -439,11 +439,11 @@ static int find_exec(int argc, char **argv)
 		printf("evidence: %s %s median ", f.program, f.problem);
 		{
 			struct strbuf sb = STRBUF_INIT;
-			compare_fmt_us(&sb, pts[lo].fig.median_us);
+			metric_fmt_us(&sb, pts[lo].fig.median_us);
 			strbuf_addstr(&sb, " us at ");
 			printf("%s%.12s -> ", sb.buf, pts[lo].sha);
 			strbuf_reset(&sb);
-			compare_fmt_us(&sb, pts[hi].fig.median_us);
+			metric_fmt_us(&sb, pts[hi].fig.median_us);
 			printf("%s us at %.12s (x%.3f vs GOOD, p=%.2g)\n", sb.buf, pts[hi].sha,
 			       pts[hi].t.ratio, pts[hi].t.p);
 			strbuf_release(&sb);

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include "core/stats.h"
 #include "core/strbuf.h"
+#include "store/metric.h"
 
 struct figure {
 	const char *run_id;
@@ -92,7 +93,5 @@ void compare_render_table(struct strbuf *md, const struct cmp_result *r, const s
 			  const char *label_a, const char *label_b);
 /* "RUN_ID (experiment, commit 1234567890ab, 2026-11-22T05:10:00Z)" */
 void compare_describe_run(struct strbuf *sb, const cJSON *run);
-/* A number the way reports print times: 3 significant digits, at least. */
-void compare_fmt_us(struct strbuf *sb, double us);
 
 #endif
