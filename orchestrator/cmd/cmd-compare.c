@@ -160,4 +160,5 @@ out:
 
 const struct cmd_entry cmd_compare_entry = {
 	"compare", usage, "two runs side by side, with a verdict on each figure", compare_exec,
+	CMD_NEEDS_REPORTS,
 };

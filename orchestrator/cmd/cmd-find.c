@@ -478,4 +478,5 @@ out:
 
 const struct cmd_entry cmd_find_entry = {
 	"find", usage, "bisect commits to the one where a figure changed", find_exec,
+	CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
 };

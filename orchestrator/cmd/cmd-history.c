@@ -14,6 +14,8 @@
 #include "core/jsonutil.h"
 #include "run/rerun.h"
 #include "store/store.h"
+#include "store/metric.h"
+#include "report/runsum.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -23,7 +25,7 @@
 #include "core/banned.h"
 
 static const char usage[] =
-	"usage: gpuorch history EXPERIMENT [--program P] [--problem Q] [--metric latency|tflops]\n"
+	"usage: gpuorch history EXPERIMENT [--program P] [--problem Q] [--metric latency_us|tflops|gbps]\n"
 	"                       [--factor F] [--root DIR] [--reports DIR]\n"
 	"\n"
 	"List every complete run of EXPERIMENT in commit order with its headline\n"
@@ -32,7 +34,8 @@ static const char usage[] =
 	"step changes (regressions and gains) marked.\n"
 	"\n"
 	"    --program P, --problem Q the figure (default: the newest run's first kernel benchmark)\n"
-	"    --metric M               latency (median, default) or tflops\n"
+	"    --metric M               latency_us (the median, default), tflops or gbps\n"
+	"                             (the spec's names; 'latency' still means latency_us)\n"
 	"    --factor F               smallest ratio called a step (default 1.05)\n"
 	"    --root DIR               the git repository that orders the commits (default .)\n"
 	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
@@ -86,6 +89,19 @@ static int add_series(const char ***names, int *n, const char *name)
 	return (*n)++;
 }
 
+/* The figure history plots for metric m (NAN: not measured); with f NULL,
+ * whether history can plot m at all. */
+static double history_value(const struct metric_def *m, const struct figure *f)
+{
+	if (!strcmp(m->name, "latency_us"))
+		return f ? f->median_us : 0;
+	if (!strcmp(m->name, "tflops"))
+		return f ? f->tflops : 0;
+	if (!strcmp(m->name, "gbps"))
+		return f ? f->gbps : 0;
+	return NAN;
+}
+
 static int history_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -99,6 +115,7 @@ static int history_exec(int argc, char **argv)
 	};
 	const char *program = NULL, *problem = NULL, *root = ".", *reports = NULL, *exp;
 	const char *slug = NULL, *name = NULL;
+	const struct metric_def *metric = metric_find("latency_us");
 	int tflops = 0, c, i, j, n = 0, nr = 0, nl = 0, rc = GO_EXIT_OK, nseries = 0, npts = 0;
 	double factor = STATS_DEFAULT_FACTOR;
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT, md = STRBUF_INIT, svg = STRBUF_INIT,
@@ -122,11 +139,11 @@ static int history_exec(int argc, char **argv)
 		case 'o': root = optarg; break;
 		case 'R': reports = optarg; break;
 		case 'm':
-			if (!strcmp(optarg, "tflops"))
-				tflops = 1;
-			else if (strcmp(optarg, "latency"))
+			metric = metric_find(!strcmp(optarg, "latency") ? "latency_us" : optarg);
+			if (!metric || !history_value(metric, NULL))
 				return cmd_usage_error(&cmd_history_entry, "--metric: '%s' is not "
-						       "'latency' or 'tflops'", optarg);
+						       "latency_us, tflops or gbps", optarg);
+			tflops = metric->better == METRIC_HIGHER_BETTER;
 			break;
 		case 'f':
 			if (cmd_parse_factor(optarg, &factor) < 0)
@@ -145,7 +162,7 @@ static int history_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_history_entry, "give one experiment name");
 	exp = argv[optind];
 	cmd_set_reports(reports);
-	st = store_list(&v, &n, &warn, &err);
+	st = runsum_list(&v, &n, &warn, &err);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st);
@@ -233,13 +250,13 @@ static int history_exec(int argc, char **argv)
 		int dirty = cJSON_IsTrue(json_path(runs[i].e->run, "provenance.git.dirty"));
 		slots[i] = sha ? xstrfmt("%.7s%s", sha, dirty ? "+" : "") : xstrdup("(none)");
 		for (j = 0; j < figs[i].n && npts < nr * 8; j++) {
-			const struct figure *f = &figs[i].v[j];
+			struct figure *f = &figs[i].v[j];
 			struct history_point *p;
 			int s, k, dup = 0;
 			if (!f->program || strcmp(f->program, program) || !f->problem ||
 			    strcmp(f->problem, problem) || isnan(f->median_us))
 				continue;
-			if (tflops && isnan(f->tflops))
+			if (isnan(history_value(metric, f)))
 				continue;
 			s = add_series(&series, &nseries, figure_gpu_label(f));
 			for (k = 0; k < npts; k++)
@@ -250,14 +267,17 @@ static int history_exec(int argc, char **argv)
 			pfig[npts++] = f;
 			p->x = i;
 			p->series = s;
-			p->y = tflops ? f->tflops : f->median_us;
+			p->y = history_value(metric, f);
+			if (!f->samples && f->samples_at)
+				runsum_read_samples(runs[i].e->dir, f->samples_at, &f->samples,
+						    &f->nsamples);
 			p->lo = p->hi = NAN;
 			if (f->nsamples >= 2) {
 				double q10 = stats_quantile(f->samples, f->nsamples, 0.1);
 				double q90 = stats_quantile(f->samples, f->nsamples, 0.9);
 				if (tflops && q10 > 0 && q90 > 0) {
-					p->lo = f->tflops * f->median_us / q90;
-					p->hi = f->tflops * f->median_us / q10;
+					p->lo = p->y * f->median_us / q90;
+					p->hi = p->y * f->median_us / q10;
 				} else if (!tflops) {
 					p->lo = q10;
 					p->hi = q90;
@@ -323,13 +343,15 @@ static int history_exec(int argc, char **argv)
 	}
 	{
 		struct history_chart ch;
+		char *y_label;
 		char *title = xstrfmt("%s: %s %s", name ? name : exp, program, problem);
 		/* for TFLOPS a slower run is a step down: flip the sign */
 		for (j = 0; tflops && j < npts; j++)
 			pts[j].step = -pts[j].step;
 		memset(&ch, 0, sizeof(ch));
 		ch.title = title;
-		ch.y_label = tflops ? "TFLOPS (higher is better)" : "median latency (us, lower is better)";
+		ch.y_label = y_label = tflops ? xstrfmt("%s (higher is better)", metric->unit)
+				 : xstrdup("median latency (us, lower is better)");
 		ch.higher_is_better = tflops;
 		ch.slots = (const char *const *)slots;
 		ch.nslots = nr;
@@ -339,6 +361,7 @@ static int history_exec(int argc, char **argv)
 		ch.npts = npts;
 		history_svg(&ch, &svg);
 		free(title);
+		free(y_label);
 	}
 	for (j = 0; j < npts; j++)
 		if (pts[j].x == nr - 1 && pts[j].step)
@@ -387,4 +410,5 @@ out:
 const struct cmd_entry cmd_history_entry = {
 	"history", usage, "every run of an experiment across commits: a table and a chart",
 	history_exec,
+	CMD_NEEDS_REPORTS,
 };

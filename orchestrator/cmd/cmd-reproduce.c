@@ -403,4 +403,5 @@ out:
 
 const struct cmd_entry cmd_reproduce_entry = {
 	"reproduce", usage, "rebuild a recorded run at its commit, rerun it, compare", reproduce_exec,
+	CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
 };

@@ -147,4 +147,5 @@ static int run_exec(int argc, char **argv)
 
 const struct cmd_entry cmd_run_entry = {
 	"run", usage, "run an experiment on GPU hosts and write its phase report", run_exec,
+	CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
 };

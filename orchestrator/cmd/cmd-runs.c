@@ -2,7 +2,7 @@
 #include "cmd/commands.h"
 #include "core/error.h"
 #include "core/jsonutil.h"
-#include "report/report.h"
+#include "report/runsum.h"
 #include "store/store.h"
 
 #include <getopt.h>
@@ -53,7 +53,7 @@ static int runs_exec(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error(&cmd_runs_entry, "unexpected argument '%s'", argv[optind]);
 	cmd_set_reports(reports);
-	st = store_list(&v, &n, &warn, &err);
+	st = runsum_list(&v, &n, &warn, &err);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		strbuf_release(&err);
@@ -76,7 +76,7 @@ static int runs_exec(int argc, char **argv)
 							    strcmp(json_str(e, "slug"), exp)))
 			continue;
 		strbuf_reset(&head);
-		report_headline(run, &head);
+		strbuf_addstr(&head, json_str(run, "headline") ? json_str(run, "headline") : "");
 		printf("%s  %-24.24s  %-11s", v[i].run_id, name ? name : "?",
 		       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
 		cJSON_ArrayForEach(h, hosts) printf(" %s", json_str(h, "name") ? json_str(h, "name") : "?");
@@ -92,4 +92,5 @@ static int runs_exec(int argc, char **argv)
 
 const struct cmd_entry cmd_runs_entry = {
 	"runs", usage, "list past runs, newest first, with status and headline figures", runs_exec,
+	CMD_NEEDS_REPORTS,
 };

@@ -8,11 +8,19 @@
 #ifndef GPUORCH_COMMANDS_H
 #define GPUORCH_COMMANDS_H
 
+/* What a command needs before it runs (git's RUN_SETUP, tmux's cmd_entry
+ * flags): main.c initialises libssh2 only for a command that connects. */
+enum cmd_needs {
+	CMD_NEEDS_SSH = 1 << 0,      /* it connects to hosts over SSH */
+	CMD_NEEDS_REPORTS = 1 << 1,  /* it reads or writes the reports directory */
+};
+
 struct cmd_entry {
 	const char *name;
 	const char *usage;     /* full usage text, first line "usage: gpuorch ..." */
 	const char *summary;   /* one line for `gpuorch help` */
 	int (*exec)(int argc, char **argv);
+	unsigned needs;        /* enum cmd_needs bits */
 };
 
 extern const struct cmd_entry cmd_run_entry;
@@ -23,6 +31,7 @@ extern const struct cmd_entry cmd_reproduce_entry;
 extern const struct cmd_entry cmd_compare_entry;
 extern const struct cmd_entry cmd_history_entry;
 extern const struct cmd_entry cmd_find_entry;
+extern const struct cmd_entry cmd_summarize_entry;
 
 /* Shared by commands: print "error: MSG" and the usage, return 2. */
 int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)

@@ -90,6 +90,8 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			f->min_us = rr_num_or_nan(res, "timing.min_us");
 			f->max_us = rr_num_or_nan(res, "timing.max_us");
 			f->tflops = rr_num_or_nan(res, "model.tflops");
+			f->gbps = rr_num_or_nan(res, "model.gbps");
+			f->samples_at = json_path(res, "timing.samples_at");
 			f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
 			f->driver = json_str(info, "driver");
 			if (cJSON_IsArray(samples) && cJSON_GetArraySize(samples) > 0) {

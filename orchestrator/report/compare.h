@@ -28,8 +28,10 @@ struct figure {
 	const char *check_status;  /* status of the correctness step of the same program and
 				      problem on that host, NULL when there is none */
 	double median_us, min_us, max_us, tflops;  /* NAN when absent */
-	double *samples;           /* timing.samples_us */
+	double *samples;           /* timing.samples_us (NULL until read, for a summary) */
 	int nsamples;
+	const cJSON *samples_at;   /* a summary's pointer into samples.txt (runsum.h), or NULL */
+	double gbps;               /* model.gbps, NAN when absent */
 	int registers;             /* most registers of any kernel of the build, -1 unknown */
 	int spill_bytes;           /* spill stores + loads over the build's kernels, -1 unknown */
 	int smem_bytes;            /* largest static shared memory, -1 unknown */
