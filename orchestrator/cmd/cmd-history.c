@@ -140,7 +140,7 @@ static int history_exec(int argc, char **argv)
 		case 'R': reports = optarg; break;
 		case 'm':
 			metric = metric_find(!strcmp(optarg, "latency") ? "latency_us" : optarg);
-			if (!metric || !history_value(metric, NULL))
+			if (!metric || isnan(history_value(metric, NULL)))
 				return cmd_usage_error(&cmd_history_entry, "--metric: '%s' is not "
 						       "latency_us, tflops or gbps", optarg);
 			tflops = metric->better == METRIC_HIGHER_BETTER;
@@ -303,7 +303,7 @@ static int history_exec(int argc, char **argv)
 	dir = xstrfmt("%s/%s", store_root(), slug ? slug : exp);
 	strbuf_addf(&md, "# History: %s\n\n", name ? name : exp);
 	strbuf_addf(&md, "%s %s, %s over commits (oldest first), %d run%s.\n\n", program, problem,
-		    tflops ? "TFLOPS" : "median latency", nr, nr == 1 ? "" : "s");
+		    tflops ? metric->unit : "median latency", nr, nr == 1 ? "" : "s");
 	strbuf_addstr(&md, "![history chart](history.svg)\n\n");
 	strbuf_addf(&md, "A step is a point that differs from the previous point of the same GPU "
 		    "by the Mann-Whitney U test on the raw samples (p < %g) and by more than x%.3g.\n\n",
