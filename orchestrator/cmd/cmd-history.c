@@ -271,6 +271,7 @@ static int history_exec(int argc, char **argv)
 			if (!f->samples && f->samples_at)
 				runsum_read_samples(runs[i].e->dir, f->samples_at, &f->samples,
 						    &f->nsamples);
+			stats_sort(f->samples, f->nsamples);
 			p->lo = p->hi = NAN;
 			if (f->nsamples >= 2) {
 				double q10 = stats_quantile(f->samples, f->nsamples, 0.1);

@@ -142,13 +142,15 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 	return o;
 }
 
-static int stat_of(const char *path, double *size, double *mtime_ns)
+/* run.json's size and mtime, each a number a double holds exactly. */
+static int stat_of(const char *path, double *size, double *mtime_s, double *mtime_ns)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return 0;
 	*size = (double)st.st_size;
-	*mtime_ns = (double)st.st_mtim.tv_sec * 1e9 + (double)st.st_mtim.tv_nsec;
+	*mtime_s = (double)st.st_mtim.tv_sec;
+	*mtime_ns = (double)st.st_mtim.tv_nsec;
 	return 1;
 }
 
@@ -158,16 +160,17 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
 	char *rj = xstrfmt("%s/run.json", dir), *sp = xstrfmt("%s/samples.txt", dir);
 	char *sum = xstrfmt("%s/summary.json", dir);
 	cJSON *o = runsum_build(run, &samples), *of;
-	double size, mtime;
+	double size, mtime_s, mtime_ns;
 	enum go_status st;
 
-	if (!stat_of(rj, &size, &mtime)) {
+	if (!stat_of(rj, &size, &mtime_s, &mtime_ns)) {
 		st = go_fail(err, GO_ERR_IO, "cannot summarise '%s': %s", rj, strerror(errno));
 		goto out;
 	}
 	of = json_add_obj(o, "of");
 	json_add_num(of, "size", size);
-	json_add_num(of, "mtime_ns", mtime);
+	json_add_num(of, "mtime_s", mtime_s);
+	json_add_num(of, "mtime_ns", mtime_ns);
 	st = fs_write_atomic(sp, samples.buf, samples.len, err);
 	if (st == GO_OK)
 		st = json_write_atomic(sum, o, err);
@@ -186,13 +189,14 @@ static cJSON *current_summary(const char *dir)
 	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
 	struct strbuf why = STRBUF_INIT;
 	cJSON *o = NULL;
-	double size, mtime, ssize, smtime;
+	double size, mtime_s, mtime_ns, ssize, ss, sns;
 
-	if (fs_is_file(sum) && stat_of(rj, &size, &mtime) &&
+	if (fs_is_file(sum) && stat_of(rj, &size, &mtime_s, &mtime_ns) &&
 	    json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
 		const cJSON *of = rr_obj(o, "of");
 		if (!rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) || !rr_num(of, "size", &ssize) ||
-		    !rr_num(of, "mtime_ns", &smtime) || ssize != size || smtime != mtime) {
+		    !rr_num(of, "mtime_s", &ss) || !rr_num(of, "mtime_ns", &sns) ||
+		    ssize != size || ss != mtime_s || sns != mtime_ns) {
 			cJSON_Delete(o);
 			o = NULL;
 		}
