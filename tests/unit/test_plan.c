@@ -286,14 +286,6 @@ static void test_wrapper_rpath(void)
 	      strstr(b->command, "cuda_top=$(") && strstr(b->command, "-Xlinker=-rpath=\"$cuda_top\"/lib64"),
 	      "a wrapper nvcc: the rpath comes from nvcc's TOP, not from the wrapper's folder",
 	      "%s", b ? b->command : "(no build)");
-	{
-		char k1[SHA256_HEX_LEN + 1], k2[SHA256_HEX_LEN + 1];
-		struct plan_host h2 = h;
-		h2.nvcc = "/usr/local/cuda/bin/nvcc";
-		key_of("{}", &h, k1);
-		key_of("{}", &h2, k2);
-		CHECK(strcmp(k1, k2), "... and its builds are not those of the old rpath", "same key");
-	}
 	if (!b || !fs_is_file(real)) {
 		printf("# skip: no %s to build with\n", real);
 		goto out;
