@@ -8,6 +8,7 @@
  * run at that commit (rerun.c). A commit that cannot be measured (build
  * failure, too few samples) is skipped, as `git bisect skip` would. */
 #include "cmd/commands.h"
+#include "run/runner.h"
 #include "report/compare.h"
 #include "core/error.h"
 #include "store/gitinfo.h"
@@ -27,7 +28,8 @@
 static const char usage[] =
 	"usage: gpuorch find GOOD..BAD EXPERIMENT --hosts FILE [--host NAME]\n"
 	"                    [--program P] [--problem Q] [--factor F] [--spec PATH]\n"
-	"                    [--accept-new-host-key] [--reports DIR] [--root DIR]\n"
+	"                    [--accept-new-host-key] [--plain] [--reconnect-timeout S]\n"
+	"                    [--gpu-wait S] [--reports DIR] [--root DIR]\n"
 	"\n"
 	"Bisect the commits between GOOD and BAD (git rev-list GOOD..BAD) to the\n"
 	"first one where a figure (default: the first kernel benchmark's median)\n"
@@ -41,6 +43,7 @@ static const char usage[] =
 	"    --factor F               smallest ratio of medians called a change (default 1.05)\n"
 	"    --spec PATH              the spec's path in the repository (default: the path\n"
 	"                             recorded by the newest run of EXPERIMENT)\n"
+	CMD_RUN_STEP_USAGE
 	"    --reports DIR, --root DIR  as for 'gpuorch run'\n"
 	"\n"
 	"exit: 0 the commit was found, 1 BAD does not differ from GOOD or the\n"
@@ -64,7 +67,7 @@ struct finder {
 	const char *experiment, *spec_path, *program, *problem, *root, *host, *hosts_path;
 	const char *target_gpu;
 	double factor;
-	int accept_new;
+	struct run_step_opts step;
 	struct strbuf cl;
 };
 
@@ -134,7 +137,7 @@ static void measure(struct finder *f, struct point *p)
 		ro.root = f->root;
 		ro.hosts_path = f->hosts_path;
 		ro.host = f->host;
-		ro.accept_new_hostkey = f->accept_new;
+		ro.step = f->step;
 		ro.command_line = f->cl.buf;
 		printf("find: measuring %.12s %s\n", p->sha, p->subject ? p->subject : "");
 		rc = rerun_at_commit(&ro, f->spec_path, p->sha, &dir);
@@ -217,7 +220,7 @@ static int find_exec(int argc, char **argv)
 		{ "problem", required_argument, NULL, 'Q' },
 		{ "factor", required_argument, NULL, 'f' },
 		{ "spec", required_argument, NULL, 's' },
-		{ "accept-new-host-key", no_argument, NULL, 'a' },
+		CMD_RUN_STEP_OPTIONS,
 		{ "reports", required_argument, NULL, 'R' },
 		{ "root", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
@@ -235,19 +238,25 @@ static int find_exec(int argc, char **argv)
 	enum go_status st;
 
 	memset(&f, 0, sizeof(f));
+	f.step = (struct run_step_opts)RUN_STEP_OPTS_INIT;
+	f.step.plain = 1;   /* find prints its own lines between the runs' */
 	memset(&pick, 0, sizeof(pick));
 	f.root = ".";
 	f.factor = STATS_DEFAULT_FACTOR;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		int k = cmd_run_step_option(&cmd_find_entry, c, optarg, &f.step);
+		if (k > 0)
+			continue;
+		if (k < 0)
+			return GO_EXIT_USAGE;
 		switch (c) {
 		case 'H': f.hosts_path = optarg; break;
 		case 'n': f.host = optarg; break;
 		case 'P': f.program = optarg; break;
 		case 'Q': f.problem = optarg; break;
 		case 's': f.spec_path = optarg; break;
-		case 'a': f.accept_new = 1; break;
 		case 'R': reports = optarg; break;
 		case 'o': f.root = optarg; break;
 		case 'f':
@@ -360,7 +369,7 @@ static int find_exec(int argc, char **argv)
 		st = hosts_select(hs, names, 1, &err);
 	}
 	if (st == GO_OK)
-		st = hostpick_by_gpu(hs, want_gpu, want_cc, f.accept_new, &pick, &err);
+		st = hostpick_by_gpu(hs, want_gpu, want_cc, f.step.accept_new_hostkey, &pick, &err);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st);

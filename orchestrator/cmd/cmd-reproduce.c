@@ -6,6 +6,7 @@
  * recorded GPU model (hostpick.c), then the rerun (rerun.c) and the
  * reproduction report, REPORTS/<slug>/<new-run>/reproduction.md. */
 #include "cmd/commands.h"
+#include "run/runner.h"
 #include "report/compare.h"
 #include "core/error.h"
 #include "core/fsutil.h"
@@ -39,7 +40,7 @@ static const char usage[] =
 	"    --host NAME              use this host whatever its GPU\n"
 	"    --commit REV             reproduce the newest recorded run of EXPERIMENT at REV\n"
 	"    --factor F               smallest ratio of medians called a change (default 1.05)\n"
-	"    --accept-new-host-key    trust and record an unknown host key\n"
+	CMD_RUN_STEP_USAGE
 	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
 	"    --root DIR               the git repository (default .)\n"
 	"\n"
@@ -50,7 +51,7 @@ static const char usage[] =
 struct repro {
 	const char *hosts_path, *host, *commit_rev, *root, *reports;
 	double factor;
-	int accept_new;
+	struct run_step_opts step;
 	struct strbuf cl;
 };
 
@@ -157,7 +158,7 @@ static int reproduce(struct repro *o, const struct store_entry *old)
 	if (o->host) {
 		host_name = o->host;
 	} else {
-		st = hostpick_by_gpu(hs, want_gpu, want_cc, o->accept_new, &pick, &err);
+		st = hostpick_by_gpu(hs, want_gpu, want_cc, o->step.accept_new_hostkey, &pick, &err);
 		if (st != GO_OK) {
 			fprintf(stderr, "error: %s\n", err.buf);
 			rc = go_exit_code(st);
@@ -186,7 +187,7 @@ static int reproduce(struct repro *o, const struct store_entry *old)
 	ro.root = o->root;
 	ro.hosts_path = o->hosts_path;
 	ro.host = host_name;
-	ro.accept_new_hostkey = o->accept_new;
+	ro.step = o->step;
 	ro.command_line = o->cl.buf;
 	strbuf_reset(&err);
 	if (diff_path)
@@ -311,7 +312,7 @@ static int reproduce_exec(int argc, char **argv)
 		{ "host", required_argument, NULL, 'n' },
 		{ "commit", required_argument, NULL, 'c' },
 		{ "factor", required_argument, NULL, 'f' },
-		{ "accept-new-host-key", no_argument, NULL, 'a' },
+		CMD_RUN_STEP_OPTIONS,
 		{ "reports", required_argument, NULL, 'R' },
 		{ "root", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
@@ -325,16 +326,22 @@ static int reproduce_exec(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	memset(&e, 0, sizeof(e));
+	o.step = (struct run_step_opts)RUN_STEP_OPTS_INIT;
+	o.step.plain = 1;   /* the rerun's progress as lines, as before */
 	o.root = ".";
 	o.factor = STATS_DEFAULT_FACTOR;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		int k = cmd_run_step_option(&cmd_reproduce_entry, c, optarg, &o.step);
+		if (k > 0)
+			continue;
+		if (k < 0)
+			return GO_EXIT_USAGE;
 		switch (c) {
 		case 'H': o.hosts_path = optarg; break;
 		case 'n': o.host = optarg; break;
 		case 'c': o.commit_rev = optarg; break;
-		case 'a': o.accept_new = 1; break;
 		case 'R': o.reports = optarg; break;
 		case 'o': o.root = optarg; break;
 		case 'f':
