@@ -26,7 +26,7 @@
 
 static const char usage[] =
 	"usage: gpuorch history EXPERIMENT [--program P] [--problem Q] [--metric latency_us|tflops|gbps]\n"
-	"                       [--factor F] [--root DIR] [--reports DIR]\n"
+	"                       [--factor F] [--json] [--root DIR] [--reports DIR]\n"
 	"\n"
 	"List every complete run of EXPERIMENT in commit order with its headline\n"
 	"figure, and write REPORTS/<experiment>/history.md with a chart,\n"
@@ -37,6 +37,8 @@ static const char usage[] =
 	"    --metric M               latency_us (the median, default), tflops or gbps\n"
 	"                             (the spec's names; 'latency' still means latency_us)\n"
 	"    --factor F               smallest ratio called a step (default 1.05)\n"
+	"    --json                   print the points as JSON instead of the table (the\n"
+	"                             files are written all the same)\n"
 	"    --root DIR               the git repository that orders the commits (default .)\n"
 	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
 	"\n"
@@ -111,6 +113,7 @@ static int history_exec(int argc, char **argv)
 		{ "factor", required_argument, NULL, 'f' },
 		{ "root", required_argument, NULL, 'o' },
 		{ "reports", required_argument, NULL, 'R' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *program = NULL, *problem = NULL, *root = ".", *reports = NULL, *exp;
@@ -127,7 +130,7 @@ static int history_exec(int argc, char **argv)
 	const struct figure **pfig = NULL;
 	const char **series = NULL;
 	char **lines = NULL, **slots = NULL, *dir = NULL, *path = NULL;
-	int last_step = 0;
+	int last_step = 0, json = 0;
 	enum go_status st;
 
 	opterr = 0;
@@ -138,6 +141,7 @@ static int history_exec(int argc, char **argv)
 		case 'Q': problem = optarg; break;
 		case 'o': root = optarg; break;
 		case 'R': reports = optarg; break;
+		case 'j': json = 1; break;
 		case 'm':
 			metric = metric_find(!strcmp(optarg, "latency") ? "latency_us" : optarg);
 			if (!metric || isnan(history_value(metric, NULL)))
@@ -378,8 +382,42 @@ static int history_exec(int argc, char **argv)
 		rc = go_exit_code(st);
 		goto out;
 	}
-	fputs(md.buf, stdout);
-	printf("\nhistory: %s (chart: %s/history.svg)\n", path, dir);
+	if (json) {
+		cJSON *o = cJSON_CreateObject(), *a;
+		char *text;
+		json_add_str(o, "experiment", name ? name : exp);
+		json_add_str(o, "program", program);
+		json_add_str(o, "problem", problem);
+		json_add_str(o, "metric", metric->name);
+		json_add_str(o, "unit", metric->unit);
+		json_add_str(o, "history_md", path);
+		a = json_add_arr(o, "points");
+		for (j = 0; j < npts; j++) {
+			const struct figure *f = pfig[j];
+			cJSON *pt = cJSON_CreateObject();
+			json_add_num(pt, "index", pts[j].x + 1);
+			json_add_str(pt, "commit", json_str(json_path(runs[pts[j].x].e->run, "provenance.git"),
+							    "commit"));
+			json_add_str(pt, "run_id", runs[pts[j].x].e->run_id);
+			json_add_str(pt, "host", f->host);
+			json_add_str(pt, "gpu", figure_gpu_label(f));
+			json_add_num(pt, "value", pts[j].y);
+			json_add_num(pt, "median_us", f->median_us);
+			json_add_num(pt, "nsamples", f->nsamples);
+			json_add_str(pt, "step", !pts[j].step ? NULL
+				     : ((pts[j].step > 0) ^ tflops) ? "regression" : "gain");
+			if (pts[j].step)
+				json_add_num(pt, "ratio", pts[j].ratio);
+			cJSON_AddItemToArray(a, pt);
+		}
+		text = cJSON_Print(o);
+		puts(text);
+		free(text);
+		cJSON_Delete(o);
+	} else {
+		fputs(md.buf, stdout);
+		printf("\nhistory: %s (chart: %s/history.svg)\n", path, dir);
+	}
 	if (last_step > 0)
 		rc = GO_EXIT_FAILED;
 out:

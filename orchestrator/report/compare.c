@@ -304,6 +304,50 @@ void compare_result_release(struct cmp_result *r)
 
 /* ---- rendering ---- */
 
+static void add_num_or_null(cJSON *o, const char *key, double v)
+{
+	if (isnan(v))
+		cJSON_AddNullToObject(o, key);
+	else
+		json_add_num(o, key, v);
+}
+
+cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
+{
+	cJSON *out = cJSON_CreateObject(), *rule = json_add_obj(out, "rule");
+	cJSON *rows = json_add_arr(out, "rows"), *counts;
+	int i;
+	json_add_num(rule, "alpha", o->alpha);
+	json_add_num(rule, "factor", o->factor);
+	for (i = 0; i < r->nrows; i++) {
+		const struct cmp_row *w = &r->rows[i];
+		const struct figure *f = w->a ? w->a : w->b;
+		cJSON *j = cJSON_CreateObject();
+		json_add_str(j, "program", f->program);
+		json_add_str(j, "problem", f->problem);
+		json_add_str(j, "host_a", w->a ? w->a->host : NULL);
+		json_add_str(j, "host_b", w->b ? w->b->host : NULL);
+		json_add_str(j, "gpu_a", w->a ? w->a->gpu : NULL);
+		json_add_str(j, "gpu_b", w->b ? w->b->gpu : NULL);
+		add_num_or_null(j, "median_a_us", w->a ? w->a->median_us : NAN);
+		add_num_or_null(j, "median_b_us", w->b ? w->b->median_us : NAN);
+		add_num_or_null(j, "n_a", w->a ? w->a->nsamples : NAN);
+		add_num_or_null(j, "n_b", w->b ? w->b->nsamples : NAN);
+		add_num_or_null(j, "ratio", w->a && w->b ? w->t.ratio : NAN);
+		add_num_or_null(j, "p", w->a && w->b ? w->t.p : NAN);
+		json_add_str(j, "verdict", compare_verdict_name(w->verdict, o->reproduce));
+		json_add_str(j, "changes", w->changes.len ? w->changes.buf : NULL);
+		json_add_str(j, "notes", w->notes.len ? w->notes.buf : NULL);
+		json_add_bool(j, "regression", w->regression);
+		cJSON_AddItemToArray(rows, j);
+	}
+	counts = json_add_obj(out, "counts");
+	for (i = CMP_SAME; i <= CMP_MISSING; i++)
+		json_add_num(counts, compare_verdict_name((enum cmp_verdict)i, o->reproduce), r->count[i]);
+	json_add_num(out, "regressions", r->nregressions);
+	return out;
+}
+
 void compare_fmt_figure(struct strbuf *sb, const struct figure *f)
 {
 	if (!f) {

@@ -88,6 +88,12 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 		  struct cmp_result *out);
 void compare_result_release(struct cmp_result *r);
 const char *compare_verdict_name(enum cmp_verdict v, int reproduce);
+/* The comparison as JSON (`gpuorch compare --json`): {"rule": {"alpha",
+ * "factor"}, "rows": [{"program", "problem", "host_a", "host_b", "gpu_a",
+ * "gpu_b", "median_a_us", "median_b_us", "n_a", "n_b", "ratio", "p",
+ * "verdict", "changes", "notes", "regression"}], "counts": {verdict: n},
+ * "regressions"}; absent figures and numbers are null. */
+cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o);
 /* One figure as "41.2 us [40.9-43.0, n=25]" (or "-"). */
 void compare_fmt_figure(struct strbuf *sb, const struct figure *f);
 /* A Markdown table with one row per pair; labels name the two columns. */
