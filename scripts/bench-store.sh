@@ -9,8 +9,10 @@
 # attention-tools run under reports/: ~0.4 MiB of run.json, 21 benchmark
 # steps of 2000 samples), each with its own run id and start time, in a
 # scratch directory removed at the end. Each command runs three times (once
-# without summaries); the line shows the slowest wall time and the largest
-# peak RSS (GNU time).
+# without summaries); the line shows the slowest wall time, the most CPU
+# time (user + system: what the command itself cost, whatever else the
+# machine was doing) and the largest peak RSS (GNU time). BENCH_FULL=0 skips
+# the slow pass without summaries.
 # Prints one line per measurement; exits 1 when a command fails.
 set -eu
 
@@ -47,25 +49,31 @@ echo "store: $N runs of $exp ($(du -sh "$STORE" | cut -f1)), each a copy of $SRC
 measure() {
 	label=$1
 	shift
-	worst_s=0 worst_kb=0 k=0 reps=$REPS
+	worst_s=0 worst_cpu=0 worst_kb=0 k=0 reps=$REPS
 	while [ "$k" -lt "$reps" ]; do
-		/usr/bin/time -f '%e %M' -o "$TMP/time" "$@" >"$TMP/out" 2>"$TMP/err" ||
+		/usr/bin/time -f '%e %U %S %M' -o "$TMP/time" "$@" >"$TMP/out" 2>"$TMP/err" ||
 			{ echo "bench-store: '$*' failed:" >&2; cat "$TMP/err" >&2; exit 1; }
-		read -r s kb <"$TMP/time"
+		read -r s us ss kb <"$TMP/time"
 		worst_s=$(awk -v a="$worst_s" -v b="$s" 'BEGIN { print (b > a) ? b : a }')
+		worst_cpu=$(awk -v a="$worst_cpu" -v b="$us" -v c="$ss" 'BEGIN { print (b + c > a) ? b + c : a }')
 		[ "$kb" -gt "$worst_kb" ] && worst_kb=$kb
 		k=$((k + 1))
 	done
-	printf '%-34s %6.2f s %7.1f MiB\n' "$label" "$worst_s" "$(awk -v k="$worst_kb" 'BEGIN { print k / 1024 }')"
+	printf '%-24s %7.2f s wall %7.2f s cpu %7.1f MiB\n' "$label" "$worst_s" "$worst_cpu" \
+		"$(awk -v k="$worst_kb" 'BEGIN { print k / 1024 }')"
 }
 
-for phase in "run.json only" "with summaries"; do
+PHASES='"run.json only" "with summaries"'
+[ "${BENCH_FULL:-1}" = 0 ] && PHASES='"with summaries"'
+eval "set -- $PHASES"
+for phase in "$@"; do
 	REPS=1   # reading every run.json is slow: once is enough to see it
 	if [ "$phase" = "with summaries" ]; then
 		REPS=3
-		/usr/bin/time -f '%e %M' -o "$TMP/time" "$G" summarize --reports "$STORE" >/dev/null
-		read -r s kb <"$TMP/time"
-		printf '%-34s %6.2f s %7.1f MiB (once)\n' "summarize" "$s" "$(awk -v k="$kb" 'BEGIN { print k / 1024 }')"
+		/usr/bin/time -f '%e %U %S %M' -o "$TMP/time" "$G" summarize --reports "$STORE" >/dev/null
+		read -r s us ss kb <"$TMP/time"
+		printf '%-24s %7.2f s wall %7.2f s cpu %7.1f MiB (once)\n' "summarize" "$s" \
+			"$(awk -v a="$us" -v b="$ss" 'BEGIN { print a + b }')" "$(awk -v k="$kb" 'BEGIN { print k / 1024 }')"
 	fi
 	echo "-- $phase"
 	measure "runs" "$G" runs --reports "$STORE"
