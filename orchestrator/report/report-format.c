@@ -1,4 +1,4 @@
-/* report-format.c -- the report's helpers: typed reads of the record; Markdown, numbers, statuses. */
+/* report-format.c -- the report's helpers: Markdown text, numbers, statuses (typed reads: store/runread.h). */
 #include "report/report-int.h"
 #include "core/jsonutil.h"
 
