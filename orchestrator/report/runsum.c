@@ -109,8 +109,10 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 	copy_str(e, rr_obj(run, "experiment"), "name");
 	copy_str(e, rr_obj(run, "experiment"), "slug");
 	copy_str(e, rr_obj(run, "experiment"), "spec_sha256");
+	copy_str(e, rr_obj(run, "experiment"), "spec_path");
 	p = json_add_obj(o, "provenance");
 	copy_str(p, rr_obj(run, "provenance"), "content_id");
+	copy_str(p, rr_obj(run, "provenance"), "source");
 	copy_item(p, rr_obj(run, "provenance"), "git");
 	report_headline(run, &head);
 	json_add_str(o, "headline", head.buf);

@@ -8,6 +8,7 @@
  * run at that commit (rerun.c). A commit that cannot be measured (build
  * failure, too few samples) is skipped, as `git bisect skip` would. */
 #include "run/bisect.h"
+#include "report/runsum.h"
 #include "run/runner.h"
 #include "report/compare.h"
 #include "core/error.h"
@@ -83,19 +84,25 @@ static void measure(struct finder *f, struct point *p)
 		p->note = xstrfmt("no spec here: %s", err.buf);
 		goto out;
 	}
-	if (store_list(&v, &n, &warn, &err) == GO_OK) {
+	/* the summaries find the recorded runs; only a match's record is read */
+	if (runsum_list(&v, &n, &warn, &err) == GO_OK) {
 		for (i = 0; i < n; i++) {
+			struct store_entry e;
 			int k = rerun_find_recorded(v + i, n - i, f->experiment, p->sha, hash);
 			if (k < 0)
 				break;
 			i += k;
-			p->run = v[i].run;
+			if (store_find(v[i].run_id, &e, &err) != GO_OK)
+				continue;
+			p->run = e.run;
 			if (take_figure(f, p)) {
-				v[i].run = NULL;
+				e.run = NULL;
 				p->reused = 1;
+				store_entry_release(&e);
 				break;
 			}
 			p->run = NULL;
+			store_entry_release(&e);
 		}
 	}
 	if (!p->run) {
@@ -206,7 +213,7 @@ int find_main(struct finder *f, const char *range_arg)
 	}
 
 	/* What the store knows of the experiment: its spec path and GPU. */
-	st = store_list(&v, &n, &warn, &err);
+	st = runsum_list(&v, &n, &warn, &err);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st);
