@@ -1,5 +1,6 @@
 /* cmd-common.c -- helpers every command uses: usage errors, options, stdout. */
 #include "cmd/commands.h"
+#include "run/runner.h"
 #include "core/error.h"
 #include "store/store.h"
 
@@ -61,4 +62,32 @@ void cmd_set_reports(const char *dir)
 		store_set_root(dir);
 	else if (env && *env)
 		store_set_root(env);
+}
+
+int cmd_run_step_option(const struct cmd_entry *e, int c, const char *arg, struct run_step_opts *o)
+{
+	switch (c) {
+	case 'a':
+		o->accept_new_hostkey = 1;
+		return 1;
+	case 'p':
+		o->plain = 1;
+		return 1;
+	case 'r':
+		o->reconnect_timeout_s = cmd_parse_int(arg, 0, 86400);
+		if (o->reconnect_timeout_s < 0) {
+			cmd_usage_error(e, "--reconnect-timeout: '%s' is not a number of seconds "
+					"(0-86400)", arg);
+			return -1;
+		}
+		return 1;
+	case 'g':
+		o->lock_wait_s = cmd_parse_int(arg, 0, 7 * 86400);
+		if (o->lock_wait_s < 0) {
+			cmd_usage_error(e, "--gpu-wait: '%s' is not a number of seconds", arg);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
 }

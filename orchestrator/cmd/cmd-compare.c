@@ -14,7 +14,7 @@
 
 static const char usage[] =
 	"usage: gpuorch compare RUN_A RUN_B [--factor F] [--pair PROG_A:PROG_B]\n"
-	"                       [--output FILE.md] [--reports DIR]\n"
+	"                       [--output FILE.md] [--json] [--reports DIR]\n"
 	"\n"
 	"Put the figures of two runs side by side (RUN_A is the reference, RUN_B the\n"
 	"candidate; ids or unique prefixes) with a verdict on each: same, faster,\n"
@@ -27,6 +27,7 @@ static const char usage[] =
 	"    --pair PA:PB         compare program PA of RUN_A with program PB of RUN_B on\n"
 	"                         the same problems (RUN_A and RUN_B may be the same run)\n"
 	"    --output FILE        also write the comparison as Markdown to FILE\n"
+	"    --json               print the comparison as JSON instead of Markdown\n"
 	"    --reports DIR        where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
 	"\n"
 	"exit: 0 no regression, 1 a figure is slower beyond the factor or its\n"
@@ -48,6 +49,7 @@ static int compare_exec(int argc, char **argv)
 		{ "factor", required_argument, NULL, 'f' },
 		{ "pair", required_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "reports", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -58,7 +60,7 @@ static int compare_exec(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT, md = STRBUF_INIT;
 	const char *reports = NULL, *output = NULL;
 	char *pair = NULL, *colon;
-	int c, i, rc = GO_EXIT_OK, both = 0;
+	int c, i, rc = GO_EXIT_OK, both = 0, json = 0;
 	enum go_status st;
 
 	memset(&o, 0, sizeof(o));
@@ -77,6 +79,7 @@ static int compare_exec(int argc, char **argv)
 			break;
 		case 'p': pair = optarg; break;
 		case 'o': output = optarg; break;
+		case 'j': json = 1; break;
 		case 'R': reports = optarg; break;
 		case ':':
 			return cmd_usage_error(&cmd_compare_entry, "option '%s' needs a value",
@@ -136,7 +139,15 @@ static int compare_exec(int argc, char **argv)
 		    r.count[CMP_SAME], r.count[CMP_FASTER], r.count[CMP_SLOWER],
 		    r.count[CMP_DIFFERENT], r.count[CMP_INSUFFICIENT], r.count[CMP_MISSING],
 		    r.nregressions ? "REGRESSION" : "no regression");
-	fputs(md.buf, stdout);
+	if (json) {
+		cJSON *j = compare_result_json(&r, &o);
+		char *text = cJSON_Print(j);
+		puts(text);
+		free(text);
+		cJSON_Delete(j);
+	} else {
+		fputs(md.buf, stdout);
+	}
 	if (output) {
 		st = fs_write_atomic(output, md.buf, md.len, &err);
 		if (st != GO_OK) {
@@ -160,4 +171,5 @@ out:
 
 const struct cmd_entry cmd_compare_entry = {
 	"compare", usage, "two runs side by side, with a verdict on each figure", compare_exec,
+	CMD_NEEDS_REPORTS,
 };

@@ -1,24 +1,10 @@
-/* cmd-find.c -- `gpuorch find GOOD..BAD EXPERIMENT`: bisect commits to where a figure changed.
- *
- * Like git bisect: GOOD's figure is the reference; BAD must differ from it
- * significantly (stats_compare on the raw samples, same rule as compare).
- * The commits of `git rev-list GOOD..BAD` are bisected, each measured once:
- * a complete clean run recorded at that commit with the spec's hash there
- * and the figure on the same GPU model is reused, else the experiment is
- * run at that commit (rerun.c). A commit that cannot be measured (build
- * failure, too few samples) is skipped, as `git bisect skip` would. */
+/* cmd-find.c -- `gpuorch find GOOD..BAD EXPERIMENT`: options, then find_main() (run/bisect.h). */
 #include "cmd/commands.h"
-#include "report/compare.h"
+#include "run/bisect.h"
+#include "core/stats.h"
 #include "core/error.h"
-#include "store/gitinfo.h"
-#include "remote/hostpick.h"
-#include "transport/hosts.h"
-#include "core/jsonutil.h"
-#include "run/rerun.h"
-#include "store/store.h"
 
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +13,8 @@
 static const char usage[] =
 	"usage: gpuorch find GOOD..BAD EXPERIMENT --hosts FILE [--host NAME]\n"
 	"                    [--program P] [--problem Q] [--factor F] [--spec PATH]\n"
-	"                    [--accept-new-host-key] [--reports DIR] [--root DIR]\n"
+	"                    [--accept-new-host-key] [--plain] [--reconnect-timeout S]\n"
+	"                    [--gpu-wait S] [--reports DIR] [--root DIR]\n"
 	"\n"
 	"Bisect the commits between GOOD and BAD (git rev-list GOOD..BAD) to the\n"
 	"first one where a figure (default: the first kernel benchmark's median)\n"
@@ -41,172 +28,11 @@ static const char usage[] =
 	"    --factor F               smallest ratio of medians called a change (default 1.05)\n"
 	"    --spec PATH              the spec's path in the repository (default: the path\n"
 	"                             recorded by the newest run of EXPERIMENT)\n"
+	CMD_RUN_STEP_USAGE
 	"    --reports DIR, --root DIR  as for 'gpuorch run'\n"
 	"\n"
 	"exit: 0 the commit was found, 1 BAD does not differ from GOOD or the\n"
 	"      change cannot be pinned to one commit, 2 bad input, 3 no usable host\n";
-
-enum { UNKNOWN, SAME, CHANGED, SKIPPED };
-
-struct point {
-	char sha[41];
-	char *subject;
-	int state;
-	cJSON *run;          /* owned */
-	int reused;
-	struct figure fig;   /* points into run; samples owned */
-	int have_fig;
-	struct stats_cmp t;
-	char *note;
-};
-
-struct finder {
-	const char *experiment, *spec_path, *program, *problem, *root, *host, *hosts_path;
-	const char *target_gpu;
-	double factor;
-	int accept_new;
-	struct strbuf cl;
-};
-
-static int fig_matches(const struct finder *f, const struct figure *x)
-{
-	if (f->program && (!x->program || strcmp(x->program, f->program)))
-		return 0;
-	if (f->problem && (!x->problem || strcmp(x->problem, f->problem)))
-		return 0;
-	if (!f->program && x->role && !strcmp(x->role, "baseline"))
-		return 0;
-	if ((f->target_gpu == NULL) != (x->gpu == NULL))
-		return 0;
-	return !f->target_gpu || !strcmp(f->target_gpu, x->gpu);
-}
-
-/* Take the figure out of a run; 1 when found. */
-static int take_figure(const struct finder *f, struct point *p)
-{
-	struct figures fs;
-	int i, found = 0;
-	figures_of_run(p->run, &fs);
-	for (i = 0; i < fs.n; i++) {
-		if (!found && fig_matches(f, &fs.v[i]) && fs.v[i].nsamples >= 2) {
-			p->fig = fs.v[i];
-			fs.v[i].samples = NULL;
-			found = 1;
-		}
-	}
-	figures_release(&fs);
-	p->have_fig = found;
-	return found;
-}
-
-static void measure(struct finder *f, struct point *p)
-{
-	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
-	struct store_entry *v = NULL;
-	char hash[SHA256_HEX_LEN + 1];
-	char *dir = NULL, *path;
-	int n = 0, i;
-
-	if (rerun_spec_hash_at(f->root, p->sha, f->spec_path, hash, &err) != GO_OK) {
-		p->state = SKIPPED;
-		p->note = xstrfmt("no spec here: %s", err.buf);
-		goto out;
-	}
-	if (store_list(&v, &n, &warn, &err) == GO_OK) {
-		for (i = 0; i < n; i++) {
-			int k = rerun_find_recorded(v + i, n - i, f->experiment, p->sha, hash);
-			if (k < 0)
-				break;
-			i += k;
-			p->run = v[i].run;
-			if (take_figure(f, p)) {
-				v[i].run = NULL;
-				p->reused = 1;
-				break;
-			}
-			p->run = NULL;
-		}
-	}
-	if (!p->run) {
-		struct rerun_opts ro;
-		int rc;
-		memset(&ro, 0, sizeof(ro));
-		ro.root = f->root;
-		ro.hosts_path = f->hosts_path;
-		ro.host = f->host;
-		ro.accept_new_hostkey = f->accept_new;
-		ro.command_line = f->cl.buf;
-		printf("find: measuring %.12s %s\n", p->sha, p->subject ? p->subject : "");
-		rc = rerun_at_commit(&ro, f->spec_path, p->sha, &dir);
-		if (rc == GO_EXIT_INTERRUPTED) {
-			p->state = SKIPPED;
-			p->note = xstrdup("interrupted");
-			goto out;
-		}
-		if (dir) {
-			path = xstrfmt("%s/run.json", dir);
-			if (json_load_file(path, &p->run, GO_ERR_IO, &err) != GO_OK)
-				p->run = NULL;
-			free(path);
-		}
-		if (!p->run || !take_figure(f, p)) {
-			p->state = SKIPPED;
-			p->note = xstrfmt("no figure with samples (run exit %d)", rc);
-			goto out;
-		}
-	}
-out:
-	store_list_free(v, n);
-	strbuf_release(&err);
-	strbuf_release(&warn);
-	free(dir);
-}
-
-static void judge(struct finder *f, const struct point *good, struct point *p, int want)
-{
-	stats_compare(good->fig.samples, good->fig.nsamples, p->fig.samples, p->fig.nsamples,
-		      STATS_DEFAULT_ALPHA, f->factor, &p->t);
-	if (p->t.verdict == STATS_INSUFFICIENT) {
-		p->state = SKIPPED;
-		p->note = xstrdup(p->t.why ? p->t.why : "insufficient data");
-	} else if ((int)p->t.verdict == want || (want < 0 && p->t.verdict != STATS_SAME)) {
-		p->state = CHANGED;
-	} else {
-		p->state = SAME;
-	}
-}
-
-static void print_evidence(const struct point *pts, int n)
-{
-	int i;
-	struct strbuf sb = STRBUF_INIT;
-	printf("\n| commit | subject | run | median [min-max, n] | vs GOOD | p | state |\n"
-	       "|---|---|---|---|---|---|---|\n");
-	for (i = 0; i < n; i++) {
-		const struct point *p = &pts[i];
-		if (p->state == UNKNOWN)
-			continue;
-		strbuf_reset(&sb);
-		if (p->have_fig)
-			compare_fmt_figure(&sb, &p->fig);
-		printf("| %.12s | %s | %s%s | %s | ", p->sha, p->subject ? p->subject : "",
-		       p->run && json_str(p->run, "run_id") ? json_str(p->run, "run_id") : "-",
-		       p->reused ? " (recorded)" : "", sb.len ? sb.buf : "-");
-		if (i && p->have_fig && !isnan(p->t.ratio))
-			printf("x%.3f | ", p->t.ratio);
-		else
-			printf("%s | ", i ? "-" : "reference");
-		if (!isnan(p->t.p))
-			printf("%.2g | ", p->t.p);
-		else
-			printf("- | ");
-		printf("%s%s%s |\n", p->state == SAME ? "good (same as GOOD)" : p->state == CHANGED
-		       ? (p->t.verdict == STATS_SLOWER ? "bad (slower)" : "bad (faster)")
-		       : p->state == SKIPPED ? "skipped" : "", p->note ? ": " : "",
-		       p->note ? p->note : "");
-	}
-	strbuf_release(&sb);
-}
 
 static int find_exec(int argc, char **argv)
 {
@@ -217,37 +43,34 @@ static int find_exec(int argc, char **argv)
 		{ "problem", required_argument, NULL, 'Q' },
 		{ "factor", required_argument, NULL, 'f' },
 		{ "spec", required_argument, NULL, 's' },
-		{ "accept-new-host-key", no_argument, NULL, 'a' },
+		CMD_RUN_STEP_OPTIONS,
 		{ "reports", required_argument, NULL, 'R' },
 		{ "root", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct finder f;
-	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
-	struct store_entry *v = NULL;
-	struct hosts *hs = NULL;
-	struct hostpick pick;
-	struct point *pts = NULL;
-	const char *reports = NULL, *want_gpu = NULL, *want_cc = NULL;
-	char *spec_owned = NULL;
-	char good[41], bad[41], *range = NULL, *dots, **lines = NULL;
-	int c, i, n = 0, nl = 0, npts = 0, rc = GO_EXIT_OK, have_pick = 0, have_record = 0, lo, hi, want, iter;
-	enum go_status st;
+	const char *reports = NULL, *dots;
+	int c, i, rc;
 
 	memset(&f, 0, sizeof(f));
-	memset(&pick, 0, sizeof(pick));
+	f.step = (struct run_step_opts)RUN_STEP_OPTS_INIT;
+	f.step.plain = 1;   /* find prints its own lines between the runs' */
 	f.root = ".";
 	f.factor = STATS_DEFAULT_FACTOR;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		int k = cmd_run_step_option(&cmd_find_entry, c, optarg, &f.step);
+		if (k > 0)
+			continue;
+		if (k < 0)
+			return GO_EXIT_USAGE;
 		switch (c) {
 		case 'H': f.hosts_path = optarg; break;
 		case 'n': f.host = optarg; break;
 		case 'P': f.program = optarg; break;
 		case 'Q': f.problem = optarg; break;
 		case 's': f.spec_path = optarg; break;
-		case 'a': f.accept_new = 1; break;
 		case 'R': reports = optarg; break;
 		case 'o': f.root = optarg; break;
 		case 'f':
@@ -279,203 +102,12 @@ static int find_exec(int argc, char **argv)
 		strbuf_addch(&f.cl, ' ');
 		strbuf_add_shell_quoted(&f.cl, argv[i]);
 	}
-	range = xstrdup(argv[optind]);
-	range[dots - argv[optind]] = '\0';
-	st = git_resolve(f.root, range, good, &err);
-	if (st == GO_OK)
-		st = git_resolve(f.root, range + (dots - argv[optind]) + 2, bad, &err);
-	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		rc = GO_EXIT_USAGE;
-		goto out;
-	}
-
-	/* What the store knows of the experiment: its spec path and GPU. */
-	st = store_list(&v, &n, &warn, &err);
-	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		rc = go_exit_code(st);
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		const cJSON *h;
-		if (!rerun_is_run_of(v[i].run, f.experiment))
-			continue;
-		if (!f.spec_path)
-			f.spec_path = spec_owned = rerun_spec_path_of(v[i].run);
-		h = cJSON_GetArrayItem(cJSON_GetObjectItem(v[i].run, "hosts"), 0);
-		want_gpu = json_str(json_path(h, "info"), "gpu_name");
-		want_cc = json_str(json_path(h, "info"), "compute_cap");
-		have_record = 1;
-		break;
-	}
-	if (!f.spec_path) {
-		fprintf(stderr, "error: no run of '%s' is recorded under '%s', so its spec path is "
-			"unknown; give --spec PATH\n", f.experiment, store_root());
-		rc = GO_EXIT_USAGE;
-		goto out;
-	}
-
-	/* The commits: GOOD, then GOOD..BAD oldest first (BAD last). */
-	{
-		char *r2 = xstrfmt("%s..%s", good, bad);
-		const char *av[] = { "git", "log", "--topo-order", "--reverse", "--format=%H%x09%s",
-				     r2, NULL };
-		const char *av1[] = { "git", "log", "-1", "--format=%H%x09%s", good, NULL };
-		char **gl = NULL;
-		int ngl = 0;
-		st = rerun_git_lines(f.root, av, &lines, &nl, &err);
-		if (st == GO_OK)
-			st = rerun_git_lines(f.root, av1, &gl, &ngl, &err);
-		free(r2);
-		if (st != GO_OK || ngl != 1) {
-			fprintf(stderr, "error: %s\n", err.buf);
-			rerun_free_lines(gl, ngl);
-			rc = GO_EXIT_USAGE;
-			goto out;
-		}
-		if (!nl || strncmp(lines[nl - 1], bad, 40)) {
-			fprintf(stderr, "error: %.12s is not a descendant of %.12s: nothing to "
-				"bisect\n", bad, good);
-			rerun_free_lines(gl, ngl);
-			rc = GO_EXIT_USAGE;
-			goto out;
-		}
-		pts = xcalloc((size_t)nl + 1, sizeof(*pts));
-		for (i = 0; i <= nl; i++) {
-			const char *line = i ? lines[i - 1] : gl[0];
-			memcpy(pts[i].sha, line, 40);
-			pts[i].subject = xstrdup(strlen(line) > 41 ? line + 41 : "");
-			pts[i].t.p = NAN;
-			pts[i].t.ratio = NAN;
-		}
-		npts = nl + 1;
-		rerun_free_lines(gl, ngl);
-	}
-
-	/* One host with the recorded GPU model (or the given one). */
-	st = hosts_load(f.hosts_path, &hs, &err);
-	if (st == GO_OK && f.host) {
-		char *names[1] = { (char *)f.host };
-		st = hosts_select(hs, names, 1, &err);
-	}
-	if (st == GO_OK)
-		st = hostpick_by_gpu(hs, want_gpu, want_cc, f.accept_new, &pick, &err);
-	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		rc = go_exit_code(st);
-		goto out;
-	}
-	have_pick = 1;
-	/* --host NAME, or nothing recorded to match: the host as it is */
-	if (pick.chosen < 0 && (f.host || !have_record) && pick.closest >= 0)
-		pick.chosen = pick.closest;
-	if (pick.chosen < 0) {
-		fprintf(stderr, "error: no usable host in '%s' has %s (the GPU of the recorded "
-			"runs)\n%s", f.hosts_path, want_gpu ? want_gpu : "no GPU", pick.table.buf);
-		rc = GO_EXIT_INFRA;
-		goto out;
-	}
-	f.host = hs->v[pick.chosen].name;
-	f.target_gpu = pick.chosen_gpu;
-	printf("find: %d commit%s after %.12s; following %s%s%s on '%s' (%s)\n", nl,
-	       nl == 1 ? "" : "s", good, f.program ? f.program : "the first kernel benchmark",
-	       f.problem ? " " : "", f.problem ? f.problem : "", f.host,
-	       f.target_gpu ? f.target_gpu : "no GPU");
-
-	/* GOOD and BAD. */
-	measure(&f, &pts[0]);
-	if (!pts[0].have_fig) {
-		print_evidence(pts, npts);
-		fprintf(stderr, "error: GOOD (%.12s) could not be measured: %s\n", good,
-			pts[0].note ? pts[0].note : "no figure");
-		rc = GO_EXIT_FAILED;
-		goto out;
-	}
-	pts[0].state = SAME;
-	if (!f.program)
-		f.program = pts[0].fig.program;
-	if (!f.problem)
-		f.problem = pts[0].fig.problem;
-	measure(&f, &pts[npts - 1]);
-	if (pts[npts - 1].have_fig)
-		judge(&f, &pts[0], &pts[npts - 1], -1);
-	if (pts[npts - 1].state != CHANGED) {
-		print_evidence(pts, npts);
-		printf("\nBAD (%.12s) %s GOOD (%.12s): nothing to find\n", bad,
-		       pts[npts - 1].state == SAME ? "does not differ significantly from"
-						   : "could not be compared with", good);
-		rc = GO_EXIT_FAILED;
-		goto out;
-	}
-	want = (int)pts[npts - 1].t.verdict;
-
-	/* Bisect, skipping commits that cannot be measured. */
-	lo = 0;
-	hi = npts - 1;
-	for (iter = 0; iter < npts && hi - lo > 1; iter++) {
-		int mid = -1, best = npts + 1, k;
-		for (k = lo + 1; k < hi; k++) {
-			int d = abs(2 * k - (lo + hi));
-			if (pts[k].state != SKIPPED && d < best) {
-				best = d;
-				mid = k;
-			}
-		}
-		if (mid < 0)
-			break;
-		measure(&f, &pts[mid]);
-		if (pts[mid].have_fig)
-			judge(&f, &pts[0], &pts[mid], want);
-		if (pts[mid].state == CHANGED)
-			hi = mid;
-		else if (pts[mid].state == SAME)
-			lo = mid;
-	}
-	print_evidence(pts, npts);
-	if (hi - lo == 1) {
-		printf("\nfirst %s commit: %s %s\n", want == STATS_SLOWER ? "slower" : "faster",
-		       pts[hi].sha, pts[hi].subject);
-		printf("evidence: %s %s median ", f.program, f.problem);
-		{
-			struct strbuf sb = STRBUF_INIT;
-			compare_fmt_us(&sb, pts[lo].fig.median_us);
-			strbuf_addstr(&sb, " us at ");
-			printf("%s%.12s -> ", sb.buf, pts[lo].sha);
-			strbuf_reset(&sb);
-			compare_fmt_us(&sb, pts[hi].fig.median_us);
-			printf("%s us at %.12s (x%.3f vs GOOD, p=%.2g)\n", sb.buf, pts[hi].sha,
-			       pts[hi].t.ratio, pts[hi].t.p);
-			strbuf_release(&sb);
-		}
-	} else {
-		printf("\nthe change is in one of these commits (the others between could not be "
-		       "measured):\n");
-		for (i = lo + 1; i <= hi; i++)
-			printf("  %s %s\n", pts[i].sha, pts[i].subject);
-		rc = GO_EXIT_FAILED;
-	}
-out:
-	for (i = 0; i < npts; i++) {
-		free(pts[i].subject);
-		free(pts[i].note);
-		free(pts[i].fig.samples);
-		cJSON_Delete(pts[i].run);
-	}
-	free(pts);
-	rerun_free_lines(lines, nl);
-	if (have_pick)
-		hostpick_release(&pick);
-	hosts_free(hs);
-	store_list_free(v, n);
-	free(range);
-	free(spec_owned);
+	rc = find_main(&f, argv[optind]);
 	strbuf_release(&f.cl);
-	strbuf_release(&err);
-	strbuf_release(&warn);
 	return rc;
 }
 
 const struct cmd_entry cmd_find_entry = {
 	"find", usage, "bisect commits to the one where a figure changed", find_exec,
+	CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
 };

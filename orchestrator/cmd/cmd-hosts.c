@@ -208,4 +208,5 @@ out:
 
 const struct cmd_entry cmd_hosts_entry = {
 	"hosts", usage, "check hosts: reachable? GPU, arch, driver, CUDA tools", hosts_exec,
+	CMD_NEEDS_SSH,
 };

@@ -77,4 +77,5 @@ static int report_exec(int argc, char **argv)
 
 const struct cmd_entry cmd_report_entry = {
 	"report", usage, "(re)write the Markdown report of a run from its record", report_exec,
+	CMD_NEEDS_REPORTS,
 };

@@ -26,10 +26,7 @@ static const char usage[] =
 	"    --commit REV             package the sources as they are at commit REV\n"
 	"    --dry-run                print the plan (hosts, files, content id, remote\n"
 	"                             commands) and send nothing\n"
-	"    --accept-new-host-key    trust and record an unknown host key (never a changed one)\n"
-	"    --plain                  progress as plain lines, even on a terminal\n"
-	"    --reconnect-timeout S    keep trying a lost host for S seconds (default 60)\n"
-	"    --gpu-wait S             how long a step waits for its GPU to be free (default 3600)\n"
+	CMD_RUN_STEP_USAGE
 	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
 	"    --root DIR               repository root the spec's paths are relative to (default .)\n"
 	"    --notify URL             POST a JSON summary of the finished run to this webhook\n"
@@ -45,55 +42,39 @@ static int run_exec(int argc, char **argv)
 		{ "host", required_argument, NULL, 'n' },
 		{ "commit", required_argument, NULL, 'c' },
 		{ "dry-run", no_argument, NULL, 'd' },
-		{ "accept-new-host-key", no_argument, NULL, 'a' },
-		{ "plain", no_argument, NULL, 'p' },
-		{ "reconnect-timeout", required_argument, NULL, 'r' },
-		{ "gpu-wait", required_argument, NULL, 'g' },
+		CMD_RUN_STEP_OPTIONS,
 		{ "reports", required_argument, NULL, 'R' },
 		{ "root", required_argument, NULL, 'o' },
 		{ "notify", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run_opts o;
+	struct run_step_opts so = RUN_STEP_OPTS_INIT;
 	struct strbuf cl = STRBUF_INIT;
 	char **names = xcalloc((size_t)argc + 1, sizeof(char *));
 	const char *reports = NULL;
-	int c, i, rc;
+	int c, i, rc, k;
 
 	memset(&o, 0, sizeof(o));
-	o.reconnect_timeout_s = 60;
-	o.lock_wait_s = 3600;
 	o.root = ".";
 	o.host_names = names;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		if ((k = cmd_run_step_option(&cmd_run_entry, c, optarg, &so)) != 0) {
+			if (k > 0)
+				continue;
+			free(names);
+			return GO_EXIT_USAGE;
+		}
 		switch (c) {
 		case 'H': o.hosts_path = optarg; break;
 		case 'n': names[o.nhost_names++] = optarg; break;
 		case 'c': o.commit = optarg; break;
 		case 'd': o.dry_run = 1; break;
-		case 'a': o.accept_new_hostkey = 1; break;
-		case 'p': o.plain = 1; break;
 		case 'R': reports = optarg; break;
 		case 'o': o.root = optarg; break;
 		case 'N': o.notify_url = optarg; break;
-		case 'r':
-			o.reconnect_timeout_s = cmd_parse_int(optarg, 0, 86400);
-			if (o.reconnect_timeout_s < 0) {
-				free(names);
-				return cmd_usage_error(&cmd_run_entry, "--reconnect-timeout: '%s' is not "
-						       "a number of seconds (0-86400)", optarg);
-			}
-			break;
-		case 'g':
-			o.lock_wait_s = cmd_parse_int(optarg, 0, 7 * 86400);
-			if (o.lock_wait_s < 0) {
-				free(names);
-				return cmd_usage_error(&cmd_run_entry, "--gpu-wait: '%s' is not a "
-						       "number of seconds", optarg);
-			}
-			break;
 		case ':':
 			free(names);
 			return cmd_usage_error(&cmd_run_entry, "option '%s' needs a value",
@@ -118,6 +99,10 @@ static int run_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_run_entry, "no hosts inventory: give --hosts FILE");
 	}
 	o.spec_path = argv[optind];
+	o.accept_new_hostkey = so.accept_new_hostkey;
+	o.plain = so.plain;
+	o.reconnect_timeout_s = so.reconnect_timeout_s;
+	o.lock_wait_s = so.lock_wait_s;
 	cmd_set_reports(reports);
 	strbuf_addstr(&cl, "gpuorch");
 	for (i = 0; i < argc; i++) {
@@ -147,4 +132,5 @@ static int run_exec(int argc, char **argv)
 
 const struct cmd_entry cmd_run_entry = {
 	"run", usage, "run an experiment on GPU hosts and write its phase report", run_exec,
+	CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
 };

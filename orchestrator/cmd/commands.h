@@ -8,11 +8,19 @@
 #ifndef GPUORCH_COMMANDS_H
 #define GPUORCH_COMMANDS_H
 
+/* What a command needs before it runs (git's RUN_SETUP, tmux's cmd_entry
+ * flags): main.c initialises libssh2 only for a command that connects. */
+enum cmd_needs {
+	CMD_NEEDS_SSH = 1 << 0,      /* it connects to hosts over SSH */
+	CMD_NEEDS_REPORTS = 1 << 1,  /* it reads or writes the reports directory */
+};
+
 struct cmd_entry {
 	const char *name;
 	const char *usage;     /* full usage text, first line "usage: gpuorch ..." */
 	const char *summary;   /* one line for `gpuorch help` */
 	int (*exec)(int argc, char **argv);
+	unsigned needs;        /* enum cmd_needs bits */
 };
 
 extern const struct cmd_entry cmd_run_entry;
@@ -23,6 +31,25 @@ extern const struct cmd_entry cmd_reproduce_entry;
 extern const struct cmd_entry cmd_compare_entry;
 extern const struct cmd_entry cmd_history_entry;
 extern const struct cmd_entry cmd_find_entry;
+extern const struct cmd_entry cmd_summarize_entry;
+
+/* The options of every command that runs steps (run, reproduce, find): put
+ * CMD_RUN_STEP_OPTIONS in its getopt table and CMD_RUN_STEP_USAGE in its
+ * usage, and hand each option to cmd_run_step_option first: 1 when it was
+ * one of them (stored in *o), 0 when not, -1 after a usage error was printed
+ * (return GO_EXIT_USAGE). */
+struct run_step_opts;
+#define CMD_RUN_STEP_OPTIONS \
+	{ "accept-new-host-key", no_argument, NULL, 'a' }, \
+	{ "plain", no_argument, NULL, 'p' }, \
+	{ "reconnect-timeout", required_argument, NULL, 'r' }, \
+	{ "gpu-wait", required_argument, NULL, 'g' }
+#define CMD_RUN_STEP_USAGE \
+	"    --accept-new-host-key    trust and record an unknown host key (never a changed one)\n" \
+	"    --plain                  progress as plain lines, even on a terminal\n" \
+	"    --reconnect-timeout S    keep trying a lost host for S seconds (default 60)\n" \
+	"    --gpu-wait S             how long a step waits for its GPU to be free (default 3600)\n"
+int cmd_run_step_option(const struct cmd_entry *e, int c, const char *arg, struct run_step_opts *o);
 
 /* Shared by commands: print "error: MSG" and the usage, return 2. */
 int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)

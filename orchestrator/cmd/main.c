@@ -21,6 +21,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_compare_entry,
 	&cmd_history_entry,
 	&cmd_find_entry,
+	&cmd_summarize_entry,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -65,14 +66,15 @@ int main(int argc, char **argv)
 			fputs(commands[i]->usage, stdout);
 			return cmd_finish_stdout(0);
 		}
-		/* libssh2_init once, before any thread. */
-		if (ssh_global_init(&err) != GO_OK) {
+		/* libssh2_init once, before any thread, and only for a command that connects */
+		if ((commands[i]->needs & CMD_NEEDS_SSH) && ssh_global_init(&err) != GO_OK) {
 			fprintf(stderr, "error: %s\n", err.buf);
 			strbuf_release(&err);
 			return GO_EXIT_LOCAL;
 		}
 		rc = commands[i]->exec(argc - 1, argv + 1);
-		ssh_global_cleanup();
+		if (commands[i]->needs & CMD_NEEDS_SSH)
+			ssh_global_cleanup();
 		return cmd_finish_stdout(rc);
 	}
 	fprintf(stderr, "error: '%s' is not a gpuorch command\n\n", argv[1]);

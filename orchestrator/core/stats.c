@@ -24,15 +24,34 @@ static int cmp_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+static int is_sorted(const double *v, int n)
+{
+	int i;
+	for (i = 1; i < n; i++)
+		if (v[i - 1] > v[i])
+			return 0;
+	return 1;
+}
+
+void stats_sort(double *v, int n)
+{
+	if (n > 1 && !is_sorted(v, n))
+		qsort(v, (size_t)n, sizeof(double), cmp_double);
+}
+
 double stats_quantile(const double *v, int n, double q)
 {
-	double *s, pos, r;
+	double *s = NULL, pos, r;
+	const double *x = v;
 	int lo;
 	if (n < 1)
 		return NAN;
-	s = xmalloc((size_t)n * sizeof(double));
-	memcpy(s, v, (size_t)n * sizeof(double));
-	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	if (!is_sorted(v, n)) {   /* sorted input (stats_sort) needs no copy */
+		s = xmalloc((size_t)n * sizeof(double));
+		memcpy(s, v, (size_t)n * sizeof(double));
+		qsort(s, (size_t)n, sizeof(double), cmp_double);
+		x = s;
+	}
 	if (q < 0)
 		q = 0;
 	if (q > 1)
@@ -40,9 +59,9 @@ double stats_quantile(const double *v, int n, double q)
 	pos = q * (n - 1);
 	lo = (int)pos;
 	if (lo >= n - 1)
-		r = s[n - 1];
+		r = x[n - 1];
 	else
-		r = s[lo] + (pos - lo) * (s[lo + 1] - s[lo]);
+		r = x[lo] + (pos - lo) * (x[lo + 1] - x[lo]);
 	free(s);
 	return r;
 }
@@ -70,15 +89,24 @@ static void rank_sum(const double *a, int na, const double *b, int nb, double *r
 {
 	int n = na + nb, i, j, k;
 	struct item *it = xmalloc((size_t)n * sizeof(*it));
-	for (i = 0; i < na; i++) {
-		it[i].v = a[i];
-		it[i].from_a = 1;
+	if (is_sorted(a, na) && is_sorted(b, nb)) {
+		/* both sorted (stats_sort): merge; ties stay together either way */
+		for (i = j = k = 0; k < n; k++) {
+			int take_a = j >= nb || (i < na && a[i] <= b[j]);
+			it[k].v = take_a ? a[i++] : b[j++];
+			it[k].from_a = take_a;
+		}
+	} else {
+		for (i = 0; i < na; i++) {
+			it[i].v = a[i];
+			it[i].from_a = 1;
+		}
+		for (i = 0; i < nb; i++) {
+			it[na + i].v = b[i];
+			it[na + i].from_a = 0;
+		}
+		qsort(it, (size_t)n, sizeof(*it), cmp_item);
 	}
-	for (i = 0; i < nb; i++) {
-		it[na + i].v = b[i];
-		it[na + i].from_a = 0;
-	}
-	qsort(it, (size_t)n, sizeof(*it), cmp_item);
 	*r1 = 0;
 	*tie_term = 0;
 	for (i = 0; i < n; i = j) {

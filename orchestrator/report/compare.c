@@ -10,27 +10,17 @@
  * verdict still shown beside it; else the timing verdict of stats_compare(). */
 #include "report/compare.h"
 #include "core/jsonutil.h"
+#include "store/runread.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static int streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
 /* Both NULL counts as equal here (e.g. no GPU on either side). */
 static int same_str(const char *a, const char *b)
 {
-	return (!a && !b) || streq(a, b);
-}
-
-static double num_or_nan(const cJSON *root, const char *path)
-{
-	const cJSON *j = json_path(root, path);
-	return cJSON_IsNumber(j) ? j->valuedouble : NAN;
+	return (!a && !b) || rr_streq(a, b);
 }
 
 const char *figure_gpu_label(const struct figure *f)
@@ -38,23 +28,12 @@ const char *figure_gpu_label(const struct figure *f)
 	return f->gpu && *f->gpu ? f->gpu : "no GPU";
 }
 
-static const char *check_status_of(const cJSON *host, const char *program, const char *problem)
-{
-	const cJSON *s;
-	cJSON_ArrayForEach(s, cJSON_GetObjectItem(host, "steps")) {
-		if (streq(json_str(s, "kind"), "correctness") && streq(json_str(s, "program"), program) &&
-		    same_str(json_str(s, "problem"), problem))
-			return json_str(s, "status");
-	}
-	return NULL;
-}
-
 static void resources_of(const cJSON *host, struct figure *f)
 {
 	const cJSON *b, *r;
 	f->registers = f->spill_bytes = f->smem_bytes = -1;
 	cJSON_ArrayForEach(b, cJSON_GetObjectItem(host, "builds")) {
-		if (!streq(json_str(b, "program"), f->program) || !same_str(json_str(b, "arch"), f->arch))
+		if (!rr_streq(json_str(b, "program"), f->program) || !same_str(json_str(b, "arch"), f->arch))
 			continue;
 		cJSON_ArrayForEach(r, cJSON_GetObjectItem(b, "resources")) {
 			int reg = (int)json_num(r, "registers", -1);
@@ -86,7 +65,7 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			struct figure *f;
 			const cJSON *res = cJSON_GetObjectItem(s, "result");
 			const cJSON *samples = json_path(res, "timing.samples_us"), *x;
-			if (!streq(json_str(s, "kind"), "benchmark"))
+			if (!rr_streq(json_str(s, "kind"), "benchmark"))
 				continue;
 			if (out->n == cap) {
 				cap = cap ? 2 * cap : 8;
@@ -105,11 +84,14 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			f->role = json_str(s, "role");
 			f->status = json_str(s, "status");
 			f->result_status = json_str(res, "status");
-			f->check_status = check_status_of(h, f->program, f->problem);
-			f->median_us = num_or_nan(res, "timing.median_us");
-			f->min_us = num_or_nan(res, "timing.min_us");
-			f->max_us = num_or_nan(res, "timing.max_us");
-			f->tflops = num_or_nan(res, "model.tflops");
+			f->check_status = rr_str(rr_find_step(h, "correctness", f->program, f->problem,
+							    NULL, NULL), "status");
+			f->median_us = rr_num_or_nan(res, METRIC_MEDIAN_PATH);
+			f->min_us = rr_num_or_nan(res, "timing.min_us");
+			f->max_us = rr_num_or_nan(res, "timing.max_us");
+			f->tflops = rr_num_or_nan(res, "model.tflops");
+			f->gbps = rr_num_or_nan(res, "model.gbps");
+			f->samples_at = json_path(res, "timing.samples_at");
 			f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
 			f->driver = json_str(info, "driver");
 			if (cJSON_IsArray(samples) && cJSON_GetArraySize(samples) > 0) {
@@ -152,7 +134,7 @@ static int wants(const struct cmp_opts *o, const struct figure *f, int side_b)
 {
 	if (!o->pair_a)
 		return 1;
-	return streq(f->program, side_b ? o->pair_b : o->pair_a);
+	return rr_streq(f->program, side_b ? o->pair_b : o->pair_a);
 }
 
 static int partners(const struct cmp_opts *o, const struct figure *a, const struct figure *b)
@@ -160,8 +142,8 @@ static int partners(const struct cmp_opts *o, const struct figure *a, const stru
 	if (!same_str(a->problem, b->problem))
 		return 0;
 	if (o->pair_a)
-		return streq(a->program, o->pair_a) && streq(b->program, o->pair_b);
-	return streq(a->program, b->program);
+		return rr_streq(a->program, o->pair_a) && rr_streq(b->program, o->pair_b);
+	return rr_streq(a->program, b->program);
 }
 
 static int is_pass(const char *s)
@@ -322,18 +304,48 @@ void compare_result_release(struct cmp_result *r)
 
 /* ---- rendering ---- */
 
-void compare_fmt_us(struct strbuf *sb, double us)
+static void add_num_or_null(cJSON *o, const char *key, double v)
 {
-	if (isnan(us))
-		strbuf_addstr(sb, "-");
-	else if (us >= 1000)
-		strbuf_addf(sb, "%.0f", us);
-	else if (us >= 100)
-		strbuf_addf(sb, "%.1f", us);
-	else if (us >= 10)
-		strbuf_addf(sb, "%.2f", us);
+	if (isnan(v))
+		cJSON_AddNullToObject(o, key);
 	else
-		strbuf_addf(sb, "%.3f", us);
+		json_add_num(o, key, v);
+}
+
+cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
+{
+	cJSON *out = cJSON_CreateObject(), *rule = json_add_obj(out, "rule");
+	cJSON *rows = json_add_arr(out, "rows"), *counts;
+	int i;
+	json_add_num(rule, "alpha", o->alpha);
+	json_add_num(rule, "factor", o->factor);
+	for (i = 0; i < r->nrows; i++) {
+		const struct cmp_row *w = &r->rows[i];
+		const struct figure *f = w->a ? w->a : w->b;
+		cJSON *j = cJSON_CreateObject();
+		json_add_str(j, "program", f->program);
+		json_add_str(j, "problem", f->problem);
+		json_add_str(j, "host_a", w->a ? w->a->host : NULL);
+		json_add_str(j, "host_b", w->b ? w->b->host : NULL);
+		json_add_str(j, "gpu_a", w->a ? w->a->gpu : NULL);
+		json_add_str(j, "gpu_b", w->b ? w->b->gpu : NULL);
+		add_num_or_null(j, "median_a_us", w->a ? w->a->median_us : NAN);
+		add_num_or_null(j, "median_b_us", w->b ? w->b->median_us : NAN);
+		add_num_or_null(j, "n_a", w->a ? w->a->nsamples : NAN);
+		add_num_or_null(j, "n_b", w->b ? w->b->nsamples : NAN);
+		add_num_or_null(j, "ratio", w->a && w->b ? w->t.ratio : NAN);
+		add_num_or_null(j, "p", w->a && w->b ? w->t.p : NAN);
+		json_add_str(j, "verdict", compare_verdict_name(w->verdict, o->reproduce));
+		json_add_str(j, "changes", w->changes.len ? w->changes.buf : NULL);
+		json_add_str(j, "notes", w->notes.len ? w->notes.buf : NULL);
+		json_add_bool(j, "regression", w->regression);
+		cJSON_AddItemToArray(rows, j);
+	}
+	counts = json_add_obj(out, "counts");
+	for (i = CMP_SAME; i <= CMP_MISSING; i++)
+		json_add_num(counts, compare_verdict_name((enum cmp_verdict)i, o->reproduce), r->count[i]);
+	json_add_num(out, "regressions", r->nregressions);
+	return out;
 }
 
 void compare_fmt_figure(struct strbuf *sb, const struct figure *f)
@@ -346,11 +358,11 @@ void compare_fmt_figure(struct strbuf *sb, const struct figure *f)
 		strbuf_addf(sb, "no timing (%s)", f->status ? f->status : "no status");
 		return;
 	}
-	compare_fmt_us(sb, f->median_us);
+	metric_fmt_us(sb, f->median_us);
 	strbuf_addstr(sb, " us [");
-	compare_fmt_us(sb, f->min_us);
+	metric_fmt_us(sb, f->min_us);
 	strbuf_addstr(sb, "-");
-	compare_fmt_us(sb, f->max_us);
+	metric_fmt_us(sb, f->max_us);
 	if (f->nsamples)
 		strbuf_addf(sb, ", n=%d]", f->nsamples);
 	else

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 #include "core/stats.h"
 #include "core/strbuf.h"
+#include "store/metric.h"
 
 struct figure {
 	const char *run_id;
@@ -27,8 +28,10 @@ struct figure {
 	const char *check_status;  /* status of the correctness step of the same program and
 				      problem on that host, NULL when there is none */
 	double median_us, min_us, max_us, tflops;  /* NAN when absent */
-	double *samples;           /* timing.samples_us */
+	double *samples;           /* timing.samples_us (NULL until read, for a summary) */
 	int nsamples;
+	const cJSON *samples_at;   /* a summary's pointer into samples.txt (runsum.h), or NULL */
+	double gbps;               /* model.gbps, NAN when absent */
 	int registers;             /* most registers of any kernel of the build, -1 unknown */
 	int spill_bytes;           /* spill stores + loads over the build's kernels, -1 unknown */
 	int smem_bytes;            /* largest static shared memory, -1 unknown */
@@ -85,6 +88,12 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 		  struct cmp_result *out);
 void compare_result_release(struct cmp_result *r);
 const char *compare_verdict_name(enum cmp_verdict v, int reproduce);
+/* The comparison as JSON (`gpuorch compare --json`): {"rule": {"alpha",
+ * "factor"}, "rows": [{"program", "problem", "host_a", "host_b", "gpu_a",
+ * "gpu_b", "median_a_us", "median_b_us", "n_a", "n_b", "ratio", "p",
+ * "verdict", "changes", "notes", "regression"}], "counts": {verdict: n},
+ * "regressions"}; absent figures and numbers are null. */
+cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o);
 /* One figure as "41.2 us [40.9-43.0, n=25]" (or "-"). */
 void compare_fmt_figure(struct strbuf *sb, const struct figure *f);
 /* A Markdown table with one row per pair; labels name the two columns. */
@@ -92,7 +101,5 @@ void compare_render_table(struct strbuf *md, const struct cmp_result *r, const s
 			  const char *label_a, const char *label_b);
 /* "RUN_ID (experiment, commit 1234567890ab, 2026-11-22T05:10:00Z)" */
 void compare_describe_run(struct strbuf *sb, const cJSON *run);
-/* A number the way reports print times: 3 significant digits, at least. */
-void compare_fmt_us(struct strbuf *sb, double us);
 
 #endif

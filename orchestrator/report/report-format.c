@@ -1,4 +1,4 @@
-/* report-format.c -- the report's helpers: typed reads of the record; Markdown, numbers, statuses. */
+/* report-format.c -- the report's helpers: Markdown text, numbers, statuses (typed reads: store/runread.h). */
 #include "report/report-int.h"
 #include "core/jsonutil.h"
 
@@ -8,46 +8,6 @@
 #include "core/banned.h"
 
 #define CELL_MAX 240            /* characters of free text in a table cell */
-
-/* ==== typed access: wrong types read as absent ==== */
-
-const cJSON *rpt_obj(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-	return cJSON_IsObject(v) ? v : NULL;
-}
-
-const cJSON *rpt_arr(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-	return cJSON_IsArray(v) ? v : NULL;
-}
-
-const char *rpt_str(const cJSON *o, const char *key)
-{
-	return cJSON_IsObject(o) ? json_str(o, key) : NULL;
-}
-
-/* A finite number at key (dotted path allowed). */
-int rpt_num(const cJSON *o, const char *path, double *v)
-{
-	const cJSON *j = cJSON_IsObject(o) ? json_path(o, path) : NULL;
-	if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble))
-		return 0;
-	*v = j->valuedouble;
-	return 1;
-}
-
-int rpt_is_true(const cJSON *o, const char *path)
-{
-	return cJSON_IsTrue(cJSON_IsObject(o) ? json_path(o, path) : NULL);
-}
-
-/* Iterate the objects of an array, skipping elements of any other type. */
-int rpt_streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
 
 /* ==== Markdown text ==== */
 
@@ -110,52 +70,6 @@ void rpt_md_code(struct strbuf *md, const char *s)
 
 /* ==== numbers ==== */
 
-/* Microseconds: 41.30, 110.1, 0.810 (three or four significant digits). */
-void rpt_fmt_us(struct strbuf *sb, double v)
-{
-	double a = fabs(v);
-	if (a >= 1e9)
-		strbuf_addf(sb, "%.3g", v);
-	else if (a >= 1000)
-		strbuf_addf(sb, "%.0f", v);
-	else if (a >= 100)
-		strbuf_addf(sb, "%.1f", v);
-	else if (a >= 1)
-		strbuf_addf(sb, "%.2f", v);
-	else
-		strbuf_addf(sb, "%.3f", v);
-}
-
-void rpt_fmt_tflops(struct strbuf *sb, double v)
-{
-	double a = fabs(v);
-	if (a >= 1e9)
-		strbuf_addf(sb, "%.3g", v);
-	else if (a >= 10 || a == 0)
-		strbuf_addf(sb, "%.1f", v);
-	else if (a >= 1)
-		strbuf_addf(sb, "%.2f", v);
-	else
-		strbuf_addf(sb, "%.3f", v);
-}
-
-void rpt_fmt_gbps(struct strbuf *sb, double v)
-{
-	double a = fabs(v);
-	if (a >= 1e9)
-		strbuf_addf(sb, "%.3g", v);
-	else if (a >= 100)
-		strbuf_addf(sb, "%.0f", v);
-	else
-		strbuf_addf(sb, "%.1f", v);
-}
-
-/* Errors and other small quantities. */
-void rpt_fmt_g(struct strbuf *sb, double v)
-{
-	strbuf_addf(sb, "%.3g", v);
-}
-
 void rpt_fmt_ratio(struct strbuf *sb, double v)
 {
 	if (fabs(v) >= 1e6)
@@ -193,7 +107,7 @@ void rpt_cell_num(struct strbuf *md, const cJSON *o, const char *path,
 		  void (*fn)(struct strbuf *, double))
 {
 	double v;
-	if (rpt_num(o, path, &v))
+	if (rr_num(o, path, &v))
 		fn(md, v);
 	else
 		strbuf_addstr(md, DASH);
@@ -251,15 +165,15 @@ void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep)
 
 static const char *step_icon(const char *st)
 {
-	if (rpt_streq(st, "PASS"))
+	if (rr_streq(st, "PASS"))
 		return "✅";
-	if (rpt_streq(st, "FAIL") || rpt_streq(st, "KILLED"))
+	if (rr_streq(st, "FAIL") || rr_streq(st, "KILLED"))
 		return "❌";
-	if (rpt_streq(st, "TIMEOUT"))
+	if (rr_streq(st, "TIMEOUT"))
 		return "⏱️";
-	if (rpt_streq(st, "SKIPPED"))
+	if (rr_streq(st, "SKIPPED"))
 		return "⏭️";
-	if (rpt_streq(st, "INFRA_ERROR"))
+	if (rr_streq(st, "INFRA_ERROR"))
 		return "⚠️";
 	return "❔";
 }
@@ -272,18 +186,18 @@ void rpt_cell_status(struct strbuf *md, const char *st)
 
 int rpt_host_finished(const char *st)
 {
-	return rpt_streq(st, "ok") || rpt_streq(st, "failed") || rpt_streq(st, "unreachable") ||
-	       rpt_streq(st, "skipped");
+	return rr_streq(st, "ok") || rr_streq(st, "failed") || rr_streq(st, "unreachable") ||
+	       rr_streq(st, "skipped");
 }
 
 void rpt_cell_host_status(struct strbuf *md, const cJSON *h)
 {
-	const char *st = rpt_str(h, "status");
-	if (rpt_streq(st, "ok"))
+	const char *st = rr_str(h, "status");
+	if (rr_streq(st, "ok"))
 		strbuf_addstr(md, "✅ ok");
-	else if (rpt_streq(st, "failed") || rpt_streq(st, "unreachable"))
+	else if (rr_streq(st, "failed") || rr_streq(st, "unreachable"))
 		strbuf_addf(md, "❌ %s", st);
-	else if (rpt_streq(st, "skipped"))
+	else if (rr_streq(st, "skipped"))
 		strbuf_addstr(md, "⏭️ skipped");
 	else {
 		strbuf_addstr(md, "⚠️ did not finish (");

@@ -6,6 +6,8 @@
 
 #include <cjson/cJSON.h>
 #include "core/strbuf.h"
+#include "store/metric.h"
+#include "store/runread.h"
 
 #define DASH "—"
 #define FOR_EACH_OBJ(x, a) cJSON_ArrayForEach(x, a) if (!cJSON_IsObject(x)) {} else
@@ -37,30 +39,20 @@ struct counts {
 /* report-format.c: typed access, Markdown text, numbers, statuses */
 /* Object o as `k=v` pairs separated by sep, or a dash when empty. */
 void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep);
-const cJSON *rpt_arr(const cJSON *o, const char *key);
 void rpt_cell_host_status(struct strbuf *md, const cJSON *h);
 void rpt_cell_num(struct strbuf *md, const cJSON *o, const char *path,
 		  void (*fn)(struct strbuf *, double));
 void rpt_cell_status(struct strbuf *md, const char *st);
 void rpt_fmt_bytes(struct strbuf *sb, double v);
-void rpt_fmt_g(struct strbuf *sb, double v);
-void rpt_fmt_gbps(struct strbuf *sb, double v);
 void rpt_fmt_int(struct strbuf *sb, double v);
 void rpt_fmt_ratio(struct strbuf *sb, double v);
 void rpt_fmt_secs(struct strbuf *sb, double v);
-void rpt_fmt_tflops(struct strbuf *sb, double v);
 void rpt_fmt_time(struct strbuf *md, const char *iso);
-void rpt_fmt_us(struct strbuf *sb, double v);
 void rpt_fmt_value(struct strbuf *sb, const cJSON *v);
 int rpt_host_finished(const char *st);
-int rpt_is_true(const cJSON *o, const char *path);
 void rpt_md_cell(struct strbuf *md, const char *s);
 void rpt_md_cell_n(struct strbuf *md, const char *s, size_t max);
 void rpt_md_code(struct strbuf *md, const char *s);
-int rpt_num(const cJSON *o, const char *path, double *v);
-const cJSON *rpt_obj(const cJSON *o, const char *key);
-const char *rpt_str(const cJSON *o, const char *key);
-int rpt_streq(const char *a, const char *b);
 
 /* report-results.c: the run's parts, expectations, comparisons, results */
 void rpt_add_correctness_short(struct strbuf *md, const cJSON *s);
@@ -71,16 +63,11 @@ void rpt_add_verdict_counts(struct strbuf *md, const int cnt[4], int with_na);
 int rpt_baseline_applies(const cJSON *b, const cJSON *h, const char *problem);
 const cJSON *rpt_correctness_step(const cJSON *h, const char *program, const char *problem);
 void rpt_count_verdicts(const struct rpt_ctx *c, const cJSON *h, int cnt[4]);
-const cJSON *rpt_find_step(const cJSON *h, const char *kind, const char *program,
-			   const char *problem, const char *role);
-void rpt_fmt_metric(struct strbuf *sb, const char *metric, double v);
-void rpt_fmt_target(struct strbuf *sb, const char *metric, double v);
 const char *rpt_gpu_name(const cJSON *h);
 const char *rpt_host_name(const cJSON *h);
 int rpt_is_baseline(const cJSON *step);
 void rpt_judge_all(struct rpt_ctx *c);
 int rpt_ref_applies(const cJSON *ref, const cJSON *h);
-const cJSON *rpt_result_of(const cJSON *step);
 void rpt_section_expectations(struct rpt_ctx *c);
 void rpt_section_results(struct rpt_ctx *c);
 

@@ -11,42 +11,18 @@
 
 const char *rpt_host_name(const cJSON *h)
 {
-	const char *n = rpt_str(h, "name");
+	const char *n = rr_str(h, "name");
 	return n ? n : "?";
 }
 
 const char *rpt_gpu_name(const cJSON *h)
 {
-	return rpt_str(rpt_obj(h, "info"), "gpu_name");
-}
-
-const cJSON *rpt_result_of(const cJSON *step)
-{
-	return rpt_obj(step, "result");
-}
-
-/* The first step on host h that matches (NULL fields match anything). */
-const cJSON *rpt_find_step(const cJSON *h, const char *kind, const char *program,
-			   const char *problem, const char *role)
-{
-	const cJSON *s;
-	FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-		if (kind && !rpt_streq(rpt_str(s, "kind"), kind))
-			continue;
-		if (program && !rpt_streq(rpt_str(s, "program"), program))
-			continue;
-		if (problem && !rpt_streq(rpt_str(s, "problem"), problem))
-			continue;
-		if (role && !rpt_streq(rpt_str(s, "role") ? rpt_str(s, "role") : "kernel", role))
-			continue;
-		return s;
-	}
-	return NULL;
+	return rr_str(rr_obj(h, "info"), "gpu_name");
 }
 
 int rpt_is_baseline(const cJSON *step)
 {
-	return rpt_streq(rpt_str(step, "role"), "baseline");
+	return rr_streq(rr_str(step, "role"), "baseline");
 }
 
 /* Distinct problem names: the spec's, then any others the host ran. */
@@ -54,8 +30,8 @@ static int problem_list(const struct rpt_ctx *c, const cJSON *h, const char **ou
 {
 	const cJSON *p, *s;
 	int n = 0, i;
-	FOR_EACH_OBJ(p, rpt_arr(c->spec, "problems")) {
-		const char *name = rpt_str(p, "name");
+	FOR_EACH_OBJ(p, rr_arr(c->spec, "problems")) {
+		const char *name = rr_str(p, "name");
 		if (name && n < max) {
 			for (i = 0; i < n && strcmp(out[i], name); i++)
 				;
@@ -63,8 +39,8 @@ static int problem_list(const struct rpt_ctx *c, const cJSON *h, const char **ou
 				out[n++] = name;
 		}
 	}
-	FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-		const char *name = rpt_str(s, "problem");
+	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+		const char *name = rr_str(s, "problem");
 		if (name && n < max) {
 			for (i = 0; i < n && strcmp(out[i], name); i++)
 				;
@@ -78,89 +54,13 @@ static int problem_list(const struct rpt_ctx *c, const cJSON *h, const char **ou
 static const cJSON *spec_problem(const struct rpt_ctx *c, const char *name)
 {
 	const cJSON *p;
-	FOR_EACH_OBJ(p, rpt_arr(c->spec, "problems"))
-		if (rpt_streq(rpt_str(p, "name"), name))
+	FOR_EACH_OBJ(p, rr_arr(c->spec, "problems"))
+		if (rr_streq(rr_str(p, "name"), name))
 			return p;
 	return NULL;
 }
 
 /* ==== expectations ==== */
-
-static const char *metric_path(const char *metric)
-{
-	if (rpt_streq(metric, "latency_us"))
-		return "timing.median_us";
-	if (rpt_streq(metric, "tflops"))
-		return "model.tflops";
-	if (rpt_streq(metric, "gbps"))
-		return "model.gbps";
-	if (rpt_streq(metric, "max_abs"))
-		return "correctness.max_abs";
-	if (rpt_streq(metric, "max_rel"))
-		return "correctness.max_rel";
-	if (rpt_streq(metric, "rel_l2"))
-		return "correctness.rel_l2";
-	return metric;
-}
-
-static int is_error_metric(const char *metric)
-{
-	return rpt_streq(metric, "max_abs") || rpt_streq(metric, "max_rel") || rpt_streq(metric, "rel_l2") ||
-	       (metric && !strncmp(metric, "correctness.", 12));
-}
-
-static int is_timing_metric(const char *metric)
-{
-	return rpt_streq(metric, "latency_us") || rpt_streq(metric, "tflops") || rpt_streq(metric, "gbps") ||
-	       (metric && (!strncmp(metric, "timing.", 7) || !strncmp(metric, "model.", 6)));
-}
-
-void rpt_fmt_metric(struct strbuf *sb, const char *metric, double v)
-{
-	if (rpt_streq(metric, "latency_us") || (metric && !strncmp(metric, "timing.", 7) &&
-					    strstr(metric, "_us"))) {
-		rpt_fmt_us(sb, v);
-		strbuf_addstr(sb, " us");
-	} else if (rpt_streq(metric, "tflops") || rpt_streq(metric, "model.tflops")) {
-		rpt_fmt_tflops(sb, v);
-		strbuf_addstr(sb, " TFLOPS");
-	} else if (rpt_streq(metric, "gbps") || rpt_streq(metric, "model.gbps")) {
-		rpt_fmt_gbps(sb, v);
-		strbuf_addstr(sb, " GB/s");
-	} else {
-		rpt_fmt_g(sb, v);
-	}
-}
-
-/* An expectation's value as the author wrote it: "25 us", "300 TFLOPS", "0.02". */
-void rpt_fmt_target(struct strbuf *sb, const char *metric, double v)
-{
-	strbuf_addf(sb, "%g", v);
-	if (rpt_streq(metric, "latency_us") || (metric && !strncmp(metric, "timing.", 7) &&
-					    strstr(metric, "_us")))
-		strbuf_addstr(sb, " us");
-	else if (rpt_streq(metric, "tflops") || rpt_streq(metric, "model.tflops"))
-		strbuf_addstr(sb, " TFLOPS");
-	else if (rpt_streq(metric, "gbps") || rpt_streq(metric, "model.gbps"))
-		strbuf_addstr(sb, " GB/s");
-}
-
-static int compare(const char *op, double a, double b, int *ok)
-{
-	if (rpt_streq(op, "<"))
-		*ok = a < b;
-	else if (rpt_streq(op, "<="))
-		*ok = a <= b;
-	else if (rpt_streq(op, ">"))
-		*ok = a > b;
-	else if (rpt_streq(op, ">="))
-		*ok = a >= b;
-	else if (rpt_streq(op, "=="))
-		*ok = a == b;
-	else
-		return 0;
-	return 1;
-}
 
 static struct verdict *new_verdict(struct rpt_ctx *c, const cJSON *e, const cJSON *h,
 				   const char *problem)
@@ -180,90 +80,80 @@ static struct verdict *new_verdict(struct rpt_ctx *c, const cJSON *e, const cJSO
 	return v;
 }
 
-/* One expectation on one host and problem. */
+/* One expectation on one host and problem: read through rr_measure, judged
+ * by metric_op_holds -- the gates' reader and operator. */
 static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char *problem)
 {
 	struct verdict *v = new_verdict(c, e, h, problem);
-	const char *program = rpt_str(e, "program");
-	const char *metric = rpt_str(e, "metric");
-	const char *op = rpt_str(e, "op");
-	const char *prefer = is_error_metric(metric) ? "correctness" : "benchmark";
-	const char *other = is_error_metric(metric) ? "benchmark" : "correctness";
-	const cJSON *s, *res;
-	double target, val;
+	const char *program = rr_str(e, "program");
+	const char *metric = rr_str(e, "metric");
+	const char *op = rr_str(e, "op");
+	struct rr_measure m;
+	const cJSON *s;
+	double target;
 	int ok;
 
-	if (!program || !metric || !op || !rpt_num(e, "value", &target)) {
+	if (!program || !metric || !op || !rr_num(e, "value", &target)) {
 		strbuf_addstr(&v->why, "the expectation lacks program, metric, op or value");
 		return;
 	}
-	{
-		const cJSON *ps = rpt_find_step(h, prefer, program, problem, NULL);
-		const cJSON *os = rpt_find_step(h, other, program, problem, NULL);
-		if (ps && rpt_num(rpt_result_of(ps), metric_path(metric), &val))
-			s = ps;
-		else if (os && rpt_num(rpt_result_of(os), metric_path(metric), &val))
-			s = os;
-		else
-			s = ps;   /* the missing value is the preferred step's */
-	}
-	v->step = s;
+	rr_measure(h, program, problem, metric, &m);
+	v->step = s = m.step;
 	if (!s) {
-		if (!rpt_host_finished(rpt_str(h, "status")))
-			strbuf_addf(&v->why, "the run stopped before the %s step ran", prefer);
-		else if (!rpt_streq(rpt_str(h, "status"), "ok"))
-			strbuf_addf(&v->why, "host %s", rpt_str(h, "status") ? rpt_str(h, "status") : "failed");
+		if (!rpt_host_finished(rr_str(h, "status")))
+			strbuf_addf(&v->why, "the run stopped before the %s step ran", m.prefer);
+		else if (!rr_streq(rr_str(h, "status"), "ok"))
+			strbuf_addf(&v->why, "host %s", rr_str(h, "status") ? rr_str(h, "status") : "failed");
 		else
-			strbuf_addf(&v->why, "no %s step of this program ran for this problem", prefer);
+			strbuf_addf(&v->why, "no %s step of this program ran for this problem", m.prefer);
 		return;
 	}
-	res = rpt_result_of(s);
-	if (!rpt_num(res, metric_path(metric), &val)) {
-		const char *st = rpt_str(s, "status");
-		if (rpt_streq(st, "SKIPPED"))
+	if (!m.has_value) {
+		const char *st = rr_str(s, "status");
+		if (rr_streq(st, "SKIPPED"))
 			strbuf_addstr(&v->why, "step skipped");
-		else if (st && !rpt_streq(st, "PASS"))
+		else if (st && !rr_streq(st, "PASS"))
 			strbuf_addf(&v->why, "step %s", st);
 		else
-			strbuf_addf(&v->why, "the result has no '%s'", metric_path(metric));
-		if (rpt_str(s, "reason")) {
+			strbuf_addf(&v->why, "the result has no '%s'", m.path);
+		if (rr_str(s, "reason")) {
 			strbuf_addstr(&v->why, ": ");
-			strbuf_addstr(&v->why, rpt_str(s, "reason"));
+			strbuf_addstr(&v->why, rr_str(s, "reason"));
 		}
 		return;
 	}
-	v->value = val;
+	v->value = m.value;
 	v->has_value = 1;
-	if (is_timing_metric(metric) && rpt_is_true(res, "model.impossible")) {
+	if (m.impossible) {
 		strbuf_addstr(&v->why, "the timing beats the roofline floor (impossible); not counted");
 		return;
 	}
-	if (!compare(op, val, target, &ok)) {
+	if (!metric_op_holds(op, m.value, target, &ok)) {
 		strbuf_addf(&v->why, "unknown operator '%s'", op);
 		return;
 	}
 	v->kind = ok ? V_MET : V_MISSED;
-	if (!rpt_streq(rpt_str(s, "status"), "PASS") && rpt_str(s, "status"))
-		strbuf_addf(&v->why, "step %s", rpt_str(s, "status"));
+	if (!rr_streq(rr_str(s, "status"), "PASS") && rr_str(s, "status"))
+		strbuf_addf(&v->why, "step %s", rr_str(s, "status"));
 }
 
 void rpt_judge_all(struct rpt_ctx *c)
 {
 	const cJSON *e, *h;
 	FOR_EACH_OBJ(e, c->expected) {
-		const char *gpu = rpt_str(e, "gpu");
-		const char *problem = rpt_str(e, "problem");
+		const char *gpu = rr_str(e, "gpu");
+		const char *problem = rr_str(e, "problem");
 		FOR_EACH_OBJ(h, c->hosts) {
 			if (gpu && !str_contains_ci(rpt_gpu_name(h), gpu)) {
 				struct verdict *v = new_verdict(c, e, h, problem);
 				if (rpt_gpu_name(h)) {
 					v->kind = V_NOT_APPLICABLE;
 					strbuf_addf(&v->why, "the GPU is not '%s'", gpu);
-				} else if (!rpt_host_finished(rpt_str(h, "status"))) {
+				} else if (!rpt_host_finished(rr_str(h, "status"))) {
 					strbuf_addstr(&v->why, "the run stopped before the GPU was probed");
 				} else {
 					strbuf_addf(&v->why, "host %s: its GPU is unknown",
-						    rpt_str(h, "status") ? rpt_str(h, "status") : "failed");
+						    rr_str(h, "status") ? rr_str(h, "status") : "failed");
 				}
 				continue;
 			}
@@ -312,10 +202,10 @@ static const cJSON *baseline_for(const cJSON *h, const cJSON *step)
 {
 	const cJSON *s;
 	double m;
-	FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-		if (rpt_is_baseline(s) && rpt_streq(rpt_str(s, "kind"), "benchmark") &&
-		    rpt_streq(rpt_str(s, "problem"), rpt_str(step, "problem")) && s != step &&
-		    rpt_num(rpt_result_of(s), "timing.median_us", &m) && m > 0)
+	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+		if (rpt_is_baseline(s) && rr_streq(rr_str(s, "kind"), "benchmark") &&
+		    rr_streq(rr_str(s, "problem"), rr_str(step, "problem")) && s != step &&
+		    rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) && m > 0)
 			return s;
 	}
 	return NULL;
@@ -327,8 +217,8 @@ int rpt_add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int ma
 {
 	const cJSON *b = baseline_for(h, step);
 	double bm, km;
-	if (!b || !rpt_num(rpt_result_of(step), "timing.median_us", &km) || km <= 0 ||
-	    !rpt_num(rpt_result_of(b), "timing.median_us", &bm))
+	if (!b || !rr_num(rr_result(step), METRIC_MEDIAN_PATH, &km) || km <= 0 ||
+	    !rr_num(rr_result(b), METRIC_MEDIAN_PATH, &bm))
 		return 0;
 	if (markdown)
 		strbuf_addstr(md, "**");
@@ -337,29 +227,29 @@ int rpt_add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int ma
 		strbuf_addstr(md, "**");
 	strbuf_addstr(md, " vs ");
 	if (markdown)
-		rpt_md_code(md, rpt_str(b, "program"));
+		rpt_md_code(md, rr_str(b, "program"));
 	else
-		strbuf_addstr(md, rpt_str(b, "program") ? rpt_str(b, "program") : "baseline");
+		strbuf_addstr(md, rr_str(b, "program") ? rr_str(b, "program") : "baseline");
 	return 1;
 }
 
 int rpt_ref_applies(const cJSON *ref, const cJSON *h)
 {
-	const char *gpu = rpt_str(ref, "gpu");
+	const char *gpu = rr_str(ref, "gpu");
 	return !gpu || str_contains_ci(rpt_gpu_name(h), gpu);
 }
 
 /* "FA3 450 / 312.4 = 1.44× remaining" for a kernel step; 0 when not comparable. */
 int rpt_add_reference_gap(struct strbuf *md, const cJSON *ref, const cJSON *step)
 {
-	const cJSON *res = rpt_result_of(step);
+	const cJSON *res = rr_result(step);
 	double r, k;
-	if (rpt_num(ref, "tflops", &r) && rpt_num(res, "model.tflops", &k) && k > 0 && r > 0) {
-		rpt_md_cell(md, rpt_str(ref, "name") ? rpt_str(ref, "name") : "reference");
+	if (rr_num(ref, "tflops", &r) && rr_num(res, "model.tflops", &k) && k > 0 && r > 0) {
+		rpt_md_cell(md, rr_str(ref, "name") ? rr_str(ref, "name") : "reference");
 		strbuf_addch(md, ' ');
-		rpt_fmt_tflops(md, r);
+		metric_fmt_tflops(md, r);
 		strbuf_addstr(md, " / ");
-		rpt_fmt_tflops(md, k);
+		metric_fmt_tflops(md, k);
 		strbuf_addstr(md, " TFLOPS = ");
 		if (r >= k) {
 			rpt_fmt_ratio(md, r / k);
@@ -370,12 +260,12 @@ int rpt_add_reference_gap(struct strbuf *md, const cJSON *ref, const cJSON *step
 		}
 		return 1;
 	}
-	if (rpt_num(ref, "latency_us", &r) && rpt_num(res, "timing.median_us", &k) && k > 0 && r > 0) {
-		rpt_md_cell(md, rpt_str(ref, "name") ? rpt_str(ref, "name") : "reference");
+	if (rr_num(ref, "latency_us", &r) && rr_num(res, METRIC_MEDIAN_PATH, &k) && k > 0 && r > 0) {
+		rpt_md_cell(md, rr_str(ref, "name") ? rr_str(ref, "name") : "reference");
 		strbuf_addch(md, ' ');
-		rpt_fmt_us(md, k);
+		metric_fmt_us(md, k);
 		strbuf_addstr(md, " / ");
-		rpt_fmt_us(md, r);
+		metric_fmt_us(md, r);
 		strbuf_addstr(md, " us = ");
 		if (k >= r) {
 			rpt_fmt_ratio(md, k / r);
@@ -391,44 +281,44 @@ int rpt_add_reference_gap(struct strbuf *md, const cJSON *ref, const cJSON *step
 
 int rpt_baseline_applies(const cJSON *b, const cJSON *h, const char *problem)
 {
-	const char *gpu = rpt_str(b, "gpu"), *p = rpt_str(b, "problem");
-	return (!gpu || str_contains_ci(rpt_gpu_name(h), gpu)) && (!p || rpt_streq(p, problem));
+	const char *gpu = rr_str(b, "gpu"), *p = rr_str(b, "problem");
+	return (!gpu || str_contains_ci(rpt_gpu_name(h), gpu)) && (!p || rr_streq(p, problem));
 }
 
 /* "PyTorch SDPA 47.10 us (seed 001, L4): 1.14× faster" */
 int rpt_add_spec_baseline(struct strbuf *md, const cJSON *b, const cJSON *step)
 {
-	const cJSON *res = rpt_result_of(step);
+	const cJSON *res = rr_result(step);
 	double r, k;
 	int have = 0;
-	rpt_md_cell(md, rpt_str(b, "name") ? rpt_str(b, "name") : "baseline");
+	rpt_md_cell(md, rr_str(b, "name") ? rr_str(b, "name") : "baseline");
 	strbuf_addch(md, ' ');
-	if (rpt_num(b, "latency_us", &r)) {
-		rpt_fmt_us(md, r);
+	if (rr_num(b, "latency_us", &r)) {
+		metric_fmt_us(md, r);
 		strbuf_addstr(md, " us");
-	} else if (rpt_num(b, "tflops", &r)) {
-		rpt_fmt_tflops(md, r);
+	} else if (rr_num(b, "tflops", &r)) {
+		metric_fmt_tflops(md, r);
 		strbuf_addstr(md, " TFLOPS");
 	} else {
 		strbuf_addstr(md, DASH);
 	}
 	strbuf_addstr(md, " (");
-	rpt_md_cell(md, rpt_str(b, "source") ? rpt_str(b, "source") : "spec");
-	if (rpt_str(b, "gpu")) {
+	rpt_md_cell(md, rr_str(b, "source") ? rr_str(b, "source") : "spec");
+	if (rr_str(b, "gpu")) {
 		strbuf_addstr(md, ", ");
-		rpt_md_cell(md, rpt_str(b, "gpu"));
+		rpt_md_cell(md, rr_str(b, "gpu"));
 	}
 	strbuf_addstr(md, ")");
-	if (rpt_num(b, "latency_us", &r) && r > 0 && rpt_num(res, "timing.median_us", &k) && k > 0) {
+	if (rr_num(b, "latency_us", &r) && r > 0 && rr_num(res, METRIC_MEDIAN_PATH, &k) && k > 0) {
 		strbuf_addstr(md, ": ours ");
-		rpt_fmt_us(md, k);
+		metric_fmt_us(md, k);
 		strbuf_addstr(md, " us, ");
 		rpt_fmt_ratio(md, k <= r ? r / k : k / r);
 		strbuf_addstr(md, k <= r ? " faster" : " slower");
 		have = 1;
-	} else if (rpt_num(b, "tflops", &r) && r > 0 && rpt_num(res, "model.tflops", &k) && k > 0) {
+	} else if (rr_num(b, "tflops", &r) && r > 0 && rr_num(res, "model.tflops", &k) && k > 0) {
 		strbuf_addstr(md, ": ours ");
-		rpt_fmt_tflops(md, k);
+		metric_fmt_tflops(md, k);
 		strbuf_addstr(md, " TFLOPS, ");
 		rpt_fmt_ratio(md, k >= r ? k / r : r / k);
 		strbuf_addstr(md, k >= r ? " faster" : " slower");
@@ -443,10 +333,10 @@ int rpt_add_spec_baseline(struct strbuf *md, const cJSON *b, const cJSON *step)
  * step when there is one, else the benchmark's own check. */
 const cJSON *rpt_correctness_step(const cJSON *h, const char *program, const char *problem)
 {
-	const cJSON *s = rpt_find_step(h, "correctness", program, problem, NULL);
-	if (!s || !rpt_obj(rpt_result_of(s), "correctness")) {
-		const cJSON *b = rpt_find_step(h, "benchmark", program, problem, NULL);
-		if (b && rpt_obj(rpt_result_of(b), "correctness"))
+	const cJSON *s = rr_find_step(h, "correctness", program, problem, NULL, NULL);
+	if (!s || !rr_obj(rr_result(s), "correctness")) {
+		const cJSON *b = rr_find_step(h, "benchmark", program, problem, NULL, NULL);
+		if (b && rr_obj(rr_result(b), "correctness"))
 			return b;
 	}
 	return s;
@@ -454,24 +344,24 @@ const cJSON *rpt_correctness_step(const cJSON *h, const char *program, const cha
 
 void rpt_add_correctness_short(struct strbuf *md, const cJSON *s)
 {
-	const cJSON *corr = rpt_obj(rpt_result_of(s), "correctness");
+	const cJSON *corr = rr_obj(rr_result(s), "correctness");
 	double v;
 	if (!corr) {
 		strbuf_addstr(md, "correctness ");
 		if (s) {
-			rpt_cell_status(md, rpt_str(s, "status"));
+			rpt_cell_status(md, rr_str(s, "status"));
 		} else {
 			strbuf_addstr(md, "not checked");
 		}
 		return;
 	}
-	strbuf_addstr(md, rpt_is_true(corr, "pass") ? "correct ✅" : "**INCORRECT ❌**");
-	if (rpt_num(corr, "max_abs", &v)) {
+	strbuf_addstr(md, rr_true(corr, "pass") ? "correct ✅" : "**INCORRECT ❌**");
+	if (rr_num(corr, "max_abs", &v)) {
 		strbuf_addstr(md, " (max_abs ");
-		rpt_fmt_g(md, v);
-		if (rpt_num(corr, "rel_l2", &v)) {
+		metric_fmt_g(md, v);
+		if (rr_num(corr, "rel_l2", &v)) {
 			strbuf_addstr(md, ", rel_l2 ");
-			rpt_fmt_g(md, v);
+			metric_fmt_g(md, v);
 		}
 		strbuf_addch(md, ')');
 	}
@@ -482,57 +372,57 @@ void rpt_add_correctness_short(struct strbuf *md, const cJSON *s)
 static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
 			  const cJSON *s)
 {
-	const cJSON *res = rpt_result_of(s);
+	const cJSON *res = rr_result(s);
 	double v, lo, hi;
 	strbuf_addstr(md, "| ");
-	rpt_md_code(md, rpt_str(s, "program"));
+	rpt_md_code(md, rr_str(s, "program"));
 	strbuf_addstr(md, " | ");
-	rpt_md_cell_n(md, rpt_str(s, "role") ? rpt_str(s, "role") : "kernel", 20);
+	rpt_md_cell_n(md, rr_str(s, "role") ? rr_str(s, "role") : "kernel", 20);
 	strbuf_addstr(md, " | ");
-	rpt_cell_status(md, rpt_str(s, "status"));
+	rpt_cell_status(md, rr_str(s, "status"));
 	strbuf_addstr(md, " | ");
-	if (rpt_num(res, "timing.median_us", &v)) {
+	if (rr_num(res, METRIC_MEDIAN_PATH, &v)) {
 		strbuf_addstr(md, rpt_is_baseline(s) ? "" : "**");
-		rpt_fmt_us(md, v);
+		metric_fmt_us(md, v);
 		strbuf_addstr(md, rpt_is_baseline(s) ? "" : "**");
 	} else {
 		strbuf_addstr(md, DASH);
 	}
 	strbuf_addstr(md, " | ");
-	if (rpt_num(res, "timing.p10_us", &lo) && rpt_num(res, "timing.p90_us", &hi)) {
-		rpt_fmt_us(md, lo);
+	if (rr_num(res, "timing.p10_us", &lo) && rr_num(res, "timing.p90_us", &hi)) {
+		metric_fmt_us(md, lo);
 		strbuf_addstr(md, "–");
-		rpt_fmt_us(md, hi);
+		metric_fmt_us(md, hi);
 	} else {
 		strbuf_addstr(md, DASH);
 	}
 	strbuf_addstr(md, " | ");
-	if (rpt_num(res, "timing.cv_pct", &v))
+	if (rr_num(res, "timing.cv_pct", &v))
 		strbuf_addf(md, "%.2f%%", v);
 	else
 		strbuf_addstr(md, DASH);
 	strbuf_addstr(md, " | ");
 	rpt_cell_num(md, res, "timing.n", rpt_fmt_int);
-	if (rpt_str(rpt_obj(res, "timing"), "stop_rule")) {
+	if (rr_str(rr_obj(res, "timing"), "stop_rule")) {
 		strbuf_addstr(md, " (");
-		rpt_md_cell_n(md, rpt_str(rpt_obj(res, "timing"), "stop_rule"), 20);
+		rpt_md_cell_n(md, rr_str(rr_obj(res, "timing"), "stop_rule"), 20);
 		strbuf_addch(md, ')');
 	}
 	strbuf_addstr(md, " | ");
-	rpt_cell_num(md, res, "model.tflops", rpt_fmt_tflops);
+	rpt_cell_num(md, res, "model.tflops", metric_fmt_tflops);
 	strbuf_addstr(md, " | ");
-	rpt_cell_num(md, res, "model.gbps", rpt_fmt_gbps);
+	rpt_cell_num(md, res, "model.gbps", metric_fmt_gbps);
 	strbuf_addstr(md, " | ");
-	if (rpt_num(res, "model.pct_of_floor", &v))
+	if (rr_num(res, "model.pct_of_floor", &v))
 		strbuf_addf(md, "%.0f%%", v);
 	else
 		strbuf_addstr(md, DASH);
-	if (rpt_is_true(res, "model.impossible"))
+	if (rr_true(res, METRIC_IMPOSSIBLE_PATH))
 		strbuf_addstr(md, " ⚠️ **IMPOSSIBLE**");
 	strbuf_addstr(md, " | ");
 	if (rpt_is_baseline(s))
 		strbuf_addstr(md, "(baseline)");
-	else if (rpt_is_true(res, "model.impossible"))
+	else if (rr_true(res, METRIC_IMPOSSIBLE_PATH))
 		strbuf_addstr(md, "not trusted");
 	else if (!rpt_add_speedup(md, h, s, 1))
 		strbuf_addstr(md, DASH);
@@ -542,20 +432,20 @@ static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSO
 
 static void add_correctness_row(struct strbuf *md, const cJSON *s)
 {
-	const cJSON *res = rpt_result_of(s), *corr = rpt_obj(res, "correctness");
-	const cJSON *tol = rpt_obj(corr, "tol"), *trials = rpt_arr(corr, "trials");
+	const cJSON *res = rr_result(s), *corr = rr_obj(res, "correctness");
+	const cJSON *tol = rr_obj(corr, "tol"), *trials = rr_arr(corr, "trials");
 	strbuf_addstr(md, "| ");
-	rpt_md_code(md, rpt_str(s, "program"));
+	rpt_md_code(md, rr_str(s, "program"));
 	strbuf_addstr(md, " | ");
-	rpt_md_cell_n(md, rpt_str(s, "kind"), 20);
+	rpt_md_cell_n(md, rr_str(s, "kind"), 20);
 	strbuf_addstr(md, " | ");
-	rpt_cell_status(md, rpt_str(s, "status"));
+	rpt_cell_status(md, rr_str(s, "status"));
 	strbuf_addstr(md, " | ");
-	rpt_cell_num(md, corr, "max_abs", rpt_fmt_g);
+	rpt_cell_num(md, corr, "max_abs", metric_fmt_g);
 	strbuf_addstr(md, " | ");
-	rpt_cell_num(md, corr, "max_rel", rpt_fmt_g);
+	rpt_cell_num(md, corr, "max_rel", metric_fmt_g);
 	strbuf_addstr(md, " | ");
-	rpt_cell_num(md, corr, "rel_l2", rpt_fmt_g);
+	rpt_cell_num(md, corr, "rel_l2", metric_fmt_g);
 	strbuf_addstr(md, " | ");
 	if (tol) {
 		const cJSON *x;
@@ -564,7 +454,7 @@ static void add_correctness_row(struct strbuf *md, const cJSON *s)
 			if (!cJSON_IsNumber(x))
 				continue;
 			strbuf_addf(md, "%s%s ≤ ", n++ ? ", " : "", x->string);
-			rpt_fmt_g(md, x->valuedouble);
+			metric_fmt_g(md, x->valuedouble);
 		}
 		if (!n)
 			strbuf_addstr(md, DASH);
@@ -574,7 +464,7 @@ static void add_correctness_row(struct strbuf *md, const cJSON *s)
 	strbuf_addstr(md, " | ");
 	if (!corr)
 		strbuf_addstr(md, DASH);
-	else if (rpt_is_true(corr, "pass"))
+	else if (rr_true(corr, "pass"))
 		strbuf_addstr(md, "✅ pass");
 	else
 		strbuf_addstr(md, "❌ **fail**");
@@ -594,15 +484,15 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 	rpt_md_cell(md, problem);
 	{
 		const cJSON *p = spec_problem(c, problem);
-		if (p && rpt_obj(p, "params")) {
+		if (p && rr_obj(p, "params")) {
 			strbuf_addstr(md, " — ");
-			rpt_add_kv(md, rpt_obj(p, "params"), "=");
+			rpt_add_kv(md, rr_obj(p, "params"), "=");
 		}
 	}
 	strbuf_addstr(md, "\n\n");
 
-	FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-		if (!rpt_streq(rpt_str(s, "problem"), problem) || !rpt_streq(rpt_str(s, "kind"), "benchmark"))
+	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+		if (!rr_streq(rr_str(s, "problem"), problem) || !rr_streq(rr_str(s, "kind"), "benchmark"))
 			continue;
 		if (!nb++)
 			strbuf_addstr(md, "| program | role | status | median (us) | p10–p90 (us) | CV "
@@ -613,12 +503,12 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 	if (nb)
 		strbuf_addstr(md, "\n");
 
-	FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-		if (!rpt_streq(rpt_str(s, "problem"), problem))
+	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+		if (!rr_streq(rr_str(s, "problem"), problem))
 			continue;
-		if (!rpt_streq(rpt_str(s, "kind"), "correctness") &&
-		    !(rpt_streq(rpt_str(s, "kind"), "benchmark") && rpt_obj(rpt_result_of(s), "correctness") &&
-		      !rpt_find_step(h, "correctness", rpt_str(s, "program"), problem, NULL)))
+		if (!rr_streq(rr_str(s, "kind"), "correctness") &&
+		    !(rr_streq(rr_str(s, "kind"), "benchmark") && rr_obj(rr_result(s), "correctness") &&
+		      !rr_find_step(h, "correctness", rr_str(s, "program"), problem, NULL, NULL)))
 			continue;
 		if (!nc++)
 			strbuf_addstr(md, "| program | checked by | status | max_abs | max_rel | rel_l2 "
@@ -632,19 +522,19 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		strbuf_addstr(md, "No step was recorded for this problem on this host.\n\n");
 
 	/* comparisons, flags and reasons */
-	FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-		const cJSON *res = rpt_result_of(s);
-		const cJSON *t = rpt_obj(res, "timing");
+	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+		const cJSON *res = rr_result(s);
+		const cJSON *t = rr_obj(res, "timing");
 		double v;
-		if (!rpt_streq(rpt_str(s, "problem"), problem))
+		if (!rr_streq(rr_str(s, "problem"), problem))
 			continue;
-		if (rpt_streq(rpt_str(s, "kind"), "benchmark") && !rpt_is_baseline(s) &&
-		    rpt_num(res, "timing.median_us", &v) && !rpt_is_true(res, "model.impossible")) {
+		if (rr_streq(rr_str(s, "kind"), "benchmark") && !rpt_is_baseline(s) &&
+		    rr_num(res, METRIC_MEDIAN_PATH, &v) && !rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			FOR_EACH_OBJ(ref, c->references) {
 				struct strbuf one = STRBUF_INIT;
 				if (rpt_ref_applies(ref, h) && rpt_add_reference_gap(&one, ref, s)) {
 					strbuf_addstr(md, "- ");
-					rpt_md_code(md, rpt_str(s, "program"));
+					rpt_md_code(md, rr_str(s, "program"));
 					strbuf_addstr(md, " vs reference ");
 					strbuf_addstr(md, one.buf);
 					strbuf_addstr(md, "\n");
@@ -656,57 +546,57 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				if (!rpt_baseline_applies(b, h, problem))
 					continue;
 				strbuf_addstr(md, "- ");
-				rpt_md_code(md, rpt_str(s, "program"));
+				rpt_md_code(md, rr_str(s, "program"));
 				strbuf_addstr(md, " vs spec baseline ");
 				rpt_add_spec_baseline(md, b, s);
 				strbuf_addstr(md, "\n");
 				notes++;
 			}
 		}
-		if (rpt_is_true(res, "model.impossible")) {
+		if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE**: ");
-			rpt_md_code(md, rpt_str(s, "program"));
+			rpt_md_code(md, rr_str(s, "program"));
 			strbuf_addstr(md, " median ");
-			rpt_cell_num(md, res, "timing.median_us", rpt_fmt_us);
+			rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
 			strbuf_addstr(md, " us beats the floor of ");
-			rpt_cell_num(md, res, "model.floor_us", rpt_fmt_us);
+			rpt_cell_num(md, res, "model.floor_us", metric_fmt_us);
 			strbuf_addstr(md, " us (peak ");
-			rpt_cell_num(md, res, "model.peak_tflops", rpt_fmt_tflops);
+			rpt_cell_num(md, res, "model.peak_tflops", metric_fmt_tflops);
 			strbuf_addstr(md, " TFLOPS / ");
-			rpt_cell_num(md, res, "model.peak_gbps", rpt_fmt_gbps);
+			rpt_cell_num(md, res, "model.peak_gbps", metric_fmt_gbps);
 			strbuf_addstr(md, " GB/s, ");
-			rpt_md_cell(md, rpt_str(rpt_obj(res, "model"), "peak_source"));
+			rpt_md_cell(md, rr_str(rr_obj(res, "model"), "peak_source"));
 			strbuf_addstr(md, "). Do not trust this number.\n");
 			notes++;
 		}
-		if (t && ((rpt_num(t, "dropped_throttled", &v) && v > 0) ||
-			  rpt_streq(rpt_str(t, "stop_rule"), "time_cap") ||
-			  rpt_streq(rpt_str(t, "stop_rule"), "max_samples"))) {
+		if (t && ((rr_num(t, "dropped_throttled", &v) && v > 0) ||
+			  rr_streq(rr_str(t, "stop_rule"), "time_cap") ||
+			  rr_streq(rr_str(t, "stop_rule"), "max_samples"))) {
 			strbuf_addstr(md, "- ");
-			rpt_md_code(md, rpt_str(s, "program"));
+			rpt_md_code(md, rr_str(s, "program"));
 			strbuf_addstr(md, " timing: ");
-			if (rpt_num(t, "dropped_throttled", &v) && v > 0)
+			if (rr_num(t, "dropped_throttled", &v) && v > 0)
 				strbuf_addf(md, "%.0f throttled sample%s dropped; ", v,
 					    v == 1 ? "" : "s");
 			strbuf_addstr(md, "stopped by ");
-			rpt_md_code(md, rpt_str(t, "stop_rule"));
-			if (rpt_streq(rpt_str(t, "stop_rule"), "time_cap") ||
-			    rpt_streq(rpt_str(t, "stop_rule"), "max_samples"))
+			rpt_md_code(md, rr_str(t, "stop_rule"));
+			if (rr_streq(rr_str(t, "stop_rule"), "time_cap") ||
+			    rr_streq(rr_str(t, "stop_rule"), "max_samples"))
 				strbuf_addstr(md, " before the spread settled (CV target not reached)");
-			if (rpt_num(t, "sm_clock_mhz_median", &v))
+			if (rr_num(t, "sm_clock_mhz_median", &v))
 				strbuf_addf(md, "; SM clock median %.0f MHz", v);
 			strbuf_addstr(md, "\n");
 			notes++;
 		}
-		if (!rpt_streq(rpt_str(s, "status"), "PASS")) {
+		if (!rr_streq(rr_str(s, "status"), "PASS")) {
 			strbuf_addstr(md, "- ");
-			rpt_cell_status(md, rpt_str(s, "status"));
+			rpt_cell_status(md, rr_str(s, "status"));
 			strbuf_addch(md, ' ');
-			rpt_md_cell_n(md, rpt_str(s, "kind"), 20);
+			rpt_md_cell_n(md, rr_str(s, "kind"), 20);
 			strbuf_addch(md, ' ');
-			rpt_md_code(md, rpt_str(s, "program"));
+			rpt_md_code(md, rr_str(s, "program"));
 			strbuf_addstr(md, ": ");
-			rpt_md_cell_n(md, rpt_str(s, "reason") ? rpt_str(s, "reason") : "no reason recorded", 400);
+			rpt_md_cell_n(md, rr_str(s, "reason") ? rr_str(s, "reason") : "no reason recorded", 400);
 			strbuf_addstr(md, "\n");
 			notes++;
 		}
@@ -724,31 +614,31 @@ void rpt_section_results(struct rpt_ctx *c)
 		const char *probs[MAX_PROBLEMS];
 		int n, i;
 		double v;
-		const cJSON *info = rpt_obj(h, "info");
+		const cJSON *info = rr_obj(h, "info");
 		strbuf_addstr(md, "### ");
 		rpt_md_cell(md, rpt_host_name(h));
 		strbuf_addstr(md, " — ");
 		rpt_md_cell(md, rpt_gpu_name(h) ? rpt_gpu_name(h) : "GPU unknown");
-		if (rpt_str(info, "arch")) {
+		if (rr_str(info, "arch")) {
 			strbuf_addstr(md, " (");
-			rpt_md_cell_n(md, rpt_str(info, "arch"), 20);
+			rpt_md_cell_n(md, rr_str(info, "arch"), 20);
 			strbuf_addch(md, ')');
 		}
 		strbuf_addstr(md, "\n\n");
-		if (rpt_num(info, "sm_clock_mhz", &v)) {
+		if (rr_num(info, "sm_clock_mhz", &v)) {
 			strbuf_addf(md, "SM clock %.0f MHz", v);
-			if (rpt_num(info, "max_sm_clock_mhz", &v))
+			if (rr_num(info, "max_sm_clock_mhz", &v))
 				strbuf_addf(md, " (max %.0f)", v);
-			if (rpt_num(info, "mem_clock_mhz", &v))
+			if (rr_num(info, "mem_clock_mhz", &v))
 				strbuf_addf(md, ", memory clock %.0f MHz", v);
 			strbuf_addstr(md, " at probe time.\n\n");
 		}
-		if (!cJSON_GetArraySize(rpt_arr(h, "steps"))) {
+		if (!cJSON_GetArraySize(rr_arr(h, "steps"))) {
 			strbuf_addstr(md, "No results: ");
 			rpt_cell_host_status(md, h);
-			if (rpt_str(h, "error")) {
+			if (rr_str(h, "error")) {
 				strbuf_addstr(md, " — ");
-				rpt_md_cell_n(md, rpt_str(h, "error"), 400);
+				rpt_md_cell_n(md, rr_str(h, "error"), 400);
 			}
 			strbuf_addstr(md, "\n\n");
 			continue;
@@ -784,32 +674,32 @@ void rpt_section_expectations(struct rpt_ctx *c)
 		const cJSON *e = v->exp;
 		double target;
 		strbuf_addstr(md, "| ");
-		rpt_md_code(md, rpt_str(e, "program"));
+		rpt_md_code(md, rr_str(e, "program"));
 		strbuf_addch(md, ' ');
-		rpt_md_cell_n(md, rpt_str(e, "metric"), 60);
+		rpt_md_cell_n(md, rr_str(e, "metric"), 60);
 		strbuf_addch(md, ' ');
-		rpt_md_cell_n(md, rpt_str(e, "op"), 4);
+		rpt_md_cell_n(md, rr_str(e, "op"), 4);
 		strbuf_addch(md, ' ');
-		if (rpt_num(e, "value", &target))
-			rpt_fmt_target(md, rpt_str(e, "metric"), target);
+		if (rr_num(e, "value", &target))
+			metric_fmt_target(md, rr_str(e, "metric"), target);
 		else
 			strbuf_addstr(md, DASH);
-		if (rpt_str(e, "gpu")) {
+		if (rr_str(e, "gpu")) {
 			strbuf_addstr(md, " on ");
-			rpt_md_cell_n(md, rpt_str(e, "gpu"), 40);
+			rpt_md_cell_n(md, rr_str(e, "gpu"), 40);
 		}
-		if (rpt_str(e, "note")) {
+		if (rr_str(e, "note")) {
 			strbuf_addstr(md, " (");
-			rpt_md_cell(md, rpt_str(e, "note"));
+			rpt_md_cell(md, rr_str(e, "note"));
 			strbuf_addch(md, ')');
 		}
 		strbuf_addstr(md, " | ");
 		rpt_md_cell(md, rpt_host_name(v->host));
 		strbuf_addstr(md, " | ");
-		rpt_md_cell(md, v->problem ? v->problem : rpt_str(e, "problem"));
+		rpt_md_cell(md, v->problem ? v->problem : rr_str(e, "problem"));
 		strbuf_addstr(md, " | ");
 		if (v->has_value)
-			rpt_fmt_metric(md, rpt_str(e, "metric"), v->value);
+			metric_fmt(md, rr_str(e, "metric"), v->value);
 		else
 			strbuf_addstr(md, DASH);
 		strbuf_addstr(md, " | ");
@@ -819,7 +709,7 @@ void rpt_section_expectations(struct rpt_ctx *c)
 			break;
 		case V_MISSED:
 			strbuf_addstr(md, "❌ **missed**");
-			if (v->has_value && rpt_num(e, "value", &target) && target != 0 && v->value != 0) {
+			if (v->has_value && rr_num(e, "value", &target) && target != 0 && v->value != 0) {
 				double r = fabs(v->value / target);
 				strbuf_addstr(md, " (");
 				rpt_fmt_ratio(md, r >= 1 ? r : 1 / r);

@@ -10,27 +10,27 @@ static void add_resource_row(struct strbuf *md, const cJSON *b, const cJSON *k,
 			     const char *hosts)
 {
 	double st = 0, ld = 0, v;
-	int has_st = rpt_num(k, "spill_store_bytes", &st), has_ld = rpt_num(k, "spill_load_bytes", &ld);
+	int has_st = rr_num(k, "spill_store_bytes", &st), has_ld = rr_num(k, "spill_load_bytes", &ld);
 	strbuf_addstr(md, "| ");
-	rpt_md_code(md, rpt_str(b, "program"));
+	rpt_md_code(md, rr_str(b, "program"));
 	strbuf_addstr(md, " | ");
-	rpt_md_code(md, rpt_str(k, "demangled") ? rpt_str(k, "demangled") : rpt_str(k, "kernel"));
+	rpt_md_code(md, rr_str(k, "demangled") ? rr_str(k, "demangled") : rr_str(k, "kernel"));
 	if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(k, "entry")))
 		strbuf_addstr(md, " (device fn)");
 	strbuf_addstr(md, " | ");
-	rpt_md_cell_n(md, rpt_str(k, "arch") ? rpt_str(k, "arch") : rpt_str(b, "arch"), 20);
+	rpt_md_cell_n(md, rr_str(k, "arch") ? rr_str(k, "arch") : rr_str(b, "arch"), 20);
 	strbuf_addstr(md, " | ");
-	if (rpt_num(k, "registers", &v))
+	if (rr_num(k, "registers", &v))
 		strbuf_addf(md, v >= 255 ? "**%.0f** (cap)" : "%.0f", v);
 	else
 		strbuf_addstr(md, DASH);
 	strbuf_addstr(md, " | ");
-	if (rpt_num(k, "smem_bytes", &v))
+	if (rr_num(k, "smem_bytes", &v))
 		rpt_fmt_bytes(md, v);
 	else
 		strbuf_addstr(md, DASH);
 	strbuf_addstr(md, " | ");
-	if (rpt_num(k, "stack_bytes", &v))
+	if (rr_num(k, "stack_bytes", &v))
 		rpt_fmt_bytes(md, v);
 	else
 		strbuf_addstr(md, DASH);
@@ -42,7 +42,7 @@ static void add_resource_row(struct strbuf *md, const cJSON *b, const cJSON *k,
 	else
 		strbuf_addstr(md, "0 / 0");
 	strbuf_addstr(md, " | ");
-	if (rpt_num(k, "cmem_bytes", &v))
+	if (rr_num(k, "cmem_bytes", &v))
 		rpt_fmt_bytes(md, v);
 	else
 		strbuf_addstr(md, DASH);
@@ -58,8 +58,8 @@ static const cJSON *build_with_resources(const struct rpt_ctx *c, const char *ke
 {
 	const cJSON *h, *b;
 	FOR_EACH_OBJ(h, c->hosts)
-		FOR_EACH_OBJ(b, rpt_arr(h, "builds"))
-			if (rpt_streq(rpt_str(b, "build_key"), key) && cJSON_GetArraySize(rpt_arr(b, "resources")))
+		FOR_EACH_OBJ(b, rr_arr(h, "builds"))
+			if (rr_streq(rr_str(b, "build_key"), key) && cJSON_GetArraySize(rr_arr(b, "resources")))
 				return b;
 	return NULL;
 }
@@ -73,8 +73,8 @@ void rpt_section_ptxas(struct rpt_ctx *c)
 
 	strbuf_addstr(md, "## ptxas resources\n\n");
 	FOR_EACH_OBJ(h, c->hosts) {
-		FOR_EACH_OBJ(b, rpt_arr(h, "builds")) {
-			const char *key = rpt_str(b, "build_key");
+		FOR_EACH_OBJ(b, rr_arr(h, "builds")) {
+			const char *key = rr_str(b, "build_key");
 			const cJSON *src = b;
 			struct strbuf hosts = STRBUF_INIT;
 			if (key) {
@@ -90,14 +90,14 @@ void rpt_section_ptxas(struct rpt_ctx *c)
 					src = build_with_resources(c, key);
 				/* the same build (same key) on several hosts: one set of rows */
 				FOR_EACH_OBJ(h2, c->hosts)
-					FOR_EACH_OBJ(b2, rpt_arr(h2, "builds"))
-						if (rpt_streq(rpt_str(b2, "build_key"), key))
+					FOR_EACH_OBJ(b2, rr_arr(h2, "builds"))
+						if (rr_streq(rr_str(b2, "build_key"), key))
 							strbuf_addf(&hosts, "%s%s", hosts.len ? ", " : "",
 								    rpt_host_name(h2));
 			} else {
 				strbuf_addstr(&hosts, rpt_host_name(h));
 			}
-			FOR_EACH_OBJ(k, rpt_arr(src, "resources")) {
+			FOR_EACH_OBJ(k, rr_arr(src, "resources")) {
 				if (!rows++)
 					strbuf_addstr(md, "| program | kernel | arch | registers | smem | "
 							  "stack | spill stores / loads | cmem | "
@@ -105,15 +105,15 @@ void rpt_section_ptxas(struct rpt_ctx *c)
 							  "|---|---|---|---|---|---|---|---|---|---|\n");
 				add_resource_row(md, src, k, hosts.buf);
 			}
-			FOR_EACH_OBJ(k, rpt_arr(src, "resources")) {
-				cJSON_ArrayForEach(w, rpt_arr(k, "warnings")) {
+			FOR_EACH_OBJ(k, rr_arr(src, "resources")) {
+				cJSON_ArrayForEach(w, rr_arr(k, "warnings")) {
 					if (!cJSON_IsString(w) || nwarn >= 20)
 						continue;
 					strbuf_addstr(&c->scratch, "- ");
-					rpt_md_code(&c->scratch, rpt_str(k, "demangled") ? rpt_str(k, "demangled")
-											  : rpt_str(k, "kernel"));
+					rpt_md_code(&c->scratch, rr_str(k, "demangled") ? rr_str(k, "demangled")
+											  : rr_str(k, "kernel"));
 					strbuf_addstr(&c->scratch, " (");
-					rpt_md_cell_n(&c->scratch, rpt_str(k, "arch"), 20);
+					rpt_md_cell_n(&c->scratch, rr_str(k, "arch"), 20);
 					strbuf_addstr(&c->scratch, "): ");
 					rpt_md_cell(&c->scratch, w->valuestring);
 					strbuf_addstr(&c->scratch, "\n");
@@ -147,34 +147,34 @@ void rpt_section_steps(struct rpt_ctx *c)
 
 	strbuf_addstr(md, "## Steps\n\n");
 	FOR_EACH_OBJ(h, c->hosts) {
-		const cJSON *ship = rpt_obj(h, "ship");
+		const cJSON *ship = rr_obj(h, "ship");
 		strbuf_addstr(md, "### ");
 		rpt_md_cell(md, rpt_host_name(h));
 		strbuf_addstr(md, " (");
-		rpt_md_cell(md, rpt_str(h, "user"));
+		rpt_md_cell(md, rr_str(h, "user"));
 		strbuf_addch(md, '@');
-		rpt_md_cell(md, rpt_str(h, "address"));
-		if (rpt_num(h, "port", &v))
+		rpt_md_cell(md, rr_str(h, "address"));
+		if (rr_num(h, "port", &v))
 			strbuf_addf(md, ":%.0f", v);
 		strbuf_addstr(md, ") — ");
 		rpt_cell_host_status(md, h);
 		strbuf_addstr(md, "\n\n");
-		if (rpt_str(h, "error")) {
+		if (rr_str(h, "error")) {
 			strbuf_addstr(md, "Error: ");
-			rpt_md_cell_n(md, rpt_str(h, "error"), 1000);
+			rpt_md_cell_n(md, rr_str(h, "error"), 1000);
 			strbuf_addstr(md, "\n\n");
 		}
-		if (cJSON_GetArraySize(rpt_arr(h, "phases"))) {
+		if (cJSON_GetArraySize(rr_arr(h, "phases"))) {
 			strbuf_addstr(md, "| phase | status | time | detail |\n|---|---|---|---|\n");
-			FOR_EACH_OBJ(x, rpt_arr(h, "phases")) {
+			FOR_EACH_OBJ(x, rr_arr(h, "phases")) {
 				strbuf_addstr(md, "| ");
-				rpt_md_cell_n(md, rpt_str(x, "name"), 20);
+				rpt_md_cell_n(md, rr_str(x, "name"), 20);
 				strbuf_addstr(md, " | ");
-				rpt_cell_status(md, rpt_str(x, "status"));
+				rpt_cell_status(md, rr_str(x, "status"));
 				strbuf_addstr(md, " | ");
 				rpt_cell_num(md, x, "duration_s", rpt_fmt_secs);
 				strbuf_addstr(md, " | ");
-				rpt_md_cell(md, rpt_str(x, "detail"));
+				rpt_md_cell(md, rr_str(x, "detail"));
 				strbuf_addstr(md, " |\n");
 			}
 			strbuf_addstr(md, "\n");
@@ -183,61 +183,61 @@ void rpt_section_steps(struct rpt_ctx *c)
 		}
 		if (ship) {
 			strbuf_addstr(md, "Ship: ");
-			if (rpt_is_true(ship, "reused"))
+			if (rr_true(ship, "reused"))
 				strbuf_addstr(md, "content already on the host (reused), ");
-			if (rpt_num(ship, "bytes_sent", &v))
+			if (rr_num(ship, "bytes_sent", &v))
 				rpt_fmt_bytes(md, v);
 			else
 				strbuf_addstr(md, DASH);
 			strbuf_addstr(md, " sent to ");
-			rpt_md_code(md, rpt_str(ship, "remote_dir"));
+			rpt_md_code(md, rr_str(ship, "remote_dir"));
 			strbuf_addstr(md, "\n\n");
 		}
-		if (cJSON_GetArraySize(rpt_arr(h, "builds"))) {
+		if (cJSON_GetArraySize(rr_arr(h, "builds"))) {
 			strbuf_addstr(md, "| build | arch | status | time | reused | exit | reason | log |\n"
 					  "|---|---|---|---|---|---|---|---|\n");
-			FOR_EACH_OBJ(x, rpt_arr(h, "builds")) {
+			FOR_EACH_OBJ(x, rr_arr(h, "builds")) {
 				strbuf_addstr(md, "| ");
-				rpt_md_code(md, rpt_str(x, "program"));
+				rpt_md_code(md, rr_str(x, "program"));
 				strbuf_addstr(md, " | ");
-				rpt_md_cell_n(md, rpt_str(x, "arch"), 20);
+				rpt_md_cell_n(md, rr_str(x, "arch"), 20);
 				strbuf_addstr(md, " | ");
-				rpt_cell_status(md, rpt_str(x, "status"));
+				rpt_cell_status(md, rr_str(x, "status"));
 				strbuf_addstr(md, " | ");
 				rpt_cell_num(md, x, "duration_s", rpt_fmt_secs);
-				strbuf_addstr(md, rpt_is_true(x, "reused") ? " | reused | " : " | no | ");
+				strbuf_addstr(md, rr_true(x, "reused") ? " | reused | " : " | no | ");
 				rpt_cell_num(md, x, "exit_code", rpt_fmt_int);
 				strbuf_addstr(md, " | ");
-				rpt_md_cell(md, rpt_str(x, "reason"));
+				rpt_md_cell(md, rr_str(x, "reason"));
 				strbuf_addstr(md, " | ");
-				rpt_md_code(md, rpt_str(x, "log"));
+				rpt_md_code(md, rr_str(x, "log"));
 				strbuf_addstr(md, " |\n");
 			}
 			strbuf_addstr(md, "\n");
 		}
-		if (cJSON_GetArraySize(rpt_arr(h, "steps"))) {
+		if (cJSON_GetArraySize(rr_arr(h, "steps"))) {
 			strbuf_addstr(md, "| step | status | time | exit | reason | stdout / stderr |\n"
 					  "|---|---|---|---|---|---|\n");
-			FOR_EACH_OBJ(x, rpt_arr(h, "steps")) {
+			FOR_EACH_OBJ(x, rr_arr(h, "steps")) {
 				strbuf_addstr(md, "| ");
-				rpt_md_code(md, rpt_str(x, "id"));
+				rpt_md_code(md, rr_str(x, "id"));
 				strbuf_addstr(md, " | ");
-				rpt_cell_status(md, rpt_str(x, "status"));
+				rpt_cell_status(md, rr_str(x, "status"));
 				strbuf_addstr(md, " | ");
 				rpt_cell_num(md, x, "duration_s", rpt_fmt_secs);
-				if (rpt_num(x, "timeout_s", &v))
+				if (rr_num(x, "timeout_s", &v))
 					strbuf_addf(md, " / %.0f s", v);
 				strbuf_addstr(md, " | ");
-				if (rpt_num(x, "signal", &v))
+				if (rr_num(x, "signal", &v))
 					strbuf_addf(md, "signal %.0f", v);
 				else
 					rpt_cell_num(md, x, "exit_code", rpt_fmt_int);
 				strbuf_addstr(md, " | ");
-				rpt_md_cell(md, rpt_str(x, "reason"));
+				rpt_md_cell(md, rr_str(x, "reason"));
 				strbuf_addstr(md, " | ");
-				rpt_md_code(md, rpt_str(x, "stdout_log"));
+				rpt_md_code(md, rr_str(x, "stdout_log"));
 				strbuf_addstr(md, " ");
-				rpt_md_code(md, rpt_str(x, "stderr_log"));
+				rpt_md_code(md, rr_str(x, "stderr_log"));
 				strbuf_addstr(md, " |\n");
 			}
 			strbuf_addstr(md, "\n");
@@ -249,74 +249,74 @@ void rpt_section_steps(struct rpt_ctx *c)
 
 static void add_tool(struct strbuf *md, const cJSON *t)
 {
-	if (!rpt_str(t, "path") && !rpt_str(t, "version")) {
+	if (!rr_str(t, "path") && !rr_str(t, "version")) {
 		strbuf_addstr(md, "not found");
 		return;
 	}
-	rpt_md_cell_n(md, rpt_str(t, "version"), 60);
+	rpt_md_cell_n(md, rr_str(t, "version"), 60);
 	strbuf_addstr(md, " ");
-	rpt_md_code(md, rpt_str(t, "path"));
+	rpt_md_code(md, rr_str(t, "path"));
 }
 
 void rpt_section_provenance(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
-	const cJSON *p = rpt_obj(c->run, "provenance"), *git = rpt_obj(p, "git");
-	const cJSON *files = rpt_arr(p, "files"), *h, *f;
+	const cJSON *p = rr_obj(c->run, "provenance"), *git = rr_obj(p, "git");
+	const cJSON *files = rr_arr(p, "files"), *h, *f;
 	double v, total = 0;
 
 	strbuf_addstr(md, "## Provenance\n\n");
 	strbuf_addstr(md, "- **gpuorch** ");
-	rpt_md_cell_n(md, rpt_str(p, "gpuorch_version"), 40);
+	rpt_md_cell_n(md, rr_str(p, "gpuorch_version"), 40);
 	strbuf_addstr(md, "; command ");
-	rpt_md_code(md, rpt_str(c->run, "command_line"));
+	rpt_md_code(md, rr_str(c->run, "command_line"));
 	strbuf_addstr(md, "\n- **Source**: ");
-	rpt_md_cell_n(md, rpt_str(p, "source"), 20);
+	rpt_md_cell_n(md, rr_str(p, "source"), 20);
 	strbuf_addstr(md, ", commit ");
-	rpt_md_code(md, rpt_str(git, "commit"));
-	if (rpt_str(git, "branch")) {
+	rpt_md_code(md, rr_str(git, "commit"));
+	if (rr_str(git, "branch")) {
 		strbuf_addstr(md, " on ");
-		rpt_md_code(md, rpt_str(git, "branch"));
+		rpt_md_code(md, rr_str(git, "branch"));
 	}
-	if (rpt_is_true(git, "dirty")) {
+	if (rr_true(git, "dirty")) {
 		strbuf_addstr(md, ", **dirty** (diff sha256 ");
-		if (rpt_str(git, "diff_sha256"))
-			strbuf_addf(md, "`%.12s…`", rpt_str(git, "diff_sha256"));
+		if (rr_str(git, "diff_sha256"))
+			strbuf_addf(md, "`%.12s…`", rr_str(git, "diff_sha256"));
 		else
 			strbuf_addstr(md, DASH);
-		if (rpt_str(git, "diff_file")) {
+		if (rr_str(git, "diff_file")) {
 			strbuf_addstr(md, ", saved as ");
-			rpt_md_code(md, rpt_str(git, "diff_file"));
+			rpt_md_code(md, rr_str(git, "diff_file"));
 		}
 		strbuf_addch(md, ')');
 	} else if (git) {
 		strbuf_addstr(md, ", clean");
 	}
-	if (rpt_str(git, "note")) {
+	if (rr_str(git, "note")) {
 		strbuf_addstr(md, " — ");
-		rpt_md_cell(md, rpt_str(git, "note"));
+		rpt_md_cell(md, rr_str(git, "note"));
 	}
 	strbuf_addstr(md, "\n- **Spec** sha256 ");
-	rpt_md_code(md, rpt_str(c->exp, "spec_sha256"));
+	rpt_md_code(md, rr_str(c->exp, "spec_sha256"));
 	strbuf_addstr(md, "\n- **Content id** ");
-	rpt_md_code(md, rpt_str(p, "content_id"));
-	if (rpt_num(p, "archive_bytes", &v)) {
+	rpt_md_code(md, rr_str(p, "content_id"));
+	if (rr_num(p, "archive_bytes", &v)) {
 		strbuf_addstr(md, " (archive ");
 		rpt_fmt_bytes(md, v);
 		strbuf_addch(md, ')');
 	}
 	strbuf_addstr(md, "\n- **Controller** ");
-	rpt_md_cell(md, rpt_str(rpt_obj(p, "controller"), "user"));
+	rpt_md_cell(md, rr_str(rr_obj(p, "controller"), "user"));
 	strbuf_addch(md, '@');
-	rpt_md_cell(md, rpt_str(rpt_obj(p, "controller"), "hostname"));
+	rpt_md_cell(md, rr_str(rr_obj(p, "controller"), "hostname"));
 	strbuf_addstr(md, "; started ");
-	rpt_fmt_time(md, rpt_str(c->run, "started_at"));
+	rpt_fmt_time(md, rr_str(c->run, "started_at"));
 	strbuf_addstr(md, ", ended ");
-	rpt_fmt_time(md, rpt_str(c->run, "ended_at"));
+	rpt_fmt_time(md, rr_str(c->run, "ended_at"));
 	strbuf_addstr(md, "\n\n");
 
 	FOR_EACH_OBJ(f, files)
-		if (rpt_num(f, "size", &v))
+		if (rr_num(f, "size", &v))
 			total += v;
 	strbuf_addf(md, "<details><summary>%d file%s shipped (", cJSON_GetArraySize(files),
 		    cJSON_GetArraySize(files) == 1 ? "" : "s");
@@ -326,11 +326,11 @@ void rpt_section_provenance(struct rpt_ctx *c)
 		strbuf_addstr(md, "| file | size | sha256 |\n|---|---|---|\n");
 		FOR_EACH_OBJ(f, files) {
 			strbuf_addstr(md, "| ");
-			rpt_md_code(md, rpt_str(f, "path"));
+			rpt_md_code(md, rr_str(f, "path"));
 			strbuf_addstr(md, " | ");
 			rpt_cell_num(md, f, "size", rpt_fmt_int);
 			strbuf_addstr(md, " | ");
-			rpt_md_code(md, rpt_str(f, "sha256"));
+			rpt_md_code(md, rr_str(f, "sha256"));
 			strbuf_addstr(md, " |\n");
 		}
 	}
@@ -342,25 +342,25 @@ void rpt_section_provenance(struct rpt_ctx *c)
 			  "nvcc | ncu | compute-sanitizer | python | torch | host time |\n"
 			  "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	FOR_EACH_OBJ(h, c->hosts) {
-		const cJSON *info = rpt_obj(h, "info"), *ph;
+		const cJSON *info = rr_obj(h, "info"), *ph;
 		double t = 0;
 		int nph = 0;
 		strbuf_addstr(md, "| ");
 		rpt_md_cell(md, rpt_host_name(h));
-		if (rpt_str(info, "hostname")) {
+		if (rr_str(info, "hostname")) {
 			strbuf_addstr(md, " (");
-			rpt_md_cell_n(md, rpt_str(info, "hostname"), 60);
+			rpt_md_cell_n(md, rr_str(info, "hostname"), 60);
 			strbuf_addch(md, ')');
 		}
 		strbuf_addstr(md, " | ");
-		rpt_md_cell(md, rpt_str(info, "gpu_name") ? rpt_str(info, "gpu_name")
-			: rpt_str(info, "gpu_reason") ? rpt_str(info, "gpu_reason") : NULL);
+		rpt_md_cell(md, rr_str(info, "gpu_name") ? rr_str(info, "gpu_name")
+			: rr_str(info, "gpu_reason") ? rr_str(info, "gpu_reason") : NULL);
 		strbuf_addstr(md, " | ");
-		rpt_md_code(md, rpt_str(info, "gpu_uuid"));
+		rpt_md_code(md, rr_str(info, "gpu_uuid"));
 		strbuf_addstr(md, " | ");
-		rpt_md_cell_n(md, rpt_str(info, "compute_cap"), 10);
+		rpt_md_cell_n(md, rr_str(info, "compute_cap"), 10);
 		strbuf_addstr(md, " | ");
-		rpt_md_cell_n(md, rpt_str(info, "driver"), 40);
+		rpt_md_cell_n(md, rr_str(info, "driver"), 40);
 		strbuf_addstr(md, " | ");
 		rpt_cell_num(md, info, "sm_clock_mhz", rpt_fmt_int);
 		strbuf_addstr(md, " / ");
@@ -368,18 +368,18 @@ void rpt_section_provenance(struct rpt_ctx *c)
 		strbuf_addstr(md, " / ");
 		rpt_cell_num(md, info, "mem_clock_mhz", rpt_fmt_int);
 		strbuf_addstr(md, " | ");
-		add_tool(md, rpt_obj(info, "nvcc"));
+		add_tool(md, rr_obj(info, "nvcc"));
 		strbuf_addstr(md, " | ");
-		add_tool(md, rpt_obj(info, "ncu"));
+		add_tool(md, rr_obj(info, "ncu"));
 		strbuf_addstr(md, " | ");
-		add_tool(md, rpt_obj(info, "compute_sanitizer"));
+		add_tool(md, rr_obj(info, "compute_sanitizer"));
 		strbuf_addstr(md, " | ");
-		add_tool(md, rpt_obj(info, "python"));
+		add_tool(md, rr_obj(info, "python"));
 		strbuf_addstr(md, " | ");
-		rpt_md_cell_n(md, rpt_str(info, "torch"), 40);
+		rpt_md_cell_n(md, rr_str(info, "torch"), 40);
 		strbuf_addstr(md, " | ");
-		FOR_EACH_OBJ(ph, rpt_arr(h, "phases"))
-			if (rpt_num(ph, "duration_s", &v) && nph++ < 1000)
+		FOR_EACH_OBJ(ph, rr_arr(h, "phases"))
+			if (rr_num(ph, "duration_s", &v) && nph++ < 1000)
 				t += v;
 		if (nph)
 			rpt_fmt_secs(md, t);

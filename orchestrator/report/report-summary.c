@@ -6,15 +6,15 @@
 
 static void outcome_text(const struct rpt_ctx *c, struct strbuf *md)
 {
-	const char *status = rpt_str(c->run, "status");
-	const char *outcome = rpt_str(c->run, "outcome");
-	if (!rpt_streq(status, "complete"))
+	const char *status = rr_str(c->run, "status");
+	const char *outcome = rr_str(c->run, "outcome");
+	if (!rr_streq(status, "complete"))
 		strbuf_addstr(md, "⚠️ **incomplete: the run did not finish**");
-	else if (rpt_streq(outcome, "passed"))
+	else if (rr_streq(outcome, "passed"))
 		strbuf_addstr(md, "✅ **passed**");
-	else if (rpt_streq(outcome, "failed"))
+	else if (rr_streq(outcome, "failed"))
 		strbuf_addstr(md, "❌ **failed**");
-	else if (rpt_streq(outcome, "infra_error"))
+	else if (rr_streq(outcome, "infra_error"))
 		strbuf_addstr(md, "❌ **infrastructure error: no host could be used**");
 	else
 		strbuf_addstr(md, "⚠️ **outcome unknown**");
@@ -23,9 +23,9 @@ static void outcome_text(const struct rpt_ctx *c, struct strbuf *md)
 void rpt_section_title(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
-	const char *phase = rpt_str(c->exp, "phase");
-	const char *name = rpt_str(c->exp, "name");
-	const char *desc = rpt_str(c->exp, "description");
+	const char *phase = rr_str(c->exp, "phase");
+	const char *name = rr_str(c->exp, "name");
+	const char *desc = rr_str(c->exp, "description");
 	double v;
 	int cnt[4];
 
@@ -35,16 +35,16 @@ void rpt_section_title(struct rpt_ctx *c)
 	strbuf_addstr(md, "**Experiment** ");
 	rpt_md_cell(md, name);
 	strbuf_addstr(md, " · **Started** ");
-	rpt_fmt_time(md, rpt_str(c->run, "started_at"));
-	if (rpt_num(c->run, "duration_s", &v)) {
+	rpt_fmt_time(md, rr_str(c->run, "started_at"));
+	if (rr_num(c->run, "duration_s", &v)) {
 		strbuf_addstr(md, " · **Took** ");
 		rpt_fmt_secs(md, v);
 	}
 	strbuf_addstr(md, " · **Run** ");
-	rpt_md_code(md, rpt_str(c->run, "run_id"));
+	rpt_md_code(md, rr_str(c->run, "run_id"));
 	strbuf_addstr(md, "  \n**Outcome**: ");
 	outcome_text(c, md);
-	if (rpt_num(c->run, "exit_code", &v))
+	if (rr_num(c->run, "exit_code", &v))
 		strbuf_addf(md, " (exit %.0f)", v);
 	rpt_count_verdicts(c, NULL, cnt);
 	if (cnt[V_MET] + cnt[V_MISSED] + cnt[V_NOT_MEASURED]) {
@@ -67,15 +67,15 @@ static void add_missing_steps(const struct rpt_ctx *c, const cJSON *h, struct st
 	int planned = 0, missing = 0, shown = 0;
 	struct strbuf list = STRBUF_INIT;
 
-	FOR_EACH_OBJ(st, rpt_arr(c->spec, "steps")) {
-		const char *kind = rpt_str(st, "kind"), *program = rpt_str(st, "program");
-		const cJSON *probs = rpt_arr(st, "problems") ? rpt_arr(st, "problems")
-							 : rpt_arr(c->spec, "problems");
+	FOR_EACH_OBJ(st, rr_arr(c->spec, "steps")) {
+		const char *kind = rr_str(st, "kind"), *program = rr_str(st, "program");
+		const cJSON *probs = rr_arr(st, "problems") ? rr_arr(st, "problems")
+							 : rr_arr(c->spec, "problems");
 		const cJSON *p;
 		cJSON_ArrayForEach(p, probs) {
-			const char *pname = cJSON_IsString(p) ? p->valuestring : rpt_str(p, "name");
+			const char *pname = cJSON_IsString(p) ? p->valuestring : rr_str(p, "name");
 			planned++;
-			if (rpt_find_step(h, kind, program, pname, NULL))
+			if (rr_find_step(h, kind, program, pname, NULL, NULL))
 				continue;
 			missing++;
 			if (shown++ < 8) {
@@ -100,12 +100,12 @@ static void add_missing_steps(const struct rpt_ctx *c, const cJSON *h, struct st
 void rpt_section_unfinished(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
-	const char *status = rpt_str(c->run, "status");
+	const char *status = rr_str(c->run, "status");
 	const cJSON *h;
-	int complete = rpt_streq(status, "complete"), any = 0;
+	int complete = rr_streq(status, "complete"), any = 0;
 
 	FOR_EACH_OBJ(h, c->hosts)
-		if (!rpt_host_finished(rpt_str(h, "status")))
+		if (!rpt_host_finished(rr_str(h, "status")))
 			any = 1;
 	if (complete && !any)
 		return;
@@ -113,9 +113,9 @@ void rpt_section_unfinished(struct rpt_ctx *c)
 	if (!complete && status) {
 		strbuf_addstr(md, "The record's status is ");
 		rpt_md_code(md, status);
-		strbuf_addstr(md, rpt_streq(status, "running")
+		strbuf_addstr(md, rr_streq(status, "running")
 			      ? " (the controller was killed, or is still running)"
-			      : rpt_streq(status, "incomplete") ? " (interrupted)" : "");
+			      : rr_streq(status, "incomplete") ? " (interrupted)" : "");
 		strbuf_addstr(md, ". ");
 	} else if (!complete) {
 		strbuf_addstr(md, "The record has no status. ");
@@ -123,20 +123,20 @@ void rpt_section_unfinished(struct rpt_ctx *c)
 	strbuf_addstr(md, "What follows is only what was recorded before it stopped.\n");
 	FOR_EACH_OBJ(h, c->hosts) {
 		const cJSON *ph, *last = NULL;
-		if (rpt_host_finished(rpt_str(h, "status")))
+		if (rpt_host_finished(rr_str(h, "status")))
 			continue;
 		strbuf_addstr(md, "> - **");
 		rpt_md_cell(md, rpt_host_name(h));
 		strbuf_addstr(md, "** never completed (status ");
-		rpt_md_code(md, rpt_str(h, "status") ? rpt_str(h, "status") : "missing");
+		rpt_md_code(md, rr_str(h, "status") ? rr_str(h, "status") : "missing");
 		strbuf_addstr(md, ")");
-		FOR_EACH_OBJ(ph, rpt_arr(h, "phases"))
+		FOR_EACH_OBJ(ph, rr_arr(h, "phases"))
 			last = ph;
 		if (last) {
 			strbuf_addstr(md, "; last phase ");
-			rpt_md_cell_n(md, rpt_str(last, "name"), 20);
+			rpt_md_cell_n(md, rr_str(last, "name"), 20);
 			strbuf_addch(md, ' ');
-			rpt_md_cell_n(md, rpt_str(last, "status"), 20);
+			rpt_md_cell_n(md, rr_str(last, "status"), 20);
 		} else {
 			strbuf_addstr(md, "; no phase recorded");
 		}
@@ -150,17 +150,17 @@ void rpt_section_unfinished(struct rpt_ctx *c)
 
 void rpt_count_status(struct counts *k, const char *st)
 {
-	if (rpt_streq(st, "PASS"))
+	if (rr_streq(st, "PASS"))
 		k->pass++;
-	else if (rpt_streq(st, "FAIL"))
+	else if (rr_streq(st, "FAIL"))
 		k->fail++;
-	else if (rpt_streq(st, "TIMEOUT"))
+	else if (rr_streq(st, "TIMEOUT"))
 		k->timeout++;
-	else if (rpt_streq(st, "KILLED"))
+	else if (rr_streq(st, "KILLED"))
 		k->killed++;
-	else if (rpt_streq(st, "INFRA_ERROR"))
+	else if (rr_streq(st, "INFRA_ERROR"))
 		k->infra++;
-	else if (rpt_streq(st, "SKIPPED"))
+	else if (rr_streq(st, "SKIPPED"))
 		k->skipped++;
 	else
 		k->other++;
@@ -193,7 +193,7 @@ void rpt_add_counts(struct strbuf *md, const struct counts *k, int bold)
 static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
 			   const cJSON *s)
 {
-	const cJSON *res = rpt_result_of(s);
+	const cJSON *res = rr_result(s);
 	const cJSON *ref, *b;
 	double v;
 	int n = 0;
@@ -201,53 +201,53 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	strbuf_addstr(md, "- **");
 	rpt_md_cell(md, rpt_host_name(h));
 	strbuf_addstr(md, "** ");
-	rpt_md_code(md, rpt_str(s, "program"));
+	rpt_md_code(md, rr_str(s, "program"));
 	strbuf_addch(md, ' ');
-	rpt_md_cell(md, rpt_str(s, "problem"));
+	rpt_md_cell(md, rr_str(s, "problem"));
 	strbuf_addstr(md, ": ");
-	if (!rpt_streq(rpt_str(s, "status"), "PASS") && !rpt_num(res, "timing.median_us", &v)) {
-		rpt_cell_status(md, rpt_str(s, "status"));
-		if (rpt_str(s, "reason")) {
+	if (!rr_streq(rr_str(s, "status"), "PASS") && !rr_num(res, METRIC_MEDIAN_PATH, &v)) {
+		rpt_cell_status(md, rr_str(s, "status"));
+		if (rr_str(s, "reason")) {
 			strbuf_addstr(md, " — ");
-			rpt_md_cell(md, rpt_str(s, "reason"));
+			rpt_md_cell(md, rr_str(s, "reason"));
 		}
 		strbuf_addstr(md, "\n");
 		return;
 	}
-	if (rpt_is_true(res, "model.impossible")) {
+	if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 		/* not a result: say so first, and compare it with nothing */
 		strbuf_addstr(md, "⚠️ **IMPOSSIBLE timing**: ");
-		rpt_cell_num(md, res, "timing.median_us", rpt_fmt_us);
+		rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
 		strbuf_addstr(md, " us");
-		if (rpt_num(res, "model.tflops", &v) && v > 0) {
+		if (rr_num(res, "model.tflops", &v) && v > 0) {
 			strbuf_addstr(md, ", ");
-			rpt_fmt_tflops(md, v);
+			metric_fmt_tflops(md, v);
 			strbuf_addstr(md, " TFLOPS");
 		}
 		strbuf_addstr(md, " beats the roofline floor of ");
-		rpt_cell_num(md, res, "model.floor_us", rpt_fmt_us);
+		rpt_cell_num(md, res, "model.floor_us", metric_fmt_us);
 		strbuf_addstr(md, " us; the measurement is wrong, not fast");
 		strbuf_addstr(md, "\n");
 		return;
 	}
-	if (rpt_num(res, "timing.median_us", &v)) {
+	if (rr_num(res, METRIC_MEDIAN_PATH, &v)) {
 		strbuf_addstr(md, "**");
-		rpt_fmt_us(md, v);
+		metric_fmt_us(md, v);
 		strbuf_addstr(md, " us**");
 	} else {
 		strbuf_addstr(md, "no timing");
 	}
-	if (rpt_num(res, "model.tflops", &v) && v > 0) {
+	if (rr_num(res, "model.tflops", &v) && v > 0) {
 		strbuf_addstr(md, ", **");
-		rpt_fmt_tflops(md, v);
+		metric_fmt_tflops(md, v);
 		strbuf_addstr(md, " TFLOPS**");
 	}
-	if (rpt_num(res, "model.gbps", &v) && v > 0) {
+	if (rr_num(res, "model.gbps", &v) && v > 0) {
 		strbuf_addstr(md, ", ");
-		rpt_fmt_gbps(md, v);
+		metric_fmt_gbps(md, v);
 		strbuf_addstr(md, " GB/s");
 	}
-	if (rpt_num(res, "model.pct_of_floor", &v))
+	if (rr_num(res, "model.pct_of_floor", &v))
 		strbuf_addf(md, " (%.0f%% of speed of light)", v);
 	strbuf_addstr(md, " — ");
 	if (rpt_add_speedup(md, h, s, 1))
@@ -264,14 +264,14 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 		strbuf_release(&one);
 	}
 	FOR_EACH_OBJ(b, c->baselines) {
-		if (n < 4 && rpt_baseline_applies(b, h, rpt_str(s, "problem"))) {
+		if (n < 4 && rpt_baseline_applies(b, h, rr_str(s, "problem"))) {
 			strbuf_addstr(md, "; vs ");
 			rpt_add_spec_baseline(md, b, s);
 			n++;
 		}
 	}
 	strbuf_addstr(md, "; ");
-	rpt_add_correctness_short(md, rpt_correctness_step(h, rpt_str(s, "program"), rpt_str(s, "problem")));
+	rpt_add_correctness_short(md, rpt_correctness_step(h, rr_str(s, "program"), rr_str(s, "problem")));
 	strbuf_addstr(md, "\n");
 }
 
@@ -286,8 +286,8 @@ void rpt_section_glance(struct rpt_ctx *c)
 
 	/* the figures first: every kernel benchmark */
 	FOR_EACH_OBJ(h, c->hosts) {
-		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-			if (!rpt_streq(rpt_str(s, "kind"), "benchmark") || rpt_is_baseline(s))
+		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s))
 				continue;
 			add_key_result(c, md, h, s);
 			any = 1;
@@ -301,28 +301,28 @@ void rpt_section_glance(struct rpt_ctx *c)
 			  "|---|---|---|---|---|---|\n");
 	FOR_EACH_OBJ(h, c->hosts) {
 		struct counts ks = { 0 }, kb = { 0 };
-		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-			rpt_count_status(&ks, rpt_str(s, "status"));
-			rpt_count_status(&all_steps, rpt_str(s, "status"));
+		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+			rpt_count_status(&ks, rr_str(s, "status"));
+			rpt_count_status(&all_steps, rr_str(s, "status"));
 		}
-		FOR_EACH_OBJ(b, rpt_arr(h, "builds")) {
-			rpt_count_status(&kb, rpt_str(b, "status"));
-			rpt_count_status(&all_builds, rpt_str(b, "status"));
+		FOR_EACH_OBJ(b, rr_arr(h, "builds")) {
+			rpt_count_status(&kb, rr_str(b, "status"));
+			rpt_count_status(&all_builds, rr_str(b, "status"));
 		}
 		strbuf_addstr(md, "| ");
 		rpt_md_cell(md, rpt_host_name(h));
 		strbuf_addstr(md, " | ");
 		rpt_md_cell(md, rpt_gpu_name(h));
-		if (rpt_str(rpt_obj(h, "info"), "arch")) {
+		if (rr_str(rr_obj(h, "info"), "arch")) {
 			strbuf_addstr(md, " (");
-			rpt_md_cell_n(md, rpt_str(rpt_obj(h, "info"), "arch"), 20);
+			rpt_md_cell_n(md, rr_str(rr_obj(h, "info"), "arch"), 20);
 			strbuf_addch(md, ')');
 		}
 		strbuf_addstr(md, " | ");
 		rpt_cell_host_status(md, h);
-		if (rpt_str(h, "error")) {
+		if (rr_str(h, "error")) {
 			strbuf_addstr(md, ": ");
-			rpt_md_cell_n(md, rpt_str(h, "error"), 120);
+			rpt_md_cell_n(md, rr_str(h, "error"), 120);
 		}
 		strbuf_addstr(md, " | ");
 		rpt_add_counts(md, &kb, 1);
@@ -356,14 +356,14 @@ void rpt_section_glance(struct rpt_ctx *c)
 				continue;
 			strbuf_addstr(md, shown == 1 ? "**Missed expectations**\n\n" : "");
 			strbuf_addstr(md, "- ❌ ");
-			rpt_md_code(md, rpt_str(v->exp, "program"));
+			rpt_md_code(md, rr_str(v->exp, "program"));
 			strbuf_addch(md, ' ');
-			rpt_md_cell_n(md, rpt_str(v->exp, "metric"), 60);
+			rpt_md_cell_n(md, rr_str(v->exp, "metric"), 60);
 			strbuf_addch(md, ' ');
-			rpt_md_cell_n(md, rpt_str(v->exp, "op"), 4);
+			rpt_md_cell_n(md, rr_str(v->exp, "op"), 4);
 			strbuf_addch(md, ' ');
-			if (rpt_num(v->exp, "value", &target))
-				rpt_fmt_target(md, rpt_str(v->exp, "metric"), target);
+			if (rr_num(v->exp, "value", &target))
+				metric_fmt_target(md, rr_str(v->exp, "metric"), target);
 			strbuf_addstr(md, " on ");
 			rpt_md_cell(md, rpt_host_name(v->host));
 			if (v->problem) {
@@ -372,7 +372,7 @@ void rpt_section_glance(struct rpt_ctx *c)
 				strbuf_addch(md, ')');
 			}
 			strbuf_addstr(md, ": measured ");
-			rpt_fmt_metric(md, rpt_str(v->exp, "metric"), v->value);
+			metric_fmt(md, rr_str(v->exp, "metric"), v->value);
 			strbuf_addstr(md, "\n");
 		}
 		if (shown > 8)
@@ -383,65 +383,65 @@ void rpt_section_glance(struct rpt_ctx *c)
 
 	/* alerts a kernel engineer must not miss */
 	FOR_EACH_OBJ(h, c->hosts) {
-		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-			const cJSON *res = rpt_result_of(s);
+		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+			const cJSON *res = rr_result(s);
 			double v;
-			if (rpt_is_true(res, "model.impossible")) {
+			if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 				strbuf_addstr(md, alerts++ ? "" : "**Alerts**\n\n");
 				strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE** on ");
 				rpt_md_cell(md, rpt_host_name(h));
 				strbuf_addstr(md, ": ");
-				rpt_md_code(md, rpt_str(s, "program"));
+				rpt_md_code(md, rr_str(s, "program"));
 				strbuf_addch(md, ' ');
-				rpt_md_cell(md, rpt_str(s, "problem"));
+				rpt_md_cell(md, rr_str(s, "problem"));
 				strbuf_addstr(md, " median ");
-				rpt_cell_num(md, res, "timing.median_us", rpt_fmt_us);
+				rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
 				strbuf_addstr(md, " us is below the physical floor ");
-				rpt_cell_num(md, res, "model.floor_us", rpt_fmt_us);
+				rpt_cell_num(md, res, "model.floor_us", metric_fmt_us);
 				strbuf_addstr(md, " us: the measurement is wrong (no work done? wrong FLOP "
 						  "count? asynchronous work not timed?)\n");
 			}
-			if (rpt_obj(res, "correctness") && !rpt_is_true(res, "correctness.pass")) {
+			if (rr_obj(res, "correctness") && !rr_true(res, "correctness.pass")) {
 				strbuf_addstr(md, alerts++ ? "" : "**Alerts**\n\n");
 				strbuf_addstr(md, "- ❌ **wrong results** on ");
 				rpt_md_cell(md, rpt_host_name(h));
 				strbuf_addstr(md, ": ");
-				rpt_md_code(md, rpt_str(s, "program"));
+				rpt_md_code(md, rr_str(s, "program"));
 				strbuf_addch(md, ' ');
-				rpt_md_cell(md, rpt_str(s, "problem"));
+				rpt_md_cell(md, rr_str(s, "problem"));
 				strbuf_addstr(md, " max_abs ");
-				rpt_cell_num(md, res, "correctness.max_abs", rpt_fmt_g);
+				rpt_cell_num(md, res, "correctness.max_abs", metric_fmt_g);
 				strbuf_addstr(md, ", rel_l2 ");
-				rpt_cell_num(md, res, "correctness.rel_l2", rpt_fmt_g);
+				rpt_cell_num(md, res, "correctness.rel_l2", metric_fmt_g);
 				strbuf_addstr(md, "\n");
 			}
-			if (rpt_num(res, "timing.dropped_throttled", &v) && v > 0) {
+			if (rr_num(res, "timing.dropped_throttled", &v) && v > 0) {
 				strbuf_addstr(md, alerts++ ? "" : "**Alerts**\n\n");
 				strbuf_addf(md, "- ⚠️ %.0f sample%s dropped for clock throttling on ", v,
 					    v == 1 ? "" : "s");
 				rpt_md_cell(md, rpt_host_name(h));
 				strbuf_addstr(md, ": ");
-				rpt_md_code(md, rpt_str(s, "program"));
+				rpt_md_code(md, rr_str(s, "program"));
 				strbuf_addch(md, ' ');
-				rpt_md_cell(md, rpt_str(s, "problem"));
+				rpt_md_cell(md, rr_str(s, "problem"));
 				strbuf_addstr(md, "\n");
 			}
 		}
-		FOR_EACH_OBJ(b, rpt_arr(h, "builds")) {
+		FOR_EACH_OBJ(b, rr_arr(h, "builds")) {
 			const cJSON *k;
-			FOR_EACH_OBJ(k, rpt_arr(b, "resources")) {
+			FOR_EACH_OBJ(k, rr_arr(b, "resources")) {
 				double st = 0, ld = 0;
-				rpt_num(k, "spill_store_bytes", &st);
-				rpt_num(k, "spill_load_bytes", &ld);
+				rr_num(k, "spill_store_bytes", &st);
+				rr_num(k, "spill_load_bytes", &ld);
 				if (st > 0 || ld > 0) {
 					strbuf_addstr(md, alerts++ ? "" : "**Alerts**\n\n");
 					strbuf_addstr(md, "- ⚠️ register **spills** in ");
-					rpt_md_code(md, rpt_str(k, "demangled") ? rpt_str(k, "demangled")
-										 : rpt_str(k, "kernel"));
+					rpt_md_code(md, rr_str(k, "demangled") ? rr_str(k, "demangled")
+										 : rr_str(k, "kernel"));
 					strbuf_addstr(md, " (");
-					rpt_md_cell(md, rpt_str(b, "program"));
+					rpt_md_cell(md, rr_str(b, "program"));
 					strbuf_addstr(md, ", ");
-					rpt_md_cell(md, rpt_str(k, "arch") ? rpt_str(k, "arch") : rpt_str(b, "arch"));
+					rpt_md_cell(md, rr_str(k, "arch") ? rr_str(k, "arch") : rr_str(b, "arch"));
 					strbuf_addf(md, " on %s): %.0f B stores, %.0f B loads\n",
 						    rpt_host_name(h), st, ld);
 				}
@@ -471,29 +471,29 @@ static void add_string_list(struct strbuf *md, const cJSON *a)
 void rpt_section_config(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
-	const cJSON *spec = c->spec, *build = rpt_obj(spec, "build");
+	const cJSON *spec = c->spec, *build = rr_obj(spec, "build");
 	const cJSON *x, *st;
-	const char *sha = rpt_str(c->exp, "spec_sha256");
+	const char *sha = rr_str(c->exp, "spec_sha256");
 	double v;
 
 	strbuf_addstr(md, "## Configuration\n\n");
 	strbuf_addstr(md, "- **Spec**: ");
-	rpt_md_code(md, rpt_str(c->exp, "spec_path"));
+	rpt_md_code(md, rr_str(c->exp, "spec_path"));
 	strbuf_addstr(md, " (sha256 ");
 	if (sha)
 		strbuf_addf(md, "`%.12s…`", sha);
 	else
 		strbuf_addstr(md, DASH);
 	strbuf_addstr(md, ")\n- **Build flags**: ");
-	add_string_list(md, rpt_arr(build, "flags"));
+	add_string_list(md, rr_arr(build, "flags"));
 	strbuf_addstr(md, "; **defines**: ");
-	rpt_add_kv(md, rpt_obj(build, "defines"), "=");
-	if (rpt_num(build, "timeout_s", &v))
+	rpt_add_kv(md, rr_obj(build, "defines"), "=");
+	if (rr_num(build, "timeout_s", &v))
 		strbuf_addf(md, "; build timeout %.0f s", v);
 	strbuf_addstr(md, "\n- **Targets**: ");
 	{
 		int n = 0;
-		cJSON_ArrayForEach(x, rpt_obj(spec, "targets")) {
+		cJSON_ArrayForEach(x, rr_obj(spec, "targets")) {
 			strbuf_addstr(md, n++ ? ", " : "");
 			rpt_md_cell_n(md, x->string, 60);
 			strbuf_addstr(md, " → ");
@@ -503,53 +503,53 @@ void rpt_section_config(struct rpt_ctx *c)
 			strbuf_addstr(md, DASH);
 	}
 	strbuf_addstr(md, "\n- **Tolerance**: ");
-	rpt_add_kv(md, rpt_obj(spec, "tolerance"), " ≤ ");
+	rpt_add_kv(md, rr_obj(spec, "tolerance"), " ≤ ");
 	strbuf_addstr(md, "\n\n");
 
-	if (cJSON_GetArraySize(rpt_obj(spec, "programs"))) {
+	if (cJSON_GetArraySize(rr_obj(spec, "programs"))) {
 		strbuf_addstr(md, "| program | built from | libs | min arch | needs GPU |\n"
 				  "|---|---|---|---|---|\n");
-		cJSON_ArrayForEach(x, rpt_obj(spec, "programs")) {
+		cJSON_ArrayForEach(x, rr_obj(spec, "programs")) {
 			const cJSON *ng = cJSON_GetObjectItemCaseSensitive(x, "needs_gpu");
 			strbuf_addstr(md, "| ");
 			rpt_md_code(md, x->string);
 			strbuf_addstr(md, " | ");
-			if (rpt_str(x, "script")) {
+			if (rr_str(x, "script")) {
 				strbuf_addstr(md, "script ");
-				rpt_md_code(md, rpt_str(x, "script"));
+				rpt_md_code(md, rr_str(x, "script"));
 			} else {
-				add_string_list(md, rpt_arr(x, "sources"));
+				add_string_list(md, rr_arr(x, "sources"));
 			}
 			strbuf_addstr(md, " | ");
-			add_string_list(md, rpt_arr(x, "libs"));
+			add_string_list(md, rr_arr(x, "libs"));
 			strbuf_addstr(md, " | ");
-			rpt_md_cell_n(md, rpt_str(x, "min_arch"), 20);
+			rpt_md_cell_n(md, rr_str(x, "min_arch"), 20);
 			strbuf_addstr(md, cJSON_IsFalse(ng) ? " | no |\n" : " | yes |\n");
 		}
 		strbuf_addstr(md, "\n");
 	}
-	if (cJSON_GetArraySize(rpt_arr(spec, "problems"))) {
+	if (cJSON_GetArraySize(rr_arr(spec, "problems"))) {
 		strbuf_addstr(md, "| problem | parameters |\n|---|---|\n");
-		FOR_EACH_OBJ(x, rpt_arr(spec, "problems")) {
+		FOR_EACH_OBJ(x, rr_arr(spec, "problems")) {
 			strbuf_addstr(md, "| ");
-			rpt_md_cell(md, rpt_str(x, "name"));
+			rpt_md_cell(md, rr_str(x, "name"));
 			strbuf_addstr(md, " | ");
-			rpt_add_kv(md, rpt_obj(x, "params"), "=");
+			rpt_add_kv(md, rr_obj(x, "params"), "=");
 			strbuf_addstr(md, " |\n");
 		}
 		strbuf_addstr(md, "\n");
 	}
-	if (cJSON_GetArraySize(rpt_arr(spec, "steps"))) {
+	if (cJSON_GetArraySize(rr_arr(spec, "steps"))) {
 		int n = 0;
 		strbuf_addstr(md, "**Planned steps**: ");
-		FOR_EACH_OBJ(st, rpt_arr(spec, "steps")) {
+		FOR_EACH_OBJ(st, rr_arr(spec, "steps")) {
 			strbuf_addstr(md, n++ ? "; " : "");
-			rpt_md_cell_n(md, rpt_str(st, "kind"), 20);
+			rpt_md_cell_n(md, rr_str(st, "kind"), 20);
 			strbuf_addch(md, ' ');
-			rpt_md_code(md, rpt_str(st, "program"));
-			if (rpt_streq(rpt_str(st, "role"), "baseline"))
+			rpt_md_code(md, rr_str(st, "program"));
+			if (rr_streq(rr_str(st, "role"), "baseline"))
 				strbuf_addstr(md, " (baseline)");
-			if (rpt_num(st, "timeout_s", &v))
+			if (rr_num(st, "timeout_s", &v))
 				strbuf_addf(md, ", timeout %.0f s", v);
 		}
 		strbuf_addstr(md, "\n\n");

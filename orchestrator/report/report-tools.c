@@ -10,16 +10,16 @@
 /* A number as measured: microseconds for "us", else three significant digits. */
 static void fmt_measured(struct strbuf *md, double v, const char *unit)
 {
-	if (rpt_streq(unit, "us"))
-		rpt_fmt_us(md, v);
+	if (rr_streq(unit, "us"))
+		metric_fmt_us(md, v);
 	else if (fabs(v) >= 1e4 && fabs(v) < 1e15 && v == floor(v))
 		strbuf_addf(md, "%.0f", v);
 	else
-		rpt_fmt_g(md, v);
-	if (unit && *unit && !rpt_streq(unit, "×")) {
+		metric_fmt_g(md, v);
+	if (unit && *unit && !rr_streq(unit, "×")) {
 		strbuf_addch(md, ' ');
 		rpt_md_cell_n(md, unit, 40);
-	} else if (rpt_streq(unit, "×")) {
+	} else if (rr_streq(unit, "×")) {
 		strbuf_addstr(md, "×");
 	}
 }
@@ -28,8 +28,8 @@ static void fmt_measured(struct strbuf *md, double v, const char *unit)
  * or cut short) the gates judged now from the record; *owned is set then. */
 static const cJSON *host_gates(const struct rpt_ctx *c, const cJSON *h, cJSON **owned)
 {
-	const cJSON *g = rpt_arr(h, "gates");
-	const cJSON *spec_gates = rpt_arr(c->spec, "gates");
+	const cJSON *g = rr_arr(h, "gates");
+	const cJSON *spec_gates = rr_arr(c->spec, "gates");
 	*owned = NULL;
 	if (g)
 		return g;
@@ -51,37 +51,37 @@ void rpt_section_gates(struct rpt_ctx *c)
 		const cJSON *gs = host_gates(c, h, &owned);
 		judged_now |= owned != NULL;
 		FOR_EACH_OBJ(g, gs) {
-			const char *v = rpt_str(g, "verdict");
+			const char *v = rr_str(g, "verdict");
 			double m, t;
 			any = 1;
-			if (rpt_streq(v, "PASS"))
+			if (rr_streq(v, "PASS"))
 				npass++;
-			else if (rpt_streq(v, "N/A"))
+			else if (rr_streq(v, "N/A"))
 				nna++;
 			else
 				nfail++;
-			strbuf_addf(&rows, "| %s | ", rpt_streq(v, "PASS") ? "✅ pass" : rpt_streq(v, "N/A") ? "➖ n/a" : "❌ **FAIL**");
-			rpt_md_cell(&rows, rpt_str(g, "name") ? rpt_str(g, "name") : rpt_str(g, "metric"));
+			strbuf_addf(&rows, "| %s | ", rr_streq(v, "PASS") ? "✅ pass" : rr_streq(v, "N/A") ? "➖ n/a" : "❌ **FAIL**");
+			rpt_md_cell(&rows, rr_str(g, "name") ? rr_str(g, "name") : rr_str(g, "metric"));
 			strbuf_addstr(&rows, " | ");
 			rpt_md_cell(&rows, rpt_host_name(h));
 			strbuf_addstr(&rows, " | ");
-			rpt_md_code(&rows, rpt_str(g, "program"));
-			if (rpt_str(g, "problem")) {
+			rpt_md_code(&rows, rr_str(g, "program"));
+			if (rr_str(g, "problem")) {
 				strbuf_addstr(&rows, " · ");
-				rpt_md_cell(&rows, rpt_str(g, "problem"));
+				rpt_md_cell(&rows, rr_str(g, "problem"));
 			}
 			strbuf_addstr(&rows, " | ");
-			rpt_md_code(&rows, rpt_str(g, "metric"));
+			rpt_md_code(&rows, rr_str(g, "metric"));
 			strbuf_addstr(&rows, " | ");
-			if (rpt_num(g, "measured", &m))
-				fmt_measured(&rows, m, rpt_str(g, "unit"));
+			if (rr_num(g, "measured", &m))
+				fmt_measured(&rows, m, rr_str(g, "unit"));
 			else
 				strbuf_addstr(&rows, "not measured");
-			strbuf_addf(&rows, " | %s ", rpt_str(g, "op") ? rpt_str(g, "op") : "?");
-			if (rpt_num(g, "threshold", &t))
-				rpt_fmt_g(&rows, t);
+			strbuf_addf(&rows, " | %s ", rr_str(g, "op") ? rr_str(g, "op") : "?");
+			if (rr_num(g, "threshold", &t))
+				metric_fmt_g(&rows, t);
 			strbuf_addstr(&rows, " | ");
-			rpt_md_cell(&rows, rpt_streq(v, "PASS") ? NULL : rpt_str(g, "reason"));
+			rpt_md_cell(&rows, rr_streq(v, "PASS") ? NULL : rr_str(g, "reason"));
 			strbuf_addstr(&rows, " |\n");
 		}
 		cJSON_Delete(owned);
@@ -118,8 +118,8 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 	int any = 0;
 
 	FOR_EACH_OBJ(h, c->hosts) {
-		cJSON *owned = rpt_arr(h, "sweeps") ? NULL : sweep_rank_host(h);
-		const cJSON *sweeps = owned ? owned : rpt_arr(h, "sweeps");
+		cJSON *owned = rr_arr(h, "sweeps") ? NULL : sweep_rank_host(h);
+		const cJSON *sweeps = owned ? owned : rr_arr(h, "sweeps");
 		FOR_EACH_OBJ(sw, sweeps) {
 			double wm;
 			if (!any++)
@@ -128,18 +128,18 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 						  "correctness run and benchmark all passed is ranked, so a "
 						  "wrong variant never wins.\n\n");
 			strbuf_addstr(md, "### ");
-			rpt_md_code(md, rpt_str(sw, "program"));
+			rpt_md_code(md, rr_str(sw, "program"));
 			strbuf_addstr(md, " · ");
-			rpt_md_cell(md, rpt_str(sw, "problem"));
+			rpt_md_cell(md, rr_str(sw, "problem"));
 			strbuf_addstr(md, " on ");
 			rpt_md_cell(md, rpt_host_name(h));
 			strbuf_addstr(md, "\n\n");
-			if (rpt_str(sw, "winner")) {
+			if (rr_str(sw, "winner")) {
 				strbuf_addstr(md, "🏆 **Winner**: ");
-				rpt_md_code(md, rpt_str(sw, "winner"));
-				if (rpt_num(sw, "winner_median_us", &wm)) {
+				rpt_md_code(md, rr_str(sw, "winner"));
+				if (rr_num(sw, "winner_median_us", &wm)) {
 					strbuf_addstr(md, " — ");
-					rpt_fmt_us(md, wm);
+					metric_fmt_us(md, wm);
 					strbuf_addstr(md, " us median");
 				}
 				strbuf_addstr(md, "\n\n");
@@ -148,17 +148,17 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 			}
 			strbuf_addstr(md, "| rank | variant | median (us) | vs winner | registers | spill st / ld | smem | status |\n"
 					  "|---|---|---|---|---|---|---|---|\n");
-			FOR_EACH_OBJ(v, rpt_arr(sw, "variants")) {
+			FOR_EACH_OBJ(v, rr_arr(sw, "variants")) {
 				double r;
-				if (rpt_num(v, "rank", &r))
+				if (rr_num(v, "rank", &r))
 					strbuf_addf(md, "| %s%.0f | ", r == 1 ? "🏆 " : "", r);
 				else
 					strbuf_addstr(md, "| — | ");
-				rpt_md_code(md, rpt_str(v, "variant"));
+				rpt_md_code(md, rr_str(v, "variant"));
 				strbuf_addstr(md, " | ");
-				rpt_cell_num(md, v, "median_us", rpt_fmt_us);
+				rpt_cell_num(md, v, "median_us", metric_fmt_us);
 				strbuf_addstr(md, " | ");
-				if (rpt_num(v, "relative", &r))
+				if (rr_num(v, "relative", &r))
 					strbuf_addf(md, "%.2f×", r);
 				else
 					strbuf_addstr(md, DASH);
@@ -171,11 +171,11 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 				strbuf_addstr(md, " | ");
 				rpt_cell_num(md, v, "smem_bytes", rpt_fmt_bytes);
 				strbuf_addstr(md, " | ");
-				if (rpt_is_true(v, "ranked"))
+				if (rr_true(v, "ranked"))
 					strbuf_addstr(md, "✅ ranked");
 				else {
 					strbuf_addstr(md, "❌ ");
-					rpt_md_cell(md, rpt_str(v, "reason"));
+					rpt_md_cell(md, rr_str(v, "reason"));
 				}
 				strbuf_addstr(md, " |\n");
 			}
@@ -192,12 +192,12 @@ void rpt_section_profiles(struct rpt_ctx *c)
 	int any = 0;
 
 	FOR_EACH_OBJ(h, c->hosts) {
-		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-			const cJSON *t = rpt_obj(s, "tool_settings");
-			const cJSON *prof = rpt_obj(rpt_result_of(s), "profile");
+		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+			const cJSON *t = rr_obj(s, "tool_settings");
+			const cJSON *prof = rr_obj(rr_result(s), "profile");
 			double v;
 			int nk = 0;
-			if (!rpt_streq(rpt_str(s, "kind"), "profile"))
+			if (!rr_streq(rr_str(s, "kind"), "profile"))
 				continue;
 			if (!any++)
 				strbuf_addstr(md, "## Profiles (Nsight Compute)\n\nCounters from `ncu` on "
@@ -205,57 +205,57 @@ void rpt_section_profiles(struct rpt_ctx *c)
 						  "benchmarks (profiling serialises and replays kernels; its "
 						  "times are not comparable).\n\n");
 			strbuf_addstr(md, "### ");
-			rpt_md_code(md, rpt_str(s, "program"));
+			rpt_md_code(md, rr_str(s, "program"));
 			strbuf_addstr(md, " · ");
-			rpt_md_cell(md, rpt_str(s, "problem"));
+			rpt_md_cell(md, rr_str(s, "problem"));
 			strbuf_addstr(md, " on ");
 			rpt_md_cell(md, rpt_host_name(h));
 			strbuf_addstr(md, " — ");
-			rpt_cell_status(md, rpt_str(s, "status"));
+			rpt_cell_status(md, rr_str(s, "status"));
 			strbuf_addstr(md, "\n\n");
-			if (rpt_str(s, "reason")) {
+			if (rr_str(s, "reason")) {
 				strbuf_addstr(md, "- ");
-				rpt_md_cell_n(md, rpt_str(s, "reason"), 600);
+				rpt_md_cell_n(md, rr_str(s, "reason"), 600);
 				strbuf_addstr(md, "\n");
 			}
 			strbuf_addstr(md, "- ncu ");
-			rpt_md_cell(md, rpt_str(t, "version") ? rpt_str(t, "version") : "(version unknown)");
+			rpt_md_cell(md, rr_str(t, "version") ? rr_str(t, "version") : "(version unknown)");
 			strbuf_addstr(md, ", kernel `regex:");
-			rpt_md_cell_n(md, rpt_str(t, "kernel_regex"), 120);
+			rpt_md_cell_n(md, rr_str(t, "kernel_regex"), 120);
 			strbuf_addstr(md, "`");
-			if (rpt_num(t, "launch_skip", &v))
+			if (rr_num(t, "launch_skip", &v))
 				strbuf_addf(md, ", skip %.0f", v);
-			if (rpt_num(t, "launch_count", &v))
+			if (rr_num(t, "launch_count", &v))
 				strbuf_addf(md, ", %.0f launch%s", v, v == 1 ? "" : "es");
 			strbuf_addstr(md, ", clock control ");
-			rpt_md_cell_n(md, rpt_str(t, "clock_control"), 20);
+			rpt_md_cell_n(md, rr_str(t, "clock_control"), 20);
 			strbuf_addstr(md, ", cache control ");
-			rpt_md_cell_n(md, rpt_str(t, "cache_control"), 20);
+			rpt_md_cell_n(md, rr_str(t, "cache_control"), 20);
 			strbuf_addstr(md, ", program mode ");
-			rpt_md_cell_n(md, rpt_str(t, "program_mode"), 20);
+			rpt_md_cell_n(md, rr_str(t, "program_mode"), 20);
 			strbuf_addstr(md, "\n");
-			if (rpt_str(s, "profile_report")) {
+			if (rr_str(s, "profile_report")) {
 				strbuf_addstr(md, "- report: `");
-				rpt_md_cell(md, rpt_str(s, "profile_report"));
+				rpt_md_cell(md, rr_str(s, "profile_report"));
 				strbuf_addstr(md, "` (open in Nsight Compute)\n");
 			}
-			FOR_EACH_OBJ(k, rpt_arr(prof, "kernels")) {
+			FOR_EACH_OBJ(k, rr_arr(prof, "kernels")) {
 				if (nk++ >= 4)
 					break;
 				strbuf_addstr(md, "- launch ");
-				if (rpt_num(k, "id", &v))
+				if (rr_num(k, "id", &v))
 					strbuf_addf(md, "%.0f", v);
 				strbuf_addstr(md, ": ");
-				rpt_md_code(md, rpt_str(k, "name"));
+				rpt_md_code(md, rr_str(k, "name"));
 				strbuf_addstr(md, " grid ");
-				rpt_md_cell_n(md, rpt_str(k, "grid"), 40);
+				rpt_md_cell_n(md, rr_str(k, "grid"), 40);
 				strbuf_addstr(md, " block ");
-				rpt_md_cell_n(md, rpt_str(k, "block"), 40);
+				rpt_md_cell_n(md, rr_str(k, "block"), 40);
 				strbuf_addstr(md, "\n");
 			}
-			if (cJSON_GetArraySize(rpt_arr(prof, "missing"))) {
+			if (cJSON_GetArraySize(rr_arr(prof, "missing"))) {
 				strbuf_addstr(md, "- ❌ **not measured** (missing, n/a or NaN): ");
-				cJSON_ArrayForEach(x, rpt_arr(prof, "missing")) {
+				cJSON_ArrayForEach(x, rr_arr(prof, "missing")) {
 					if (cJSON_IsString(x)) {
 						rpt_md_code(md, x->valuestring);
 						strbuf_addstr(md, x->next ? ", " : "");
@@ -264,26 +264,26 @@ void rpt_section_profiles(struct rpt_ctx *c)
 				strbuf_addstr(md, "\n");
 			}
 			strbuf_addstr(md, "\n");
-			if (!rpt_obj(prof, "metrics") || !rpt_obj(prof, "metrics")->child)
+			if (!rr_obj(prof, "metrics") || !rr_obj(prof, "metrics")->child)
 				continue;
 			strbuf_addstr(md, "| metric | value (mean) | min – max | launches |\n"
 					  "|---|---|---|---|\n");
-			cJSON_ArrayForEach(m, rpt_obj(prof, "metrics")) {
+			cJSON_ArrayForEach(m, rr_obj(prof, "metrics")) {
 				double lo, hi;
 				if (!cJSON_IsObject(m))
 					continue;
 				strbuf_addstr(md, "| ");
 				rpt_md_code(md, m->string);
 				strbuf_addstr(md, " | ");
-				if (rpt_num(m, "value", &v))
-					fmt_measured(md, v, rpt_str(m, "unit"));
+				if (rr_num(m, "value", &v))
+					fmt_measured(md, v, rr_str(m, "unit"));
 				else
 					strbuf_addstr(md, DASH);
 				strbuf_addstr(md, " | ");
-				if (rpt_num(m, "min", &lo) && rpt_num(m, "max", &hi)) {
-					rpt_fmt_g(md, lo);
+				if (rr_num(m, "min", &lo) && rr_num(m, "max", &hi)) {
+					metric_fmt_g(md, lo);
 					strbuf_addstr(md, " – ");
-					rpt_fmt_g(md, hi);
+					metric_fmt_g(md, hi);
 				} else {
 					strbuf_addstr(md, DASH);
 				}
@@ -304,11 +304,11 @@ void rpt_section_sanitizers(struct rpt_ctx *c)
 	struct strbuf details = STRBUF_INIT;
 
 	FOR_EACH_OBJ(h, c->hosts) {
-		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-			const cJSON *san = rpt_obj(rpt_result_of(s), "sanitizer");
+		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+			const cJSON *san = rr_obj(rr_result(s), "sanitizer");
 			double v;
 			int nf = 0;
-			if (!rpt_streq(rpt_str(s, "kind"), "sanitize"))
+			if (!rr_streq(rr_str(s, "kind"), "sanitize"))
 				continue;
 			if (!any++)
 				strbuf_addstr(md, "## Sanitizer (compute-sanitizer)\n\n"
@@ -317,67 +317,67 @@ void rpt_section_sanitizers(struct rpt_ctx *c)
 			strbuf_addstr(md, "| ");
 			rpt_md_cell(md, rpt_host_name(h));
 			strbuf_addstr(md, " | ");
-			rpt_md_code(md, rpt_str(s, "program"));
+			rpt_md_code(md, rr_str(s, "program"));
 			strbuf_addstr(md, " · ");
-			rpt_md_cell(md, rpt_str(s, "problem"));
+			rpt_md_cell(md, rr_str(s, "problem"));
 			strbuf_addstr(md, " | ");
-			rpt_md_cell(md, rpt_str(s, "tool"));
+			rpt_md_cell(md, rr_str(s, "tool"));
 			strbuf_addstr(md, " | ");
-			rpt_cell_status(md, rpt_str(s, "status"));
+			rpt_cell_status(md, rr_str(s, "status"));
 			strbuf_addstr(md, " | ");
-			if (rpt_num(san, "errors", &v))
+			if (rr_num(san, "errors", &v))
 				strbuf_addf(md, v > 0 ? "**%.0f**" : "%.0f", v);
 			else
 				strbuf_addstr(md, DASH);
 			strbuf_addstr(md, " | ");
 			rpt_cell_num(md, san, "warnings", rpt_fmt_int);
 			strbuf_addstr(md, " | ");
-			f = cJSON_GetArrayItem(rpt_arr(san, "first_errors"), 0);
+			f = cJSON_GetArrayItem(rr_arr(san, "first_errors"), 0);
 			if (f) {
-				rpt_md_cell_n(md, rpt_str(f, "what"), 120);
-				if (rpt_str(f, "location")) {
+				rpt_md_cell_n(md, rr_str(f, "what"), 120);
+				if (rr_str(f, "location")) {
 					strbuf_addstr(md, " at ");
-					rpt_md_code(md, rpt_str(f, "location"));
+					rpt_md_code(md, rr_str(f, "location"));
 				}
 			} else {
-				rpt_md_cell(md, rpt_streq(rpt_str(s, "status"), "PASS") ? NULL : rpt_str(s, "reason"));
+				rpt_md_cell(md, rr_streq(rr_str(s, "status"), "PASS") ? NULL : rr_str(s, "reason"));
 			}
 			strbuf_addstr(md, " |\n");
-			FOR_EACH_OBJ(f, rpt_arr(san, "first_errors")) {
+			FOR_EACH_OBJ(f, rr_arr(san, "first_errors")) {
 				if (!nf++) {
 					strbuf_addstr(&details, "**");
 					rpt_md_cell(&details, rpt_host_name(h));
 					strbuf_addstr(&details, " · ");
-					rpt_md_cell(&details, rpt_str(s, "program"));
+					rpt_md_cell(&details, rr_str(s, "program"));
 					strbuf_addstr(&details, " · ");
-					rpt_md_cell(&details, rpt_str(s, "problem"));
+					rpt_md_cell(&details, rr_str(s, "problem"));
 					strbuf_addstr(&details, " · ");
-					rpt_md_cell(&details, rpt_str(s, "tool"));
+					rpt_md_cell(&details, rr_str(s, "tool"));
 					strbuf_addstr(&details, "** (first reports)\n\n");
 				}
 				if (nf > 5)
 					break;
 				strbuf_addstr(&details, "- ");
-				rpt_md_cell_n(&details, rpt_str(f, "what"), 200);
-				if (rpt_str(f, "kernel")) {
+				rpt_md_cell_n(&details, rr_str(f, "what"), 200);
+				if (rr_str(f, "kernel")) {
 					strbuf_addstr(&details, " in ");
-					rpt_md_code(&details, rpt_str(f, "kernel"));
+					rpt_md_code(&details, rr_str(f, "kernel"));
 				}
-				if (rpt_str(f, "location")) {
+				if (rr_str(f, "location")) {
 					strbuf_addstr(&details, " at ");
-					rpt_md_code(&details, rpt_str(f, "location"));
+					rpt_md_code(&details, rr_str(f, "location"));
 				}
-				if (rpt_str(f, "thread")) {
+				if (rr_str(f, "thread")) {
 					strbuf_addstr(&details, ", thread ");
-					rpt_md_cell_n(&details, rpt_str(f, "thread"), 40);
+					rpt_md_cell_n(&details, rr_str(f, "thread"), 40);
 				}
-				if (rpt_str(f, "block")) {
+				if (rr_str(f, "block")) {
 					strbuf_addstr(&details, " block ");
-					rpt_md_cell_n(&details, rpt_str(f, "block"), 40);
+					rpt_md_cell_n(&details, rr_str(f, "block"), 40);
 				}
-				if (rpt_str(f, "address")) {
+				if (rr_str(f, "address")) {
 					strbuf_addstr(&details, ", address ");
-					rpt_md_cell_n(&details, rpt_str(f, "address"), 40);
+					rpt_md_cell_n(&details, rr_str(f, "address"), 40);
 				}
 				strbuf_addstr(&details, "\n");
 			}

@@ -3,7 +3,7 @@
  * DESIGN
  *   report_render() is a pure function of the record (docs/run-record.md,
  *   docs/report.md): no clock, no file system, no environment. Every value
- *   is read through the typed getters (rpt_obj, rpt_str, rpt_num... in
+ *   is read through the typed getters (rr_obj, rr_str, rr_num... in
  *   report-format.c), so a record with missing or wrong-typed fields
  *   renders "—" where the value would be, never crashes. Text that came
  *   from the record goes through rpt_md_cell()/rpt_md_code() before it
@@ -42,15 +42,15 @@ static void ctx_init(struct rpt_ctx *c, const cJSON *run, struct strbuf *md)
 {
 	memset(c, 0, sizeof(*c));
 	c->run = cJSON_IsObject(run) ? run : NULL;
-	c->exp = rpt_obj(c->run, "experiment");
-	c->spec = rpt_obj(c->exp, "spec");
-	c->hosts = rpt_arr(c->run, "hosts");
+	c->exp = rr_obj(c->run, "experiment");
+	c->spec = rr_obj(c->exp, "spec");
+	c->hosts = rr_arr(c->run, "hosts");
 	/* the record's copies first; the spec's when the record has none */
-	c->expected = rpt_arr(c->run, "expected") ? rpt_arr(c->run, "expected") : rpt_arr(c->spec, "expected");
-	c->references = rpt_arr(c->run, "references") ? rpt_arr(c->run, "references")
-						   : rpt_arr(c->spec, "references");
-	c->baselines = rpt_arr(c->run, "baselines") ? rpt_arr(c->run, "baselines")
-						 : rpt_arr(c->spec, "baselines");
+	c->expected = rr_arr(c->run, "expected") ? rr_arr(c->run, "expected") : rr_arr(c->spec, "expected");
+	c->references = rr_arr(c->run, "references") ? rr_arr(c->run, "references")
+						   : rr_arr(c->spec, "references");
+	c->baselines = rr_arr(c->run, "baselines") ? rr_arr(c->run, "baselines")
+						 : rr_arr(c->spec, "baselines");
 	c->md = md;
 	strbuf_init(&c->scratch, 0);
 	rpt_judge_all(c);
@@ -84,7 +84,7 @@ void report_render(const cJSON *run, struct strbuf *md)
 	rpt_section_provenance(&c);
 	strbuf_addstr(md, "---\n\n*Written by gpuorch from `run.json` alone; "
 			  "`gpuorch report ");
-	rpt_md_cell_n(md, rpt_str(c.run, "run_id"), 40);
+	rpt_md_cell_n(md, rr_str(c.run, "run_id"), 40);
 	strbuf_addstr(md, "` writes it again. Raw output of every build and step is under "
 			  "`logs/`.*\n");
 	ctx_release(&c);
@@ -108,7 +108,7 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 	int nh = 0, cnt[4];
 
 	ctx_init(&c, run, &md);
-	if (c.run && !rpt_streq(rpt_str(c.run, "status"), "complete"))
+	if (c.run && !rr_streq(rr_str(c.run, "status"), "complete"))
 		strbuf_addstr(sb, "INCOMPLETE: ");
 	FOR_EACH_OBJ(h, c.hosts) {
 		const cJSON *first = NULL, *impossible = NULL;
@@ -122,12 +122,12 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 		strbuf_addstr(sb, nh > 1 ? "; " : "");
 		strbuf_addstr(sb, rpt_host_name(h));
 		strbuf_addstr(sb, ": ");
-		FOR_EACH_OBJ(s, rpt_arr(h, "steps")) {
-			rpt_count_status(&k, rpt_str(s, "status"));
-			if (!rpt_streq(rpt_str(s, "kind"), "benchmark") || rpt_is_baseline(s) ||
-			    !rpt_num(rpt_result_of(s), "timing.median_us", &v))
+		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+			rpt_count_status(&k, rr_str(s, "status"));
+			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s) ||
+			    !rr_num(rr_result(s), METRIC_MEDIAN_PATH, &v))
 				continue;
-			if (rpt_is_true(rpt_result_of(s), "model.impossible")) {
+			if (rr_true(rr_result(s), METRIC_IMPOSSIBLE_PATH)) {
 				if (!impossible)
 					impossible = s;
 			} else if (!first) {
@@ -137,22 +137,22 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 		if (!first)
 			first = impossible;   /* reported, but as what it is */
 		if (first) {
-			const cJSON *res = rpt_result_of(first);
-			strbuf_addstr(sb, rpt_str(first, "program") ? rpt_str(first, "program") : "?");
+			const cJSON *res = rr_result(first);
+			strbuf_addstr(sb, rr_str(first, "program") ? rr_str(first, "program") : "?");
 			strbuf_addch(sb, ' ');
-			strbuf_addstr(sb, rpt_str(first, "problem") ? rpt_str(first, "problem") : "?");
+			strbuf_addstr(sb, rr_str(first, "problem") ? rr_str(first, "problem") : "?");
 			strbuf_addstr(sb, " ");
-			rpt_num(res, "timing.median_us", &v);
-			rpt_fmt_us(sb, v);
+			rr_num(res, METRIC_MEDIAN_PATH, &v);
+			metric_fmt_us(sb, v);
 			strbuf_addstr(sb, " us");
-			if (rpt_is_true(res, "model.impossible")) {
+			if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 				strbuf_addstr(sb, " IMPOSSIBLE (beats the roofline floor)");
-			} else if (rpt_num(res, "model.tflops", &v) && v > 0) {
+			} else if (rr_num(res, "model.tflops", &v) && v > 0) {
 				strbuf_addstr(sb, ", ");
-				rpt_fmt_tflops(sb, v);
+				metric_fmt_tflops(sb, v);
 				strbuf_addstr(sb, " TFLOPS");
 			}
-			if (!rpt_is_true(res, "model.impossible")) {
+			if (!rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 				struct strbuf sp = STRBUF_INIT;
 				if (rpt_add_speedup(&sp, h, first, 0)) {
 					strbuf_addstr(sb, ", ");
@@ -164,16 +164,16 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 				strbuf_addf(sb, ", %d step%s did not pass", k.fail + k.timeout +
 					    k.killed + k.infra,
 					    k.fail + k.timeout + k.killed + k.infra == 1 ? "" : "s");
-		} else if (!rpt_streq(rpt_str(h, "status"), "ok") && rpt_str(h, "error")) {
-			strbuf_addstr(sb, rpt_str(h, "status") ? rpt_str(h, "status") : "failed");
+		} else if (!rr_streq(rr_str(h, "status"), "ok") && rr_str(h, "error")) {
+			strbuf_addstr(sb, rr_str(h, "status") ? rr_str(h, "status") : "failed");
 			strbuf_addstr(sb, " (");
-			strbuf_add(sb, rpt_str(h, "error"), strcspn(rpt_str(h, "error"), "\n") > 80
-				   ? 80 : strcspn(rpt_str(h, "error"), "\n"));
+			strbuf_add(sb, rr_str(h, "error"), strcspn(rr_str(h, "error"), "\n") > 80
+				   ? 80 : strcspn(rr_str(h, "error"), "\n"));
 			strbuf_addch(sb, ')');
 		} else if (k.pass + k.fail + k.timeout + k.killed + k.infra + k.skipped + k.other) {
 			rpt_add_counts(sb, &k, 0);
 		} else {
-			strbuf_addstr(sb, rpt_str(h, "status") ? rpt_str(h, "status") : "no result");
+			strbuf_addstr(sb, rr_str(h, "status") ? rr_str(h, "status") : "no result");
 		}
 	}
 	if (!nh)

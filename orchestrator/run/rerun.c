@@ -36,10 +36,10 @@ static int do_run(const struct rerun_opts *o, const char *root, const char *spec
 	ro.host_names = names;
 	ro.nhost_names = o->host ? 1 : 0;
 	ro.commit = commit;
-	ro.accept_new_hostkey = o->accept_new_hostkey;
-	ro.plain = 1;
-	ro.reconnect_timeout_s = 60;
-	ro.lock_wait_s = 3600;
+	ro.accept_new_hostkey = o->step.accept_new_hostkey;
+	ro.plain = o->step.plain;
+	ro.reconnect_timeout_s = o->step.reconnect_timeout_s;
+	ro.lock_wait_s = o->step.lock_wait_s;
 	ro.root = root;
 	ro.command_line = o->command_line;
 	ro.run_dir_out = run_dir_out;

@@ -11,12 +11,13 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "store/store.h"
+#include "run/runner.h"
 
 struct rerun_opts {
 	const char *root;           /* repository root (--root), default "." */
 	const char *hosts_path;
 	const char *host;           /* the one host to run on */
-	int accept_new_hostkey;
+	struct run_step_opts step;  /* host keys, progress, reconnects, GPU wait */
 	const char *command_line;   /* recorded in the new run */
 };
 

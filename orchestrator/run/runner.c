@@ -20,6 +20,7 @@
 #include "spec/plan.h"
 #include "store/record.h"
 #include "report/report.h"
+#include "report/runsum.h"
 #include "spec/spec.h"
 #include "transport/ssh.h"
 #include "store/store.h"
@@ -424,6 +425,9 @@ int runner_run(const struct run_opts *o)
 		}
 		free(md);
 	}
+	/* the summary last: it records run.json as it is now */
+	if (st == GO_OK)
+		st = runsum_write(rec.dir, rec.root, &err);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = GO_EXIT_LOCAL;

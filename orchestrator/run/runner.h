@@ -2,6 +2,16 @@
 #ifndef GPUORCH_RUNNER_H
 #define GPUORCH_RUNNER_H
 
+/* How steps are run: the options every command that runs steps shares
+ * (run, reproduce, find; cmd_run_step_option parses them). */
+struct run_step_opts {
+	int accept_new_hostkey;     /* --accept-new-host-key */
+	int plain;                  /* --plain: plain progress lines even on a terminal */
+	int reconnect_timeout_s;    /* --reconnect-timeout S (default 60) */
+	int lock_wait_s;            /* --gpu-wait S (default 3600) */
+};
+#define RUN_STEP_OPTS_INIT { 0, 0, 60, 3600 }
+
 struct run_opts {
 	const char *spec_path;
 	const char *hosts_path;

@@ -36,27 +36,72 @@ char *plan_gencode(const char *arch)
 	return xstrfmt("-gencode=arch=compute_%s,code=sm_%s", num, num);
 }
 
-/* The CUDA library directories next to nvcc, for the executable's rpath. */
+static const char *const cuda_libs[] = { "lib64", "targets/x86_64-linux/lib",
+					  "targets/sbsa-linux/lib" };
+
+/* The CUDA tree nvcc lives in, when its path says so: DIR/bin/nvcc with
+ * "cuda" in DIR (/usr/local/cuda-13.0, /opt/nvidia/hpc_sdk/.../cuda/13.0).
+ * NULL for any other place: /usr/local/bin/nvcc or ~/bin/nvcc is often a
+ * wrapper script, and DIR/lib64 beside it is not CUDA's. */
+static char *cuda_tree_of(const char *nvcc)
+{
+	char *top = xstrdup(nvcc), *slash = strrchr(top, '/'), *base, *p;
+	if (!slash || slash == top) {
+		free(top);
+		return NULL;
+	}
+	*slash = '\0';
+	base = strrchr(top, '/');
+	if (!base || strcmp(base, "/bin")) {
+		free(top);
+		return NULL;
+	}
+	*base = '\0';
+	for (p = top; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (!strstr(top, "cuda")) {
+		free(top);
+		return NULL;
+	}
+	free(top);
+	top = xstrdup(nvcc);
+	*strrchr(top, '/') = '\0';
+	*strrchr(top, '/') = '\0';
+	return top;
+}
+
+/* Before the nvcc of a build whose CUDA tree the path does not show: ask
+ * nvcc itself where it lives (its driver prints "#$ TOP=DIR" on a dry run;
+ * a wrapper script passes that through), into $cuda_top for add_rpath. */
+static void add_top_probe(struct strbuf *cmd, const char *nvcc)
+{
+	char *tree = nvcc ? cuda_tree_of(nvcc) : NULL;
+	if (!nvcc || tree) {
+		free(tree);
+		return;
+	}
+	strbuf_addstr(cmd, "cuda_top=$(");
+	strbuf_add_shell_quoted(cmd, nvcc);
+	strbuf_addstr(cmd, " --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | "
+			   "sed -n 's/^#[$] TOP=//p' | head -n 1) && ");
+}
+
+/* The CUDA library directories of nvcc's tree, for the executable's rpath. */
 static void add_rpath(struct strbuf *cmd, const char *nvcc)
 {
-	const char *libs[] = { "lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib" };
-	char *bin = xstrdup(nvcc);
-	char *slash = strrchr(bin, '/');
+	char *top = cuda_tree_of(nvcc);
 	size_t i;
-	if (slash) {
-		*slash = '\0';
-		slash = strrchr(bin, '/');
-	}
-	if (slash) {
-		*slash = '\0';
-		for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
-			char *dir = xstrfmt("-Xlinker=-rpath=%s/%s", bin, libs[i]);
+	for (i = 0; i < sizeof(cuda_libs) / sizeof(cuda_libs[0]); i++) {
+		if (top) {
+			char *dir = xstrfmt("-Xlinker=-rpath=%s/%s", top, cuda_libs[i]);
 			strbuf_addch(cmd, ' ');
 			strbuf_add_shell_quoted(cmd, dir);
 			free(dir);
+		} else {
+			strbuf_addf(cmd, " -Xlinker=-rpath=\"$cuda_top\"/%s", cuda_libs[i]);
 		}
 	}
-	free(bin);
+	free(top);
 }
 
 static void build_key(struct plan_build *b, const struct spec *s, const struct plan_host *h)
@@ -89,6 +134,13 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 	FEED(b->arch);
 	FEED(h->nvcc);
 	FEED(h->nvcc_version);
+	{
+		/* the rpath from nvcc's own TOP (a wrapper's): not a binary built before */
+		char *tree = h->nvcc ? cuda_tree_of(h->nvcc) : NULL;
+		if (h->nvcc && !tree)
+			FEED("|rpath from nvcc's TOP");
+		free(tree);
+	}
 #undef FEED
 	sha256_end(c, b->key);
 }
@@ -127,6 +179,7 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 	strbuf_addstr(&cmd, "cd ");
 	strbuf_add_shell_quoted(&cmd, p->src_dir);
 	strbuf_addstr(&cmd, " && ");
+	add_top_probe(&cmd, h->nvcc);
 	strbuf_add_shell_quoted(&cmd, h->nvcc ? h->nvcc : "nvcc");
 	strbuf_addch(&cmd, ' ');
 	strbuf_add_shell_quoted(&cmd, gencode);

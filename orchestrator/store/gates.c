@@ -17,6 +17,8 @@
 #include "store/gates.h"
 #include "core/jsonutil.h"
 #include "core/strbuf.h"
+#include "store/metric.h"
+#include "store/runread.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -33,52 +35,12 @@ static const cJSON *get(const cJSON *o, const char *key)
 	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
 }
 
-static const char *sget(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static int streq(const char *a, const char *b)
-{
-	return a && b && !strcmp(a, b);
-}
-
-static int nget(const cJSON *o, const char *path, double *v)
-{
-	const cJSON *j = cJSON_IsObject(o) ? json_path(o, path) : NULL;
-	if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble))
-		return 0;
-	*v = j->valuedouble;
-	return 1;
-}
-
 #define FOR_EACH_OBJ(x, a) cJSON_ArrayForEach(x, a) if (!cJSON_IsObject(x)) {} else
 
 static const cJSON *steps_of(const cJSON *h)
 {
 	const cJSON *s = get(h, "steps");
 	return cJSON_IsArray(s) ? s : NULL;
-}
-
-/* The first step of kind/program/problem (role, tool: NULL = any). */
-static const cJSON *find_step(const cJSON *h, const char *kind, const char *program,
-			      const char *problem, const char *role, const char *tool)
-{
-	const cJSON *s;
-	FOR_EACH_OBJ(s, steps_of(h)) {
-		const char *r = sget(s, "role") ? sget(s, "role") : "kernel";
-		if (!streq(sget(s, "kind"), kind) || !streq(sget(s, "program"), program))
-			continue;
-		if (problem && !streq(sget(s, "problem"), problem))
-			continue;
-		if (role && strcmp(r, role))
-			continue;
-		if (tool && !streq(sget(s, "tool"), tool))
-			continue;
-		return s;
-	}
-	return NULL;
 }
 
 /* ---------------------------------------------------------------- gates */
@@ -92,33 +54,16 @@ struct judged {
 	struct strbuf arch;
 };
 
-static int is_error_metric(const char *m)
-{
-	return streq(m, "max_abs") || streq(m, "max_rel") || streq(m, "rel_l2") ||
-	       !strncmp(m, "correctness.", 12);
-}
-
-static const char *result_path(const char *m)
-{
-	if (streq(m, "latency_us"))
-		return "timing.median_us";
-	if (streq(m, "tflops"))
-		return "model.tflops";
-	if (streq(m, "gbps"))
-		return "model.gbps";
-	return m;
-}
-
 /* Why a step has no value: its status and reason. */
 static void step_why(struct strbuf *why, const cJSON *s, const char *what)
 {
-	const char *st = sget(s, "status"), *r = sget(s, "reason");
+	const char *st = rr_str(s, "status"), *r = rr_str(s, "reason");
 	if (st && strcmp(st, "PASS"))
-		strbuf_addf(why, "the %s step %s %s", sget(s, "kind") ? sget(s, "kind") : "",
-			    sget(s, "id") ? sget(s, "id") : "", st);
+		strbuf_addf(why, "the %s step %s %s", rr_str(s, "kind") ? rr_str(s, "kind") : "",
+			    rr_str(s, "id") ? rr_str(s, "id") : "", st);
 	else
 		strbuf_addf(why, "the %s step's result has no '%s'",
-			    sget(s, "kind") ? sget(s, "kind") : "", what);
+			    rr_str(s, "kind") ? rr_str(s, "kind") : "", what);
 	if (r)
 		strbuf_addf(why, ": %s", r);
 }
@@ -126,10 +71,10 @@ static void step_why(struct strbuf *why, const cJSON *s, const char *what)
 static void no_step(struct strbuf *why, const cJSON *h, const char *kind, const char *program,
 		    const char *problem)
 {
-	const char *hs = sget(h, "status");
+	const char *hs = rr_str(h, "status");
 	if (hs && strcmp(hs, "ok") && strcmp(hs, "pending"))
-		strbuf_addf(why, "host %s%s%s", hs, sget(h, "error") ? ": " : "",
-			    sget(h, "error") ? sget(h, "error") : "");
+		strbuf_addf(why, "host %s%s%s", hs, rr_str(h, "error") ? ": " : "",
+			    rr_str(h, "error") ? rr_str(h, "error") : "");
 	else if (!hs || !strcmp(hs, "pending"))
 		strbuf_addf(why, "the run stopped before a %s step of '%s' ran", kind, program);
 	else
@@ -141,62 +86,43 @@ static void no_step(struct strbuf *why, const cJSON *h, const char *kind, const 
 static void judge_result_metric(struct judged *j, const cJSON *h, const char *program,
 				const char *problem, const char *metric)
 {
-	const char *first = is_error_metric(metric) ? "correctness" : "benchmark";
-	const char *second = is_error_metric(metric) ? "benchmark" : "correctness";
-	struct strbuf path = STRBUF_INIT;
-	const cJSON *a = find_step(h, first, program, problem, NULL, NULL);
-	const cJSON *b = find_step(h, second, program, problem, NULL, NULL);
-	if (is_error_metric(metric) && strncmp(metric, "correctness.", 12))
-		strbuf_addf(&path, "correctness.%s", metric);
-	else
-		strbuf_addstr(&path, result_path(metric));
-	if (a && nget(get(a, "result"), path.buf, &j->value)) {
-		j->step = a;
-	} else if (b && nget(get(b, "result"), path.buf, &j->value)) {
-		j->step = b;
-	} else {
-		if (a)
-			step_why(&j->why, a, path.buf);
+	struct rr_measure m;
+	rr_measure(h, program, problem, metric, &m);
+	j->step = m.step;
+	if (!m.has_value) {
+		if (m.step)
+			step_why(&j->why, m.step, m.path);
 		else
-			no_step(&j->why, h, first, program, problem);
-		strbuf_release(&path);
+			no_step(&j->why, h, m.prefer, program, problem);
 		return;
 	}
-	j->has_value = 1;
-	if (!strcmp(path.buf, "timing.median_us") || !strncmp(path.buf, "timing.", 7))
-		j->unit = "us";
-	else if (!strcmp(path.buf, "model.tflops"))
-		j->unit = "TFLOPS";
-	else if (!strcmp(path.buf, "model.gbps"))
-		j->unit = "GB/s";
-	if ((!strncmp(path.buf, "timing.", 7) || !strncmp(path.buf, "model.", 6)) &&
-	    cJSON_IsTrue(json_path(get(j->step, "result"), "model.impossible"))) {
-		j->has_value = 0;
+	j->value = m.value;
+	j->has_value = !m.impossible;
+	j->unit = metric_unit(metric);
+	if (m.impossible)
 		strbuf_addstr(&j->why, "the timing beats the roofline floor (impossible): not a "
 				       "measurement to judge");
-	}
-	strbuf_release(&path);
 }
 
 static void judge_speedup(struct judged *j, const cJSON *h, const char *program,
 			  const char *problem)
 {
-	const cJSON *k = find_step(h, "benchmark", program, problem, "kernel", NULL);
+	const cJSON *k = rr_find_step(h, "benchmark", program, problem, "kernel", NULL);
 	const cJSON *s, *base = NULL;
 	double km, bm = 0;
 	if (!k) {
 		no_step(&j->why, h, "benchmark", program, problem);
 		return;
 	}
-	if (!nget(get(k, "result"), "timing.median_us", &km) || km <= 0) {
-		step_why(&j->why, k, "timing.median_us");
+	if (!rr_num(get(k, "result"), METRIC_MEDIAN_PATH, &km) || km <= 0) {
+		step_why(&j->why, k, METRIC_MEDIAN_PATH);
 		return;
 	}
 	FOR_EACH_OBJ(s, steps_of(h)) {
-		if (s != k && streq(sget(s, "kind"), "benchmark") &&
-		    streq(sget(s, "role"), "baseline") && streq(sget(s, "problem"), problem)) {
+		if (s != k && rr_streq(rr_str(s, "kind"), "benchmark") &&
+		    rr_streq(rr_str(s, "role"), "baseline") && rr_streq(rr_str(s, "problem"), problem)) {
 			base = s;
-			if (nget(get(s, "result"), "timing.median_us", &bm) && bm > 0)
+			if (rr_num(get(s, "result"), METRIC_MEDIAN_PATH, &bm) && bm > 0)
 				break;
 		}
 	}
@@ -207,7 +133,7 @@ static void judge_speedup(struct judged *j, const cJSON *h, const char *program,
 	}
 	if (!(bm > 0)) {
 		strbuf_addstr(&j->why, "the baseline has no timing: ");
-		step_why(&j->why, base, "timing.median_us");
+		step_why(&j->why, base, METRIC_MEDIAN_PATH);
 		return;
 	}
 	j->step = k;
@@ -219,7 +145,7 @@ static void judge_speedup(struct judged *j, const cJSON *h, const char *program,
 static void judge_profile(struct judged *j, const cJSON *h, const char *program,
 			  const char *problem, const char *m)
 {
-	const cJSON *s = find_step(h, "profile", program, problem, NULL, NULL);
+	const cJSON *s = rr_find_step(h, "profile", program, problem, NULL, NULL);
 	const cJSON *mo;
 	if (!s) {
 		no_step(&j->why, h, "profile", program, problem);
@@ -227,8 +153,8 @@ static void judge_profile(struct judged *j, const cJSON *h, const char *program,
 	}
 	j->step = s;
 	mo = get(get(get(get(s, "result"), "profile"), "metrics"), m);
-	if (!nget(mo, "value", &j->value)) {
-		const char *st = sget(s, "status");
+	if (!rr_num(mo, "value", &j->value)) {
+		const char *st = rr_str(s, "status");
 		if (st && strcmp(st, "PASS"))
 			step_why(&j->why, s, m);
 		else
@@ -236,7 +162,7 @@ static void judge_profile(struct judged *j, const cJSON *h, const char *program,
 		return;
 	}
 	j->has_value = 1;
-	j->unit = sget(mo, "unit");
+	j->unit = rr_str(mo, "unit");
 }
 
 static void judge_sanitizer(struct judged *j, const cJSON *h, const char *program,
@@ -244,7 +170,7 @@ static void judge_sanitizer(struct judged *j, const cJSON *h, const char *progra
 {
 	const char *dot = strchr(rest, '.');
 	char *tool = dot ? xstrfmt("%.*s", (int)(dot - rest), rest) : xstrdup(rest);
-	const cJSON *s = find_step(h, "sanitize", program, problem, NULL, tool);
+	const cJSON *s = rr_find_step(h, "sanitize", program, problem, NULL, tool);
 	if (!s) {
 		no_step(&j->why, h, "sanitize", program, problem);
 		strbuf_addf(&j->why, " (tool %s)", tool);
@@ -253,7 +179,7 @@ static void judge_sanitizer(struct judged *j, const cJSON *h, const char *progra
 	}
 	free(tool);
 	j->step = s;
-	if (!dot || !nget(get(get(s, "result"), "sanitizer"), dot + 1, &j->value)) {
+	if (!dot || !rr_num(get(get(s, "result"), "sanitizer"), dot + 1, &j->value)) {
 		step_why(&j->why, s, dot ? dot + 1 : rest);
 		return;
 	}
@@ -263,29 +189,29 @@ static void judge_sanitizer(struct judged *j, const cJSON *h, const char *progra
 
 static void judge_ptxas(struct judged *j, const cJSON *h, const char *program, const char *res)
 {
-	const char *arch = sget(get(h, "info"), "arch");
+	const char *arch = rr_str(get(h, "info"), "arch");
 	const cJSON *b, *k, *builds = get(h, "builds");
 	int nbuilds = 0;
 	FOR_EACH_OBJ(b, builds) {
-		if (!streq(sget(b, "program"), program) || get(b, "variant"))
+		if (!rr_streq(rr_str(b, "program"), program) || get(b, "variant"))
 			continue;
-		if (arch && !streq(sget(b, "arch"), arch))
+		if (arch && !rr_streq(rr_str(b, "arch"), arch))
 			continue;
 		nbuilds++;
-		if (!streq(sget(b, "status"), "PASS")) {
+		if (!rr_streq(rr_str(b, "status"), "PASS")) {
 			if (!j->why.len)
 				strbuf_addf(&j->why, "the build of '%s' for %s %s%s%s", program,
-					    sget(b, "arch") ? sget(b, "arch") : "?",
-					    sget(b, "status") ? sget(b, "status") : "did not pass",
-					    sget(b, "reason") ? ": " : "",
-					    sget(b, "reason") ? sget(b, "reason") : "");
+					    rr_str(b, "arch") ? rr_str(b, "arch") : "?",
+					    rr_str(b, "status") ? rr_str(b, "status") : "did not pass",
+					    rr_str(b, "reason") ? ": " : "",
+					    rr_str(b, "reason") ? rr_str(b, "reason") : "");
 			continue;
 		}
 		FOR_EACH_OBJ(k, get(b, "resources")) {
 			double v;
 			if (cJSON_IsFalse(get(k, "entry")))
 				continue;   /* device functions are inside their kernels */
-			if (!nget(k, res, &v))
+			if (!rr_num(k, res, &v))
 				continue;
 			if (!j->has_value || v > j->value) {
 				j->value = v;
@@ -294,7 +220,7 @@ static void judge_ptxas(struct judged *j, const cJSON *h, const char *program, c
 		}
 		if (j->arch.len)
 			strbuf_addch(&j->arch, ',');
-		strbuf_addstr(&j->arch, sget(b, "arch") ? sget(b, "arch") : "?");
+		strbuf_addstr(&j->arch, rr_str(b, "arch") ? rr_str(b, "arch") : "?");
 	}
 	if (j->has_value) {
 		strbuf_reset(&j->why);
@@ -310,41 +236,27 @@ static void judge_ptxas(struct judged *j, const cJSON *h, const char *program, c
 		strbuf_addf(&j->why, "ptxas reported no '%s' for the kernels of '%s'", res, program);
 }
 
-static int compare(const char *op, double a, double b)
-{
-	if (streq(op, "<"))
-		return a < b;
-	if (streq(op, "<="))
-		return a <= b;
-	if (streq(op, ">"))
-		return a > b;
-	if (streq(op, ">="))
-		return a >= b;
-	if (streq(op, "=="))
-		return a == b;
-	return 0;
-}
-
 static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int *nfailed)
 {
-	const char *program = sget(g, "program"), *metric = sget(g, "metric");
-	const char *op = sget(g, "op"), *gpu = sget(g, "gpu");
-	const char *host_gpu = sget(get(h, "info"), "gpu_name");
+	const char *program = rr_str(g, "program"), *metric = rr_str(g, "metric");
+	const char *op = rr_str(g, "op"), *gpu = rr_str(g, "gpu");
+	const char *host_gpu = rr_str(get(h, "info"), "gpu_name");
 	cJSON *r = cJSON_CreateObject();
 	struct judged j;
 	double threshold = 0;
+	int holds = 0;
 	const char *verdict = "FAIL";
 
 	memset(&j, 0, sizeof(j));
 	strbuf_init(&j.why, 0);
 	strbuf_init(&j.arch, 0);
-	json_add_str(r, "name", sget(g, "name"));
+	json_add_str(r, "name", rr_str(g, "name"));
 	json_add_str(r, "program", program);
 	json_add_str(r, "problem", problem);
 	json_add_str(r, "gpu", gpu);
 	json_add_str(r, "metric", metric);
 	json_add_str(r, "op", op);
-	if (!program || !metric || !op || !nget(g, "value", &threshold)) {
+	if (!program || !metric || !op || !rr_num(g, "value", &threshold)) {
 		strbuf_addstr(&j.why, "the gate lacks program, metric, op or value");
 	} else if (gpu && !str_contains_ci(host_gpu, gpu)) {
 		verdict = "N/A";
@@ -363,7 +275,7 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 			judge_speedup(&j, h, program, problem);
 		else
 			judge_result_metric(&j, h, program, problem, metric);
-		if (j.has_value && compare(op, j.value, threshold)) {
+		if (j.has_value && metric_op_holds(op, j.value, threshold, &holds) && holds) {
 			verdict = "PASS";
 		} else if (j.has_value) {
 			strbuf_addf(&j.why, "measured %.6g%s%s, needs %s %.6g", j.value,
@@ -383,8 +295,8 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 	json_add_str(r, "unit", j.unit);
 	json_add_str(r, "verdict", verdict);
 	json_add_str(r, "reason", !strcmp(verdict, "PASS") ? NULL : j.why.buf);
-	json_add_str(r, "step", sget(j.step, "id"));
-	json_add_str(r, "arch", j.arch.len ? j.arch.buf : sget(j.step, "arch"));
+	json_add_str(r, "step", rr_str(j.step, "id"));
+	json_add_str(r, "arch", j.arch.len ? j.arch.buf : rr_str(j.step, "arch"));
 	if (!strcmp(verdict, "FAIL") && nfailed)
 		(*nfailed)++;
 	strbuf_release(&j.why);
@@ -399,24 +311,24 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 	if (nfailed)
 		*nfailed = 0;
 	FOR_EACH_OBJ(g, gates) {
-		const char *program = sget(g, "program"), *metric = sget(g, "metric");
+		const char *program = rr_str(g, "program"), *metric = rr_str(g, "metric");
 		const char *problems[MAX_PROBLEMS];
 		int n = 0, i;
-		if (sget(g, "problem") || (metric && !strncmp(metric, "ptxas.", 6))) {
-			cJSON_AddItemToArray(out, judge_one(g, h, sget(g, "problem"), nfailed));
+		if (rr_str(g, "problem") || (metric && !strncmp(metric, "ptxas.", 6))) {
+			cJSON_AddItemToArray(out, judge_one(g, h, rr_str(g, "problem"), nfailed));
 			continue;
 		}
 		/* every problem this program ran (or was planned for) on the host
 		 * with a step of the kind that measures the metric: a profile
 		 * gate is judged where a profile step ran, not on every problem */
 		FOR_EACH_OBJ(s, steps_of(h)) {
-			const char *p = sget(s, "problem");
+			const char *p = rr_str(s, "problem");
 			const char *kind = !metric ? NULL
 				: !strncmp(metric, "profile.", 8) ? "profile"
 				: !strncmp(metric, "sanitizer.", 10) ? "sanitize" : NULL;
-			if (!p || !streq(sget(s, "program"), program) || streq(sget(s, "kind"), "sweep"))
+			if (!p || !rr_streq(rr_str(s, "program"), program) || rr_streq(rr_str(s, "kind"), "sweep"))
 				continue;
-			if (kind && !streq(sget(s, "kind"), kind))
+			if (kind && !rr_streq(rr_str(s, "kind"), kind))
 				continue;
 			for (i = 0; i < n && strcmp(problems[i], p); i++)
 				;
@@ -433,23 +345,23 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 
 void gates_describe(const cJSON *g, struct strbuf *sb)
 {
-	const char *v = sget(g, "verdict");
+	const char *v = rr_str(g, "verdict");
 	double m, t = 0;
-	strbuf_addf(sb, "%s ", streq(v, "PASS") ? "✅" : streq(v, "N/A") ? "➖" : "❌");
-	if (sget(g, "name"))
-		strbuf_addf(sb, "%s (", sget(g, "name"));
-	nget(g, "threshold", &t);
-	strbuf_addf(sb, "%s %s %.6g", sget(g, "metric") ? sget(g, "metric") : "?",
-		    sget(g, "op") ? sget(g, "op") : "?", t);
-	if (sget(g, "name"))
+	strbuf_addf(sb, "%s ", rr_streq(v, "PASS") ? "✅" : rr_streq(v, "N/A") ? "➖" : "❌");
+	if (rr_str(g, "name"))
+		strbuf_addf(sb, "%s (", rr_str(g, "name"));
+	rr_num(g, "threshold", &t);
+	strbuf_addf(sb, "%s %s %.6g", rr_str(g, "metric") ? rr_str(g, "metric") : "?",
+		    rr_str(g, "op") ? rr_str(g, "op") : "?", t);
+	if (rr_str(g, "name"))
 		strbuf_addch(sb, ')');
-	strbuf_addf(sb, " [%s%s%s]", sget(g, "program") ? sget(g, "program") : "?",
-		    sget(g, "problem") ? ", " : "", sget(g, "problem") ? sget(g, "problem") : "");
-	if (streq(v, "PASS") && nget(g, "measured", &m))
-		strbuf_addf(sb, ": measured %.6g%s%s", m, sget(g, "unit") ? " " : "",
-			    sget(g, "unit") ? sget(g, "unit") : "");
-	else if (sget(g, "reason"))
-		strbuf_addf(sb, ": %s", sget(g, "reason"));
+	strbuf_addf(sb, " [%s%s%s]", rr_str(g, "program") ? rr_str(g, "program") : "?",
+		    rr_str(g, "problem") ? ", " : "", rr_str(g, "problem") ? rr_str(g, "problem") : "");
+	if (rr_streq(v, "PASS") && rr_num(g, "measured", &m))
+		strbuf_addf(sb, ": measured %.6g%s%s", m, rr_str(g, "unit") ? " " : "",
+			    rr_str(g, "unit") ? rr_str(g, "unit") : "");
+	else if (rr_str(g, "reason"))
+		strbuf_addf(sb, ": %s", rr_str(g, "reason"));
 }
 
 /* ---------------------------------------------------------------- sweeps */
@@ -481,7 +393,7 @@ static void add_resources(cJSON *o, const cJSON *build)
 		double best = 0, v;
 		int have = 0;
 		FOR_EACH_OBJ(k, get(build, "resources")) {
-			if (cJSON_IsFalse(get(k, "entry")) || !nget(k, keys[i], &v))
+			if (cJSON_IsFalse(get(k, "entry")) || !rr_num(k, keys[i], &v))
 				continue;
 			if (!have || v > best)
 				best = v;
@@ -498,28 +410,28 @@ static void not_ranked_reason(struct strbuf *sb, const struct variant_row *r)
 {
 	const cJSON *s = NULL;
 	const char *what = NULL;
-	if (r->build && !streq(sget(r->build, "status"), "PASS")) {
-		strbuf_addf(sb, "build %s", sget(r->build, "status") ? sget(r->build, "status") : "?");
-		if (sget(r->build, "reason"))
-			strbuf_addf(sb, ": %s", sget(r->build, "reason"));
+	if (r->build && !rr_streq(rr_str(r->build, "status"), "PASS")) {
+		strbuf_addf(sb, "build %s", rr_str(r->build, "status") ? rr_str(r->build, "status") : "?");
+		if (rr_str(r->build, "reason"))
+			strbuf_addf(sb, ": %s", rr_str(r->build, "reason"));
 		return;
 	}
-	if (r->check && !streq(sget(r->check, "status"), "PASS")) {
+	if (r->check && !rr_streq(rr_str(r->check, "status"), "PASS")) {
 		s = r->check;
 		what = "correctness";
 	} else if (!r->bench) {
 		strbuf_addstr(sb, "no benchmark ran");
 		return;
-	} else if (!streq(sget(r->bench, "status"), "PASS")) {
+	} else if (!rr_streq(rr_str(r->bench, "status"), "PASS")) {
 		s = r->bench;
 		what = "benchmark";
 	} else {
 		strbuf_addstr(sb, "the benchmark reported no median");
 		return;
 	}
-	strbuf_addf(sb, "%s %s", what, sget(s, "status") ? sget(s, "status") : "?");
-	if (sget(s, "reason"))
-		strbuf_addf(sb, ": %s", sget(s, "reason"));
+	strbuf_addf(sb, "%s %s", what, rr_str(s, "status") ? rr_str(s, "status") : "?");
+	if (rr_str(s, "reason"))
+		strbuf_addf(sb, ": %s", rr_str(s, "reason"));
 }
 
 static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
@@ -531,9 +443,9 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 	double best = 0;
 
 	FOR_EACH_OBJ(s, steps_of(h)) {
-		const char *label = sget(s, "variant");
-		if (!streq(sget(s, "kind"), "sweep") || !streq(sget(s, "program"), program) ||
-		    !streq(sget(s, "problem"), problem) || !label)
+		const char *label = rr_str(s, "variant");
+		if (!rr_streq(rr_str(s, "kind"), "sweep") || !rr_streq(rr_str(s, "program"), program) ||
+		    !rr_streq(rr_str(s, "problem"), problem) || !label)
 			continue;
 		for (i = 0; i < n && strcmp(rows[i].label, label); i++)
 			;
@@ -545,22 +457,22 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 			memset(&rows[n], 0, sizeof(rows[n]));
 			rows[n++].label = label;
 			FOR_EACH_OBJ(b, get(h, "builds"))
-				if (streq(sget(b, "program"), program) &&
-				    streq(sget(b, "variant"), label) &&
-				    streq(sget(b, "arch"), sget(s, "arch")))
+				if (rr_streq(rr_str(b, "program"), program) &&
+				    rr_streq(rr_str(b, "variant"), label) &&
+				    rr_streq(rr_str(b, "arch"), rr_str(s, "arch")))
 					rows[i].build = b;
 		}
-		if (streq(sget(s, "mode"), "check"))
+		if (rr_streq(rr_str(s, "mode"), "check"))
 			rows[i].check = s;
 		else
 			rows[i].bench = s;
 	}
 	for (i = 0; i < n; i++) {
 		struct variant_row *r = &rows[i];
-		r->ranked = r->bench && streq(sget(r->bench, "status"), "PASS") &&
-			    (!r->check || streq(sget(r->check, "status"), "PASS")) &&
-			    (!r->build || streq(sget(r->build, "status"), "PASS")) &&
-			    nget(get(r->bench, "result"), "timing.median_us", &r->median) &&
+		r->ranked = r->bench && rr_streq(rr_str(r->bench, "status"), "PASS") &&
+			    (!r->check || rr_streq(rr_str(r->check, "status"), "PASS")) &&
+			    (!r->build || rr_streq(rr_str(r->build, "status"), "PASS")) &&
+			    rr_num(get(r->bench, "result"), METRIC_MEDIAN_PATH, &r->median) &&
 			    r->median > 0;
 	}
 	/* a stable sort by (ranked first, median): insertion sort keeps spec order on ties */
@@ -598,7 +510,7 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 			struct strbuf why = STRBUF_INIT;
 			double m;
 			cJSON_AddNullToObject(v, "rank");
-			if (r->bench && nget(get(r->bench, "result"), "timing.median_us", &m))
+			if (r->bench && rr_num(get(r->bench, "result"), METRIC_MEDIAN_PATH, &m))
 				json_add_num(v, "median_us", m);
 			else
 				cJSON_AddNullToObject(v, "median_us");
@@ -608,9 +520,9 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 			json_add_str(v, "reason", why.buf);
 			strbuf_release(&why);
 		}
-		json_add_str(v, "check_status", r->check ? sget(r->check, "status") : NULL);
-		json_add_str(v, "bench_status", r->bench ? sget(r->bench, "status") : NULL);
-		json_add_str(v, "build_status", r->build ? sget(r->build, "status") : NULL);
+		json_add_str(v, "check_status", r->check ? rr_str(r->check, "status") : NULL);
+		json_add_str(v, "bench_status", r->bench ? rr_str(r->bench, "status") : NULL);
+		json_add_str(v, "build_status", r->build ? rr_str(r->build, "status") : NULL);
 		add_resources(v, r->build);
 		cJSON_AddItemToArray(vars, v);
 	}
@@ -624,14 +536,14 @@ cJSON *sweep_rank_host(const cJSON *h)
 	const cJSON *s, *t;
 	FOR_EACH_OBJ(s, steps_of(h)) {
 		int seen = 0;
-		if (!streq(sget(s, "kind"), "sweep") || !sget(s, "program") || !sget(s, "problem"))
+		if (!rr_streq(rr_str(s, "kind"), "sweep") || !rr_str(s, "program") || !rr_str(s, "problem"))
 			continue;
 		FOR_EACH_OBJ(t, out)
-			if (streq(sget(t, "program"), sget(s, "program")) &&
-			    streq(sget(t, "problem"), sget(s, "problem")))
+			if (rr_streq(rr_str(t, "program"), rr_str(s, "program")) &&
+			    rr_streq(rr_str(t, "problem"), rr_str(s, "problem")))
 				seen = 1;
 		if (!seen)
-			cJSON_AddItemToArray(out, rank_one(h, sget(s, "program"), sget(s, "problem")));
+			cJSON_AddItemToArray(out, rank_one(h, rr_str(s, "program"), rr_str(s, "problem")));
 	}
 	return out;
 }

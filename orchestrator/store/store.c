@@ -242,7 +242,7 @@ static void cands_release(struct cands *c)
 }
 
 /* Read dir/run.json; GO_OK only for a JSON object. */
-static enum go_status load_record(const char *dir, cJSON **out, struct strbuf *err)
+enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *err)
 {
 	char *path = xstrfmt("%s/run.json", dir);
 	enum go_status st;
@@ -282,6 +282,12 @@ static int newest_first(const void *pa, const void *pb)
 enum go_status store_list(struct store_entry **out, int *n, struct strbuf *warnings,
 			  struct strbuf *err)
 {
+	return store_list_with(store_load_record, out, n, warnings, err);
+}
+
+enum go_status store_list_with(store_loader load, struct store_entry **out, int *n,
+			       struct strbuf *warnings, struct strbuf *err)
+{
 	struct cands c;
 	struct store_entry *v;
 	int i, k = 0;
@@ -299,7 +305,7 @@ enum go_status store_list(struct store_entry **out, int *n, struct strbuf *warni
 	for (i = 0; i < c.n; i++) {
 		struct strbuf why = STRBUF_INIT;
 		cJSON *run = NULL;
-		if (load_record(c.v[i].dir, &run, &why) != GO_OK) {
+		if (load(c.v[i].dir, &run, &why) != GO_OK) {
 			if (warnings)
 				strbuf_addf(warnings, "skipping run '%s': %s\n", c.v[i].dir, why.buf);
 			strbuf_release(&why);
@@ -377,7 +383,7 @@ enum go_status store_find(const char *run_id, struct store_entry *out, struct st
 		cands_release(&c);
 		return st;
 	}
-	st = load_record(c.v[pick].dir, &out->run, err);
+	st = store_load_record(c.v[pick].dir, &out->run, err);
 	if (st == GO_OK) {
 		out->run_id = c.v[pick].run_id;
 		out->dir = c.v[pick].dir;

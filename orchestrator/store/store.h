@@ -28,6 +28,14 @@ struct store_entry {
 enum go_status store_list(struct store_entry **out, int *n, struct strbuf *warnings,
 			  struct strbuf *err);
 void store_list_free(struct store_entry *v, int n);
+/* How a run directory becomes an entry's tree: store_load_record reads
+ * dir/run.json (GO_OK only for a JSON object); another loader may read a
+ * smaller file beside it (report/runsum.h). */
+typedef enum go_status (*store_loader)(const char *dir, cJSON **out, struct strbuf *err);
+enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *err);
+/* store_list with the tree of each run read by load. */
+enum go_status store_list_with(store_loader load, struct store_entry **out, int *n,
+			       struct strbuf *warnings, struct strbuf *err);
 /* Find a run by id (or unique prefix). */
 enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err);
 void store_entry_release(struct store_entry *e);

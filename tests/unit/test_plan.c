@@ -6,10 +6,13 @@
  * spec_parse (check_files 0: no sources are read). */
 #include "spec/plan.h"
 #include "spec/spec.h"
+#include "core/fsutil.h"
+#include "core/proc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "check.h"
 #include "core/banned.h"
 
@@ -251,11 +254,90 @@ static void test_small(void)
 	free(b);
 }
 
+/* nvcc on PATH as a wrapper script (/usr/local/bin/nvcc): the executable's
+ * rpath is nvcc's own CUDA tree (its TOP), never /usr/local/lib64. Built for
+ * real with the nvcc here, when there is one, and read back with readelf. */
+static void test_wrapper_rpath(void)
+{
+	struct spec *s = spec_with("{}", "64");
+	struct plan_host h;
+	struct plan p;
+	const struct plan_build *b = NULL;
+	char tmp[] = "/tmp/test_plan.XXXXXX";
+	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+	const char *real = "/usr/local/cuda/bin/nvcc";
+	char *wrapper, *text;
+	int i, code = -1;
+
+	if (!s || !mkdtemp(tmp)) {
+		CHECK(0, "spec parses, scratch folder", "-");
+		spec_free(s);
+		return;
+	}
+	host_init(&h);
+	h.workdir = tmp;
+	wrapper = xstrfmt("%s/usr-local-bin/nvcc", tmp);
+	h.nvcc = wrapper;
+	plan_make(&p, s, &h);
+	for (i = 0; i < p.nbuilds; i++)
+		if (!p.builds[i].variant)
+			b = &p.builds[i];
+	CHECK(b && !strstr(b->command, "/usr-local-bin/lib64") &&
+	      strstr(b->command, "cuda_top=$(") && strstr(b->command, "-Xlinker=-rpath=\"$cuda_top\"/lib64"),
+	      "a wrapper nvcc: the rpath comes from nvcc's TOP, not from the wrapper's folder",
+	      "%s", b ? b->command : "(no build)");
+	if (!b || !fs_is_file(real)) {
+		printf("# skip: no %s to build with\n", real);
+		goto out;
+	}
+	text = xstrfmt("#!/bin/sh\nexec %s \"$@\"\n", real);
+	fs_mkdir_p(p.src_dir, 0755, &err);
+	fs_mkdir_p(b->dir, 0755, &err);
+	{
+		char *d = fs_dirname(wrapper), *src = xstrfmt("%s/k.cu", p.src_dir);
+		const char *k = "__global__ void k(int *x) { *x = 1; }\nint main(void) { return 0; }\n";
+		fs_mkdir_p(d, 0755, &err);
+		fs_write_atomic(wrapper, text, strlen(text), &err);
+		chmod(wrapper, 0755);
+		fs_write_atomic(src, k, strlen(k), &err);
+		free(d);
+		free(src);
+	}
+	free(text);
+	{
+		/* the build line as the host runs it, with a plain arch this nvcc knows */
+		char *cmd = xstrdup(b->command), *g = strstr(cmd, "compute_90a,code=sm_90a");
+		const char *sh[] = { "sh", "-c", cmd, NULL };
+		if (g)
+			memcpy(g, "compute_90,code=sm_90  ", 23);
+		proc_run(NULL, sh, &out, NULL, &code, &err);
+		free(cmd);
+	}
+	CHECK(code == 0 && fs_is_file(b->bin), "the wrapper builds the program", "exit %d: %s", code,
+	      err.buf);
+	{
+		const char *re[] = { "readelf", "-d", b->bin, NULL };
+		strbuf_reset(&out);
+		proc_run(NULL, re, &out, NULL, &code, &err);
+		CHECK(strstr(out.buf, "/usr/local/cuda/bin/../lib64") && !strstr(out.buf, "usr-local-bin/../lib64") &&
+		      !strstr(out.buf, "usr-local-bin/lib64"),
+		      "its RUNPATH is nvcc's CUDA tree", "%s", out.buf);
+	}
+out:
+	plan_release(&p);
+	spec_free(s);
+	fs_remove_tree(tmp);
+	free(wrapper);
+	strbuf_release(&err);
+	strbuf_release(&out);
+}
+
 int main(void)
 {
 	test_build_keys();
 	test_build_commands();
 	test_tool_commands();
 	test_small();
+	test_wrapper_rpath();
 	return check_summary();
 }

@@ -1,0 +1,64 @@
+/* cmd-summarize.c -- `gpuorch summarize`: write the summary of every run that lacks a current one. */
+#include "cmd/commands.h"
+#include "core/error.h"
+#include "report/runsum.h"
+#include "store/store.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include "core/banned.h"
+
+static const char usage[] =
+	"usage: gpuorch summarize [--reports DIR]\n"
+	"\n"
+	"Write summary.json and samples.txt beside every recorded run.json that has\n"
+	"no current summary (runs recorded before summaries existed, runs whose\n"
+	"controller was killed, run.json edited since). `runs` and `history` read\n"
+	"those instead of every sample; they work without them, only slower.\n";
+
+static int summarize_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "reports", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
+	struct store_entry *v = NULL;
+	const char *reports = NULL;
+	int n = 0, c, rc;
+	enum go_status st;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 'R': reports = optarg; break;
+		case ':':
+			return cmd_usage_error(&cmd_summarize_entry, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cmd_usage_error(&cmd_summarize_entry, "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(&cmd_summarize_entry, "unexpected argument '%s'", argv[optind]);
+	cmd_set_reports(reports);
+	st = store_list_with(runsum_refresh, &v, &n, &warn, &err);
+	if (warn.len)
+		fputs(warn.buf, stderr);
+	if (st != GO_OK)
+		fprintf(stderr, "error: %s\n", err.buf);
+	else
+		printf("%d run%s summarised under %s\n", n, n == 1 ? "" : "s", store_root());
+	rc = st != GO_OK ? go_exit_code(st) : warn.len ? GO_EXIT_FAILED : GO_EXIT_OK;
+	store_list_free(v, n);
+	strbuf_release(&err);
+	strbuf_release(&warn);
+	return rc;
+}
+
+const struct cmd_entry cmd_summarize_entry = {
+	"summarize", usage, "write the small per-run summaries that runs and history read",
+	summarize_exec, CMD_NEEDS_REPORTS,
+};

@@ -1,0 +1,291 @@
+/* runsum.c -- the per-run summary: build, write, load, list (runsum.h). */
+#include "report/runsum.h"
+#include "report/report.h"
+#include "store/runread.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "core/banned.h"
+
+#define SAMPLES_MAX (1 << 24)   /* bytes of one samples line read back */
+
+static void copy_str(cJSON *to, const cJSON *from, const char *key)
+{
+	const char *s = rr_str(from, key);
+	if (s)
+		json_add_str(to, key, s);
+}
+
+static void copy_num(cJSON *to, const cJSON *from, const char *path, const char *key)
+{
+	double v;
+	if (rr_num(from, path, &v))
+		json_add_num(to, key, v);
+}
+
+static void copy_item(cJSON *to, const cJSON *from, const char *key)
+{
+	const cJSON *v = cJSON_IsObject(from) ? cJSON_GetObjectItemCaseSensitive(from, key) : NULL;
+	if (v)
+		cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, 1));
+}
+
+static void add_samples(cJSON *timing, const cJSON *arr, struct strbuf *samples)
+{
+	const cJSON *x;
+	size_t off;
+	int n = 0;
+	if (!cJSON_IsArray(arr))
+		return;
+	if (!samples) {
+		cJSON_AddItemToObject(timing, "samples_us", cJSON_Duplicate(arr, 1));
+		return;
+	}
+	off = samples->len;
+	cJSON_ArrayForEach(x, arr)
+		if (cJSON_IsNumber(x) && isfinite(x->valuedouble))
+			strbuf_addf(samples, "%s%.17g", n++ ? " " : "", x->valuedouble);
+	strbuf_addch(samples, '\n');
+	{
+		cJSON *at = json_add_arr(timing, "samples_at");
+		cJSON_AddItemToArray(at, cJSON_CreateNumber((double)off));
+		cJSON_AddItemToArray(at, cJSON_CreateNumber((double)(samples->len - off)));
+	}
+	json_add_num(timing, "samples_n", n);
+}
+
+static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
+{
+	static const char *const keys[] = { "id", "kind", "program", "problem", "arch", "role",
+					    "variant", "mode", "status", "reason", NULL };
+	cJSON *o = cJSON_CreateObject(), *r, *t, *m;
+	const cJSON *res = rr_result(s);
+	int i;
+	for (i = 0; keys[i]; i++)
+		copy_str(o, s, keys[i]);
+	if (!res)
+		return o;
+	r = json_add_obj(o, "result");
+	copy_str(r, res, "status");
+	if (rr_obj(res, "timing")) {
+		t = json_add_obj(r, "timing");
+		copy_num(t, res, "timing.median_us", "median_us");
+		copy_num(t, res, "timing.min_us", "min_us");
+		copy_num(t, res, "timing.max_us", "max_us");
+		copy_num(t, res, "timing.p90_us", "p90_us");
+		add_samples(t, json_path(res, "timing.samples_us"), samples);
+	}
+	if (rr_obj(res, "model")) {
+		m = json_add_obj(r, "model");
+		copy_num(m, res, "model.tflops", "tflops");
+		copy_num(m, res, "model.gbps", "gbps");
+		copy_item(m, rr_obj(res, "model"), "impossible");
+	}
+	return o;
+}
+
+cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
+{
+	static const char *const top[] = { "run_id", "started_at", "ended_at", "status", "outcome",
+					   NULL };
+	cJSON *o = cJSON_CreateObject(), *e, *p, *hosts;
+	const cJSON *h, *s;
+	struct strbuf head = STRBUF_INIT;
+	int i;
+
+	json_add_str(o, "schema", RUNSUM_SCHEMA);
+	for (i = 0; top[i]; i++)
+		copy_str(o, run, top[i]);
+	copy_item(o, run, "exit_code");
+	copy_item(o, run, "dry_run");
+	e = json_add_obj(o, "experiment");
+	copy_str(e, rr_obj(run, "experiment"), "name");
+	copy_str(e, rr_obj(run, "experiment"), "slug");
+	copy_str(e, rr_obj(run, "experiment"), "spec_sha256");
+	copy_str(e, rr_obj(run, "experiment"), "spec_path");
+	p = json_add_obj(o, "provenance");
+	copy_str(p, rr_obj(run, "provenance"), "content_id");
+	copy_str(p, rr_obj(run, "provenance"), "source");
+	copy_item(p, rr_obj(run, "provenance"), "git");
+	report_headline(run, &head);
+	json_add_str(o, "headline", head.buf);
+	strbuf_release(&head);
+	hosts = json_add_arr(o, "hosts");
+	cJSON_ArrayForEach(h, rr_arr(run, "hosts")) {
+		cJSON *ho = cJSON_CreateObject(), *info, *steps;
+		const cJSON *hi = rr_obj(h, "info");
+		copy_str(ho, h, "name");
+		copy_str(ho, h, "status");
+		copy_str(ho, h, "error");
+		info = json_add_obj(ho, "info");
+		copy_str(info, hi, "gpu_name");
+		copy_str(info, hi, "compute_cap");
+		copy_str(info, hi, "arch");
+		copy_str(info, hi, "driver");
+		if (rr_str(rr_obj(hi, "nvcc"), "version"))
+			json_add_str(json_add_obj(info, "nvcc"), "version",
+				     rr_str(rr_obj(hi, "nvcc"), "version"));
+		steps = json_add_arr(ho, "steps");
+		cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
+			if (!cJSON_IsObject(s) || (!rr_streq(rr_str(s, "kind"), "benchmark") &&
+						   !rr_streq(rr_str(s, "kind"), "correctness")))
+				continue;
+			cJSON_AddItemToArray(steps, step_summary(s, samples));
+		}
+		cJSON_AddItemToArray(hosts, ho);
+	}
+	return o;
+}
+
+/* run.json's size and mtime, each a number a double holds exactly. */
+static int stat_of(const char *path, double *size, double *mtime_s, double *mtime_ns)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0;
+	*size = (double)st.st_size;
+	*mtime_s = (double)st.st_mtim.tv_sec;
+	*mtime_ns = (double)st.st_mtim.tv_nsec;
+	return 1;
+}
+
+enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *err)
+{
+	struct strbuf samples = STRBUF_INIT;
+	char *rj = xstrfmt("%s/run.json", dir), *sp = xstrfmt("%s/samples.txt", dir);
+	char *sum = xstrfmt("%s/summary.json", dir);
+	cJSON *o = runsum_build(run, &samples), *of;
+	double size, mtime_s, mtime_ns;
+	enum go_status st;
+
+	if (!stat_of(rj, &size, &mtime_s, &mtime_ns)) {
+		st = go_fail(err, GO_ERR_IO, "cannot summarise '%s': %s", rj, strerror(errno));
+		goto out;
+	}
+	of = json_add_obj(o, "of");
+	json_add_num(of, "size", size);
+	json_add_num(of, "mtime_s", mtime_s);
+	json_add_num(of, "mtime_ns", mtime_ns);
+	st = fs_write_atomic(sp, samples.buf, samples.len, err);
+	if (st == GO_OK)
+		st = json_write_atomic(sum, o, err);
+out:
+	cJSON_Delete(o);
+	strbuf_release(&samples);
+	free(rj);
+	free(sp);
+	free(sum);
+	return st;
+}
+
+/* summary.json, when it is there, is this schema and matches run.json. */
+static cJSON *current_summary(const char *dir)
+{
+	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
+	struct strbuf why = STRBUF_INIT;
+	cJSON *o = NULL;
+	double size, mtime_s, mtime_ns, ssize, ss, sns;
+
+	if (fs_is_file(sum) && stat_of(rj, &size, &mtime_s, &mtime_ns) &&
+	    json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
+		const cJSON *of = rr_obj(o, "of");
+		if (!rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) || !rr_num(of, "size", &ssize) ||
+		    !rr_num(of, "mtime_s", &ss) || !rr_num(of, "mtime_ns", &sns) ||
+		    ssize != size || ss != mtime_s || sns != mtime_ns) {
+			cJSON_Delete(o);
+			o = NULL;
+		}
+	}
+	strbuf_release(&why);
+	free(rj);
+	free(sum);
+	return o;
+}
+
+enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
+{
+	cJSON *run = NULL;
+	enum go_status st;
+	*out = current_summary(dir);
+	if (*out)
+		return GO_OK;
+	st = store_load_record(dir, &run, err);
+	if (st != GO_OK)
+		return st;
+	*out = runsum_build(run, NULL);
+	cJSON_Delete(run);
+	return GO_OK;
+}
+
+enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err)
+{
+	cJSON *run = NULL;
+	enum go_status st;
+	*out = current_summary(dir);
+	if (*out)
+		return GO_OK;
+	st = store_load_record(dir, &run, err);
+	if (st == GO_OK)
+		st = runsum_write(dir, run, err);
+	if (st == GO_OK)
+		*out = runsum_build(run, NULL);
+	cJSON_Delete(run);
+	return st;
+}
+
+enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warnings,
+			   struct strbuf *err)
+{
+	return store_list_with(runsum_load, out, n, warnings, err);
+}
+
+int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, int *n)
+{
+	double off, len;
+	char *path, *buf, *p, *end;
+	int fd, cap = 0;
+	ssize_t got;
+
+	*v = NULL;
+	*n = 0;
+	if (!cJSON_IsArray(samples_at) || cJSON_GetArraySize(samples_at) != 2)
+		return 0;
+	off = cJSON_GetArrayItem(samples_at, 0)->valuedouble;
+	len = cJSON_GetArrayItem(samples_at, 1)->valuedouble;
+	if (!(off >= 0) || !(len > 0) || len > SAMPLES_MAX)
+		return 0;
+	path = xstrfmt("%s/samples.txt", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return 0;
+	buf = xmalloc((size_t)len + 1);
+	got = pread(fd, buf, (size_t)len, (off_t)off);
+	close(fd);
+	if (got != (ssize_t)len || buf[(size_t)len - 1] != '\n') {
+		free(buf);
+		return 0;
+	}
+	buf[(size_t)len] = '\0';
+	for (p = buf; *p && *p != '\n'; p = end) {
+		double x = strtod(p, &end);
+		if (end == p)
+			break;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*v = xrealloc(*v, (size_t)cap * sizeof(**v));
+		}
+		(*v)[(*n)++] = x;
+		while (*end == ' ')
+			end++;
+	}
+	free(buf);
+	return *n > 0;
+}

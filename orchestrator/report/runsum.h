@@ -1,0 +1,48 @@
+/* runsum.h -- a run's small summary, written beside run.json, read instead of it.
+ *
+ * `gpuorch runs`, `history` and the like need a handful of fields of every
+ * run, not every sample: run.json (every timing sample, every log path,
+ * every ptxas line) costs a parse of ~0.3 MiB and ~1.6 MiB of memory per
+ * run. At the end of a run the runner writes
+ *   summary.json  the run's identity and outcome, its headline, and per host
+ *                 the benchmark and correctness steps with their figures
+ *                 ("schema": "gpuorch.summary/1"), and where each
+ *                 benchmark's samples are in
+ *   samples.txt   one line per benchmark step: its samples_us, space-separated
+ *                 (%.17g: the same doubles), read only for the figures a
+ *                 command looks at (history's points).
+ * The summary records run.json's size and mtime: when run.json changed after
+ * it (or there is no summary: every run recorded before, or a controller
+ * killed mid-run), the reader parses run.json and builds the same summary in
+ * memory (samples inline), so every run still loads. */
+#ifndef GPUORCH_RUNSUM_H
+#define GPUORCH_RUNSUM_H
+
+#include <cjson/cJSON.h>
+#include "core/error.h"
+#include "store/store.h"
+
+#define RUNSUM_SCHEMA "gpuorch.summary/1"
+
+/* The summary of run record `run`. With samples non-NULL each benchmark's
+ * samples go there (one line each) and the step says where
+ * ("samples_at": [offset, length]); with NULL they stay inline
+ * ("samples_us"). */
+cJSON *runsum_build(const cJSON *run, struct strbuf *samples);
+/* Write dir/samples.txt and dir/summary.json for run (dir/run.json must be
+ * written already: its size and mtime go into the summary). */
+enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *err);
+/* The summary of the run in dir: summary.json when it is current, else one
+ * built from run.json (a store_loader). */
+enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err);
+/* runsum_load that also writes the summary when it is missing or stale
+ * (`gpuorch summarize`; a store_loader). */
+enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err);
+/* Every run under REPORTS as summaries, newest first (store_list's rules). */
+enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warnings,
+			   struct strbuf *err);
+/* The samples a summary's step points at ("samples_at" under dir/samples.txt):
+ * a new array in *v and its length in *n; 0 when there are none to read. */
+int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, int *n);
+
+#endif

@@ -1,0 +1,24 @@
+/* bisect.h -- `gpuorch find`'s engine: bisect commits to the one where a figure changed.
+ *
+ * find_main resolves GOOD..BAD, reuses the runs recorded at a commit with the
+ * same spec hash, runs the others on one host with the recorded GPU model
+ * (rerun.h), and bisects by the rule of `gpuorch compare` (docs/reproduce.md). */
+#ifndef GPUORCH_BISECT_H
+#define GPUORCH_BISECT_H
+
+#include "core/strbuf.h"
+#include "run/runner.h"
+
+struct finder {
+	const char *experiment, *spec_path, *program, *problem, *root, *host, *hosts_path;
+	const char *target_gpu;     /* set by find_main */
+	double factor;
+	struct run_step_opts step;
+	struct strbuf cl;           /* the command line, recorded in the runs it makes */
+};
+
+/* range_arg is "GOOD..BAD" (checked by the caller). Returns the exit code;
+ * prints its progress on stdout and errors on stderr. */
+int find_main(struct finder *f, const char *range_arg);
+
+#endif

@@ -1,0 +1,381 @@
+/* timeline.c -- `gpuorch history`'s engine: every run of an experiment across commits (timeline.h).
+ *
+ * Runs come from the store's summaries (report/runsum.h); they are ordered
+ * by their commit's place in `git log --topo-order --reverse --all` (oldest
+ * first), runs at one commit by start time, and runs whose commit git does
+ * not know (or without one) come last. One point per run and GPU model; a
+ * step change is a point that differs from the previous point of its series
+ * by the same rule as `gpuorch compare` (Mann-Whitney p < 0.002 and the
+ * factor). Only the plotted points' samples are read (samples.txt). */
+#include "run/timeline.h"
+#include "report/compare.h"
+#include "core/error.h"
+#include "core/fsutil.h"
+#include "report/history.h"
+#include "core/jsonutil.h"
+#include "run/rerun.h"
+#include "store/store.h"
+#include "report/runsum.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+struct hrun {
+	const struct store_entry *e;
+	int order;              /* commit position; INT_MAX-ish when unknown */
+	const char *started;
+	const char *date, *subject;  /* from git, may be NULL */
+};
+
+struct gitc {
+	char sha[41];
+	char *date, *subject;
+};
+
+/* The place of sha among the commits git listed (oldest first). */
+static int commit_pos(const struct gitc *commits, int ncommits, const char *sha, int *pos)
+{
+	int i;
+	for (i = 0; sha && i < ncommits; i++)
+		if (!strcmp(commits[i].sha, sha)) {
+			*pos = i;
+			return 1;
+		}
+	return 0;
+}
+
+static int cmp_hrun(const void *x, const void *y)
+{
+	const struct hrun *a = x, *b = y;
+	int c;
+	if (a->order != b->order)
+		return a->order < b->order ? -1 : 1;
+	c = strcmp(a->started ? a->started : "", b->started ? b->started : "");
+	return c ? c : strcmp(a->e->run_id, b->e->run_id);
+}
+
+static int add_series(const char ***names, int *n, const char *name)
+{
+	int i;
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*names)[i], name))
+			return i;
+	*names = xrealloc(*names, (size_t)(*n + 1) * sizeof(char *));
+	(*names)[*n] = name;
+	return (*n)++;
+}
+
+double timeline_value(const struct metric_def *m, const struct figure *f)
+{
+	if (!strcmp(m->name, "latency_us"))
+		return f ? f->median_us : 0;
+	if (!strcmp(m->name, "tflops"))
+		return f ? f->tflops : 0;
+	if (!strcmp(m->name, "gbps"))
+		return f ? f->gbps : 0;
+	return NAN;
+}
+
+int timeline_run(const struct timeline_opts *o)
+{
+	const char *program = o->program, *problem = o->problem, *exp = o->experiment;
+	const char *root = o->root ? o->root : ".";
+	const char *slug = NULL, *name = NULL;
+	const struct metric_def *metric = o->metric ? o->metric : metric_find("latency_us");
+	int tflops = metric->better == METRIC_HIGHER_BETTER, json = o->json;
+	int i, j, n = 0, nr = 0, nl = 0, rc = GO_EXIT_OK, nseries = 0, npts = 0;
+	double factor = o->factor > 0 ? o->factor : STATS_DEFAULT_FACTOR;
+	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT, md = STRBUF_INIT, svg = STRBUF_INIT,
+		      cell = STRBUF_INIT;
+	struct store_entry *v = NULL;
+	struct hrun *runs = NULL;
+	struct figures *figs = NULL;
+	struct history_point *pts = NULL;
+	const struct figure **pfig = NULL;
+	const char **series = NULL;
+	char **lines = NULL, **slots = NULL, *dir = NULL, *path = NULL;
+	int last_step = 0, ncommits = 0;
+	struct gitc *commits = NULL;
+	enum go_status st;
+
+	st = runsum_list(&v, &n, &warn, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = go_exit_code(st);
+		goto out;
+	}
+	if (warn.len)
+		fputs(warn.buf, stderr);
+	runs = xcalloc((size_t)n + 1, sizeof(*runs));
+	for (i = 0; i < n; i++)
+		if (rerun_is_run_of(v[i].run, exp))
+			runs[nr++].e = &v[i];
+	if (!nr) {
+		fprintf(stderr, "error: no complete run of '%s' under '%s'; see 'gpuorch runs'\n", exp,
+			store_root());
+		rc = GO_EXIT_USAGE;
+		goto out;
+	}
+	slug = json_str(json_path(runs[0].e->run, "experiment"), "slug");
+	name = json_str(json_path(runs[0].e->run, "experiment"), "name");
+
+	/* Commit order from git (best effort: no repository, no order). */
+	{
+		const char *av[] = { "git", "log", "--topo-order", "--reverse", "--all",
+				     "--format=%H%x09%cs%x09%s", NULL };
+		if (rerun_git_lines(root, av, &lines, &nl, &err) != GO_OK) {
+			fprintf(stderr, "warning: runs are in time order, not commit order: %s\n",
+				err.buf);
+			nl = 0;
+		}
+		commits = xcalloc((size_t)nl + 1, sizeof(*commits));
+		for (i = 0; i < nl; i++) {
+			char *t1 = strchr(lines[i], '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+			if (!t1 || !t2 || t1 - lines[i] != 40)
+				continue;
+			memcpy(commits[ncommits].sha, lines[i], 40);
+			*t2 = '\0';
+			commits[ncommits].date = t1 + 1;
+			commits[ncommits].subject = t2 + 1;
+			ncommits++;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		const char *sha = json_str(json_path(runs[i].e->run, "provenance.git"), "commit");
+		int pos;
+		runs[i].started = json_str(runs[i].e->run, "started_at");
+		runs[i].order = commit_pos(commits, ncommits, sha, &pos) ? pos : 1 << 30;
+		if (runs[i].order < (1 << 30)) {
+			runs[i].date = commits[pos].date;
+			runs[i].subject = commits[pos].subject;
+		}
+	}
+	qsort(runs, (size_t)nr, sizeof(*runs), cmp_hrun);
+
+	/* The figure: given, or the newest run's first kernel benchmark. */
+	figs = xcalloc((size_t)nr, sizeof(*figs));
+	for (i = 0; i < nr; i++)
+		figures_of_run(runs[i].e->run, &figs[i]);
+	if (!program || !problem) {
+		for (i = nr - 1; i >= 0 && (!program || !problem); i--)
+			for (j = 0; j < figs[i].n; j++) {
+				const struct figure *f = &figs[i].v[j];
+				if ((program && strcmp(f->program ? f->program : "", program)) ||
+				    (f->role && !strcmp(f->role, "baseline")) || isnan(f->median_us))
+					continue;
+				if (!program)
+					program = f->program;
+				if (!problem)
+					problem = f->problem;
+				break;
+			}
+	}
+	if (!program || !problem) {
+		fprintf(stderr, "error: no run of '%s' has a timed benchmark%s%s\n", exp,
+			program ? " of " : "", program ? program : "");
+		rc = GO_EXIT_USAGE;
+		goto out;
+	}
+
+	/* Points: one per run and GPU model. */
+	slots = xcalloc((size_t)nr, sizeof(char *));
+	pts = xcalloc((size_t)nr * 8 + 1, sizeof(*pts));
+	pfig = xcalloc((size_t)nr * 8 + 1, sizeof(*pfig));
+	for (i = 0; i < nr; i++) {
+		const char *sha = json_str(json_path(runs[i].e->run, "provenance.git"), "commit");
+		int dirty = cJSON_IsTrue(json_path(runs[i].e->run, "provenance.git.dirty"));
+		slots[i] = sha ? xstrfmt("%.7s%s", sha, dirty ? "+" : "") : xstrdup("(none)");
+		for (j = 0; j < figs[i].n && npts < nr * 8; j++) {
+			struct figure *f = &figs[i].v[j];
+			struct history_point *p;
+			int s, k, dup = 0;
+			if (!f->program || strcmp(f->program, program) || !f->problem ||
+			    strcmp(f->problem, problem) || isnan(f->median_us))
+				continue;
+			if (isnan(timeline_value(metric, f)))
+				continue;
+			s = add_series(&series, &nseries, figure_gpu_label(f));
+			for (k = 0; k < npts; k++)
+				dup |= pts[k].x == i && pts[k].series == s;
+			if (dup)
+				continue;
+			p = &pts[npts];
+			pfig[npts++] = f;
+			p->x = i;
+			p->series = s;
+			p->y = timeline_value(metric, f);
+			if (!f->samples && f->samples_at)
+				runsum_read_samples(runs[i].e->dir, f->samples_at, &f->samples,
+						    &f->nsamples);
+			stats_sort(f->samples, f->nsamples);
+			p->lo = p->hi = NAN;
+			if (f->nsamples >= 2) {
+				double q10 = stats_quantile(f->samples, f->nsamples, 0.1);
+				double q90 = stats_quantile(f->samples, f->nsamples, 0.9);
+				if (tflops && q10 > 0 && q90 > 0) {
+					p->lo = p->y * f->median_us / q90;
+					p->hi = p->y * f->median_us / q10;
+				} else if (!tflops) {
+					p->lo = q10;
+					p->hi = q90;
+				}
+			}
+			/* a step against the previous point of this series */
+			for (k = npts - 2; k >= 0; k--) {
+				struct stats_cmp t;
+				if (pts[k].series != s)
+					continue;
+				stats_compare(pfig[k]->samples, pfig[k]->nsamples, f->samples, f->nsamples,
+					      STATS_DEFAULT_ALPHA, factor, &t);
+				if (t.verdict == STATS_SLOWER || t.verdict == STATS_FASTER) {
+					p->step = t.verdict == STATS_SLOWER ? 1 : -1;
+					p->ratio = p->y / pts[k].y;
+				}
+				break;
+			}
+		}
+	}
+
+	/* history.md and history.svg */
+	dir = xstrfmt("%s/%s", store_root(), slug ? slug : exp);
+	strbuf_addf(&md, "# History: %s\n\n", name ? name : exp);
+	strbuf_addf(&md, "%s %s, %s over commits (oldest first), %d run%s.\n\n", program, problem,
+		    tflops ? metric->unit : "median latency", nr, nr == 1 ? "" : "s");
+	strbuf_addstr(&md, "![history chart](history.svg)\n\n");
+	strbuf_addf(&md, "A step is a point that differs from the previous point of the same GPU "
+		    "by the Mann-Whitney U test on the raw samples (p < %g) and by more than x%.3g.\n\n",
+		    STATS_DEFAULT_ALPHA, factor);
+	strbuf_addstr(&md, "| # | commit | date | subject | run | host (GPU) | median [min-max, n] | "
+		      "TFLOPS | step |\n|---|---|---|---|---|---|---|---|---|\n");
+	for (i = 0; i < nr; i++) {
+		int any = 0;
+		for (j = 0; j < npts; j++) {
+			const struct figure *f = pfig[j];
+			if (pts[j].x != i)
+				continue;
+			any = 1;
+			strbuf_reset(&cell);
+			compare_fmt_figure(&cell, f);
+			strbuf_addf(&md, "| %d | %s | %s | %s | %s | %s (%s) | %s | ", i + 1, slots[i],
+				    runs[i].date ? runs[i].date : "-",
+				    runs[i].subject ? runs[i].subject : "(commit unknown here)",
+				    runs[i].e->run_id, f->host ? f->host : "?", figure_gpu_label(f),
+				    cell.buf);
+			if (isnan(f->tflops))
+				strbuf_addstr(&md, "- | ");
+			else
+				strbuf_addf(&md, "%.1f | ", f->tflops);
+			if (pts[j].step)
+				strbuf_addf(&md, "**%s** x%.3f |\n", (pts[j].step > 0) ^ tflops
+					    ? "regression" : "gain", pts[j].ratio);
+			else
+				strbuf_addstr(&md, " |\n");
+		}
+		if (!any)
+			strbuf_addf(&md, "| %d | %s | %s | %s | %s | - | no figure (%s) | - | |\n", i + 1,
+				    slots[i], runs[i].date ? runs[i].date : "-",
+				    runs[i].subject ? runs[i].subject : "(commit unknown here)",
+				    runs[i].e->run_id, json_str(runs[i].e->run, "outcome")
+				    ? json_str(runs[i].e->run, "outcome") : "?");
+	}
+	{
+		struct history_chart ch;
+		char *y_label;
+		char *title = xstrfmt("%s: %s %s", name ? name : exp, program, problem);
+		/* for TFLOPS a slower run is a step down: flip the sign */
+		for (j = 0; tflops && j < npts; j++)
+			pts[j].step = -pts[j].step;
+		memset(&ch, 0, sizeof(ch));
+		ch.title = title;
+		ch.y_label = y_label = tflops ? xstrfmt("%s (higher is better)", metric->unit)
+				 : xstrdup("median latency (us, lower is better)");
+		ch.higher_is_better = tflops;
+		ch.slots = (const char *const *)slots;
+		ch.nslots = nr;
+		ch.series = series;
+		ch.nseries = nseries;
+		ch.pts = pts;
+		ch.npts = npts;
+		history_svg(&ch, &svg);
+		free(title);
+		free(y_label);
+	}
+	for (j = 0; j < npts; j++)
+		if (pts[j].x == nr - 1 && pts[j].step)
+			last_step = tflops ? -pts[j].step : pts[j].step;
+	path = xstrfmt("%s/history.svg", dir);
+	st = fs_write_atomic(path, svg.buf, svg.len, &err);
+	free(path);
+	path = xstrfmt("%s/history.md", dir);
+	if (st == GO_OK)
+		st = fs_write_atomic(path, md.buf, md.len, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = go_exit_code(st);
+		goto out;
+	}
+	if (json) {
+		cJSON *jo = cJSON_CreateObject(), *a;
+		char *text;
+		json_add_str(jo, "experiment", name ? name : exp);
+		json_add_str(jo, "program", program);
+		json_add_str(jo, "problem", problem);
+		json_add_str(jo, "metric", metric->name);
+		json_add_str(jo, "unit", metric->unit);
+		json_add_str(jo, "history_md", path);
+		a = json_add_arr(jo, "points");
+		for (j = 0; j < npts; j++) {
+			const struct figure *f = pfig[j];
+			cJSON *pt = cJSON_CreateObject();
+			json_add_num(pt, "index", pts[j].x + 1);
+			json_add_str(pt, "commit", json_str(json_path(runs[pts[j].x].e->run, "provenance.git"),
+							    "commit"));
+			json_add_str(pt, "run_id", runs[pts[j].x].e->run_id);
+			json_add_str(pt, "host", f->host);
+			json_add_str(pt, "gpu", figure_gpu_label(f));
+			json_add_num(pt, "value", pts[j].y);
+			json_add_num(pt, "median_us", f->median_us);
+			json_add_num(pt, "nsamples", f->nsamples);
+			json_add_str(pt, "step", !pts[j].step ? NULL
+				     : ((pts[j].step > 0) ^ tflops) ? "regression" : "gain");
+			if (pts[j].step)
+				json_add_num(pt, "ratio", pts[j].ratio);
+			cJSON_AddItemToArray(a, pt);
+		}
+		text = cJSON_Print(jo);
+		puts(text);
+		free(text);
+		cJSON_Delete(jo);
+	} else {
+		fputs(md.buf, stdout);
+		printf("\nhistory: %s (chart: %s/history.svg)\n", path, dir);
+	}
+	if (last_step > 0)
+		rc = GO_EXIT_FAILED;
+out:
+	for (i = 0; figs && i < nr; i++)
+		figures_release(&figs[i]);
+	free(figs);
+	for (i = 0; slots && i < nr; i++)
+		free(slots[i]);
+	free(slots);
+	free(pts);
+	free(pfig);
+	free(series);
+	free(runs);
+	free(commits);
+	rerun_free_lines(lines, nl);
+	store_list_free(v, n);
+	free(dir);
+	free(path);
+	strbuf_release(&err);
+	strbuf_release(&warn);
+	strbuf_release(&md);
+	strbuf_release(&svg);
+	strbuf_release(&cell);
+	return rc;
+}
+

@@ -1,0 +1,28 @@
+/* timeline.h -- `gpuorch history`'s engine: one experiment's figure over commits.
+ *
+ * timeline_run reads every complete run of the experiment, orders them by
+ * commit, writes REPORTS/<slug>/history.md and history.svg (report/history.h
+ * draws it) and prints the table, or the points as JSON. */
+#ifndef GPUORCH_TIMELINE_H
+#define GPUORCH_TIMELINE_H
+
+#include "report/compare.h"
+#include "store/metric.h"
+
+struct timeline_opts {
+	const char *experiment;          /* name or slug */
+	const char *program, *problem;   /* the figure; NULL: the newest run's first kernel benchmark */
+	const struct metric_def *metric; /* latency_us (NULL), tflops or gbps */
+	double factor;                   /* smallest ratio called a step; 0: the default */
+	const char *root;                /* the git repository that orders commits; NULL: "." */
+	int json;                        /* print the points as JSON */
+};
+
+/* The figure plotted for metric m of figure f (NAN: not measured); with f
+ * NULL, not NAN when history can plot m at all. */
+double timeline_value(const struct metric_def *m, const struct figure *f);
+/* Returns the exit code: 0, 1 when the newest point is a regression against
+ * the one before, 2 no run or figure; errors are printed on stderr. */
+int timeline_run(const struct timeline_opts *o);
+
+#endif

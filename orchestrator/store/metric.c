@@ -1,0 +1,156 @@
+/* metric.c -- the metric vocabulary, its formatters and the operators (metric.h). */
+#include "store/metric.h"
+
+#include <math.h>
+#include <string.h>
+#include "core/banned.h"
+
+const struct metric_def metric_table[] = {
+	{ "latency_us", METRIC_MEDIAN_PATH, "us", METRIC_LOWER_BETTER, metric_fmt_us },
+	{ "min_us", "timing.min_us", "us", METRIC_LOWER_BETTER, metric_fmt_us },
+	{ "max_us", "timing.max_us", "us", METRIC_LOWER_BETTER, metric_fmt_us },
+	{ "tflops", "model.tflops", "TFLOPS", METRIC_HIGHER_BETTER, metric_fmt_tflops },
+	{ "gbps", "model.gbps", "GB/s", METRIC_HIGHER_BETTER, metric_fmt_gbps },
+	{ "max_abs", "correctness.max_abs", NULL, METRIC_LOWER_BETTER, metric_fmt_g },
+	{ "max_rel", "correctness.max_rel", NULL, METRIC_LOWER_BETTER, metric_fmt_g },
+	{ "rel_l2", "correctness.rel_l2", NULL, METRIC_LOWER_BETTER, metric_fmt_g },
+	{ NULL, NULL, NULL, METRIC_BETTER_NONE, NULL },
+};
+
+const struct metric_def *metric_find(const char *name)
+{
+	const struct metric_def *d;
+	if (!name)
+		return NULL;
+	for (d = metric_table; d->name; d++)
+		if (!strcmp(d->name, name) || !strcmp(d->path, name))
+			return d;
+	return NULL;
+}
+
+const char *metric_result_path(const char *metric)
+{
+	const struct metric_def *d = metric_find(metric);
+	return d ? d->path : metric;
+}
+
+int metric_is_error(const char *metric)
+{
+	return metric && !strncmp(metric_result_path(metric), "correctness.", 12);
+}
+
+int metric_is_timing(const char *metric)
+{
+	const char *p = metric ? metric_result_path(metric) : NULL;
+	return p && (!strncmp(p, "timing.", 7) || !strncmp(p, "model.", 6));
+}
+
+static int is_us_path(const char *p)
+{
+	size_t n = p ? strlen(p) : 0;
+	return n > 10 && !strncmp(p, "timing.", 7) && !strcmp(p + n - 3, "_us");
+}
+
+const char *metric_unit(const char *metric)
+{
+	const struct metric_def *d = metric_find(metric);
+	if (d)
+		return d->unit;
+	return is_us_path(metric) ? "us" : NULL;
+}
+
+static void (*fmt_of(const char *metric))(struct strbuf *, double)
+{
+	const struct metric_def *d = metric_find(metric);
+	if (d)
+		return d->fmt;
+	return is_us_path(metric) ? metric_fmt_us : metric_fmt_g;
+}
+
+void metric_fmt(struct strbuf *sb, const char *metric, double v)
+{
+	const char *unit = metric_unit(metric);
+	fmt_of(metric)(sb, v);
+	if (unit)
+		strbuf_addf(sb, " %s", unit);
+}
+
+void metric_fmt_target(struct strbuf *sb, const char *metric, double v)
+{
+	const char *unit = metric_unit(metric);
+	strbuf_addf(sb, "%g", v);
+	if (unit)
+		strbuf_addf(sb, " %s", unit);
+}
+
+void metric_fmt_us(struct strbuf *sb, double v)
+{
+	double a = fabs(v);
+	if (isnan(v))
+		strbuf_addstr(sb, "-");
+	else if (a >= 1e9)
+		strbuf_addf(sb, "%.3g", v);
+	else if (a >= 1000)
+		strbuf_addf(sb, "%.0f", v);
+	else if (a >= 100)
+		strbuf_addf(sb, "%.1f", v);
+	else if (a >= 1)
+		strbuf_addf(sb, "%.2f", v);
+	else
+		strbuf_addf(sb, "%.3f", v);
+}
+
+void metric_fmt_tflops(struct strbuf *sb, double v)
+{
+	double a = fabs(v);
+	if (isnan(v))
+		strbuf_addstr(sb, "-");
+	else if (a >= 1e9)
+		strbuf_addf(sb, "%.3g", v);
+	else if (a >= 10 || a == 0)
+		strbuf_addf(sb, "%.1f", v);
+	else if (a >= 1)
+		strbuf_addf(sb, "%.2f", v);
+	else
+		strbuf_addf(sb, "%.3f", v);
+}
+
+void metric_fmt_gbps(struct strbuf *sb, double v)
+{
+	double a = fabs(v);
+	if (isnan(v))
+		strbuf_addstr(sb, "-");
+	else if (a >= 1e9)
+		strbuf_addf(sb, "%.3g", v);
+	else if (a >= 100)
+		strbuf_addf(sb, "%.0f", v);
+	else
+		strbuf_addf(sb, "%.1f", v);
+}
+
+void metric_fmt_g(struct strbuf *sb, double v)
+{
+	if (isnan(v))
+		strbuf_addstr(sb, "-");
+	else
+		strbuf_addf(sb, "%.3g", v);
+}
+
+int metric_op_holds(const char *op, double a, double b, int *holds)
+{
+	if (!op)
+		return 0;
+	if (!strcmp(op, "<"))
+		*holds = a < b;
+	else if (!strcmp(op, "<="))
+		*holds = a <= b;
+	else if (!strcmp(op, ">"))
+		*holds = a > b;
+	else if (!strcmp(op, ">="))
+		*holds = a >= b;
+	else if (!strcmp(op, "=="))
+		*holds = a == b;
+	else
+		return 0;
+	return 1;
+}

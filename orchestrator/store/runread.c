@@ -1,0 +1,110 @@
+/* runread.c -- typed reads of a run record and the one metric reader (runread.h). */
+#include "store/runread.h"
+#include "store/metric.h"
+#include "core/jsonutil.h"
+
+#include <math.h>
+#include <string.h>
+#include "core/banned.h"
+
+const cJSON *rr_obj(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+	return cJSON_IsObject(v) ? v : NULL;
+}
+
+const cJSON *rr_arr(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+	return cJSON_IsArray(v) ? v : NULL;
+}
+
+const char *rr_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int rr_num(const cJSON *o, const char *path, double *v)
+{
+	const cJSON *j = cJSON_IsObject(o) && path ? json_path(o, path) : NULL;
+	if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble))
+		return 0;
+	*v = j->valuedouble;
+	return 1;
+}
+
+double rr_num_or_nan(const cJSON *o, const char *path)
+{
+	double v;
+	return rr_num(o, path, &v) ? v : NAN;
+}
+
+int rr_true(const cJSON *o, const char *path)
+{
+	return cJSON_IsObject(o) && path && cJSON_IsTrue(json_path(o, path));
+}
+
+int rr_streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+const char *rr_role(const cJSON *step)
+{
+	const char *r = rr_str(step, "role");
+	return r ? r : "kernel";
+}
+
+const cJSON *rr_result(const cJSON *step)
+{
+	return rr_obj(step, "result");
+}
+
+const cJSON *rr_find_step(const cJSON *h, const char *kind, const char *program,
+			  const char *problem, const char *role, const char *tool)
+{
+	const cJSON *s;
+	cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
+		if (!cJSON_IsObject(s))
+			continue;
+		if (kind && !rr_streq(rr_str(s, "kind"), kind))
+			continue;
+		if (program && !rr_streq(rr_str(s, "program"), program))
+			continue;
+		if (problem && !rr_streq(rr_str(s, "problem"), problem))
+			continue;
+		if (role && strcmp(rr_role(s), role))
+			continue;
+		if (tool && !rr_streq(rr_str(s, "tool"), tool))
+			continue;
+		return s;
+	}
+	return NULL;
+}
+
+void rr_measure(const cJSON *h, const char *program, const char *problem, const char *metric,
+		struct rr_measure *out)
+{
+	int err = metric_is_error(metric);
+	const char *other = err ? "benchmark" : "correctness";
+	const cJSON *a, *b;
+
+	memset(out, 0, sizeof(*out));
+	out->path = metric_result_path(metric);
+	out->prefer = err ? "correctness" : "benchmark";
+	if (!program || !metric)
+		return;
+	a = rr_find_step(h, out->prefer, program, problem, NULL, NULL);
+	b = rr_find_step(h, other, program, problem, NULL, NULL);
+	if (a && rr_num(rr_result(a), out->path, &out->value))
+		out->step = a;
+	else if (b && rr_num(rr_result(b), out->path, &out->value))
+		out->step = b;
+	else {
+		out->step = a;   /* the missing value is the preferred step's */
+		return;
+	}
+	out->has_value = 1;
+	out->impossible = metric_is_timing(metric) && rr_true(rr_result(out->step), METRIC_IMPOSSIBLE_PATH);
+}

@@ -1,0 +1,49 @@
+/* runread.h -- the one typed reader of a run record (run.json, or its summary).
+ *
+ * Every field is read through these getters: a missing or mistyped field is
+ * "absent" (NULL, or 0 from rr_num), never an error, so a record from an
+ * older or interrupted run is read like any other. rr_find_step is the one
+ * search for a host's step; rr_measure the one way to read a metric of the
+ * vocabulary (metric.h) from a host: which step, which path, whether the
+ * impossible-timing rule struck it out. Gates, expectations, the report,
+ * compare, history and find all read through here. */
+#ifndef GPUORCH_RUNREAD_H
+#define GPUORCH_RUNREAD_H
+
+#include <cjson/cJSON.h>
+
+const cJSON *rr_obj(const cJSON *o, const char *key);    /* an object member, or NULL */
+const cJSON *rr_arr(const cJSON *o, const char *key);    /* an array member, or NULL */
+const char *rr_str(const cJSON *o, const char *key);     /* a string member, or NULL */
+/* A finite number at a dotted path under o: 1 and *v, or 0. */
+int rr_num(const cJSON *o, const char *path, double *v);
+/* The number at path, or NAN. */
+double rr_num_or_nan(const cJSON *o, const char *path);
+int rr_true(const cJSON *o, const char *path);           /* path is JSON true */
+int rr_streq(const char *a, const char *b);              /* both non-NULL and equal */
+
+/* A step's role ("kernel" when it names none) and its result object. */
+const char *rr_role(const cJSON *step);
+const cJSON *rr_result(const cJSON *step);
+
+/* The first step of host h that matches; a NULL argument matches anything
+ * (role compares against rr_role, so "kernel" matches a step naming none). */
+const cJSON *rr_find_step(const cJSON *h, const char *kind, const char *program,
+			  const char *problem, const char *role, const char *tool);
+
+/* A result metric (latency_us, tflops, max_abs, timing.p90_us, ...) of one
+ * program and problem on host h. */
+struct rr_measure {
+	const char *path;       /* where it was looked for in a step's result */
+	const char *prefer;     /* the step kind read first: "correctness" or "benchmark" */
+	const cJSON *step;      /* the step it came from; when absent, the preferred
+				   step (NULL: no such step ran) */
+	double value;
+	int has_value;          /* a value was found (even an impossible one) */
+	int impossible;         /* ... but the timing beats the roofline floor:
+				   not a measurement to judge */
+};
+void rr_measure(const cJSON *h, const char *program, const char *problem, const char *metric,
+		struct rr_measure *out);
+
+#endif

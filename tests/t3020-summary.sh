@@ -1,0 +1,83 @@
+#!/bin/sh
+# asan: yes
+test_description='the per-run summary: written by a real run, read by runs and history, fallen back from'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+run_requires_sshd_nvcc 'summary tests'
+
+test_expect_success 'setup: one host, a project, two runs' '
+	sshd_start a && sshd_write_hosts_json hosts.json a && project_init &&
+	(cd proj && "$GPUORCH" run experiments/basic.json --hosts ../hosts.json) >run1.out 2>&1 &&
+	(cd proj && "$GPUORCH" run experiments/basic.json --hosts ../hosts.json) >run2.out 2>&1 &&
+	test $(ls -d reports/*/*/ | wc -l) = 2
+'
+
+test_expect_success 'a run writes summary.json and samples.txt beside run.json' '
+	run=$(last_run_dir) &&
+	test -f $run/summary.json && test -s $run/samples.txt &&
+	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/1 &&
+	test "$(jq_ $run/summary.json run_id)" = "$(jq_ $run/run.json run_id)" &&
+	test "$(jq_ $run/summary.json outcome)" = "$(jq_ $run/run.json outcome)" &&
+	test "$(jq_ $run/summary.json of.size)" = "$(wc -c <$run/run.json | tr -d " ")" &&
+	n=$(grep -o "\"samples_n\":[[:space:]]*[0-9]*" $run/summary.json | head -1 | grep -o "[0-9]*\$") &&
+	test "$n" -ge 2 &&
+	test "$n" = "$(sed -n 1p $run/samples.txt | wc -w | tr -d " ")"
+'
+
+test_expect_success 'runs and history print the same from summaries as from run.json' '
+	exp=$(jq_ $(last_run_dir)/run.json experiment.name) &&
+	"$GPUORCH" runs >runs.sum &&
+	(cd proj && "$GPUORCH" history "$exp" --reports ../reports) >hist.sum &&
+	mkdir -p keep && for d in reports/*/*/; do
+		mv $d/summary.json keep/$(basename $d).json || return 1
+	done &&
+	"$GPUORCH" runs >runs.full &&
+	(cd proj && "$GPUORCH" history "$exp" --reports ../reports) >hist.full &&
+	diff -u runs.full runs.sum &&
+	diff -u hist.full hist.sum &&
+	grep "n=[0-9]" hist.sum &&
+	for d in reports/*/*/; do
+		mv keep/$(basename $d).json $d/summary.json || return 1
+	done
+'
+
+test_expect_success 'run.json changed after its summary: the change shows (run.json is read)' '
+	run=$(last_run_dir) &&
+	sed "s/\"outcome\":[[:space:]]*\"passed\"/\"outcome\": \"PLANTED\"/" $run/run.json >edited.json &&
+	grep PLANTED edited.json && cp edited.json $run/run.json &&
+	"$GPUORCH" runs >runs.edited &&
+	grep PLANTED runs.edited &&
+	"$GPUORCH" summarize >sum.out && grep "2 runs summarised" sum.out &&
+	test "$(jq_ $run/summary.json outcome)" = PLANTED
+'
+
+test_expect_success 'runs --limit 1 shows one run' '
+	"$GPUORCH" runs --limit 1 >one.out &&
+	test $(grep -c "^[0-9]\{8\}-" one.out) = 1
+'
+
+test_expect_success 'history --metric speaks the spec names; the old name still works' '
+	exp=$(jq_ $(last_run_dir)/run.json experiment.name) &&
+	(cd proj && "$GPUORCH" history "$exp" --reports ../reports --metric latency_us) >m1.out &&
+	(cd proj && "$GPUORCH" history "$exp" --reports ../reports --metric latency) >m2.out &&
+	diff -u m1.out m2.out &&
+	(cd proj && test_expect_code 2 "$GPUORCH" history "$exp" --reports ../reports --metric p50) 2>m3.err &&
+	grep "latency_us, tflops or gbps" m3.err
+'
+
+test_expect_success 'every committed run under reports/ lists and charts without a summary' '
+	rm -rf committed && cp -R "$SRCDIR/reports" committed &&
+	find committed -name summary.json -exec rm {} + ;
+	"$GPUORCH" runs --reports committed --limit 1000 >c.full 2>c.err &&
+	test ! -s c.err &&
+	test $(grep -c "^[0-9]\{8\}-" c.full) = $(ls -d committed/*/*/ | wc -l) &&
+	"$GPUORCH" history demo --reports committed >ch.full &&
+	"$GPUORCH" summarize --reports committed >/dev/null &&
+	"$GPUORCH" runs --reports committed --limit 1000 >c.sum &&
+	"$GPUORCH" history demo --reports committed >ch.sum &&
+	diff -u c.full c.sum && diff -u ch.full ch.sum
+'
+
+test_done

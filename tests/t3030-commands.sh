@@ -1,0 +1,58 @@
+#!/bin/sh
+# asan: yes
+test_description='commands over the committed runs: --json for runs, compare and history; one set of run options'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+A=20261122-091229-f53021
+B=20261122-090041-7b0011
+
+test_expect_success 'setup: a copy of the committed runs' '
+	cp -R "$SRCDIR/reports" store && GPUORCH_REPORTS=$TRASH/store && export GPUORCH_REPORTS
+'
+
+test_expect_success 'runs --json: one object per run, the same runs as the table' '
+	"$GPUORCH" runs --json --limit 1000 >runs.json &&
+	"$GPUORCH" runs --limit 1000 >runs.txt &&
+	test "$(jq_ runs.json . --len)" = $(grep -c "^[0-9]\{8\}-" runs.txt) &&
+	test "$(jq_ runs.json 0.run_id)" = "$(sed -n 1p runs.txt | cut -d" " -f1)" &&
+	jq_ runs.json 0.headline | grep " us" &&
+	"$GPUORCH" runs --json --limit 1 >one.json && test "$(jq_ one.json . --len)" = 1
+'
+
+test_expect_success 'compare --json: the verdicts and counts of the Markdown table' '
+	"$GPUORCH" compare $A $B --json >cmp.json &&
+	"$GPUORCH" compare $A $B >cmp.md &&
+	n=$(jq_ cmp.json rows --len) && test "$n" -ge 2 &&
+	test "$(jq_ cmp.json counts.same)" = "$(sed -n "s/.*: \([0-9]*\) same,.*/\1/p" cmp.md)" &&
+	test "$(jq_ cmp.json rows.0.n_a)" = 2000 &&
+	test "$(jq_ cmp.json rule.factor)" = 1.05
+'
+
+test_expect_success 'compare tables print microseconds as report.md does (one formatter)' '
+	grep "wgmma_tile. M64-N64-K16" store/wgmma-tile/20261122-091249-bdfa93/report.md | grep -F "**5.50 us**" &&
+	"$GPUORCH" compare 20261122-091249-bdfa93 20261122-090103-4514dc >w.md &&
+	grep "wgmma_tile" w.md | grep "5\.50 us \[" &&
+	! grep "5\.500" w.md
+'
+
+test_expect_success 'history --json: the points of the table' '
+	"$GPUORCH" history demo --json >h.json &&
+	"$GPUORCH" history demo >h.md &&
+	test "$(jq_ h.json points --len)" = $(grep -c "^| [0-9]" h.md) &&
+	test "$(jq_ h.json metric)" = latency_us &&
+	test "$(jq_ h.json points.0.nsamples)" = 2000
+'
+
+test_expect_success 'reproduce and find take the run options run takes (--plain too)' '
+	test_expect_code 2 "$GPUORCH" reproduce nosuchrun --hosts /dev/null --plain --gpu-wait 5 \
+		--reconnect-timeout 5 --accept-new-host-key 2>r.err &&
+	grep "nosuchrun" r.err && ! grep "unknown option" r.err &&
+	for c in run reproduce find; do
+		test_expect_code 2 "$GPUORCH" $c x --hosts /dev/null --gpu-wait soon 2>g.err &&
+		grep "gpu-wait: .soon. is not a number of seconds" g.err &&
+		"$GPUORCH" $c -h | grep -- "--plain" || return 1
+	done
+'
+
+test_done

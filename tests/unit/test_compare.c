@@ -1,0 +1,154 @@
+/* test_compare.c -- unit tests of report/compare.c: figures of a record, pairing and verdicts, the figure's text. */
+#include "report/compare.h"
+#include "core/jsonutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "core/banned.h"
+
+/* A run with one host: kernel k on problem P timed by `n` samples around
+ * `base` (base, base*1.01, base*0.99, ...), its correctness step `check`,
+ * its build with `regs` registers, and nvcc `nvcc`. */
+static cJSON *make_run(const char *id, double base, int n, const char *check, int regs,
+		       const char *nvcc)
+{
+	struct strbuf sb = STRBUF_INIT;
+	cJSON *run;
+	int i;
+	strbuf_addf(&sb, "{\"run_id\": \"%s\", \"provenance\": {\"git\": {\"commit\": \"c0ffee\"}},"
+		    "\"hosts\": [{\"name\": \"h1\", \"info\": {\"gpu_name\": \"NVIDIA H100\","
+		    " \"driver\": \"580\", \"nvcc\": {\"version\": \"%s\"}},"
+		    " \"builds\": [{\"program\": \"k\", \"arch\": \"sm_90a\", \"status\": \"PASS\","
+		    "   \"resources\": [{\"kernel\": \"k1\", \"registers\": %d, \"spill_store_bytes\": 0,"
+		    "                    \"spill_load_bytes\": 0, \"smem_bytes\": 1024}]}],"
+		    " \"steps\": ["
+		    "  {\"kind\": \"correctness\", \"program\": \"k\", \"problem\": \"P\", \"status\": \"%s\"},"
+		    "  {\"kind\": \"benchmark\", \"program\": \"k\", \"problem\": \"P\", \"arch\": \"sm_90a\","
+		    "   \"status\": \"PASS\", \"result\": {\"status\": \"pass\", \"timing\": {\"median_us\": %.17g,"
+		    "   \"min_us\": %.17g, \"max_us\": %.17g, \"samples_us\": [", id, nvcc, regs, check,
+		    base, base * 0.98, base * 1.02);
+	for (i = 0; i < n; i++)
+		strbuf_addf(&sb, "%s%.17g", i ? "," : "", base * (1 + 0.01 * ((i % 5) - 2) / 2));
+	strbuf_addstr(&sb, "]}, \"model\": {\"tflops\": 1.5}}},"
+		      "  {\"kind\": \"benchmark\", \"program\": \"other\", \"problem\": \"P\", \"status\": \"PASS\","
+		      "   \"result\": {\"timing\": {\"median_us\": 3}}}]}]}");
+	run = cJSON_Parse(sb.buf);
+	strbuf_release(&sb);
+	return run;
+}
+
+static const struct cmp_row *row_of(const struct cmp_result *r, const char *program)
+{
+	int i;
+	for (i = 0; i < r->nrows; i++) {
+		const struct figure *f = r->rows[i].a ? r->rows[i].a : r->rows[i].b;
+		if (!strcmp(f->program, program))
+			return &r->rows[i];
+	}
+	return NULL;
+}
+
+static enum cmp_verdict verdict(cJSON *a, cJSON *b, const struct cmp_opts *o, char *changes,
+				size_t cap)
+{
+	struct figures fa, fb;
+	struct cmp_result r;
+	const struct cmp_row *row;
+	enum cmp_verdict v;
+	figures_of_run(a, &fa);
+	figures_of_run(b, &fb);
+	compare_runs(&fa, &fb, o, &r);
+	row = row_of(&r, "k");
+	v = row ? row->verdict : CMP_MISSING;
+	if (changes)
+		snprintf(changes, cap, "%s", row ? row->changes.buf : "");
+	compare_result_release(&r);
+	figures_release(&fa);
+	figures_release(&fb);
+	return v;
+}
+
+int main(void)
+{
+	struct cmp_opts o = { STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR, NULL, NULL, 0 };
+	cJSON *a = make_run("A", 5.5, 40, "PASS", 32, "13.0.88");
+	cJSON *same = make_run("B", 5.5, 40, "PASS", 32, "13.0.88");
+	cJSON *slow = make_run("C", 7.0, 40, "PASS", 32, "13.0.88");
+	cJSON *wrong = make_run("D", 5.5, 40, "FAIL", 32, "13.0.88");
+	cJSON *regs = make_run("E", 5.5, 40, "PASS", 64, "13.0.90");
+	cJSON *few = make_run("F", 7.0, 3, "PASS", 32, "13.0.88");
+	cJSON *few2 = make_run("G", 5.5, 3, "PASS", 32, "13.0.88");
+	struct figures f;
+	struct strbuf sb = STRBUF_INIT;
+	char changes[256];
+
+	figures_of_run(a, &f);
+	CHECK(f.n == 2, "figures: one per benchmark step", "n=%d", f.n);
+	CHECK(f.n == 2 && f.v[0].nsamples == 40 && f.v[0].median_us == 5.5 && f.v[0].tflops == 1.5 &&
+	      !strcmp(f.v[0].check_status, "PASS") && f.v[0].registers == 32 &&
+	      f.v[0].spill_bytes == 0 && f.v[0].smem_bytes == 1024 &&
+	      !strcmp(f.v[0].nvcc_version, "13.0.88") && !strcmp(f.v[0].commit, "c0ffee"),
+	      "a figure carries samples, median, TFLOPS, its check, resources and toolchain",
+	      "nsamples=%d check=%s regs=%d", f.n ? f.v[0].nsamples : -1,
+	      f.n ? f.v[0].check_status : "", f.n ? f.v[0].registers : -1);
+	CHECK(f.n == 2 && f.v[1].nsamples == 0 && isnan(f.v[1].tflops) && !f.v[1].check_status &&
+	      f.v[1].registers == -1, "a figure without samples, model, check or build", "regs=%d",
+	      f.n > 1 ? f.v[1].registers : 0);
+	compare_fmt_figure(&sb, &f.v[0]);
+	CHECK(!strcmp(sb.buf, "5.50 us [5.39-5.61, n=40]"),
+	      "the figure prints as report.md prints microseconds", "'%s'", sb.buf);
+	strbuf_reset(&sb);
+	compare_fmt_figure(&sb, &f.v[1]);
+	CHECK(!strcmp(sb.buf, "3.00 us [---, no samples]"), "no samples, no range", "'%s'", sb.buf);
+	figures_release(&f);
+	strbuf_release(&sb);
+
+	CHECK(verdict(a, same, &o, NULL, 0) == CMP_SAME, "the same samples: same", "%s",
+	      compare_verdict_name(verdict(a, same, &o, NULL, 0), 0));
+	CHECK(verdict(a, slow, &o, NULL, 0) == CMP_SLOWER, "27% slower on 40 samples: slower", "%s",
+	      compare_verdict_name(verdict(a, slow, &o, NULL, 0), 0));
+	CHECK(verdict(slow, a, &o, NULL, 0) == CMP_FASTER, "the reverse: faster", "%s",
+	      compare_verdict_name(verdict(slow, a, &o, NULL, 0), 0));
+	o.factor = 1.5;
+	CHECK(verdict(a, slow, &o, NULL, 0) == CMP_SAME, "within --factor 1.5: same", "%s",
+	      compare_verdict_name(verdict(a, slow, &o, NULL, 0), 0));
+	o.factor = STATS_DEFAULT_FACTOR;
+	CHECK(verdict(few2, few, &o, NULL, 0) == CMP_INSUFFICIENT, "3 samples a side cannot decide",
+	      "%s", compare_verdict_name(verdict(few2, few, &o, NULL, 0), 0));
+	CHECK(verdict(a, wrong, &o, changes, sizeof(changes)) == CMP_DIFFERENT &&
+	      strstr(changes, "correctness PASS -> FAIL"), "a correctness change is a difference, named",
+	      "'%s'", changes);
+	CHECK(verdict(a, regs, &o, changes, sizeof(changes)) == CMP_DIFFERENT &&
+	      strstr(changes, "registers 32 -> 64") && strstr(changes, "nvcc 13.0.88 -> 13.0.90"),
+	      "registers and nvcc changes are named", "'%s'", changes);
+	o.reproduce = 1;
+	CHECK(!strcmp(compare_verdict_name(CMP_SAME, 1), "reproduced"), "reproduce names same 'reproduced'",
+	      "%s", compare_verdict_name(CMP_SAME, 1));
+	{
+		struct figures fa, fb;
+		struct cmp_result r;
+		cJSON_DeleteItemFromArray(cJSON_GetObjectItem(cJSON_GetArrayItem(
+			cJSON_GetObjectItem(same, "hosts"), 0), "steps"), 2);
+		figures_of_run(a, &fa);
+		figures_of_run(same, &fb);
+		compare_runs(&fa, &fb, &o, &r);
+		CHECK(row_of(&r, "other") && row_of(&r, "other")->verdict == CMP_MISSING &&
+		      r.count[CMP_MISSING] == 1 && r.count[CMP_SAME] == 1,
+		      "a figure in one run only is missing", "missing=%d same=%d", r.count[CMP_MISSING],
+		      r.count[CMP_SAME]);
+		compare_result_release(&r);
+		figures_release(&fa);
+		figures_release(&fb);
+	}
+	cJSON_Delete(a);
+	cJSON_Delete(same);
+	cJSON_Delete(slow);
+	cJSON_Delete(wrong);
+	cJSON_Delete(regs);
+	cJSON_Delete(few);
+	cJSON_Delete(few2);
+	return check_summary();
+}
