@@ -1,4 +1,4 @@
-/* hostrun-setup.c -- a host's phases before its builds: connect, probe, plan, ship. */
+/* hostrun-setup.c -- a host's phases before its builds: connect, probe, plan. */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
@@ -135,61 +135,3 @@ void hr_make_plan(struct hostrun *hr)
 	plan_make(&hr->plan, hr->ctx->spec, &ph);
 	hr->have_plan = 1;
 }
-
-enum go_status hr_ship(struct hostrun *hr)
-{
-	const struct pack *pk = hr->ctx->pack;
-	const struct plan *p = &hr->plan;
-	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT;
-	int64_t t0 = time_mono_ms();
-	uint64_t sent = 0;
-	int reused;
-	enum go_status st;
-	cJSON *ship;
-	char *tar = xstrfmt("%s/src.tar", p->content_dir);
-
-	live_set(hr->ctx->live, hr->index, "ship", pk->content_id);
-	strbuf_addstr(&cmd, "test -f ");
-	strbuf_add_shell_quoted(&cmd, p->content_dir);
-	strbuf_addstr(&cmd, "/.complete && echo present || { mkdir -p ");
-	strbuf_add_shell_quoted(&cmd, p->content_dir);
-	strbuf_addstr(&cmd, " && echo absent; }");
-	st = hr_rexec(hr, cmd.buf, &out, &err);
-	reused = st == GO_OK && strstr(out.buf, "present") != NULL;
-	if (st == GO_OK && !reused) {
-		st = ssh_upload(hr->conn, pk->data, pk->len, tar, 0644, &sent, 600000, &err);
-		if (st == GO_OK) {
-			strbuf_reset(&cmd);
-			strbuf_addstr(&cmd, "cd ");
-			strbuf_add_shell_quoted(&cmd, p->content_dir);
-			strbuf_addstr(&cmd, " && rm -rf src && mkdir src && tar -xf src.tar -C src"
-					    " && touch .complete");
-			st = hr_rexec(hr, cmd.buf, NULL, &err);
-		}
-	}
-	if (st != GO_OK) {
-		hr_fail_host(hr, "ship", t0, err.buf);
-	} else {
-		char *d;
-		record_lock(hr->ctx->rec);
-		ship = cJSON_CreateObject();
-		json_add_num(ship, "bytes_sent", (double)sent);
-		json_add_bool(ship, "reused", reused);
-		json_add_str(ship, "remote_dir", p->content_dir);
-		cJSON_ReplaceItemInObject(hr->hj, "ship", ship);
-		record_unlock(hr->ctx->rec);
-		d = reused ? xstrfmt("content %.12s already on the host: 0 bytes sent",
-				     pk->content_id)
-			   : xstrfmt("%llu bytes sent (%d files)", (unsigned long long)sent,
-				     pk->nfiles);
-		hr_phase(hr, "ship", "PASS", t0, d);
-		strbuf_addf(&hr->out, "  ship: %s\n", d);
-		free(d);
-	}
-	free(tar);
-	strbuf_release(&err);
-	strbuf_release(&cmd);
-	strbuf_release(&out);
-	return st;
-}
-

@@ -3,7 +3,10 @@
  * One remote shell script (built here, run with ssh_exec) prints KEY=VALUE
  * lines; tools are found on PATH, then in CUDA_HOME/bin, /usr/local/cuda/bin,
  * /usr/local/cuda-N/bin and /opt/nvidia/nsight-compute/VERSION (a non-login SSH
- * PATH often lacks them). */
+ * PATH often lacks them). The slow part (nvidia-smi, tool versions, the torch
+ * import) is cached on the host in ~/.cache/gpuorch/probe-<gpu> and reused
+ * while the host is unchanged: same boot id, same tool paths, each tool file
+ * of the same size, mtime and inode. */
 #ifndef GPUORCH_PROBE_H
 #define GPUORCH_PROBE_H
 
@@ -32,6 +35,8 @@ struct host_info {
 	char *torch_version;     /* NULL when python3 cannot import torch */
 	long long disk_free_kib; /* in the work directory's file system */
 	int has_flock, has_timeout, has_setsid;
+	int ncores;              /* online CPUs (nproc); 0 when unknown */
+	int cached;              /* the slow part came from the host's probe cache */
 };
 
 /* cuda_home may be NULL; python (may be NULL) is the interpreter to report

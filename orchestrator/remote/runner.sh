@@ -12,7 +12,8 @@
 #   sh runner.sh follow RUNDIR OFFSET print the journal from byte OFFSET on and
 #                                     keep following it while the runner lives
 #   sh runner.sh kill RUNDIR          stop the runner and every build and step
-#                                     it started; prints "killed"
+#                                     it started; prints "killed"; the run is
+#                                     not started again (runner.stopped)
 #
 # RUNDIR/plan.sh is the plan (a shell file of calls: plan_version, src_dir,
 # max_builds, fail_fast, text_cap, build, step), RUNDIR/journal the journal.
@@ -516,7 +517,7 @@ cmd_run() {
 		echo "running $(cat "$RD/runner.pid" 2>/dev/null)"
 		exit 0
 	fi
-	if [ -f "$RD/runner.done" ]; then
+	if [ -f "$RD/runner.done" ] || [ -f "$RD/runner.stopped" ]; then
 		echo finished
 		exit 0
 	fi
@@ -583,7 +584,7 @@ held() {
 cmd_start() {
 	RD=$1
 	[ -f "$RD/plan.sh" ] || die "no plan at '$RD/plan.sh'"
-	if [ -f "$RD/runner.done" ]; then echo finished; exit 0; fi
+	if [ -f "$RD/runner.done" ] || [ -f "$RD/runner.stopped" ]; then echo finished; exit 0; fi
 	if held "$RD"; then echo "running $(cat "$RD/runner.pid" 2>/dev/null)"; exit 0; fi
 	rm -f "$RD/runner.pid"
 	setsid sh "$0" run "$RD" </dev/null >>"$RD/runner.log" 2>&1 &
@@ -620,6 +621,8 @@ cmd_kill() {
 	fi
 	exec 9>>"$RD/runner.lock"
 	flock -w 5 9 || die "the runner $(cat "$RD/runner.pid" 2>/dev/null) did not stop within 30 s"
+	# a stopped run is never started again (start and run say "finished")
+	: >"$RD/runner.stopped"
 	# whatever a dead runner left: every item of the plan that it claimed
 	# and did not journal is killed and journaled as killed
 	PLAN_ERR=

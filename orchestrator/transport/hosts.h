@@ -25,6 +25,7 @@ struct host {
 	char *arch;           /* optional arch override, e.g. "sm_90a" */
 	int connect_timeout_s;/* default 10 */
 	int gpu_index;        /* which GPU of the host, default 0 */
+	int max_builds;       /* builds at once on the host; 0: one per core (probed) */
 };
 
 struct hosts {
