@@ -428,10 +428,11 @@ step_wait() {
 			kill_item "$1"
 			return
 		fi
-		_tick=$((_tick + 1))
+		# at once, then every second: nothing left running it
 		if [ $((_tick % 5)) -eq 0 ] && stale "$1"; then
 			return
 		fi
+		_tick=$((_tick + 1))
 		sleep 0.2
 	done
 }
@@ -484,8 +485,11 @@ run_step() {
 			ev step_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":false"
 			wait $SPAWNED
 			_w=$?
-			# a signal to the runner interrupts wait: the trap killed the step
-			while [ ! -f "$_d/rc" ] && [ $_w -gt 128 ] && [ -z "$STOP" ]; do
+			# a signal to the runner interrupts wait: wait again while the
+			# wrapper lives (dash answers 128+N again for a wrapper killed
+			# by signal N: never loop on a dead one)
+			while [ ! -f "$_d/rc" ] && [ $_w -gt 128 ] && [ -z "$STOP" ] &&
+				kill -0 "$SPAWNED" 2>/dev/null; do
 				wait $SPAWNED
 				_w=$?
 			done

@@ -13,12 +13,12 @@
  *     download REMOTE LOCAL [MAX]
  *     step-start DIR CMD TIMEOUT_S [CWD [LOCK LOCKWAIT_S]]
  *                                a one-step plan run by the host runner
- *                                (remote.h) in DIR.run, the step in DIR;
+ *                                (remote.h) in DIR/.run, the step in DIR;
  *                                returns once the runner journaled its start
- *     step-poll DIR WAIT_MS      follows DIR.run's journal for up to WAIT_MS;
+ *     step-poll DIR WAIT_MS      follows DIR/.run's journal for up to WAIT_MS;
  *                                prints remote_describe() of the step's end,
  *                                e.g. "exit 3", or "running"
- *     step-kill DIR              runner.sh kill on DIR.run
+ *     step-kill DIR              runner.sh kill on DIR/.run
  *     step-output DIR MAX        DIR/stdout to stdout, DIR/stderr to stderr
  *     probe [WORKDIR [CUDA_HOME]]  prints the info JSON
  * An error prints "error: MESSAGE" and exits 10 + the go_status number
@@ -62,7 +62,9 @@ static void read_stdin(struct strbuf *sb)
 struct follow {
 	struct journal j;
 	const char *want;         /* "step_started" or "step_end" */
-	int64_t deadline;         /* 0: none */
+	int64_t wait_ms;          /* < 0: no deadline */
+	int64_t deadline;         /* 0: not armed yet */
+	const struct remote_start_info *info;
 	int seen;
 	struct remote_status rs;
 	struct strbuf err;
@@ -86,7 +88,13 @@ static int on_bytes(const char *data, size_t len, void *ctx)
 	struct follow *f = ctx;
 	if (len && !f->seen && (f->st = journal_feed(&f->j, data, len, on_event, f, &f->err)))
 		return 1;
-	return f->seen || (f->deadline && time_mono_ms() >= f->deadline);
+	if (f->seen)
+		return 1;
+	/* the wait starts once the runner answered: what the journal already
+	 * holds comes first */
+	if (f->wait_ms >= 0 && !f->deadline && f->info->runner[0])
+		f->deadline = time_mono_ms() + f->wait_ms;
+	return !len && f->deadline && time_mono_ms() >= f->deadline;
 }
 
 static enum go_status follow_run(struct ssh_conn *c, const char *dir, const char *plan,
@@ -94,7 +102,7 @@ static enum go_status follow_run(struct ssh_conn *c, const char *dir, const char
 {
 	struct remote_runner rr;
 	struct remote_start_info info;
-	char *rd = xstrfmt("%s.run", dir);
+	char *rd = xstrfmt("%s/.run", dir);
 	enum go_status st;
 
 	memset(f, 0, sizeof(*f));
@@ -102,8 +110,8 @@ static enum go_status follow_run(struct ssh_conn *c, const char *dir, const char
 	strbuf_init(&f->err, 0);
 	f->want = want;
 	f->rs.end = REMOTE_RUNNING;
-	if (wait_ms >= 0)
-		f->deadline = time_mono_ms() + wait_ms;
+	f->wait_ms = wait_ms;
+	f->info = &info;
 	rr.content_dir = NULL;
 	rr.run_dir = rd;
 	rr.plan = plan;
@@ -208,6 +216,19 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 		struct follow f;
 		struct strbuf d = STRBUF_INIT;
 		st = follow_run(c, argv[1], NULL, "step_end", atoi(argv[2]), &f, err);
+		if (!st && f.rs.end == REMOTE_RUNNING) {
+			/* the step's rc is written a moment before the runner journals
+			 * its end: an ended step is not reported running */
+			struct strbuf sh = STRBUF_INIT;
+			struct ssh_exec_result r;
+			strbuf_addstr(&sh, "test -f ");
+			strbuf_add_shell_quoted(&sh, argv[1]);
+			strbuf_addstr(&sh, "/rc");
+			st = ssh_exec(c, sh.buf, NULL, 0, NULL, NULL, &r, timeout_ms, err);
+			if (!st && !r.signal[0] && r.exit_code == 0)
+				st = follow_run(c, argv[1], NULL, "step_end", 10000, &f, err);
+			strbuf_release(&sh);
+		}
 		if (st)
 			return fail(st, err);
 		remote_describe(&f.rs, &d);
@@ -216,7 +237,7 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 		return 0;
 	}
 	if (!strcmp(cmd, "step-kill") && argc == 2) {
-		char *rd = xstrfmt("%s.run", argv[1]);
+		char *rd = xstrfmt("%s/.run", argv[1]);
 		st = remote_runner_kill(c, rd, err);
 		free(rd);
 		return st ? fail(st, err) : 0;
