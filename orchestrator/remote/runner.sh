@@ -206,15 +206,17 @@ src_dir() { abs src_dir "$1"; SRC=$1; }
 max_builds() { num max_builds "$1"; MAXB=$1; }
 fail_fast() { num fail_fast "$1"; FAILFAST=$1; }
 text_cap() { num text_cap "$1"; TEXT_CAP=$1; }
-# build ID DIR BIN TIMEOUT COMMAND
+# build ID DIR BIN TIMEOUT COMMAND [MAYFAIL]
+# MAYFAIL 1: its failure does not stop the phase (a sweep variant that a
+# kernel's own static_assert may refuse)
 build() {
-	[ $# -eq 5 ] || { bad_plan "build needs 5 arguments, got $#"; return; }
+	[ $# -eq 5 ] || [ $# -eq 6 ] || { bad_plan "build needs 5 or 6 arguments, got $#"; return; }
 	[ -n "$1" ] || bad_plan "a build has an empty id"
 	abs "build '$1' dir" "$2"
 	abs "build '$1' bin" "$3"
 	num "build '$1' timeout" "$4"
 	NB=$((NB + 1))
-	eval "B_${NB}_id=\$1 B_${NB}_dir=\$2 B_${NB}_bin=\$3 B_${NB}_t=\$4 B_${NB}_cmd=\$5"
+	eval "B_${NB}_id=\$1 B_${NB}_dir=\$2 B_${NB}_bin=\$3 B_${NB}_t=\$4 B_${NB}_cmd=\$5 B_${NB}_mf=\${6:-0}"
 }
 # step ID DIR TIMEOUT LOCK LOCKWAIT BUILD_ID COMMAND
 step() {
@@ -270,6 +272,7 @@ build_end() {
 	get _d B "$1" dir
 	get _bin B "$1" bin
 	get KILLED B "$1" killed
+	get _mf B "$1" mf
 	end_fields "$_d"
 	js "$_id"
 	ev build_end ",\"id\":$JS$EF"
@@ -277,7 +280,7 @@ build_end() {
 		build_done "$1" pass
 	else
 		build_done "$1" fail
-		BFAILED=1
+		[ "$_mf" = 1 ] || BFAILED=1
 	fi
 }
 
@@ -294,7 +297,8 @@ build_begin() {
 	BSTATE=running
 	if [ -f "$RD/.builds/$1" ]; then
 		read -r _r <"$RD/.builds/$1"
-		[ "$_r" = pass ] || BFAILED=1
+		get _mf B "$1" mf
+		[ "$_r" = pass ] || [ "$_mf" = 1 ] || BFAILED=1
 		BSTATE=done
 		return
 	fi

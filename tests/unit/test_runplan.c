@@ -67,7 +67,7 @@ static int word_is(const struct strbuf *out, int n, const char *want)
 static void test_round_trip(const char *shell)
 {
 	struct runplan_build b[] = {
-		{ "k1", "/w/builds/k 1", "/w/builds/k 1/prog", nasty, 600 },
+		{ "k1", "/w/builds/k 1", "/w/builds/k 1/prog", nasty, 600, 0 },
 	};
 	struct runplan_step s[] = {
 		{ "bench.x", "/w/runs/r/bench.x", "echo 'hi'", "/tmp/gpuorch-gpu0.lock", "k1", 30, 120 },
@@ -119,8 +119,8 @@ static void expect_refused(const struct runplan *p, const char *what, const char
 static void test_refused(void)
 {
 	struct runplan_build b[] = {
-		{ "k1", "/w/b/k1", "/w/b/k1/p", "nvcc", 60 },
-		{ "k1", "/w/b/k2", "/w/b/k2/p", "nvcc", 60 },
+		{ "k1", "/w/b/k1", "/w/b/k1/p", "nvcc", 60, 0 },
+		{ "k1", "/w/b/k2", "/w/b/k2/p", "nvcc", 60, 0 },
 	};
 	struct runplan_step s[] = {
 		{ "a", "/w/r/a", "true", NULL, "nope", 5, 0 },
