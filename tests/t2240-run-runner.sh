@@ -152,6 +152,27 @@ test_expect_success 'the probe is reused while the host is unchanged (same boot,
 	test $n3 -gt $n2
 '
 
+test_expect_success 'a re-run uses the controller'"'"'s kept probe (no probe command); a changed host is probed again' '
+	write_spec kept 120 "\"work\": 1000" p1 &&
+	(cd proj && "$GPUORCH" run experiments/kept.json --hosts ../hostsp.json --plain) >kept1.out 2>&1 &&
+	run=$(last_run_dir) &&
+	! jq_ $run/run.json hosts.0.phases.1.detail | grep "kept from an earlier probe" &&
+	: >"$TRASH/python-calls" &&
+	(cd proj && "$GPUORCH" run experiments/kept.json --hosts ../hostsp.json --plain) >kept2.out 2>&1 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.phases.1.name)" = probe &&
+	jq_ $run/run.json hosts.0.phases.1.detail | grep "kept from an earlier probe" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	test ! -s "$TRASH/python-calls" &&
+	touch -d "+2 hours" "$TRASH/python3" &&
+	(cd proj && "$GPUORCH" run experiments/kept.json --hosts ../hostsp.json --plain) >kept3.out 2>&1 &&
+	cat kept3.out &&
+	grep "the host changed since its last probe" kept3.out &&
+	test -s "$TRASH/python-calls" &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS
+'
+
 test_expect_success 'the host "reboots" mid-step (sshd restarted, runner and step gone): the step is lost, not passed' '
 	cat >proj/experiments/reboot.json <<-JSON &&
 	{"schema": 1, "name": "reboot", "phase": "runner test reboot",

@@ -12,6 +12,7 @@
  * per-step deadline here: the runner enforces every timeout on the host,
  * and the controller only bounds the whole plan. */
 #include "remote/hostrun-int.h"
+#include "remote/probecache.h"
 #include "remote/runplan.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
@@ -116,6 +117,37 @@ static enum go_status write_plan(struct hostrun *hr, struct exec_state *es, stru
 	free(rs);
 	free(lock);
 	return st;
+}
+
+static void free_bids(struct hostrun *hr, struct exec_state *es)
+{
+	int i;
+	for (i = 0; es->bids && i < hr->plan.nbuilds; i++)
+		free(es->bids[i]);
+	free(es->bids);
+	es->bids = NULL;
+}
+
+/* The kept probe did not hold: probe the host afresh and make the plan and
+ * the runner's plan again (nothing ran: the start command stopped first). */
+static enum go_status replan(struct hostrun *hr, struct exec_state *es, struct strbuf *text,
+			     int64_t *budget_ms, struct strbuf *err)
+{
+	enum go_status st;
+	free_bids(hr, es);
+	free(hr->build_rec);
+	hr->build_rec = NULL;
+	if (hr->have_plan) {
+		plan_release(&hr->plan);
+		hr->have_plan = 0;
+	}
+	st = hr_probe(hr, 1);
+	if (st != GO_OK)
+		return go_fail(err, st, "%s", "the probe failed (see the probe phase)");
+	hr_make_plan(hr);
+	hr->build_rec = xcalloc((size_t)hr->plan.nbuilds + 1, sizeof(*hr->build_rec));
+	strbuf_reset(text);
+	return write_plan(hr, es, text, budget_ms, err);
 }
 
 static void record_ship(struct hostrun *hr, struct exec_state *es)
@@ -266,10 +298,10 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 enum go_status hr_execute(struct hostrun *hr)
 {
 	struct exec_state es;
-	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT, sig_script = STRBUF_INIT;
 	struct remote_runner rr;
 	int64_t budget_ms = 0, deadline;
-	int starts = 0, i;
+	int starts = 0;
 	enum go_status st;
 
 	memset(&es, 0, sizeof(es));
@@ -285,9 +317,15 @@ enum go_status hr_execute(struct hostrun *hr)
 		st = finish(hr, &es, st, err.buf);
 		goto out;
 	}
+	memset(&rr, 0, sizeof(rr));
 	rr.content_dir = hr->plan.content_dir;
 	rr.run_dir = hr->plan.run_dir;
 	rr.plan = text.buf;
+	if (hr->probe_kept) {
+		probe_sig_script(&sig_script, hr->h->cuda_home, hr->h->python, hr->h->gpu_index);
+		rr.sig_script = sig_script.buf;
+		rr.expect_sig = hr->info.sig;
+	}
 	deadline = time_mono_ms() + budget_ms;
 	for (;;) {
 		int64_t left = deadline - time_mono_ms();
@@ -297,13 +335,32 @@ enum go_status hr_execute(struct hostrun *hr)
 		strbuf_reset(&err);
 		st = remote_runner_follow(hr->conn, &rr, es.j.offset, on_bytes, &es,
 					  left > 1000 ? (int)left : 1000, &es.info, &err);
+		if (es.info.runner[0] && rr.expect_sig) {
+			/* the host held to the kept probe; once the run has
+			 * started it is never planned again */
+			rr.sig_script = rr.expect_sig = NULL;
+			hr->probe_kept = 0;
+		}
 		if (es.feed_st) {
 			strbuf_reset(&err);
 			strbuf_add(&err, es.feed_err.buf, es.feed_err.len);
 			st = es.feed_st;
 			break;
 		}
-		if (st == GO_ERR_NOT_FOUND && !es.uploaded) {
+		if (st == GO_ERR_NOT_FOUND && es.info.probe_stale && hr->probe_kept) {
+			/* the host changed since the kept probe: probe it, plan again */
+			strbuf_addstr(&hr->out, "  the host changed since its last probe: probing it\n");
+			probe_cache_drop(hr->h);
+			rr.sig_script = rr.expect_sig = NULL;
+			if ((st = replan(hr, &es, &text, &budget_ms, &err)) != GO_OK)
+				break;
+			rr.content_dir = hr->plan.content_dir;
+			rr.run_dir = hr->plan.run_dir;
+			rr.plan = text.buf;
+			deadline = time_mono_ms() + budget_ms;
+			continue;
+		}
+		if (st == GO_ERR_NOT_FOUND && es.info.content_absent && !es.uploaded) {
 			char *tar = xstrfmt("%s/src.tar", hr->plan.content_dir);
 			strbuf_reset(&err);
 			st = ssh_upload(hr->conn, hr->ctx->pack->data, hr->ctx->pack->len, tar, 0644,
@@ -351,13 +408,12 @@ enum go_status hr_execute(struct hostrun *hr)
 	}
 	st = finish(hr, &es, st, err.buf);
 out:
-	for (i = 0; i < hr->plan.nbuilds; i++)
-		free(es.bids[i]);
-	free(es.bids);
+	free_bids(hr, &es);
 	free(es.runner_error);
 	journal_release(&es.j);
 	strbuf_release(&es.feed_err);
 	strbuf_release(&text);
 	strbuf_release(&err);
+	strbuf_release(&sig_script);
 	return st;
 }

@@ -45,8 +45,9 @@ char *hr_log_rel(struct hostrun *hr, const char *name, const char *ext);
 /* hostrun-setup.c: the phases before the builds */
 /* Connect to the host. */
 enum go_status hr_connect(struct hostrun *hr);
-/* Probe the host; choose the archs to build for and the one the steps run on. */
-enum go_status hr_probe(struct hostrun *hr);
+/* Probe the host (fresh: never a kept probe); choose the archs to build for
+ * and the one the steps run on. */
+enum go_status hr_probe(struct hostrun *hr, int fresh);
 /* Make the host's plan of builds and steps (hr->plan). */
 void hr_make_plan(struct hostrun *hr);
 

@@ -2,6 +2,7 @@
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
+#include "remote/probecache.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,23 +42,53 @@ static void add_arch(struct hostrun *hr, const char *arch)
 	hr->archs[hr->narchs] = NULL;
 }
 
-enum go_status hr_probe(struct hostrun *hr)
+enum go_status hr_probe(struct hostrun *hr, int fresh)
 {
 	const struct spec *s = hr->ctx->spec;
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, raw = STRBUF_INIT;
 	int64_t t0 = time_mono_ms();
 	enum go_status st;
 	cJSON *info, *archs;
 	int i;
 
-	live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
-	st = probe_host(hr->conn, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index,
-			&hr->info, &err);
-	if (st != GO_OK) {
-		hr_fail_host(hr, "probe", t0, err.buf);
-		strbuf_release(&err);
-		return st;
+	if (hr->have_info) {
+		/* probing again: what came of the last probe goes */
+		probe_release(&hr->info);
+		hr->have_info = 0;
+		for (i = 0; i < hr->narchs; i++)
+			free(hr->archs[i]);
+		free(hr->archs);
+		hr->archs = NULL;
+		hr->narchs = 0;
+		free(hr->run_arch);
+		hr->run_arch = NULL;
+		free(hr->workdir);
+		hr->workdir = NULL;
 	}
+	hr->probe_kept = 0;
+	/* a probe kept from an earlier run is used when it has a signature:
+	 * the run's start command checks it on the host (hostrun-exec.c) */
+	if (!fresh && probe_cache_load(hr->h, &raw)) {
+		if (!probe_parse_text(raw.buf, &hr->info) && hr->info.sig)
+			hr->probe_kept = 1;
+		else if (hr->info.hostname)
+			probe_release(&hr->info);
+	}
+	if (!hr->probe_kept) {
+		live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
+		strbuf_reset(&raw);
+		st = probe_host(hr->conn, hr->h->cuda_home, hr->h->python, hr->h->workdir,
+				hr->h->gpu_index, &hr->info, &raw, &err);
+		if (st != GO_OK) {
+			hr_fail_host(hr, "probe", t0, err.buf);
+			strbuf_release(&err);
+			strbuf_release(&raw);
+			return st;
+		}
+		if (hr->info.sig)
+			probe_cache_save(hr->h, raw.buf);
+	}
+	strbuf_release(&raw);
 	hr->have_info = 1;
 	hr->workdir = host_workdir(hr->h, hr->info.home);
 
@@ -107,6 +138,8 @@ enum go_status hr_probe(struct hostrun *hr)
 			strbuf_addf(&d, "no GPU (%s): compile-only",
 				    hr->info.gpu_reason ? hr->info.gpu_reason : "none detected");
 		strbuf_addf(&d, "; nvcc %s", hr->info.nvcc.path ? hr->info.nvcc.path : "not found");
+		if (hr->probe_kept)
+			strbuf_addstr(&d, " (kept from an earlier probe; checked on the host with the run)");
 		hr_phase(hr, "probe", "PASS", t0, d.buf);
 		strbuf_addf(&hr->out, "  %s\n", d.buf);
 		strbuf_release(&d);

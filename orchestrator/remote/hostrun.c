@@ -96,7 +96,7 @@ void hostrun_main(void *arg)
 	stamp(hr, "started_at");
 	st = hr_connect(hr);
 	if (st == GO_OK)
-		st = hr_probe(hr);
+		st = hr_probe(hr, 0);
 	if (st == GO_OK) {
 		hr_make_plan(hr);
 		if (hr_interrupted(hr))

@@ -40,6 +40,7 @@ struct hostrun {
 	struct ssh_conn *conn;
 	struct host_info info;
 	int have_info;
+	int probe_kept;               /* info is the controller's kept probe, not yet checked */
 	char *workdir;                /* absolute remote work directory */
 	char **archs;
 	int narchs;

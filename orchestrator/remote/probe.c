@@ -22,12 +22,11 @@
 
 #define PROBE_TIMEOUT_MS 90000
 
-static const char probe_script[] =
-	"kv() { printf '%s=%s\\n' \"$1\" \"$(printf '%s' \"$2\" | tr '\\n\\r' '  ')\"; }\n"
-	"to() { if command -v timeout >/dev/null 2>&1; then timeout \"$@\"; else shift; \"$@\"; fi; }\n"
-	"kv hostname \"$(hostname 2>/dev/null || uname -n)\"\n"
-	"kv kernel \"$(uname -sr)\"\n"
-	"kv home \"$HOME\"\n"
+/* The host's signature: silent; sets $sig from the boot id, the tool paths
+ * and each tool file's size, mtime and inode (and the parameters). Shared
+ * with the run's start command (probe_sig_script), which checks that a
+ * probe the controller kept still holds. */
+static const char probe_sig_part[] =
 	"smi=$(command -v nvidia-smi 2>/dev/null)\n"
 	"case \"$smi\" in /*) ;; *) smi= ;; esac\n"
 	"for c in /usr/bin/nvidia-smi /usr/local/nvidia/bin/nvidia-smi; do\n"
@@ -47,6 +46,17 @@ static const char probe_script[] =
 	"nvcc_p=$(find_tool nvcc); ncu_p=$(find_tool ncu); san_p=$(find_tool compute-sanitizer)\n"
 	"if [ -n \"$python\" ]; then py_p=$python; else py_p=$(command -v python3 2>/dev/null); fi\n"
 	"case \"$py_p\" in /*) ;; *) py_p= ;; esac\n"
+	"boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)\n"
+	"sig=\"probe-v1|$boot|$gpu|$cuda_home|$python|$(for f in \"$smi\" \"$nvcc_p\" \"$ncu_p\" \"$san_p\" \"$py_p\"; do [ -n \"$f\" ] && stat -L -c '%n %s %Y %i' \"$f\" 2>/dev/null; done | tr '\\n' '|')\"\n"
+	"[ -n \"$boot\" ] || sig=\n";
+
+/* The probe itself, after probe_sig_part: prints KEY=VALUE lines. */
+static const char probe_script[] =
+	"kv() { printf '%s=%s\\n' \"$1\" \"$(printf '%s' \"$2\" | tr '\\n\\r' '  ')\"; }\n"
+	"to() { if command -v timeout >/dev/null 2>&1; then timeout \"$@\"; else shift; \"$@\"; fi; }\n"
+	"kv hostname \"$(hostname 2>/dev/null || uname -n)\"\n"
+	"kv kernel \"$(uname -sr)\"\n"
+	"kv home \"$HOME\"\n"
 	/* The slow part (nvidia-smi, tool versions, python -c 'import torch')
 	 * is cached on the host while it is unchanged: same boot, same tool
 	 * paths, each tool file the same size and mtime, same parameters. */
@@ -75,8 +85,7 @@ static const char probe_script[] =
 	"  fi\n"
 	"  return 0\n"
 	"}\n"
-	"boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)\n"
-	"sig=\"probe-v1|$boot|$gpu|$cuda_home|$python|$(for f in \"$smi\" \"$nvcc_p\" \"$ncu_p\" \"$san_p\" \"$py_p\"; do [ -n \"$f\" ] && stat -L -c '%n %s %Y %i' \"$f\" 2>/dev/null; done | tr '\\n' '|')\"\n"
+	"kv sig \"$sig\"\n"
 	"cache=${HOME:-/tmp}/.cache/gpuorch/probe-$gpu\n"
 	"if [ -n \"$boot\" ] && [ -f \"$cache\" ] && [ \"$(head -n 1 \"$cache\")\" = \"$sig\" ]; then\n"
 	"  tail -n +2 \"$cache\"\n"
@@ -274,6 +283,8 @@ static int parse_output(char *text, struct host_info *hi)
 				hi->has_setsid = !strcmp(v, "1");
 			else if (!strcmp(k, "cores"))
 				hi->ncores = to_int(v);
+			else if (!strcmp(k, "sig"))
+				set_str(&hi->sig, v);
 			else if (!strcmp(k, "probe_cached"))
 				hi->cached = !strcmp(v, "1");
 			else if (!strcmp(k, "done"))
@@ -291,9 +302,33 @@ static int parse_output(char *text, struct host_info *hi)
 /* ------------------------------------------------------------------ */
 /* API                                                                 */
 
+void probe_sig_script(struct strbuf *sb, const char *cuda_home, const char *python,
+		      int gpu_index)
+{
+	strbuf_addstr(sb, "cuda_home=");
+	strbuf_add_shell_quoted(sb, cuda_home ? cuda_home : "");
+	strbuf_addstr(sb, "\npython=");
+	strbuf_add_shell_quoted(sb, python ? python : "");
+	strbuf_addf(sb, "\ngpu=%d\n", gpu_index > 0 ? gpu_index : 0);
+	strbuf_addstr(sb, probe_sig_part);
+}
+
+int probe_parse_text(const char *text, struct host_info *out)
+{
+	char *copy = xstrdup(text ? text : "");
+	int rc;
+	memset(out, 0, sizeof(*out));
+	out->disk_free_kib = -1;
+	rc = parse_output(copy, out);
+	free(copy);
+	if (rc)
+		probe_release(out);
+	return rc;
+}
+
 enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
 			  const char *workdir, int gpu_index, struct host_info *out,
-			  struct strbuf *err)
+			  struct strbuf *raw, struct strbuf *err)
 {
 	struct strbuf cmd = STRBUF_INIT, body = STRBUF_INIT;
 	struct strbuf sout = STRBUF_INIT, serr = STRBUF_INIT;
@@ -302,13 +337,10 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 
 	memset(out, 0, sizeof(*out));
 	out->disk_free_kib = -1;
-	strbuf_addstr(&body, "cuda_home=");
-	strbuf_add_shell_quoted(&body, cuda_home ? cuda_home : "");
-	strbuf_addstr(&body, "\npython=");
-	strbuf_add_shell_quoted(&body, python ? python : "");
-	strbuf_addstr(&body, "\nworkdir=");
+	strbuf_addstr(&body, "workdir=");
 	strbuf_add_shell_quoted(&body, workdir && *workdir ? workdir : ".");
-	strbuf_addf(&body, "\ngpu=%d\n", gpu_index > 0 ? gpu_index : 0);
+	strbuf_addch(&body, '\n');
+	probe_sig_script(&body, cuda_home, python, gpu_index);
 	strbuf_addstr(&body, probe_script);
 	strbuf_addstr(&cmd, "sh -c ");
 	strbuf_add_shell_quoted(&cmd, body.buf);
@@ -316,6 +348,8 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 	sout.max = 256 * 1024;
 	serr.max = 16 * 1024;
 	st = ssh_exec(c, cmd.buf, NULL, 0, &sout, &serr, &r, PROBE_TIMEOUT_MS, err);
+	if (!st && raw)
+		strbuf_add(raw, sout.buf, sout.len);
 	if (!st) {
 		if (r.signal[0] || r.exit_code != 0 || parse_output(sout.buf, out)) {
 			struct strbuf how = STRBUF_INIT;
@@ -354,6 +388,7 @@ void probe_release(struct host_info *hi)
 	free(hi->compute_cap);
 	free(hi->driver);
 	free(hi->torch_version);
+	free(hi->sig);
 	tool_release(&hi->nvcc);
 	tool_release(&hi->ncu);
 	tool_release(&hi->sanitizer);
@@ -447,7 +482,7 @@ static void probe_one(void *arg)
 		if (ssh_notice(c))
 			t->notice = xstrdup(ssh_notice(c));
 		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir,
-				   t->h->gpu_index, &t->info, &t->err);
+				   t->h->gpu_index, &t->info, NULL, &t->err);
 	}
 	ssh_disconnect(c);
 	t->seconds = (double)(time_mono_ms() - t0) / 1000.0;

@@ -96,6 +96,10 @@ static void start_line(struct remote_start_info *info, const char *v)
 		info->content_unpacked = 1;
 	else if (!strcmp(v, "content present"))
 		info->content_present = 1;
+	else if (!strcmp(v, "content absent"))
+		info->content_absent = 1;
+	else if (!strcmp(v, "probe stale"))
+		info->probe_stale = 1;
 	else if (!strncmp(v, "runner ", 7))
 		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
 }
@@ -149,6 +153,13 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
 	assign(&vars, "off", num);
 	assign(&vars, "send", r->plan ? "1" : "0");
+	if (r->sig_script && r->expect_sig) {
+		assign(&vars, "expect_sig", r->expect_sig);
+		strbuf_addstr(&vars, r->sig_script);
+		strbuf_addstr(&vars, "if [ \"$sig\" != \"$expect_sig\" ]; then\n"
+				     "  cat > /dev/null; echo 'gpuorch-start: probe stale'; exit 5\n"
+				     "fi\n");
+	}
 	build_sh(&cmd, &vars, follow_script);
 	if (r->plan) {
 		strbuf_add(&in, gpuorch_runner_sh, gpuorch_runner_sh_len);
@@ -163,6 +174,8 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 	if (!st && !res.signal[0] && res.exit_code == 4)
 		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
 			     r->content_dir);
+	else if (!st && !res.signal[0] && res.exit_code == 5)
+		st = go_fail(err, GO_ERR_NOT_FOUND, "the host changed since its probe was kept");
 	else if (!st && (res.signal[0] || res.exit_code != 0)) {
 		struct strbuf how = STRBUF_INIT;
 		ssh_exec_add_end(&how, &res);

@@ -23,12 +23,19 @@ struct remote_runner {
 				   * NULL: no sources to check (a plan of plain commands) */
 	const char *run_dir;      /* W/runs/<run-id> */
 	const char *plan;         /* the plan file's text (runplan.h); NULL: already there */
+	/* A probe the controller kept (probecache.h) is checked first: sig_script
+	 * (probe_sig_script) must set $sig to expect_sig, else nothing starts and
+	 * the answer is "probe stale". NULL: no check. */
+	const char *sig_script;
+	const char *expect_sig;
 };
 
 /* What the start said, on the host's side (out of follow's stderr). */
 struct remote_start_info {
 	int content_unpacked;     /* src.tar was unpacked by this call */
 	int content_present;      /* the content was complete before this call */
+	int content_absent;       /* GO_ERR_NOT_FOUND: upload the sources, call again */
+	int probe_stale;          /* GO_ERR_NOT_FOUND: the kept probe no longer holds */
 	char runner[64];          /* "started PID", "running PID" or "finished" */
 };
 
@@ -36,7 +43,8 @@ struct remote_start_info {
  * on_out until the runner exits (GO_OK), on_out stops it
  * (GO_ERR_INTERRUPTED), or timeout_ms passes (GO_ERR_TIMEOUT).
  * GO_ERR_NOT_FOUND: the content is not on the host: its directory now
- * exists; upload CONTENT_DIR/src.tar and call again. */
+ * exists; upload CONTENT_DIR/src.tar and call again (info->content_absent),
+ * or the host changed since the kept probe (info->probe_stale). */
 enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runner *r,
 				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
 				    struct remote_start_info *info, struct strbuf *err);

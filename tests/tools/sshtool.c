@@ -267,7 +267,7 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 		struct host_info hi;
 		cJSON *j;
 		char *text;
-		st = probe_host(c, argc == 3 ? argv[2] : NULL, NULL, argc >= 2 ? argv[1] : NULL, 0, &hi, err);
+		st = probe_host(c, argc == 3 ? argv[2] : NULL, NULL, argc >= 2 ? argv[1] : NULL, 0, &hi, NULL, err);
 		if (st)
 			return fail(st, err);
 		j = probe_to_json(&hi);
