@@ -105,7 +105,9 @@ JSON
 (cd "$P" && git init -q && git config user.email b@example.com && git config user.name bench &&
 	git add -A && git commit -qm bench) || exit 1
 GPUORCH_REPORTS=$TRASH/reports
-export GPUORCH_REPORTS
+# the controller's kept probes (a fresh run starts without them)
+GPUORCH_CACHE_DIR=$TRASH/ctl-cache
+export GPUORCH_REPORTS GPUORCH_CACHE_DIR
 
 # hosts FILE ACCOUNT N: an inventory of the account's first N servers
 hosts() {
@@ -128,7 +130,9 @@ cpu_of() {
 }
 
 # fresh ACCOUNT N: nothing of gpuorch on the hosts (workdir, probe cache)
+# nor in the controller's kept probes
 fresh() {
+	rm -rf "$GPUORCH_CACHE_DIR"
 	_i=1
 	while [ $_i -le "$2" ]; do
 		rm -rf "$(sshd_var "$1$_i" WORKDIR)" "$TRASH/home-$1$_i/.cache"
@@ -175,7 +179,7 @@ shell_cost() {
 		'BEGIN { printf "wall %.3f s, remote CPU %.3f s", (b - a) / 1e9, d - c }'
 }
 
-echo "gpuorch: $GPUORCH ($(cd "$SRCDIR" && git rev-parse --short HEAD 2>/dev/null))"
+echo "gpuorch: $GPUORCH ($("$GPUORCH" --version 2>/dev/null | head -n 1); built from the tree it is in)"
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) (shared with other work)"
 echo "one 'ssh host true': clean account $(shell_cost clean); rc account $(shell_cost rc)"
 for acct in clean rc; do

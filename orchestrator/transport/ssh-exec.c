@@ -7,6 +7,7 @@
 #include "core/banned.h"
 
 #define SSH_ABANDON_GRACE_MS 200
+#define STREAM_ASK_MS 200
 
 /* ------------------------------------------------------------------ */
 /* exec                                                                */
@@ -155,11 +156,19 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 		 * and both streams are drained (0-byte reads above) */
 		if (libssh2_channel_eof(ch))
 			break;
-		/* a reader that streams is asked between waits (at most 1 s apart) */
-		if (on_out != add_to_strbuf && on_out(NULL, 0, out_ctx)) {
-			st = go_fail(err, GO_ERR_INTERRUPTED, "%s: remote command stopped by its reader",
-				     c->where);
-			goto out;
+		/* a reader that streams is asked between waits, at most
+		 * STREAM_ASK_MS apart (a local check, e.g. for an interrupt) */
+		if (on_out != add_to_strbuf) {
+			int64_t ask = time_mono_ms() + STREAM_ASK_MS;
+			if (on_out(NULL, 0, out_ctx)) {
+				st = go_fail(err, GO_ERR_INTERRUPTED,
+					     "%s: remote command stopped by its reader", c->where);
+				goto out;
+			}
+			if (ask < deadline) {
+				ssh_wait_socket(c, ask);
+				continue;
+			}
 		}
 		if (ssh_wait_socket(c, deadline) < 0) {
 			st = ssh_fail_timeout(c, "remote command", timeout_ms, err);

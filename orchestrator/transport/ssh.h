@@ -57,7 +57,7 @@ enum go_status ssh_exec(struct ssh_conn *c, const char *cmd,
 
 /* ssh_exec, but stdout goes to on_out as it arrives, and on_out is also
  * called with (NULL, 0) whenever the command has been silent for a while (at
- * most about 1 s apart): a non-zero answer stops waiting (GO_ERR_INTERRUPTED;
+ * most about 0.2 s apart): a non-zero answer stops waiting (GO_ERR_INTERRUPTED;
  * the channel is abandoned, the remote command is not killed). For a reader
  * that follows a long-running remote command (a journal). */
 typedef int (*ssh_out_fn)(const char *data, size_t len, void *ctx);

@@ -112,6 +112,7 @@ static enum go_status follow_run(struct ssh_conn *c, const char *dir, const char
 	f->rs.end = REMOTE_RUNNING;
 	f->wait_ms = wait_ms;
 	f->info = &info;
+	memset(&rr, 0, sizeof(rr));
 	rr.content_dir = NULL;
 	rr.run_dir = rd;
 	rr.plan = plan;
