@@ -347,7 +347,7 @@ enum go_status hr_execute(struct hostrun *hr)
 			st = es.feed_st;
 			break;
 		}
-		if (st == GO_ERR_NOT_FOUND && es.info.probe_stale && hr->probe_kept) {
+		if (st == GO_ERR_NOT_FOUND && es.info.probe_stale && hr->probe_kept && !es.stopping) {
 			/* the host changed since the kept probe: probe it, plan again */
 			strbuf_addstr(&hr->out, "  the host changed since its last probe: probing it\n");
 			probe_cache_drop(hr->h);
@@ -360,7 +360,7 @@ enum go_status hr_execute(struct hostrun *hr)
 			deadline = time_mono_ms() + budget_ms;
 			continue;
 		}
-		if (st == GO_ERR_NOT_FOUND && es.info.content_absent && !es.uploaded) {
+		if (st == GO_ERR_NOT_FOUND && es.info.content_absent && !es.uploaded && !es.stopping) {
 			char *tar = xstrfmt("%s/src.tar", hr->plan.content_dir);
 			strbuf_reset(&err);
 			st = ssh_upload(hr->conn, hr->ctx->pack->data, hr->ctx->pack->len, tar, 0644,
@@ -386,6 +386,9 @@ enum go_status hr_execute(struct hostrun *hr)
 			continue;
 		}
 		if (st == GO_ERR_INTERRUPTED && !es.stopping) {
+			/* from now on nothing is started: only what ran is collected */
+			rr.plan = NULL;
+			rr.sig_script = rr.expect_sig = NULL;
 			stop_runner(hr, &es);
 			deadline = time_mono_ms() + KILL_FOLLOW_MS;
 			continue;
