@@ -17,7 +17,8 @@
  *                                returns once the runner journaled its start
  *     step-poll DIR WAIT_MS      follows DIR/.run's journal for up to WAIT_MS;
  *                                prints remote_describe() of the step's end,
- *                                e.g. "exit 3", or "running"
+ *                                e.g. "exit 3", or "running" (WAIT_MS < 500:
+ *                                a step with an rc file is waited for)
  *     step-kill DIR              runner.sh kill on DIR/.run
  *     step-output DIR MAX        DIR/stdout to stdout, DIR/stderr to stderr
  *     probe [WORKDIR [CUDA_HOME]]  prints the info JSON
@@ -217,9 +218,10 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 		struct follow f;
 		struct strbuf d = STRBUF_INIT;
 		st = follow_run(c, argv[1], NULL, "step_end", atoi(argv[2]), &f, err);
-		if (!st && f.rs.end == REMOTE_RUNNING) {
+		if (!st && f.rs.end == REMOTE_RUNNING && atoi(argv[2]) < 500) {
 			/* the step's rc is written a moment before the runner journals
-			 * its end: an ended step is not reported running */
+			 * its end: a poll too short to see that end in the journal
+			 * looks at the rc file, so an ended step is not "running" */
 			struct strbuf sh = STRBUF_INIT;
 			struct ssh_exec_result r;
 			strbuf_addstr(&sh, "test -f ");
