@@ -112,7 +112,7 @@ test_expect_success 'a failing build kills the running builds: nothing of them i
 		test "$(jq_ $run/run.json hosts.0.steps.$i.status)" = SKIPPED || return 1
 	done &&
 	test $elapsed -lt 25000 &&
-	pgrep -af "$MARK" || true &&
+	{ pgrep -af "$MARK" || true; } &&
 	! survivors
 '
 
