@@ -176,6 +176,14 @@ spawn() {
 	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" \
 		</dev/null >/dev/null 2>&1 8>&- 9>&- &
 	SPAWNED=$!
+	# started means its session exists: wait (bounded) for the wrapper to
+	# record its pgid, unless it is already gone
+	_sw=0
+	while [ ! -s "$1/pgid" ] && [ ! -f "$1/rc" ] && [ $_sw -lt 1000 ] &&
+		kill -0 "$SPAWNED" 2>/dev/null; do
+		sleep 0.01
+		_sw=$((_sw + 1))
+	done
 }
 
 # ------------------------------------------------------------------ plan
