@@ -171,8 +171,28 @@ static void test_embedded(void)
 	strbuf_release(&err);
 }
 
+/* A sweep variant's build carries MAYFAIL 1; a plain build has no 6th word. */
+static void test_may_fail(void)
+{
+	struct runplan_build b[] = {
+		{ "k1", "/w/b/k1", "/w/b/k1/p", "nvcc", 60, 0 },
+		{ "k2", "/w/b/k2", "/w/b/k2/p", "nvcc", 60, 1 },
+	};
+	struct runplan p = { "/w/src", 2, 1, 0, b, 2, NULL, 0 };
+	struct strbuf plan = STRBUF_INIT, err = STRBUF_INIT;
+
+	CHECK(runplan_write(&p, &plan, &err) == GO_OK, "a plan with a may-fail build is written",
+	      "%s", err.buf);
+	CHECK(strstr(plan.buf, "build 'k1' '/w/b/k1' '/w/b/k1/p' 60 'nvcc'\n") &&
+	      strstr(plan.buf, "build 'k2' '/w/b/k2' '/w/b/k2/p' 60 'nvcc' 1\n"),
+	      "only the may-fail build has MAYFAIL 1", "plan:\n%s", plan.buf);
+	strbuf_release(&plan);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
+	test_may_fail();
 	test_round_trip("sh");
 	if (access("/bin/bash", X_OK) == 0)
 		test_round_trip("/bin/bash");
