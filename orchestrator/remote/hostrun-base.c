@@ -1,6 +1,6 @@
 /* hostrun-base.c -- what a host's phases stand on: its entries in the run
- * record (phases, status, saves), its logs, and remote commands and detached
- * steps that survive a dropped link by reconnecting (see hostrun.c). */
+ * record (phases, status, saves), its logs, reconnecting a dropped link, and
+ * how an item's end maps to a record status (see hostrun.c). */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
 #include "remote/remote.h"
@@ -10,9 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include "core/banned.h"
-
-#define EXEC_TIMEOUT_MS 60000
-#define POLL_WAIT_MS 5000
 
 double hr_secs_since(int64_t t0)
 {
@@ -67,38 +64,16 @@ int hr_interrupted(struct hostrun *hr)
 	return hr->interrupted;
 }
 
-/* Run a short remote command; output in out (may be NULL). */
-enum go_status hr_rexec(struct hostrun *hr, const char *cmd, struct strbuf *out,
-			struct strbuf *err)
-{
-	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
-	struct ssh_exec_result res;
-	enum go_status st;
-	o.max = e.max = 1 << 20;
-	st = ssh_exec(hr->conn, cmd, NULL, 0, &o, &e, &res, EXEC_TIMEOUT_MS, err);
-	if (st == GO_OK && (res.signal[0] || res.exit_code != 0)) {
-		struct strbuf how = STRBUF_INIT;
-		strbuf_trim(&e);
-		ssh_exec_add_end(&how, &res);
-		st = go_fail(err, GO_ERR_REMOTE, "%s: remote command failed (%s): %s",
-			     hr->h->name, how.buf, e.len ? e.buf : "(no message)");
-		strbuf_release(&how);
-	}
-	if (out)
-		strbuf_add(out, o.buf, o.len);
-	strbuf_release(&o);
-	strbuf_release(&e);
-	return st;
-}
-
 /* Re-establish a lost connection, for up to reconnect_timeout_s. */
-static enum go_status reconnect(struct hostrun *hr, struct strbuf *err)
+enum go_status hr_reconnect(struct hostrun *hr, struct strbuf *err)
 {
 	struct ssh_opts o;
 	int64_t deadline = time_mono_ms() + (int64_t)hr->ctx->reconnect_timeout_s * 1000;
 	int64_t backoff = 500;
 	enum go_status st = GO_ERR_CONNECT;
 
+	if (hr_interrupted(hr))
+		return go_fail(err, GO_ERR_INTERRUPTED, "interrupted");
 	ssh_disconnect(hr->conn);
 	hr->conn = NULL;
 	host_ssh_opts(hr->h, 0, &o);
@@ -124,6 +99,8 @@ static enum go_status reconnect(struct hostrun *hr, struct strbuf *err)
 		if (backoff < 4000)
 			backoff *= 2;
 	}
+	if (hr_interrupted(hr))
+		return go_fail(err, GO_ERR_INTERRUPTED, "interrupted");
 	{
 		char *why = xstrdup(err->buf);
 		go_fail(err, st == GO_OK ? GO_ERR_CONNECT : st,
@@ -134,78 +111,19 @@ static enum go_status reconnect(struct hostrun *hr, struct strbuf *err)
 	return st == GO_OK ? GO_ERR_CONNECT : st;
 }
 
-/* Wait for a detached step (or build) to end, reconnecting as needed. The
- * controller's own deadline is the step's timeout plus the GPU lock wait plus
- * a grace period: past it the step's session is killed. */
-enum go_status hr_wait_step(struct hostrun *hr, const char *dir, int timeout_s,
-			    int lock_wait_s, struct remote_status *rs, struct strbuf *err)
-{
-	int64_t deadline = time_mono_ms() + ((int64_t)timeout_s + lock_wait_s + 30) * 1000;
-	int failures = 0;
-	memset(rs, 0, sizeof(*rs));
-	for (;;) {
-		enum go_status st;
-		if (hr_interrupted(hr)) {
-			if (hr->conn)
-				remote_step_kill(hr->conn, dir, err);
-			return go_fail(err, GO_ERR_INTERRUPTED, "interrupted");
-		}
-		if (!hr->conn) {
-			st = reconnect(hr, err);
-			if (st != GO_OK)
-				return st;
-		}
-		if (time_mono_ms() > deadline) {
-			remote_step_kill(hr->conn, dir, err);
-			rs->end = REMOTE_TIMED_OUT;
-			return GO_OK;
-		}
-		st = remote_step_poll(hr->conn, dir, POLL_WAIT_MS, rs, err);
-		if (st == GO_OK) {
-			failures = 0;
-			if (rs->end != REMOTE_RUNNING)
-				return GO_OK;
-			continue;
-		}
-		/* A link cut in the middle of a poll can look like any error (an
-		 * empty answer, a timeout): reconnect and poll again, but an error
-		 * that survives three fresh connections is the step's own. */
-		if (++failures > 3)
-			return st;
-		st = reconnect(hr, err);
-		if (st != GO_OK)
-			return st;
-	}
-}
-
-/* Start a detached step, surviving a link that drops meanwhile: the start
- * script is idempotent (a step whose pgid exists is reported as started),
- * so after a reconnect it is simply asked again. */
-enum go_status hr_start_step(struct hostrun *hr, const struct remote_step *rstep,
-			     struct strbuf *err)
-{
-	enum go_status st = GO_ERR_SSH;
-	int tries;
-	for (tries = 0; tries < 3; tries++) {
-		if (hr_interrupted(hr))
-			return go_fail(err, GO_ERR_INTERRUPTED, "interrupted");
-		if (!hr->conn || tries > 0) {
-			st = reconnect(hr, err);
-			if (st != GO_OK)
-				return st;
-		}
-		st = remote_step_start(hr->conn, rstep, err);
-		if (st != GO_ERR_SSH && st != GO_ERR_TIMEOUT && st != GO_ERR_CONNECT)
-			return st;
-	}
-	return st;
-}
-
 /* Map how a remote process ended to a record status and a reason. */
-const char *hr_end_status(const struct remote_status *rs, int lock_wait_s,
+const char *hr_end_status(struct hostrun *hr, const struct remote_status *rs, int lock_wait_s,
 			  struct strbuf *reason)
 {
 	switch (rs->end) {
+	case REMOTE_KILLED:
+		if (hr_interrupted(hr)) {
+			strbuf_addstr(reason, "interrupted");
+			return "INFRA_ERROR";
+		}
+		strbuf_addstr(reason, "stopped by the host runner before it ended (an earlier build "
+				      "failed, or the runner was stopped)");
+		return "KILLED";
 	case REMOTE_EXITED:
 		if (rs->exit_code == 0)
 			return "PASS";
@@ -230,6 +148,12 @@ const char *hr_end_status(const struct remote_status *rs, int lock_wait_s,
 	}
 	strbuf_addstr(reason, "still running");
 	return "INFRA_ERROR";
+}
+
+const char *hr_ev_str(const cJSON *ev, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(ev, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 void hr_add_log(struct hostrun *hr, const char *rel, const struct strbuf *data)

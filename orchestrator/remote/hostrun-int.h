@@ -1,6 +1,7 @@
 /* hostrun-int.h -- what hostrun*.c share: the record and remote helpers, the phases.
  *
- * Calls go one way: hostrun.c -> hostrun-setup.c, -build.c, -steps.c -> hostrun-base.c.
+ * Calls go one way: hostrun.c -> hostrun-setup.c, hostrun-exec.c;
+ * hostrun-exec.c -> hostrun-build.c, hostrun-steps.c; all -> hostrun-base.c.
  *
  * Internal to orchestrator/remote/hostrun*.c; hostrun.h stays the public contract. */
 #ifndef GPUORCH_HOSTRUN_INT_H
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include "core/error.h"
 #include "remote/hostrun.h"
+#include "remote/journal.h"
 #include "remote/remote.h"
 #include "core/strbuf.h"
 
@@ -28,18 +30,13 @@ void hr_host_status(struct hostrun *hr, const char *status, const char *error);
 void hr_fail_host(struct hostrun *hr, const char *phase_name, int64_t t0, const char *msg);
 /* Whether the run was interrupted (latched in hr->interrupted). */
 int hr_interrupted(struct hostrun *hr);
-/* Run a short remote command; output in out (may be NULL). */
-enum go_status hr_rexec(struct hostrun *hr, const char *cmd, struct strbuf *out,
-			struct strbuf *err);
-/* Wait for a detached step (or build) to end, reconnecting as needed. */
-enum go_status hr_wait_step(struct hostrun *hr, const char *dir, int timeout_s,
-			    int lock_wait_s, struct remote_status *rs, struct strbuf *err);
-/* Start a detached step, surviving a link that drops meanwhile. */
-enum go_status hr_start_step(struct hostrun *hr, const struct remote_step *rstep,
-			     struct strbuf *err);
+/* Re-establish a lost connection, for up to ctx->reconnect_timeout_s. */
+enum go_status hr_reconnect(struct hostrun *hr, struct strbuf *err);
 /* Map how a remote process ended to a record status and a reason. */
-const char *hr_end_status(const struct remote_status *rs, int lock_wait_s,
+const char *hr_end_status(struct hostrun *hr, const struct remote_status *rs, int lock_wait_s,
 			  struct strbuf *reason);
+/* A journal event's string field, or NULL. */
+const char *hr_ev_str(const cJSON *ev, const char *key);
 /* Write data into the run directory as rel; a failure becomes a warning. */
 void hr_add_log(struct hostrun *hr, const char *rel, const struct strbuf *data);
 /* The run-relative path logs/<host>/<name>.<ext> (to free). */
@@ -48,21 +45,39 @@ char *hr_log_rel(struct hostrun *hr, const char *name, const char *ext);
 /* hostrun-setup.c: the phases before the builds */
 /* Connect to the host. */
 enum go_status hr_connect(struct hostrun *hr);
-/* Probe the host; choose the archs to build for and the one the steps run on. */
-enum go_status hr_probe(struct hostrun *hr);
+/* Probe the host (fresh: never a kept probe); choose the archs to build for
+ * and the one the steps run on. */
+enum go_status hr_probe(struct hostrun *hr, int fresh);
 /* Make the host's plan of builds and steps (hr->plan). */
 void hr_make_plan(struct hostrun *hr);
-/* Ship the packed sources, unless their content id is already on the host. */
-enum go_status hr_ship(struct hostrun *hr);
 
-/* hostrun-build.c: the build phase */
-/* Start, reuse, wait for and record every build of the plan. */
-enum go_status hr_build(struct hostrun *hr);
+/* hostrun-exec.c: ship, then builds and steps through the host runner */
+/* Ship the sources, start (or attach to) the runner, follow its journal to
+ * the end and record every build and step; non-OK when the host was lost. */
+enum go_status hr_execute(struct hostrun *hr);
 
-/* hostrun-steps.c: the step phase */
-/* Run and record every step of the plan; non-OK when the host was lost. */
-enum go_status hr_run(struct hostrun *hr);
+/* hostrun-build.c: the build phase, from the runner's events */
+/* Build i of the plan ended (build_end, build_reused or build_skipped). */
+void hr_build_ended(struct hostrun *hr, int i, const struct journal_event *e);
+/* The build phase is over: every build goes into the record in plan order
+ * (one with no end: INFRA_ERROR, why_missing), and the build phase. */
+void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing);
+
+/* hostrun-steps.c: the step phase, from the runner's events */
+/* Step i of the plan ended (step_end or step_skipped); the steps before it
+ * that the runner was not given are recorded first, in plan order. */
+void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e);
+/* Record every step from hr->next_step on that has no end yet: the one in
+ * progress (hr->cur_step) as INFRA_ERROR (why_current), the rest SKIPPED
+ * (why_rest); plan skips keep their own reason. */
+void hr_steps_flush(struct hostrun *hr, const char *why_current, const char *why_rest);
+/* The run phase is over: record it (status from the steps) and the fetch phase. */
+void hr_run_done(struct hostrun *hr, int64_t t0, const char *status_override,
+		 const char *detail);
 /* Record every step of the plan as SKIPPED, for why. */
 void hr_skip_all(struct hostrun *hr, const char *why);
+/* Whether step i of the plan is given to the runner (not skipped by the plan,
+ * its build not skipped); *why is the reason when it is not. */
+int hr_step_runs(const struct hostrun *hr, int i, char **why);
 
 #endif

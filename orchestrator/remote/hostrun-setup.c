@@ -1,7 +1,8 @@
-/* hostrun-setup.c -- a host's phases before its builds: connect, probe, plan, ship. */
+/* hostrun-setup.c -- a host's phases before its builds: connect, probe, plan. */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
+#include "remote/probecache.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,23 +42,53 @@ static void add_arch(struct hostrun *hr, const char *arch)
 	hr->archs[hr->narchs] = NULL;
 }
 
-enum go_status hr_probe(struct hostrun *hr)
+enum go_status hr_probe(struct hostrun *hr, int fresh)
 {
 	const struct spec *s = hr->ctx->spec;
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, raw = STRBUF_INIT;
 	int64_t t0 = time_mono_ms();
 	enum go_status st;
 	cJSON *info, *archs;
 	int i;
 
-	live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
-	st = probe_host(hr->conn, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index,
-			&hr->info, &err);
-	if (st != GO_OK) {
-		hr_fail_host(hr, "probe", t0, err.buf);
-		strbuf_release(&err);
-		return st;
+	if (hr->have_info) {
+		/* probing again: what came of the last probe goes */
+		probe_release(&hr->info);
+		hr->have_info = 0;
+		for (i = 0; i < hr->narchs; i++)
+			free(hr->archs[i]);
+		free(hr->archs);
+		hr->archs = NULL;
+		hr->narchs = 0;
+		free(hr->run_arch);
+		hr->run_arch = NULL;
+		free(hr->workdir);
+		hr->workdir = NULL;
 	}
+	hr->probe_kept = 0;
+	/* a probe kept from an earlier run is used when it has a signature:
+	 * the run's start command checks it on the host (hostrun-exec.c) */
+	if (!fresh && probe_cache_load(hr->h, &raw)) {
+		if (!probe_parse_text(raw.buf, &hr->info) && hr->info.sig)
+			hr->probe_kept = 1;
+		else if (hr->info.hostname)
+			probe_release(&hr->info);
+	}
+	if (!hr->probe_kept) {
+		live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
+		strbuf_reset(&raw);
+		st = probe_host(hr->conn, hr->h->cuda_home, hr->h->python, hr->h->workdir,
+				hr->h->gpu_index, &hr->info, &raw, &err);
+		if (st != GO_OK) {
+			hr_fail_host(hr, "probe", t0, err.buf);
+			strbuf_release(&err);
+			strbuf_release(&raw);
+			return st;
+		}
+		if (hr->info.sig)
+			probe_cache_save(hr->h, raw.buf);
+	}
+	strbuf_release(&raw);
 	hr->have_info = 1;
 	hr->workdir = host_workdir(hr->h, hr->info.home);
 
@@ -107,6 +138,8 @@ enum go_status hr_probe(struct hostrun *hr)
 			strbuf_addf(&d, "no GPU (%s): compile-only",
 				    hr->info.gpu_reason ? hr->info.gpu_reason : "none detected");
 		strbuf_addf(&d, "; nvcc %s", hr->info.nvcc.path ? hr->info.nvcc.path : "not found");
+		if (hr->probe_kept)
+			strbuf_addstr(&d, " (kept from an earlier probe; checked on the host with the run)");
 		hr_phase(hr, "probe", "PASS", t0, d.buf);
 		strbuf_addf(&hr->out, "  %s\n", d.buf);
 		strbuf_release(&d);
@@ -135,61 +168,3 @@ void hr_make_plan(struct hostrun *hr)
 	plan_make(&hr->plan, hr->ctx->spec, &ph);
 	hr->have_plan = 1;
 }
-
-enum go_status hr_ship(struct hostrun *hr)
-{
-	const struct pack *pk = hr->ctx->pack;
-	const struct plan *p = &hr->plan;
-	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT;
-	int64_t t0 = time_mono_ms();
-	uint64_t sent = 0;
-	int reused;
-	enum go_status st;
-	cJSON *ship;
-	char *tar = xstrfmt("%s/src.tar", p->content_dir);
-
-	live_set(hr->ctx->live, hr->index, "ship", pk->content_id);
-	strbuf_addstr(&cmd, "test -f ");
-	strbuf_add_shell_quoted(&cmd, p->content_dir);
-	strbuf_addstr(&cmd, "/.complete && echo present || { mkdir -p ");
-	strbuf_add_shell_quoted(&cmd, p->content_dir);
-	strbuf_addstr(&cmd, " && echo absent; }");
-	st = hr_rexec(hr, cmd.buf, &out, &err);
-	reused = st == GO_OK && strstr(out.buf, "present") != NULL;
-	if (st == GO_OK && !reused) {
-		st = ssh_upload(hr->conn, pk->data, pk->len, tar, 0644, &sent, 600000, &err);
-		if (st == GO_OK) {
-			strbuf_reset(&cmd);
-			strbuf_addstr(&cmd, "cd ");
-			strbuf_add_shell_quoted(&cmd, p->content_dir);
-			strbuf_addstr(&cmd, " && rm -rf src && mkdir src && tar -xf src.tar -C src"
-					    " && touch .complete");
-			st = hr_rexec(hr, cmd.buf, NULL, &err);
-		}
-	}
-	if (st != GO_OK) {
-		hr_fail_host(hr, "ship", t0, err.buf);
-	} else {
-		char *d;
-		record_lock(hr->ctx->rec);
-		ship = cJSON_CreateObject();
-		json_add_num(ship, "bytes_sent", (double)sent);
-		json_add_bool(ship, "reused", reused);
-		json_add_str(ship, "remote_dir", p->content_dir);
-		cJSON_ReplaceItemInObject(hr->hj, "ship", ship);
-		record_unlock(hr->ctx->rec);
-		d = reused ? xstrfmt("content %.12s already on the host: 0 bytes sent",
-				     pk->content_id)
-			   : xstrfmt("%llu bytes sent (%d files)", (unsigned long long)sent,
-				     pk->nfiles);
-		hr_phase(hr, "ship", "PASS", t0, d);
-		strbuf_addf(&hr->out, "  ship: %s\n", d);
-		free(d);
-	}
-	free(tar);
-	strbuf_release(&err);
-	strbuf_release(&cmd);
-	strbuf_release(&out);
-	return st;
-}
-

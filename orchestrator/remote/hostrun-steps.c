@@ -1,5 +1,6 @@
-/* hostrun-steps.c -- a host's step phase: run each step, pull its output and tool
- * logs back, classify and record it. */
+/* hostrun-steps.c -- a host's step phase, from the host runner's events: each
+ * step's end (its output comes in the event), tool logs pulled back,
+ * classified and recorded in plan order. */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
 #include "tools/ncu.h"
@@ -18,11 +19,6 @@
 #define DOWNLOAD_TIMEOUT_MS 300000
 
 /* ---------------------------------------------------------------- steps */
-
-static int build_index(const struct plan *p, const struct plan_build *b)
-{
-	return b ? (int)(b - p->builds) : -1;
-}
 
 /* The program's JSON result: the last non-empty line of its stdout. */
 static cJSON *parse_result(const struct strbuf *out)
@@ -45,10 +41,10 @@ static cJSON *parse_result(const struct strbuf *out)
 	return j;
 }
 
-static const char *classify(const struct remote_status *rs, const cJSON *result,
-			    int lock_wait_s, struct strbuf *reason)
+static const char *classify(struct hostrun *hr, const struct remote_status *rs,
+			    const cJSON *result, int lock_wait_s, struct strbuf *reason)
 {
-	const char *st = hr_end_status(rs, lock_wait_s, reason);
+	const char *st = hr_end_status(hr, rs, lock_wait_s, reason);
 	const char *rstatus, *rreason;
 	if (strcmp(st, "PASS"))
 		return st;
@@ -101,10 +97,14 @@ static cJSON *tool_json(struct hostrun *hr, const struct plan_step *ps)
 	return t;
 }
 
+/* t_start, t_end: the step's span on the host's clock (unix s), 0 when it
+ * did not run. */
 static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status,
-			const char *reason, const struct remote_status *rs, double dur,
-			const char *out_rel, const char *err_rel, cJSON *result, cJSON *files)
+			const char *reason, const struct remote_status *rs, double t_start,
+			double t_end, const char *out_rel, const char *err_rel, cJSON *result,
+			cJSON *files)
 {
+	double dur = t_start > 0 && t_end >= t_start ? t_end - t_start : 0;
 	cJSON *sj;
 	record_lock(hr->ctx->rec);
 	sj = cJSON_CreateObject();
@@ -140,10 +140,8 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 	json_add_num(sj, "duration_s", dur);
 	if (dur > 0) {
 		/* wall-clock span, to line steps of several hosts up in time */
-		struct timespec now;
-		clock_gettime(CLOCK_REALTIME, &now);
-		json_add_num(sj, "ended_unix_s", (double)now.tv_sec + now.tv_nsec / 1e9);
-		json_add_num(sj, "started_unix_s", (double)now.tv_sec + now.tv_nsec / 1e9 - dur);
+		json_add_num(sj, "ended_unix_s", t_end);
+		json_add_num(sj, "started_unix_s", t_start);
 	}
 	if (hr->ran_to > 0) {
 		/* when the program itself ran on the host (after its GPU lock) */
@@ -178,11 +176,6 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 		hr->nfailed_steps++;
 }
 
-static char *gpu_lock_path(struct hostrun *hr)
-{
-	return xstrfmt("/tmp/gpuorch-gpu%d.lock", hr->h->gpu_index);
-}
-
 static void prefix(struct strbuf *sb, const char *p)
 {
 	char *old = strbuf_detach(sb, NULL);
@@ -199,6 +192,11 @@ static int pull_file(struct hostrun *hr, const char *remote, size_t cap, const c
 	struct strbuf err = STRBUF_INIT;
 	enum go_status st;
 	strbuf_reset(data);
+	if (!hr->conn) {
+		if (note)
+			strbuf_addf(note, "%s not fetched: no connection to the host; ", key);
+		return 0;
+	}
 	st = ssh_download(hr->conn, remote, data, cap, DOWNLOAD_TIMEOUT_MS, &err);
 	if (st != GO_OK) {
 		if (note)
@@ -301,145 +299,152 @@ static const char *finish_sanitize(struct hostrun *hr, const struct plan_step *p
 	return status;
 }
 
-/* Run one step; returns non-OK only when the host is lost. */
-static enum go_status run_step(struct hostrun *hr, const struct plan_step *ps,
-			       double *fetch_s)
+int hr_step_runs(const struct hostrun *hr, int i, char **why)
 {
-	const struct plan *p = &hr->plan;
-	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
-	struct strbuf reason = STRBUF_INIT;
+	const struct plan_step *ps = &hr->plan.steps[i];
+	*why = NULL;
+	if (ps->skip_reason) {
+		*why = xstrdup(ps->skip_reason);
+		return 0;
+	}
+	if (ps->build && ps->build->skip_reason) {
+		*why = xstrfmt("the build of '%s' for %s did not pass", ps->build->prog->name,
+			       ps->build->arch);
+		return 0;
+	}
+	return 1;
+}
+
+/* The steps before `upto` that have no record yet: plan skips with their
+ * reason; steps given to the runner with no end: the one in progress is
+ * why_current (INFRA_ERROR), the others why_rest (SKIPPED). */
+static void flush_upto(struct hostrun *hr, int upto, const char *why_current,
+		       const char *why_rest)
+{
+	for (; hr->next_step < upto; hr->next_step++) {
+		int i = hr->next_step;
+		const struct plan_step *ps = &hr->plan.steps[i];
+		char *why;
+		if (!hr_step_runs(hr, i, &why))
+			record_step(hr, ps, "SKIPPED", why, NULL, 0, 0, NULL, NULL, NULL, NULL);
+		else if (i == hr->cur_step)
+			record_step(hr, ps, "INFRA_ERROR", why_current, NULL, hr->cur_started_t,
+				    hr->cur_started_t, NULL, NULL, NULL, NULL);
+		else
+			record_step(hr, ps, "SKIPPED", why_rest, NULL, 0, 0, NULL, NULL, NULL, NULL);
+		free(why);
+	}
+}
+
+void hr_steps_flush(struct hostrun *hr, const char *why_current, const char *why_rest)
+{
+	if (hr->have_plan)
+		flush_upto(hr, hr->plan.nsteps, why_current, why_rest);
+}
+
+/* A step's stdout or stderr: the event's text, or the whole file pulled back
+ * when the event's copy was cut at the runner's text_cap. */
+static void step_text(struct hostrun *hr, const struct plan_step *ps, const cJSON *ev,
+		      const char *name, struct strbuf *text, struct strbuf *note)
+{
+	char key[32];
+	const char *t;
+	snprintf(key, sizeof(key), "%s_truncated", name);
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ev, key)) && hr->conn) {
+		struct strbuf err = STRBUF_INIT;
+		char *path = xstrfmt("%s/%s", ps->dir, name);
+		int64_t f0 = time_mono_ms();
+		if (ssh_download(hr->conn, path, text, OUTPUT_CAP, DOWNLOAD_TIMEOUT_MS, &err) == GO_OK) {
+			hr->fetch_s += hr_secs_since(f0);
+			free(path);
+			strbuf_release(&err);
+			return;
+		}
+		strbuf_reset(text);
+		strbuf_addf(note, "(whole %s not fetched: %s) ", name, err.buf);
+		hr->fetch_s += hr_secs_since(f0);
+		free(path);
+		strbuf_release(&err);
+	}
+	snprintf(key, sizeof(key), "%s_text", name);
+	t = hr_ev_str(ev, key);
+	if (t)
+		strbuf_addstr(text, t);
+}
+
+void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
+{
+	const struct plan_step *ps = &hr->plan.steps[i];
+	struct strbuf out = STRBUF_INIT, errout = STRBUF_INIT, reason = STRBUF_INIT;
 	struct remote_status rs;
-	struct remote_step rstep;
-	int64_t t0 = time_mono_ms();
-	char *lock = NULL, *out_rel = NULL, *err_rel = NULL;
-	int bi = build_index(p, ps->build);
-	enum go_status st;
+	char *out_rel, *err_rel;
 	const char *status;
+	double t_start = hr->cur_step == i ? hr->cur_started_t : 0;
 	cJSON *result = NULL, *files = NULL;
 
-	if (ps->skip_reason) {
-		record_step(hr, ps, "SKIPPED", ps->skip_reason, NULL, 0, NULL, NULL, NULL, NULL);
-		return GO_OK;
+	if (i < hr->next_step)
+		return;   /* recorded already */
+	flush_upto(hr, i, "no end in the host runner's journal", "not run by the host runner");
+	hr->next_step = i + 1;
+	if (!strcmp(e->ev, "step_skipped")) {
+		char *why = xstrfmt("the build of '%s' for %s did not pass",
+				    ps->build ? ps->build->prog->name : "?",
+				    ps->build ? ps->build->arch : "?");
+		record_step(hr, ps, "SKIPPED", why, NULL, 0, 0, NULL, NULL, NULL, NULL);
+		free(why);
+		return;
 	}
-	if (bi >= 0 && !hr->build_ok[bi]) {
-		char *r = xstrfmt("the build of '%s' for %s did not pass", ps->build->prog->name,
-				  ps->build->arch);
-		record_step(hr, ps, "SKIPPED", r, NULL, 0, NULL, NULL, NULL, NULL);
-		free(r);
-		return GO_OK;
-	}
-	live_set(hr->ctx->live, hr->index, "run", ps->id);
-	memset(&rstep, 0, sizeof(rstep));
-	rstep.dir = ps->dir;
-	rstep.cwd = p->src_dir;
-	rstep.command = ps->command;
-	rstep.timeout_s = ps->step->timeout_s;
-	if (ps->needs_gpu) {
-		lock = gpu_lock_path(hr);
-		rstep.lock_path = lock;
-		rstep.lock_wait_s = hr->ctx->lock_wait_s;
-	}
-	st = hr_start_step(hr, &rstep, &err);
-	if (st == GO_OK)
-		st = hr_wait_step(hr, ps->dir, ps->step->timeout_s, lock ? hr->ctx->lock_wait_s : 0,
-				  &rs, &err);
-	if (st != GO_OK) {
-		record_step(hr, ps, "INFRA_ERROR", err.buf, NULL, hr_secs_since(t0), NULL, NULL, NULL, NULL);
-		goto out;
-	}
-	{
-		int64_t f0 = time_mono_ms();
-		struct strbuf ferr = STRBUF_INIT;
-		if (remote_step_output(hr->conn, ps->dir, &out, &errout, OUTPUT_CAP, &ferr) == GO_OK) {
-			out_rel = hr_log_rel(hr, ps->id, "stdout");
-			err_rel = hr_log_rel(hr, ps->id, "stderr");
-			hr_add_log(hr, out_rel, &out);
-			hr_add_log(hr, err_rel, &errout);
-		} else {
-			strbuf_addf(&reason, "(output not fetched: %s) ", ferr.buf);
-		}
-		strbuf_release(&ferr);
-		*fetch_s += hr_secs_since(f0);
-	}
-	{
-		struct strbuf cmd = STRBUF_INIT, t = STRBUF_INIT, e = STRBUF_INIT;
-		strbuf_addstr(&cmd, "cat ");
-		strbuf_add_shell_quoted(&cmd, ps->dir);
-		strbuf_addstr(&cmd, "/t_run ");
-		strbuf_add_shell_quoted(&cmd, ps->dir);
-		strbuf_addstr(&cmd, "/t_end 2>/dev/null");
-		if (hr_rexec(hr, cmd.buf, &t, &e) == GO_OK &&
-		    sscanf(t.buf, "%lf %lf", &hr->ran_from, &hr->ran_to) != 2)
-			hr->ran_from = hr->ran_to = 0;
-		strbuf_release(&cmd);
-		strbuf_release(&t);
-		strbuf_release(&e);
-	}
+	remote_end_from_event(e->json, &rs);
+	step_text(hr, ps, e->json, "stdout", &out, &reason);
+	step_text(hr, ps, e->json, "stderr", &errout, &reason);
+	out_rel = hr_log_rel(hr, ps->id, "stdout");
+	err_rel = hr_log_rel(hr, ps->id, "stderr");
+	hr_add_log(hr, out_rel, &out);
+	hr_add_log(hr, err_rel, &errout);
+	hr->ran_from = json_num(e->json, "t_run", 0);
+	hr->ran_to = json_num(e->json, "t_end", 0);
+	if (!(hr->ran_from > 0 && hr->ran_to >= hr->ran_from))
+		hr->ran_from = hr->ran_to = 0;
+	if (t_start <= 0)
+		t_start = hr->ran_from > 0 ? hr->ran_from : e->t;
 	result = parse_result(&out);
-	status = classify(&rs, result, hr->ctx->lock_wait_s, &reason);
+	status = classify(hr, &rs, result, hr->ctx->lock_wait_s, &reason);
 	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE) {
+		int64_t f0 = time_mono_ms();
 		files = cJSON_CreateObject();
 		if (!result)
 			result = cJSON_CreateObject();
 		status = ps->step->kind == STEP_PROFILE
 			 ? finish_profile(hr, ps, &rs, status, &reason, result, files, &errout)
 			 : finish_sanitize(hr, ps, &rs, status, &reason, result, files);
+		hr->fetch_s += hr_secs_since(f0);
 	}
-	record_step(hr, ps, status, reason.buf, &rs, hr_secs_since(t0), out_rel, err_rel, result,
+	record_step(hr, ps, status, reason.buf, &rs, t_start, e->t, out_rel, err_rel, result,
 		    files);
-out:
-	free(lock);
+	if (hr->cur_step == i)
+		hr->cur_step = -1;
 	free(out_rel);
 	free(err_rel);
-	strbuf_release(&err);
 	strbuf_release(&out);
 	strbuf_release(&errout);
 	strbuf_release(&reason);
-	return st;
 }
 
-enum go_status hr_run(struct hostrun *hr)
+void hr_run_done(struct hostrun *hr, int64_t t0, const char *status_override, const char *detail)
 {
-	const struct plan *p = &hr->plan;
-	int64_t t0 = time_mono_ms();
-	double fetch_s = 0;
-	enum go_status st = GO_OK;
-	int i, nfail0 = hr->nfailed_steps;
-
-	for (i = 0; i < p->nsteps; i++) {
-		if (st != GO_OK || hr_interrupted(hr)) {
-			char *why = xstrfmt("not run: %s",
-					    hr->interrupted ? "the run was interrupted"
-							    : "the host was lost during an earlier step");
-			record_step(hr, &p->steps[i], "SKIPPED", why, NULL, 0, NULL, NULL, NULL, NULL);
-			free(why);
-			continue;
-		}
-		st = run_step(hr, &p->steps[i], &fetch_s);
-	}
-	if (st != GO_OK) {
-		hr->failed = 1;
-		hr_phase(hr, "run", "INFRA_ERROR", t0, "the host was lost during a step");
-		hr_host_status(hr, "failed", "the connection was lost during a step and could not be "
-					     "re-established");
-	} else {
-		hr_phase(hr, "run", hr->interrupted ? "INFRA_ERROR"
-			     : hr->nfailed_steps > nfail0 ? "FAIL" : "PASS", t0,
-			 hr->interrupted ? "interrupted" : NULL);
-		/* fetch: pulling each step's output back, timed separately */
-		{
-			cJSON *ph;
-			record_lock(hr->ctx->rec);
-			ph = cJSON_CreateObject();
-			json_add_str(ph, "name", "fetch");
-			json_add_str(ph, "status", "PASS");
-			json_add_num(ph, "duration_s", fetch_s);
-			json_add_str(ph, "detail", "step outputs pulled back after each step");
-			cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
-			record_unlock(hr->ctx->rec);
-		}
-	}
-	return st;
+	cJSON *ph;
+	hr_phase(hr, "run", status_override ? status_override
+			    : hr->nfailed_steps > hr->nfailed_before_run ? "FAIL" : "PASS", t0, detail);
+	/* fetch: pulling outputs and tool files back, timed separately */
+	record_lock(hr->ctx->rec);
+	ph = cJSON_CreateObject();
+	json_add_str(ph, "name", "fetch");
+	json_add_str(ph, "status", "PASS");
+	json_add_num(ph, "duration_s", hr->fetch_s);
+	json_add_str(ph, "detail", "step outputs come in the runner's journal; tool files and "
+				   "outputs past its text cap pulled back over SFTP");
+	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
+	record_unlock(hr->ctx->rec);
 }
 
 void hr_skip_all(struct hostrun *hr, const char *why)
@@ -447,6 +452,7 @@ void hr_skip_all(struct hostrun *hr, const char *why)
 	int i;
 	if (!hr->have_plan)
 		return;
-	for (i = 0; i < hr->plan.nsteps; i++)
-		record_step(hr, &hr->plan.steps[i], "SKIPPED", why, NULL, 0, NULL, NULL, NULL, NULL);
+	for (i = hr->next_step; i < hr->plan.nsteps; i++)
+		record_step(hr, &hr->plan.steps[i], "SKIPPED", why, NULL, 0, 0, NULL, NULL, NULL, NULL);
+	hr->next_step = hr->plan.nsteps;
 }

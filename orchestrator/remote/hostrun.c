@@ -1,16 +1,19 @@
 /* hostrun.c -- one host's pipeline: its main, which runs the phases in order (hostrun.h).
  *
- * Remote layout under the host's work directory W:
+ * Remote layout under the host's work directory W (docs/runner.md):
  *   W/content/<content-id>/{src.tar,src/,.complete}   shipped once per content id
  *   W/builds/<build-key>/{cmd,stdout,stderr,rc,<program>} one nvcc build, reused
- *   W/runs/<run-id>/<step>/{cmd,pgid,stdout,stderr,rc} one detached step
- * Builds and steps run detached (remote.h) and are polled; a lost link is
- * re-established for up to ctx->reconnect_timeout_s.
+ *   W/runs/<run-id>/{plan.sh,runner.sh,journal,...}  the host runner of this run
+ *   W/runs/<run-id>/<step>/{cmd,pgid,stdout,stderr,rc} one step
+ * Builds and steps run under the host runner (remote.h), whose journal the
+ * controller follows; a lost link is re-established for up to
+ * ctx->reconnect_timeout_s and the journal followed on from its offset.
  *
  * Files, calls one way: hostrun.c (main) -> hostrun-setup.c (connect, probe,
- * plan, ship), hostrun-build.c, hostrun-steps.c -> hostrun-base.c (what
- * the phases stand on: the host's record entries, logs, remote commands
- * with reconnection); hostrun-int.h declares what they share. */
+ * plan), hostrun-exec.c (ship, runner, journal) -> hostrun-build.c,
+ * hostrun-steps.c (records from events) -> hostrun-base.c (what the phases
+ * stand on: the host's record entries, logs, reconnection); hostrun-int.h
+ * declares what they share. */
 #include "remote/hostrun-int.h"
 #include "store/gates.h"
 #include "core/jsonutil.h"
@@ -93,16 +96,13 @@ void hostrun_main(void *arg)
 	stamp(hr, "started_at");
 	st = hr_connect(hr);
 	if (st == GO_OK)
-		st = hr_probe(hr);
+		st = hr_probe(hr, 0);
 	if (st == GO_OK) {
 		hr_make_plan(hr);
-		st = hr_ship(hr);
-		if (st == GO_OK && !hr_interrupted(hr))
-			st = hr_build(hr);
-		if (st == GO_OK)
-			st = hr_run(hr);
+		if (hr_interrupted(hr))
+			hr_skip_all(hr, "not run: the run was interrupted");
 		else
-			hr_skip_all(hr, "not run: the host failed before its steps");
+			st = hr_execute(hr);
 	}
 	if (!hr->failed)
 		hr_host_status(hr, hr->interrupted ? "failed" : "ok",
@@ -120,6 +120,11 @@ void hostrun_release(struct hostrun *hr)
 	int i;
 	if (hr->have_info)
 		probe_release(&hr->info);
+	if (hr->build_rec)
+		for (i = 0; hr->have_plan && i < hr->plan.nbuilds; i++)
+			cJSON_Delete(hr->build_rec[i]);
+	free(hr->build_rec);
+	free(hr->recorded);
 	if (hr->have_plan)
 		plan_release(&hr->plan);
 	for (i = 0; i < hr->narchs; i++)
@@ -127,6 +132,5 @@ void hostrun_release(struct hostrun *hr)
 	free(hr->archs);
 	free(hr->run_arch);
 	free(hr->workdir);
-	free(hr->build_ok);
 	strbuf_release(&hr->out);
 }

@@ -3,7 +3,9 @@
  * DESIGN: each host runs on its own thread (parallel.h) with its own SSH
  * connection; it writes only its own object in the run record (under the
  * record lock) and its own live-view slot, and buffers its printed output
- * so that it is shown whole. A failure of one host never stops another. */
+ * so that it is shown whole. A failure of one host never stops another.
+ * Its builds and steps run on the host under the host runner (remote.h,
+ * docs/runner.md); the controller follows the runner's journal. */
 #ifndef GPUORCH_HOSTRUN_H
 #define GPUORCH_HOSTRUN_H
 
@@ -38,13 +40,22 @@ struct hostrun {
 	struct ssh_conn *conn;
 	struct host_info info;
 	int have_info;
+	int probe_kept;               /* info is the controller's kept probe, not yet checked */
 	char *workdir;                /* absolute remote work directory */
 	char **archs;
 	int narchs;
 	char *run_arch;
 	struct plan plan;
 	int have_plan;
-	unsigned char *build_ok;      /* per plan build: 1 when it passed */
+	cJSON **build_rec;            /* per plan build: its record entry once it ended */
+	unsigned char *recorded;      /* a cluster run (run/slurmrun.c): per plan build, then
+				       * step, 1 once in the record (for plan order) */
+	int builds_recorded;          /* the build phase is in the record */
+	int next_step;                /* plan steps before this one are in the record */
+	int cur_step;                 /* the step the runner journaled as started, or -1 */
+	double cur_started_t;         /* its step_started time on the host */
+	double fetch_s;               /* pulling step outputs and tool files back */
+	int nfailed_before_run;       /* nfailed_steps when the steps began */
 	struct strbuf out;            /* printed whole when the host is done */
 	int failed;                   /* the host itself failed (connect, ship, lost) */
 	int nfailed_steps;            /* builds and steps that did not pass, and failed gates */

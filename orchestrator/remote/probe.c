@@ -22,31 +22,16 @@
 
 #define PROBE_TIMEOUT_MS 90000
 
-static const char probe_script[] =
-	"kv() { printf '%s=%s\\n' \"$1\" \"$(printf '%s' \"$2\" | tr '\\n\\r' '  ')\"; }\n"
-	"to() { if command -v timeout >/dev/null 2>&1; then timeout \"$@\"; else shift; \"$@\"; fi; }\n"
-	"kv hostname \"$(hostname 2>/dev/null || uname -n)\"\n"
-	"kv kernel \"$(uname -sr)\"\n"
-	"kv home \"$HOME\"\n"
+/* The host's signature: silent; sets $sig from the boot id, the tool paths
+ * and each tool file's size, mtime and inode (and the parameters). Shared
+ * with the run's start command (probe_sig_script), which checks that a
+ * probe the controller kept still holds. */
+static const char probe_sig_part[] =
 	"smi=$(command -v nvidia-smi 2>/dev/null)\n"
 	"case \"$smi\" in /*) ;; *) smi= ;; esac\n"
 	"for c in /usr/bin/nvidia-smi /usr/local/nvidia/bin/nvidia-smi; do\n"
 	"  if [ -z \"$smi\" ] && [ -x \"$c\" ]; then smi=$c; fi\n"
 	"done\n"
-	"if [ -z \"$smi\" ]; then\n"
-	"  kv has_gpu 0\n"
-	"  kv gpu_reason 'nvidia-smi: not found (looked on PATH, /usr/bin, /usr/local/nvidia/bin)'\n"
-	"else\n"
-	"  out=$(to 30 \"$smi\" --query-gpu=name,uuid,compute_cap,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total --format=csv,noheader,nounits -i \"$gpu\" 2>&1)\n"
-	"  rc=$?\n"
-	"  if [ $rc -ne 0 ] || [ -z \"$out\" ]; then\n"
-	"    kv has_gpu 0\n"
-	"    kv gpu_reason \"$smi failed (exit $rc): $(printf '%s' \"$out\" | head -n 3)\"\n"
-	"  else\n"
-	"    kv has_gpu 1\n"
-	"    kv gpu \"$(printf '%s' \"$out\" | head -n 1)\"\n"
-	"  fi\n"
-	"fi\n"
 	"find_tool() {\n"
 	"  p=$(command -v \"$1\" 2>/dev/null)\n"
 	"  case \"$p\" in /*) printf '%s' \"$p\"; return 0 ;; esac\n"
@@ -58,15 +43,62 @@ static const char probe_script[] =
 	"  done\n"
 	"  return 1\n"
 	"}\n"
-	"p=$(find_tool nvcc) && { kv nvcc_path \"$p\"; kv nvcc_version \"$(to 30 \"$p\" --version 2>&1 | grep -E 'release|^Build' | tr '\\n' ' ')\"; }\n"
-	"p=$(find_tool ncu) && { kv ncu_path \"$p\"; kv ncu_version \"$(to 30 \"$p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
-	"p=$(find_tool compute-sanitizer) && { kv sanitizer_path \"$p\"; kv sanitizer_version \"$(to 30 \"$p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
-	"if [ -n \"$python\" ]; then p=$python; else p=$(command -v python3 2>/dev/null); fi\n"
-	"case \"$p\" in /*)\n"
-	"  kv python_path \"$p\"\n"
-	"  kv python_version \"$(to 20 \"$p\" --version 2>&1 | head -n 1)\"\n"
-	"  tv=$(to 30 \"$p\" -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -n 1) && [ -n \"$tv\" ] && kv torch \"$tv\"\n"
-	"  ;; esac\n"
+	"nvcc_p=$(find_tool nvcc); ncu_p=$(find_tool ncu); san_p=$(find_tool compute-sanitizer)\n"
+	"if [ -n \"$python\" ]; then py_p=$python; else py_p=$(command -v python3 2>/dev/null); fi\n"
+	"case \"$py_p\" in /*) ;; *) py_p= ;; esac\n"
+	"boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)\n"
+	"sig=\"probe-v1|$boot|$gpu|$cuda_home|$python|$(for f in \"$smi\" \"$nvcc_p\" \"$ncu_p\" \"$san_p\" \"$py_p\"; do [ -n \"$f\" ] && stat -L -c '%n %s %Y %i' \"$f\" 2>/dev/null; done | tr '\\n' '|')\"\n"
+	"[ -n \"$boot\" ] || sig=\n";
+
+/* The probe itself, after probe_sig_part: prints KEY=VALUE lines. */
+static const char probe_script[] =
+	"kv() { printf '%s=%s\\n' \"$1\" \"$(printf '%s' \"$2\" | tr '\\n\\r' '  ')\"; }\n"
+	"to() { if command -v timeout >/dev/null 2>&1; then timeout \"$@\"; else shift; \"$@\"; fi; }\n"
+	"kv hostname \"$(hostname 2>/dev/null || uname -n)\"\n"
+	"kv kernel \"$(uname -sr)\"\n"
+	"kv home \"$HOME\"\n"
+	/* The slow part (nvidia-smi, tool versions, python -c 'import torch')
+	 * is cached on the host while it is unchanged: same boot, same tool
+	 * paths, each tool file the same size and mtime, same parameters. */
+	"slow() {\n"
+	"  if [ -z \"$smi\" ]; then\n"
+	"    kv has_gpu 0\n"
+	"    kv gpu_reason 'nvidia-smi: not found (looked on PATH, /usr/bin, /usr/local/nvidia/bin)'\n"
+	"  else\n"
+	"    out=$(to 30 \"$smi\" --query-gpu=name,uuid,compute_cap,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total --format=csv,noheader,nounits -i \"$gpu\" 2>&1)\n"
+	"    rc=$?\n"
+	"    if [ $rc -ne 0 ] || [ -z \"$out\" ]; then\n"
+	"      kv has_gpu 0\n"
+	"      kv gpu_reason \"$smi failed (exit $rc): $(printf '%s' \"$out\" | head -n 3)\"\n"
+	"    else\n"
+	"      kv has_gpu 1\n"
+	"      kv gpu \"$(printf '%s' \"$out\" | head -n 1)\"\n"
+	"    fi\n"
+	"  fi\n"
+	"  [ -n \"$nvcc_p\" ] && { kv nvcc_path \"$nvcc_p\"; kv nvcc_version \"$(to 30 \"$nvcc_p\" --version 2>&1 | grep -E 'release|^Build' | tr '\\n' ' ')\"; }\n"
+	"  [ -n \"$ncu_p\" ] && { kv ncu_path \"$ncu_p\"; kv ncu_version \"$(to 30 \"$ncu_p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
+	"  [ -n \"$san_p\" ] && { kv sanitizer_path \"$san_p\"; kv sanitizer_version \"$(to 30 \"$san_p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
+	"  if [ -n \"$py_p\" ]; then\n"
+	"    kv python_path \"$py_p\"\n"
+	"    kv python_version \"$(to 20 \"$py_p\" --version 2>&1 | head -n 1)\"\n"
+	"    tv=$(to 30 \"$py_p\" -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -n 1) && [ -n \"$tv\" ] && kv torch \"$tv\"\n"
+	"  fi\n"
+	"  return 0\n"
+	"}\n"
+	"kv sig \"$sig\"\n"
+	"cache=${HOME:-/tmp}/.cache/gpuorch/probe-$gpu\n"
+	"if [ -n \"$boot\" ] && [ -f \"$cache\" ] && [ \"$(head -n 1 \"$cache\")\" = \"$sig\" ]; then\n"
+	"  tail -n +2 \"$cache\"\n"
+	"  kv probe_cached 1\n"
+	"else\n"
+	"  out=$(slow)\n"
+	"  printf '%s\\n' \"$out\"\n"
+	"  if [ -n \"$boot\" ] && mkdir -p \"${cache%/*}\" 2>/dev/null; then\n"
+	"    printf '%s\\n%s\\n' \"$sig\" \"$out\" > \"$cache.$$\" && mv -f \"$cache.$$\" \"$cache\"\n"
+	"  fi\n"
+	"  kv probe_cached 0\n"
+	"fi\n"
+	"kv cores \"$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)\"\n"
 	"w=$workdir\n"
 	"while [ -n \"$w\" ] && [ ! -d \"$w\" ]; do\n"
 	"  case \"$w\" in */*) w=${w%/*} ;; *) w=. ;; esac\n"
@@ -249,6 +281,12 @@ static int parse_output(char *text, struct host_info *hi)
 				hi->has_timeout = !strcmp(v, "1");
 			else if (!strcmp(k, "has_setsid"))
 				hi->has_setsid = !strcmp(v, "1");
+			else if (!strcmp(k, "cores"))
+				hi->ncores = to_int(v);
+			else if (!strcmp(k, "sig"))
+				set_str(&hi->sig, v);
+			else if (!strcmp(k, "probe_cached"))
+				hi->cached = !strcmp(v, "1");
 			else if (!strcmp(k, "done"))
 				done = 1;
 		}
@@ -264,9 +302,33 @@ static int parse_output(char *text, struct host_info *hi)
 /* ------------------------------------------------------------------ */
 /* API                                                                 */
 
+void probe_sig_script(struct strbuf *sb, const char *cuda_home, const char *python,
+		      int gpu_index)
+{
+	strbuf_addstr(sb, "cuda_home=");
+	strbuf_add_shell_quoted(sb, cuda_home ? cuda_home : "");
+	strbuf_addstr(sb, "\npython=");
+	strbuf_add_shell_quoted(sb, python ? python : "");
+	strbuf_addf(sb, "\ngpu=%d\n", gpu_index > 0 ? gpu_index : 0);
+	strbuf_addstr(sb, probe_sig_part);
+}
+
+int probe_parse_text(const char *text, struct host_info *out)
+{
+	char *copy = xstrdup(text ? text : "");
+	int rc;
+	memset(out, 0, sizeof(*out));
+	out->disk_free_kib = -1;
+	rc = parse_output(copy, out);
+	free(copy);
+	if (rc)
+		probe_release(out);
+	return rc;
+}
+
 enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
 			  const char *workdir, int gpu_index, struct host_info *out,
-			  struct strbuf *err)
+			  struct strbuf *raw, struct strbuf *err)
 {
 	struct strbuf cmd = STRBUF_INIT, body = STRBUF_INIT;
 	struct strbuf sout = STRBUF_INIT, serr = STRBUF_INIT;
@@ -275,13 +337,10 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 
 	memset(out, 0, sizeof(*out));
 	out->disk_free_kib = -1;
-	strbuf_addstr(&body, "cuda_home=");
-	strbuf_add_shell_quoted(&body, cuda_home ? cuda_home : "");
-	strbuf_addstr(&body, "\npython=");
-	strbuf_add_shell_quoted(&body, python ? python : "");
-	strbuf_addstr(&body, "\nworkdir=");
+	strbuf_addstr(&body, "workdir=");
 	strbuf_add_shell_quoted(&body, workdir && *workdir ? workdir : ".");
-	strbuf_addf(&body, "\ngpu=%d\n", gpu_index > 0 ? gpu_index : 0);
+	strbuf_addch(&body, '\n');
+	probe_sig_script(&body, cuda_home, python, gpu_index);
 	strbuf_addstr(&body, probe_script);
 	strbuf_addstr(&cmd, "sh -c ");
 	strbuf_add_shell_quoted(&cmd, body.buf);
@@ -289,6 +348,8 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 	sout.max = 256 * 1024;
 	serr.max = 16 * 1024;
 	st = ssh_exec(c, cmd.buf, NULL, 0, &sout, &serr, &r, PROBE_TIMEOUT_MS, err);
+	if (!st && raw)
+		strbuf_add(raw, sout.buf, sout.len);
 	if (!st) {
 		if (r.signal[0] || r.exit_code != 0 || parse_output(sout.buf, out)) {
 			struct strbuf how = STRBUF_INIT;
@@ -327,6 +388,7 @@ void probe_release(struct host_info *hi)
 	free(hi->compute_cap);
 	free(hi->driver);
 	free(hi->torch_version);
+	free(hi->sig);
 	tool_release(&hi->nvcc);
 	tool_release(&hi->ncu);
 	tool_release(&hi->sanitizer);
@@ -420,7 +482,7 @@ static void probe_one(void *arg)
 		if (ssh_notice(c))
 			t->notice = xstrdup(ssh_notice(c));
 		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir,
-				   t->h->gpu_index, &t->info, &t->err);
+				   t->h->gpu_index, &t->info, NULL, &t->err);
 	}
 	ssh_disconnect(c);
 	t->seconds = (double)(time_mono_ms() - t0) / 1000.0;

@@ -3,7 +3,10 @@
  * One remote shell script (built here, run with ssh_exec) prints KEY=VALUE
  * lines; tools are found on PATH, then in CUDA_HOME/bin, /usr/local/cuda/bin,
  * /usr/local/cuda-N/bin and /opt/nvidia/nsight-compute/VERSION (a non-login SSH
- * PATH often lacks them). */
+ * PATH often lacks them). The slow part (nvidia-smi, tool versions, the torch
+ * import) is cached on the host in ~/.cache/gpuorch/probe-<gpu> and reused
+ * while the host is unchanged: same boot id, same tool paths, each tool file
+ * of the same size, mtime and inode. */
 #ifndef GPUORCH_PROBE_H
 #define GPUORCH_PROBE_H
 
@@ -32,13 +35,24 @@ struct host_info {
 	char *torch_version;     /* NULL when python3 cannot import torch */
 	long long disk_free_kib; /* in the work directory's file system */
 	int has_flock, has_timeout, has_setsid;
+	int ncores;              /* online CPUs (nproc); 0 when unknown */
+	char *sig;               /* the host's signature (boot id, tool files); NULL: none */
+	int cached;              /* the slow part came from the host's probe cache */
 };
 
 /* cuda_home may be NULL; python (may be NULL) is the interpreter to report
  * instead of python3 on the SSH PATH; gpu_index selects the GPU for nvidia-smi. */
 enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
 			  const char *workdir, int gpu_index, struct host_info *out,
-			  struct strbuf *err);
+			  struct strbuf *raw, struct strbuf *err);
+/* raw (may be NULL) gets the probe's KEY=VALUE output, which
+ * probe_parse_text() reads back (0: complete). */
+int probe_parse_text(const char *text, struct host_info *out);
+/* A silent shell fragment that sets $sig to the host's signature as the
+ * probe computes it (empty when the host has no boot id): a probe kept by
+ * the controller still holds while the two are equal. */
+void probe_sig_script(struct strbuf *sb, const char *cuda_home, const char *python,
+		      int gpu_index);
 void probe_release(struct host_info *hi);
 /* The record's "info" object (docs/run-record.md). */
 cJSON *probe_to_json(const struct host_info *hi);

@@ -1,132 +1,66 @@
-/* remote.c -- steps that run detached on a host and survive the SSH link.
+/* remote.c -- a host's run over SSH through the host runner (remote.h).
  *
  * DESIGN
  * Every remote script here is a constant POSIX sh text; the only variable
  * parts are assignments at its top built with strbuf_add_shell_quoted, and
- * the whole is run as `sh -c 'SCRIPT'` so the user's login shell (bash, zsh,
- * fish) does not matter.
+ * the whole is run as `sh -c 'SCRIPT'`, so the user's login shell (bash,
+ * zsh, fish) does not matter. The runner itself (runner.sh, embedded in the
+ * binary) and the plan travel on the command's stdin, split on the host by
+ * one awk at a marker line: no file transfer of their own.
  *
- * remote_step_start() sends the step's command on stdin into DIR/cmd, then
- * starts WRAPPER under setsid in the background, its stdio on /dev/null, so
- * the exec channel closes at once and nothing ties the step to the SSH
- * connection. The wrapper (session leader, sid = its pid, saved in
- * DIR/pgid):
- *   - optionally takes the GPU lock with flock -w WAIT -E 75; the command
- *     marks DIR/locked once it holds it, so "75 without DIR/locked" means
- *     the lock wait ran out, and a command exiting 75 is still an exit;
- *   - runs `timeout -k 5 T sh DIR/cmd` (timeout(1) puts itself and the
- *     command in their own process group and kills that group at T);
- *   - when the command has ended, SIGKILLs whatever the step left behind in
- *     its session (background grandchildren, processes that changed their
- *     process group), so no process of a step outlives its rc; with the GPU
- *     lock this is done while the lock is still held, and DIR/t_end is
- *     stamped then too, so nothing of one step runs (or is recorded as
- *     running) once the next step on that GPU has the lock;
- *   - writes rc last and atomically (rc.tmp, mv): the exit status, or
- *     "timeout" (124/137 and T seconds elapsed), or "lock-timeout".
- * remote_step_poll() is one exec of a bounded server-side loop; it answers
- * "rc=...", "running", "vanished" (no rc and no process left in the
- * session; zombies do not count, since a host's init may be slow to reap
- * them) or "missing". remote_step_kill() TERMs the session but its
- * leader (so the wrapper records the end), then KILLs everything left and
- * checks that nothing remains. */
+ * One command per (re)attachment: unpack the content if it was just
+ * uploaded, write runner.sh and plan.sh (atomically), `runner.sh start`
+ * (idempotent: "started PID", "running PID" or "finished"), then exec
+ * `runner.sh follow RUNDIR OFFSET`, whose stdout is the journal. The start's
+ * answers come first on stdout as "gpuorch-start: ..." lines, the last one
+ * "gpuorch-start: runner ..."; anything before it (a chatty ~/.bashrc) is
+ * dropped, everything after it is the journal. */
 #include "remote/remote.h"
+#include "remote/runner-script.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-#define REMOTE_EXEC_MARGIN_MS 20000
-#define REMOTE_OUTPUT_TIMEOUT_MS 60000
+#define REMOTE_KILL_TIMEOUT_MS 60000
+#define PLAN_MARKER "#--gpuorch-plan--"
 
-static const char wrapper_script[] =
-	"d=$1; t=$2; lock=$3; lw=$4\n"
-	"echo $$ > \"$d/pgid\"\n"
-	"if [ -n \"$lock\" ]; then\n"
-	"  flock -w \"$lw\" -E 75 \"$lock\" sh -c '\n"
-	"    date +%s > \"$1/locked\"; date +%s.%N > \"$1/t_run\"\n"
-	"    timeout -k 5 \"$2\" sh \"$1/cmd\"; r=$?\n"
-	"    for p in $(ps -eo pid=,sid= | awk -v s=\"$3\" -v a=$$ -v b=$PPID \"\\$2 == s && \\$1 != s && \\$1 != a && \\$1 != b {print \\$1}\"); do\n"
-	"      kill -KILL \"$p\" 2>/dev/null\n"
-	"    done\n"
-	"    date +%s.%N > \"$1/t_end\"; exit $r' gpuorch-locked \"$d\" \"$t\" $$ > \"$d/stdout\" 2> \"$d/stderr\"\n"
-	"  rc=$?\n"
-	"  if [ ! -s \"$d/locked\" ] && [ \"$rc\" = 75 ]; then rc=lock-timeout; fi\n"
-	"  start=$(cat \"$d/locked\" 2>/dev/null)\n"
+static const char follow_script[] =
+	"if [ -z \"$cdir\" ]; then\n"
+	"  :\n"
+	"elif [ ! -f \"$cdir/.complete\" ]; then\n"
+	"  if [ -f \"$cdir/src.tar\" ]; then\n"
+	"    ( cd \"$cdir\" && rm -rf src && mkdir src && tar -xf src.tar -C src && touch .complete ) ||\n"
+	"      { echo \"cannot unpack the sources in $cdir\" >&2; exit 1; }\n"
+	"    echo 'gpuorch-start: content unpacked'\n"
+	"  else\n"
+	"    mkdir -p \"$cdir\" || exit 1\n"
+	"    cat > /dev/null\n"
+	"    echo 'gpuorch-start: content absent'\n"
+	"    exit 4\n"
+	"  fi\n"
 	"else\n"
-	"  start=$(date +%s)\n"
-	"  date +%s.%N > \"$d/t_run\"\n"
-	"  timeout -k 5 \"$t\" sh \"$d/cmd\" > \"$d/stdout\" 2> \"$d/stderr\"\n"
-	"  rc=$?\n"
+	"  echo 'gpuorch-start: content present'\n"
 	"fi\n"
-	"[ -s \"$d/t_end\" ] || date +%s.%N > \"$d/t_end\"\n"
-	"if [ \"$rc\" = 124 ] || [ \"$rc\" = 137 ]; then\n"
-	"  if [ -n \"$start\" ] && [ $(( $(date +%s) - start )) -ge \"$t\" ]; then rc=timeout; fi\n"
-	"fi\n"
-	"for p in $(ps -eo pid=,sid= | awk -v s=$$ '$2 == s && $1 != s {print $1}'); do\n"
-	"  kill -KILL \"$p\" 2>/dev/null\n"
-	"done\n"
-	"echo \"$rc\" > \"$d/rc.tmp\" && mv -f \"$d/rc.tmp\" \"$d/rc\"\n";
-
-/* Idempotent: the first start of a step directory claims it with an atomic
- * mkdir of .launch and launches the wrapper; a start asked again (after the
- * link dropped during the first) only waits for that wrapper's pgid, so a
- * step never runs twice. */
-static const char start_script[] =
-	"mkdir -p \"$d\" || exit 1\n"
-	"d=$(cd \"$d\" && pwd) || exit 1\n"
-	"for tool in setsid timeout ps; do\n"
-	"  command -v $tool >/dev/null 2>&1 || { echo \"'$tool' is not installed on the host\" >&2; exit 1; }\n"
-	"done\n"
-	"if [ -n \"$lock\" ]; then\n"
-	"  command -v flock >/dev/null 2>&1 || { echo \"'flock' is not installed on the host\" >&2; exit 1; }\n"
-	"fi\n"
-	"if mkdir \"$d/.launch\" 2>/dev/null; then\n"
-	"  rm -f \"$d/rc\" \"$d/rc.tmp\" \"$d/pgid\" \"$d/stdout\" \"$d/stderr\" \"$d/locked\"\n"
-	"  cat > \"$d/cmd\" || exit 1\n"
-	"  if [ -n \"$cwd\" ]; then cd \"$cwd\" || exit 1; fi\n"
-	"  setsid sh -c \"$wrapper\" gpuorch-step \"$d\" \"$t\" \"$lock\" \"$lw\" < /dev/null > /dev/null 2>&1 &\n"
+	"if [ \"$send\" = 1 ]; then\n"
+	"  mkdir -p \"$rd\" || exit 1\n"
+	"  awk -v a=\"$rd/runner.sh.tmp\" -v b=\"$rd/plan.sh.tmp\" -v m='" PLAN_MARKER "' "
+	"'!p && $0 == m { p = 1; next } { print > (p ? b : a) }' &&\n"
+	"    [ -s \"$rd/runner.sh.tmp\" ] && [ -s \"$rd/plan.sh.tmp\" ] &&\n"
+	"    mv -f \"$rd/runner.sh.tmp\" \"$rd/runner.sh\" && mv -f \"$rd/plan.sh.tmp\" \"$rd/plan.sh\" ||\n"
+	"    { echo \"cannot write the runner and its plan into $rd\" >&2; exit 1; }\n"
 	"else\n"
 	"  cat > /dev/null\n"
 	"fi\n"
-	"i=0\n"
-	"while [ ! -s \"$d/pgid\" ] && [ ! -f \"$d/rc\" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n"
-	"if [ -s \"$d/pgid\" ]; then echo \"started $(cat \"$d/pgid\")\"; exit 0; fi\n"
-	"echo 'the step wrapper did not start within 10 s' >&2\n"
-	"exit 1\n";
-
-static const char poll_script[] =
-	"alive() { ps -eo sid=,stat= | awk -v s=\"$1\" '$1 == s && $2 !~ /^Z/ {f=1} END {exit !f}'; }\n"
-	"i=0\n"
-	"while :; do\n"
-	"  if [ -f \"$d/rc\" ]; then echo \"rc=$(cat \"$d/rc\")\"; exit 0; fi\n"
-	"  if [ ! -s \"$d/pgid\" ]; then echo missing; exit 0; fi\n"
-	"  if ! alive \"$(cat \"$d/pgid\")\"; then\n"
-	"    if [ -f \"$d/rc\" ]; then echo \"rc=$(cat \"$d/rc\")\"; else echo vanished; fi\n"
-	"    exit 0\n"
-	"  fi\n"
-	"  if [ $i -ge \"$n\" ]; then echo running; exit 0; fi\n"
-	"  sleep 0.2\n"
-	"  i=$((i+1))\n"
-	"done\n";
+	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd (the run was never started there)\" >&2; exit 3; }\n"
+	"a=$(sh \"$rd/runner.sh\" start \"$rd\") || exit 1\n"
+	"echo \"gpuorch-start: runner $a\"\n"
+	"exec sh \"$rd/runner.sh\" follow \"$rd\" \"$off\"\n";
 
 static const char kill_script[] =
-	"if [ ! -s \"$d/pgid\" ]; then echo missing; exit 0; fi\n"
-	"sid=$(cat \"$d/pgid\")\n"
-	"list() { ps -eo pid=,sid=,stat= | awk -v s=\"$sid\" -v all=\"$1\" '$2 == s && $3 !~ /^Z/ && (all || $1 != s) {print $1}'; }\n"
-	"waitgone() {\n"
-	"  i=0\n"
-	"  while [ -n \"$(list 1)\" ] && [ $i -lt \"$1\" ]; do sleep 0.1; i=$((i+1)); done\n"
-	"}\n"
-	"p=$(list 0); [ -n \"$p\" ] && kill -TERM $p 2>/dev/null\n"
-	"waitgone 30\n"
-	"p=$(list 1); [ -n \"$p\" ] && kill -KILL $p 2>/dev/null\n"
-	"waitgone 30\n"
-	"p=$(list 1)\n"
-	"if [ -n \"$p\" ]; then echo \"survivors:\" $p; exit 1; fi\n"
-	"if [ ! -f \"$d/rc\" ]; then echo 137 > \"$d/rc.tmp\" && mv -f \"$d/rc.tmp\" \"$d/rc\"; fi\n"
-	"echo killed\n";
+	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd\" >&2; exit 3; }\n"
+	"exec sh \"$rd/runner.sh\" kill \"$rd\"\n";
 
 /* "sh -c 'ASSIGNMENTS SCRIPT'" */
 static void build_sh(struct strbuf *cmd, const struct strbuf *assign, const char *script)
@@ -147,199 +81,175 @@ static void assign(struct strbuf *sb, const char *var, const char *val)
 	strbuf_addch(sb, '\n');
 }
 
-/* Run a helper script; fails unless it exits 0. */
-static enum go_status run_script(struct ssh_conn *c, const char *cmd, const void *in, size_t inlen,
-				 struct strbuf *out, int timeout_ms, const char *what,
-				 const char *dir, struct strbuf *err)
+/* Splits the command's stdout: the start's lines, then the journal. */
+struct follow_split {
+	ssh_out_fn fn;
+	void *ctx;
+	struct remote_start_info *info;
+	struct strbuf head;       /* stdout before the runner line */
+	int passing;              /* the runner line was seen: the rest is the journal */
+};
+
+static void start_line(struct remote_start_info *info, const char *v)
 {
-	struct strbuf eout = STRBUF_INIT;
-	struct ssh_exec_result r;
+	if (!strcmp(v, "content unpacked"))
+		info->content_unpacked = 1;
+	else if (!strcmp(v, "content present"))
+		info->content_present = 1;
+	else if (!strcmp(v, "content absent"))
+		info->content_absent = 1;
+	else if (!strcmp(v, "probe stale"))
+		info->probe_stale = 1;
+	else if (!strncmp(v, "runner ", 7))
+		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
+}
+
+static int split_out(const char *data, size_t len, void *ctx)
+{
+	struct follow_split *fs = ctx;
+	size_t start = 0, i;
+
+	if (fs->passing || !len)
+		return fs->fn(data, len, fs->ctx);
+	strbuf_add(&fs->head, data, len);
+	for (i = 0; i < fs->head.len && !fs->passing; i++) {
+		if (fs->head.buf[i] != '\n')
+			continue;
+		fs->head.buf[i] = '\0';
+		if (!strncmp(fs->head.buf + start, "gpuorch-start: ", 15)) {
+			start_line(fs->info, fs->head.buf + start + 15);
+			fs->passing = !strncmp(fs->head.buf + start + 15, "runner ", 7);
+		}
+		start = i + 1;
+	}
+	if (fs->passing)
+		return start < fs->head.len ? fs->fn(fs->head.buf + start, fs->head.len - start, fs->ctx)
+					    : 0;
+	if (start) {
+		memmove(fs->head.buf, fs->head.buf + start, fs->head.len - start);
+		strbuf_setlen(&fs->head, fs->head.len - start);
+	}
+	return 0;
+}
+
+enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runner *r,
+				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
+				    struct remote_start_info *info, struct strbuf *err)
+{
+	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, in = STRBUF_INIT, eout = STRBUF_INIT;
+	struct ssh_exec_result res;
+	struct follow_split fs;
+	char num[32];
 	enum go_status st;
 
-	out->max = 64 * 1024;
-	eout.max = 4096;
-	st = ssh_exec(c, cmd, in, inlen, out, &eout, &r, timeout_ms, err);
-	if (!st && (r.signal[0] || r.exit_code != 0)) {
-		strbuf_trim(&eout);
-		strbuf_trim(out);
-		if (r.signal[0])
-			st = go_fail(err, GO_ERR_REMOTE, "cannot %s step '%s': killed by signal %s",
-				     what, dir, r.signal);
-		else
-			st = go_fail(err, GO_ERR_REMOTE, "cannot %s step '%s': %s (exit %d)", what, dir,
-				     eout.len ? eout.buf : out->len ? out->buf : "no message",
-				     r.exit_code);
+	memset(info, 0, sizeof(*info));
+	memset(&fs, 0, sizeof(fs));
+	fs.fn = on_out;
+	fs.ctx = ctx;
+	fs.info = info;
+	strbuf_init(&fs.head, 0);
+	assign(&vars, "cdir", r->content_dir);
+	assign(&vars, "rd", r->run_dir);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
+	assign(&vars, "off", num);
+	assign(&vars, "send", r->plan ? "1" : "0");
+	if (r->sig_script && r->expect_sig) {
+		assign(&vars, "expect_sig", r->expect_sig);
+		strbuf_addstr(&vars, r->sig_script);
+		strbuf_addstr(&vars, "if [ \"$sig\" != \"$expect_sig\" ]; then\n"
+				     "  cat > /dev/null; echo 'gpuorch-start: probe stale'; exit 5\n"
+				     "fi\n");
 	}
+	build_sh(&cmd, &vars, follow_script);
+	if (r->plan) {
+		strbuf_add(&in, gpuorch_runner_sh, gpuorch_runner_sh_len);
+		if (in.len && in.buf[in.len - 1] != '\n')
+			strbuf_addch(&in, '\n');
+		strbuf_addstr(&in, PLAN_MARKER "\n");
+		strbuf_addstr(&in, r->plan);
+	}
+	eout.max = 64 * 1024;
+	st = ssh_exec_stream(c, cmd.buf, in.buf, in.len, split_out, &fs, &eout, &res, timeout_ms, err);
+	strbuf_trim(&eout);
+	if (!st && !res.signal[0] && res.exit_code == 4)
+		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
+			     r->content_dir);
+	else if (!st && !res.signal[0] && res.exit_code == 5)
+		st = go_fail(err, GO_ERR_NOT_FOUND, "the host changed since its probe was kept");
+	else if (!st && (res.signal[0] || res.exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, &res);
+		st = go_fail(err, GO_ERR_REMOTE, "cannot start or follow the runner in '%s' (%s): %s",
+			     r->run_dir, how.buf, eout.len ? eout.buf : "no message");
+		strbuf_release(&how);
+	}
+	strbuf_release(&vars);
+	strbuf_release(&cmd);
+	strbuf_release(&in);
+	strbuf_release(&eout);
+	strbuf_release(&fs.head);
+	return st;
+}
+
+enum go_status remote_runner_kill(struct ssh_conn *c, const char *run_dir, struct strbuf *err)
+{
+	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT, eout = STRBUF_INIT;
+	struct ssh_exec_result res;
+	enum go_status st;
+
+	assign(&vars, "rd", run_dir);
+	build_sh(&cmd, &vars, kill_script);
+	out.max = 4096;
+	eout.max = 4096;
+	st = ssh_exec(c, cmd.buf, NULL, 0, &out, &eout, &res, REMOTE_KILL_TIMEOUT_MS, err);
+	strbuf_trim(&out);
+	strbuf_trim(&eout);
+	if (!st && (res.signal[0] || res.exit_code != 0 || strcmp(out.buf, "killed"))) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, &res);
+		st = go_fail(err, res.exit_code == 3 ? GO_ERR_NOT_FOUND : GO_ERR_REMOTE,
+			     "cannot stop the runner in '%s' (%s): %s", run_dir, how.buf,
+			     eout.len ? eout.buf : out.len ? out.buf : "no message");
+		strbuf_release(&how);
+	}
+	strbuf_release(&vars);
+	strbuf_release(&cmd);
+	strbuf_release(&out);
 	strbuf_release(&eout);
 	return st;
 }
 
-enum go_status remote_step_start(struct ssh_conn *c, const struct remote_step *s,
-				 struct strbuf *err)
+void remote_end_from_event(const cJSON *ev, struct remote_status *st)
 {
-	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT;
-	struct strbuf text = STRBUF_INIT;
-	char num[32];
-	enum go_status st;
-
-	if (!s->dir || !*s->dir || !s->command)
-		return go_fail(err, GO_ERR_INTERNAL, "remote_step_start: no directory or command");
-	if (s->timeout_s <= 0)
-		return go_fail(err, GO_ERR_INTERNAL, "remote_step_start: timeout must be positive");
-	assign(&vars, "d", s->dir);
-	assign(&vars, "cwd", s->cwd);
-	snprintf(num, sizeof(num), "%d", s->timeout_s);
-	assign(&vars, "t", num);
-	assign(&vars, "lock", s->lock_path);
-	snprintf(num, sizeof(num), "%d", s->lock_wait_s > 0 ? s->lock_wait_s : 0);
-	assign(&vars, "lw", num);
-	assign(&vars, "wrapper", wrapper_script);
-	build_sh(&cmd, &vars, start_script);
-
-	strbuf_addstr(&text, s->command);
-	strbuf_addch(&text, '\n');
-	st = run_script(c, cmd.buf, text.buf, text.len, &out, 30000, "start", s->dir, err);
-	if (!st && strncmp(out.buf, "started ", 8))
-		st = go_fail(err, GO_ERR_REMOTE, "cannot start step '%s': unexpected answer '%s'",
-			     s->dir, out.buf);
-	strbuf_release(&vars);
-	strbuf_release(&cmd);
-	strbuf_release(&out);
-	strbuf_release(&text);
-	return st;
-}
-
-static void parse_rc(const char *rc, struct remote_status *st)
-{
-	char *end;
-	long v;
-
-	st->exit_code = 0;
-	st->signal = 0;
-	if (!strcmp(rc, "timeout")) {
-		st->end = REMOTE_TIMED_OUT;
-		st->exit_code = 124;
-		return;
-	}
-	if (!strcmp(rc, "lock-timeout")) {
-		st->end = REMOTE_LOCK_TIMEOUT;
-		st->exit_code = 75;
-		return;
-	}
-	v = strtol(rc, &end, 10);
-	if (end == rc || *end) {
-		/* an unreadable rc: the wrapper did not finish writing it */
-		st->end = REMOTE_VANISHED;
-		return;
-	}
-	if (v > 128 && v < 128 + 65) {
-		st->end = REMOTE_SIGNALED;
-		st->signal = (int)(v - 128);
-		st->exit_code = (int)v;
-		return;
-	}
-	st->end = REMOTE_EXITED;
-	st->exit_code = (int)v;
-}
-
-enum go_status remote_step_poll(struct ssh_conn *c, const char *dir, int wait_ms,
-				struct remote_status *st, struct strbuf *err)
-{
-	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT;
-	char num[32];
-	enum go_status rc;
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(ev, "status");
+	const cJSON *rc = cJSON_GetObjectItemCaseSensitive(ev, "rc");
+	const char *status = cJSON_IsString(s) ? s->valuestring : "";
+	int v = cJSON_IsNumber(rc) ? rc->valueint : -1;
 
 	memset(st, 0, sizeof(*st));
-	st->end = REMOTE_RUNNING;
-	if (wait_ms < 0)
-		wait_ms = 0;
-	assign(&vars, "d", dir);
-	snprintf(num, sizeof(num), "%d", wait_ms / 200);
-	assign(&vars, "n", num);
-	build_sh(&cmd, &vars, poll_script);
-	rc = run_script(c, cmd.buf, NULL, 0, &out, wait_ms + REMOTE_EXEC_MARGIN_MS, "poll", dir, err);
-	if (!rc) {
-		strbuf_trim(&out);
-		if (!strncmp(out.buf, "rc=", 3))
-			parse_rc(out.buf + 3, st);
-		else if (!strcmp(out.buf, "running"))
-			st->end = REMOTE_RUNNING;
-		else if (!strcmp(out.buf, "vanished"))
-			st->end = REMOTE_VANISHED;
-		else if (!strcmp(out.buf, "missing"))
-			rc = go_fail(err, GO_ERR_NOT_FOUND,
-				     "no step in '%s' on the host (never started, or its directory was removed)",
-				     dir);
-		else
-			rc = go_fail(err, GO_ERR_REMOTE, "cannot poll step '%s': unexpected answer '%s'",
-				     dir, out.buf);
+	if (!strcmp(status, "timeout")) {
+		st->end = REMOTE_TIMED_OUT;
+		st->exit_code = 124;
+	} else if (!strcmp(status, "lock-timeout")) {
+		st->end = REMOTE_LOCK_TIMEOUT;
+		st->exit_code = 75;
+	} else if (!strcmp(status, "killed")) {
+		st->end = REMOTE_KILLED;
+		st->exit_code = v;
+		if (v > 128 && v < 128 + 65)
+			st->signal = v - 128;
+	} else if (!strcmp(status, "exited") && v >= 0) {
+		if (v > 128 && v < 128 + 65) {
+			st->end = REMOTE_SIGNALED;
+			st->signal = v - 128;
+		} else {
+			st->end = REMOTE_EXITED;
+		}
+		st->exit_code = v;
+	} else {
+		/* "lost", or anything this controller does not know */
+		st->end = REMOTE_VANISHED;
 	}
-	strbuf_release(&vars);
-	strbuf_release(&cmd);
-	strbuf_release(&out);
-	return rc;
-}
-
-enum go_status remote_step_kill(struct ssh_conn *c, const char *dir, struct strbuf *err)
-{
-	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT;
-	enum go_status st;
-
-	assign(&vars, "d", dir);
-	build_sh(&cmd, &vars, kill_script);
-	st = run_script(c, cmd.buf, NULL, 0, &out, REMOTE_EXEC_MARGIN_MS, "kill", dir, err);
-	if (!st) {
-		strbuf_trim(&out);
-		if (!strcmp(out.buf, "missing"))
-			st = go_fail(err, GO_ERR_NOT_FOUND, "no step in '%s' on the host to kill", dir);
-		else if (strcmp(out.buf, "killed"))
-			st = go_fail(err, GO_ERR_REMOTE, "cannot kill step '%s': unexpected answer '%s'",
-				     dir, out.buf);
-	}
-	strbuf_release(&vars);
-	strbuf_release(&cmd);
-	strbuf_release(&out);
-	return st;
-}
-
-enum go_status remote_step_output(struct ssh_conn *c, const char *dir, struct strbuf *out,
-				  struct strbuf *errout, size_t max, struct strbuf *err)
-{
-	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT;
-	struct ssh_exec_result r;
-	char num[32];
-	size_t omax = out->max, emax = errout->max;
-	enum go_status st;
-
-	assign(&vars, "d", dir);
-	/* one byte past max so the strbuf cap marks the output truncated */
-	snprintf(num, sizeof(num), "%zu", max ? max + 1 : (size_t)64 << 20);
-	assign(&vars, "m", num);
-	build_sh(&cmd, &vars,
-		 "[ -d \"$d\" ] || { echo \"no step directory '$d'\"; exit 3; }\n"
-		 "if [ -f \"$d/stdout\" ]; then head -c \"$m\" \"$d/stdout\"; fi\n"
-		 "if [ -f \"$d/stderr\" ]; then head -c \"$m\" \"$d/stderr\" >&2; fi\n"
-		 "exit 0\n");
-	if (max) {
-		if (!out->max || out->len + max < out->max)
-			out->max = out->len + max;
-		if (!errout->max || errout->len + max < errout->max)
-			errout->max = errout->len + max;
-	}
-	st = ssh_exec(c, cmd.buf, NULL, 0, out, errout, &r, REMOTE_OUTPUT_TIMEOUT_MS, err);
-	out->max = omax;
-	errout->max = emax;
-	if (!st && r.signal[0])
-		st = go_fail(err, GO_ERR_REMOTE, "cannot read the output of step '%s': killed by signal %s",
-			     dir, r.signal);
-	else if (!st && r.exit_code == 3)
-		st = go_fail(err, GO_ERR_NOT_FOUND, "no step directory '%s' on the host", dir);
-	else if (!st && r.exit_code != 0)
-		st = go_fail(err, GO_ERR_REMOTE, "cannot read the output of step '%s' (exit %d)",
-			     dir, r.exit_code);
-	strbuf_release(&vars);
-	strbuf_release(&cmd);
-	return st;
 }
 
 static const char *signal_name(int sig)
@@ -381,5 +291,14 @@ void remote_describe(const struct remote_status *st, struct strbuf *sb)
 	case REMOTE_VANISHED:
 		strbuf_addstr(sb, "vanished");
 		break;
+	case REMOTE_KILLED: {
+		const char *name = signal_name(st->signal);
+		if (st->signal)
+			strbuf_addf(sb, "signal %d (%s), stopped by the runner", st->signal,
+				    name ? name : "?");
+		else
+			strbuf_addstr(sb, "killed by the runner");
+		break;
+	}
 	}
 }

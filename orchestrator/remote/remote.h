@@ -1,27 +1,56 @@
-/* remote.h -- steps that run detached on a host and survive the SSH link.
+/* remote.h -- a host's run driven over SSH through the host runner
+ * (orchestrator/remote/runner.sh, docs/runner.md): the one way a build or a
+ * step runs on a host.
  *
- * A step lives in a remote directory DIR holding: cmd (the command), pgid
- * (its session id), stdout, stderr, t_run and t_end (wall-clock seconds when
- * the command itself started, after any GPU lock, and ended), rc (written last, atomically, by a
- * wrapper: the exit status as the shell saw it, or "timeout"). The command
- * runs under setsid + timeout(1) (+ flock(1) when a GPU lock is named), so a
- * dropped connection does not kill it, and at its timeout its whole process
- * group is killed; remote_step_kill() kills every process of its session.
- * The controller polls with remote_step_poll(); on a lost connection it
- * reconnects and polls again. */
+ * remote_runner_follow() is one remote command: it unpacks the shipped
+ * sources when needed, writes the runner and its plan into the run
+ * directory, starts the runner (detached; idempotent: a runner that is
+ * running is attached to, a finished one is not started again) and then
+ * streams the runner's journal from a byte offset until the runner exits.
+ * After a dropped link the controller reconnects and calls it again from
+ * the offset it had read (journal.h). remote_runner_kill() stops the runner
+ * and everything it started. remote_end_from_event() decodes how an item
+ * ended from its journal event. */
 #ifndef GPUORCH_REMOTE_H
 #define GPUORCH_REMOTE_H
 
+#include <stdint.h>
+#include <cjson/cJSON.h>
 #include "transport/ssh.h"
 
-struct remote_step {
-	const char *dir;         /* step directory (created), relative to $HOME or absolute */
-	const char *cwd;         /* working directory of the command */
-	const char *command;     /* shell command line, already quoted */
-	int timeout_s;           /* killed (TERM, then KILL 5 s later) past this */
-	const char *lock_path;   /* flock file (one timed job per GPU), or NULL */
-	int lock_wait_s;         /* how long to wait for the lock */
+struct remote_runner {
+	const char *content_dir;  /* W/content/<cid>: holds src/ (.complete) or src.tar;
+				   * NULL: no sources to check (a plan of plain commands) */
+	const char *run_dir;      /* W/runs/<run-id> */
+	const char *plan;         /* the plan file's text (runplan.h); NULL: already there */
+	/* A probe the controller kept (probecache.h) is checked first: sig_script
+	 * (probe_sig_script) must set $sig to expect_sig, else nothing starts and
+	 * the answer is "probe stale". NULL: no check. */
+	const char *sig_script;
+	const char *expect_sig;
 };
+
+/* What the start said, on the host's side (out of follow's stderr). */
+struct remote_start_info {
+	int content_unpacked;     /* src.tar was unpacked by this call */
+	int content_present;      /* the content was complete before this call */
+	int content_absent;       /* GO_ERR_NOT_FOUND: upload the sources, call again */
+	int probe_stale;          /* GO_ERR_NOT_FOUND: the kept probe no longer holds */
+	char runner[64];          /* "started PID", "running PID" or "finished" */
+};
+
+/* Start (or attach to) the runner and stream its journal from offset into
+ * on_out until the runner exits (GO_OK), on_out stops it
+ * (GO_ERR_INTERRUPTED), or timeout_ms passes (GO_ERR_TIMEOUT).
+ * GO_ERR_NOT_FOUND: the content is not on the host: its directory now
+ * exists; upload CONTENT_DIR/src.tar and call again (info->content_absent),
+ * or the host changed since the kept probe (info->probe_stale). */
+enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runner *r,
+				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
+				    struct remote_start_info *info, struct strbuf *err);
+/* Stop the run's runner and every build and step it started; what it
+ * killed is journaled as "killed". */
+enum go_status remote_runner_kill(struct ssh_conn *c, const char *run_dir, struct strbuf *err);
 
 enum remote_end {
 	REMOTE_RUNNING = 0,
@@ -29,7 +58,8 @@ enum remote_end {
 	REMOTE_SIGNALED,         /* signal valid (killed, crashed) */
 	REMOTE_TIMED_OUT,        /* timeout(1) fired */
 	REMOTE_LOCK_TIMEOUT,     /* could not get the GPU lock in time */
-	REMOTE_VANISHED          /* no rc and no live process: the host rebooted or the wrapper was killed */
+	REMOTE_VANISHED,         /* no rc and no live process: the host rebooted or the wrapper was killed */
+	REMOTE_KILLED            /* stopped by the runner (fail_fast, runner.sh kill, a signal to it) */
 };
 
 struct remote_status {
@@ -38,17 +68,10 @@ struct remote_status {
 	int signal;
 };
 
-enum go_status remote_step_start(struct ssh_conn *c, const struct remote_step *s,
-				 struct strbuf *err);
-/* Wait up to wait_ms (bounded, server side) for the step to end. */
-enum go_status remote_step_poll(struct ssh_conn *c, const char *dir, int wait_ms,
-				struct remote_status *st, struct strbuf *err);
-/* Kill every process of the step's session (TERM, then KILL). */
-enum go_status remote_step_kill(struct ssh_conn *c, const char *dir, struct strbuf *err);
-/* Read DIR/stdout and DIR/stderr (each capped at max bytes). */
-enum go_status remote_step_output(struct ssh_conn *c, const char *dir, struct strbuf *out,
-				  struct strbuf *errout, size_t max, struct strbuf *err);
-/* "PASS"-independent decoding for records: "exit 3", "signal 9 (KILL)", "timeout". */
+/* How an item ended, from a build_end / step_end journal event's "status"
+ * and "rc" (docs/runner.md): rc 128+N is signal N. */
+void remote_end_from_event(const cJSON *ev, struct remote_status *st);
+/* For messages: "exit 3", "signal 9 (KILL)", "timeout", "lost", ... */
 void remote_describe(const struct remote_status *st, struct strbuf *sb);
 
 #endif

@@ -12,7 +12,8 @@
 #   sh runner.sh follow RUNDIR OFFSET print the journal from byte OFFSET on and
 #                                     keep following it while the runner lives
 #   sh runner.sh kill RUNDIR          stop the runner and every build and step
-#                                     it started; prints "killed"
+#                                     it started; prints "killed"; the run is
+#                                     not started again (runner.stopped)
 #
 # RUNDIR/plan.sh is the plan (a shell file of calls: plan_version, src_dir,
 # max_builds, fail_fast, text_cap, build, step), RUNDIR/journal the journal.
@@ -175,6 +176,14 @@ spawn() {
 	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" \
 		</dev/null >/dev/null 2>&1 8>&- 9>&- &
 	SPAWNED=$!
+	# started means its session exists: wait (bounded) for the wrapper to
+	# record its pgid, unless it is already gone
+	_sw=0
+	while [ ! -s "$1/pgid" ] && [ ! -f "$1/rc" ] && [ $_sw -lt 1000 ] &&
+		kill -0 "$SPAWNED" 2>/dev/null; do
+		sleep 0.01
+		_sw=$((_sw + 1))
+	done
 }
 
 # ------------------------------------------------------------------ plan
@@ -205,15 +214,17 @@ src_dir() { abs src_dir "$1"; SRC=$1; }
 max_builds() { num max_builds "$1"; MAXB=$1; }
 fail_fast() { num fail_fast "$1"; FAILFAST=$1; }
 text_cap() { num text_cap "$1"; TEXT_CAP=$1; }
-# build ID DIR BIN TIMEOUT COMMAND
+# build ID DIR BIN TIMEOUT COMMAND [MAYFAIL]
+# MAYFAIL 1: its failure does not stop the phase (a sweep variant that a
+# kernel's own static_assert may refuse)
 build() {
-	[ $# -eq 5 ] || { bad_plan "build needs 5 arguments, got $#"; return; }
+	[ $# -eq 5 ] || [ $# -eq 6 ] || { bad_plan "build needs 5 or 6 arguments, got $#"; return; }
 	[ -n "$1" ] || bad_plan "a build has an empty id"
 	abs "build '$1' dir" "$2"
 	abs "build '$1' bin" "$3"
 	num "build '$1' timeout" "$4"
 	NB=$((NB + 1))
-	eval "B_${NB}_id=\$1 B_${NB}_dir=\$2 B_${NB}_bin=\$3 B_${NB}_t=\$4 B_${NB}_cmd=\$5"
+	eval "B_${NB}_id=\$1 B_${NB}_dir=\$2 B_${NB}_bin=\$3 B_${NB}_t=\$4 B_${NB}_cmd=\$5 B_${NB}_mf=\${6:-0}"
 }
 # step ID DIR TIMEOUT LOCK LOCKWAIT BUILD_ID COMMAND
 step() {
@@ -269,6 +280,7 @@ build_end() {
 	get _d B "$1" dir
 	get _bin B "$1" bin
 	get KILLED B "$1" killed
+	get _mf B "$1" mf
 	end_fields "$_d"
 	js "$_id"
 	ev build_end ",\"id\":$JS$EF"
@@ -276,7 +288,7 @@ build_end() {
 		build_done "$1" pass
 	else
 		build_done "$1" fail
-		BFAILED=1
+		[ "$_mf" = 1 ] || BFAILED=1
 	fi
 }
 
@@ -293,7 +305,8 @@ build_begin() {
 	BSTATE=running
 	if [ -f "$RD/.builds/$1" ]; then
 		read -r _r <"$RD/.builds/$1"
-		[ "$_r" = pass ] || BFAILED=1
+		get _mf B "$1" mf
+		[ "$_r" = pass ] || [ "$_mf" = 1 ] || BFAILED=1
 		BSTATE=done
 		return
 	fi
@@ -427,10 +440,11 @@ step_wait() {
 			kill_item "$1"
 			return
 		fi
-		_tick=$((_tick + 1))
+		# at once, then every second: nothing left running it
 		if [ $((_tick % 5)) -eq 0 ] && stale "$1"; then
 			return
 		fi
+		_tick=$((_tick + 1))
 		sleep 0.2
 	done
 }
@@ -483,8 +497,11 @@ run_step() {
 			ev step_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":false"
 			wait $SPAWNED
 			_w=$?
-			# a signal to the runner interrupts wait: the trap killed the step
-			while [ ! -f "$_d/rc" ] && [ $_w -gt 128 ] && [ -z "$STOP" ]; do
+			# a signal to the runner interrupts wait: wait again while the
+			# wrapper lives (dash answers 128+N again for a wrapper killed
+			# by signal N: never loop on a dead one)
+			while [ ! -f "$_d/rc" ] && [ $_w -gt 128 ] && [ -z "$STOP" ] &&
+				kill -0 "$SPAWNED" 2>/dev/null; do
 				wait $SPAWNED
 				_w=$?
 			done
@@ -516,7 +533,7 @@ cmd_run() {
 		echo "running $(cat "$RD/runner.pid" 2>/dev/null)"
 		exit 0
 	fi
-	if [ -f "$RD/runner.done" ]; then
+	if [ -f "$RD/runner.done" ] || [ -f "$RD/runner.stopped" ]; then
 		echo finished
 		exit 0
 	fi
@@ -583,7 +600,7 @@ held() {
 cmd_start() {
 	RD=$1
 	[ -f "$RD/plan.sh" ] || die "no plan at '$RD/plan.sh'"
-	if [ -f "$RD/runner.done" ]; then echo finished; exit 0; fi
+	if [ -f "$RD/runner.done" ] || [ -f "$RD/runner.stopped" ]; then echo finished; exit 0; fi
 	if held "$RD"; then echo "running $(cat "$RD/runner.pid" 2>/dev/null)"; exit 0; fi
 	rm -f "$RD/runner.pid"
 	setsid sh "$0" run "$RD" </dev/null >>"$RD/runner.log" 2>&1 &
@@ -620,6 +637,8 @@ cmd_kill() {
 	fi
 	exec 9>>"$RD/runner.lock"
 	flock -w 5 9 || die "the runner $(cat "$RD/runner.pid" 2>/dev/null) did not stop within 30 s"
+	# a stopped run is never started again (start and run say "finished")
+	: >"$RD/runner.stopped"
 	# whatever a dead runner left: every item of the plan that it claimed
 	# and did not journal is killed and journaled as killed
 	PLAN_ERR=

@@ -136,6 +136,8 @@ enum go_status runplan_write(const struct runplan *p, struct strbuf *out, struct
 		word(&sb, b->bin);
 		number(&sb, b->timeout_s);
 		word(&sb, b->command);
+		if (b->may_fail)
+			strbuf_addstr(&sb, " 1");
 		strbuf_addch(&sb, '\n');
 	}
 	for (i = 0; i < p->nsteps; i++) {

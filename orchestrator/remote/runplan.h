@@ -13,6 +13,7 @@ struct runplan_build {
 	const char *bin;         /* absolute: the executable the build makes */
 	const char *command;     /* run by sh in src_dir */
 	int timeout_s;
+	int may_fail;            /* its failure does not stop the phase (a sweep variant) */
 };
 
 struct runplan_step {
@@ -28,7 +29,8 @@ struct runplan_step {
 struct runplan {
 	const char *src_dir;     /* absolute: the builds' and steps' working directory */
 	int max_builds;          /* builds running at once, >= 1 */
-	int fail_fast;           /* a failed build kills the running ones, starts no more */
+	int fail_fast;           /* a failed build (not may_fail) kills the running ones,
+				  * starts no more */
 	size_t text_cap;         /* bytes of each output carried in an end event */
 	const struct runplan_build *builds;
 	int nbuilds;

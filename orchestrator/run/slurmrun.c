@@ -314,7 +314,7 @@ static void record_build(struct hostrun *hr, const struct plan_build *b, const c
 		cJSON_AddItemToObject(bj, "slurm", job_json(j));
 	record_lock(hr->ctx->rec);
 	insert_at(cJSON_GetObjectItem(hr->hj, "builds"),
-				position(hr->build_ok, (int)(b - hr->plan.builds)), bj);
+				position(hr->recorded, (int)(b - hr->plan.builds)), bj);
 	record_unlock(hr->ctx->rec);
 	save(hr);
 	free(logrel);
@@ -378,7 +378,7 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 		cJSON_AddItemToObject(sj, "slurm", job_json(j));
 	record_lock(hr->ctx->rec);
 	insert_at(cJSON_GetObjectItem(hr->hj, "steps"),
-				position(hr->build_ok + hr->plan.nbuilds, (int)(ps - hr->plan.steps)), sj);
+				position(hr->recorded + hr->plan.nbuilds, (int)(ps - hr->plan.steps)), sj);
 	record_unlock(hr->ctx->rec);
 	save(hr);
 	free(out_rel);
@@ -482,7 +482,7 @@ static enum go_status setup(struct srun *r)
 	host_ssh_opts(h, hr->ctx->accept_new_hostkey, &o);
 	st = ssh_connect(&o, &hr->conn, &err);
 	if (st == GO_OK)
-		st = probe_host(hr->conn, h->cuda_home, h->python, h->workdir, 0, &hr->info, &err);
+		st = probe_host(hr->conn, h->cuda_home, h->python, h->workdir, 0, &hr->info, NULL, &err);
 	if (st != GO_OK) {
 		fail_host(hr, "connect", t0, err.buf);
 		goto out;
@@ -528,7 +528,7 @@ static enum go_status setup(struct srun *r)
 	plan_make(&hr->plan, s, &ph);
 	hr->have_plan = 1;
 	/* which builds and steps are in the record (for plan order); freed by hostrun_release */
-	hr->build_ok = xcalloc((size_t)(hr->plan.nbuilds + hr->plan.nsteps) + 1, 1);
+	hr->recorded = xcalloc((size_t)(hr->plan.nbuilds + hr->plan.nsteps) + 1, 1);
 
 	/* ship: content addressed, as for an SSH host */
 	t0 = time_mono_ms();

@@ -429,7 +429,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	static const char *const keys[] = { "name", "address", "port", "user", "identity",
 					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
 					    "connect_timeout_s", "gpu_index", "ssh_alias",
-					    "ssh_config", "python", "slurm", "login", NULL };
+					    "ssh_config", "python", "max_builds", "slurm", "login", NULL };
 	static const char *const login_keys[] = { "address", "port", "user", "identity",
 						  "known_hosts", "ssh_alias", "ssh_config",
 						  "connect_timeout_s", NULL };
@@ -497,6 +497,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	}
 	TRY(get_int(c, v, "connect_timeout_s", 1, 600, &h->connect_timeout_s, NULL));
 	TRY(get_int(c, v, "gpu_index", 0, 63, &h->gpu_index, NULL));
+	TRY(get_int(c, v, "max_builds", 1, 1024, &h->max_builds, NULL));
 	if (!h->workdir)
 		h->workdir = xstrdup(DEFAULT_WORKDIR);
 

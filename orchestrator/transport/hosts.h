@@ -43,6 +43,7 @@ struct host {
 	int connect_timeout_s;/* default 10 */
 	int gpu_index;        /* which GPU of the host, default 0 */
 	struct host_slurm *slurm; /* a Slurm cluster (NULL: a plain SSH host) */
+	int max_builds;       /* builds at once on the host; 0: one per core (probed) */
 };
 
 struct hosts {

@@ -7,6 +7,7 @@
 #include "core/banned.h"
 
 #define SSH_ABANDON_GRACE_MS 200
+#define STREAM_ASK_MS 200
 
 /* ------------------------------------------------------------------ */
 /* exec                                                                */
@@ -31,10 +32,27 @@ static void channel_discard(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int grace_m
 	(void)rc;
 }
 
+/* ssh_exec's sink: stdout into a strbuf (capped by its max). */
+static int add_to_strbuf(const char *data, size_t len, void *ctx)
+{
+	if (ctx && len)
+		strbuf_add(ctx, data, len);
+	return 0;
+}
+
 enum go_status ssh_exec(struct ssh_conn *c, const char *cmd,
 			const void *stdin_data, size_t stdin_len,
 			struct strbuf *out, struct strbuf *errout,
 			struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
+{
+	return ssh_exec_stream(c, cmd, stdin_data, stdin_len, add_to_strbuf, out, errout, res,
+			       timeout_ms, err);
+}
+
+enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
+			       const void *stdin_data, size_t stdin_len,
+			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
 {
 	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	LIBSSH2_CHANNEL *ch = NULL;
@@ -108,8 +126,11 @@ enum go_status ssh_exec(struct ssh_conn *c, const char *cmd,
 
 		n = libssh2_channel_read(ch, buf, SSH_IO_CHUNK);
 		if (n > 0) {
-			if (out)
-				strbuf_add(out, buf, (size_t)n);
+			if (on_out(buf, (size_t)n, out_ctx)) {
+				st = go_fail(err, GO_ERR_INTERRUPTED, "%s: remote command stopped by its reader",
+					     c->where);
+				goto out;
+			}
 			progress = 1;
 		} else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
 			st = ssh_map_error(c, (int)n, "cannot read the output of a remote command", err);
@@ -135,6 +156,20 @@ enum go_status ssh_exec(struct ssh_conn *c, const char *cmd,
 		 * and both streams are drained (0-byte reads above) */
 		if (libssh2_channel_eof(ch))
 			break;
+		/* a reader that streams is asked between waits, at most
+		 * STREAM_ASK_MS apart (a local check, e.g. for an interrupt) */
+		if (on_out != add_to_strbuf) {
+			int64_t ask = time_mono_ms() + STREAM_ASK_MS;
+			if (on_out(NULL, 0, out_ctx)) {
+				st = go_fail(err, GO_ERR_INTERRUPTED,
+					     "%s: remote command stopped by its reader", c->where);
+				goto out;
+			}
+			if (ask < deadline) {
+				ssh_wait_socket(c, ask);
+				continue;
+			}
+		}
 		if (ssh_wait_socket(c, deadline) < 0) {
 			st = ssh_fail_timeout(c, "remote command", timeout_ms, err);
 			goto out;

@@ -55,6 +55,17 @@ enum go_status ssh_exec(struct ssh_conn *c, const char *cmd,
 			struct strbuf *out, struct strbuf *errout,
 			struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
 
+/* ssh_exec, but stdout goes to on_out as it arrives, and on_out is also
+ * called with (NULL, 0) whenever the command has been silent for a while (at
+ * most about 0.2 s apart): a non-zero answer stops waiting (GO_ERR_INTERRUPTED;
+ * the channel is abandoned, the remote command is not killed). For a reader
+ * that follows a long-running remote command (a journal). */
+typedef int (*ssh_out_fn)(const char *data, size_t len, void *ctx);
+enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
+			       const void *stdin_data, size_t stdin_len,
+			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
+
 /* SFTP upload of a buffer: written to REMOTE.part with large writes, then
  * renamed over REMOTE. *bytes_sent counts payload bytes. */
 enum go_status ssh_upload(struct ssh_conn *c, const void *data, size_t len,

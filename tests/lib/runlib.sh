@@ -10,6 +10,9 @@
 JSONQ=${JSONQ:-$SRCDIR/build/tests/jsonq}
 GPUORCH_REPORTS=$TRASH/reports
 export GPUORCH_REPORTS
+# the controller's kept probes (orchestrator/remote/probecache.h) stay here
+GPUORCH_CACHE_DIR=$TRASH/cache
+export GPUORCH_CACHE_DIR
 
 jq_() {
 	"$JSONQ" "$@"

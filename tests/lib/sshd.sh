@@ -30,7 +30,11 @@
 # it. A server can get DIR:/usr/bin:/bin instead (a directory of stand-in
 # tools such as a fake nvidia-smi, for a "GPU host" without a GPU):
 #   sshd_start_with_path NAME DIR
-# (the PATH is kept across sshd_restart). All servers are stopped at exit.
+# (the PATH is kept across sshd_restart). More session variables (e.g. a
+# HOME of its own, for an "account" with its own ~/.bashrc):
+#   SSHD_<NAME>_EXTRA_ENV="HOME=/some/dir" sshd_start NAME
+# (set and exported before sshd_start; space-separated NAME=VALUE words, no
+# spaces inside a value). All servers are stopped at exit.
 
 SSHD_BIN=${SSHD_BIN:-/usr/sbin/sshd}
 SSHD_SFTP=
@@ -107,7 +111,7 @@ PermitRootLogin yes
 MaxStartups 100
 MaxSessions 100
 LogLevel VERBOSE
-SetEnv PATH=$3/usr/bin:/bin
+SetEnv PATH=$3/usr/bin:/bin$4
 Subsystem sftp $SSHD_SFTP
 EOF
 }
@@ -115,7 +119,8 @@ EOF
 # sshd_launch_ NAME PORT: start the daemon; returns 1 if it died (port taken).
 sshd_launch_() {
 	_d=$(sshd_var "$1" DIR)
-	sshd_write_config_ "$_d" "$2" "$(sshd_var "$1" EXTRA_PATH)"
+	_env=$(sshd_var "$1" EXTRA_ENV)
+	sshd_write_config_ "$_d" "$2" "$(sshd_var "$1" EXTRA_PATH)" "${_env:+ $_env}"
 	rm -f "$_d/sshd.pid"
 	# started from a subshell so it is not a child of the test script:
 	# a test's bare `wait` must not wait for the servers

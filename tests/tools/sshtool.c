@@ -12,9 +12,15 @@
  *     upload LOCAL REMOTE        prints "sent N"
  *     download REMOTE LOCAL [MAX]
  *     step-start DIR CMD TIMEOUT_S [CWD [LOCK LOCKWAIT_S]]
- *     step-poll DIR WAIT_MS      prints remote_describe(), e.g. "exit 3"
- *     step-kill DIR
- *     step-output DIR MAX        stdout to stdout, stderr to stderr
+ *                                a one-step plan run by the host runner
+ *                                (remote.h) in DIR/.run, the step in DIR;
+ *                                returns once the runner journaled its start
+ *     step-poll DIR WAIT_MS      follows DIR/.run's journal for up to WAIT_MS;
+ *                                prints remote_describe() of the step's end,
+ *                                e.g. "exit 3", or "running" (WAIT_MS < 500:
+ *                                a step with an rc file is waited for)
+ *     step-kill DIR              runner.sh kill on DIR/.run
+ *     step-output DIR MAX        DIR/stdout to stdout, DIR/stderr to stderr
  *     probe [WORKDIR [CUDA_HOME]]  prints the info JSON
  * An error prints "error: MESSAGE" and exits 10 + the go_status number
  * (GO_ERR_CONNECT 16, GO_ERR_HOSTKEY 17, GO_ERR_AUTH 18, GO_ERR_SSH 19,
@@ -24,8 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "transport/ssh.h"
+#include "remote/journal.h"
 #include "remote/remote.h"
+#include "remote/runplan.h"
 #include "remote/probe.h"
+#include "core/timeutil.h"
 #include "core/fsutil.h"
 #include "core/banned.h"
 
@@ -48,6 +57,84 @@ static void read_stdin(struct strbuf *sb)
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
 		strbuf_add(sb, buf, n);
+}
+
+/* Following a one-step run: stop at the event wanted, or at the deadline. */
+struct follow {
+	struct journal j;
+	const char *want;         /* "step_started" or "step_end" */
+	int64_t wait_ms;          /* < 0: no deadline */
+	int64_t deadline;         /* 0: not armed yet */
+	const struct remote_start_info *info;
+	int seen;
+	struct remote_status rs;
+	struct strbuf err;
+	enum go_status st;
+};
+
+static int on_event(const struct journal_event *e, void *ctx)
+{
+	struct follow *f = ctx;
+	if (!strcmp(e->ev, f->want) || !strcmp(e->ev, "step_end")) {
+		f->seen = 1;
+		if (!strcmp(e->ev, "step_end"))
+			remote_end_from_event(e->json, &f->rs);
+		return 1;
+	}
+	return 0;
+}
+
+static int on_bytes(const char *data, size_t len, void *ctx)
+{
+	struct follow *f = ctx;
+	if (len && !f->seen && (f->st = journal_feed(&f->j, data, len, on_event, f, &f->err)))
+		return 1;
+	if (f->seen)
+		return 1;
+	/* the wait starts once the runner answered: what the journal already
+	 * holds comes first */
+	if (f->wait_ms >= 0 && !f->deadline && f->info->runner[0])
+		f->deadline = time_mono_ms() + f->wait_ms;
+	return !len && f->deadline && time_mono_ms() >= f->deadline;
+}
+
+static enum go_status follow_run(struct ssh_conn *c, const char *dir, const char *plan,
+				 const char *want, int wait_ms, struct follow *f, struct strbuf *err)
+{
+	struct remote_runner rr;
+	struct remote_start_info info;
+	char *rd = xstrfmt("%s/.run", dir);
+	enum go_status st;
+
+	memset(f, 0, sizeof(*f));
+	journal_init(&f->j, 0);
+	strbuf_init(&f->err, 0);
+	f->want = want;
+	f->rs.end = REMOTE_RUNNING;
+	f->wait_ms = wait_ms;
+	f->info = &info;
+	memset(&rr, 0, sizeof(rr));
+	rr.content_dir = NULL;
+	rr.run_dir = rd;
+	rr.plan = plan;
+	st = remote_runner_follow(c, &rr, 0, on_bytes, f, wait_ms >= 0 ? wait_ms + 30000 : 60000,
+				  &info, err);
+	if (f->st) {
+		strbuf_reset(err);
+		strbuf_add(err, f->err.buf, f->err.len);
+		st = f->st;
+	} else if (st == GO_ERR_INTERRUPTED) {
+		st = GO_OK;   /* stopped by on_bytes: seen, or the wait is over */
+	} else if (st == GO_ERR_NOT_FOUND || (st == GO_ERR_REMOTE && strstr(err->buf, "no runner in"))) {
+		strbuf_reset(err);
+		strbuf_addf(err, "no step in '%s' on the host (never started, or its directory was removed)",
+			    dir);
+		st = GO_ERR_NOT_FOUND;
+	}
+	journal_release(&f->j);
+	strbuf_release(&f->err);
+	free(rd);
+	return st;
 }
 
 static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct strbuf *err)
@@ -99,49 +186,91 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 		return st ? fail(st, err) : 0;
 	}
 	if (!strcmp(cmd, "step-start") && (argc == 4 || argc == 5 || argc == 7)) {
-		struct remote_step s = { 0 };
+		struct runplan p;
+		struct runplan_step s;
+		struct strbuf plan = STRBUF_INIT;
+		struct follow f;
+		char *parent = xstrdup(argv[1]), *slash = strrchr(parent, '/');
+		if (slash && slash != parent)
+			*slash = '\0';
+		memset(&p, 0, sizeof(p));
+		memset(&s, 0, sizeof(s));
+		s.id = "step";
 		s.dir = argv[1];
 		s.command = argv[2];
 		s.timeout_s = atoi(argv[3]);
-		s.cwd = argc >= 5 ? argv[4] : NULL;
 		if (argc == 7) {
 			s.lock_path = argv[5];
 			s.lock_wait_s = atoi(argv[6]);
 		}
-		st = remote_step_start(c, &s, err);
+		p.src_dir = argc >= 5 && *argv[4] ? argv[4] : parent;
+		p.max_builds = 1;
+		p.steps = &s;
+		p.nsteps = 1;
+		st = runplan_write(&p, &plan, err);
+		if (!st)
+			st = follow_run(c, argv[1], plan.buf, "step_started", -1, &f, err);
+		free(parent);
+		strbuf_release(&plan);
 		return st ? fail(st, err) : 0;
 	}
 	if (!strcmp(cmd, "step-poll") && argc == 3) {
-		struct remote_status rs;
+		struct follow f;
 		struct strbuf d = STRBUF_INIT;
-		st = remote_step_poll(c, argv[1], atoi(argv[2]), &rs, err);
+		st = follow_run(c, argv[1], NULL, "step_end", atoi(argv[2]), &f, err);
+		if (!st && f.rs.end == REMOTE_RUNNING && atoi(argv[2]) < 500) {
+			/* the step's rc is written a moment before the runner journals
+			 * its end: a poll too short to see that end in the journal
+			 * looks at the rc file, so an ended step is not "running" */
+			struct strbuf sh = STRBUF_INIT;
+			struct ssh_exec_result r;
+			strbuf_addstr(&sh, "test -f ");
+			strbuf_add_shell_quoted(&sh, argv[1]);
+			strbuf_addstr(&sh, "/rc");
+			st = ssh_exec(c, sh.buf, NULL, 0, NULL, NULL, &r, timeout_ms, err);
+			if (!st && !r.signal[0] && r.exit_code == 0)
+				st = follow_run(c, argv[1], NULL, "step_end", 10000, &f, err);
+			strbuf_release(&sh);
+		}
 		if (st)
 			return fail(st, err);
-		remote_describe(&rs, &d);
+		remote_describe(&f.rs, &d);
 		printf("%s\n", d.buf);
 		strbuf_release(&d);
 		return 0;
 	}
 	if (!strcmp(cmd, "step-kill") && argc == 2) {
-		st = remote_step_kill(c, argv[1], err);
+		char *rd = xstrfmt("%s/.run", argv[1]);
+		st = remote_runner_kill(c, rd, err);
+		free(rd);
 		return st ? fail(st, err) : 0;
 	}
 	if (!strcmp(cmd, "step-output") && argc == 3) {
-		struct strbuf out = STRBUF_INIT, eout = STRBUF_INIT;
-		st = remote_step_output(c, argv[1], &out, &eout, (size_t)strtoull(argv[2], NULL, 10), err);
+		struct strbuf out = STRBUF_INIT, eout = STRBUF_INIT, sh = STRBUF_INIT;
+		struct ssh_exec_result r;
+		size_t max = (size_t)strtoull(argv[2], NULL, 10);
+		strbuf_addstr(&sh, "d=");
+		strbuf_add_shell_quoted(&sh, argv[1]);
+		strbuf_addf(&sh, "; [ -d \"$d\" ] || exit 3; head -c %zu \"$d/stdout\"; "
+			    "head -c %zu \"$d/stderr\" >&2", max + 1, max + 1);
+		out.max = eout.max = max;
+		st = ssh_exec(c, sh.buf, NULL, 0, &out, &eout, &r, timeout_ms, err);
+		if (!st && r.exit_code == 3)
+			st = go_fail(err, GO_ERR_NOT_FOUND, "no step directory '%s' on the host", argv[1]);
 		fwrite(out.buf, 1, out.len, stdout);
 		fwrite(eout.buf, 1, eout.len, stderr);
 		if (out.truncated)
 			printf("\n[stdout truncated]\n");
 		strbuf_release(&out);
 		strbuf_release(&eout);
+		strbuf_release(&sh);
 		return st ? fail(st, err) : 0;
 	}
 	if (!strcmp(cmd, "probe") && argc <= 3) {
 		struct host_info hi;
 		cJSON *j;
 		char *text;
-		st = probe_host(c, argc == 3 ? argv[2] : NULL, NULL, argc >= 2 ? argv[1] : NULL, 0, &hi, err);
+		st = probe_host(c, argc == 3 ? argv[2] : NULL, NULL, argc >= 2 ? argv[1] : NULL, 0, &hi, NULL, err);
 		if (st)
 			return fail(st, err);
 		j = probe_to_json(&hi);

@@ -67,7 +67,7 @@ static int word_is(const struct strbuf *out, int n, const char *want)
 static void test_round_trip(const char *shell)
 {
 	struct runplan_build b[] = {
-		{ "k1", "/w/builds/k 1", "/w/builds/k 1/prog", nasty, 600 },
+		{ "k1", "/w/builds/k 1", "/w/builds/k 1/prog", nasty, 600, 0 },
 	};
 	struct runplan_step s[] = {
 		{ "bench.x", "/w/runs/r/bench.x", "echo 'hi'", "/tmp/gpuorch-gpu0.lock", "k1", 30, 120 },
@@ -119,8 +119,8 @@ static void expect_refused(const struct runplan *p, const char *what, const char
 static void test_refused(void)
 {
 	struct runplan_build b[] = {
-		{ "k1", "/w/b/k1", "/w/b/k1/p", "nvcc", 60 },
-		{ "k1", "/w/b/k2", "/w/b/k2/p", "nvcc", 60 },
+		{ "k1", "/w/b/k1", "/w/b/k1/p", "nvcc", 60, 0 },
+		{ "k1", "/w/b/k2", "/w/b/k2/p", "nvcc", 60, 0 },
 	};
 	struct runplan_step s[] = {
 		{ "a", "/w/r/a", "true", NULL, "nope", 5, 0 },
@@ -171,8 +171,28 @@ static void test_embedded(void)
 	strbuf_release(&err);
 }
 
+/* A sweep variant's build carries MAYFAIL 1; a plain build has no 6th word. */
+static void test_may_fail(void)
+{
+	struct runplan_build b[] = {
+		{ "k1", "/w/b/k1", "/w/b/k1/p", "nvcc", 60, 0 },
+		{ "k2", "/w/b/k2", "/w/b/k2/p", "nvcc", 60, 1 },
+	};
+	struct runplan p = { "/w/src", 2, 1, 0, b, 2, NULL, 0 };
+	struct strbuf plan = STRBUF_INIT, err = STRBUF_INIT;
+
+	CHECK(runplan_write(&p, &plan, &err) == GO_OK, "a plan with a may-fail build is written",
+	      "%s", err.buf);
+	CHECK(strstr(plan.buf, "build 'k1' '/w/b/k1' '/w/b/k1/p' 60 'nvcc'\n") &&
+	      strstr(plan.buf, "build 'k2' '/w/b/k2' '/w/b/k2/p' 60 'nvcc' 1\n"),
+	      "only the may-fail build has MAYFAIL 1", "plan:\n%s", plan.buf);
+	strbuf_release(&plan);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
+	test_may_fail();
 	test_round_trip("sh");
 	if (access("/bin/bash", X_OK) == 0)
 		test_round_trip("/bin/bash");

@@ -1,0 +1,205 @@
+#!/bin/sh
+# bench-controller.sh -- gpuorch's own latency and remote cost on loopback
+# (issue 8): a trivial experiment (one CPU program of ~5 ms) run fresh and
+# re-run, on 1 host and on N hosts, for a clean account and for an account
+# whose ~/.bashrc costs ~0.3 s of CPU per shell start.
+#
+#   scripts/bench-controller.sh [--gpuorch PATH] [--hosts N] [--reps R] [--rc-cost S]
+#
+# Hosts are real OpenSSH servers on 127.0.0.1 started with tests/lib/sshd.sh.
+# An "account" is the same Unix user (root on CI) with a HOME of its own:
+# each sshd sets HOME for its sessions (SetEnv), and the user's login shell
+# (bash, which sshd runs every command through) reads $HOME/.bashrc for every
+# SSH command. The rc account's .bashrc is a busy loop calibrated here to
+# burn --rc-cost seconds (default 0.3) of CPU, as conda or pyenv init do.
+#
+# Remote CPU: each sshd runs as a child subreaper (prctl
+# PR_SET_CHILD_SUBREAPER, then exec sshd), so everything a run starts on the
+# "host" -- the session shells, and the detached runner and its steps once
+# orphaned -- is reaped by that sshd and counted in its children's CPU times
+# (/proc/PID/stat cutime + cstime). Remote CPU of a run is the growth of the
+# sshd's own plus its children's CPU over the run, per host.
+#
+# Prints one line per case: wall time of the whole `gpuorch run` (1 host:
+# per host; N hosts: total, and as a multiple of one host), remote CPU per
+# host-run, and on fresh runs the nvcc time the record shows (builds.0).
+# Re-runs are the median of --reps runs. Needs nvcc, sshd, python3.
+
+SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
+GPUORCH=$SRCDIR/build/gpuorch
+NHOSTS=16
+REPS=3
+RC_COST=0.3
+while [ $# -gt 0 ]; do
+	case $1 in
+	--gpuorch) GPUORCH=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+	--hosts) NHOSTS=$2; shift 2 ;;
+	--reps) REPS=$2; shift 2 ;;
+	--rc-cost) RC_COST=$2; shift 2 ;;
+	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+	*) echo "bench-controller.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+[ -x "$GPUORCH" ] || { echo "bench-controller.sh: no gpuorch at '$GPUORCH' (run make)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "bench-controller.sh: needs python3 (the subreaper)" >&2; exit 2; }
+
+TRASH=$(mktemp -d "${TMPDIR:-/tmp}/gpuorch-bench.XXXXXX")
+BENCH_AT_EXIT=
+# what tests/lib/sshd.sh needs of tests/lib/testlib.sh
+test_at_exit() {
+	BENCH_AT_EXIT="$BENCH_AT_EXIT
+$1"
+}
+cleanup() {
+	eval "$BENCH_AT_EXIT"
+	rm -rf "$TRASH"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# sshd as a child subreaper (see the top)
+cat >"$TRASH/sshd-subreaper" <<'EOF'
+#!/bin/sh
+exec python3 -c 'import ctypes, os, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+os.execv(sys.argv[1], sys.argv[1:])' /usr/sbin/sshd "$@"
+EOF
+chmod +x "$TRASH/sshd-subreaper"
+SSHD_BIN=$TRASH/sshd-subreaper
+. "$SRCDIR/tests/lib/sshd.sh"
+why=$(sshd_available) || { echo "bench-controller.sh: $why" >&2; exit 2; }
+
+# ---------------------------------------------------------------- accounts
+# calibrate a busy loop to RC_COST seconds of CPU on this machine, now
+calibrate() {
+	_n=200000
+	_t=$( { /usr/bin/time -f %U bash -c "i=0; while [ \$i -lt $_n ]; do i=\$((i+1)); done"; } 2>&1 | tail -n 1)
+	awk -v n="$_n" -v t="$_t" -v c="$RC_COST" 'BEGIN { if (t < 0.01) t = 0.01; printf "%d\n", n * c / t }'
+}
+LOOP=$(calibrate)
+for acct in clean rc; do
+	i=1
+	while [ $i -le "$NHOSTS" ]; do
+		h=$TRASH/home-$acct$i
+		mkdir -p "$h"
+		if [ $acct = rc ]; then
+			printf 'i=0; while [ $i -lt %s ]; do i=$((i+1)); done\n' "$LOOP" >"$h/.bashrc"
+		fi
+		eval "SSHD_$acct${i}_EXTRA_ENV=HOME=\$h; export SSHD_$acct${i}_EXTRA_ENV"
+		sshd_start "$acct$i" || exit 1
+		i=$((i + 1))
+	done
+done
+
+# ---------------------------------------------------------------- project
+P=$TRASH/proj
+mkdir -p "$P/cpu" "$P/experiments"
+cp "$SRCDIR/tests/fixtures/project/cpu/cputimer.c" "$P/cpu/"
+cat >"$P/experiments/trivial.json" <<'JSON'
+{"schema": 1, "name": "trivial", "phase": "controller benchmark: one CPU program of ~5 ms",
+ "sources": ["cpu/cputimer.c"], "targets": {"H100": "sm_90a"},
+ "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+ "problems": [{"name": "p", "params": {"work": 300000, "reps": 5}}],
+ "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 60}]}
+JSON
+(cd "$P" && git init -q && git config user.email b@example.com && git config user.name bench &&
+	git add -A && git commit -qm bench) || exit 1
+GPUORCH_REPORTS=$TRASH/reports
+# the controller's kept probes (a fresh run starts without them)
+GPUORCH_CACHE_DIR=$TRASH/ctl-cache
+export GPUORCH_REPORTS GPUORCH_CACHE_DIR
+
+# hosts FILE ACCOUNT N: an inventory of the account's first N servers
+hosts() {
+	_f=$1 _a=$2 _n=$3 _names=
+	_i=1
+	while [ $_i -le "$_n" ]; do _names="$_names $_a$_i"; _i=$((_i + 1)); done
+	# shellcheck disable=SC2086
+	sshd_write_hosts_json "$_f" $_names
+}
+
+# cpu_of ACCOUNT N: CPU seconds (self + reaped children) of its first N sshds
+cpu_of() {
+	_a=$1 _n=$2 _pids=
+	_i=1
+	while [ $_i -le "$_n" ]; do _pids="$_pids $(sshd_var "$_a$_i" PID)"; _i=$((_i + 1)); done
+	for _p in $_pids; do
+		# fields after the ")" of comm: 12-15 are utime stime cutime cstime
+		sed 's/.*) //' "/proc/$_p/stat" | awk '{ print $12 + $13 + $14 + $15 }'
+	done | awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.3f\n", s / hz }'
+}
+
+# fresh ACCOUNT N: nothing of gpuorch on the hosts (workdir, probe cache)
+# nor in the controller's kept probes
+fresh() {
+	rm -rf "$GPUORCH_CACHE_DIR"
+	_i=1
+	while [ $_i -le "$2" ]; do
+		rm -rf "$(sshd_var "$1$_i" WORKDIR)" "$TRASH/home-$1$_i/.cache"
+		mkdir -p "$(sshd_var "$1$_i" WORKDIR)"
+		_i=$((_i + 1))
+	done
+}
+
+# one ACCOUNT N: run once; sets WALL (s), CPU (s per host), NVCC (s, host 0)
+one() {
+	hosts "$TRASH/hosts.json" "$1" "$2"
+	_c0=$(cpu_of "$1" "$2")
+	_t0=$(date +%s%N)
+	(cd "$P" && "$GPUORCH" run experiments/trivial.json --hosts "$TRASH/hosts.json" --plain) \
+		>"$TRASH/run.out" 2>&1 || { echo "bench: the run failed:" >&2; cat "$TRASH/run.out" >&2; exit 1; }
+	_t1=$(date +%s%N)
+	sleep 0.5   # the detached runners end and are reaped
+	_c1=$(cpu_of "$1" "$2")
+	WALL=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+	CPU=$(awk -v a="$_c0" -v b="$_c1" -v n="$2" 'BEGIN { printf "%.3f", (b - a) / n }')
+	_run=$(ls -dt "$GPUORCH_REPORTS"/*/*/ | head -n 1)
+	NVCC=$("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.builds.0.duration_s 2>/dev/null |
+		awk '{ printf "%.3f", $1 }')
+	_rs=$("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.builds.0.reused 2>/dev/null)
+	REUSED=$_rs
+}
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+[ -x "$SRCDIR/build/tests/jsonq" ] ||
+	make -s -C "$SRCDIR" -f Makefile -f tests/tools/tools.mk build/tests/jsonq >/dev/null
+
+# shell_cost ACCOUNT: wall and remote CPU of one `ssh host true`
+shell_cost() {
+	_c0=$(cpu_of "$1" 1)
+	_t0=$(date +%s%N)
+	sshd_ssh "${1}1" true
+	_t1=$(date +%s%N)
+	sleep 0.2
+	_c1=$(cpu_of "$1" 1)
+	awk -v a="$_t0" -v b="$_t1" -v c="$_c0" -v d="$_c1" \
+		'BEGIN { printf "wall %.3f s, remote CPU %.3f s", (b - a) / 1e9, d - c }'
+}
+
+echo "gpuorch: $GPUORCH ($("$GPUORCH" --version 2>/dev/null | head -n 1); built from the tree it is in)"
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) (shared with other work)"
+echo "one 'ssh host true': clean account $(shell_cost clean); rc account $(shell_cost rc)"
+for acct in clean rc; do
+	one1=
+	for n in 1 "$NHOSTS"; do
+		fresh "$acct" "$n"
+		one "$acct" "$n"
+		echo "$acct $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }') s, remote CPU $CPU s per host"
+		walls= cpus=
+		r=0
+		while [ $r -lt "$REPS" ]; do
+			one "$acct" "$n"
+			[ "$REUSED" = true ] || echo "  (warning: the re-run did not reuse the build)"
+			walls="$walls $WALL"
+			cpus="$cpus $CPU"
+			r=$((r + 1))
+		done
+		w=$(echo $walls | tr ' ' '\n' | median)
+		c=$(echo $cpus | tr ' ' '\n' | median)
+		[ "$n" = 1 ] && one1=$w
+		echo "$acct $n host(s) re-run: wall $w s (median of$walls), x$(awk -v a="$w" -v b="$one1" 'BEGIN { printf "%.2f", a / b }') one host, remote CPU $c s per host (median of$cpus)"
+	done
+done
