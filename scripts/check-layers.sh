@@ -25,6 +25,7 @@ tools 1
 spec 1
 store 1
 remote 2
+cloud 2
 report 2
 run 3
 cmd 4

@@ -25,6 +25,8 @@ struct host {
 	char *arch;           /* optional arch override, e.g. "sm_90a" */
 	int connect_timeout_s;/* default 10 */
 	int gpu_index;        /* which GPU of the host, default 0 */
+	struct cJSON *instance; /* "instance": the cloud instance behind it (cloud/instance.h), or NULL */
+	char *instance_path;  /* its JSON path for messages, "hosts[1].instance" */
 };
 
 struct hosts {
