@@ -97,6 +97,8 @@ enum go_status guard_install(struct ssh_conn *c, const struct host *h,
 	long poll = idle > 0 ? idle / 10 : 15;
 	enum go_status st;
 
+	if (life > 0 && life / 10 < poll)
+		poll = life / 10;
 	if (poll < 1)
 		poll = 1;
 	if (poll > 15)
