@@ -40,7 +40,7 @@ static void task_main(void *arg)
 	}
 }
 
-static void print_status(struct inst_life *L)
+static int print_status(struct inst_life *L)
 {
 	struct strbuf err = STRBUF_INIT;
 	enum inst_state s = INST_UNKNOWN;
@@ -62,6 +62,7 @@ static void print_status(struct inst_life *L)
 		       s == INST_RUNNING ? "  (not started by gpuorch: cost not tracked)" : "");
 	}
 	strbuf_release(&err);
+	return st == GO_OK;
 }
 
 int hosts_cloud_verb(const char *verb, struct hosts *hs, int accept_new)
@@ -87,7 +88,8 @@ int hosts_cloud_verb(const char *verb, struct hosts *hs, int accept_new)
 			continue;
 		}
 		if (!strcmp(verb, "status")) {
-			print_status(&lives[i]);
+			if (!print_status(&lives[i]))
+				worst = GO_EXIT_FAILED;
 			continue;
 		}
 		tasks[n].L = &lives[i];
@@ -121,7 +123,9 @@ int hosts_cloud_verb(const char *verb, struct hosts *hs, int accept_new)
 		strbuf_release(&t->log);
 		strbuf_release(&t->err);
 	}
-	if (!strcmp(verb, "status") || nok == n)
+	if (!strcmp(verb, "status"))
+		rc = worst;
+	else if (nok == n)
 		rc = GO_EXIT_OK;
 	else if (worst == GO_EXIT_USAGE)
 		rc = GO_EXIT_USAGE;
