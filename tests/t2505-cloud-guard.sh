@@ -66,7 +66,7 @@ test_expect_success 'max_lifetime_min fires even while a step runs (a hung loop 
 	{ sleep 60 & } && spid=$! && echo $spid >"$W/runs/r2/s1/pgid" &&
 	test_when_finished "kill $spid; rm -rf \"$W/runs/r2\"" &&
 	"$GUARDTOOL" life.json g install &&
-	wait_for 15 "test -s fired" &&
+	wait_for 9 "test -s fired" &&
 	test "$(fired_reason)" = max_lifetime &&
 	kill -0 $spid
 '
