@@ -73,6 +73,9 @@ test_expect_success 'a run starts the stopped instance, runs, stops it; the cost
 	total=$(jq_ $run/run.json provenance.instances_cost_total) &&
 	test "$billed" -ge 1 &&
 	awk -v b="$billed" -v c="$cost" -v t="$total" "BEGIN { e = b / 3600 * 3.6 - c; exit !(e < 1e-9 && e > -1e-9 && c == t) }" &&
+	grep "^| box | command | stopped | yes | stop | [0-9]* s | 3.6 | [0-9.]* |  |$" $run/report.md &&
+	"$GPUORCH" runs >runs.out &&
+	grep "^$(basename $run)  quick .* box  cost [0-9]\.[0-9][0-9][0-9][0-9]$" runs.out &&
 	test "$(state)" = TERMINATED &&
 	! cloud_reachable box &&
 	test -z "$(cloud_guard_pid box)" &&
