@@ -50,6 +50,11 @@ test_expect_success 'setup: the instance sshd, a fake EC2, a project' '
 	JSON
 '
 
+test_expect_success 'the server verifies SigV4 as AWS does: its published example passes, a changed signature fails' '
+	"$EC2FAKE" --selftest >self.out &&
+	grep "published vector accepted, changed signature rejected" self.out
+'
+
 test_expect_success 'status: a signed DescribeInstances, checked by the server' '
 	with_env "$GPUORCH" hosts status --hosts hosts.json >st.out &&
 	grep "^e  aws  stopped$" st.out &&

@@ -12,7 +12,10 @@
  * DescribeInstances). Faults, read from DIR before each request: a file
  * DIR/throttle, DIR/truncate or DIR/error holding a count N answers the next
  * N requests with RequestLimitExceeded (503), half an XML answer, or
- * InternalError (500). Exits after LIFETIME_S seconds. */
+ * InternalError (500). Exits after LIFETIME_S seconds.
+ *
+ *   ec2fake --selftest   checks the verifier against AWS's published SigV4
+ *                        example (exit 0 when it agrees). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netinet/in.h>
@@ -90,8 +93,10 @@ static const char *header(struct req *r, const char *name)
 	return NULL;
 }
 
-/* 1: the SigV4 signature is right for our secret. */
-static int check_sig(struct req *r, const char *method, const char *path)
+/* 1: the SigV4 signature of request r is right for key id kid, secret
+ * sec, service svc; query is the canonical query string ("" for a POST). */
+static int check_sig_with(struct req *r, const char *method, const char *path, const char *query,
+			  const char *kid, const char *sec, const char *svc, const char *want_tok)
 {
 	const char *auth = header(r, "authorization"), *date = header(r, "x-amz-date");
 	char cred[256], signed_h[512], sig[80], scope[256], canon[16384], sts[1024];
@@ -105,12 +110,12 @@ static int check_sig(struct req *r, const char *method, const char *path)
 		return 0;
 	if (sscanf(cred, "%*[^/]/%15[^/]/%63[^/]/%63[^/]/aws4_request", d8, region, service) != 3)
 		return 0;
-	if (strncmp(cred, akid, strlen(akid)) || cred[strlen(akid)] != '/' || strcmp(service, "ec2"))
+	if (strncmp(cred, kid, strlen(kid)) || cred[strlen(kid)] != '/' || strcmp(service, svc))
 		return 0;
-	if (token && (!strstr(signed_h, "x-amz-security-token") || !header(r, "x-amz-security-token") ||
-		      strcmp(header(r, "x-amz-security-token"), token)))
+	if (want_tok && (!strstr(signed_h, "x-amz-security-token") || !header(r, "x-amz-security-token") ||
+		    strcmp(header(r, "x-amz-security-token"), want_tok)))
 		return 0;
-	off += (size_t)snprintf(canon + off, sizeof canon - off, "%s\n%s\n\n", method, path);
+	off += (size_t)snprintf(canon + off, sizeof canon - off, "%s\n%s\n%s\n", method, path, query);
 	{
 		char sh[512];
 		snprintf(sh, sizeof sh, "%s", signed_h);
@@ -124,7 +129,7 @@ static int check_sig(struct req *r, const char *method, const char *path)
 	sha256_hex(canon, off, canonhash);
 	snprintf(scope, sizeof scope, "%s/%s/%s/aws4_request", d8, region, service);
 	snprintf(sts, sizeof sts, "AWS4-HMAC-SHA256\n%s\n%s\n%s", date, scope, canonhash);
-	snprintf(keybuf, sizeof keybuf, "AWS4%s", secret);
+	snprintf(keybuf, sizeof keybuf, "AWS4%s", sec);
 	hmac(keybuf, strlen(keybuf), d8, k1);
 	hmac(k1, 32, region, k2);
 	hmac(k2, 32, service, k3);
@@ -132,6 +137,42 @@ static int check_sig(struct req *r, const char *method, const char *path)
 	hmac(k4, 32, sts, s);
 	hex(s, 32, mine);
 	return !strcmp(mine, sig);
+}
+
+static int check_sig(struct req *r, const char *method, const char *path)
+{
+	return check_sig_with(r, method, path, "", akid, secret, "ec2", token);
+}
+
+/* The verifier itself against AWS's published SigV4 example (IAM ListUsers,
+ * AKIDEXAMPLE, 20150830T123600Z): the right signature passes, one changed
+ * digit fails. */
+static int selftest(void)
+{
+	static const char *const good = "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";
+	struct req r;
+	char auth[512];
+	int ok_good, ok_bad;
+	memset(&r, 0, sizeof r);
+	r.hname[0] = "content-type";
+	r.hval[0] = "application/x-www-form-urlencoded; charset=utf-8";
+	r.hname[1] = "host";
+	r.hval[1] = "iam.amazonaws.com";
+	r.hname[2] = "x-amz-date";
+	r.hval[2] = "20150830T123600Z";
+	r.hname[3] = "authorization";
+	r.hval[3] = auth;
+	r.nh = 4;
+	snprintf(auth, sizeof auth, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, "
+		 "SignedHeaders=content-type;host;x-amz-date, Signature=%s", good);
+	ok_good = check_sig_with(&r, "GET", "/", "Action=ListUsers&Version=2010-05-08", "AKIDEXAMPLE",
+				 "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "iam", NULL);
+	auth[strlen(auth) - 1] = auth[strlen(auth) - 1] == '7' ? '8' : '7';
+	ok_bad = check_sig_with(&r, "GET", "/", "Action=ListUsers&Version=2010-05-08", "AKIDEXAMPLE",
+				"wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "iam", NULL);
+	printf("selftest: published vector %s, changed signature %s\n", ok_good ? "accepted" : "REJECTED",
+	       ok_bad ? "ACCEPTED" : "rejected");
+	return ok_good && !ok_bad ? 0 : 1;
 }
 
 static const char *param(const char *body, const char *key, char *out, size_t n)
@@ -291,6 +332,8 @@ int main(int argc, char **argv)
 	FILE *f;
 	int s, i, one = 1;
 
+	if (argc == 2 && !strcmp(argv[1], "--selftest"))
+		return selftest();
 	if (argc < 7) {
 		fprintf(stderr, "usage: ec2fake DIR AKID SECRET TOKEN|- LIFETIME_S ID=STATE...\n");
 		return 2;
