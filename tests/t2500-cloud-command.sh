@@ -108,7 +108,7 @@ test_expect_success 'expired credentials are caught by the check before anything
 test_expect_success 'running but SSH never answers: a bounded wait and a clear error' '
 	mv "$FAKECLOUD_DIR/sshd_config" "$FAKECLOUD_DIR/sshd_config.off" &&
 	test_when_finished "mv \"$FAKECLOUD_DIR/sshd_config.off\" \"$FAKECLOUD_DIR/sshd_config\"" &&
-	sed "s/\"ssh_timeout_s\": 15/\"ssh_timeout_s\": 3/" hosts.json >nossh.json &&
+	sed "s/\"ssh_timeout_s\": 60/\"ssh_timeout_s\": 3/" hosts.json >nossh.json &&
 	t0=$(test_now_ms) &&
 	test_expect_code 3 "$GPUORCH" hosts up --hosts nossh.json 2>nossh.err &&
 	test $(( $(test_now_ms) - t0 )) -lt 15000 &&

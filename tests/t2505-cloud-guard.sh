@@ -25,7 +25,7 @@ fired_reason() {
 
 test_expect_success 'setup' '
 	sshd_start g && test_at_exit "cloud_cleanup_ g" &&
-	hosts idle.json ", \"idle_stop_min\": 0.05" &&
+	hosts idle.json ", \"idle_stop_min\": 0.1" &&
 	hosts life.json ", \"idle_stop_min\": 10, \"max_lifetime_min\": 0.05"
 '
 
@@ -33,12 +33,13 @@ test_expect_success 'fed by the heartbeat thread it never fires; when the beats 
 	rm -f fired &&
 	"$GUARDTOOL" idle.json g install &&
 	test -n "$(cloud_guard_pid g)" &&
-	"$GUARDTOOL" idle.json g beat 9 >beat.out &&
+	"$GUARDTOOL" idle.json g beat 16 >beat.out &&
 	t_stop=$(test_now_ms) &&
 	test ! -s beat.out &&
 	test ! -f fired &&
-	wait_for 15 "test -s fired" &&
-	test $(( $(test_now_ms) - t_stop )) -ge 2000 &&
+	wait_for 20 "test -s fired" &&
+	: "idle 6 s, less a beat interval (1.5 s) and the 1 s steps of mtime and date" &&
+	test $(( $(test_now_ms) - t_stop )) -ge 3000 &&
 	test "$(cat fired)" = fired &&
 	test "$(fired_reason)" = idle &&
 	test -z "$(cloud_guard_pid g)"
@@ -47,16 +48,16 @@ test_expect_success 'fed by the heartbeat thread it never fires; when the beats 
 test_expect_success 'a running step counts as activity: no fire until it ends' '
 	rm -f fired &&
 	W=$(sshd_var g WORKDIR) && mkdir -p "$W/runs/r1/s1" &&
-	{ sleep 7 & } && spid=$! && echo $spid >"$W/runs/r1/s1/pgid" &&
-	t0=$(test_now_ms) &&
+	{ sleep 12 & } && spid=$! && echo $spid >"$W/runs/r1/s1/pgid" &&
 	"$GUARDTOOL" idle.json g install &&
-	sleep 5 &&
+	sleep 9 &&
 	test ! -f fired &&
 	wait $spid &&
 	t_end=$(test_now_ms) &&
-	wait_for 15 "test -s fired" &&
+	wait_for 20 "test -s fired" &&
 	test "$(fired_reason)" = idle &&
-	test $(( $(test_now_ms) - t_end )) -ge 2000 &&
+	: "idle 6 s, less the 1 s poll and the 1 s step of date" &&
+	test $(( $(test_now_ms) - t_end )) -ge 3000 &&
 	rm -rf "$W/runs/r1"
 '
 
@@ -77,7 +78,7 @@ test_expect_success 'a disarmed guard exits and never fires' '
 	pid=$(cloud_guard_pid g) && test -n "$pid" &&
 	"$GUARDTOOL" idle.json g disarm &&
 	wait_for 5 "! kill -0 $pid 2>/dev/null" &&
-	sleep 4 &&
+	sleep 8 &&
 	test ! -f fired
 '
 

@@ -123,6 +123,24 @@ test_expect_success 'a start that fails: the host is unreachable, exit 3, the er
 	test "$(state)" = TERMINATED
 '
 
+test_expect_success 'preempted mid-run (the cloud stops it under a step): reported as preempted, not a failed step' '
+	( cd proj && exec "$GPUORCH" run experiments/slow.json --hosts ../hosts.json --plain \
+		--reconnect-timeout 3 >../pre.out 2>&1 ) &
+	pid=$! &&
+	wait_new_step pre.out &&
+	FAKECLOUD_DIR=$FAKECLOUD_DIR "$FAKECLOUD" stop >/dev/null &&
+	{ wait $pid; echo $? >pre.rc; } &&
+	test "$(cat pre.rc)" = 3 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.status)" = preempted &&
+	test "$(jq_ $run/run.json hosts.0.instance.preempted)" = true &&
+	grep "the instance stopped under the run without gpuorch asking (preempted?)" pre.out &&
+	grep "| box | command | stopped | yes | stop | .* | \*\*preempted\*\*" $run/report.md &&
+	test "$(state)" = TERMINATED &&
+	: "a preempted machine is off, its guard with it; here the guard is a local process: end it" &&
+	g=$(cloud_guard_pid box) && { [ -z "$g" ] || kill $g; } && rm -f "$(sshd_var box WORKDIR)/guard/pid"
+'
+
 test_expect_success 'the controller SIGKILLed mid-run: the guard on the instance stops it after the step, within idle_stop_min' '
 	rm -f fired &&
 	( cd proj && exec "$GPUORCH" run experiments/slow.json --hosts ../hosts.json --plain >../kill.out 2>&1 ) &

@@ -45,8 +45,8 @@ cloud_hosts() {
                 "start": ["$FAKECLOUD", "start"], "stop": ["$FAKECLOUD", "stop"],
                 "status": ["$FAKECLOUD", "status"], "address": ["$FAKECLOUD", "address"],
                 "check": ["$FAKECLOUD", "check"],
-                "poll_s": 0.2, "timeout_s": 20, "retries": 0, "start_timeout_s": 30,
-                "ssh_timeout_s": 15, "price_per_hour": 3.6$3}}
+                "poll_s": 0.2, "timeout_s": 20, "retries": 0, "start_timeout_s": 60,
+                "ssh_timeout_s": 60, "price_per_hour": 3.6$3}}
 ]}
 EOT
 }
