@@ -7,7 +7,7 @@
 #   make kernels    compile every kernel of every experiment with nvcc (ptxas report)
 
 CC      ?= cc
-PKGS    := libssh2 libcjson libarchive libcrypto libcurl
+PKGS    := libssh2 libcjson libarchive libcrypto libcurl libxml-2.0
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION := 0.1.0

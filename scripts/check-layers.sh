@@ -26,6 +26,7 @@ spec 1
 store 1
 remote 2
 sched 2
+cloud 2
 report 2
 run 3
 cmd 4

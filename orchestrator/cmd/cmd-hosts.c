@@ -1,5 +1,7 @@
-/* cmd-hosts.c -- `gpuorch hosts check|list`: is each host reachable, and what does it have. */
+/* cmd-hosts.c -- `gpuorch hosts check|list|up|down|status`: is each host
+ * reachable, and what does it have; its cloud instance (cmd-hosts-cloud.c). */
 #include "cmd/commands.h"
+#include "cmd/cmd-hosts-cloud.h"
 #include "core/error.h"
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
@@ -15,6 +17,7 @@
 static const char usage[] =
 	"usage: gpuorch hosts check --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
 	"   or: gpuorch hosts list --hosts FILE\n"
+	"   or: gpuorch hosts up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key]\n"
 	"\n"
 	"    check   connect to every host in parallel and show its GPU, compute\n"
 	"            capability, driver, clocks, and where nvcc, ncu and\n"
@@ -22,6 +25,9 @@ static const char usage[] =
 	"            for a Slurm cluster entry: the login node, slurmrestd reachable,\n"
 	"            its API version, the token, the partition, nodes and GPUs free/total\n"
 	"    list    show the inventory as gpuorch resolved it (ssh_config aliases too)\n"
+	"    up      start each host's cloud instance, wait for SSH, arm its idle guard\n"
+	"    down    stop each host's cloud instance and wait until it is stopped\n"
+	"    status  each instance's state and the cost accrued since gpuorch started it\n"
 	"\n"
 	"exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n";
 
@@ -93,10 +99,12 @@ static int hosts_exec(int argc, char **argv)
 
 	if (argc < 2) {
 		free(names);
-		return cmd_usage_error(&cmd_hosts_entry, "no verb given: 'check' or 'list'");
+		return cmd_usage_error(&cmd_hosts_entry,
+				       "no verb given: 'check', 'list', 'up', 'down' or 'status'");
 	}
 	verb = argv[1];
-	if (strcmp(verb, "check") && strcmp(verb, "list")) {
+	if (strcmp(verb, "check") && strcmp(verb, "list") && strcmp(verb, "up") &&
+	    strcmp(verb, "down") && strcmp(verb, "status")) {
 		free(names);
 		return cmd_usage_error(&cmd_hosts_entry, "unknown verb '%s'", verb);
 	}
@@ -132,6 +140,10 @@ static int hosts_exec(int argc, char **argv)
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st);
+		goto out;
+	}
+	if (!strcmp(verb, "up") || !strcmp(verb, "down") || !strcmp(verb, "status")) {
+		rc = hosts_cloud_verb(verb, hs, accept_new);
 		goto out;
 	}
 	if (!strcmp(verb, "list")) {

@@ -105,6 +105,12 @@ static int runs_exec(int argc, char **argv)
 		printf("%s  %-24.24s  %-11s", v[i].run_id, name ? name : "?",
 		       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
 		cJSON_ArrayForEach(h, hosts) printf(" %s", json_str(h, "name") ? json_str(h, "name") : "?");
+		{
+			/* cloud instances gpuorch started for the run (docs/cloud.md) */
+			const cJSON *prov = cJSON_GetObjectItem(run, "provenance");
+			if (json_has_num(prov, "instances_cost_total"))
+				printf("  cost %.4f", json_num(prov, "instances_cost_total", 0));
+		}
 		printf("\n    %s\n", head.len ? head.buf : "-");
 		shown++;
 	}

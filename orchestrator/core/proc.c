@@ -7,7 +7,10 @@
  * ->max): past the cap bytes are read and dropped and ->truncated is set. A
  * CLOEXEC pipe carries exec's errno back, so "no such program" is an error
  * of its own rather than exit 127. The wait is bounded: a child still
- * running after PROC_TIMEOUT_MS is killed. git queries
+ * running after PROC_TIMEOUT_MS is killed. proc_run_timed() takes its own
+ * bound and starts the program in a process group of its own, so a timeout
+ * kills the program and everything it started (a cloud CLI that hangs in a
+ * child). git queries
  * (store/gitinfo.c), `ssh -G` (transport/hosts.c) and the packer's file list
  * go through it. */
 #define _GNU_SOURCE
@@ -62,7 +65,7 @@ static void close_fd(int *fd)
 
 /* Child side: never returns. Only async-signal-safe calls before exec. */
 static void child_exec(const char *dir, const char *const *argv, int out_w, int err_w,
-		       int status_w)
+		       int status_w, int own_group)
 {
 	int e;
 	int devnull = open("/dev/null", O_RDONLY);
@@ -78,6 +81,8 @@ static void child_exec(const char *dir, const char *const *argv, int out_w, int 
 	if (err_w > 2)
 		close(err_w);
 	signal(SIGPIPE, SIG_DFL);
+	if (own_group)
+		setpgid(0, 0);
 	{
 		/* a controller thread may block signals; the program must not inherit that */
 		sigset_t none;
@@ -98,14 +103,15 @@ static void child_exec(const char *dir, const char *const *argv, int out_w, int 
 	_exit(127);
 }
 
-enum go_status proc_run(const char *dir, const char *const *argv, struct strbuf *out,
-			struct strbuf *errout, int *exit_code, struct strbuf *err)
+static enum go_status run_bounded(const char *dir, const char *const *argv, struct strbuf *out,
+				  struct strbuf *errout, int *exit_code, int timeout_ms,
+				  int own_group, struct strbuf *err)
 {
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, stp[2] = { -1, -1 };
 	struct strbuf discard_out = STRBUF_INIT, discard_err = STRBUF_INIT;
 	struct strbuf *sinks[2];
 	struct strbuf what = STRBUF_INIT;
-	int64_t deadline = time_mono_ms() + PROC_TIMEOUT_MS;
+	int64_t deadline = time_mono_ms() + timeout_ms;
 	enum go_status st = GO_OK;
 	int fds[2];
 	int status = 0, exec_errno = 0, timed_out = 0;
@@ -132,7 +138,7 @@ enum go_status proc_run(const char *dir, const char *const *argv, struct strbuf 
 		goto out;
 	}
 	if (pid == 0)
-		child_exec(dir, argv, outp[1], errp[1], stp[1]);
+		child_exec(dir, argv, outp[1], errp[1], stp[1], own_group);
 
 	close_fd(&outp[1]);
 	close_fd(&errp[1]);
@@ -147,6 +153,8 @@ enum go_status proc_run(const char *dir, const char *const *argv, struct strbuf 
 
 		if (left <= 0) {
 			timed_out = 1;
+			if (own_group)
+				kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			break;
 		}
@@ -209,7 +217,7 @@ enum go_status proc_run(const char *dir, const char *const *argv, struct strbuf 
 	}
 	if (timed_out) {
 		st = go_fail(err, GO_ERR_TIMEOUT, "'%s' did not finish within %d s and was killed",
-			     what.buf, PROC_TIMEOUT_MS / 1000);
+			     what.buf, (timeout_ms + 999) / 1000);
 		goto out;
 	}
 	{
@@ -236,4 +244,19 @@ out:
 	strbuf_release(&discard_err);
 	strbuf_release(&what);
 	return st;
+}
+
+enum go_status proc_run(const char *dir, const char *const *argv, struct strbuf *out,
+			struct strbuf *errout, int *exit_code, struct strbuf *err)
+{
+	return run_bounded(dir, argv, out, errout, exit_code, PROC_TIMEOUT_MS, 0, err);
+}
+
+enum go_status proc_run_timed(const char *dir, const char *const *argv, struct strbuf *out,
+			      struct strbuf *errout, int *exit_code, int timeout_ms,
+			      struct strbuf *err)
+{
+	if (timeout_ms <= 0)
+		return go_fail(err, GO_ERR_INTERNAL, "proc_run_timed: timeout %d ms", timeout_ms);
+	return run_bounded(dir, argv, out, errout, exit_code, timeout_ms, 1, err);
 }

@@ -16,4 +16,11 @@
 enum go_status proc_run(const char *dir, const char *const *argv, struct strbuf *out,
 			struct strbuf *errout, int *exit_code, struct strbuf *err);
 
+/* proc_run with a bound of timeout_ms: the program runs in a process group
+ * of its own and the whole group is killed at the bound (GO_ERR_TIMEOUT).
+ * For programs that may hang, such as a cloud provider's CLI. */
+enum go_status proc_run_timed(const char *dir, const char *const *argv, struct strbuf *out,
+			      struct strbuf *errout, int *exit_code, int timeout_ms,
+			      struct strbuf *err);
+
 #endif

@@ -4,7 +4,10 @@
  * sources, git) is checked before any connection is made, so bad input
  * exits 2 with nothing sent. Then the run directory and a "running" record
  * are created, the hosts run in parallel (hostrun.c), and the record is
- * finished as "complete" -- or "incomplete" on SIGINT/SIGTERM. */
+ * finished as "complete" -- or "incomplete" on SIGINT/SIGTERM. A host with
+ * a cloud instance (cloud/lifecycle.h) is brought up on its own thread
+ * before its run, fed by the heartbeat thread while it runs, and taken down
+ * per after_run afterwards, Ctrl-C or not (run_instances below). */
 #include "run/runner.h"
 #include "core/error.h"
 #include "core/fsutil.h"
@@ -32,6 +35,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <pwd.h>
+#include "cloud/heartbeat.h"
+#include "cloud/lifecycle.h"
 #include "core/banned.h"
 
 static volatile sig_atomic_t got_signal;
@@ -231,6 +236,111 @@ static void print_dry_run(const struct spec *s, const struct hosts *hs, const st
 	}
 }
 
+/* ---------------------------------------------------------------- instances */
+
+struct host_task {
+	struct hostrun *hr;
+	struct inst_life *L;
+	struct heartbeat *hb;
+	int accept_new;
+};
+
+static void set_host_field(struct hostrun *hr, const char *key, cJSON *val)
+{
+	record_lock(hr->ctx->rec);
+	if (cJSON_GetObjectItemCaseSensitive(hr->hj, key))
+		cJSON_ReplaceItemInObject(hr->hj, key, val);
+	else
+		cJSON_AddItemToObject(hr->hj, key, val);
+	record_unlock(hr->ctx->rec);
+}
+
+/* One host: bring its instance up, run, take it down (par_task_fn). */
+static void host_task_main(void *arg)
+{
+	struct host_task *t = arg;
+	struct hostrun *hr = t->hr;
+	struct inst_life *L = t->L;
+	struct strbuf log = STRBUF_INIT, e = STRBUF_INIT;
+	enum go_status st;
+
+	if (!L->in) {
+		host_main(hr);
+		return;
+	}
+	L->interrupted = &got_signal;
+	live_set(hr->ctx->live, hr->index, "instance", "starting");
+	st = life_up(L, t->accept_new, 1, &log, &e);
+	strbuf_addstr(&hr->out, log.buf);
+	strbuf_reset(&log);
+	set_host_field(hr, "address", cJSON_CreateString(L->h->address));
+	if (st == GO_OK) {
+		if (L->guarded)
+			heartbeat_add(t->hb, hr->index, L->h, L->in);
+		host_main(hr);
+		life_check_preempted(L);
+		if (L->preempted) {
+			strbuf_addf(&hr->out, "  %s: the instance stopped under the run without gpuorch "
+				    "asking (preempted?): its steps were lost, not failed\n", L->h->name);
+			set_host_field(hr, "status", cJSON_CreateString("preempted"));
+			hr->failed = 1;
+		}
+		heartbeat_remove(t->hb, hr->index);
+	} else {
+		hr->failed = 1;
+		strbuf_addf(&hr->out, "%s\n  instance failed: %s\n", L->h->name, e.buf);
+		set_host_field(hr, "status", cJSON_CreateString(st == GO_ERR_INTERRUPTED ? "failed"
+											 : "unreachable"));
+		set_host_field(hr, "error", cJSON_CreateString(e.buf));
+		live_done(hr->ctx->live, hr->index, "instance failed");
+	}
+	if (L->started || L->up) {
+		strbuf_reset(&e);
+		live_set(hr->ctx->live, hr->index, "instance", "stopping");
+		if (life_down(L, life_after_run(L), t->accept_new, &log, &e) != GO_OK)
+			strbuf_addf(&hr->out, "  warning: %s\n", e.buf);
+		strbuf_addstr(&hr->out, log.buf);
+	}
+	set_host_field(hr, "instance", life_json(L, time(NULL)));
+	strbuf_release(&log);
+	strbuf_release(&e);
+}
+
+/* Every instance's cost into provenance.instances and the run's total;
+ * prints the cost lines; returns how many instances may still be billing. */
+static int record_costs(struct record *rec, cJSON *root, struct inst_life *lives, int n)
+{
+	cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance"), *insts;
+	double total = 0;
+	int i, billing = 0, any = 0;
+	time_t now = time(NULL);
+	record_lock(rec);
+	insts = json_add_obj(prov, "instances");
+	for (i = 0; i < n; i++) {
+		const struct inst_life *L = &lives[i];
+		if (!L->in)
+			continue;
+		any = 1;
+		cJSON_AddItemToObject(insts, L->h->name, life_json(L, now));
+		total += life_cost(L, now);
+		if (L->stop_failed || (L->started && !L->stopped && life_after_run(L) != AFTER_KEEP))
+			billing++;
+		if (L->started)
+			printf("cost: %s %.4f (%.0f s x %.4g/h, %s)%s\n", L->h->name, life_cost(L, now),
+			       life_seconds(L, now), L->in->price_per_hour,
+			       L->stopped ? "stopped" : "still running",
+			       L->stop_failed ? "  MAY STILL BE BILLING: stop it by hand" : "");
+		else
+			printf("cost: %s not started by gpuorch (it was %s): not counted\n",
+			       L->h->name, inst_state_name(L->before));
+	}
+	json_add_num(prov, "instances_cost_total", total);
+	record_unlock(rec);
+	if (any)
+		printf("cost: total %.4f\n", total);
+	return billing;
+}
+
 int runner_run(const struct run_opts *o)
 {
 	struct strbuf err = STRBUF_INIT;
@@ -245,6 +355,9 @@ int runner_run(const struct run_opts *o)
 	int have_rec = 0;
 	struct run_ctx ctx;
 	struct hostrun *hrs = NULL;
+	struct host_task *tasks = NULL;
+	struct inst_life *lives = NULL;
+	struct heartbeat *hb = NULL;
 	void **args = NULL;
 	struct live *lv = NULL;
 	cJSON *root, *exp, *hosts_arr;
@@ -292,6 +405,11 @@ int runner_run(const struct run_opts *o)
 		rc = fail(st, err.buf);
 		goto out;
 	}
+	st = life_load(hs, &lives, &err);
+	if (st != GO_OK) {
+		rc = fail(st, err.buf);
+		goto out;
+	}
 	st = git_info_worktree(o->root, &gi, &err);
 	if (st != GO_OK) {
 		rc = fail(st, err.buf);
@@ -305,7 +423,20 @@ int runner_run(const struct run_opts *o)
 	}
 	if (o->dry_run) {
 		print_dry_run(s, hs, &pk, &gi, o->commit ? commit : NULL);
+		for (i = 0; i < hs->n; i++)
+			if (lives[i].in && lives[i].in->ops->describe) {
+				printf("  %s:\n", hs->v[i].name);
+				lives[i].in->ops->describe(lives[i].in, stdout);
+			}
 		goto out;
+	}
+	/* Credentials that expired are found now, before anything starts. */
+	for (i = 0; i < hs->n; i++) {
+		st = life_check(&lives[i], &err);
+		if (st != GO_OK) {
+			rc = fail(st, err.buf);
+			goto out;
+		}
 	}
 
 	/* 2. The run directory and a "running" record. */
@@ -374,14 +505,22 @@ int runner_run(const struct run_opts *o)
 	ctx.lock_wait_s = o->lock_wait_s;
 	ctx.interrupted = &got_signal;
 	hrs = xcalloc((size_t)hs->n, sizeof(*hrs));
+	tasks = xcalloc((size_t)hs->n, sizeof(*tasks));
 	args = xcalloc((size_t)hs->n, sizeof(*args));
+	hb = heartbeat_start(hs->n, o->accept_new_hostkey);
 	for (i = 0; i < hs->n; i++) {
 		hostrun_init(&hrs[i], i, &hs->v[i], &ctx, cJSON_GetArrayItem(hosts_arr, i));
 		live_set_name(lv, i, hs->v[i].name);
-		args[i] = &hrs[i];
+		tasks[i].hr = &hrs[i];
+		tasks[i].L = &lives[i];
+		tasks[i].hb = hb;
+		tasks[i].accept_new = o->accept_new_hostkey;
+		args[i] = &tasks[i];
 	}
 	if (!got_signal)
-		par_run(hs->n, host_main, args, (par_tick_fn)live_draw, lv, 500);
+		par_run(hs->n, host_task_main, args, (par_tick_fn)live_draw, lv, 500);
+	heartbeat_stop(hb);
+	hb = NULL;
 
 	/* 4. Each host's output whole, then the verdict. */
 	for (i = 0; i < hs->n; i++) {
@@ -390,6 +529,8 @@ int runner_run(const struct run_opts *o)
 		nfailed_steps += hrs[i].nfailed_steps - hrs[i].nfailed_gates;
 		nfailed_gates += hrs[i].nfailed_gates;
 	}
+	if (record_costs(&rec, root, lives, hs->n) && rc == 0)
+		rc = GO_EXIT_FAILED;
 	record_lock(&rec);
 	if (got_signal) {
 		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString("incomplete"));
@@ -397,7 +538,9 @@ int runner_run(const struct run_opts *o)
 	} else {
 		const char *outcome = "passed";
 		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString("complete"));
-		if (nfailed_hosts == hs->n) {
+		if (rc == GO_EXIT_FAILED) {
+			outcome = "failed";   /* an instance may still be billing */
+		} else if (nfailed_hosts == hs->n) {
 			outcome = "infra_error";
 			rc = GO_EXIT_INFRA;
 		} else if (nfailed_hosts || nfailed_steps || nfailed_gates) {
@@ -443,7 +586,11 @@ out:
 		for (i = 0; hs && i < hs->n; i++)
 			hostrun_release(&hrs[i]);
 	free(hrs);
+	free(tasks);
 	free(args);
+	heartbeat_stop(hb);
+	if (hs)
+		life_free(lives, hs->n);
 	live_free(lv);
 	if (have_rec)
 		record_release(&rec);

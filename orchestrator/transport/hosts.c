@@ -237,6 +237,8 @@ static void host_release(struct host *h)
 	free(h->workdir);
 	free(h->gpu);
 	free(h->arch);
+	cJSON_Delete(h->instance);
+	free(h->instance_path);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -429,7 +431,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	static const char *const keys[] = { "name", "address", "port", "user", "identity",
 					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
 					    "connect_timeout_s", "gpu_index", "ssh_alias",
-					    "ssh_config", "python", "max_builds", "slurm", "login", NULL };
+					    "ssh_config", "python", "max_builds", "slurm", "login", "instance", NULL };
 	static const char *const login_keys[] = { "address", "port", "user", "identity",
 						  "known_hosts", "ssh_alias", "ssh_config",
 						  "connect_timeout_s", NULL };
@@ -498,6 +500,15 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	TRY(get_int(c, v, "connect_timeout_s", 1, 600, &h->connect_timeout_s, NULL));
 	TRY(get_int(c, v, "gpu_index", 0, 63, &h->gpu_index, NULL));
 	TRY(get_int(c, v, "max_builds", 1, 1024, &h->max_builds, NULL));
+	{
+		/* A cloud instance behind the host: checked by cloud/instance.c
+		 * (a layer above), before anything starts; kept here as given. */
+		const cJSON *inst = cJSON_GetObjectItemCaseSensitive(v, "instance");
+		if (inst) {
+			h->instance = cJSON_Duplicate(inst, 1);
+			h->instance_path = xstrfmt("%s.instance", c->path.buf);
+		}
+	}
 	if (!h->workdir)
 		h->workdir = xstrdup(DEFAULT_WORKDIR);
 

@@ -1,0 +1,79 @@
+/* ledger.c -- the local record of instances gpuorch started (ledger.h). */
+#include "cloud/ledger.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/fsutil.h"
+#include "core/timeutil.h"
+#include "core/jsonutil.h"
+#include "core/banned.h"
+
+static char *state_dir(void)
+{
+	const char *d = getenv("GPUORCH_STATE_DIR");
+	if (d && *d)
+		return xstrfmt("%s/instances", d);
+	d = getenv("XDG_STATE_HOME");
+	if (d && *d)
+		return xstrfmt("%s/gpuorch/instances", d);
+	d = getenv("HOME");
+	return xstrfmt("%s/.local/state/gpuorch/instances", d && *d ? d : ".");
+}
+
+static char *file_of(const char *host)
+{
+	char *d = state_dir(), *p = xstrfmt("%s/%s.json", d, host);
+	free(d);
+	return p;
+}
+
+enum go_status ledger_note_start(const char *host, const char *provider, double price_per_hour,
+				 time_t start_requested, struct strbuf *err)
+{
+	char *d = state_dir(), *p = file_of(host);
+	cJSON *j = cJSON_CreateObject();
+	char ts[32];
+	enum go_status st = fs_mkdir_p(d, 0700, err);
+	json_add_str(j, "host", host);
+	json_add_str(j, "provider", provider);
+	json_add_num(j, "start_requested_epoch", (double)start_requested);
+	time_iso8601(start_requested, ts);
+	json_add_str(j, "start_requested_at", ts);
+	json_add_num(j, "price_per_hour", price_per_hour);
+	if (st == GO_OK)
+		st = json_write_atomic(p, j, err);
+	cJSON_Delete(j);
+	free(d);
+	free(p);
+	return st;
+}
+
+enum go_status ledger_note_stop(const char *host, struct strbuf *err)
+{
+	char *p = file_of(host);
+	enum go_status st = GO_OK;
+	if (unlink(p) < 0 && errno != ENOENT)
+		st = go_fail(err, go_from_errno(errno), "cannot remove '%s': %s", p, strerror(errno));
+	free(p);
+	return st;
+}
+
+int ledger_read(const char *host, time_t *start_requested, double *price_per_hour)
+{
+	char *p = file_of(host);
+	struct strbuf err = STRBUF_INIT;
+	cJSON *j = NULL;
+	int ok = 0;
+	if (fs_is_file(p) && json_load_file(p, &j, GO_ERR_IO, &err) == GO_OK &&
+	    json_has_num(j, "start_requested_epoch")) {
+		*start_requested = (time_t)json_num(j, "start_requested_epoch", 0);
+		*price_per_hour = json_num(j, "price_per_hour", 0);
+		ok = 1;
+	}
+	cJSON_Delete(j);
+	strbuf_release(&err);
+	free(p);
+	return ok;
+}

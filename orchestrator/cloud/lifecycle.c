@@ -1,0 +1,341 @@
+/* lifecycle.c -- bring an instance up and take it down (lifecycle.h).
+ *
+ * Every wait is bounded (start_timeout_s, ssh_timeout_s) and polls the
+ * provider every poll_s. Bringing up honours Ctrl-C; taking down does not:
+ * an interrupted run must still stop what it started. A host key that does
+ * not match is never retried: a re-created instance with a new key is
+ * refused unless the user allows it (--accept-new-host-key adds unknown
+ * keys only, as everywhere in gpuorch). */
+#include "cloud/lifecycle.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "cloud/guard.h"
+#include "cloud/ledger.h"
+#include "core/jsonutil.h"
+#include "core/timeutil.h"
+#include "transport/ssh.h"
+#include "core/banned.h"
+
+enum go_status life_load(struct hosts *hs, struct inst_life **out, struct strbuf *err)
+{
+	struct inst_life *v = xcalloc((size_t)(hs->n > 0 ? hs->n : 1), sizeof(*v));
+	int i;
+	for (i = 0; i < hs->n; i++) {
+		enum go_status st = instance_load(&hs->v[i], hs->path, &v[i].in, err);
+		v[i].h = &hs->v[i];
+		if (st != GO_OK) {
+			life_free(v, hs->n);
+			*out = NULL;
+			return st;
+		}
+	}
+	*out = v;
+	return GO_OK;
+}
+
+void life_free(struct inst_life *v, int n)
+{
+	int i;
+	if (!v)
+		return;
+	for (i = 0; i < n; i++) {
+		instance_free(v[i].in);
+		free(v[i].error);
+	}
+	free(v);
+}
+
+static enum go_status remember(struct inst_life *L, enum go_status st, struct strbuf *err)
+{
+	if (st != GO_OK && st != GO_ERR_INTERRUPTED) {
+		free(L->error);
+		L->error = xstrdup(err->buf);
+	}
+	return st;
+}
+
+enum go_status life_check(struct inst_life *L, struct strbuf *err)
+{
+	if (!L->in || !L->in->ops->check)
+		return GO_OK;
+	return L->in->ops->check(L->in, err);
+}
+
+static int interrupted(const struct inst_life *L, int honour)
+{
+	return honour && L->interrupted && *L->interrupted;
+}
+
+/* Poll until the state is one of want (a bit mask), within timeout_s. */
+static enum go_status wait_state(struct inst_life *L, unsigned want, int timeout_s,
+				 const char *what, int honour_signals, enum inst_state *last,
+				 struct strbuf *err)
+{
+	int64_t deadline = time_mono_ms() + (int64_t)timeout_s * 1000;
+	enum inst_state s = INST_UNKNOWN;
+	for (;;) {
+		enum go_status st = L->in->ops->status(L->in, &s, err);
+		if (st != GO_OK)
+			return st;
+		*last = s;
+		if (want & (1u << s))
+			return GO_OK;
+		if (interrupted(L, honour_signals))
+			return go_fail(err, GO_ERR_INTERRUPTED, "%s: interrupted", L->h->name);
+		if (time_mono_ms() >= deadline)
+			return go_fail(err, GO_ERR_TIMEOUT,
+				       "%s: the instance is still %s %d s after %s (\"start_timeout_s\")",
+				       L->h->name, inst_state_name(s), timeout_s, what);
+		time_sleep_ms((int64_t)(L->in->poll_s * 1000));
+	}
+}
+
+static enum go_status start_it(struct inst_life *L, struct strbuf *log, struct strbuf *err)
+{
+	enum go_status st;
+	enum inst_state s;
+	L->t_start_req = time(NULL);
+	L->started = 1;
+	if (ledger_note_start(L->h->name, L->in->ops->name, L->in->price_per_hour, L->t_start_req,
+			      err) != GO_OK)
+		strbuf_addf(log, "%s: warning: %s\n", L->h->name, err->buf);
+	strbuf_addf(log, "%s: starting the instance (%s)\n", L->h->name, L->in->ops->name);
+	st = L->in->ops->start(L->in, err);
+	if (st != GO_OK)
+		return st;
+	st = wait_state(L, 1u << INST_RUNNING, L->in->start_timeout_s, "the start", 1, &s, err);
+	if (st == GO_OK)
+		L->t_running = time(NULL);
+	return st;
+}
+
+static enum go_status wait_ssh(struct inst_life *L, int accept_new, int arm_guard,
+			       struct strbuf *log, struct strbuf *err)
+{
+	int64_t deadline = time_mono_ms() + (int64_t)L->in->ssh_timeout_s * 1000;
+	struct strbuf last = STRBUF_INIT;
+	enum go_status st;
+	for (;;) {
+		struct ssh_opts o;
+		struct ssh_conn *c = NULL;
+		int64_t left = deadline - time_mono_ms();
+		host_ssh_opts(L->h, accept_new, &o);
+		if (left < 1000)
+			left = 1000;
+		if (o.connect_timeout_ms > left)
+			o.connect_timeout_ms = (int)left;
+		st = ssh_connect(&o, &c, &last);
+		if (st == GO_OK) {
+			L->up = 1;
+			L->t_reachable = time(NULL);
+			if (arm_guard && L->started &&
+			    (L->in->idle_stop_min > 0 || L->in->max_lifetime_min > 0)) {
+				st = guard_install(c, L->h, L->in, err);
+				if (st == GO_OK) {
+					L->guarded = 1;
+					strbuf_addf(log, "%s: guard armed: stops the instance after %g min "
+						    "without gpuorch%s\n", L->h->name,
+						    L->in->idle_stop_min, L->in->max_lifetime_min > 0
+						    ? " or at its max lifetime" : "");
+				}
+			} else if (!L->started) {
+				int alive = 0;
+				if (guard_alive(c, L->h, &alive, &last) == GO_OK && alive)
+					L->guarded = 1;
+			}
+			ssh_disconnect(c);
+			break;
+		}
+		if (st == GO_ERR_HOSTKEY) {
+			go_fail(err, st, "%s", last.buf);
+			break;
+		}
+		if (interrupted(L, 1)) {
+			st = go_fail(err, GO_ERR_INTERRUPTED, "%s: interrupted", L->h->name);
+			break;
+		}
+		if (time_mono_ms() >= deadline) {
+			st = go_fail(err, GO_ERR_TIMEOUT,
+				     "%s: the instance is running but SSH did not answer within %d s "
+				     "(\"ssh_timeout_s\"); last error: %s", L->h->name,
+				     L->in->ssh_timeout_s, last.buf);
+			break;
+		}
+		time_sleep_ms((int64_t)(L->in->poll_s * 1000));
+	}
+	strbuf_release(&last);
+	return st;
+}
+
+enum go_status life_up(struct inst_life *L, int accept_new_hostkey, int arm_guard,
+		       struct strbuf *log, struct strbuf *err)
+{
+	struct instance *in = L->in;
+	enum go_status st;
+	enum inst_state s;
+
+	if (!in)
+		return GO_OK;
+	st = in->ops->status(in, &L->before, err);
+	if (st != GO_OK)
+		return remember(L, st, err);
+	s = L->before;
+	strbuf_addf(log, "%s: instance is %s\n", L->h->name, inst_state_name(s));
+	if (s == INST_TERMINATED)
+		return remember(L, go_fail(err, GO_ERR_REMOTE, "%s: the instance is terminated (it "
+					   "no longer exists): fix %s", L->h->name, in->label), err);
+	if (s == INST_STOPPING) {
+		st = wait_state(L, 1u << INST_STOPPED, in->start_timeout_s, "stopping", 1, &s, err);
+		if (st != GO_OK)
+			return remember(L, st, err);
+	}
+	if (s == INST_STOPPED)
+		st = start_it(L, log, err);
+	else if (s == INST_PENDING)
+		st = wait_state(L, 1u << INST_RUNNING, in->start_timeout_s, "it was found starting",
+				1, &s, err);
+	if (st != GO_OK)
+		return remember(L, st, err);
+	if (in->ops->address) {
+		char *addr = NULL;
+		st = in->ops->address(in, &addr, err);
+		if (st != GO_OK)
+			return remember(L, st, err);
+		free(L->h->address);
+		L->h->address = addr;
+	}
+	return remember(L, wait_ssh(L, accept_new_hostkey, arm_guard, log, err), err);
+}
+
+enum after_run life_after_run(const struct inst_life *L)
+{
+	if (!L->in)
+		return AFTER_KEEP;
+	if (L->in->after_run != AFTER_DEFAULT)
+		return L->in->after_run;
+	return L->started ? AFTER_STOP : AFTER_KEEP;
+}
+
+static void disarm(struct inst_life *L, int accept_new)
+{
+	struct strbuf e = STRBUF_INIT;
+	struct ssh_conn *c = NULL;
+	struct ssh_opts o;
+	host_ssh_opts(L->h, accept_new, &o);
+	if (ssh_connect(&o, &c, &e) == GO_OK && guard_disarm(c, L->h, &e) == GO_OK)
+		L->guarded = 0;
+	ssh_disconnect(c);
+	strbuf_release(&e);
+}
+
+enum go_status life_down(struct inst_life *L, enum after_run what, int accept_new_hostkey,
+			 struct strbuf *log, struct strbuf *err)
+{
+	struct instance *in = L->in;
+	enum go_status st;
+	enum inst_state s = INST_UNKNOWN;
+	unsigned want;
+
+	if (!in)
+		return GO_OK;
+	L->done = what;
+	if (what == AFTER_KEEP) {
+		if (L->up)
+			strbuf_addf(log, "%s: instance kept running (after_run \"keep\")%s\n",
+				    L->h->name, L->guarded ? "; its guard stays armed" : "");
+		return GO_OK;
+	}
+	if (L->guarded && L->up)
+		disarm(L, accept_new_hostkey);
+	L->t_stop_req = time(NULL);
+	want = what == AFTER_TERMINATE ? 1u << INST_TERMINATED
+				       : (1u << INST_STOPPED) | (1u << INST_TERMINATED);
+	st = in->ops->status(in, &s, err);
+	if (st == GO_OK && !(want & (1u << s))) {
+		strbuf_addf(log, "%s: %s the instance\n", L->h->name,
+			    what == AFTER_TERMINATE ? "terminating" : "stopping");
+		st = what == AFTER_TERMINATE ? in->ops->terminate(in, err) : in->ops->stop(in, err);
+		if (st == GO_OK)
+			st = wait_state(L, want, in->start_timeout_s, "the stop", 0, &s, err);
+	}
+	if (st != GO_OK) {
+		struct strbuf msg = STRBUF_INIT;
+		L->stop_failed = 1;
+		strbuf_addf(&msg, "%s; the instance may still be billing: check it and stop it by "
+			    "hand ('gpuorch hosts down --host %s' or the cloud's console)", err->buf,
+			    L->h->name);
+		go_fail(err, st, "%s", msg.buf);
+		strbuf_release(&msg);
+		return remember(L, st, err);
+	}
+	L->stopped = 1;
+	L->up = 0;
+	L->t_stop_conf = time(NULL);
+	if (ledger_note_stop(L->h->name, err) != GO_OK)
+		strbuf_addf(log, "%s: warning: %s\n", L->h->name, err->buf);
+	strbuf_addf(log, "%s: instance %s\n", L->h->name, inst_state_name(s));
+	return GO_OK;
+}
+
+void life_check_preempted(struct inst_life *L)
+{
+	struct strbuf e = STRBUF_INIT;
+	enum inst_state s;
+	if (L->in && L->up && L->in->ops->status(L->in, &s, &e) == GO_OK && s != INST_RUNNING)
+		L->preempted = 1;
+	strbuf_release(&e);
+}
+
+double life_seconds(const struct inst_life *L, time_t now)
+{
+	time_t end;
+	if (!L->in || !L->started)
+		return 0;
+	end = L->t_stop_conf ? L->t_stop_conf : now;
+	return end > L->t_start_req ? (double)(end - L->t_start_req) : 0;
+}
+
+double life_cost(const struct inst_life *L, time_t now)
+{
+	return L->in ? life_seconds(L, now) / 3600.0 * L->in->price_per_hour : 0;
+}
+
+static void add_time(cJSON *j, const char *key, time_t t)
+{
+	char ts[32];
+	if (!t) {
+		cJSON_AddNullToObject(j, key);
+		return;
+	}
+	time_iso8601(t, ts);
+	json_add_str(j, key, ts);
+}
+
+cJSON *life_json(const struct inst_life *L, time_t now)
+{
+	cJSON *j = cJSON_CreateObject();
+	json_add_str(j, "provider", L->in->ops->name);
+	json_add_str(j, "state_before", inst_state_name(L->before));
+	json_add_bool(j, "started_by_gpuorch", L->started);
+	add_time(j, "start_requested_at", L->t_start_req);
+	add_time(j, "running_at", L->t_running);
+	add_time(j, "reachable_at", L->t_reachable);
+	add_time(j, "stop_requested_at", L->t_stop_req);
+	add_time(j, "stop_confirmed_at", L->t_stop_conf);
+	json_add_str(j, "after_run", L->done ? after_run_name(L->done) : NULL);
+	json_add_bool(j, "guard", L->guarded || (L->started && L->in->idle_stop_min > 0 && L->t_reachable));
+	json_add_num(j, "idle_stop_min", L->in->idle_stop_min);
+	json_add_num(j, "price_per_hour", L->in->price_per_hour);
+	if (L->started) {
+		json_add_num(j, "billed_s", life_seconds(L, now));
+		json_add_num(j, "cost", life_cost(L, now));
+	} else {
+		cJSON_AddNullToObject(j, "billed_s");
+		cJSON_AddNullToObject(j, "cost");
+	}
+	json_add_bool(j, "stop_failed", L->stop_failed);
+	json_add_bool(j, "preempted", L->preempted);
+	json_add_str(j, "error", L->error);
+	return j;
+}

@@ -1,0 +1,452 @@
+/* provider-aws.c -- the native "aws" provider: EC2's Query API (Version
+ * 2016-11-15) over HTTPS with libcurl, signed by libcurl's SigV4
+ * (CURLOPT_AWS_SIGV4 "aws:amz:REGION:ec2"); no AWS CLI. DescribeInstances,
+ * StartInstances, StopInstances; the XML answers are read with libxml2.
+ *
+ * Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN)
+ * from the environment, else the profile ("profile", $AWS_PROFILE or
+ * "default") of $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials. A session
+ * token is sent as X-Amz-Security-Token, which SigV4 signs. The secret and
+ * the token never reach a message, a log or the record. Throttling
+ * (RequestLimitExceeded, HTTP 503) is tried again with a doubling backoff.
+ * The endpoint can be overridden ("endpoint": tests, other partitions). */
+#include "cloud/cloud-int.h"
+
+#include <curl/curl.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/fsutil.h"
+#include "core/timeutil.h"
+#include "core/banned.h"
+
+#define EC2_VERSION "2016-11-15"
+
+struct awsp {
+	char *instance_id, *region, *endpoint, *profile;
+};
+
+struct creds {
+	char *key_id, *secret, *token;
+};
+
+static void creds_release(struct creds *c)
+{
+	if (c->secret)
+		memset(c->secret, 0, strlen(c->secret));
+	if (c->token)
+		memset(c->token, 0, strlen(c->token));
+	free(c->key_id);
+	free(c->secret);
+	free(c->token);
+	memset(c, 0, sizeof(*c));
+}
+
+static void release(struct instance *in)
+{
+	struct awsp *p = in->priv;
+	if (!p)
+		return;
+	free(p->instance_id);
+	free(p->region);
+	free(p->endpoint);
+	free(p->profile);
+	free(p);
+	in->priv = NULL;
+}
+
+/* ---------------------------------------------------------------- credentials */
+
+static char *trimmed(const char *s, size_t n)
+{
+	while (n && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	while (n && strchr(" \t\r", s[n - 1]))
+		n--;
+	return xstrfmt("%.*s", (int)n, s);
+}
+
+/* The [profile] section of an AWS credentials file (an INI file). */
+static void creds_from_file(const char *path, const char *profile, struct creds *c)
+{
+	struct strbuf text = STRBUF_INIT, e = STRBUF_INIT;
+	char *line, *next;
+	int in_section = 0;
+	if (!fs_is_file(path) || fs_read_file(path, &text, &e) != GO_OK)
+		goto out;
+	for (line = text.buf; line && *line; line = next) {
+		char *eq, *key;
+		size_t len;
+		next = strchr(line, '\n');
+		len = next ? (size_t)(next - line) : strlen(line);
+		if (next)
+			next++;
+		while (len && (*line == ' ' || *line == '\t')) {
+			line++;
+			len--;
+		}
+		if (!len || *line == '#' || *line == ';')
+			continue;
+		if (*line == '[') {
+			const char *close = memchr(line, ']', len);
+			char *name = trimmed(line + 1, close ? (size_t)(close - line - 1) : len - 1);
+			in_section = !strcmp(name, profile);
+			free(name);
+			continue;
+		}
+		eq = memchr(line, '=', len);
+		if (!in_section || !eq)
+			continue;
+		key = trimmed(line, (size_t)(eq - line));
+		if (!strcmp(key, "aws_access_key_id") && !c->key_id)
+			c->key_id = trimmed(eq + 1, len - (size_t)(eq - line) - 1);
+		else if (!strcmp(key, "aws_secret_access_key") && !c->secret)
+			c->secret = trimmed(eq + 1, len - (size_t)(eq - line) - 1);
+		else if (!strcmp(key, "aws_session_token") && !c->token)
+			c->token = trimmed(eq + 1, len - (size_t)(eq - line) - 1);
+		free(key);
+	}
+out:
+	if (text.buf)
+		memset(text.buf, 0, text.len);
+	strbuf_release(&text);
+	strbuf_release(&e);
+}
+
+static enum go_status get_creds(struct instance *in, struct creds *c, struct strbuf *err)
+{
+	struct awsp *p = in->priv;
+	const char *k = getenv("AWS_ACCESS_KEY_ID"), *s = getenv("AWS_SECRET_ACCESS_KEY");
+	const char *t = getenv("AWS_SESSION_TOKEN");
+	memset(c, 0, sizeof(*c));
+	if (k && *k && s && *s && !p->profile) {
+		c->key_id = xstrdup(k);
+		c->secret = xstrdup(s);
+		c->token = t && *t ? xstrdup(t) : NULL;
+	} else {
+		const char *prof = p->profile ? p->profile : getenv("AWS_PROFILE");
+		const char *file = getenv("AWS_SHARED_CREDENTIALS_FILE");
+		char *path = file && *file ? xstrdup(file)
+			     : xstrfmt("%s/.aws/credentials", getenv("HOME") ? getenv("HOME") : ".");
+		if (!prof || !*prof)
+			prof = "default";
+		creds_from_file(path, prof, c);
+		if (!c->key_id || !c->secret) {
+			creds_release(c);
+			go_fail(err, GO_ERR_AUTH,
+				"%s: no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+				"or put profile [%s] in '%s' ('aws configure', or 'aws sso login' and "
+				"export the session's credentials)", in->host, prof, path);
+			free(path);
+			return GO_ERR_AUTH;
+		}
+		free(path);
+	}
+	if (strpbrk(c->key_id, ":\r\n") || strpbrk(c->secret, "\r\n") ||
+	    (c->token && strpbrk(c->token, "\r\n"))) {
+		creds_release(c);
+		return go_fail(err, GO_ERR_AUTH, "%s: the AWS credentials contain a line break or "
+			       "the key id a ':'; check them", in->host);
+	}
+	return GO_OK;
+}
+
+/* ---------------------------------------------------------------- XML */
+
+static xmlNode *find(xmlNode *n, const char *name)
+{
+	for (; n; n = n->next) {
+		xmlNode *r;
+		if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name))
+			return n;
+		if ((r = find(n->children, name)))
+			return r;
+	}
+	return NULL;
+}
+
+/* The text of the first element NAME under n (a new string), or NULL. */
+static char *text_of(xmlNode *n, const char *name)
+{
+	xmlNode *e = find(n, name);
+	xmlChar *t;
+	char *r;
+	if (!e)
+		return NULL;
+	t = xmlNodeGetContent(e);
+	r = t ? xstrdup((const char *)t) : NULL;
+	xmlFree(t);
+	return r;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static size_t keep(char *data, size_t size, size_t n, void *arg)
+{
+	struct strbuf *sb = arg;
+	if (sb->len + size * n > ((size_t)4 << 20))
+		return 0;   /* an answer past 4 MiB is not EC2's */
+	strbuf_add(sb, data, size * n);
+	return size * n;
+}
+
+static void add_param(struct strbuf *body, CURL *c, const char *k, const char *v)
+{
+	char *e = curl_easy_escape(c, v, 0);
+	strbuf_addf(body, "&%s=%s", k, e ? e : "");
+	curl_free(e);
+}
+
+/* One EC2 action; *doc is the parsed answer of a 2xx reply. */
+static enum go_status call(struct instance *in, const char *action, xmlDoc **doc,
+			   struct strbuf *err)
+{
+	struct awsp *p = in->priv;
+	struct creds cr;
+	struct strbuf body = STRBUF_INIT, ans = STRBUF_INIT, hdr = STRBUF_INIT;
+	enum go_status st;
+	int attempt, max = in->retries + 3;
+	int64_t backoff = 500;
+	char *url = p->endpoint ? xstrdup(p->endpoint)
+				: xstrfmt("https://ec2.%s.amazonaws.com/", p->region);
+	char *sigv4 = xstrfmt("aws:amz:%s:ec2", p->region);
+
+	*doc = NULL;
+	if ((st = get_creds(in, &cr, err)) != GO_OK)
+		goto out;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		st = go_fail(err, GO_ERR_INTERNAL, "libcurl could not be initialised");
+		goto out;
+	}
+	for (attempt = 0; attempt < max; attempt++) {
+		char errbuf[CURL_ERROR_SIZE] = "";
+		struct curl_slist *h = NULL;
+		long code = 0;
+		CURLcode cc;
+		CURL *c = curl_easy_init();
+		char *ecode = NULL, *emsg = NULL;
+		xmlDoc *d;
+
+		if (!c) {
+			st = go_fail(err, GO_ERR_INTERNAL, "libcurl: no easy handle");
+			break;
+		}
+		strbuf_reset(&body);
+		strbuf_reset(&ans);
+		strbuf_addf(&body, "Action=%s&Version=%s", action, EC2_VERSION);
+		add_param(&body, c, "InstanceId.1", p->instance_id);
+		h = curl_slist_append(h, "Content-Type: application/x-www-form-urlencoded; charset=utf-8");
+		h = curl_slist_append(h, "Expect:");
+		if (cr.token) {
+			strbuf_reset(&hdr);
+			strbuf_addf(&hdr, "X-Amz-Security-Token: %s", cr.token);
+			h = curl_slist_append(h, hdr.buf);
+			memset(hdr.buf, 0, hdr.len);
+		}
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.buf);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body.len);
+		curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4);
+		curl_easy_setopt(c, CURLOPT_USERNAME, cr.key_id);
+		curl_easy_setopt(c, CURLOPT_PASSWORD, cr.secret);
+		curl_easy_setopt(c, CURLOPT_USERAGENT, "gpuorch/" GPUORCH_VERSION);
+		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)in->timeout_s);
+		curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
+		cc = curl_easy_perform(c);
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		curl_slist_free_all(h);
+		curl_easy_cleanup(c);
+		if (cc != CURLE_OK) {
+			st = go_fail(err, cc == CURLE_OPERATION_TIMEDOUT ? GO_ERR_TIMEOUT : GO_ERR_CONNECT,
+				     "%s: EC2 %s at %s: %s", in->host, action, url,
+				     *errbuf ? errbuf : curl_easy_strerror(cc));
+			if (cc == CURLE_OPERATION_TIMEDOUT || cc == CURLE_PARTIAL_FILE ||
+			    cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING)
+				goto again;
+			break;
+		}
+		d = xmlReadMemory(ans.buf, (int)ans.len, "ec2.xml", NULL,
+				  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+		if (!d) {
+			st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 %s answered HTTP %ld with %zu bytes "
+				     "that are not XML (a truncated or foreign reply)", in->host,
+				     action, code, ans.len);
+			goto again;
+		}
+		if (code >= 200 && code < 300) {
+			*doc = d;
+			st = GO_OK;
+			break;
+		}
+		ecode = text_of(xmlDocGetRootElement(d), "Code");
+		emsg = text_of(xmlDocGetRootElement(d), "Message");
+		xmlFreeDoc(d);
+		if (ecode && (!strcmp(ecode, "AuthFailure") || !strcmp(ecode, "SignatureDoesNotMatch") ||
+			      !strcmp(ecode, "InvalidClientTokenId") || !strcmp(ecode, "ExpiredToken") ||
+			      !strcmp(ecode, "UnauthorizedOperation") || !strcmp(ecode, "RequestExpired"))) {
+			const char *hint = cloud_cred_hint(ecode);
+			st = go_fail(err, GO_ERR_AUTH, "%s: EC2 %s refused (%s: %s)%s%s", in->host,
+				     action, ecode, emsg ? emsg : "", hint ? ": " : "", hint ? hint : "");
+			free(ecode);
+			free(emsg);
+			break;
+		}
+		st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 %s failed: HTTP %ld %s: %s", in->host, action,
+			     code, ecode ? ecode : "(no error code)", emsg ? emsg : "");
+		if (!ecode || (strcmp(ecode, "RequestLimitExceeded") && strcmp(ecode, "Throttling") &&
+			       code < 500)) {
+			free(ecode);
+			free(emsg);
+			break;
+		}
+		free(ecode);
+		free(emsg);
+again:
+		if (attempt + 1 < max) {
+			time_sleep_ms(backoff);
+			backoff *= 2;
+		}
+	}
+	curl_global_cleanup();
+out:
+	creds_release(&cr);
+	strbuf_release(&body);
+	strbuf_release(&ans);
+	strbuf_release(&hdr);
+	free(url);
+	free(sigv4);
+	return st;
+}
+
+static enum go_status describe_field(struct instance *in, const char *field, char **out,
+				     struct strbuf *err)
+{
+	xmlDoc *d;
+	enum go_status st = call(in, "DescribeInstances", &d, err);
+	xmlNode *inst;
+	if (st != GO_OK)
+		return st;
+	inst = find(xmlDocGetRootElement(d), "instancesSet");
+	*out = inst ? text_of(inst, field) : NULL;
+	xmlFreeDoc(d);
+	if (!inst)
+		return go_fail(err, GO_ERR_REMOTE, "%s: EC2 DescribeInstances lists no instance %s",
+			       in->host, ((struct awsp *)in->priv)->instance_id);
+	return GO_OK;
+}
+
+static enum go_status op_check(struct instance *in, struct strbuf *err)
+{
+	char *s = NULL;
+	enum go_status st = describe_field(in, "instanceId", &s, err);
+	free(s);
+	return st;
+}
+
+static enum go_status op_status(struct instance *in, enum inst_state *res, struct strbuf *err)
+{
+	char *s = NULL;
+	xmlDoc *d;
+	xmlNode *state;
+	enum go_status st = call(in, "DescribeInstances", &d, err);
+	if (st != GO_OK)
+		return st;
+	state = find(xmlDocGetRootElement(d), "instanceState");
+	s = state ? text_of(state, "name") : NULL;
+	xmlFreeDoc(d);
+	*res = s ? inst_state_parse(s) : INST_UNKNOWN;
+	if (*res == INST_UNKNOWN)
+		st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 DescribeInstances gave %s%s%s for instance %s",
+			     in->host, s ? "the unknown state '" : "no instanceState",
+			     s ? s : "", s ? "'" : "", ((struct awsp *)in->priv)->instance_id);
+	free(s);
+	return st;
+}
+
+static enum go_status op_simple(struct instance *in, const char *action, struct strbuf *err)
+{
+	xmlDoc *d;
+	enum go_status st = call(in, action, &d, err);
+	if (st == GO_OK)
+		xmlFreeDoc(d);
+	return st;
+}
+
+static enum go_status op_start(struct instance *in, struct strbuf *err)
+{
+	return op_simple(in, "StartInstances", err);
+}
+
+static enum go_status op_stop(struct instance *in, struct strbuf *err)
+{
+	return op_simple(in, "StopInstances", err);
+}
+
+static enum go_status op_address(struct instance *in, char **res, struct strbuf *err)
+{
+	enum go_status st = describe_field(in, "ipAddress", res, err);
+	if (st == GO_OK && (!*res || !**res)) {
+		free(*res);
+		*res = NULL;
+		st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 instance %s has no public IP address",
+			     in->host, ((struct awsp *)in->priv)->instance_id);
+	}
+	return st;
+}
+
+static void describe(const struct instance *in, FILE *f)
+{
+	const struct awsp *p = in->priv;
+	fprintf(f, "    instance: provider aws (EC2 Query API %s, SigV4 aws:amz:%s:ec2), price %.4g/h, "
+		"idle guard %s, after_run %s\n", EC2_VERSION, p->region, in->price_per_hour,
+		in->idle_stop_min > 0 ? "on" : "off", after_run_name(in->after_run));
+	fprintf(f, "      endpoint %s\n", p->endpoint ? p->endpoint : "https://ec2.REGION.amazonaws.com/");
+	fprintf(f, "      status   DescribeInstances InstanceId.1=%s\n", p->instance_id);
+	fprintf(f, "      start    StartInstances InstanceId.1=%s\n", p->instance_id);
+	fprintf(f, "      stop     StopInstances InstanceId.1=%s\n", p->instance_id);
+}
+
+static const struct provider_ops aws_ops = {
+	.name = "aws",
+	.check = op_check,
+	.status = op_status,
+	.start = op_start,
+	.stop = op_stop,
+	.address = op_address,
+	.describe = describe,
+	.release = release,
+};
+
+enum go_status provider_aws_load(struct instance *in, const struct cfg *c)
+{
+	static const char *const keys[] = {
+		"provider", "price_per_hour", "idle_stop_min", "max_lifetime_min", "after_run",
+		"timeout_s", "retries", "start_timeout_s", "ssh_timeout_s", "poll_s", "guard_action",
+		"instance_id", "region", "endpoint", "profile", NULL,
+	};
+	struct awsp *p = xcalloc(1, sizeof(*p));
+	enum go_status st;
+	in->priv = p;
+	in->ops = &aws_ops;
+	if ((st = cfg_keys(c, keys)) || (st = cfg_require(c, "instance_id")) ||
+	    (st = cfg_require(c, "region")) || (st = cfg_str(c, "instance_id", &p->instance_id)) ||
+	    (st = cfg_str(c, "region", &p->region)) || (st = cfg_str(c, "endpoint", &p->endpoint)) ||
+	    (st = cfg_str(c, "profile", &p->profile)))
+		return st;
+	if (strncmp(p->instance_id, "i-", 2))
+		return cfg_bad(c, "instance_id", "'%s' is not an EC2 instance id (i-...)", p->instance_id);
+	if (strspn(p->region, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(p->region))
+		return cfg_bad(c, "region", "'%s' is not an AWS region (like us-east-1)", p->region);
+	if (p->endpoint && strncmp(p->endpoint, "https://", 8) && strncmp(p->endpoint, "http://", 7))
+		return cfg_bad(c, "endpoint", "must start with https:// (or http:// for a local test server)");
+	return GO_OK;
+}

@@ -1,0 +1,57 @@
+/* report-cloud.c -- the "Cloud instances" section: each instance gpuorch
+ * brought up for the run, what it did with it afterwards and what it cost
+ * (run.json provenance.instances, docs/cloud.md). Nothing when the run had
+ * no instance. */
+#include "report/report-int.h"
+
+#include "core/banned.h"
+
+void rpt_section_instances(struct rpt_ctx *c)
+{
+	const cJSON *prov = rr_obj(c->run, "provenance");
+	const cJSON *insts = rr_obj(prov, "instances"), *x;
+	struct strbuf *md = c->md;
+	double total = 0, v;
+
+	if (!insts || !insts->child)
+		return;
+	strbuf_addstr(md, "## Cloud instances\n\n");
+	strbuf_addstr(md, "| Host | Provider | Found | Started by gpuorch | After run | Billed | "
+			  "Price/h | Cost | Note |\n|---|---|---|---|---|---|---|---|---|\n");
+	FOR_EACH_OBJ(x, insts) {
+		const cJSON *sb = cJSON_GetObjectItemCaseSensitive(x, "started_by_gpuorch");
+		int started = cJSON_IsTrue(sb);
+		strbuf_addstr(md, "| ");
+		rpt_md_cell_n(md, x->string, 64);
+		strbuf_addstr(md, " | ");
+		rpt_md_cell_n(md, rr_str(x, "provider"), 20);
+		strbuf_addstr(md, " | ");
+		rpt_md_cell_n(md, rr_str(x, "state_before"), 20);
+		strbuf_addf(md, " | %s | ", started ? "yes" : "no");
+		rpt_md_cell_n(md, rr_str(x, "after_run"), 20);
+		if (started && rr_num(x, "billed_s", &v))
+			strbuf_addf(md, " | %.0f s", v);
+		else
+			strbuf_addstr(md, " | " DASH);
+		if (rr_num(x, "price_per_hour", &v) && v > 0)
+			strbuf_addf(md, " | %.4g", v);
+		else
+			strbuf_addstr(md, " | " DASH);
+		if (started && rr_num(x, "cost", &v)) {
+			strbuf_addf(md, " | %.4f", v);
+			total += v;
+		} else {
+			strbuf_addstr(md, " | not counted");
+		}
+		strbuf_addstr(md, " | ");
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "stop_failed")))
+			strbuf_addstr(md, "**stop failed: may still be billing** ");
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "preempted")))
+			strbuf_addstr(md, "**preempted** ");
+		if (rr_str(x, "error"))
+			rpt_md_cell_n(md, rr_str(x, "error"), 200);
+		strbuf_addstr(md, " |\n");
+	}
+	strbuf_addf(md, "\n**Cost of the instances gpuorch started**: %.4f (price_per_hour × time "
+		    "from start requested to stop confirmed)\n\n", total);
+}

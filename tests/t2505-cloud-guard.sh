@@ -1,0 +1,85 @@
+#!/bin/sh
+# asan: yes
+test_description='the instance guard (a dead-man switch on the instance) and the controller heartbeat, on a loopback sshd; the guard action is a marker, never a power-off'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/cloudlib.sh"
+
+GUARDTOOL=${GUARDTOOL:-$SRCDIR/build/tests/guardtool}
+case "$GPUORCH" in */asan/*) GUARDTOOL=$SRCDIR/build/asan/tests/guardtool ;; esac
+
+if ! _why=$(sshd_available); then
+	test_skip 'guard tests' "$_why"
+	test_done
+fi
+
+# hosts FILE 'INSTANCE-MEMBERS': host g (running sshd) with an instance whose
+# guard action appends to $TRASH/fired
+hosts() {
+	cloud_hosts "$1" g ", \"guard_action\": \"echo fired >>$TRASH/fired\"$2"
+}
+
+fired_reason() {
+	cut -d" " -f1 "$(sshd_var g WORKDIR)/guard/fired"
+}
+
+test_expect_success 'setup' '
+	sshd_start g && test_at_exit "cloud_cleanup_ g" &&
+	hosts idle.json ", \"idle_stop_min\": 0.1" &&
+	hosts life.json ", \"idle_stop_min\": 10, \"max_lifetime_min\": 0.05"
+'
+
+test_expect_success 'fed by the heartbeat thread it never fires; when the beats stop it fires after idle_stop_min' '
+	rm -f fired &&
+	"$GUARDTOOL" idle.json g install &&
+	test -n "$(cloud_guard_pid g)" &&
+	"$GUARDTOOL" idle.json g beat 16 >beat.out &&
+	t_stop=$(test_now_ms) &&
+	test ! -s beat.out &&
+	test ! -f fired &&
+	wait_for 20 "test -s fired" &&
+	: "idle 6 s, less a beat interval (1.5 s) and the 1 s steps of mtime and date" &&
+	test $(( $(test_now_ms) - t_stop )) -ge 3000 &&
+	test "$(cat fired)" = fired &&
+	test "$(fired_reason)" = idle &&
+	test -z "$(cloud_guard_pid g)"
+'
+
+test_expect_success 'a running step counts as activity: no fire until it ends' '
+	rm -f fired &&
+	W=$(sshd_var g WORKDIR) && mkdir -p "$W/runs/r1/s1" &&
+	{ sleep 12 & } && spid=$! && echo $spid >"$W/runs/r1/s1/pgid" &&
+	"$GUARDTOOL" idle.json g install &&
+	sleep 9 &&
+	test ! -f fired &&
+	wait $spid &&
+	t_end=$(test_now_ms) &&
+	wait_for 20 "test -s fired" &&
+	test "$(fired_reason)" = idle &&
+	: "idle 6 s, less the 1 s poll and the 1 s step of date" &&
+	test $(( $(test_now_ms) - t_end )) -ge 3000 &&
+	rm -rf "$W/runs/r1"
+'
+
+test_expect_success 'max_lifetime_min fires even while a step runs (a hung loop looks busy)' '
+	rm -f fired &&
+	W=$(sshd_var g WORKDIR) && mkdir -p "$W/runs/r2/s1" &&
+	{ sleep 60 & } && spid=$! && echo $spid >"$W/runs/r2/s1/pgid" &&
+	test_when_finished "kill $spid; rm -rf \"$W/runs/r2\"" &&
+	"$GUARDTOOL" life.json g install &&
+	wait_for 9 "test -s fired" &&
+	test "$(fired_reason)" = max_lifetime &&
+	kill -0 $spid
+'
+
+test_expect_success 'a disarmed guard exits and never fires' '
+	rm -f fired &&
+	"$GUARDTOOL" idle.json g install &&
+	pid=$(cloud_guard_pid g) && test -n "$pid" &&
+	"$GUARDTOOL" idle.json g disarm &&
+	wait_for 5 "! kill -0 $pid 2>/dev/null" &&
+	sleep 8 &&
+	test ! -f fired
+'
+
+test_done
