@@ -114,6 +114,8 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 	copy_str(p, rr_obj(run, "provenance"), "content_id");
 	copy_str(p, rr_obj(run, "provenance"), "source");
 	copy_item(p, rr_obj(run, "provenance"), "git");
+	/* what the cloud instances of the run cost (docs/cloud.md): `runs` prints it */
+	copy_item(p, rr_obj(run, "provenance"), "instances_cost_total");
 	report_headline(run, &head);
 	json_add_str(o, "headline", head.buf);
 	strbuf_release(&head);
