@@ -51,19 +51,22 @@ static enum go_status parse_sources(struct spec_ctx *c, const cJSON *root)
 	for (n = 0; c->s->sources[n]; n++) {
 		const char *p = c->s->sources[n];
 		size_t m2 = spec_push_index(c, n);
-		TRY(spec_check_rel_path(c, p));
+		int glob = spec_source_is_glob(p);
+		if (strcmp(p, "."))
+			TRY(spec_check_rel_path(c, p));
 		for (j = 0; j < n; j++)
 			if (!strcmp(c->s->sources[j], p))
 				return spec_bad(c, "'%s' is listed twice (also 'sources[%d]')", p, j);
-		if (c->check_files) {
+		if (c->check_files && !glob) {
 			char *full = xstrfmt("%s/%s", c->root, p);
 			struct stat sbuf;
 			int rc = stat(full, &sbuf);
 			free(full);
 			if (rc < 0)
-				return spec_bad(c, "no such file '%s' under '%s'", p, c->root);
-			if (!S_ISREG(sbuf.st_mode))
-				return spec_bad(c, "'%s' is not a regular file", p);
+				return spec_bad(c, "no such file or directory '%s' under '%s'", p,
+						c->root);
+			if (!S_ISREG(sbuf.st_mode) && !S_ISDIR(sbuf.st_mode))
+				return spec_bad(c, "'%s' is neither a regular file nor a directory", p);
 		}
 		spec_pop(c, m2);
 	}
@@ -184,7 +187,7 @@ static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct s
 		for (i = 0; p->sources[i]; i++) {
 			size_t m2 = spec_push_index(c, i);
 			int j;
-			if (!spec_strv_has(c->s->sources, p->sources[i]))
+			if (!spec_source_may_select(c->s, p->sources[i]))
 				return spec_bad(c, "'%s' is not listed in the top-level 'sources'",
 					   p->sources[i]);
 			TRY(spec_check_nvcc_arg(c, "compiled source", p->sources[i], 1));
@@ -201,7 +204,7 @@ static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct s
 		TRY(spec_get_string(c, v, "script", 1, 0, &p->script));
 		mark = spec_push_key(c, "script");
 		TRY(spec_check_rel_path(c, p->script));
-		if (!spec_strv_has(c->s->sources, p->script))
+		if (!spec_source_may_select(c->s, p->script))
 			return spec_bad(c, "'%s' is not listed in the top-level 'sources'", p->script);
 		spec_pop(c, mark);
 	}

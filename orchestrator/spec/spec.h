@@ -116,6 +116,14 @@ const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name);
  * is met by that exact arch only: "sm_90" and "sm_100a" do not meet "sm_90a". */
 int spec_arch_satisfies(const char *have, const char *need);
 const char *spec_step_kind_name(enum step_kind k);
+/* 'sources' entries: a glob (*.cu, ** for any depth) or "." selects files through
+ * git (remote/pack.c resolves it); so does a directory. */
+int spec_source_is_glob(const char *entry);
+/* 1 when path is listed, or could be selected by a glob or directory entry. */
+int spec_source_may_select(const struct spec *s, const char *path);
+/* Every program's sources and script are among files (what 'sources'
+ * selected, resolved); else GO_ERR_SPEC naming the program. */
+enum go_status spec_check_selected(const struct spec *s, char *const *files, struct strbuf *err);
 /* The default Nsight Compute metrics of a profile step (NULL-terminated). */
 extern const char *const spec_default_metrics[];
 
