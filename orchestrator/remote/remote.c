@@ -311,21 +311,35 @@ enum go_status remote_step_output(struct ssh_conn *c, const char *dir, struct st
 	size_t omax = out->max, emax = errout->max;
 	enum go_status st;
 
+	if (!max)
+		max = (size_t)64 << 20;
 	assign(&vars, "d", dir);
-	/* one byte past max so the strbuf cap marks the output truncated */
-	snprintf(num, sizeof(num), "%zu", max ? max + 1 : (size_t)64 << 20);
+	snprintf(num, sizeof(num), "%zu", max);
 	assign(&vars, "m", num);
+	snprintf(num, sizeof(num), "%zu", max / 2);
+	assign(&vars, "h", num);
+	/* A file over max keeps its head and its tail (the program's result is
+	 * its last line) with one line between them saying what was dropped. */
 	build_sh(&cmd, &vars,
 		 "[ -d \"$d\" ] || { echo \"no step directory '$d'\"; exit 3; }\n"
-		 "if [ -f \"$d/stdout\" ]; then head -c \"$m\" \"$d/stdout\"; fi\n"
-		 "if [ -f \"$d/stderr\" ]; then head -c \"$m\" \"$d/stderr\" >&2; fi\n"
+		 "keep() {\n"
+		 "  [ -f \"$1\" ] || return 0\n"
+		 "  s=$(wc -c < \"$1\")\n"
+		 "  if [ \"$s\" -le \"$m\" ]; then cat \"$1\"; return 0; fi\n"
+		 "  head -c \"$h\" \"$1\"\n"
+		 "  printf '\\n" REMOTE_DROPPED_MARK " %s bytes of %s dropped here: the first and the last %s are kept]\\n' "
+		 "$((s - 2 * h)) \"$s\" \"$h\"\n"
+		 "  tail -c \"$h\" \"$1\"\n"
+		 "}\n"
+		 "keep \"$d/stdout\"\n"
+		 "keep \"$d/stderr\" >&2\n"
 		 "exit 0\n");
-	if (max) {
-		if (!out->max || out->len + max < out->max)
-			out->max = out->len + max;
-		if (!errout->max || errout->len + max < errout->max)
-			errout->max = errout->len + max;
-	}
+	/* the head, the tail and the line between them; a cap beyond that marks
+	 * the output truncated (a file that grew while it was read) */
+	if (!out->max || out->len + max + 256 < out->max)
+		out->max = out->len + max + 256;
+	if (!errout->max || errout->len + max + 256 < errout->max)
+		errout->max = errout->len + max + 256;
 	st = ssh_exec(c, cmd.buf, NULL, 0, out, errout, &r, REMOTE_OUTPUT_TIMEOUT_MS, err);
 	out->max = omax;
 	errout->max = emax;

@@ -45,7 +45,11 @@ enum go_status remote_step_poll(struct ssh_conn *c, const char *dir, int wait_ms
 				struct remote_status *st, struct strbuf *err);
 /* Kill every process of the step's session (TERM, then KILL). */
 enum go_status remote_step_kill(struct ssh_conn *c, const char *dir, struct strbuf *err);
-/* Read DIR/stdout and DIR/stderr (each capped at max bytes). */
+/* Read DIR/stdout and DIR/stderr. One over max bytes keeps its first and
+ * its last max/2 bytes with a line between them that starts with
+ * REMOTE_DROPPED_MARK and says how many bytes were dropped, so a program's
+ * last line (its result) is always read. */
+#define REMOTE_DROPPED_MARK "[gpuorch:"
 enum go_status remote_step_output(struct ssh_conn *c, const char *dir, struct strbuf *out,
 				  struct strbuf *errout, size_t max, struct strbuf *err);
 /* "PASS"-independent decoding for records: "exit 3", "signal 9 (KILL)", "timeout". */
