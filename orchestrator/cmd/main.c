@@ -21,6 +21,7 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_compare_entry,
 	&cmd_history_entry,
 	&cmd_find_entry,
+	&cmd_spec_entry,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

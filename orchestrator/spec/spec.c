@@ -164,8 +164,9 @@ static int has_compiled_ext(const char *p)
 static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct spec_program *p)
 {
 	static const char *const keys[] = { "sources", "script", "libs", "min_arch",
-					    "needs_gpu", NULL };
-	const cJSON *src, *scr, *x;
+					    "needs_gpu", "build", "run", "check", "figures",
+					    NULL };
+	const cJSON *src, *scr, *bld, *run, *x;
 	size_t mark;
 	int i;
 
@@ -177,10 +178,16 @@ static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct s
 	TRY(spec_check_keys(c, v, keys));
 	src = cJSON_GetObjectItemCaseSensitive(v, "sources");
 	scr = cJSON_GetObjectItemCaseSensitive(v, "script");
-	if (src && scr)
-		return spec_bad(c, "has both 'sources' and 'script'; give one");
-	if (!src && !scr)
-		return spec_bad(c, "has neither 'sources' (a compiled program) nor 'script' (a Python script)");
+	bld = cJSON_GetObjectItemCaseSensitive(v, "build");
+	run = cJSON_GetObjectItemCaseSensitive(v, "run");
+	if (!!src + !!scr + !!bld > 1)
+		return spec_bad(c, "has more than one of 'sources' (nvcc builds it), 'script' (a Python script) and 'build' (the project's own build); give one");
+	if ((src || scr) && run)
+		return spec_bad(c, "'run' is for programs off the harness; a program with '%s' is run by gpuorch (docs/result-contract.md)",
+				src ? "sources" : "script");
+	if (!src && !scr && !bld && !run)
+		return spec_bad(c, "has none of 'sources' (a compiled program), 'script' (a Python script), 'build' (the project's own build) and 'run' (its own command line)");
+	TRY(spec_parse_byo(c, v, p));
 	if (src) {
 		mark = spec_push_key(c, "sources");
 		TRY(spec_get_str_array(c, src, 0, &p->sources));
@@ -200,7 +207,7 @@ static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct s
 			spec_pop(c, m2);
 		}
 		spec_pop(c, mark);
-	} else {
+	} else if (scr) {
 		TRY(spec_get_string(c, v, "script", 1, 0, &p->script));
 		mark = spec_push_key(c, "script");
 		TRY(spec_check_rel_path(c, p->script));
@@ -401,6 +408,7 @@ static enum go_status parse_root(struct spec_ctx *c, const cJSON *root)
 	TRY(parse_problems(c, root));
 	TRY(parse_tolerance(c, root));
 	TRY(spec_parse_steps(c, root));
+	TRY(spec_check_byo(c));
 	TRY(spec_parse_figures(c, root, "baselines", &s->baselines));
 	TRY(spec_parse_figures(c, root, "references", &s->references));
 	TRY(spec_parse_expected(c, root));
@@ -498,6 +506,7 @@ void spec_free(struct spec *s)
 		free(s->programs[i].script);
 		free_strv(s->programs[i].libs);
 		free(s->programs[i].min_arch);
+		spec_free_byo(&s->programs[i]);
 	}
 	free(s->programs);
 	for (i = 0; i < s->nproblems; i++) {
