@@ -24,6 +24,7 @@ extern const struct cmd_entry cmd_compare_entry;
 extern const struct cmd_entry cmd_history_entry;
 extern const struct cmd_entry cmd_find_entry;
 extern const struct cmd_entry cmd_spec_entry;
+extern const struct cmd_entry cmd_init_entry;
 
 /* Shared by commands: print "error: MSG" and the usage, return 2. */
 int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)

@@ -387,9 +387,9 @@ static void test_errors(void)
 		     NULL, NULL, "'programs.sdpa': unknown key 'scirpt' (did you mean 'script'?)");
 	expect_error("program with both sources and script", "programs.sdpa.sources",
 		     "[\"cpu/sleep.cu\"]", NULL, NULL,
-		     "'programs.sdpa': has both 'sources' and 'script'; give one");
+		     "'programs.sdpa': has more than one of 'sources' (nvcc builds it), 'script' (a Python script) and 'build'");
 	expect_error("program with neither sources nor script", "programs.sdpa.script", NULL, NULL,
-		     NULL, "'programs.sdpa': has neither 'sources'");
+		     NULL, "'programs.sdpa': has none of 'sources' (a compiled program), 'script' (a Python script), 'build'");
 	expect_error("program source must be listed in sources", "programs.attn_wmma.sources.0",
 		     "\"kernels/other.cu\"", NULL, NULL,
 		     "'programs.attn_wmma.sources[0]': 'kernels/other.cu' is not listed in the top-level 'sources'");
