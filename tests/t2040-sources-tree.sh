@@ -1,4 +1,5 @@
 #!/bin/sh
+# asan: yes
 test_description='sources as a tree: directories and globs resolved through git, in the work tree and at a commit'
 # "sources" may name directories and globs ("src/**", "."); they select the
 # files git tracks (remote/pack.c, store/gitinfo.c), so ignored files, build

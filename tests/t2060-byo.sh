@@ -1,4 +1,5 @@
 #!/bin/sh
+# asan: yes
 test_description='bring your own code: a project built by its own Makefile or CMake, run by its own command line, figures read from its output'
 # tests/fixtures/byo-project is a small CUDA project that knows nothing of
 # gpuorch: a Makefile and a CMakeLists.txt build saxpy_bench with nvcc
@@ -111,6 +112,13 @@ test_expect_success 'the Makefile builds it on the host; ptxas resources, figure
 	grep "^GFLOPS: " $log | awk -v g=$gf "{ exit !(\$2 == g + 0) }" &&
 	us=$(step $run benchmark.saxpy_make.n4k result.host_us) &&
 	sed -n "s/.*\"median_us\": \([0-9.]*\).*/\1/p" $log | awk -v u=$us "{ exit !(\$1 == u + 0) }"
+'
+
+test_expect_success 'the report lists the figures read from the output' '
+	run=$(last_run_dir) &&
+	grep "^## Figures from the programs. output" $run/report.md &&
+	grep "^| a | benchmark.saxpy_make.n4k | gflops | [0-9.]* | GFLOP/s | higher | GFLOPS: [0-9.]* |$" $run/report.md &&
+	grep "^| a | benchmark.saxpy_make.n4k | host_us | [0-9.e+-]* | us | lower | json |$" $run/report.md
 '
 
 test_expect_success 'a check command that exits non-zero fails the step; its output is kept' '

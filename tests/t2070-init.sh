@@ -1,4 +1,5 @@
 #!/bin/sh
+# asan: yes
 test_description='gpuorch init: a starting spec from what a repository holds, never over an existing one'
 # cmd-init.c guesses the build system (CMake, then make, else nvcc per .cu
 # with a main), the executables and the kernels, from the files git tracks.
