@@ -118,13 +118,19 @@ test_expect_success 'the report lists the figures read from the output' '
 	run=$(last_run_dir) &&
 	grep "^## Figures from the programs. output" $run/report.md &&
 	grep "^| a | benchmark.saxpy_make.n4k | gflops | [0-9.]* | GFLOP/s | higher | GFLOPS: [0-9.]* |$" $run/report.md &&
-	grep "^| a | benchmark.saxpy_make.n4k | host_us | [0-9.e+-]* | us | lower | json |$" $run/report.md
+	grep "^| a | benchmark.saxpy_make.n4k | host_us | [0-9.e+-]* | us | lower | json |$" $run/report.md &&
+	grep "^| .saxpy_make. gflops > 0 | a | n4k | [0-9.]* | ✅ met |$" $run/report.md
 '
 
 test_expect_success 'a check command that exits non-zero fails the step; its output is kept' '
 	run=$(last_run_dir) &&
 	test "$(step $run correctness.saxpy_make.wrong status)" = FAIL &&
 	test "$(step $run correctness.saxpy_make.wrong exit_code)" = 1 &&
+	test "$(step $run correctness.saxpy_make.wrong result.correctness.pass)" = false &&
+	test "$(step $run correctness.saxpy_make.n4k result.correctness.pass)" = true &&
+	grep "\`saxpy_make\` n4k: .*correct ✅" $run/report.md &&
+	grep "wrong results\*\* on a: \`saxpy_make\` wrong" $run/report.md &&
+	! grep "wrong results\*\* on a: \`saxpy_make\` n4k" $run/report.md &&
 	grep "check: WRONG" $run/$(step $run correctness.saxpy_make.wrong stdout_log)
 '
 

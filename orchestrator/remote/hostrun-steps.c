@@ -82,7 +82,7 @@ static cJSON *byo_result(const struct plan_step *ps, const struct remote_status 
 	if (missing.len)
 		json_add_str(r, "figures_missing", missing.buf);
 	c = json_add_obj(r, "correctness");
-	json_add_bool(c, "passed", ok);
+	json_add_bool(c, "pass", ok);
 	json_add_str(c, "verdict", "the program's exit status (0 = pass)");
 	cJSON_ArrayForEach(it, figs)
 		json_add_num(r, it->string, json_num(it, "value", 0));
