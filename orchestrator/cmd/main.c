@@ -22,6 +22,8 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_history_entry,
 	&cmd_find_entry,
 	&cmd_summarize_entry,
+	&cmd_spec_entry,
+	&cmd_init_entry,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -55,8 +55,8 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
-enum go_status fs_write_atomic(const char *path, const void *data, size_t len,
-			       struct strbuf *err)
+static enum go_status write_atomic(const char *path, const void *data, size_t len,
+				   int replace, struct strbuf *err)
 {
 	char *tmp = xstrfmt("%s.tmp.XXXXXX", path);
 	char *dir = fs_dirname(path);
@@ -86,17 +86,35 @@ enum go_status fs_write_atomic(const char *path, const void *data, size_t len,
 		st = go_fail(err, GO_ERR_IO, "cannot fsync '%s': %s", tmp, strerror(errno));
 	if (close(fd) < 0 && st == GO_OK)
 		st = go_fail(err, GO_ERR_IO, "cannot close '%s': %s", tmp, strerror(errno));
-	if (st == GO_OK && rename(tmp, path) < 0)
+	if (st == GO_OK && replace && rename(tmp, path) < 0)
 		st = go_fail(err, GO_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
 			     strerror(errno));
-	if (st != GO_OK)
+	if (st == GO_OK && !replace && link(tmp, path) < 0) {
+		if (errno == EEXIST)
+			st = go_fail(err, GO_ERR_USAGE, "'%s' exists already; it is left as it is",
+				     path);
+		else
+			st = go_fail(err, GO_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+	}
+	if (st != GO_OK || !replace)
 		unlink(tmp);
-	else
+	if (st == GO_OK)
 		fsync_dir(dir);
 out:
 	free(tmp);
 	free(dir);
 	return st;
+}
+
+enum go_status fs_write_atomic(const char *path, const void *data, size_t len,
+			       struct strbuf *err)
+{
+	return write_atomic(path, data, len, 1, err);
+}
+
+enum go_status fs_write_new(const char *path, const void *data, size_t len, struct strbuf *err)
+{
+	return write_atomic(path, data, len, 0, err);
 }
 
 enum go_status fs_mkdir_p(const char *path, int mode, struct strbuf *err)

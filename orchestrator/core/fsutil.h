@@ -11,6 +11,9 @@ enum go_status fs_read_file(const char *path, struct strbuf *sb, struct strbuf *
  * rename, fsync of the directory. On error nothing is left behind. */
 enum go_status fs_write_atomic(const char *path, const void *data, size_t len,
 			       struct strbuf *err);
+/* The same, but never replacing a file: GO_ERR_USAGE when path exists
+ * (the new file is linked into place, so two writers cannot both win). */
+enum go_status fs_write_new(const char *path, const void *data, size_t len, struct strbuf *err);
 /* mkdir -p with the given mode. */
 enum go_status fs_mkdir_p(const char *path, int mode, struct strbuf *err);
 int fs_is_dir(const char *path);

@@ -6,6 +6,7 @@
 #include "tools/ncu.h"
 #include "remote/remote.h"
 #include "tools/sanitizer.h"
+#include "tools/figures.h"
 #include "core/timeutil.h"
 
 #include <stdio.h>
@@ -39,6 +40,52 @@ static cJSON *parse_result(const struct strbuf *out)
 	}
 	strbuf_release(&err);
 	return j;
+}
+
+/* The result of a program off the harness (docs/byo.md): its exit status
+ * is its verdict, its figures are read from its stdout; a benchmark step
+ * fails when a figure is not found. */
+static cJSON *byo_result(const struct plan_step *ps, const struct remote_status *rs,
+			 const struct strbuf *out)
+{
+	const struct spec_program *prog = ps->step->prog;
+	struct figure_rule *rules = xcalloc((size_t)prog->nfigures + 1, sizeof(*rules));
+	struct strbuf missing = STRBUF_INIT;
+	cJSON *r = cJSON_CreateObject(), *figs, *it, *c;
+	int i, ok = rs->end == REMOTE_EXITED && rs->exit_code == 0;
+
+	for (i = 0; i < prog->nfigures; i++) {
+		rules[i].name = prog->figures[i].name;
+		rules[i].regex = prog->figures[i].regex;
+		rules[i].json = prog->figures[i].json;
+		rules[i].unit = prog->figures[i].unit;
+		rules[i].better = prog->figures[i].better;
+	}
+	figs = figures_read(rules, prog->nfigures, out->buf ? out->buf : "", out->len, &missing);
+	json_add_num(r, "schema", 1);
+	json_add_str(r, "program", prog->name);
+	json_add_str(r, "mode", ps->step->kind == STEP_CORRECTNESS && prog->check ? "check" : "run");
+	json_add_str(r, "problem", ps->problem->name);
+	if (ok && missing.len && ps->step->kind == STEP_BENCHMARK) {
+		char *why = xstrfmt("figures not found in the output: %s", missing.buf);
+		json_add_str(r, "status", "fail");
+		json_add_str(r, "reason", why);
+		free(why);
+	} else {
+		json_add_str(r, "status", ok ? "pass" : "fail");
+		cJSON_AddNullToObject(r, "reason");
+	}
+	if (missing.len)
+		json_add_str(r, "figures_missing", missing.buf);
+	c = json_add_obj(r, "correctness");
+	json_add_bool(c, "pass", ok);
+	json_add_str(c, "verdict", "the program's exit status (0 = pass)");
+	cJSON_ArrayForEach(it, figs)
+		json_add_num(r, it->string, json_num(it, "value", 0));
+	cJSON_AddItemToObject(r, "figures", figs);
+	strbuf_release(&missing);
+	free(rules);
+	return r;
 }
 
 static const char *classify(struct hostrun *hr, const struct remote_status *rs,
@@ -342,8 +389,9 @@ void hr_steps_flush(struct hostrun *hr, const char *why_current, const char *why
 		flush_upto(hr, hr->plan.nsteps, why_current, why_rest);
 }
 
-/* A step's stdout or stderr: the event's text, or the whole file pulled back
- * when the event's copy was cut at the runner's text_cap. */
+/* A step's stdout or stderr: the event's text, or the file pulled back when
+ * the event's copy was cut at the runner's text_cap (over OUTPUT_CAP: its
+ * head and its tail, so the program's last line, its result, is read). */
 static void step_text(struct hostrun *hr, const struct plan_step *ps, const cJSON *ev,
 		      const char *name, struct strbuf *text, struct strbuf *note)
 {
@@ -354,7 +402,7 @@ static void step_text(struct hostrun *hr, const struct plan_step *ps, const cJSO
 		struct strbuf err = STRBUF_INIT;
 		char *path = xstrfmt("%s/%s", ps->dir, name);
 		int64_t f0 = time_mono_ms();
-		if (ssh_download(hr->conn, path, text, OUTPUT_CAP, DOWNLOAD_TIMEOUT_MS, &err) == GO_OK) {
+		if (remote_fetch_kept(hr->conn, path, OUTPUT_CAP, DOWNLOAD_TIMEOUT_MS, text, &err) == GO_OK) {
 			hr->fetch_s += hr_secs_since(f0);
 			free(path);
 			strbuf_release(&err);
@@ -408,6 +456,10 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 	if (t_start <= 0)
 		t_start = hr->ran_from > 0 ? hr->ran_from : e->t;
 	result = parse_result(&out);
+	if (ps->step->prog->run) {
+		cJSON_Delete(result);
+		result = byo_result(ps, &rs, &out);
+	}
 	status = classify(hr, &rs, result, hr->ctx->lock_wait_s, &reason);
 	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE) {
 		int64_t f0 = time_mono_ms();

@@ -22,9 +22,23 @@
 #include "core/proc.h"
 #include "store/gitinfo.h"
 #include "core/jsonutil.h"
+#include "core/strbuf.h"
 #include "core/banned.h"
 
 #define PACK_MAX_FILE ((size_t)64 << 20)
+#define PACK_MAX_TOTAL_MIB 512
+
+/* The limit on all the sources together, in bytes: 512 MiB, or
+ * GPUORCH_SOURCES_LIMIT_MIB (1..4096) when set. */
+static size_t max_total(void)
+{
+	const char *v = getenv("GPUORCH_SOURCES_LIMIT_MIB");
+	char *end = NULL;
+	long mib = v && *v ? strtol(v, &end, 10) : 0;
+	if (!v || !*v || *end || mib < 1 || mib > 4096)
+		mib = PACK_MAX_TOTAL_MIB;
+	return (size_t)mib << 20;
+}
 
 /* Fetch one file's bytes and its executable bit. */
 typedef enum go_status (*pack_reader)(void *ctx, const char *path, struct strbuf *data,
@@ -97,6 +111,7 @@ static enum go_status pack_build(char *const *files, pack_reader reader, void *r
 				 struct pack *out, struct strbuf *err)
 {
 	struct strbuf ar = STRBUF_INIT, data = STRBUF_INIT;
+	size_t total = 0, limit = max_total();
 	struct archive *a = NULL;
 	struct archive_entry *e = NULL;
 	const char **v = NULL;
@@ -132,6 +147,14 @@ static enum go_status pack_build(char *const *files, pack_reader reader, void *r
 		if (data.len > PACK_MAX_FILE) {
 			st = go_fail(err, GO_ERR_IO, "cannot pack '%s': %zu bytes is over the %zu MiB limit per file",
 				     v[i], data.len, PACK_MAX_FILE >> 20);
+			goto out;
+		}
+		total += data.len;
+		if (total > limit) {
+			st = go_fail(err, GO_ERR_IO,
+				     "cannot pack the sources: %d files come to more than the %zu MiB limit in all (at '%s'); "
+				     "narrow 'sources' ('gpuorch run --dry-run' lists what ships) or raise GPUORCH_SOURCES_LIMIT_MIB",
+				     n, limit >> 20, v[i]);
 			goto out;
 		}
 		archive_entry_clear(e);
@@ -372,6 +395,107 @@ enum go_status pack_commit(const char *root, const char *rev, char *const *files
 	free(c.types);
 	free(c.modes);
 	return st;
+}
+
+/* ---------------------------------------------------------------- patterns */
+
+static int is_glob(const char *p)
+{
+	return strpbrk(p, "*?[") != NULL || !strcmp(p, ".");
+}
+
+static void strv_push(char ***v, int *n, int *cap, const char *s)
+{
+	if (*n + 1 >= *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		*v = xrealloc(*v, (size_t)*cap * sizeof(**v));
+	}
+	(*v)[(*n)++] = xstrdup(s);
+	(*v)[*n] = NULL;
+}
+
+enum go_status pack_resolve_sources(const char *root, const char *commit, char *const *entries,
+				    char ***files, struct strbuf *err)
+{
+	struct strbuf list = STRBUF_INIT;
+	char **v = NULL;
+	int n = 0, cap = 0, i, j;
+	enum go_status st = GO_OK;
+
+	*files = NULL;
+	for (i = 0; entries && entries[i]; i++) {
+		const char *e = entries[i];
+		struct stat sb;
+		int dir = 0, matched = 0;
+		char *p, *end;
+
+		if (!commit && !is_glob(e)) {
+			char *full = xstrfmt("%s/%s", root, e);
+			dir = stat(full, &sb) == 0 && S_ISDIR(sb.st_mode);
+			free(full);
+			if (!dir) {             /* a file named as such ships as it is */
+				strv_push(&v, &n, &cap, e);
+				continue;
+			}
+		}
+		strbuf_reset(&list);
+		st = git_list_files(root, commit, e, &list, err);
+		if (st != GO_OK)
+			break;
+		p = list.buf;
+		end = list.buf + list.len;
+		while (p < end) {
+			size_t len = strlen(p);
+			char *full = xstrfmt("%s/%s", root, p);
+			/* a tracked file deleted from the work tree does not ship from it */
+			int gone = !commit && lstat(full, &sb) < 0 && errno == ENOENT;
+			free(full);
+			if (!gone) {
+				strv_push(&v, &n, &cap, p);
+				matched++;
+			}
+			p += len + 1;
+		}
+		if (!matched) {
+			if (commit && !is_glob(e)) {    /* pack_commit says it is missing */
+				strv_push(&v, &n, &cap, e);
+				continue;
+			}
+			st = go_fail(err, GO_ERR_SPEC,
+				     "'sources': '%s' selects no file %s (directories and globs select "
+				     "the files git tracks; an untracked file ships only when listed by "
+				     "its own path)", e,
+				     commit ? "in that commit" : "that git tracks in the work tree");
+			break;
+		}
+	}
+	strbuf_release(&list);
+	if (st == GO_OK && !n)
+		st = go_fail(err, GO_ERR_SPEC, "'sources' selects no file");
+	if (st == GO_OK) {
+		qsort(v, (size_t)n, sizeof(*v), cmp_str);
+		for (i = j = 0; i < n; i++) {   /* a file both listed and globbed ships once */
+			if (j && !strcmp(v[j - 1], v[i]))
+				free(v[i]);
+			else
+				v[j++] = v[i];
+		}
+		v[j] = NULL;
+		*files = v;
+		return GO_OK;
+	}
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return st;
+}
+
+void pack_free_files(char **files)
+{
+	int i;
+	for (i = 0; files && files[i]; i++)
+		free(files[i]);
+	free(files);
 }
 
 /* ---------------------------------------------------------------- results */

@@ -33,6 +33,15 @@ enum go_status pack_worktree(const char *root, char *const *files, struct pack *
  * the work tree is not touched. */
 enum go_status pack_commit(const char *root, const char *rev, char *const *files,
 			   struct pack *out, struct strbuf *err);
+/* The files that the spec's 'sources' entries select (docs/spec.md): a file
+ * path ships as it is (tracked or not); a directory, "." or a glob
+ * (*.cu, ** for any depth) selects the files git tracks there (so ignored files,
+ * build outputs and secrets never ship), or with commit (a full id) the
+ * files of that commit. Sorted, unique, NULL-terminated; free with
+ * pack_free_files. A pattern that selects nothing is GO_ERR_SPEC. */
+enum go_status pack_resolve_sources(const char *root, const char *commit, char *const *entries,
+				    char ***files, struct strbuf *err);
+void pack_free_files(char **files);
 void pack_release(struct pack *p);
 cJSON *pack_files_json(const struct pack *p);
 

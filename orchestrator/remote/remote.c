@@ -219,6 +219,53 @@ enum go_status remote_runner_kill(struct ssh_conn *c, const char *run_dir, struc
 	return st;
 }
 
+/* A file over max keeps its head and its tail (a program's result is its
+ * last line) with one line between them saying what was dropped. */
+static const char keep_script[] =
+	"[ -f \"$f\" ] || { echo \"no file '$f' on the host\" >&2; exit 3; }\n"
+	"s=$(wc -c < \"$f\")\n"
+	"if [ \"$s\" -le \"$m\" ]; then exec cat \"$f\"; fi\n"
+	"head -c \"$h\" \"$f\"\n"
+	"printf '\\n" REMOTE_DROPPED_MARK " %s bytes of %s dropped here: the first and the last %s are kept]\\n' "
+	"$((s - 2 * h)) \"$s\" \"$h\"\n"
+	"tail -c \"$h\" \"$f\"\n";
+
+enum go_status remote_fetch_kept(struct ssh_conn *c, const char *path, size_t max,
+				 int timeout_ms, struct strbuf *out, struct strbuf *err)
+{
+	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, eout = STRBUF_INIT;
+	struct ssh_exec_result res;
+	size_t omax = out->max;
+	char num[32];
+	enum go_status st;
+
+	assign(&vars, "f", path);
+	snprintf(num, sizeof(num), "%zu", max);
+	assign(&vars, "m", num);
+	snprintf(num, sizeof(num), "%zu", max / 2);
+	assign(&vars, "h", num);
+	build_sh(&cmd, &vars, keep_script);
+	/* the head, the tail and the line between them; beyond that the cap
+	 * marks the text truncated (a file that grew while it was read) */
+	if (!out->max || out->len + max + 256 < out->max)
+		out->max = out->len + max + 256;
+	eout.max = 4096;
+	st = ssh_exec(c, cmd.buf, NULL, 0, out, &eout, &res, timeout_ms, err);
+	out->max = omax;
+	strbuf_trim(&eout);
+	if (!st && (res.signal[0] || res.exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, &res);
+		st = go_fail(err, res.exit_code == 3 ? GO_ERR_NOT_FOUND : GO_ERR_REMOTE,
+			     "cannot read '%s' (%s): %s", path, how.buf, eout.len ? eout.buf : "no message");
+		strbuf_release(&how);
+	}
+	strbuf_release(&vars);
+	strbuf_release(&cmd);
+	strbuf_release(&eout);
+	return st;
+}
+
 void remote_end_from_event(const cJSON *ev, struct remote_status *st)
 {
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(ev, "status");

@@ -68,6 +68,14 @@ struct remote_status {
 	int signal;
 };
 
+/* Read a file of the host into out; one over max bytes keeps its first and
+ * its last max/2 bytes with a line between them that starts with
+ * REMOTE_DROPPED_MARK and says how many bytes were dropped, so a program's
+ * last line (its result) is always read. */
+#define REMOTE_DROPPED_MARK "[gpuorch:"
+enum go_status remote_fetch_kept(struct ssh_conn *c, const char *path, size_t max,
+				 int timeout_ms, struct strbuf *out, struct strbuf *err);
+
 /* How an item ended, from a build_end / step_end journal event's "status"
  * and "rc" (docs/runner.md): rc 128+N is signal N. */
 void remote_end_from_event(const cJSON *ev, struct remote_status *st);

@@ -348,6 +348,7 @@ int runner_run(const struct run_opts *o)
 	struct hosts *hs = NULL;
 	struct git_info gi;
 	struct pack pk;
+	char **files = NULL;
 	char commit[41] = "";
 	char run_id[32];
 	char *run_dir = NULL;
@@ -415,8 +416,12 @@ int runner_run(const struct run_opts *o)
 		rc = fail(st, err.buf);
 		goto out;
 	}
-	st = o->commit ? pack_commit(o->root, commit, s->sources, &pk, &err)
-		       : pack_worktree(o->root, s->sources, &pk, &err);
+	st = pack_resolve_sources(o->root, o->commit ? commit : NULL, s->sources, &files, &err);
+	if (st == GO_OK)
+		st = spec_check_selected(s, files, &err);
+	if (st == GO_OK)
+		st = o->commit ? pack_commit(o->root, commit, files, &pk, &err)
+			       : pack_worktree(o->root, files, &pk, &err);
 	if (st != GO_OK) {
 		rc = fail(st == GO_ERR_NOT_FOUND ? GO_ERR_SPEC : st, err.buf);
 		goto out;
@@ -599,6 +604,7 @@ out:
 	else
 		free(run_dir);
 	pack_release(&pk);
+	pack_free_files(files);
 	git_info_release(&gi);
 	hosts_free(hs);
 	spec_free(s);

@@ -131,6 +131,16 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 		FEED(b->variant->defines[i].key);
 		FEED(b->variant->defines[i].value);
 	}
+	FEED("|build");
+	for (i = 0; b->prog->build_cmds && b->prog->build_cmds[i]; i++) {
+		int j;
+		for (j = 0; b->prog->build_cmds[i][j]; j++)
+			FEED(b->prog->build_cmds[i][j]);
+		FEED("|&&");
+	}
+	for (i = 0; b->prog->outputs && b->prog->outputs[i]; i++)
+		FEED(b->prog->outputs[i]);
+	FEED(b->prog->ptxas ? "ptxas" : "");
 	FEED(b->arch);
 	FEED(h->nvcc);
 	FEED(h->nvcc_version);
@@ -154,6 +164,94 @@ static int variant_defines(const struct spec_variant *v, const char *key)
 	return 0;
 }
 
+static void add_word_(struct strbuf *cmd, const char *w)
+{
+	strbuf_addch(cmd, ' ');
+	strbuf_add_shell_quoted(cmd, w);
+}
+
+/* A word with {arch}, {arch_num} and {KEY} (a key of kv) replaced. */
+static char *subst(const char *w, const char *arch, const struct spec_kv *kv, int nkv)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *num = arch && !strncmp(arch, "sm_", 3) ? arch + 3 : arch;
+	while (*w) {
+		size_t n = *w == '{' ? strspn(w + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") : 0;
+		const char *val = NULL;
+		int i;
+		if (n && w[1 + n] == '}') {
+			if (n == 4 && !strncmp(w + 1, "arch", 4))
+				val = arch ? arch : "";
+			else if (n == 8 && !strncmp(w + 1, "arch_num", 8))
+				val = num ? num : "";
+			for (i = 0; !val && i < nkv; i++)
+				if (strlen(kv[i].key) == n && !strncmp(kv[i].key, w + 1, n))
+					val = kv[i].value;
+		}
+		if (val) {
+			strbuf_addstr(&sb, val);
+			w += n + 2;
+		} else {
+			strbuf_addch(&sb, *w++);
+		}
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* A command line (argv), each word substituted and quoted. */
+static void add_argv(struct strbuf *cmd, char *const *argv, const char *arch,
+		     const struct spec_kv *kv, int nkv)
+{
+	int i;
+	for (i = 0; argv[i]; i++) {
+		char *w = subst(argv[i], arch, kv, nkv);
+		if (i)
+			strbuf_addch(cmd, ' ');
+		strbuf_add_shell_quoted(cmd, w);
+		free(w);
+	}
+}
+
+/* The project's own build (docs/byo.md): the shipped tree is copied into
+ * the build directory (the content directory stays as shipped, shared by
+ * every build), then its commands run there with nvcc first on PATH; every
+ * named output must exist. */
+static void project_build(struct strbuf *cmd, struct plan_build *b, const struct spec *s,
+			  const struct plan *p, const struct plan_host *h)
+{
+	const struct spec_program *prog = b->prog;
+	int i;
+	strbuf_addstr(cmd, "cd ");
+	strbuf_add_shell_quoted(cmd, p->src_dir);
+	strbuf_addstr(cmd, " && mkdir -p ");
+	strbuf_add_shell_quoted(cmd, b->tree);
+	strbuf_addstr(cmd, " && cp -R . ");
+	strbuf_add_shell_quoted(cmd, b->tree);
+	strbuf_addstr(cmd, " && cd ");
+	strbuf_add_shell_quoted(cmd, b->tree);
+	if (h->nvcc && strchr(h->nvcc, '/')) {
+		char *dir = xstrdup(h->nvcc);
+		*strrchr(dir, '/') = '\0';
+		strbuf_addstr(cmd, " && PATH=");
+		strbuf_add_shell_quoted(cmd, dir);
+		strbuf_addstr(cmd, ":$PATH && CUDACXX=");
+		strbuf_add_shell_quoted(cmd, h->nvcc);
+		strbuf_addstr(cmd, " && export PATH CUDACXX");
+		free(dir);
+	}
+	if (prog->ptxas)
+		strbuf_addstr(cmd, " && NVCC_APPEND_FLAGS=\"${NVCC_APPEND_FLAGS:+$NVCC_APPEND_FLAGS }-Xptxas=-v\" && export NVCC_APPEND_FLAGS");
+	for (i = 0; prog->build_cmds[i]; i++) {
+		strbuf_addstr(cmd, " && ");
+		add_argv(cmd, prog->build_cmds[i], b->arch, s->defines, s->ndefines);
+	}
+	strbuf_addstr(cmd, " && for o in");
+	for (i = 0; prog->outputs[i]; i++)
+		add_word_(cmd, prog->outputs[i]);
+	strbuf_addstr(cmd, "; do test -e \"$o\" || { echo \"gpuorch: the build did not make '$o' "
+			   "(named in build.outputs)\" >&2; exit 1; }; done");
+}
+
 static void make_build(struct plan_build *b, const struct spec *s, const struct plan *p,
 		       const struct plan_host *h)
 {
@@ -164,7 +262,12 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 	build_key(b, s, h);
 	slug = plan_slug(b->prog->name, 60);
 	b->dir = xstrfmt("%s/builds/%.16s", h->workdir, b->key);
-	b->bin = xstrfmt("%s/%s", b->dir, slug);
+	if (b->prog->build_cmds) {
+		b->tree = xstrfmt("%s/tree", b->dir);
+		b->bin = xstrfmt("%s/%s", b->tree, b->prog->outputs[0]);
+	} else {
+		b->bin = xstrfmt("%s/%s", b->dir, slug);
+	}
 	free(slug);
 
 	if (b->prog->min_arch && !spec_arch_satisfies(b->arch, b->prog->min_arch))
@@ -175,6 +278,11 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 					 "/usr/local/cuda/bin, /usr/local/cuda-*/bin); set "
 					 "\"cuda_home\" in the hosts file");
 
+	if (b->prog->build_cmds) {
+		project_build(&cmd, b, s, p, h);
+		b->command = strbuf_detach(&cmd, NULL);
+		return;
+	}
 	gencode = plan_gencode(b->arch);
 	strbuf_addstr(&cmd, "cd ");
 	strbuf_add_shell_quoted(&cmd, p->src_dir);
@@ -404,7 +512,7 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 		ps->skip_reason = xstrdup("python3 not found on the host");
 	}
 
-	if (!prog->script) {
+	if (!prog->script && (!prog->run || prog->build_cmds)) {
 		ps->build = find_build(p, prog, variant, ps->arch);
 		if (!ps->skip_reason && !ps->build)
 			ps->skip_reason = xstrfmt("no build of '%s' for %s", prog->name, ps->arch);
@@ -413,9 +521,13 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 	}
 
 	strbuf_addstr(&cmd, "cd ");
-	strbuf_add_shell_quoted(&cmd, p->src_dir);
+	strbuf_add_shell_quoted(&cmd, ps->build && ps->build->tree ? ps->build->tree : p->src_dir);
 	strbuf_addstr(&cmd, " && ");
-	if (st->kind == STEP_PROFILE) {
+	if (prog->run) {
+		/* its own command line: check steps run 'check' when there is one */
+		add_argv(&cmd, st->kind == STEP_CORRECTNESS && prog->check ? prog->check : prog->run,
+			 ps->arch, pr->params, pr->nparams);
+	} else if (st->kind == STEP_PROFILE) {
 		profile_command(&cmd, ps, s, h, ps->build ? ps->build->bin : "false");
 	} else if (st->kind == STEP_SANITIZE) {
 		sanitize_command(&cmd, ps, s, h, ps->build ? ps->build->bin : "false");
@@ -465,7 +577,7 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 	for (i = 0; i < s->nprograms; i++) {
 		const struct spec_program *prog = &s->programs[i];
 		int used = 0;
-		if (prog->script)
+		if (prog->script || (prog->run && !prog->build_cmds))
 			continue;
 		for (j = 0; j < s->nsteps; j++)
 			if (s->steps[j].prog == prog && s->steps[j].kind != STEP_SWEEP)
@@ -537,6 +649,7 @@ void plan_release(struct plan *p)
 		free(p->builds[i].arch);
 		free(p->builds[i].dir);
 		free(p->builds[i].bin);
+		free(p->builds[i].tree);
 		free(p->builds[i].command);
 		free(p->builds[i].skip_reason);
 	}

@@ -17,7 +17,9 @@ struct plan_build {
 	char *arch;
 	char key[SHA256_HEX_LEN + 1];  /* content id + program + flags + arch + nvcc version */
 	char *dir;                     /* remote build directory (also the step directory) */
-	char *bin;                     /* remote executable */
+	char *bin;                     /* remote executable (a project build: its first output) */
+	char *tree;                    /* a project build's copy of the sources, where it
+					* builds and its steps run; NULL for nvcc builds */
 	char *command;                 /* the nvcc command line, run in the source dir */
 	char *skip_reason;             /* not built, and why; NULL to build */
 };

@@ -75,6 +75,12 @@ enum go_status spec_get_kv(struct spec_ctx *c, const cJSON *v, int c_ident_keys,
 enum go_status spec_check_enum(struct spec_ctx *c, const char *val, const char *const *choices,
 			       const char *what);
 
+/* spec-byo.c: a program's own build, command line and figures */
+enum go_status spec_parse_byo(struct spec_ctx *c, const cJSON *v, struct spec_program *p);
+/* After steps: the {placeholders} of build, run and check are all known. */
+enum go_status spec_check_byo(struct spec_ctx *c);
+void spec_free_byo(struct spec_program *p);
+
 /* spec-steps.c: steps[] */
 enum go_status spec_parse_steps(struct spec_ctx *c, const cJSON *root);
 

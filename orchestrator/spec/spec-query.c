@@ -65,3 +65,50 @@ const char *spec_step_kind_name(enum step_kind k)
 	}
 	return "unknown";
 }
+
+int spec_source_is_glob(const char *entry)
+{
+	return strpbrk(entry, "*?[") != NULL || !strcmp(entry, ".");
+}
+
+int spec_source_may_select(const struct spec *s, const char *path)
+{
+	int i;
+	for (i = 0; s->sources && s->sources[i]; i++) {
+		const char *e = s->sources[i];
+		size_t n = strlen(e);
+		if (!strcmp(e, path) || spec_source_is_glob(e) ||
+		    (!strncmp(e, path, n) && path[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+static int in_sorted(char *const *files, const char *path)
+{
+	int i;
+	for (i = 0; files && files[i]; i++)
+		if (!strcmp(files[i], path))
+			return 1;
+	return 0;
+}
+
+enum go_status spec_check_selected(const struct spec *s, char *const *files, struct strbuf *err)
+{
+	int i, j;
+	for (i = 0; i < s->nprograms; i++) {
+		const struct spec_program *p = &s->programs[i];
+		if (p->script && !in_sorted(files, p->script))
+			return go_fail(err, GO_ERR_SPEC,
+				       "%s: 'programs.%s.script': '%s' is not among the files that 'sources' "
+				       "selects (ignored or untracked by git? list it by its own path)",
+				       s->path, p->name, p->script);
+		for (j = 0; p->sources && p->sources[j]; j++)
+			if (!in_sorted(files, p->sources[j]))
+				return go_fail(err, GO_ERR_SPEC,
+					       "%s: 'programs.%s.sources[%d]': '%s' is not among the files "
+					       "that 'sources' selects (ignored or untracked by git? list it "
+					       "by its own path)", s->path, p->name, j, p->sources[j]);
+	}
+	return GO_OK;
+}

@@ -141,6 +141,11 @@ static enum go_status parse_sweep(struct spec_ctx *c, const cJSON *v, struct spe
 		return spec_bad(c, "'%s' is a script; a sweep varies compile-time defines of a compiled program",
 			   st->prog->name);
 	}
+	if (st->prog->run) {
+		spec_push_key(c, "program");
+		return spec_bad(c, "'%s' runs its own command line; a sweep varies the defines of a program that nvcc builds",
+			   st->prog->name);
+	}
 	if (!d)
 		return spec_bad(c, "missing required key 'defines' (an object KEY -> [values], such as {\"TILE_M\": [64, 128]})");
 	mark = spec_push_key(c, "defines");
@@ -319,6 +324,11 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 		if (st->prog->script) {
 			spec_push_key(c, "program");
 			return spec_bad(c, "'%s' is a script; %s steps run compiled programs",
+				   st->prog->name, spec_step_kind_name(st->kind));
+		}
+		if (st->prog->run) {
+			spec_push_key(c, "program");
+			return spec_bad(c, "'%s' runs its own command line; %s steps run programs on the harness for now",
 				   st->prog->name, spec_step_kind_name(st->kind));
 		}
 		return st->kind == STEP_PROFILE ? parse_profile(c, v, st) : parse_sanitize(c, v, st);

@@ -51,19 +51,22 @@ static enum go_status parse_sources(struct spec_ctx *c, const cJSON *root)
 	for (n = 0; c->s->sources[n]; n++) {
 		const char *p = c->s->sources[n];
 		size_t m2 = spec_push_index(c, n);
-		TRY(spec_check_rel_path(c, p));
+		int glob = spec_source_is_glob(p);
+		if (strcmp(p, "."))
+			TRY(spec_check_rel_path(c, p));
 		for (j = 0; j < n; j++)
 			if (!strcmp(c->s->sources[j], p))
 				return spec_bad(c, "'%s' is listed twice (also 'sources[%d]')", p, j);
-		if (c->check_files) {
+		if (c->check_files && !glob) {
 			char *full = xstrfmt("%s/%s", c->root, p);
 			struct stat sbuf;
 			int rc = stat(full, &sbuf);
 			free(full);
 			if (rc < 0)
-				return spec_bad(c, "no such file '%s' under '%s'", p, c->root);
-			if (!S_ISREG(sbuf.st_mode))
-				return spec_bad(c, "'%s' is not a regular file", p);
+				return spec_bad(c, "no such file or directory '%s' under '%s'", p,
+						c->root);
+			if (!S_ISREG(sbuf.st_mode) && !S_ISDIR(sbuf.st_mode))
+				return spec_bad(c, "'%s' is neither a regular file nor a directory", p);
 		}
 		spec_pop(c, m2);
 	}
@@ -161,8 +164,9 @@ static int has_compiled_ext(const char *p)
 static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct spec_program *p)
 {
 	static const char *const keys[] = { "sources", "script", "libs", "min_arch",
-					    "needs_gpu", NULL };
-	const cJSON *src, *scr, *x;
+					    "needs_gpu", "build", "run", "check", "figures",
+					    NULL };
+	const cJSON *src, *scr, *bld, *run, *x;
 	size_t mark;
 	int i;
 
@@ -174,17 +178,23 @@ static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct s
 	TRY(spec_check_keys(c, v, keys));
 	src = cJSON_GetObjectItemCaseSensitive(v, "sources");
 	scr = cJSON_GetObjectItemCaseSensitive(v, "script");
-	if (src && scr)
-		return spec_bad(c, "has both 'sources' and 'script'; give one");
-	if (!src && !scr)
-		return spec_bad(c, "has neither 'sources' (a compiled program) nor 'script' (a Python script)");
+	bld = cJSON_GetObjectItemCaseSensitive(v, "build");
+	run = cJSON_GetObjectItemCaseSensitive(v, "run");
+	if (!!src + !!scr + !!bld > 1)
+		return spec_bad(c, "has more than one of 'sources' (nvcc builds it), 'script' (a Python script) and 'build' (the project's own build); give one");
+	if ((src || scr) && run)
+		return spec_bad(c, "'run' is for programs off the harness; a program with '%s' is run by gpuorch (docs/result-contract.md)",
+				src ? "sources" : "script");
+	if (!src && !scr && !bld && !run)
+		return spec_bad(c, "has none of 'sources' (a compiled program), 'script' (a Python script), 'build' (the project's own build) and 'run' (its own command line)");
+	TRY(spec_parse_byo(c, v, p));
 	if (src) {
 		mark = spec_push_key(c, "sources");
 		TRY(spec_get_str_array(c, src, 0, &p->sources));
 		for (i = 0; p->sources[i]; i++) {
 			size_t m2 = spec_push_index(c, i);
 			int j;
-			if (!spec_strv_has(c->s->sources, p->sources[i]))
+			if (!spec_source_may_select(c->s, p->sources[i]))
 				return spec_bad(c, "'%s' is not listed in the top-level 'sources'",
 					   p->sources[i]);
 			TRY(spec_check_nvcc_arg(c, "compiled source", p->sources[i], 1));
@@ -197,11 +207,11 @@ static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct s
 			spec_pop(c, m2);
 		}
 		spec_pop(c, mark);
-	} else {
+	} else if (scr) {
 		TRY(spec_get_string(c, v, "script", 1, 0, &p->script));
 		mark = spec_push_key(c, "script");
 		TRY(spec_check_rel_path(c, p->script));
-		if (!spec_strv_has(c->s->sources, p->script))
+		if (!spec_source_may_select(c->s, p->script))
 			return spec_bad(c, "'%s' is not listed in the top-level 'sources'", p->script);
 		spec_pop(c, mark);
 	}
@@ -398,6 +408,7 @@ static enum go_status parse_root(struct spec_ctx *c, const cJSON *root)
 	TRY(parse_problems(c, root));
 	TRY(parse_tolerance(c, root));
 	TRY(spec_parse_steps(c, root));
+	TRY(spec_check_byo(c));
 	TRY(spec_parse_figures(c, root, "baselines", &s->baselines));
 	TRY(spec_parse_figures(c, root, "references", &s->references));
 	TRY(spec_parse_expected(c, root));
@@ -495,6 +506,7 @@ void spec_free(struct spec *s)
 		free(s->programs[i].script);
 		free_strv(s->programs[i].libs);
 		free(s->programs[i].min_arch);
+		spec_free_byo(&s->programs[i]);
 	}
 	free(s->programs);
 	for (i = 0; i < s->nproblems; i++) {

@@ -14,6 +14,15 @@ struct spec_kv {
 	char *value;     /* numbers are rendered as they were written (%.17g trimmed) */
 };
 
+/* A figure read from a program's own output (docs/byo.md). */
+struct spec_figure {
+	char *name;
+	char *regex;     /* POSIX ERE; group 1 is the number (the last matching line wins) */
+	char *json;      /* or: a dotted path into the JSON object on the last line */
+	char *unit;      /* may be NULL */
+	char *better;    /* "higher" | "lower" | NULL */
+};
+
 struct spec_program {
 	char *name;
 	char **sources;  /* compiled sources (NULL-terminated); NULL for scripts */
@@ -21,6 +30,14 @@ struct spec_program {
 	char **libs;     /* NULL-terminated */
 	char *min_arch;  /* e.g. "sm_90a", or NULL */
 	int needs_gpu;   /* default 1 */
+	/* bring your own code (docs/byo.md) */
+	char ***build_cmds; /* the project's build: commands (argv each), NULL-terminated; NULL: nvcc */
+	char **outputs;     /* files the build makes (relative to the tree) */
+	int ptxas;          /* NVCC_APPEND_FLAGS=-Xptxas=-v during the build */
+	char **run;         /* the program's own command line; NULL: the result contract */
+	char **check;       /* its correctness command (exit 0 = pass); NULL: run */
+	struct spec_figure *figures;
+	int nfigures;
 };
 
 struct spec_problem {
@@ -116,6 +133,14 @@ const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name);
  * is met by that exact arch only: "sm_90" and "sm_100a" do not meet "sm_90a". */
 int spec_arch_satisfies(const char *have, const char *need);
 const char *spec_step_kind_name(enum step_kind k);
+/* 'sources' entries: a glob (*.cu, ** for any depth) or "." selects files through
+ * git (remote/pack.c resolves it); so does a directory. */
+int spec_source_is_glob(const char *entry);
+/* 1 when path is listed, or could be selected by a glob or directory entry. */
+int spec_source_may_select(const struct spec *s, const char *path);
+/* Every program's sources and script are among files (what 'sources'
+ * selected, resolved); else GO_ERR_SPEC naming the program. */
+enum go_status spec_check_selected(const struct spec *s, char *const *files, struct strbuf *err);
 /* The default Nsight Compute metrics of a profile step (NULL-terminated). */
 extern const char *const spec_default_metrics[];
 

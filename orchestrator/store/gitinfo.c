@@ -193,6 +193,41 @@ enum go_status git_show_file(const char *root, const char *rev, const char *path
 	return st;
 }
 
+enum go_status git_list_files(const char *root, const char *commit, const char *pattern,
+			      struct strbuf *out, struct strbuf *err)
+{
+	struct strbuf eo = STRBUF_INIT, spec = STRBUF_INIT, empty = STRBUF_INIT;
+	enum go_status st = GO_OK;
+	int code = 0;
+
+	strbuf_addf(&spec, ":(glob)%s", pattern);
+	if (!commit) {
+		const char *argv[] = { "git", "ls-files", "-z", "--cached", "--", spec.buf, NULL };
+		st = git_run(root, argv, out, &eo, &code, 0, err);
+	} else {
+		const char *et[] = { "git", "hash-object", "-t", "tree", "/dev/null", NULL };
+		st = git_run(root, et, &empty, &eo, &code, 1, err);
+		if (st == GO_OK && code == 0) {
+			/* the commit against the empty tree: every file in it, matched
+			 * by git's own pathspec code, paths relative to root */
+			const char *argv[] = { "git", "diff-tree", "-r", "-z", "--name-only",
+					       "--no-commit-id", "--relative", "--no-renames",
+					       empty.buf, commit, "--", spec.buf, NULL };
+			strbuf_reset(&eo);
+			st = git_run(root, argv, out, &eo, &code, 0, err);
+		}
+	}
+	if (st == GO_OK && code != 0)
+		st = go_fail(err, GO_ERR_GIT, "cannot list the files of '%s' with git in '%s': %.*s",
+			     pattern, root, (int)strcspn(eo.buf, "\n"), eo.buf);
+	if (st == GO_OK && out->truncated)
+		st = go_fail(err, GO_ERR_IO, "'%s' selects too many files to list", pattern);
+	strbuf_release(&eo);
+	strbuf_release(&spec);
+	strbuf_release(&empty);
+	return st;
+}
+
 void git_info_release(struct git_info *gi)
 {
 	free(gi->diff);

@@ -19,6 +19,13 @@ enum go_status git_resolve(const char *root, const char *rev, char out[41], stru
 /* The bytes of path at commit rev. GO_ERR_NOT_FOUND when absent there. */
 enum go_status git_show_file(const char *root, const char *rev, const char *path,
 			     struct strbuf *out, struct strbuf *err);
+/* The files that a source pattern selects, through git's own pathspec
+ * matching with glob magic (*.cu, ** for any depth, a directory, "."): the tracked
+ * files of the work tree at root (commit NULL; ignored and untracked files
+ * never), or the files of commit (a full id). Appends NUL-terminated paths,
+ * relative to root, to out. */
+enum go_status git_list_files(const char *root, const char *commit, const char *pattern,
+			      struct strbuf *out, struct strbuf *err);
 void git_info_release(struct git_info *gi);
 
 #endif

@@ -239,7 +239,7 @@ static void test_minimal_and_defaults(void)
 	spec_free(s);
 	s = NULL;
 	st = spec_parse("min.json", text, strlen(text), "/nonexistent-root", 1, &s, &err);
-	CHECK(st == GO_ERR_SPEC && strstr(err.buf, "'sources[0]': no such file 'cpu/sleep.cu' under '/nonexistent-root'"),
+	CHECK(st == GO_ERR_SPEC && strstr(err.buf, "'sources[0]': no such file or directory 'cpu/sleep.cu' under '/nonexistent-root'"),
 	      "check_files=1 requires every source under root", "st=%d err=%s", st, err.buf);
 	strbuf_release(&err);
 }
@@ -349,9 +349,14 @@ static void test_errors(void)
 	expect_error("empty component in a source path", "sources.0", "\"cpu//sleep.cu\"", NULL,
 		     NULL, "is not a plain relative path");
 	expect_error("source that does not exist", "sources.5", "\"kernels/nope.cu\"", NULL, NULL,
-		     "'sources[5]': no such file 'kernels/nope.cu' under 'tests/fixtures/specs/repo'");
-	expect_error("source that is a directory", "sources.5", "\"kernels\"", NULL, NULL,
-		     "'sources[5]': 'kernels' is not a regular file");
+		     "'sources[5]': no such file or directory 'kernels/nope.cu' under 'tests/fixtures/specs/repo'");
+	expect_error("a glob that leaves the repository", "sources.5", "\"kernels/**/../x.cu\"",
+		     NULL, NULL, "'sources[5]': 'kernels/**/../x.cu' leaves the repository");
+	expect_error("an absolute glob", "sources.5", "\"/kernels/*.cu\"", NULL, NULL,
+		     "'sources[5]': '/kernels/*.cu' is absolute");
+	expect_error("a program source that no entry can select", "sources",
+		     "[\"cpu/sleep.cu\", \"kernels/harness\"]", NULL, NULL,
+		     "is not listed in the top-level 'sources'");
 	expect_error("duplicate source", "sources.5", "\"kernels/harness/harness.h\"", NULL, NULL,
 		     "'sources[5]': 'kernels/harness/harness.h' is listed twice (also 'sources[0]')");
 	expect_error("source not a string", "sources.1", "7", NULL, NULL,
@@ -382,9 +387,9 @@ static void test_errors(void)
 		     NULL, NULL, "'programs.sdpa': unknown key 'scirpt' (did you mean 'script'?)");
 	expect_error("program with both sources and script", "programs.sdpa.sources",
 		     "[\"cpu/sleep.cu\"]", NULL, NULL,
-		     "'programs.sdpa': has both 'sources' and 'script'; give one");
+		     "'programs.sdpa': has more than one of 'sources' (nvcc builds it), 'script' (a Python script) and 'build'");
 	expect_error("program with neither sources nor script", "programs.sdpa.script", NULL, NULL,
-		     NULL, "'programs.sdpa': has neither 'sources'");
+		     NULL, "'programs.sdpa': has none of 'sources' (a compiled program), 'script' (a Python script), 'build'");
 	expect_error("program source must be listed in sources", "programs.attn_wmma.sources.0",
 		     "\"kernels/other.cu\"", NULL, NULL,
 		     "'programs.attn_wmma.sources[0]': 'kernels/other.cu' is not listed in the top-level 'sources'");

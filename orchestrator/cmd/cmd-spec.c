@@ -1,0 +1,96 @@
+/* cmd-spec.c -- `gpuorch spec check FILE`: validate a spec without any host:
+ * the whole spec (spec/spec.c) and what its 'sources' select (remote/pack.c),
+ * exactly as `gpuorch run` checks them before connecting. */
+#include "cmd/commands.h"
+#include "core/error.h"
+#include "core/strbuf.h"
+#include "remote/pack.h"
+#include "spec/spec.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+static const char usage[] =
+	"usage: gpuorch spec check FILE [--root DIR]\n"
+	"\n"
+	"Check an experiment spec completely, with no host: its keys and values\n"
+	"(docs/spec.md), the files its 'sources' select through git, and that\n"
+	"every program's files are among them. Prints a summary on success.\n"
+	"\n"
+	"    --root DIR   repository root the spec's paths are relative to (default .)\n"
+	"\n"
+	"exit: 0 valid, 2 invalid (FILE: 'JSON.PATH': what is wrong)\n";
+
+static int spec_check_main(const char *path, const char *root)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec *s = NULL;
+	char **files = NULL;
+	struct pack pk;
+	enum go_status st;
+	int rc = 0, nfiles = 0;
+
+	memset(&pk, 0, sizeof(pk));
+	st = spec_load(path, root, 1, &s, &err);
+	if (st == GO_OK)
+		st = pack_resolve_sources(root, NULL, s->sources, &files, &err);
+	if (st == GO_OK)
+		st = spec_check_selected(s, files, &err);
+	if (st == GO_OK)
+		st = pack_worktree(root, files, &pk, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = go_exit_code(st == GO_ERR_NOT_FOUND ? GO_ERR_SPEC : st);
+	} else {
+		while (files[nfiles])
+			nfiles++;
+		printf("%s: valid: %d program%s, %d problem%s, %d step%s; 'sources' select %d "
+		       "file%s (%zu bytes archive)\n", path, s->nprograms,
+		       s->nprograms == 1 ? "" : "s", s->nproblems, s->nproblems == 1 ? "" : "s",
+		       s->nsteps, s->nsteps == 1 ? "" : "s", nfiles, nfiles == 1 ? "" : "s", pk.len);
+	}
+	pack_release(&pk);
+	pack_free_files(files);
+	spec_free(s);
+	strbuf_release(&err);
+	return rc;
+}
+
+static int cmd_spec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "root", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *root = ".";
+	int c;
+
+	if (cmd_wants_help(argc, argv)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc < 2 || strcmp(argv[1], "check"))
+		return cmd_usage_error(&cmd_spec_entry, "%s", argc < 2 ? "say what to do: 'spec check FILE'"
+							     : "unknown 'spec' subcommand");
+	argc--;
+	argv++;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': root = optarg; break;
+		default: return cmd_usage_error(&cmd_spec_entry, "bad option");
+		}
+	}
+	if (optind != argc - 1)
+		return cmd_usage_error(&cmd_spec_entry, "give one spec FILE");
+	return spec_check_main(argv[optind], root);
+}
+
+const struct cmd_entry cmd_spec_entry = {
+	"spec", usage, "check an experiment spec without any host", cmd_spec,
+	0, /* needs neither SSH nor the reports directory */
+};

@@ -1,0 +1,64 @@
+/* report-figures.c -- the report's "Figures from the programs' output"
+ * section: every figure that a program off the harness printed and gpuorch
+ * read (result.figures, docs/byo.md), one row per step and figure. */
+#include "report/report-int.h"
+
+#include <string.h>
+#include "core/banned.h"
+
+void rpt_section_figures(struct rpt_ctx *c)
+{
+	struct strbuf *md = c->md;
+	const cJSON *h, *s, *f;
+	int any = 0;
+
+	FOR_EACH_OBJ(h, c->hosts) {
+		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+			const cJSON *figs = rr_obj(rr_result(s), "figures");
+			const char *missing = rr_str(rr_result(s), "figures_missing");
+			if ((!figs || !figs->child) && !missing)
+				continue;
+			if (!any) {
+				strbuf_addstr(md, "## Figures from the programs' output\n\n"
+						  "Read from what each program printed (docs/byo.md); "
+						  "its exit status is its verdict.\n\n"
+						  "| host | step | figure | value | unit | better | read from |\n"
+						  "|---|---|---|---:|---|---|---|\n");
+				any = 1;
+			}
+			FOR_EACH_OBJ(f, figs) {
+				double v = 0;
+				strbuf_addstr(md, "| ");
+				rpt_md_cell_n(md, rpt_host_name(h), 40);
+				strbuf_addstr(md, " | ");
+				rpt_md_cell_n(md, rr_str(s, "id"), 80);
+				strbuf_addstr(md, " | ");
+				rpt_md_cell_n(md, f->string, 60);
+				strbuf_addstr(md, " | ");
+				if (rr_num(f, "value", &v))
+					metric_fmt_g(md, v);
+				else
+					strbuf_addstr(md, DASH);
+				strbuf_addstr(md, " | ");
+				rpt_md_cell_n(md, rr_str(f, "unit"), 30);
+				strbuf_addstr(md, " | ");
+				rpt_md_cell_n(md, rr_str(f, "better"), 10);
+				strbuf_addstr(md, " | ");
+				rpt_md_cell_n(md, rr_str(f, "line") ? rr_str(f, "line")
+					      : rr_str(f, "source"), 80);
+				strbuf_addstr(md, " |\n");
+			}
+			if (missing) {
+				strbuf_addstr(md, "| ");
+				rpt_md_cell_n(md, rpt_host_name(h), 40);
+				strbuf_addstr(md, " | ");
+				rpt_md_cell_n(md, rr_str(s, "id"), 80);
+				strbuf_addstr(md, " | (not found) | " DASH " | " DASH " | " DASH " | ");
+				rpt_md_cell_n(md, missing, 300);
+				strbuf_addstr(md, " |\n");
+			}
+		}
+	}
+	if (any)
+		strbuf_addch(md, '\n');
+}
