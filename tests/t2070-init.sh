@@ -80,4 +80,21 @@ test_expect_success 'the spec init wrote runs: the project builds on a host' '
 	test "$(jq_ $run/run.json hosts.0.builds.0.resources.0.kernel)" = _Z5saxpyifPKfPf
 '
 
+test_expect_success 'kernels are found past __launch_bounds__, templates and line breaks' '
+	mkdir kn && (cd kn && git init -q && git config user.email t@example.com && git config user.name t &&
+	printf "%s\n" "#include <cstdio>" \
+		"__global__ void __launch_bounds__(256, 2) bounded(float *x) {}" \
+		"template <int BM, int BN>" \
+		"__global__ void __launch_bounds__((BM * BN) / 4)" \
+		"    next_line(int n, float *x) {}" \
+		"__global__ void" \
+		"plain_break(float *x) {}" \
+		"extern \"C\" __global__ void __attribute__((noinline)) c_kernel(float *x) {}" \
+		"__global__ void templ_ret(cuda::std::array<int, 2> a) {}" \
+		"int main() { return 0; }" >k.cu &&
+	git add -A && git commit -qm k && "$GPUORCH" init) >kn.out &&
+	cat kn.out &&
+	grep "kernels        5 found in .cu/.cuh files: bounded, next_line, plain_break, c_kernel, templ_ret$" kn.out
+'
+
 test_done

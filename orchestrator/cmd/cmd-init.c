@@ -112,6 +112,88 @@ static void file_matches(const char *root, const char *rel, const char *rx, char
 	strbuf_release(&err);
 }
 
+static int ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* p at '(' (or '<'): the position after its balanced close, or NULL. */
+static const char *skip_balanced(const char *p)
+{
+	char open = *p, close = open == '(' ? ')' : '>';
+	int depth = 0;
+	for (; *p; p++) {
+		if (*p == open)
+			depth++;
+		else if (*p == close && --depth == 0)
+			return p + 1;
+		else if (*p == ';' || *p == '{')
+			return NULL;
+	}
+	return NULL;
+}
+
+/* The kernels a CUDA source declares: after each `__global__`, the last
+ * identifier before the parameter list's '(' -- across lines, past return
+ * types, `__launch_bounds__(...)`, `__attribute__((...))` and template
+ * arguments (`__global__ void __launch_bounds__(N)\n k(` names k). */
+static void kernel_names(const char *text, char ***v, int *n, int max)
+{
+	const char *p = text;
+	while (*n < max && (p = strstr(p, "__global__")) != NULL) {
+		const char *q = p + strlen("__global__"), *name = NULL;
+		size_t len = 0;
+		if ((p > text && ident_char(p[-1])) || ident_char(*q)) {
+			p = q;
+			continue;
+		}
+		while (q && *q && *q != ';' && *q != '{') {
+			if (ident_char(*q)) {
+				const char *s = q;
+				while (ident_char(*q))
+					q++;
+				if ((q - s == 17 && !strncmp(s, "__launch_bounds__", 17)) ||
+				    (q - s == 13 && !strncmp(s, "__attribute__", 13))) {
+					while (*q == ' ' || *q == '\t' || *q == '\n')
+						q++;
+					q = *q == '(' ? skip_balanced(q) : q;
+					continue;
+				}
+				name = s;
+				len = (size_t)(q - s);
+			} else if (*q == '<') {
+				q = skip_balanced(q);
+			} else if (*q == '(') {
+				break;
+			} else {
+				q++;
+			}
+		}
+		if (q && *q == '(' && name && !(name[0] >= '0' && name[0] <= '9')) {
+			char *k = xstrfmt("%.*s", (int)len, name);
+			if (!has(*v, *n, k)) {
+				*v = xrealloc(*v, (size_t)(*n + 2) * sizeof(**v));
+				(*v)[(*n)++] = k;
+				(*v)[*n] = NULL;
+			} else {
+				free(k);
+			}
+		}
+		p += strlen("__global__");
+	}
+}
+
+static void file_kernels(const char *root, const char *rel, char ***v, int *n, int max)
+{
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	char *full = xstrfmt("%s/%s", root, rel);
+	if (fs_read_file(full, &text, &err) == GO_OK)
+		kernel_names(text.buf, v, n, max);
+	free(full);
+	strbuf_release(&text);
+	strbuf_release(&err);
+}
+
 static void guess_repo(const char *root, char **files, struct guess *g)
 {
 	char **mains = NULL;
@@ -120,9 +202,7 @@ static void guess_repo(const char *root, char **files, struct guess *g)
 	memset(g, 0, sizeof(*g));
 	for (nf = 0; files[nf]; nf++) {
 		if (ends_with(files[nf], ".cu") || ends_with(files[nf], ".cuh"))
-			file_matches(root, files[nf],
-				     "__global__[^(;{]*[ \t*&]([A-Za-z_][A-Za-z0-9_]*)[ \t]*\\(",
-				     &g->kernels, &g->nkernels, MAX_KERNELS, 0);
+			file_kernels(root, files[nf], &g->kernels, &g->nkernels, MAX_KERNELS);
 		if (ends_with(files[nf], ".cu") && nm < MAX_PROGRAMS) {
 			char **m = NULL;
 			int k = 0;
