@@ -8,6 +8,11 @@
 #
 #   scripts/gpu-e2e.sh DEBS REPORTS SPEC...      (runs as root)
 #   NHOSTS=2, SPEC_TIMEOUT=S, NOTIFY_SINK=build/tests/httpsink: see below
+#   A SPEC of the form DIR=SPEC runs a foreign project (docs/byo.md): SPEC is
+#   copied into DIR/experiments/ (DIR is a clone of that project, unchanged)
+#   and gpuorch runs there. CMAKE_DEBS=DIR: when the machine has no cmake,
+#   the Debian cmake packages in DIR are unpacked into /opt/cmakeroot and a
+#   wrapper is put in /usr/local/bin (on the SSH session's PATH).
 set -u
 debs=$1 reports=$2
 shift 2
@@ -34,6 +39,16 @@ n=${NHOSTS:-1}
 	echo ']}'
 } >"$out/hosts.json"
 ldd build/gpuorch | grep -i "not found"
+if ! command -v cmake >/dev/null 2>&1 && [ -n "${CMAKE_DEBS:-}" ]; then
+	for f in "$CMAKE_DEBS"/*.deb; do dpkg -x "$f" /opt/cmakeroot; done
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=/opt/cmakeroot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec /opt/cmakeroot/usr/bin/cmake "$@"\n' \
+		>/usr/local/bin/cmake
+	chmod +x /usr/local/bin/cmake
+	echo "cmake: carried $(/usr/local/bin/cmake --version | head -1)"
+else
+	echo "cmake: $(command -v cmake || echo none)"
+fi
+root=$(pwd)
 build/gpuorch hosts check --hosts "$out/hosts.json" 2>&1 | tee "$out/hosts-check.txt"
 for spec in "$@"; do
 	echo "=== $spec"
@@ -48,8 +63,18 @@ for spec in "$@"; do
 		notify="--notify=http://127.0.0.1:$(cat "$out/sink.port")/gpuorch-e2e"
 	fi
 	# SIGTERM at the limit: gpuorch records the run as incomplete
-	timeout -s TERM "${SPEC_TIMEOUT:-500}" build/gpuorch run "$spec" --hosts "$out/hosts.json" \
-		--reports "$reports" --plain $notify >"$out/run-$(basename "$spec" .json).txt" 2>&1
+	dir=.
+	case $spec in
+	*=*)
+		dir=${spec%%=*} spec=${spec#*=}
+		mkdir -p "$dir/experiments" && cp "$spec" "$dir/experiments/" || exit 1
+		spec=experiments/$(basename "$spec")
+		;;
+	esac
+	case $reports in /*) rdir=$reports ;; *) rdir=$root/$reports ;; esac
+	(cd "$dir" && timeout -s TERM "${SPEC_TIMEOUT:-500}" "$root/build/gpuorch" run "$spec" \
+		--hosts "$out/hosts.json" --reports "$rdir" --plain $notify) \
+		>"$out/run-$(basename "$spec" .json).txt" 2>&1
 	echo "exit $?"
 	tail -n 25 "$out/run-$(basename "$spec" .json).txt"
 	tar czf "$out/reports.tgz" "$reports"
