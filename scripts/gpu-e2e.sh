@@ -10,7 +10,7 @@
 #   NHOSTS=2, SPEC_TIMEOUT=S, NOTIFY_SINK=build/tests/httpsink: see below
 #   A SPEC of the form DIR=SPEC runs a foreign project (docs/byo.md): SPEC is
 #   copied into DIR/experiments/ (DIR is a clone of that project, unchanged)
-#   and gpuorch runs there. CMAKE_DEBS=DIR: when the machine has no cmake,
+#   and gpuorch runs there. CMAKE_DEBS=DIR: when the SSH PATH has no cmake,
 #   the Debian cmake packages in DIR are unpacked into /opt/cmakeroot and a
 #   wrapper is put in /usr/local/bin (on the SSH session's PATH).
 set -u
@@ -39,7 +39,9 @@ n=${NHOSTS:-1}
 	echo ']}'
 } >"$out/hosts.json"
 ldd build/gpuorch | grep -i "not found"
-if ! command -v cmake >/dev/null 2>&1 && [ -n "${CMAKE_DEBS:-}" ]; then
+# the SSH session's PATH is /usr/local/bin:/usr/bin:/bin...: a cmake elsewhere
+# (the H100 machine has one in /opt/torch/.venv/bin) is not seen by builds
+if [ ! -x /usr/bin/cmake ] && [ ! -x /usr/local/bin/cmake ] && [ -n "${CMAKE_DEBS:-}" ]; then
 	for f in "$CMAKE_DEBS"/*.deb; do dpkg -x "$f" /opt/cmakeroot; done
 	printf '#!/bin/sh\nLD_LIBRARY_PATH=/opt/cmakeroot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec /opt/cmakeroot/usr/bin/cmake "$@"\n' \
 		>/usr/local/bin/cmake

@@ -192,4 +192,13 @@ test_expect_success 'spec check accepts the valid specs and says what the source
 	grep "experiments/both.json: valid: 2 programs, 2 problems, 3 steps; .sources. select 7 files" ok.out
 '
 
+test_expect_success 'a build tool missing from the host'"'"'s PATH: the build says which command and why' '
+	sed "s/\"command\": \[\"make\", /\"command\": [\"gpuorch-no-such-tool\", /" proj/experiments/make.json \
+		>proj/experiments/notool.json &&
+	grep gpuorch-no-such-tool proj/experiments/notool.json &&
+	test_expect_code 1 sh -c "cd proj && \"$GPUORCH\" run experiments/notool.json --hosts ../hosts.json" >run5.out 2>&1;
+	cat run5.out &&
+	grep "build saxpy_make sm_90a: FAIL: .*gpuorch-no-such-tool: not found: exit code 127 (a command was not found: SSH commands run with the host.s non-login PATH" run5.out
+'
+
 test_done

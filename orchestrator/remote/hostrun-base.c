@@ -128,6 +128,10 @@ const char *hr_end_status(struct hostrun *hr, const struct remote_status *rs, in
 		if (rs->exit_code == 0)
 			return "PASS";
 		strbuf_addf(reason, "exit code %d", rs->exit_code);
+		if (rs->exit_code == 127)
+			strbuf_addstr(reason, " (a command was not found: SSH commands run with the "
+					      "host's non-login PATH; name it by its absolute path "
+					      "or put it on that PATH)");
 		return "FAIL";
 	case REMOTE_SIGNALED:
 		strbuf_addf(reason, "killed by signal %d", rs->signal);

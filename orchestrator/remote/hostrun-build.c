@@ -57,10 +57,11 @@ static void keep(struct hostrun *hr, int i, const char *status, const char *reas
 		hr->nfailed_steps++;
 }
 
-/* The first line of nvcc's stderr that says "error": more than "exit code 1". */
-static char *first_error_line(const char *text)
+/* The first line of stderr that says `what` (nvcc's "error", a shell's
+ * "not found"): more than "exit code 1". */
+static char *first_line_with(const char *text, const char *what)
 {
-	const char *e = text ? strstr(text, "error") : NULL, *bol, *eol;
+	const char *e = text ? strstr(text, what) : NULL, *bol, *eol;
 	size_t n;
 	if (!e)
 		return NULL;
@@ -97,9 +98,13 @@ void hr_build_ended(struct hostrun *hr, int i, const struct journal_event *e)
 		status = hr_end_status(hr, &rs, 0, &reason);
 		if (rs.end == REMOTE_EXITED)
 			exit_code = rs.exit_code;
-		if (!strcmp(status, "FAIL") && (why = first_error_line(errout))) {
+		if (!strcmp(status, "FAIL") && (why = first_line_with(errout, "error"))) {
 			strbuf_reset(&reason);
 			strbuf_addstr(&reason, why);
+		} else if (exit_code == 127 && (why = first_line_with(errout, "not found"))) {
+			char *code = strbuf_detach(&reason, NULL);
+			strbuf_addf(&reason, "%s: %s", why, code);
+			free(code);
 		}
 		if (t0 > 0 && t1 >= t0)
 			dur = t1 - t0;
