@@ -119,7 +119,10 @@ test_expect_success 'the report lists the figures read from the output' '
 	grep "^## Figures from the programs. output" $run/report.md &&
 	grep "^| a | benchmark.saxpy_make.n4k | gflops | [0-9.]* | GFLOP/s | higher | GFLOPS: [0-9.]* |$" $run/report.md &&
 	grep "^| a | benchmark.saxpy_make.n4k | host_us | [0-9.e+-]* | us | lower | json |$" $run/report.md &&
-	grep "^| .saxpy_make. gflops > 0 | a | n4k | [0-9.]* | ✅ met |$" $run/report.md
+	grep "^| .saxpy_make. gflops > 0 | a | n4k | [0-9.]* | ✅ met |$" $run/report.md &&
+	sed -n "/^## At a glance/,/^## /p" $run/report.md >glance.md &&
+	cat glance.md &&
+	grep "^- \*\*a\*\* .saxpy_make. n4k: gflops \*\*[0-9.]* GFLOP/s\*\*, max_error \*\*[-0-9.e+]*\*\*, host_us \*\*[0-9.e+-]* us\*\* — " glance.md
 '
 
 test_expect_success 'a check command that exits non-zero fails the step; its output is kept' '

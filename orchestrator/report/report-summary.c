@@ -189,6 +189,33 @@ void rpt_add_counts(struct strbuf *md, const struct counts *k, int bold)
 		strbuf_addstr(md, "none");
 }
 
+/* A program off the harness (docs/byo.md): the figures read from its output
+ * stand where the timing would, at most four; 0 when it has none. */
+static int add_output_figures(struct strbuf *md, const cJSON *res)
+{
+	const cJSON *f;
+	int n = 0;
+	double v;
+	FOR_EACH_OBJ(f, rr_obj(res, "figures")) {
+		if (!rr_num(f, "value", &v))
+			continue;
+		if (n == 4) {
+			strbuf_addstr(md, ", …");
+			break;
+		}
+		strbuf_addstr(md, n++ ? ", " : "");
+		rpt_md_cell_n(md, f->string, 40);
+		strbuf_addstr(md, " **");
+		metric_fmt_g(md, v);
+		if (rr_str(f, "unit")) {
+			strbuf_addch(md, ' ');
+			rpt_md_cell_n(md, rr_str(f, "unit"), 20);
+		}
+		strbuf_addstr(md, "**");
+	}
+	return n;
+}
+
 /* The key line for one kernel benchmark: figures, comparisons, correctness. */
 static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
 			   const cJSON *s)
@@ -234,7 +261,7 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 		strbuf_addstr(md, "**");
 		metric_fmt_us(md, v);
 		strbuf_addstr(md, " us**");
-	} else {
+	} else if (!add_output_figures(md, res)) {
 		strbuf_addstr(md, "no timing");
 	}
 	if (rr_num(res, "model.tflops", &v) && v > 0) {

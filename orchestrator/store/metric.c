@@ -128,10 +128,15 @@ void metric_fmt_gbps(struct strbuf *sb, double v)
 		strbuf_addf(sb, "%.1f", v);
 }
 
+/* Three significant digits, but never an exponent between 1000 and 1e9:
+ * 1832.82 is "1833", not "1.83e+03". */
 void metric_fmt_g(struct strbuf *sb, double v)
 {
+	double a = fabs(v);
 	if (isnan(v))
 		strbuf_addstr(sb, "-");
+	else if (a >= 1000 && a < 1e9)
+		strbuf_addf(sb, "%.0f", v);
 	else
 		strbuf_addf(sb, "%.3g", v);
 }
