@@ -122,6 +122,9 @@ test_expect_success 'the report lists the figures read from the output' '
 	grep "^| .saxpy_make. gflops > 0 | a | n4k | [0-9.]* | ✅ met |$" $run/report.md &&
 	sed -n "/^## At a glance/,/^## /p" $run/report.md >glance.md &&
 	cat glance.md &&
+	(cd proj && "$GPUORCH" runs --limit 1) >runs.out &&
+	cat runs.out &&
+	grep "^    a: saxpy_make n4k gflops [0-9.]* GFLOP/s, " runs.out &&
 	grep "^- \*\*a\*\* .saxpy_make. n4k: gflops \*\*[0-9.]* GFLOP/s\*\*, max_error \*\*[-0-9.e+]*\*\*, host_us \*\*[0-9.e+-]* us\*\* — " glance.md
 '
 

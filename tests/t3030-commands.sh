@@ -16,7 +16,7 @@ test_expect_success 'runs --json: one object per run, the same runs as the table
 	"$GPUORCH" runs --limit 1000 >runs.txt &&
 	test "$(jq_ runs.json . --len)" = $(grep -c "^[0-9]\{8\}-" runs.txt) &&
 	test "$(jq_ runs.json 0.run_id)" = "$(sed -n 1p runs.txt | cut -d" " -f1)" &&
-	jq_ runs.json 0.headline | grep " us" &&
+	grep "\"headline\":.* us" runs.json &&
 	"$GPUORCH" runs --json --limit 1 >one.json && test "$(jq_ one.json . --len)" = 1
 '
 

@@ -108,7 +108,7 @@ static int runs_exec(int argc, char **argv)
 		{
 			/* cloud instances gpuorch started for the run (docs/cloud.md) */
 			const cJSON *prov = cJSON_GetObjectItem(run, "provenance");
-			if (json_has_num(prov, "instances_cost_total"))
+			if (json_num(prov, "instances_cost_total", 0) > 0)
 				printf("  cost %.4f", json_num(prov, "instances_cost_total", 0));
 		}
 		printf("\n    %s\n", head.len ? head.buf : "-");

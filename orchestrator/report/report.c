@@ -113,7 +113,7 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 	if (c.run && !rr_streq(rr_str(c.run, "status"), "complete"))
 		strbuf_addstr(sb, "INCOMPLETE: ");
 	FOR_EACH_OBJ(h, c.hosts) {
-		const cJSON *first = NULL, *impossible = NULL;
+		const cJSON *first = NULL, *impossible = NULL, *figs = NULL;
 		struct counts k = { 0 };
 		double v;
 		if (nh++ >= 3) {
@@ -126,6 +126,9 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 		strbuf_addstr(sb, ": ");
 		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 			rpt_count_status(&k, rr_str(s, "status"));
+			if (!figs && rr_streq(rr_str(s, "kind"), "benchmark") &&
+			    rr_obj(rr_result(s), "figures") && rr_obj(rr_result(s), "figures")->child)
+				figs = s;   /* a program off the harness: its own figures */
 			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s) ||
 			    !rr_num(rr_result(s), METRIC_MEDIAN_PATH, &v))
 				continue;
@@ -166,6 +169,16 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 				strbuf_addf(sb, ", %d step%s did not pass", k.fail + k.timeout +
 					    k.killed + k.infra,
 					    k.fail + k.timeout + k.killed + k.infra == 1 ? "" : "s");
+		} else if (figs) {
+			const cJSON *f = rr_obj(rr_result(figs), "figures")->child;
+			strbuf_addf(sb, "%s %s %s ", rr_str(figs, "program") ? rr_str(figs, "program") : "?",
+				    rr_str(figs, "problem") ? rr_str(figs, "problem") : "?", f->string);
+			if (rr_num(f, "value", &v))
+				metric_fmt_g(sb, v);
+			if (rr_str(f, "unit"))
+				strbuf_addf(sb, " %s", rr_str(f, "unit"));
+			strbuf_addstr(sb, ", ");
+			rpt_add_counts(sb, &k, 0);
 		} else if (!rr_streq(rr_str(h, "status"), "ok") && rr_str(h, "error")) {
 			strbuf_addstr(sb, rr_str(h, "status") ? rr_str(h, "status") : "failed");
 			strbuf_addstr(sb, " (");

@@ -334,7 +334,8 @@ static int record_costs(struct record *rec, cJSON *root, struct inst_life *lives
 			printf("cost: %s not started by gpuorch (it was %s): not counted\n",
 			       L->h->name, inst_state_name(L->before));
 	}
-	json_add_num(prov, "instances_cost_total", total);
+	if (any)   /* no instance, no cost: `runs` prints none */
+		json_add_num(prov, "instances_cost_total", total);
 	record_unlock(rec);
 	if (any)
 		printf("cost: total %.4f\n", total);
