@@ -14,7 +14,7 @@ static const char usage[] =
 	"usage: gpuorch run SPEC.json --hosts HOSTS.json [--host NAME ...] [--commit REV]\n"
 	"                   [--dry-run] [--accept-new-host-key] [--plain]\n"
 	"                   [--reconnect-timeout S] [--gpu-wait S] [--reports DIR] [--root DIR]\n"
-	"                   [--notify URL]\n"
+	"                   [--notify URL] [--resume RUN_ID]\n"
 	"\n"
 	"Package the spec's sources (from the work tree, or from git commit REV),\n"
 	"ship them to every host in parallel, build them with nvcc for each host's\n"
@@ -31,6 +31,9 @@ static const char usage[] =
 	"    --root DIR               repository root the spec's paths are relative to (default .)\n"
 	"    --notify URL             POST a JSON summary of the finished run to this webhook\n"
 	"                             (default $GPUORCH_NOTIFY_URL; docs/notify.md)\n"
+	"    --resume RUN_ID          take up run RUN_ID whose controller died: same spec,\n"
+	"                             sources and hosts; what its hosts' runners did\n"
+	"                             meanwhile is collected, nothing runs twice\n"
 	"\n"
 	"exit: 0 passed, 1 a step or host failed, 2 bad input (nothing sent),\n"
 	"      3 no host usable, 4 local error, 130 interrupted (docs/exit-codes.md)\n";
@@ -46,6 +49,7 @@ static int run_exec(int argc, char **argv)
 		{ "reports", required_argument, NULL, 'R' },
 		{ "root", required_argument, NULL, 'o' },
 		{ "notify", required_argument, NULL, 'N' },
+		{ "resume", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run_opts o;
@@ -75,6 +79,7 @@ static int run_exec(int argc, char **argv)
 		case 'R': reports = optarg; break;
 		case 'o': o.root = optarg; break;
 		case 'N': o.notify_url = optarg; break;
+		case 'U': o.resume_id = optarg; break;
 		case ':':
 			free(names);
 			return cmd_usage_error(&cmd_run_entry, "option '%s' needs a value",

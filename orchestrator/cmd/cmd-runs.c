@@ -78,6 +78,10 @@ static int runs_exec(int argc, char **argv)
 		const cJSON *e = cJSON_GetObjectItem(run, "experiment");
 		const char *name = json_str(e, "name");
 		const char *status = json_str(run, "status");
+		/* "running" with no controller holding the run: it died (SIGKILL, a
+		 * lost machine); `gpuorch run --resume` takes it up */
+		if (status && !strcmp(status, "running") && !store_run_live(v[i].dir))
+			status = "stopped";
 		const char *outcome = json_str(run, "outcome");
 		const cJSON *hosts = cJSON_GetObjectItem(run, "hosts");
 		const cJSON *h;

@@ -9,6 +9,7 @@
  * before its run, fed by the heartbeat thread while it runs, and taken down
  * per after_run afterwards, Ctrl-C or not (run_instances below). */
 #include "run/runner.h"
+#include "run/resume.h"
 #include "core/error.h"
 #include "core/fsutil.h"
 #include "store/gitinfo.h"
@@ -27,6 +28,7 @@
 #include "spec/spec.h"
 #include "transport/ssh.h"
 #include "store/store.h"
+#include "store/runread.h"
 #include "core/timeutil.h"
 
 #include <signal.h>
@@ -367,7 +369,8 @@ int runner_run(const struct run_opts *o)
 	time_t started = time(NULL);
 	int64_t t0 = time_mono_ms();
 	enum go_status st;
-	int i, rc = 0, nfailed_hosts = 0, nfailed_steps = 0, nfailed_gates = 0;
+	int i, rc = 0, nfailed_hosts = 0, nfailed_steps = 0, nfailed_gates = 0, lock_fd = -1;
+	cJSON *old = NULL;          /* --resume: the run's record as it was left */
 	const char *notify_url = o->notify_url ? o->notify_url : getenv("GPUORCH_NOTIFY_URL");
 
 	memset(&gi, 0, sizeof(gi));
@@ -445,12 +448,34 @@ int runner_run(const struct run_opts *o)
 		}
 	}
 
-	/* 2. The run directory and a "running" record. */
-	store_new_run_id(run_id);
-	st = store_create_run_dir(s->slug, run_id, &run_dir, &err);
-	if (st != GO_OK) {
-		rc = fail(st, err.buf);
-		goto out;
+	/* 2. The run directory (new, or the one resumed) under this process's
+	 * controller lock, and a "running" record. */
+	if (o->resume_id) {
+		struct store_entry e;
+		st = store_find(o->resume_id, &e, &err);
+		if (st == GO_OK) {
+			snprintf(run_id, sizeof(run_id), "%s", e.run_id);
+			run_dir = xstrdup(e.dir);
+			store_entry_release(&e);
+			st = store_lock_run(run_dir, &lock_fd, &err);
+		}
+		if (st == GO_OK)   /* read again under the lock: it may have ended meanwhile */
+			st = store_load_record(run_dir, &old, &err);
+		if (st == GO_OK)
+			st = resume_check(old, run_id, s, hs, pk.content_id, &err);
+		if (st != GO_OK) {
+			rc = fail(st == GO_ERR_NOT_FOUND ? GO_ERR_USAGE : st, err.buf);
+			goto out;
+		}
+	} else {
+		store_new_run_id(run_id);
+		st = store_create_run_dir(s->slug, run_id, &run_dir, &err);
+		if (st == GO_OK)
+			st = store_lock_run(run_dir, &lock_fd, &err);
+		if (st != GO_OK) {
+			rc = fail(st, err.buf);
+			goto out;
+		}
 	}
 	root = cJSON_CreateObject();
 	json_add_str(root, "schema", "gpuorch.run/1");
@@ -461,9 +486,17 @@ int runner_run(const struct run_opts *o)
 	json_add_str(root, "command_line", o->command_line);
 	json_add_bool(root, "dry_run", 0);
 	time_iso8601(started, ts);
-	json_add_str(root, "started_at", ts);
+	json_add_str(root, "started_at", old && rr_str(old, "started_at") ? rr_str(old, "started_at") : ts);
 	cJSON_AddNullToObject(root, "ended_at");
 	cJSON_AddNullToObject(root, "duration_s");
+	if (old) {
+		/* every controller that took this run up, oldest first */
+		cJSON *rs = rr_arr(old, "resumed_at") ? cJSON_Duplicate(rr_arr(old, "resumed_at"), 1)
+						       : cJSON_CreateArray();
+		time_iso8601(time(NULL), ts);
+		cJSON_AddItemToArray(rs, cJSON_CreateString(ts));
+		cJSON_AddItemToObject(root, "resumed_at", rs);
+	}
 	exp = json_add_obj(root, "experiment");
 	json_add_str(exp, "name", s->name);
 	json_add_str(exp, "slug", s->slug);
@@ -600,6 +633,9 @@ out:
 	live_free(lv);
 	if (have_rec)
 		record_release(&rec);
+	cJSON_Delete(old);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (o->run_dir_out && run_dir)
 		*o->run_dir_out = run_dir;
 	else

@@ -26,6 +26,7 @@ struct run_opts {
 	const char *root;           /* repository root that sources are relative to */
 	const char *command_line;
 	const char *notify_url;     /* --notify URL, else $GPUORCH_NOTIFY_URL, else none */
+	const char *resume_id;      /* --resume RUN_ID: take up that unfinished run (resume.h) */
 	char **run_dir_out;         /* when not NULL: set to the new run's directory
 				       (caller frees), or NULL when none was made */
 };

@@ -19,6 +19,8 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include "core/banned.h"
 
 #define STORE_MAX_RUNS 100000   /* bound on directories scanned */
@@ -393,4 +395,50 @@ enum go_status store_find(const char *run_id, struct store_entry *out, struct st
 	}
 	cands_release(&c);
 	return st;
+}
+
+enum go_status store_lock_run(const char *dir, int *fd, struct strbuf *err)
+{
+	char *path = xstrfmt("%s/controller.lock", dir);
+	char pid[32];
+	int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	ssize_t n;
+
+	*fd = -1;
+	if (f < 0) {
+		enum go_status st = go_fail(err, GO_ERR_IO, "cannot open '%s': %s", path,
+					    strerror(errno));
+		free(path);
+		return st;
+	}
+	if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+		n = pread(f, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		close(f);
+		go_fail(err, GO_ERR_USAGE, "another gpuorch (pid %s) is running this run now (it holds "
+			"'%s'); wait for it to end, or stop it first", *pid ? pid : "?", path);
+		free(path);
+		return GO_ERR_USAGE;
+	}
+	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	/* the pid is only shown to a second controller: the lock is what counts */
+	if (ftruncate(f, 0) == 0 && pwrite(f, pid, strlen(pid), 0) < 0)
+		pid[0] = '\0';
+	free(path);
+	*fd = f;
+	return GO_OK;
+}
+
+int store_run_live(const char *dir)
+{
+	char *path = xstrfmt("%s/controller.lock", dir);
+	int f = open(path, O_RDONLY | O_CLOEXEC), live = 0;
+	free(path);
+	if (f < 0)
+		return 0;   /* no lock file: a run from before the lock, or never started */
+	if (flock(f, LOCK_SH | LOCK_NB) != 0)
+		live = errno == EWOULDBLOCK;
+	close(f);
+	return live;
 }

@@ -36,6 +36,14 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
 /* store_list with the tree of each run read by load. */
 enum go_status store_list_with(store_loader load, struct store_entry **out, int *n,
 			       struct strbuf *warnings, struct strbuf *err);
+/* The controller lock of a run directory (dir/controller.lock, flock held for
+ * the life of the gpuorch process that runs it; the kernel drops it when that
+ * process dies, even by SIGKILL). store_lock_run takes it without waiting:
+ * GO_ERR_USAGE naming the holder's pid when another process has it; *fd is
+ * kept open by the caller until the run ends (close() releases it).
+ * store_run_live: 1 when some process holds it now. */
+enum go_status store_lock_run(const char *dir, int *fd, struct strbuf *err);
+int store_run_live(const char *dir);
 /* Find a run by id (or unique prefix). */
 enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err);
 void store_entry_release(struct store_entry *e);
