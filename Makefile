@@ -38,6 +38,13 @@ OBJ     += build/obj/remote/runner-sh.o
 LIBOBJ  += build/obj/remote/runner-sh.o
 ASANOBJ += build/asan/obj/remote/runner-sh.o
 ASANLIB += build/asan/obj/remote/runner-sh.o
+# So is the CUPTI injection library's source (kernels/ktrace/gpuorch_ktrace.c),
+# which a kernel_timing step builds on the host (spec/plan.c).
+KTRACE_C := build/gen/spec/ktrace-lib.c
+OBJ     += build/obj/spec/ktrace-lib.o
+LIBOBJ  += build/obj/spec/ktrace-lib.o
+ASANOBJ += build/asan/obj/spec/ktrace-lib.o
+ASANLIB += build/asan/obj/spec/ktrace-lib.o
 
 .PHONY: all asan unit test kernels clean
 all: build/gpuorch
@@ -82,5 +89,16 @@ build/obj/remote/runner-sh.o: $(EMBED_C) orchestrator/remote/runner-script.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 build/asan/obj/remote/runner-sh.o: $(EMBED_C) orchestrator/remote/runner-script.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
+
+$(KTRACE_C): kernels/ktrace/gpuorch_ktrace.c scripts/embed.sh
+	@mkdir -p $(@D)
+	scripts/embed.sh gpuorch_ktrace_c kernels/ktrace/gpuorch_ktrace.c spec/ktrace-lib.h >$@.tmp
+	mv -f $@.tmp $@
+build/obj/spec/ktrace-lib.o: $(KTRACE_C) orchestrator/spec/ktrace-lib.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+build/asan/obj/spec/ktrace-lib.o: $(KTRACE_C) orchestrator/spec/ktrace-lib.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<

@@ -27,7 +27,8 @@ test_expect_success 'a CMake project: its executable, the kernels, what to check
 	grep "check before" init.out &&
 	jq_ cm/experiments/cm.json programs.saxpy_bench.build.command.0 | grep "CMAKE_CUDA_ARCHITECTURES={arch_num}" &&
 	test "$(jq_ cm/experiments/cm.json programs.saxpy_bench.run.0)" = build/saxpy_bench &&
-	test "$(jq_ cm/experiments/cm.json steps --len)" = 2 &&
+	test "$(jq_ cm/experiments/cm.json steps --len)" = 3 &&
+	test "$(jq_ cm/experiments/cm.json steps.2.kind)" = kernel_timing &&
 	(cd cm && "$GPUORCH" spec check experiments/cm.json)
 '
 

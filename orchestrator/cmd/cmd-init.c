@@ -340,13 +340,17 @@ static cJSON *make_spec(const char *name, const struct guess *g)
 	cJSON_AddItemToObject(root, "problems", pr);
 	steps = json_add_arr(root, "steps");
 	for (i = 0; i < g->n; i++) {
-		cJSON *s1 = cJSON_CreateObject(), *s2 = cJSON_CreateObject();
+		cJSON *s1 = cJSON_CreateObject(), *s2 = cJSON_CreateObject(), *s3 = cJSON_CreateObject();
 		json_add_str(s1, "kind", "correctness");
 		json_add_str(s1, "program", g->names[i]);
 		json_add_str(s2, "kind", "benchmark");
 		json_add_str(s2, "program", g->names[i]);
+		/* every kernel it launches, timed by gpuorch (docs/byo.md) */
+		json_add_str(s3, "kind", "kernel_timing");
+		json_add_str(s3, "program", g->names[i]);
 		cJSON_AddItemToArray(steps, s1);
 		cJSON_AddItemToArray(steps, s2);
+		cJSON_AddItemToArray(steps, s3);
 	}
 	return root;
 }

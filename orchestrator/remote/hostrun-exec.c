@@ -80,7 +80,7 @@ static enum go_status write_plan(struct hostrun *hr, struct exec_state *es, stru
 		rb[rp.nbuilds].timeout_s = s->build_timeout_s;
 		/* a sweep variant may be refused by the kernel (static_assert):
 		 * that is a result, not a failed build phase */
-		rb[rp.nbuilds].may_fail = b->variant != NULL;
+		rb[rp.nbuilds].may_fail = b->variant != NULL || b->may_fail;
 		budget += s->build_timeout_s + 10;
 		rp.nbuilds++;
 	}

@@ -7,6 +7,7 @@
 #include "remote/remote.h"
 #include "tools/sanitizer.h"
 #include "tools/figures.h"
+#include "tools/ktrace.h"
 #include "core/timeutil.h"
 
 #include <stdio.h>
@@ -346,6 +347,101 @@ static const char *finish_sanitize(struct hostrun *hr, const struct plan_step *p
 	return status;
 }
 
+#define KTRACE_CAP (64u << 20)   /* one run's kernel trace (~200 bytes a launch) */
+
+/* A kernel_timing step ended: fetch each run's trace, summarize them
+ * together (tools/ktrace.c) into result.kernel_timing, and give every kernel
+ * a figure object result["kernel:KEY"] {median_us, min_us, max_us,
+ * launches and total_us per run, share_pct} that gates, expectations,
+ * compare and history read as "kernel:KEY.median_us" (docs/byo.md). */
+static const char *finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
+				 const struct remote_status *rs, const char *status,
+				 struct strbuf *reason, cJSON *result, cJSON *files,
+				 const struct strbuf *errout)
+{
+	struct strbuf all = STRBUF_INIT, one = STRBUF_INIT, note = STRBUF_INIT, err = STRBUF_INIT;
+	const cJSON *k;
+	cJSON *sum = NULL;
+	int i, got = 0, runs = ps->step->repeat;
+
+	if (rs->end == REMOTE_EXITED && rs->exit_code == 97) {
+		/* the library's build failed (no CUPTI): its log says why */
+		strbuf_reset(reason);
+		strbuf_addstr(reason, "the CUPTI injection library could not be built on this host "
+				      "(see the build of gpuorch_ktrace: CUPTI ships with the CUDA "
+				      "Toolkit, in extras/CUPTI)");
+		(void)errout;
+		return "SKIPPED";
+	}
+	for (i = 1; i <= runs; i++) {
+		char *remote = xstrfmt("%s.%d.jsonl", ps->tool_log, i);
+		char *ext = xstrfmt("ktrace.%d.jsonl", i), *rel = hr_log_rel(hr, ps->id, ext);
+		char *key = xstrfmt("ktrace_%d", i);
+		if (pull_file(hr, remote, KTRACE_CAP, rel, key, files, &one, &note)) {
+			strbuf_add(&all, one.buf, one.len);
+			if (one.len && one.buf[one.len - 1] != '\n')
+				strbuf_addch(&all, '\n');
+			got++;
+		}
+		free(remote);
+		free(ext);
+		free(rel);
+		free(key);
+	}
+	if (!got) {
+		if (!strcmp(status, "PASS")) {
+			strbuf_reset(reason);
+			strbuf_addf(reason, "no kernel trace came back (%s): did the program use the "
+				    "GPU through the CUDA runtime or driver?", note.len ? note.buf : "none written");
+			status = "FAIL";
+		}
+		goto out;
+	}
+	if (ktrace_summarize(all.buf, all.len, &sum, &err) != GO_OK) {
+		strbuf_reset(reason);
+		strbuf_addf(reason, "kernel trace: %s", err.buf);
+		status = "FAIL";
+		goto out;
+	}
+	json_add_num(sum, "repeat", runs);
+	cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(sum, "kernels")) {
+		char *name = xstrfmt("kernel:%s", json_str(k, "key"));
+		cJSON *f = cJSON_CreateObject();
+		json_add_num(f, "median_us", json_num(k, "median_us", 0));
+		json_add_num(f, "min_us", json_num(k, "min_us", 0));
+		json_add_num(f, "max_us", json_num(k, "max_us", 0));
+		json_add_num(f, "launches", json_num(k, "launches", 0) / got);
+		json_add_num(f, "total_us", json_num(k, "total_us", 0) / got);
+		json_add_num(f, "share_pct", json_num(k, "share_pct", 0));
+		cJSON_AddItemToObject(result, name, f);
+		free(name);
+	}
+	if (json_num(sum, "launches", 0) == 0 && !strcmp(status, "PASS")) {
+		strbuf_reset(reason);
+		strbuf_addstr(reason, "the program ran, but CUPTI recorded no kernel launch");
+		status = "FAIL";
+	} else if (json_num(sum, "dropped", 0) > 0 || !cJSON_IsTrue(cJSON_GetObjectItem(sum, "complete"))) {
+		if (reason->len)
+			strbuf_addstr(reason, "; ");
+		strbuf_addf(reason, "trace %s%s%.0f CUPTI records dropped",
+			    cJSON_IsTrue(cJSON_GetObjectItem(sum, "complete")) ? "" : "cut short (a run "
+			    "ended before the library wrote its end line); ",
+			    "", json_num(sum, "dropped", 0));
+	}
+	if (got < runs) {
+		if (reason->len)
+			strbuf_addstr(reason, "; ");
+		strbuf_addf(reason, "%d of %d traces came back (%s)", got, runs, note.buf);
+	}
+	cJSON_AddItemToObject(result, "kernel_timing", sum);
+out:
+	strbuf_release(&all);
+	strbuf_release(&one);
+	strbuf_release(&note);
+	strbuf_release(&err);
+	return status;
+}
+
 int hr_step_runs(const struct hostrun *hr, int i, char **why)
 {
 	const struct plan_step *ps = &hr->plan.steps[i];
@@ -455,6 +551,16 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 		hr->ran_from = hr->ran_to = 0;
 	if (t_start <= 0)
 		t_start = hr->ran_from > 0 ? hr->ran_from : e->t;
+	if (ps->step->kind == STEP_KERNEL_TIMING) {
+		/* the verdict is the program's exit status; the figures are the traces' */
+		int64_t f0 = time_mono_ms();
+		result = cJSON_CreateObject();
+		files = cJSON_CreateObject();
+		status = hr_end_status(hr, &rs, hr->ctx->lock_wait_s, &reason);
+		status = finish_ktrace(hr, ps, &rs, status, &reason, result, files, &errout);
+		hr->fetch_s += hr_secs_since(f0);
+		goto record;
+	}
 	result = parse_result(&out);
 	if (ps->step->prog->run) {
 		cJSON_Delete(result);
@@ -471,6 +577,7 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 			 : finish_sanitize(hr, ps, &rs, status, &reason, result, files);
 		hr->fetch_s += hr_secs_since(f0);
 	}
+record:
 	record_step(hr, ps, status, reason.buf, &rs, t_start, e->t, out_rel, err_rel, result,
 		    files);
 	if (hr->cur_step == i)

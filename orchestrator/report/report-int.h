@@ -73,6 +73,7 @@ void rpt_section_results(struct rpt_ctx *c);
 
 /* report-figures.c: figures read from the programs' own output (docs/byo.md) */
 void rpt_section_figures(struct rpt_ctx *c);
+void rpt_section_kernels(struct rpt_ctx *c);
 
 /* report-summary.c: title, at a glance, configuration */
 void rpt_add_counts(struct strbuf *md, const struct counts *k, int bold);

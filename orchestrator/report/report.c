@@ -77,6 +77,7 @@ void report_render(const cJSON *run, struct strbuf *md)
 	rpt_section_instances(&c);
 	rpt_section_results(&c);
 	rpt_section_figures(&c);
+	rpt_section_kernels(&c);
 	rpt_section_sweeps(&c);
 	rpt_section_profiles(&c);
 	rpt_section_sanitizers(&c);

@@ -1,5 +1,6 @@
 /* plan.c -- builds, steps and remote command lines for one host (plan.h). */
 #include "spec/plan.h"
+#include "spec/ktrace-lib.h"
 #include "core/strbuf.h"
 
 #include <ctype.h>
@@ -453,6 +454,89 @@ static void sanitize_command(struct strbuf *cmd, struct plan_step *ps, const str
 	add_program_args(cmd, s, ps->problem, "check");
 }
 
+/* The CUPTI injection library of kernel_timing steps (docs/byo.md): one
+ * build per host, keyed by its source and the nvcc whose CUDA tree holds
+ * CUPTI; it may fail (no CUPTI there): then only those steps are skipped. */
+static const struct spec_program ktrace_prog = { .name = "gpuorch_ktrace" };
+
+static void make_ktrace_build(struct plan_build *b, const struct plan *p, const struct plan_host *h)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	struct sha256_ctx *c = sha256_begin();
+	char *tree = h->nvcc ? cuda_tree_of(h->nvcc) : NULL;
+
+	b->prog = &ktrace_prog;
+	b->may_fail = 1;
+	sha256_update(c, "gpuorch-ktrace/1", 17);
+	sha256_update(c, gpuorch_ktrace_c, gpuorch_ktrace_c_len + 1);
+	sha256_update(c, h->nvcc ? h->nvcc : "", strlen(h->nvcc ? h->nvcc : "") + 1);
+	sha256_update(c, h->nvcc_version ? h->nvcc_version : "",
+		      strlen(h->nvcc_version ? h->nvcc_version : "") + 1);
+	sha256_end(c, b->key);
+	b->dir = xstrfmt("%s/builds/%.16s", h->workdir, b->key);
+	b->bin = xstrfmt("%s/libgpuorch_ktrace.so", b->dir);
+	if (!h->nvcc)
+		b->skip_reason = xstrdup("nvcc not found on the host: the CUPTI library is found "
+					 "beside it");
+	strbuf_addstr(&cmd, "cd ");
+	strbuf_add_shell_quoted(&cmd, b->dir);
+	strbuf_addstr(&cmd, " && printf '%s' ");
+	strbuf_add_shell_quoted(&cmd, (const char *)gpuorch_ktrace_c);
+	strbuf_addstr(&cmd, " >gpuorch_ktrace.c && ");
+	add_top_probe(&cmd, h->nvcc);
+	strbuf_addstr(&cmd, "C=");
+	if (tree)
+		strbuf_add_shell_quoted(&cmd, tree);
+	else
+		strbuf_addstr(&cmd, "\"$cuda_top\"");
+	/* CUPTI's header and library: extras/CUPTI in a toolkit tree, or
+	 * beside the toolkit's own (Debian's nvidia-cuda-toolkit, targets/) */
+	strbuf_addstr(&cmd, " && I= && L= && for d in \"$C/extras/CUPTI/include\" \"$C/include\" "
+			    "\"$C\"/targets/*/include /usr/include; do "
+			    "if [ -f \"$d/cupti.h\" ]; then I=$d; break; fi; done && "
+			    "for d in \"$C/extras/CUPTI/lib64\" \"$C/lib64\" \"$C/lib\" \"$C\"/targets/*/lib "
+			    "/usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu; do "
+			    "if ls \"$d\"/libcupti.so* >/dev/null 2>&1; then L=$d; break; fi; done && "
+			    "if [ -z \"$I\" ] || [ -z \"$L\" ]; then echo \"gpuorch: no CUPTI "
+			    "(cupti.h and libcupti.so) in the CUDA tree $C: kernel_timing needs CUPTI, "
+			    "which the CUDA Toolkit ships in extras/CUPTI\" >&2; exit 3; fi && "
+			    "${CC:-cc} -O2 -shared -fPIC -I\"$I\" -I\"$C/include\" gpuorch_ktrace.c "
+			    "-o libgpuorch_ktrace.so.tmp -L\"$L\" -lcupti -Wl,-rpath,\"$L\" && "
+			    "mv -f libgpuorch_ktrace.so.tmp libgpuorch_ktrace.so");
+	(void)p;
+	b->command = strbuf_detach(&cmd, NULL);
+	free(tree);
+}
+
+/* A kernel_timing step: the program `repeat` times under the library, each
+ * run's trace in DIR/ktrace.N.jsonl; its exit status is the last failing
+ * one's (0 when all passed). Exit 97: the library was not built. */
+static void ktrace_command(struct strbuf *cmd, struct plan_step *ps, const struct spec *s,
+			   const struct plan *p, const struct spec_problem *pr, const char *bin)
+{
+	const struct spec_program *prog = ps->step->prog;
+	const char *lib = p->ktrace ? p->ktrace->bin : "/nonexistent";
+	ps->tool_log = xstrfmt("%s/ktrace", ps->dir);
+	strbuf_addstr(cmd, "if [ ! -f ");
+	strbuf_add_shell_quoted(cmd, lib);
+	strbuf_addstr(cmd, " ]; then echo 'gpuorch: the CUPTI injection library was not built on "
+			   "this host (see the build of gpuorch_ktrace)' >&2; exit 97; fi; rc=0; i=1; "
+			   "while [ $i -le ");
+	strbuf_addf(cmd, "%d", ps->step->repeat);
+	strbuf_addstr(cmd, " ]; do CUDA_INJECTION64_PATH=");
+	strbuf_add_shell_quoted(cmd, lib);
+	strbuf_addstr(cmd, " GPUORCH_KTRACE_OUT=");
+	strbuf_add_shell_quoted(cmd, ps->tool_log);
+	strbuf_addstr(cmd, ".$i.jsonl ");
+	if (prog->run) {
+		add_argv(cmd, prog->run, ps->arch, pr->params, pr->nparams);
+	} else {
+		strbuf_add_shell_quoted(cmd, bin);
+		add_program_args(cmd, s, pr, "profile");
+	}
+	strbuf_addstr(cmd, " || rc=$?; i=$((i + 1)); done; exit $rc");
+}
+
 #define TOOL_SEARCH "searched PATH, cuda_home/bin, /usr/local/cuda/bin, /usr/local/cuda-*/bin, /opt/nvidia/nsight-compute/*"
 
 static void make_step(struct plan_step *ps, const struct spec *s, const struct plan *p,
@@ -471,7 +555,8 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 	ps->tool = tool;
 	ps->mode = mode;
 	/* Profilers and sanitizers need a GPU whatever the program says. */
-	ps->needs_gpu = prog->needs_gpu || st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE;
+	ps->needs_gpu = prog->needs_gpu || st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE ||
+			st->kind == STEP_KERNEL_TIMING;
 	strbuf_addf(&id, "%s.%s", spec_step_kind_name(st->kind), prog->name);
 	if (variant)
 		strbuf_addf(&id, "[%s]", variant->label);
@@ -523,7 +608,9 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 	strbuf_addstr(&cmd, "cd ");
 	strbuf_add_shell_quoted(&cmd, ps->build && ps->build->tree ? ps->build->tree : p->src_dir);
 	strbuf_addstr(&cmd, " && ");
-	if (prog->run) {
+	if (st->kind == STEP_KERNEL_TIMING) {
+		ktrace_command(&cmd, ps, s, p, pr, ps->build ? ps->build->bin : "false");
+	} else if (prog->run) {
 		/* its own command line: check steps run 'check' when there is one */
 		add_argv(&cmd, st->kind == STEP_CORRECTNESS && prog->check ? prog->check : prog->run,
 			 ps->arch, pr->params, pr->nparams);
@@ -573,7 +660,7 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 	nb = s->nprograms;
 	for (j = 0; j < s->nsteps; j++)
 		nb += s->steps[j].nvariants;
-	p->builds = xcalloc((size_t)(nb * (h->narchs ? h->narchs : 1)), sizeof(*p->builds));
+	p->builds = xcalloc((size_t)(nb * (h->narchs ? h->narchs : 1)) + 1, sizeof(*p->builds));
 	for (i = 0; i < s->nprograms; i++) {
 		const struct spec_program *prog = &s->programs[i];
 		int used = 0;
@@ -592,6 +679,14 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 			for (a = 0; a < h->narchs; a++)
 				add_build(p, s, h, s->steps[j].prog, &s->steps[j].variants[v],
 					  h->archs[a]);
+
+	for (j = 0; j < s->nsteps; j++)
+		if (s->steps[j].kind == STEP_KERNEL_TIMING) {
+			p->ktrace = &p->builds[p->nbuilds++];
+			p->ktrace->arch = xstrdup(h->run_arch ? h->run_arch : h->narchs ? h->archs[0] : "none");
+			make_ktrace_build(p->ktrace, p, h);
+			break;
+		}
 
 	n = 0;
 	for (j = 0; j < s->nsteps; j++) {
@@ -621,6 +716,9 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 				break;
 			case STEP_PROFILE:
 				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, st->mode);
+				break;
+			case STEP_KERNEL_TIMING:
+				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "profile");
 				break;
 			case STEP_SANITIZE:
 				for (t = 0; st->tools[t]; t++)

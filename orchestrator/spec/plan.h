@@ -22,6 +22,8 @@ struct plan_build {
 					* builds and its steps run; NULL for nvcc builds */
 	char *command;                 /* the nvcc command line, run in the source dir */
 	char *skip_reason;             /* not built, and why; NULL to build */
+	int may_fail;                  /* its failure skips its steps, not the phase
+					* (a sweep variant; the CUPTI library) */
 };
 
 struct plan_step {
@@ -64,6 +66,7 @@ struct plan {
 	char *run_dir;                 /* W/runs/<run-id> */
 	struct plan_build *builds;
 	int nbuilds;
+	struct plan_build *ktrace;     /* the CUPTI library's build (one of builds), or NULL */
 	struct plan_step *steps;
 	int nsteps;
 };

@@ -62,6 +62,8 @@ const char *spec_step_kind_name(enum step_kind k)
 		return "sanitize";
 	case STEP_SWEEP:
 		return "sweep";
+	case STEP_KERNEL_TIMING:
+		return "kernel_timing";
 	}
 	return "unknown";
 }

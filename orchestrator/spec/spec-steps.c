@@ -257,8 +257,10 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 						     "tools", "print_limit", NULL };
 	static const char *const keys_sweep[] = { "kind", "program", "problems", "timeout_s",
 						  "defines", "check", NULL };
+	static const char *const keys_ktime[] = { "kind", "program", "problems", "timeout_s",
+						  "repeat", NULL };
 	static const char *const kinds[] = { "correctness", "benchmark", "profile", "sanitize",
-					     "sweep", NULL };
+					     "sweep", "kernel_timing", NULL };
 	static const char *const roles[] = { "kernel", "baseline", NULL };
 	const char *const *keys;
 	char *kind = NULL, *role = NULL;
@@ -275,6 +277,8 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 		keys = keys_sanitize;
 	else if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "sweep"))
 		keys = keys_sweep;
+	else if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "kernel_timing"))
+		keys = keys_ktime;
 	else
 		keys = keys_run;
 	TRY(spec_check_keys(c, v, keys));
@@ -284,7 +288,8 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 	st->kind = !strcmp(kind, "benchmark") ? STEP_BENCHMARK
 		 : !strcmp(kind, "profile") ? STEP_PROFILE
 		 : !strcmp(kind, "sanitize") ? STEP_SANITIZE
-		 : !strcmp(kind, "sweep") ? STEP_SWEEP : STEP_CORRECTNESS;
+		 : !strcmp(kind, "sweep") ? STEP_SWEEP
+		 : !strcmp(kind, "kernel_timing") ? STEP_KERNEL_TIMING : STEP_CORRECTNESS;
 	free(kind);
 	TRY(rc);
 	spec_pop(c, mark);
@@ -335,6 +340,15 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 	}
 	if (st->kind == STEP_SWEEP)
 		return parse_sweep(c, v, st);
+	if (st->kind == STEP_KERNEL_TIMING) {
+		if (st->prog->script) {
+			spec_push_key(c, "program");
+			return spec_bad(c, "'%s' is a Python script; kernel_timing runs a compiled "
+				   "program or a program's own command line ('run')", st->prog->name);
+		}
+		st->repeat = 3;
+		return spec_get_int(c, v, "repeat", 1, 100, 0, &st->repeat);
+	}
 
 	TRY(spec_get_string(c, v, "role", 0, 0, &role));
 	if (role) {

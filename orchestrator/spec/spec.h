@@ -7,7 +7,8 @@
 #include "core/error.h"
 #include "core/hash.h"
 
-enum step_kind { STEP_CORRECTNESS, STEP_BENCHMARK, STEP_PROFILE, STEP_SANITIZE, STEP_SWEEP };
+enum step_kind { STEP_CORRECTNESS, STEP_BENCHMARK, STEP_PROFILE, STEP_SANITIZE, STEP_SWEEP,
+		 STEP_KERNEL_TIMING };
 
 struct spec_kv {
 	char *key;
@@ -71,6 +72,8 @@ struct spec_step {
 	/* sanitize (compute-sanitizer) */
 	char **tools;           /* NULL-terminated: memcheck, racecheck, synccheck, initcheck */
 	int print_limit;        /* --print-limit, default 10 */
+	/* kernel_timing (CUPTI injection library, docs/byo.md) */
+	int repeat;             /* runs of the program under the library, default 3 */
 	/* sweep */
 	struct spec_variant *variants;
 	int nvariants;

@@ -325,7 +325,8 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 			const char *p = rr_str(s, "problem");
 			const char *kind = !metric ? NULL
 				: !strncmp(metric, "profile.", 8) ? "profile"
-				: !strncmp(metric, "sanitizer.", 10) ? "sanitize" : NULL;
+				: !strncmp(metric, "sanitizer.", 10) ? "sanitize"
+				: metric_is_kernel(metric) ? "kernel_timing" : NULL;
 			if (!p || !rr_streq(rr_str(s, "program"), program) || rr_streq(rr_str(s, "kind"), "sweep"))
 				continue;
 			if (kind && !rr_streq(rr_str(s, "kind"), kind))

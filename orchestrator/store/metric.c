@@ -48,7 +48,13 @@ int metric_is_timing(const char *metric)
 static int is_us_path(const char *p)
 {
 	size_t n = p ? strlen(p) : 0;
-	return n > 10 && !strncmp(p, "timing.", 7) && !strcmp(p + n - 3, "_us");
+	return n > 10 && (!strncmp(p, "timing.", 7) || metric_is_kernel(p)) &&
+	       !strcmp(p + n - 3, "_us");
+}
+
+int metric_is_kernel(const char *metric)
+{
+	return metric && !strncmp(metric, "kernel:", 7);
 }
 
 const char *metric_unit(const char *metric)

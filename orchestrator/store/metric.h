@@ -43,6 +43,9 @@ int metric_is_error(const char *metric);
  * timing. or model. (a timing that beats the roofline floor is no measure
  * of either). */
 int metric_is_timing(const char *metric);
+/* A kernel's figure from a kernel_timing step: "kernel:KEY.median_us"
+ * (docs/byo.md), read from that step first. */
+int metric_is_kernel(const char *metric);
 /* The unit of a metric: the table's, "us" for any other timing.*_us path,
  * else NULL. */
 const char *metric_unit(const char *metric);

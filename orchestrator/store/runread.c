@@ -86,13 +86,13 @@ const cJSON *rr_find_step(const cJSON *h, const char *kind, const char *program,
 void rr_measure(const cJSON *h, const char *program, const char *problem, const char *metric,
 		struct rr_measure *out)
 {
-	int err = metric_is_error(metric);
-	const char *other = err ? "benchmark" : "correctness";
+	int err = metric_is_error(metric), kern = metric_is_kernel(metric);
+	const char *other = err || kern ? "benchmark" : "correctness";
 	const cJSON *a, *b;
 
 	memset(out, 0, sizeof(*out));
 	out->path = metric_result_path(metric);
-	out->prefer = err ? "correctness" : "benchmark";
+	out->prefer = err ? "correctness" : kern ? "kernel_timing" : "benchmark";
 	if (!program || !metric)
 		return;
 	a = rr_find_step(h, out->prefer, program, problem, NULL, NULL);

@@ -439,7 +439,7 @@ static void test_errors(void)
 	expect_error("misspelt step kind", "steps.1.kind", "\"benchmrk\"", NULL, NULL,
 		     "'steps[1].kind': unknown step kind 'benchmrk' (did you mean 'benchmark'?)");
 	expect_error("unknown step kind", "steps.1.kind", "\"compile\"", NULL, NULL,
-		     "'steps[1].kind': unknown step kind 'compile' (expected 'correctness', 'benchmark', 'profile', 'sanitize' or 'sweep')");
+		     "'steps[1].kind': unknown step kind 'compile' (expected 'correctness', 'benchmark', 'profile', 'sanitize', 'sweep' or 'kernel_timing')");
 	expect_error("step problems must exist", "steps.1.problems.1", "\"nope\"", NULL, NULL,
 		     "'steps[1].problems[1]': no problem named \"nope\" in 'problems'");
 	expect_error("step problems must not be empty", "steps.1.problems", "[]", NULL, NULL,

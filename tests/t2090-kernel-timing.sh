@@ -1,0 +1,116 @@
+#!/bin/sh
+# asan: yes
+test_description='kernel_timing: gpuorch times every kernel of an unchanged program with its CUPTI injection library'
+# The host is a stand-in GPU host (tests/lib/fakegpu.sh's nvidia-smi). The
+# library is really compiled there from the source embedded in gpuorch,
+# against this machine's CUDA toolkit (its CUPTI); the "program" cannot run
+# kernels here, so it checks that it was started with the library in
+# CUDA_INJECTION64_PATH and writes, where GPUORCH_KTRACE_OUT says, the trace
+# the library wrote on an H100 (tests/fixtures/ktrace/h100-demo.jsonl:
+# 51 saxpy and 50 scale_sq launches). Everything after the program runs for
+# real: fetching, summarizing, figures, gates, the report, compare.
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+. "$SRCDIR/tests/lib/fakegpu.sh"
+
+run_requires_sshd_nvcc 'kernel_timing tests'
+CUDA=$(dirname "$(dirname "$(nvcc_path)")")
+if [ -z "$(find -L "$CUDA/" -name cupti.h 2>/dev/null | head -n 1)" ]; then
+	test_skip 'kernel_timing tests' "no CUPTI under $CUDA (cupti.h)"
+	test_done
+fi
+
+# spec NAME GATE-VALUE [REPEAT]
+spec() {
+	cat >proj/experiments/$1.json <<JSON
+{"schema": 1, "name": "$1", "phase": "kernel timing test",
+ "sources": ["kt"], "targets": {"H100": "sm_90a"},
+ "programs": {"demo": {"run": ["sh", "kt/demo.sh", "{n}"]}},
+ "problems": [{"name": "n16", "params": {"n": 16}}],
+ "steps": [{"kind": "kernel_timing", "program": "demo", "repeat": ${3:-3}, "timeout_s": 120}],
+ "gates": [{"name": "saxpy fast", "program": "demo", "metric": "kernel:saxpy.median_us", "op": "<=", "value": $2}],
+ "expected": [{"program": "demo", "metric": "kernel:scale_sq.median_us", "op": "<", "value": 100, "note": "scale_sq under 100 us"}]}
+JSON
+}
+
+test_expect_success 'setup: a stand-in GPU host and a program that is not on the harness' '
+	fakegpu_install "$TRASH/fg" &&
+	sshd_start_with_path g "$TRASH/fg/smi" &&
+	sshd_write_hosts_json hosts.json g &&
+	project_init &&
+	mkdir -p proj/kt &&
+	cp "$SRCDIR/tests/fixtures/ktrace/h100-demo.jsonl" proj/kt/trace.jsonl &&
+	cat >proj/kt/demo.sh <<-\EOF &&
+	# a stand-in for a CUDA program started under the CUPTI injection library
+	[ -f "$CUDA_INJECTION64_PATH" ] || { echo "no injection library: $CUDA_INJECTION64_PATH" >&2; exit 5; }
+	case $GPUORCH_KTRACE_OUT in /*) ;; *) echo "GPUORCH_KTRACE_OUT not absolute" >&2; exit 6 ;; esac
+	echo "run with n=$1" >>"$(dirname "$GPUORCH_KTRACE_OUT")/runs.log"
+	cp kt/trace.jsonl "$GPUORCH_KTRACE_OUT"
+	echo "demo done"
+	EOF
+	spec kt 1000 &&
+	(cd proj && git add -A && git commit -qm kt)
+'
+
+test_expect_success 'the library is built on the host; the program runs 3 times under it; every kernel becomes figures' '
+	(cd proj && "$GPUORCH" run experiments/kt.json --hosts ../hosts.json --plain) >run.out 2>&1 ||
+		{ cat run.out; false; } &&
+	cat run.out &&
+	run=$(last_run_dir) &&
+	grep "build gpuorch_ktrace sm_90a: PASS" run.out &&
+	grep "kernel_timing.demo.n16: PASS" run.out &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.kind)" = kernel_timing &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.kernel_timing.runs)" = 3 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.kernel_timing.launches)" = 303 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.kernel_timing.kernels.0.key)" = saxpy &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.kernel_timing.kernels.1.key)" = scale_sq &&
+	test "$(jq_ "$run/run.json" "hosts.0.steps.0.result.kernel:saxpy.launches")" = 51 &&
+	test "$(jq_ "$run/run.json" "hosts.0.steps.0.result.kernel:scale_sq.launches")" = 50 &&
+	jq_ "$run/run.json" "hosts.0.steps.0.result.kernel:saxpy.median_us" >med &&
+	awk "{ exit !(\$1 > 76.50 && \$1 < 76.52) }" med &&
+	test -f "$run/$(jq_ $run/run.json hosts.0.steps.0.ktrace_3)" &&
+	test "$(cat $SSHD_g_WORKDIR/runs/$(basename $run)/*/runs.log | wc -l)" = 3 &&
+	grep "run with n=16" $SSHD_g_WORKDIR/runs/$(basename $run)/*/runs.log
+'
+
+test_expect_success 'the report has the kernel table; an expectation on kernel:scale_sq.median_us is judged' '
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.gates.0.verdict)" = PASS &&
+	grep "^| .demo. kernel:scale_sq.median_us < 100 us (scale_sq under 100 us) | g | n16 | 61.01 us | ✅ met" $run/report.md &&
+	grep "^## Kernels timed by gpuorch" $run/report.md &&
+	grep "^3 runs, 303 launches in all" $run/report.md &&
+	grep "^| .saxpy. | .saxpy. | 51 | 76.51 | 75.36 | 77.60 | 3893 | 56.1% |$" $run/report.md &&
+	grep "^| .scale_sq. | .scale_sq. | 50 | 61.01 | " $run/report.md
+'
+
+test_expect_success 'a gate at exactly the measured median passes (<=); a hair under it fails the run (exit 1)' '
+	run=$(last_run_dir) &&
+	med=$(jq_ "$run/run.json" "hosts.0.steps.0.result.kernel:saxpy.median_us") &&
+	spec kt2 $med && (cd proj && git add -A && git commit -qm kt2) &&
+	(cd proj && "$GPUORCH" run experiments/kt2.json --hosts ../hosts.json --plain) >run2.out 2>&1 &&
+	test "$(jq_ $(last_run_dir)/run.json hosts.0.gates.0.verdict)" = PASS &&
+	under=$(awk "BEGIN { printf \"%.6f\", $med - 0.000001 }") &&
+	spec kt3 $under && (cd proj && git add -A && git commit -qm kt3) &&
+	(cd proj && test_expect_code 1 "$GPUORCH" run experiments/kt3.json --hosts ../hosts.json --plain) >run3.out 2>&1 &&
+	test "$(jq_ $(last_run_dir)/run.json hosts.0.gates.0.verdict)" = FAIL &&
+	grep "saxpy fast" run3.out
+'
+
+test_expect_success 'a program that fails: the step FAILs, the traces are still read' '
+	sed -i "s/^echo \"demo done\"/echo demo failed; exit 3/" proj/kt/demo.sh &&
+	(cd proj && git add -A && git commit -qm failing) &&
+	(cd proj && test_expect_code 1 "$GPUORCH" run experiments/kt.json --hosts ../hosts.json --plain) >run4.out 2>&1 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = FAIL &&
+	jq_ $run/run.json hosts.0.steps.0.reason | grep "exit code 3" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.kernel_timing.runs)" = 3
+'
+
+test_expect_success 'spec errors: repeat out of range, a script program' '
+	sed "s/\"repeat\": 3/\"repeat\": 0/" proj/experiments/kt.json >proj/experiments/bad.json &&
+	test_expect_code 2 "$GPUORCH" spec check proj/experiments/bad.json --root proj 2>bad.err &&
+	cat bad.err && grep "steps\[0\].repeat" bad.err
+'
+
+test_done
