@@ -43,7 +43,9 @@ ldd build/gpuorch | grep -i "not found"
 # (the H100 machine has one in /opt/torch/.venv/bin) is not seen by builds
 if [ ! -x /usr/bin/cmake ] && [ ! -x /usr/local/bin/cmake ] && [ -n "${CMAKE_DEBS:-}" ]; then
 	for f in "$CMAKE_DEBS"/*.deb; do dpkg -x "$f" /opt/cmakeroot; done
-	printf '#!/bin/sh\nLD_LIBRARY_PATH=/opt/cmakeroot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec /opt/cmakeroot/usr/bin/cmake "$@"\n' \
+	# its libraries: its own, and libarchive/libcurl from the sshd's packages
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=/opt/cmakeroot/usr/lib/x86_64-linux-gnu:%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec /opt/cmakeroot/usr/bin/cmake "$@"\n' \
+		"$LD_LIBRARY_PATH" \
 		>/usr/local/bin/cmake
 	chmod +x /usr/local/bin/cmake
 	echo "cmake: carried $(/usr/local/bin/cmake --version | head -1)"
