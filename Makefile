@@ -31,20 +31,31 @@ UNITSRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITBIN := $(UNITSRC:tests/unit/%.c=build/tests/%)
 UNITASAN:= $(UNITSRC:tests/unit/%.c=build/asan/tests/%)
 
-# The host runner (orchestrator/remote/runner.sh) is embedded in the binary
-# as a generated C array (scripts/embed.sh), an object of the remote layer.
-EMBED_C := build/gen/remote/runner-sh.c
-OBJ     += build/obj/remote/runner-sh.o
-LIBOBJ  += build/obj/remote/runner-sh.o
-ASANOBJ += build/asan/obj/remote/runner-sh.o
-ASANLIB += build/asan/obj/remote/runner-sh.o
-# So is the CUPTI injection library's source (kernels/ktrace/gpuorch_ktrace.c),
-# which a kernel_timing step builds on the host (spec/plan.c).
-KTRACE_C := build/gen/spec/ktrace-lib.c
-OBJ     += build/obj/spec/ktrace-lib.o
-LIBOBJ  += build/obj/spec/ktrace-lib.o
-ASANOBJ += build/asan/obj/spec/ktrace-lib.o
-ASANLIB += build/asan/obj/spec/ktrace-lib.o
+.DEFAULT_GOAL := all
+
+# Text that gpuorch ships to hosts is embedded in the binary as generated C
+# arrays (scripts/embed.sh), one object each in the layer that uses it:
+#   $(call EMBED,C-NAME,SOURCE,HEADER under orchestrator/,OBJECT STEM)
+define EMBED
+OBJ     += build/obj/$(4).o
+LIBOBJ  += build/obj/$(4).o
+ASANOBJ += build/asan/obj/$(4).o
+ASANLIB += build/asan/obj/$(4).o
+build/gen/$(4).c: $(2) scripts/embed.sh
+	@mkdir -p $$(@D)
+	scripts/embed.sh $(1) $(2) $(3) >$$@.tmp
+	mv -f $$@.tmp $$@
+build/obj/$(4).o: build/gen/$(4).c orchestrator/$(3)
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_CFLAGS) -c -o $$@ $$<
+build/asan/obj/$(4).o: build/gen/$(4).c orchestrator/$(3)
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_CFLAGS) $$(SAN) -c -o $$@ $$<
+endef
+# the host runner (docs/runner.md)
+$(eval $(call EMBED,gpuorch_runner_sh,orchestrator/remote/runner.sh,remote/runner-script.h,remote/runner-sh))
+# the CUPTI injection library that kernel_timing steps build on the host (docs/byo.md)
+$(eval $(call EMBED,gpuorch_ktrace_c,kernels/ktrace/gpuorch_ktrace.c,spec/ktrace-lib.h,spec/ktrace-lib))
 
 .PHONY: all asan unit test kernels clean
 all: build/gpuorch
@@ -80,25 +91,3 @@ kernels:
 
 clean:
 	rm -rf build
-
-$(EMBED_C): orchestrator/remote/runner.sh scripts/embed.sh
-	@mkdir -p $(@D)
-	scripts/embed.sh gpuorch_runner_sh orchestrator/remote/runner.sh remote/runner-script.h >$@.tmp
-	mv -f $@.tmp $@
-build/obj/remote/runner-sh.o: $(EMBED_C) orchestrator/remote/runner-script.h
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-build/asan/obj/remote/runner-sh.o: $(EMBED_C) orchestrator/remote/runner-script.h
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
-
-$(KTRACE_C): kernels/ktrace/gpuorch_ktrace.c scripts/embed.sh
-	@mkdir -p $(@D)
-	scripts/embed.sh gpuorch_ktrace_c kernels/ktrace/gpuorch_ktrace.c spec/ktrace-lib.h >$@.tmp
-	mv -f $@.tmp $@
-build/obj/spec/ktrace-lib.o: $(KTRACE_C) orchestrator/spec/ktrace-lib.h
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
-build/asan/obj/spec/ktrace-lib.o: $(KTRACE_C) orchestrator/spec/ktrace-lib.h
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
