@@ -84,4 +84,85 @@ test_expect_success 'a changed build flag rebuilds' '
 	! cmp -s key2 key3 && ! cmp -s key1 key3
 '
 
+# reused RUN PROGRAM: true when that program's build was reused (not built)
+reused() {
+	_i=0
+	while [ $_i -lt $(jq_ $1/run.json hosts.0.builds --len) ]; do
+		if [ "$(jq_ $1/run.json hosts.0.builds.$_i.program)" = "$2" ]; then
+			test "$(jq_ $1/run.json hosts.0.builds.$_i.status)" = PASS || return 1
+			test "$(jq_ $1/run.json hosts.0.builds.$_i.reused)" = true
+			return
+		fi
+		_i=$((_i + 1))
+	done
+	echo "no build of $2"; return 1
+}
+
+test_expect_success 'setup: three programs; a header included by one, a header included by two' '
+	mkdir -p proj/inc/sub &&
+	echo "#define ONLY_A 1" >proj/inc/only_a.h &&
+	echo "#include \"sub/deep.h\"" >proj/inc/shared.h &&
+	echo "#define DEEP 2" >proj/inc/sub/deep.h &&
+	cat >proj/cpu/a.c <<-\EOF &&
+	#include "../inc/only_a.h"
+	#include "../inc/shared.h"
+	#include <stdio.h>
+	int main(void) { printf("{\"schema\":\"gpuorch.result/1\",\"status\":\"pass\"}\n"); return ONLY_A - 1 + DEEP - 2; }
+	EOF
+	cat >proj/cpu/b.c <<-\EOF &&
+	#include <shared.h>
+	#include <stdio.h>
+	int main(void) { printf("{\"schema\":\"gpuorch.result/1\",\"status\":\"pass\"}\n"); return DEEP - 2; }
+	EOF
+	cat >proj/cpu/c.c <<-\EOF &&
+	#include <stdio.h>
+	int main(void) { printf("{\"schema\":\"gpuorch.result/1\",\"status\":\"pass\"}\n"); return 0; }
+	EOF
+	cat >proj/experiments/deps.json <<-\JSON &&
+	{
+	  "schema": 1, "name": "deps", "phase": "Test phase: per-program build keys",
+	  "sources": ["cpu/a.c", "cpu/b.c", "cpu/c.c", "inc/only_a.h", "inc/shared.h", "inc/sub/deep.h"],
+	  "build": {"flags": ["-O2", "-Iinc"]},
+	  "targets": {"H100": "sm_90a"},
+	  "programs": {"a": {"sources": ["cpu/a.c"], "needs_gpu": false},
+	               "b": {"sources": ["cpu/b.c"], "needs_gpu": false},
+	               "c": {"sources": ["cpu/c.c"], "needs_gpu": false}},
+	  "problems": [{"name": "p"}],
+	  "steps": [{"kind": "correctness", "program": "c", "timeout_s": 60}]
+	}
+	JSON
+	sed -i "s/\"program\": \"c\", \"timeout_s\": 60}/&, {\"kind\": \"correctness\", \"program\": \"a\"}, {\"kind\": \"correctness\", \"program\": \"b\"}/" proj/experiments/deps.json &&
+	(cd proj && git add -A && git commit -qm deps) &&
+	(cd proj && "$GPUORCH" run experiments/deps.json --hosts ../hosts.json) >d1.out 2>&1;
+	cat d1.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	! reused $run a && ! reused $run b && ! reused $run c
+'
+
+test_expect_success 'an edit to a header only a.c includes rebuilds a alone' '
+	echo "/* edited */" >>proj/inc/only_a.h && (cd proj && git commit -qam "edit only_a.h") &&
+	(cd proj && "$GPUORCH" run experiments/deps.json --hosts ../hosts.json) >d2.out 2>&1;
+	cat d2.out && run=$(last_run_dir) &&
+	! reused $run a && reused $run b && reused $run c
+'
+
+test_expect_success 'an edit two levels down (inc/sub/deep.h, through shared.h) rebuilds a and b, not c' '
+	echo "/* edited */" >>proj/inc/sub/deep.h && (cd proj && git commit -qam "edit deep.h") &&
+	(cd proj && "$GPUORCH" run experiments/deps.json --hosts ../hosts.json) >d3.out 2>&1;
+	cat d3.out && run=$(last_run_dir) &&
+	! reused $run a && ! reused $run b && reused $run c
+'
+
+test_expect_success 'an #include of a macro: that program is keyed by everything shipped' '
+	sed -i "s|^#include \"../inc/only_a.h\"|#define HDR \"../inc/only_a.h\"\\n#include HDR|" proj/cpu/a.c &&
+	grep "^#include HDR" proj/cpu/a.c &&
+	(cd proj && git commit -qam "macro include") &&
+	(cd proj && "$GPUORCH" run experiments/deps.json --hosts ../hosts.json) >d4.out 2>&1;
+	run=$(last_run_dir) && ! reused $run a && reused $run b &&
+	echo "/* edited */" >>proj/cpu/c.c && (cd proj && git commit -qam "edit c.c") &&
+	(cd proj && "$GPUORCH" run experiments/deps.json --hosts ../hosts.json) >d5.out 2>&1;
+	cat d5.out && run=$(last_run_dir) &&
+	! reused $run a && reused $run b && ! reused $run c
+'
+
 test_done

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "remote/pack.h"
 #include "core/banned.h"
 
 /* ---------------------------------------------------------------- phases */
@@ -154,6 +155,8 @@ void hr_make_plan(struct hostrun *hr)
 	memset(&ph, 0, sizeof(ph));
 	ph.workdir = hr->workdir;
 	ph.content_id = hr->ctx->pack->content_id;
+	ph.sources = pack_plan_sources(hr->ctx->pack);
+	ph.nsources = hr->ctx->pack->nfiles;
 	ph.run_id = hr->ctx->run_id;
 	ph.archs = hr->archs;
 	ph.narchs = hr->narchs;
@@ -166,5 +169,6 @@ void hr_make_plan(struct hostrun *hr)
 	ph.ncu = hr->info.ncu.path;
 	ph.sanitizer = hr->info.sanitizer.path;
 	plan_make(&hr->plan, hr->ctx->spec, &ph);
+	free((void *)ph.sources);
 	hr->have_plan = 1;
 }

@@ -107,6 +107,41 @@ static enum go_status sorted_files(char *const *files, const char ***out, int *n
 	return GO_OK;
 }
 
+/* The #include lines of a source (pack.h): a line whose first token is
+ * "#" then "include", then "name" or <name>, or anything else (a macro). */
+static void scan_includes(const char *text, size_t len, struct pack_file *pf)
+{
+	const char *p = text, *end = text + len;
+	int n = 0;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q = p, *e;
+		if (!eol)
+			eol = end;
+		while (q < eol && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < eol && *q == '#') {
+			q++;
+			while (q < eol && (*q == ' ' || *q == '\t'))
+				q++;
+			if (eol - q > 7 && !strncmp(q, "include", 7)) {
+				q += 7;
+				while (q < eol && (*q == ' ' || *q == '\t'))
+					q++;
+				if (q < eol && (*q == '"' || *q == '<') &&
+				    (e = memchr(q + 1, *q == '"' ? '"' : '>', (size_t)(eol - q - 1))) != NULL) {
+					pf->includes = xrealloc(pf->includes, (size_t)(n + 2) * sizeof(char *));
+					pf->includes[n++] = xstrfmt("%c:%.*s", *q == '"' ? 'q' : 'a',
+								    (int)(e - q - 1), q + 1);
+					pf->includes[n] = NULL;
+				} else {
+					pf->include_macro = 1;
+				}
+			}
+		}
+		p = eol + 1;
+	}
+}
+
 static enum go_status pack_build(char *const *files, pack_reader reader, void *rctx,
 				 struct pack *out, struct strbuf *err)
 {
@@ -179,6 +214,7 @@ static enum go_status pack_build(char *const *files, pack_reader reader, void *r
 		pf->path = xstrdup(v[i]);
 		pf->size = data.len;
 		sha256_hex(data.buf, data.len, pf->sha256);
+		scan_includes(data.buf, data.len, pf);
 		out->nfiles = i + 1;
 	}
 	if (archive_write_close(a) != ARCHIVE_OK) {
@@ -504,8 +540,10 @@ void pack_release(struct pack *p)
 {
 	int i;
 	free(p->data);
-	for (i = 0; i < p->nfiles; i++)
+	for (i = 0; i < p->nfiles; i++) {
 		free(p->files[i].path);
+		pack_free_files(p->files[i].includes);
+	}
 	free(p->files);
 	memset(p, 0, sizeof(*p));
 }
@@ -525,4 +563,17 @@ cJSON *pack_files_json(const struct pack *p)
 		json_add_str(o, "sha256", p->files[i].sha256);
 	}
 	return arr;
+}
+
+struct plan_source *pack_plan_sources(const struct pack *p)
+{
+	struct plan_source *v = xcalloc((size_t)p->nfiles + 1, sizeof(*v));
+	int i;
+	for (i = 0; i < p->nfiles; i++) {
+		v[i].path = p->files[i].path;
+		v[i].sha256 = p->files[i].sha256;
+		v[i].includes = p->files[i].includes;
+		v[i].include_macro = p->files[i].include_macro;
+	}
+	return v;
 }

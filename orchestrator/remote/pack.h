@@ -11,11 +11,17 @@
 #include <cjson/cJSON.h>
 #include "core/error.h"
 #include "core/hash.h"
+#include "spec/plan.h"
 
 struct pack_file {
 	char *path;
 	size_t size;
 	char sha256[SHA256_HEX_LEN + 1];
+	/* what the file #includes, as written: "q:name" for "name", "a:name" for
+	 * <name> (NULL-terminated); include_macro: an #include of a macro, whose
+	 * target only the preprocessor knows (spec/plan.c's build keys) */
+	char **includes;
+	int include_macro;
 };
 
 struct pack {
@@ -43,6 +49,9 @@ enum go_status pack_resolve_sources(const char *root, const char *commit, char *
 				    char ***files, struct strbuf *err);
 void pack_free_files(char **files);
 void pack_release(struct pack *p);
+/* The shipped files as plan.c keys builds by them (plan_host.sources), in
+ * path order; the array only is the caller's to free (it points into p). */
+struct plan_source *pack_plan_sources(const struct pack *p);
 cJSON *pack_files_json(const struct pack *p);
 
 #endif

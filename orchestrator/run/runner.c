@@ -218,6 +218,8 @@ static void print_dry_run(const struct spec *s, const struct hosts *hs, const st
 		memset(&ph, 0, sizeof(ph));
 		ph.workdir = workdir;
 		ph.content_id = pk->content_id;
+	ph.sources = pack_plan_sources(pk);
+	ph.nsources = pk->nfiles;
 		ph.run_id = "<run-id>";
 		ph.archs = archs;
 		ph.narchs = narchs;
@@ -228,6 +230,7 @@ static void print_dry_run(const struct spec *s, const struct hosts *hs, const st
 		ph.ncu = "ncu";
 		ph.sanitizer = "compute-sanitizer";
 		plan_make(&p, s, &ph);
+		free((void *)ph.sources);
 		printf("    ship %s/content/%s/src.tar unless the host already has it\n", workdir,
 		       pk->content_id);
 		plan_print(&p, stdout);

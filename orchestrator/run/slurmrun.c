@@ -27,6 +27,7 @@
 #include "remote/runplan.h"
 #include "sched/slurm.h"
 #include "store/gates.h"
+#include "remote/pack.h"
 #include "core/banned.h"
 
 #define POLL_MIN_MS 500
@@ -514,6 +515,8 @@ static enum go_status setup(struct srun *r)
 	memset(&ph, 0, sizeof(ph));
 	ph.workdir = hr->workdir;
 	ph.content_id = hr->ctx->pack->content_id;
+	ph.sources = pack_plan_sources(hr->ctx->pack);
+	ph.nsources = hr->ctx->pack->nfiles;
 	ph.run_id = hr->ctx->run_id;
 	ph.archs = hr->archs;
 	ph.narchs = hr->narchs;
@@ -526,6 +529,7 @@ static enum go_status setup(struct srun *r)
 	ph.ncu = hr->info.ncu.path;
 	ph.sanitizer = hr->info.sanitizer.path;
 	plan_make(&hr->plan, s, &ph);
+	free((void *)ph.sources);
 	hr->have_plan = 1;
 	/* which builds and steps are in the record (for plan order); freed by hostrun_release */
 	hr->recorded = xcalloc((size_t)(hr->plan.nbuilds + hr->plan.nsteps) + 1, 1);

@@ -105,6 +105,169 @@ static void add_rpath(struct strbuf *cmd, const char *nvcc)
 	free(top);
 }
 
+/* "a/./b/../c" -> "a/c"; NULL when it climbs above the root or is absolute */
+static char *norm_path(const char *p)
+{
+	char *out = xstrdup(p), *seg[256];
+	char *tok, *save = NULL, *copy = xstrdup(p);
+	int n = 0, i;
+	size_t len = 0;
+	if (*p == '/') {
+		free(out);
+		free(copy);
+		return NULL;
+	}
+	for (tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			if (!n) {
+				free(out);
+				free(copy);
+				return NULL;
+			}
+			n--;
+			continue;
+		}
+		if (n == 256) {
+			free(out);
+			free(copy);
+			return NULL;
+		}
+		seg[n++] = tok;
+	}
+	for (i = 0; i < n; i++) {
+		size_t l = strlen(seg[i]);
+		if (i)
+			out[len++] = '/';
+		memcpy(out + len, seg[i], l);   /* never longer than p */
+		len += l;
+	}
+	out[len] = '\0';
+	free(copy);
+	return out;
+}
+
+static int cmp_source(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct plan_source *)elem)->path);
+}
+
+/* the shipped file at dir/name (dir "" = the root), or NULL */
+static const struct plan_source *find_source(const struct plan_host *h, const char *dir,
+					     const char *name)
+{
+	char *joined = *dir ? xstrfmt("%s/%s", dir, name) : xstrdup(name);
+	char *norm = norm_path(joined);
+	const struct plan_source *f = norm ? bsearch(norm, h->sources, (size_t)h->nsources,
+						     sizeof(*h->sources), cmp_source) : NULL;
+	free(joined);
+	free(norm);
+	return f;
+}
+
+/* The include directories the build's flags name (-Idir, -I dir,
+ * --include-path[=]dir), relative to the root; NULL-terminated. 0 when a
+ * flag makes the inputs unknowable here (a forced -include). */
+static int include_dirs(const struct spec *s, char ***out)
+{
+	char **v = xcalloc(1, sizeof(char *));
+	int n = 0, i;
+	for (i = 0; s->build_flags && s->build_flags[i]; i++) {
+		const char *f = s->build_flags[i], *d = NULL;
+		if (!strcmp(f, "-include") || !strcmp(f, "--pre-include") || !strncmp(f, "-include=", 9) ||
+		    !strncmp(f, "--pre-include=", 14)) {
+			for (i = 0; i < n; i++)
+				free(v[i]);
+			free(v);
+			*out = NULL;
+			return 0;
+		}
+		if (!strcmp(f, "-I") || !strcmp(f, "--include-path"))
+			d = s->build_flags[i + 1] ? s->build_flags[++i] : NULL;
+		else if (!strncmp(f, "-I", 2))
+			d = f + 2 + (f[2] == '=');
+		else if (!strncmp(f, "--include-path=", 15))
+			d = f + 15;
+		if (d) {
+			v = xrealloc(v, (size_t)(n + 2) * sizeof(char *));
+			v[n++] = xstrdup(d);
+			v[n] = NULL;
+		}
+	}
+	*out = v;
+	return 1;
+}
+
+/* Feed the files an nvcc build reads -- its sources and, transitively,
+ * the shipped files they #include ("name": beside the includer, then the
+ * -I directories, then the root; <name>: the -I directories; an <name>
+ * found in none is the toolkit's or the system's). 0, feeding nothing,
+ * when that cannot be known: a source not shipped, an #include of a macro,
+ * a "name" found nowhere, a forced -include. */
+static int feed_deps(struct sha256_ctx *c, const struct plan_build *b, const struct spec *s,
+		     const struct plan_host *h)
+{
+	const struct plan_source **dep = NULL;
+	char **dirs = NULL;
+	int n = 0, i, j, k, ok = 1;
+
+	if (!h->sources || b->prog->build_cmds || !include_dirs(s, &dirs))
+		return 0;
+	for (i = 0; ok && b->prog->sources && b->prog->sources[i]; i++) {
+		const struct plan_source *f = find_source(h, "", b->prog->sources[i]);
+		if (!f)
+			ok = 0;
+		else {
+			dep = xrealloc(dep, (size_t)(n + 1) * sizeof(*dep));
+			dep[n++] = f;
+		}
+	}
+	for (i = 0; ok && i < n; i++) {   /* dep grows while it is walked */
+		char *dir = xstrdup(dep[i]->path), *slash = strrchr(dir, '/');
+		if (dep[i]->include_macro)
+			ok = 0;
+		if (slash)
+			*slash = '\0';
+		else
+			*dir = '\0';
+		for (j = 0; ok && dep[i]->includes && dep[i]->includes[j]; j++) {
+			const char *inc = dep[i]->includes[j] + 2;
+			int quoted = dep[i]->includes[j][0] == 'q';
+			const struct plan_source *f = quoted ? find_source(h, dir, inc) : NULL;
+			for (k = 0; !f && dirs[k]; k++)
+				f = find_source(h, dirs[k], inc);
+			if (!f && quoted)
+				f = find_source(h, "", inc);
+			if (!f) {
+				ok = !quoted;   /* <name> of the toolkit; "name" unknown */
+				continue;
+			}
+			for (k = 0; k < n && dep[k] != f; k++)
+				;
+			if (k == n) {
+				dep = xrealloc(dep, (size_t)(n + 1) * sizeof(*dep));
+				dep[n++] = f;
+			}
+		}
+		free(dir);
+	}
+	if (ok) {
+		/* in the order of the (sorted) shipped files: the same set, the same key */
+		for (k = 0; k < h->nsources; k++)
+			for (i = 0; i < n; i++)
+				if (dep[i] == &h->sources[k]) {
+					sha256_update(c, dep[i]->path, strlen(dep[i]->path) + 1);
+					sha256_update(c, dep[i]->sha256, strlen(dep[i]->sha256) + 1);
+				}
+	}
+	for (i = 0; dirs && dirs[i]; i++)
+		free(dirs[i]);
+	free(dirs);
+	free(dep);
+	return ok;
+}
+
 static void build_key(struct plan_build *b, const struct spec *s, const struct plan_host *h)
 {
 	struct sha256_ctx *c = sha256_begin();
@@ -112,7 +275,11 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 	/* Every input that changes the binary; fields separated by NUL. */
 #define FEED(str) do { const char *_v = (str) ? (str) : ""; sha256_update(c, _v, strlen(_v) + 1); } while (0)
 	FEED("gpuorch-build/1");
-	FEED(h->content_id);
+	/* the files this compile reads when they can be known, else everything shipped */
+	if (!feed_deps(c, b, s, h)) {
+		FEED("|content");
+		FEED(h->content_id);
+	}
 	FEED(b->prog->name);
 	for (i = 0; b->prog->sources && b->prog->sources[i]; i++)
 		FEED(b->prog->sources[i]);

@@ -44,9 +44,21 @@ struct plan_step {
 	char *profile_csv;             /* remote CSV (ncu --import ... --csv --page raw) */
 };
 
+/* A shipped file, for build keys: a build is keyed by the files its
+ * compile reads (its sources and what they #include), not by the whole
+ * archive, so an edit rebuilds only the programs that use the file. */
+struct plan_source {
+	const char *path;
+	const char *sha256;
+	char *const *includes;   /* "q:name" / "a:name" (remote/pack.h) */
+	int include_macro;
+};
+
 struct plan_host {
 	const char *workdir;           /* absolute remote work directory */
 	const char *content_id;
+	const struct plan_source *sources; /* sorted by path; NULL: key by content_id */
+	int nsources;
 	const char *run_id;
 	char *const *archs;            /* archs to build for */
 	int narchs;
