@@ -35,7 +35,9 @@ for spec in "$SRCDIR"/experiments/*.json; do
 		i=0 && while [ \$i -lt \$n ]; do
 			b=hosts.0.builds.\$i &&
 			st=\$(jq_ \$run/run.json \$b.status) &&
-			if [ \$st = PASS ]; then
+			if [ \$st = PASS ] && [ \"\$(jq_ \$run/run.json \$b.program)\" = gpuorch_ktrace ]; then
+				: # the CUPTI library of kernel_timing steps: cc, a host C library, no ptxas
+			elif [ \$st = PASS ]; then
 				test \$(jq_ \$run/run.json \$b.resources --len) -gt 0 &&
 				jq_ \$run/run.json \$b.resources.0.registers | grep -q '^[0-9]' ||
 				{ echo \"\$b: PASS without a ptxas resource report\"; return 1; }
