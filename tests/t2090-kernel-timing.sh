@@ -113,4 +113,18 @@ test_expect_success 'spec errors: repeat out of range, a script program' '
 	cat bad.err && grep "steps\[0\].repeat" bad.err
 '
 
+test_expect_success 'a trace over 1 MiB is summarized but not kept beside the run (it stays on the host)' '
+	fix="$SRCDIR/tests/fixtures/ktrace/h100-demo.jsonl" &&
+	{ head -n 1 "$fix" && for i in $(seq 60); do sed -n "2,102p" "$fix"; done && tail -n 1 "$fix"; } >proj/kt/big.jsonl &&
+	test $(wc -c <proj/kt/big.jsonl) -gt 1048576 &&
+	sed -i "s|cp kt/trace.jsonl|cp kt/big.jsonl|; s/^echo demo failed; exit 3/echo \"demo done\"/" proj/kt/demo.sh &&
+	(cd proj && git add -A && git commit -qm big) &&
+	(cd proj && "$GPUORCH" run experiments/kt.json --hosts ../hosts.json --plain) >run5.out 2>&1 ||
+		{ cat run5.out; false; } &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.kernel_timing.launches)" = 18180 &&
+	jq_ $run/run.json hosts.0.steps.0.ktrace_1 | grep "^host:.*ktrace.1.jsonl ([0-9]* bytes, over the 1048576 kept in the run)$" &&
+	! ls $run/logs/*/*.ktrace.*.jsonl 2>/dev/null
+'
+
 test_done

@@ -234,8 +234,22 @@ static void prefix(struct strbuf *sb, const char *p)
 
 /* Pull a remote file back into the run directory as rel; its path goes
  * into files[key]. Returns 1 when it came back; data keeps the bytes. */
+static int pull_file_kept(struct hostrun *hr, const char *remote, size_t cap, size_t keep,
+			  const char *rel, const char *key, cJSON *files, struct strbuf *data,
+			  struct strbuf *note);
+
 static int pull_file(struct hostrun *hr, const char *remote, size_t cap, const char *rel,
 		     const char *key, cJSON *files, struct strbuf *data, struct strbuf *note)
+{
+	return pull_file_kept(hr, remote, cap, cap, rel, key, files, data, note);
+}
+
+/* The same, keeping the file beside the run only when it is at most `keep`
+ * bytes (data has it whole either way); a larger one is named with its
+ * size and where it stays on the host: files[key] = "host:PATH (N bytes)". */
+static int pull_file_kept(struct hostrun *hr, const char *remote, size_t cap, size_t keep,
+			  const char *rel, const char *key, cJSON *files, struct strbuf *data,
+			  struct strbuf *note)
 {
 	struct strbuf err = STRBUF_INIT;
 	enum go_status st;
@@ -252,8 +266,15 @@ static int pull_file(struct hostrun *hr, const char *remote, size_t cap, const c
 		strbuf_release(&err);
 		return 0;
 	}
-	hr_add_log(hr, rel, data);
-	json_add_str(files, key, rel);
+	if (data->len <= keep) {
+		hr_add_log(hr, rel, data);
+		json_add_str(files, key, rel);
+	} else {
+		char *where = xstrfmt("host:%s (%zu bytes, over the %zu kept in the run)", remote,
+				      data->len, keep);
+		json_add_str(files, key, where);
+		free(where);
+	}
 	strbuf_release(&err);
 	return 1;
 }
@@ -348,6 +369,7 @@ static const char *finish_sanitize(struct hostrun *hr, const struct plan_step *p
 }
 
 #define KTRACE_CAP (64u << 20)   /* one run's kernel trace (~200 bytes a launch) */
+#define KTRACE_KEEP (1u << 20)   /* kept beside the run; run.json has the summary */
 
 /* A kernel_timing step ended: fetch each run's trace, summarize them
  * together (tools/ktrace.c) into result.kernel_timing, and give every kernel
@@ -377,7 +399,7 @@ static const char *finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
 		char *remote = xstrfmt("%s.%d.jsonl", ps->tool_log, i);
 		char *ext = xstrfmt("ktrace.%d.jsonl", i), *rel = hr_log_rel(hr, ps->id, ext);
 		char *key = xstrfmt("ktrace_%d", i);
-		if (pull_file(hr, remote, KTRACE_CAP, rel, key, files, &one, &note)) {
+		if (pull_file_kept(hr, remote, KTRACE_CAP, KTRACE_KEEP, rel, key, files, &one, &note)) {
 			strbuf_add(&all, one.buf, one.len);
 			if (one.len && one.buf[one.len - 1] != '\n')
 				strbuf_addch(&all, '\n');
