@@ -38,8 +38,24 @@
 # SLURMRESTD_SECURITY=disable_user_check (it refuses root otherwise). Jobs
 # run with proctrack/pgid and task/none: no cgroups, so containers work.
 # Finished jobs stay visible for MinJobAge (600 s here, 300 s by default).
+#
+# Where Slurm comes from (defaults: Debian's packages installed system-wide);
+# scripts/gpu-slurm.sh sets them to a prefix where the packages were unpacked
+# (dpkg -x), with LD_LIBRARY_PATH naming the prefix's libraries:
+#   SLURM_SBIN        slurmctld, slurmd, slurmstepd, slurmrestd (/usr/sbin)
+#   SLURM_BIN         scontrol, scancel (/usr/bin)
+#   SLURM_PLUGIN_DIR  PluginDir= in slurm.conf (unset: the compiled-in one)
+#   SLURM_MUNGED      munged (default: the one on PATH, else $SLURM_SBIN/munged)
+# and what the node has besides CPUs:
+#   SLURM_NODE_EXTRA  appended to the NodeName line, e.g. "Gres=gpu:1 "
+#   SLURM_CONF_EXTRA  lines appended to slurm.conf, e.g. GresTypes=gpu
+#   SLURM_GRES_CONF   the text of gres.conf beside slurm.conf (unset: none)
+#   SLURM_CGROUP_CONF the text of cgroup.conf (unset: none; slurmd then loads
+#                     the cgroup plugin of the host's hierarchy, and 22.05's
+#                     cgroup/v2 wants systemd over D-Bus: see docs/slurm.md)
 
 SLURM_SBIN=${SLURM_SBIN:-/usr/sbin}
+SLURM_BIN=${SLURM_BIN:-/usr/bin}
 slurm_pids_=
 
 slurm_available() {
@@ -49,15 +65,19 @@ slurm_available() {
 			return 1
 		fi
 	done
-	for _b in scontrol squeue scancel munged; do
-		if ! command -v "$_b" >/dev/null 2>&1 && [ ! -x "$SLURM_SBIN/$_b" ]; then
-			echo "no $_b (apt-get install slurm-client munge)"
+	for _b in scontrol squeue scancel; do
+		if [ ! -x "$SLURM_BIN/$_b" ]; then
+			echo "no $_b in $SLURM_BIN (apt-get install slurm-client)"
 			return 1
 		fi
 	done
+	if [ -z "$(slurm_munged_)" ]; then
+		echo "no munged (apt-get install munge)"
+		return 1
+	fi
 	_pd=
-	for _d in /usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib/aarch64-linux-gnu/slurm-wlm \
-		/usr/lib/slurm-wlm /usr/lib64/slurm /usr/lib/slurm; do
+	for _d in ${SLURM_PLUGIN_DIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib/aarch64-linux-gnu/slurm-wlm \
+		/usr/lib/slurm-wlm /usr/lib64/slurm /usr/lib/slurm}; do
 		[ -f "$_d/auth_jwt.so" ] && _pd=$_d
 	done
 	if [ -z "$_pd" ]; then
@@ -65,6 +85,33 @@ slurm_available() {
 		return 1
 	fi
 	return 0
+}
+
+slurm_munged_() {
+	if [ -n "${SLURM_MUNGED:-}" ]; then
+		[ -x "$SLURM_MUNGED" ] && echo "$SLURM_MUNGED"
+	elif command -v munged 2>/dev/null; then
+		:
+	elif [ -x "$SLURM_SBIN/munged" ]; then
+		echo "$SLURM_SBIN/munged"
+	fi
+}
+
+slurm_scontrol_() {
+	"$SLURM_BIN/scontrol" "$@"
+}
+
+# slurm_rest_answers_ URL [CURL-ARGS]: slurmrestd answers (curl, else python3)
+slurm_rest_answers_() {
+	_u=$1
+	shift
+	if command -v curl >/dev/null 2>&1; then
+		curl -s -o /dev/null "$@" "$_u"
+	else
+		python3 -c 'import sys, urllib.request, urllib.error
+try: urllib.request.urlopen(sys.argv[1], timeout=2)
+except urllib.error.HTTPError: pass' "$_u" 2>/dev/null
+	fi
 }
 
 # slurm_port_free_ PORT: nothing listens on PORT (tcp4 or tcp6)
@@ -132,9 +179,21 @@ InactiveLimit=0
 Waittime=0
 SlurmdTimeout=60
 SlurmdParameters=config_overrides
-NodeName=node1 NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$3 RealMemory=4000 State=UNKNOWN
+NodeName=node1 NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$3 RealMemory=4000 ${SLURM_NODE_EXTRA:-}State=UNKNOWN
 PartitionName=debug Nodes=node1 Default=YES MaxTime=60 State=UP
 EOF
+	if [ -n "${SLURM_PLUGIN_DIR:-}" ]; then
+		echo "PluginDir=$SLURM_PLUGIN_DIR" >>"$_d/slurm.conf" || return 1
+	fi
+	if [ -n "${SLURM_CONF_EXTRA:-}" ]; then
+		printf '%s\n' "$SLURM_CONF_EXTRA" >>"$_d/slurm.conf" || return 1
+	fi
+	if [ -n "${SLURM_GRES_CONF:-}" ]; then
+		printf '%s\n' "$SLURM_GRES_CONF" >"$_d/gres.conf" || return 1
+	fi
+	if [ -n "${SLURM_CGROUP_CONF:-}" ]; then
+		printf '%s\n' "$SLURM_CGROUP_CONF" >"$_d/cgroup.conf" || return 1
+	fi
 }
 
 slurm_launch_() {
@@ -154,7 +213,7 @@ slurm_start_munge_() {
 	mkdir -p "$_m" && chmod 755 "$_m" || return 1
 	dd if=/dev/urandom of="$_m/munge.key" bs=1 count=1024 2>/dev/null &&
 	chmod 400 "$_m/munge.key" || return 1
-	_munged=$(command -v munged 2>/dev/null || echo "$SLURM_SBIN/munged")
+	_munged=$(slurm_munged_)
 	"$_munged" --force --key-file="$_m/munge.key" --socket="$_m/munge.socket" \
 		--pid-file="$_m/munged.pid" --log-file="$_m/munged.log" \
 		--seed-file="$_m/munged.seed" --num-threads=2 >>"$_m/munged.out" 2>&1 || {
@@ -173,7 +232,7 @@ slurm_rest_start() {
 		"$SLURM_SBIN/slurmrestd" -f "$SLURM_CONF" -a rest_auth/jwt \
 		-s "${SLURM_REST_PLUGINS:-openapi/v0.0.36,openapi/v0.0.37,openapi/v0.0.38}" \
 		"127.0.0.1:$SLURM_REST_PORT"
-	wait_for 20 "curl -s -o /dev/null http://127.0.0.1:$SLURM_REST_PORT/openapi" || {
+	wait_for 20 "slurm_rest_answers_ http://127.0.0.1:$SLURM_REST_PORT/openapi" || {
 		echo "slurm_start: slurmrestd does not answer on port $SLURM_REST_PORT" >&2
 		slurm_logs >&2
 		return 1
@@ -188,7 +247,7 @@ slurm_rest_start_unix() {
 	slurm_launch_ slurmrestd_unix env $_env SLURM_CONF="$SLURM_CONF" \
 		"$SLURM_SBIN/slurmrestd" -f "$SLURM_CONF" -a rest_auth/local \
 		-s openapi/v0.0.38 "unix:$1"
-	wait_for 20 "curl -s -o /dev/null --unix-socket '$1' http://localhost/openapi" || {
+	wait_for 20 "slurm_rest_answers_ http://localhost/openapi --unix-socket '$1'" || {
 		echo "slurm_rest_start_unix: slurmrestd does not answer on $1" >&2
 		slurm_logs >&2
 		return 1
@@ -208,7 +267,7 @@ slurm_rest_stop() {
 }
 
 slurm_node_state_() {
-	scontrol -o show node node1 2>/dev/null | tr ' ' '\n' | sed -n 's/^State=//p'
+	slurm_scontrol_ -o show node node1 2>/dev/null | tr ' ' '\n' | sed -n 's/^State=//p'
 }
 
 slurm_start() {
@@ -240,13 +299,19 @@ slurm_start() {
 	export SLURM_REST_PORT SLURM_REST_URL
 	slurm_write_conf_ "$_cp" "$_dp" "$_cpus" || return 1
 	slurm_launch_ slurmctld "$SLURM_SBIN/slurmctld" -D -i -f "$SLURM_CONF"
-	wait_for 30 'scontrol ping 2>/dev/null | grep -q UP' || {
+	wait_for 30 'slurm_scontrol_ ping 2>/dev/null | grep -q UP' || {
 		echo "slurm_start: slurmctld did not come up" >&2
 		slurm_logs >&2
 		return 1
 	}
-	slurm_launch_ slurmd "$SLURM_SBIN/slurmd" -D -N node1 -f "$SLURM_CONF"
-	wait_for 60 'case "$(slurm_node_state_)" in IDLE*) true ;; *) false ;; esac' || {
+	slurm_launch_ slurmd "$SLURM_SBIN/slurmd" -D -N node1 -f "$SLURM_CONF" \
+		-d "$SLURM_SBIN/slurmstepd"
+	# slurmd runs in the foreground (-D): when it exits, stop waiting
+	wait_for 60 '! kill -0 "$SLURM_PID_slurmd" 2>/dev/null ||
+		case "$(slurm_node_state_)" in IDLE*) true ;; *) false ;; esac' &&
+	kill -0 "$SLURM_PID_slurmd" 2>/dev/null || {
+		kill -0 "$SLURM_PID_slurmd" 2>/dev/null ||
+			echo "slurm_start: slurmd exited while starting (its log below)" >&2
 		echo "slurm_start: node1 did not become IDLE (state $(slurm_node_state_))" >&2
 		slurm_logs >&2
 		return 1
@@ -255,12 +320,12 @@ slurm_start() {
 }
 
 slurm_token() {
-	scontrol token lifespan="${1:-600}" | sed -n 's/^SLURM_JWT=//p'
+	slurm_scontrol_ token lifespan="${1:-600}" | sed -n 's/^SLURM_JWT=//p'
 }
 
 slurm_login_start() {
 	mkdir -p "$TRASH/slurm-bin" &&
-	printf '#!/bin/sh\nSLURM_CONF=%s exec /usr/bin/scontrol "$@"\n' "$SLURM_CONF" \
+	printf '#!/bin/sh\nSLURM_CONF=%s exec %s/scontrol "$@"\n' "$SLURM_CONF" "$SLURM_BIN" \
 		>"$TRASH/slurm-bin/scontrol" &&
 	chmod +x "$TRASH/slurm-bin/scontrol" &&
 	sshd_start_with_path "$1" "$TRASH/slurm-bin"
@@ -289,7 +354,7 @@ slurm_logs() {
 slurm_stop() {
 	[ -n "$slurm_pids_" ] || return 0
 	# jobs first, so no job step outlives the test
-	scancel --full --quiet -u "$(id -un)" 2>/dev/null
+	"$SLURM_BIN/scancel" --full --quiet -u "$(id -un)" 2>/dev/null
 	for _p in $slurm_pids_; do
 		kill -TERM "$_p" 2>/dev/null
 	done
