@@ -188,7 +188,7 @@ py=$(command -v python3)
 cat >"$TRASH/hosts.json" <<EOF
 {"hosts": [
   {"name": "h100-slurm",
-   "slurm": {"url": "$SLURM_REST_URL", "partition": "debug", "gpus": "gpu:1",
+   "slurm": {"url": "$SLURM_REST_URL", "partition": "debug", "gpus": "1",
              "token_file": "$TRASH/token", "time_limit_min": 20, "max_jobs": 16},
    "login": {"address": "127.0.0.1", "port": $port, "user": "$(id -un)",
              "identity": "/tmp/gpuorch-sshd/userkey", "known_hosts": "/tmp/gpuorch-sshd/known_hosts",

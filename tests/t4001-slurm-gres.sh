@@ -21,7 +21,8 @@ test_expect_success 'setup: a node with Gres=gpu:1 from SLURM_NODE_EXTRA, SLURM_
 	grep "^Name=gpu File=/dev/null" "$SLURM_DIR/gres.conf" &&
 	grep "^CgroupPlugin=cgroup/v1" "$SLURM_DIR/cgroup.conf" &&
 	slurm_login_start login &&
-	slurm_cluster_json hosts.json login ", \"gpus\": \"gpu:1\"" &&
+	slurm_cluster_json hosts.json login ", \"gpus\": \"1\"" &&
+	slurm_cluster_json typed.json login ", \"gpus\": \"gpu:1\"" &&
 	tok=$(slurm_token 600) && test -n "$tok"
 '
 
@@ -37,6 +38,23 @@ test_expect_success 'hosts check counts the node GPU, free and in use by a job' 
 	cat busy.out &&
 	grep "^    node  *node1: mixed, CPUs 1/4 used, GPUs 1/1 used" busy.out &&
 	grep "^    gpus  *0 free / 1 total" busy.out
+'
+
+test_expect_success '"gpus": "gpu:1" asks for GPUs of type "gpu": Slurm refuses it, hosts check and run say so before submitting' '
+	test_must_fail sbatch --parsable -p debug --gpus=gpu:1 -o /dev/null --wrap true 2>sb.err &&
+	grep "Requested node configuration is not available" sb.err &&
+	SLURM_JWT=$tok test_expect_code 3 "$GPUORCH" hosts check --hosts typed.json >typed.out &&
+	cat typed.out &&
+	grep "asks for GPUs of type .gpu., and no node of partition debug has that type (node1 gpu:1)" typed.out &&
+	grep "Fix: \"gpus\": \"1\" for GPUs of any type" typed.out &&
+	sed "s/\"gpus\": \"gpu:1\"/\"gpus\": \"gpu:2\"/" typed.json >typed2.json &&
+	SLURM_JWT=$tok test_expect_code 3 "$GPUORCH" hosts check --hosts typed2.json >typed2.out &&
+	grep "Fix: \"gpus\": \"2\" for GPUs of any type" typed2.out &&
+	project_init &&
+	(cd proj && SLURM_JWT=$tok test_expect_code 3 "$GPUORCH" run experiments/basic.json --hosts ../typed.json --plain) >run.out 2>&1 &&
+	cat run.out &&
+	grep "asks for GPUs of type .gpu." run.out &&
+	! grep -i "cannot submit" run.out
 '
 
 test_expect_success 'a slurmd that exits at start (an unknown cgroup plugin): slurm_start fails at once with its log' '

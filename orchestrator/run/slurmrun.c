@@ -453,6 +453,14 @@ static enum go_status setup(struct srun *r)
 		st = slurm_get_partition(r->sc, h->slurm->partition, &p, &err);
 		slurm_partition_release(&p);
 	}
+	if (st == GO_OK && h->slurm->gpus) {
+		struct slurm_node *nodes;
+		int nn;
+		st = slurm_get_nodes(r->sc, &nodes, &nn, &err);
+		if (st == GO_OK)
+			st = slurm_check_gpus(h->slurm->gpus, h->slurm->partition, nodes, nn, &err);
+		slurm_nodes_release(nodes, nn);
+	}
 	if (st != GO_OK) {
 		fail_host(hr, "scheduler", t0, err.buf);
 		goto out;

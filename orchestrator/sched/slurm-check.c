@@ -49,6 +49,9 @@ void slurm_check_run(const struct host *h, int accept_new, struct slurm_check *k
 	}
 	if (k->st == GO_OK)
 		k->st = slurm_get_nodes(c, &k->nodes, &k->nnodes, &k->err);
+	if (k->st == GO_OK)
+		k->st = slurm_check_gpus(h->slurm->gpus, h->slurm->partition, k->nodes, k->nnodes,
+					 &k->err);
 	for (i = 0; k->st == GO_OK && i < k->nnodes; i++) {
 		if (!k->nodes[i].in_partition)
 			continue;

@@ -327,6 +327,53 @@ void slurm_nodes_release(struct slurm_node *v, int n)
 	free(v);
 }
 
+/* Does gres item "gpu:h100:4(S:0-1)" name GPU type TYPE? ("gpu:4" has none) */
+static int gres_item_has_type(const char *item, size_t len, const char *type)
+{
+	const char *p = item + 4, *end = item + len, *colon;
+	size_t tl = strlen(type);
+	if (len < 4 || strncmp(item, "gpu:", 4))
+		return 0;
+	colon = memchr(p, ':', (size_t)(end - p));
+	return colon && (size_t)(colon - p) == tl && !strncmp(p, type, tl);
+}
+
+enum go_status slurm_check_gpus(const char *gpus, const char *partition,
+				const struct slurm_node *nodes, int n, struct strbuf *err)
+{
+	const char *colon = gpus ? strrchr(gpus, ':') : NULL;
+	struct strbuf have = STRBUF_INIT;
+	char *type;
+	int i, found = 0;
+	enum go_status st = GO_OK;
+
+	if (!colon)
+		return GO_OK;        /* "N": any type */
+	type = xstrfmt("%.*s", (int)(colon - gpus), gpus);
+	for (i = 0; i < n && !found; i++) {
+		const char *p = nodes[i].gres;
+		if (!nodes[i].in_partition)
+			continue;
+		strbuf_addf(&have, "%s%s %s", have.len ? ", " : "", nodes[i].name,
+			    *p ? p : "(no gres)");
+		while (p && *p && !found) {
+			size_t len = strcspn(p, ",");
+			found = gres_item_has_type(p, len, type);
+			p += len + (p[len] == ',');
+		}
+	}
+	if (!found)
+		st = go_fail(err, GO_ERR_HOSTS,
+			     "\"gpus\": \"%s\" asks for GPUs of type '%s', and no node of partition "
+			     "%s has that type (%s); Slurm would refuse every GPU job with "
+			     "\"Requested node configuration is not available\". Fix: \"gpus\": \"%s\" "
+			     "for GPUs of any type, or a type the nodes list (\"gpu:TYPE:N\" in their gres)",
+			     gpus, type, partition, have.len ? have.buf : "no nodes", colon + 1);
+	free(type);
+	strbuf_release(&have);
+	return st;
+}
+
 enum go_status slurm_submit(struct slurm_client *c, const struct slurm_job_req *r,
 			    long *job_id, struct strbuf *warn, struct strbuf *err)
 {

@@ -57,6 +57,10 @@ struct slurm_node {
 enum go_status slurm_get_nodes(struct slurm_client *c, struct slurm_node **out, int *n,
 			       struct strbuf *err);
 void slurm_nodes_release(struct slurm_node *v, int n);
+/* The entry's "gpus" ("[type:]N", as sbatch --gpus) against the partition's
+ * nodes: a type no node offers is an error that says how to write it. */
+enum go_status slurm_check_gpus(const char *gpus, const char *partition,
+				const struct slurm_node *nodes, int n, struct strbuf *err);
 
 /* A batch job to submit. The script runs under /bin/sh in cwd. */
 struct slurm_job_req {
