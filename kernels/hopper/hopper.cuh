@@ -1,7 +1,8 @@
 /* hopper.cuh -- the sm_90a building blocks shared by gemm_wgmma and bsr_wgmma: PTX wrappers for mbarriers,
  * TMA (cp.async.bulk.tensor) loads and stores, wgmma (m64n128k16 / m64n256k16, FP16 in, FP32 accumulate) with
  * 128B-swizzled K-major shared-memory descriptors, and the host side of TMA: cuTensorMapEncodeTiled reached
- * through cudaGetDriverEntryPointByVersion (no -lcuda) and a 2-D FP16 tensor map with 128-byte swizzle.
+ * through cudaGetDriverEntryPointByVersion (no -lcuda) and 2-D / 3-D FP16 tensor maps with 128-byte swizzle.
+ * attn_wgmma adds the 3-D TMA load, N-major (transposed-B) descriptors and wgmma with A in registers.
  * Include after harness.h; the device functions compile for any arch but are only meaningful on sm_90a
  * (callers guard their kernels with HP_DEVICE_OK).
  */
@@ -53,6 +54,12 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, i
 		     ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(bar)) : "memory");
 }
 
+__device__ __forceinline__ void tma_load_3d(void *dst, const CUtensorMap *map, int x, int y, int z, uint64_t *bar)
+{
+	asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+		     ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar)) : "memory");
+}
+
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int x, int y)
 {
 	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
@@ -67,6 +74,18 @@ __device__ __forceinline__ uint64_t desc_sw128(const void *p, int swizzle)
 	d |= (uint64_t)1 << 16;             /* LBO: unused for swizzled K-major */
 	d |= (uint64_t)(1024 >> 4) << 32;   /* SBO: 8 rows × 128 B */
 	d |= (uint64_t)swizzle << 62;       /* 1 = 128B swizzle */
+	return d;
+}
+
+/* MN-major operand (B with imm-trans-b = 1: N contiguous), 128B swizzle: 64 elements of N per 128-byte row,
+ * 8 rows of K at 128 B, groups of 8 K rows at SBO = 1024 B, the next 64 N at LBO bytes (PTX ISA "matrix
+ * descriptor"; CUTLASS's canonical Major-MN SW128 layout ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))) */
+__device__ __forceinline__ uint64_t desc_mn_sw128(const void *p, uint32_t lbo_bytes)
+{
+	uint64_t d = (uint64_t)((smem_u32(p) & 0x3FFFF) >> 4);
+	d |= (uint64_t)((lbo_bytes >> 4) & 0x3FFF) << 16;
+	d |= (uint64_t)(1024 >> 4) << 32;
+	d |= (uint64_t)1 << 62;
 	return d;
 }
 
@@ -123,6 +142,36 @@ __device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t da, uint64_
 		     : "l"(da), "l"(db));
 }
 
+/* D(64x64) += A(64x16, registers: the m16n8k16 A fragment per warp) * B(16x64, N-major via descriptor) */
+__device__ __forceinline__ void wgmma_rs_n64_tb(float (&d)[32], const uint32_t (&a)[4], uint64_t db)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+		     "}, {%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+
+/* D(64x128) += A(64x16, registers: the m16n8k16 A fragment per warp) * B(16x128, N-major via descriptor) */
+__device__ __forceinline__ void wgmma_rs_n128_tb(float (&d)[64], const uint32_t (&a)[4], uint64_t db)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+		     "}, {%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+		       "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+		       "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+		       "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+		       "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+
 template <int N> struct acc_t;
 template <> struct acc_t<128> { static __device__ __forceinline__ void mma(float (&d)[64], uint64_t a, uint64_t b) { wgmma_n128(d, a, b); } };
 template <> struct acc_t<256> { static __device__ __forceinline__ void mma(float (&d)[128], uint64_t a, uint64_t b) { wgmma_n256(d, a, b); } };
@@ -160,6 +209,24 @@ static void hp_make_map(CUtensorMap *m, const void *g, int rows, int cols, int l
 	if (r != CUDA_SUCCESS)
 		hx_failf(1, "cuTensorMapEncodeTiled failed (CUresult %d) for a %d x %d matrix, ld %d, box %d x %d",
 			 (int)r, rows, cols, ld, box_rows, box_cols);
+}
+
+
+/* 3-D FP16 tensor map over a contiguous [planes, rows, cols] array (cols * 2 % 16 == 0): box box_cols (64 =
+ * 128 B for the 128B swizzle) x box_rows x 1, 128B swizzle; TMA zero-fills rows beyond `rows` inside each
+ * plane, so a tile never reads the next plane's rows */
+static void hp_make_map_3d(CUtensorMap *m, const void *g, int planes, int rows, int cols, int box_cols, int box_rows)
+{
+	cuuint64_t dim[3] = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)planes};
+	cuuint64_t stride[2] = {(cuuint64_t)cols * 2, (cuuint64_t)rows * cols * 2};
+	cuuint32_t box[3] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows, 1};
+	cuuint32_t estride[3] = {1, 1, 1};
+	CUresult r = encode_fn()(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, (void *)g, dim, stride, box, estride,
+				 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+				 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (r != CUDA_SUCCESS)
+		hx_failf(1, "cuTensorMapEncodeTiled failed (CUresult %d) for a %d x %d x %d array, box %d x %d",
+			 (int)r, planes, rows, cols, box_rows, box_cols);
 }
 
 #endif

@@ -1,0 +1,332 @@
+/* attn_wgmma.cu -- attention forward on Hopper's own instructions: TMA + mbarrier ring + wgmma (issue 11,
+ * rung 3b: the first FlashAttention-3-class step).  sm_90a only.
+ *
+ * DESIGN
+ *   One CTA = 3 warpgroups for 128 query rows of one (b, h):
+ *     warpgroup 0 (producer, setmaxnreg 24): one thread issues TMA loads: the Q tile once, then K and V
+ *       tiles of BN = 128 keys into a ring of FA_STAGES stages, K and V on separate "full" mbarriers so
+ *       S = Q·Kᵀ can start before V has landed; a stage is refilled when all 8 consumer warps released it.
+ *     warpgroups 1, 2 (consumers, setmaxnreg 240): 64 query rows each.  Per K/V tile:
+ *       S(64x128)  = Q·Kᵀ     wgmma m64n128k16, both operands from 128B-swizzled shared memory (K-major:
+ *                             D is contiguous in Q and in K), D/16 instructions, one commit group
+ *       online softmax       in registers; a row's 4 owners (a quad) reduce with two shuffles; exp2 with
+ *                             log2(e)/sqrt(D) folded into the scale
+ *       P (FP16)             the S accumulator's fragment is the register-A fragment of the next wgmma
+ *                             (accumulator layout of m64nN == A layout of m64k16, per warp): no smem
+ *       O(64xD)   += P·V      wgmma m64nDk16 with A from registers and B = V through an N-major
+ *                             (imm-trans-b) 128B-swizzled descriptor: V is [keys, D] with D contiguous
+ *     The two consumer warpgroups run the same loop on different rows, so one's softmax overlaps the
+ *     other's MMAs only as the schedulers happen to interleave them (no ping-pong ordering yet, no
+ *     overlap of softmax with the next Q·Kᵀ inside a warpgroup: the next rungs).
+ *   Layout in shared memory: every tile is D/64 column blocks of rows x 128 B, as the 3-D tensor maps
+ *   ({D, S, B*H}, box 64 x rows x 1, 128B swizzle) write them; TMA zero-fills rows >= S inside each
+ *   (b, h) plane, and keys >= S are masked to -inf.  Causal CTAs stop after their diagonal tile and mask
+ *   only there; heavy (causal) query blocks are launched first.  Any S >= 1; D is 64 or 128.
+ *   Shared memory: (128 + 2 * FA_STAGES * 128) * D * 2 bytes + 1.25 KB: 225 KB for D=128 (3 stages: 515
+ *   TFLOPS at B4 H16 S4096 against 484 with 2, first H100 run), 145 KB for D=64 (4 stages).
+ *
+ *   TUNING (compile time): -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_PLANT_BUG=1 (negative control: V's
+ *   descriptor with LBO and SBO swapped: wrong results at D=64 and D=128).
+ */
+#include "attn_common.cuh"
+#include "../harness/harness.h"
+
+#include "../hopper/hopper.cuh"
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+const char attn_kernel_name[] = "attn_wgmma";
+
+#ifndef FA_PLANT_BUG
+#define FA_PLANT_BUG 0
+#endif
+
+constexpr int BM = 128, BN = 128, NTHREADS = 384;
+
+template <int D> struct fcfg {
+#ifdef FA_STAGES
+	static constexpr int STAGES = FA_STAGES;
+#else
+	static constexpr int STAGES = D == 64 ? 4 : 3;
+#endif
+	static constexpr int DB = D / 64;                       /* 64-column (128-byte) blocks per row */
+	static constexpr int Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
+	static constexpr size_t SMEM = (size_t)Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + 1024 /* align */ + 256 /* barriers */;
+	static_assert(STAGES >= 2 && STAGES <= 4, "FA_STAGES must be 2..4");
+	static_assert(SMEM <= 227 * 1024, "shared memory over 227 KB: lower FA_STAGES");
+};
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
+{
+	__half2 h = __floats2half2_rn(lo, hi);
+	return *(uint32_t *)&h;
+}
+
+template <int D> struct pv_t;
+template <> struct pv_t<64> {
+	static __device__ __forceinline__ void mma(float (&o)[32], const uint32_t (&a)[4], uint64_t b) { wgmma_rs_n64_tb(o, a, b); }
+};
+template <> struct pv_t<128> {
+	static __device__ __forceinline__ void mma(float (&o)[64], const uint32_t (&a)[4], uint64_t b) { wgmma_rs_n128_tb(o, a, b); }
+};
+
+template <int D>
+__global__ void __launch_bounds__(NTHREADS, 1)
+attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+		  const __grid_constant__ CUtensorMap tmV, __half *__restrict__ O, int S, int causal, float scale_log2)
+{
+#if HP_DEVICE_OK
+	using C = fcfg<D>;
+	constexpr int ST = C::STAGES, DB = C::DB;
+	extern __shared__ unsigned char smem_raw[];
+	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+	unsigned char *sQ = smem, *sK = smem + C::Q_BYTES, *sV = sK + (size_t)ST * C::KV_BYTES;
+	uint64_t *qfull = (uint64_t *)(sV + (size_t)ST * C::KV_BYTES);
+	uint64_t *kfull = qfull + 1, *vfull = kfull + ST, *empty = vfull + ST;
+	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+
+	const int qblk = causal ? (int)gridDim.x - 1 - (int)blockIdx.x : (int)blockIdx.x;
+	const int bh = (int)blockIdx.y, m0 = qblk * BM;
+	int ntiles = (S + BN - 1) / BN;
+	if (causal)
+		ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
+
+	if (threadIdx.x == 0) {
+		mbar_init(qfull, 1);
+		for (int s = 0; s < ST; s++) {
+			mbar_init(&kfull[s], 1);
+			mbar_init(&vfull[s], 1);
+			mbar_init(&empty[s], 8); /* one arrive per consumer warp */
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	if (wg == 0) {
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+		if (tid == 0) {
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmK) : "memory");
+			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmV) : "memory");
+			mbar_expect_tx(qfull, C::Q_BYTES);
+#pragma unroll
+			for (int b = 0; b < DB; b++)
+				tma_load_3d(sQ + b * BM * 128, &tmQ, b * 64, m0, bh, qfull);
+			for (int j = 0; j < ntiles; j++) {
+				const int s = j % ST;
+				mbar_wait(&empty[s], ((unsigned)(j / ST) & 1u) ^ 1u);
+				unsigned char *k = sK + (size_t)s * C::KV_BYTES, *v = sV + (size_t)s * C::KV_BYTES;
+				mbar_expect_tx(&kfull[s], C::KV_BYTES);
+#pragma unroll
+				for (int b = 0; b < DB; b++)
+					tma_load_3d(k + b * BN * 128, &tmK, b * 64, j * BN, bh, &kfull[s]);
+				mbar_expect_tx(&vfull[s], C::KV_BYTES);
+#pragma unroll
+				for (int b = 0; b < DB; b++)
+					tma_load_3d(v + b * BN * 128, &tmV, b * 64, j * BN, bh, &vfull[s]);
+			}
+		}
+		return;
+	}
+
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+	const int c = wg - 1, w = tid / 32, l = tid % 32;
+	const int row0 = m0 + c * 64 + 16 * w + l / 4, row1 = row0 + 8; /* this thread's two query rows */
+	const unsigned char *qa = sQ + c * 64 * 128;
+
+	float o[D / 2];
+#pragma unroll
+	for (int i = 0; i < D / 2; i++)
+		o[i] = 0.f;
+	float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
+
+	mbar_wait(qfull, 0);
+	for (int j = 0; j < ntiles; j++) {
+		const int s = j % ST;
+		const unsigned ph = (unsigned)(j / ST) & 1u;
+		const unsigned char *k = sK + (size_t)s * C::KV_BYTES, *v = sV + (size_t)s * C::KV_BYTES;
+
+		/* S = Q Kᵀ: k-step ks reads 16 columns of D: block ks/4, 32 bytes (ks%4) into the swizzled row */
+		float sc[BN / 2];
+#pragma unroll
+		for (int i = 0; i < BN / 2; i++)
+			sc[i] = 0.f;
+		mbar_wait(&kfull[s], ph);
+		wgmma_fence();
+#pragma unroll
+		for (int ks = 0; ks < D / 16; ks++)
+			wgmma_n128(sc, desc_sw128(qa + (ks / 4) * BM * 128 + (ks % 4) * 32, 1),
+				   desc_sw128(k + (ks / 4) * BN * 128 + (ks % 4) * 32, 1));
+		wgmma_commit();
+		wgmma_wait<0>();
+
+		/* accumulator element i: row row0 (i%4 < 2) or row1, key n0 + 8(i/4) + 2(l%4) + i%2 */
+		const int n0 = j * BN;
+		if (n0 + BN > S || (causal && n0 + BN - 1 > m0 + c * 64)) {
+#pragma unroll
+			for (int i = 0; i < BN / 2; i++) {
+				const int key = n0 + 8 * (i / 4) + 2 * (l % 4) + (i % 2), row = (i % 4) < 2 ? row0 : row1;
+				if (key >= S || (causal && key > row))
+					sc[i] = -INFINITY;
+			}
+		}
+
+		/* online softmax */
+		float mx[2] = {mrow[0], mrow[1]};
+#pragma unroll
+		for (int i = 0; i < BN / 2; i += 4) {
+			mx[0] = fmaxf(mx[0], fmaxf(sc[i], sc[i + 1]) * scale_log2);
+			mx[1] = fmaxf(mx[1], fmaxf(sc[i + 2], sc[i + 3]) * scale_log2);
+		}
+		float base[2], alpha[2];
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 1));
+			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 2));
+			base[h] = mx[h] == -INFINITY ? 0.f : mx[h]; /* a row with no key yet: exp2(-inf) = 0 */
+			alpha[h] = fast_exp2(mrow[h] - base[h]);
+			mrow[h] = mx[h];
+			lrow[h] *= alpha[h];
+		}
+		uint32_t p[BN / 4];
+#pragma unroll
+		for (int i = 0; i < BN / 2; i += 4) {
+			const float p0 = fast_exp2(sc[i] * scale_log2 - base[0]), p1 = fast_exp2(sc[i + 1] * scale_log2 - base[0]);
+			const float p2 = fast_exp2(sc[i + 2] * scale_log2 - base[1]), p3 = fast_exp2(sc[i + 3] * scale_log2 - base[1]);
+			lrow[0] += p0 + p1;
+			lrow[1] += p2 + p3;
+			p[i / 2] = pack_half2(p0, p1);
+			p[i / 2 + 1] = pack_half2(p2, p3);
+		}
+#pragma unroll
+		for (int i = 0; i < D / 2; i++)
+			o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
+
+		/* O += P V: k-step kk = keys 16kk..16kk+15 = V rows 16kk.., 2048 bytes further in each block;
+		 * A = S accumulator groups 2kk, 2kk+1 (p[4kk..4kk+3]) */
+		mbar_wait(&vfull[s], ph);
+		wgmma_fence();
+#pragma unroll
+		for (int kk = 0; kk < BN / 16; kk++) {
+			const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+			uint64_t bd = desc_mn_sw128(v + kk * 16 * 128, BN * 128);
+			if (FA_PLANT_BUG) /* LBO and SBO swapped */
+				bd = (bd & ~((0x3FFFull << 16) | (0x3FFFull << 32))) | ((uint64_t)(1024 >> 4) << 16) |
+				     ((uint64_t)(BN * 128 >> 4) << 32);
+			pv_t<D>::mma(o, a, bd);
+		}
+		wgmma_commit();
+		wgmma_wait<0>();
+		if (l == 0)
+			mbar_arrive(&empty[s]);
+	}
+
+	/* normalise and store: element i is row row0/row1, column 8(i/4) + 2(l%4) + i%2 */
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 1);
+		lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 2);
+	}
+	const float inv0 = lrow[0] > 0.f ? 1.f / lrow[0] : 0.f, inv1 = lrow[1] > 0.f ? 1.f / lrow[1] : 0.f;
+	__half *out = O + (size_t)bh * S * D;
+#pragma unroll
+	for (int i = 0; i < D / 2; i += 4) {
+		const int col = 8 * (i / 4) + 2 * (l % 4);
+		if (row0 < S)
+			*(__half2 *)(out + (size_t)row0 * D + col) = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
+		if (row1 < S)
+			*(__half2 *)(out + (size_t)row1 * D + col) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
+	}
+#else
+	(void)S; (void)causal; (void)scale_log2; (void)O;
+	__trap(); /* built without sm_90a: never launched (attn_kernel_supports refuses the device) */
+#endif
+}
+
+/* ---- host ---- */
+
+struct fa_ws {
+	CUtensorMap q, k, v;
+	const void *pq, *pk, *pv;
+	int B, H, S, D;
+};
+
+static int config_init()
+{
+	hx_config_int("BM", BM);
+	hx_config_int("BN", BN);
+	hx_config_int("STAGES_D64", fcfg<64>::STAGES);
+	hx_config_int("STAGES_D128", fcfg<128>::STAGES);
+	return 0;
+}
+[[maybe_unused]] static const int config_done = config_init();
+
+int attn_kernel_supports(const struct attn_problem *p, const struct cudaDeviceProp *prop, char *why, size_t n)
+{
+	if (p->D != 64 && p->D != 128) {
+		snprintf(why, n, "attn_wgmma is built for D=64 and D=128 only (got D=%d)", p->D);
+		return 1;
+	}
+	if (prop->major != 9) {
+		snprintf(why, n, "attn_wgmma needs sm_90a (TMA, wgmma, setmaxnreg); device is cc %d.%d", prop->major,
+			 prop->minor);
+		return 1;
+	}
+	size_t need = p->D == 64 ? fcfg<64>::SMEM : fcfg<128>::SMEM;
+	hx_config_int("smem_bytes", (long long)need);
+	if (need > prop->sharedMemPerBlockOptin)
+		hx_failf(1, "attn_wgmma (D=%d) needs %zu bytes of shared memory per CTA, the device allows %zu; "
+			    "rebuild with a smaller FA_STAGES",
+			 p->D, need, (size_t)prop->sharedMemPerBlockOptin);
+	return 0;
+}
+
+void *attn_kernel_init(const struct attn_problem *p)
+{
+	(void)p;
+	struct fa_ws *ws = (struct fa_ws *)calloc(1, sizeof(*ws));
+	if (!ws)
+		hx_failf(1, "attn_wgmma: out of host memory");
+	return ws;
+}
+
+void attn_kernel_fini(void *ws) { free(ws); }
+
+template <int D> static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct attn_bufs *b, cudaStream_t s)
+{
+	static int attr_set = 0;
+	if (!attr_set) {
+		HX_CK(cudaFuncSetAttribute(attn_wgmma_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					   (int)fcfg<D>::SMEM));
+		attr_set = 1;
+	}
+	/* tensor maps are encoded on the host: again only when the buffers or the shape change */
+	if (ws->pq != b->q || ws->pk != b->k || ws->pv != b->v || ws->B != p->B || ws->H != p->H || ws->S != p->S ||
+	    ws->D != p->D) {
+		hp_make_map_3d(&ws->q, b->q, p->B * p->H, p->S, D, 64, BM);
+		hp_make_map_3d(&ws->k, b->k, p->B * p->H, p->S, D, 64, BN);
+		hp_make_map_3d(&ws->v, b->v, p->B * p->H, p->S, D, 64, BN);
+		ws->pq = b->q, ws->pk = b->k, ws->pv = b->v;
+		ws->B = p->B, ws->H = p->H, ws->S = p->S, ws->D = p->D;
+	}
+	dim3 grid((p->S + BM - 1) / BM, p->B * p->H);
+	attn_wgmma_kernel<D><<<grid, NTHREADS, fcfg<D>::SMEM, s>>>(ws->q, ws->k, ws->v, b->o, p->S, p->causal,
+								     p->scale * 1.4426950408889634f);
+	HX_CK(cudaGetLastError());
+}
+
+void attn_kernel_run(void *ws, const struct attn_problem *p, const struct attn_bufs *b, cudaStream_t s)
+{
+	if (p->D == 64)
+		launch<64>((struct fa_ws *)ws, p, b, s);
+	else
+		launch<128>((struct fa_ws *)ws, p, b, s);
+}
