@@ -51,6 +51,20 @@ test_expect_success 'a controller killed with SIGKILL mid-step: runs and report 
 	grep -i "incomplete" $run/report.md
 '
 
+test_expect_success 'run.json is written at the start only; the host phases since then are journal lines that runs and report read' '
+	id=$(cat id) && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.phases --len)" = 0 &&
+	test -s $run/journal.jsonl &&
+	grep "^{\"ev\":\"host\",\"host\":0," $run/journal.jsonl >/dev/null &&
+	grep "\*\*Builds\*\*: 1 PASS" $run/report.md &&
+	cp $run/journal.jsonl journal.whole &&
+	printf "{\"ev\":\"host\",\"host\":0,\"at\":1,\"record\":{\"name\":\"torn" >>$run/journal.jsonl &&
+	"$GPUORCH" report $id >/dev/null &&
+	grep "\*\*Builds\*\*: 1 PASS" $run/report.md &&
+	"$GPUORCH" runs >runs-torn.out && grep "^$id  slow  *stopped " runs-torn.out &&
+	cp journal.whole $run/journal.jsonl
+'
+
 test_expect_success '--resume collects both steps (the one in flight too) on the same run; nothing ran twice' '
 	id=$(cat id) &&
 	(cd proj && "$GPUORCH" run experiments/slow.json --hosts ../hosts.json --plain --resume $id) >r1.out 2>&1;
@@ -60,6 +74,7 @@ test_expect_success '--resume collects both steps (the one in flight too) on the
 	run=$(last_run_dir) &&
 	test "$(basename $run)" = $id &&
 	test "$(jq_ $run/run.json status)" = complete &&
+	test ! -s $run/journal.jsonl &&
 	test "$(jq_ $run/run.json hosts.0.steps --len)" = 2 &&
 	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
 	test "$(jq_ $run/run.json hosts.0.steps.1.status)" = PASS &&

@@ -139,11 +139,34 @@ test_expect_success 'setup: three programs; a header included by one, a header i
 	! reused $run a && ! reused $run b && ! reused $run c
 '
 
-test_expect_success 'an edit to a header only a.c includes rebuilds a alone' '
+test_expect_success 'an edit to a header only a.c includes rebuilds a alone, and ships that file alone' '
 	echo "/* edited */" >>proj/inc/only_a.h && (cd proj && git commit -qam "edit only_a.h") &&
 	(cd proj && "$GPUORCH" run experiments/deps.json --hosts ../hosts.json) >d2.out 2>&1;
 	cat d2.out && run=$(last_run_dir) &&
-	! reused $run a && reused $run b && reused $run c
+	! reused $run a && reused $run b && reused $run c &&
+	test "$(jq_ $run/run.json hosts.0.ship.reused)" = false &&
+	test "$(jq_ $run/run.json hosts.0.ship.files_sent)" = 1 &&
+	test "$(jq_ $run/run.json hosts.0.ship.files)" = 6 &&
+	sent=$(jq_ $run/run.json hosts.0.ship.bytes_sent) && echo "sent $sent bytes" &&
+	test "$sent" -le 2048 &&
+	grep "bytes sent (1 of 6 files; the host had the others)" d2.out &&
+	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	test -f "$cdir/.complete" && ! test -e "$cdir/blobs.tar" &&
+	cmp "$cdir/src/inc/only_a.h" proj/inc/only_a.h &&
+	cmp "$cdir/src/cpu/b.c" proj/cpu/b.c &&
+	test "$(ls "$cdir/../../blobs" | wc -l)" -ge 7
+'
+
+test_expect_success 'a content directory removed from the host is assembled again from its blobs: no file ships' '
+	run=$(last_run_dir) && cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	rm -rf "$cdir" &&
+	(cd proj && "$GPUORCH" run experiments/deps.json --hosts ../hosts.json) >d2b.out 2>&1;
+	cat d2b.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.ship.files_sent)" = 0 &&
+	test "$(jq_ $run/run.json hosts.0.ship.bytes_sent)" -le 1024 &&
+	test -f "$cdir/.complete" && cmp "$cdir/src/cpu/a.c" proj/cpu/a.c &&
+	reused $run a && reused $run b && reused $run c
 '
 
 test_expect_success 'an edit two levels down (inc/sub/deep.h, through shared.h) rebuilds a and b, not c' '

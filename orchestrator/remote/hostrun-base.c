@@ -19,7 +19,7 @@ double hr_secs_since(int64_t t0)
 void hr_save(struct hostrun *hr)
 {
 	struct strbuf err = STRBUF_INIT;
-	if (record_save(hr->ctx->rec, &err) != GO_OK)
+	if (record_save_host(hr->ctx->rec, hr->index, hr->hj, &err) != GO_OK)
 		strbuf_addf(&hr->out, "  warning: cannot save the run record: %s\n", err.buf);
 	strbuf_release(&err);
 }

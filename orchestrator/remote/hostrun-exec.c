@@ -12,6 +12,7 @@
  * per-step deadline here: the runner enforces every timeout on the host,
  * and the controller only bounds the whole plan. */
 #include "remote/hostrun-int.h"
+#include "remote/blobs.h"
 #include "remote/probecache.h"
 #include "remote/runplan.h"
 #include "core/jsonutil.h"
@@ -35,6 +36,7 @@ struct exec_state {
 	int64_t t_ship, t_build, t_run;
 	int ship_recorded;
 	int uploaded;
+	int nblobs;             /* files (distinct contents) the upload carried */
 	uint64_t sent;
 	int stopping;                 /* interrupted: the runner is being stopped */
 	char *runner_error;           /* runner_ended "error": its message */
@@ -163,9 +165,14 @@ static void record_ship(struct hostrun *hr, struct exec_state *es)
 	json_add_num(ship, "bytes_sent", (double)es->sent);
 	json_add_bool(ship, "reused", reused);
 	json_add_str(ship, "remote_dir", hr->plan.content_dir);
+	json_add_num(ship, "files_sent", reused ? 0 : es->nblobs);
+	json_add_num(ship, "files", pk->nfiles);
 	cJSON_ReplaceItemInObject(hr->hj, "ship", ship);
 	record_unlock(hr->ctx->rec);
 	d = reused ? xstrfmt("content %.12s already on the host: 0 bytes sent", pk->content_id)
+		   : es->nblobs < pk->nfiles
+		   ? xstrfmt("%llu bytes sent (%d of %d files; the host had the others)",
+			     (unsigned long long)es->sent, es->nblobs, pk->nfiles)
 		   : xstrfmt("%llu bytes sent (%d files)", (unsigned long long)es->sent, pk->nfiles);
 	hr_phase(hr, "ship", "PASS", es->t_ship, d);
 	strbuf_addf(&hr->out, "  ship: %s\n", d);
@@ -299,6 +306,7 @@ enum go_status hr_execute(struct hostrun *hr)
 {
 	struct exec_state es;
 	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT, sig_script = STRBUF_INIT;
+	struct strbuf manifest = STRBUF_INIT;
 	struct remote_runner rr;
 	int64_t budget_ms = 0, deadline;
 	int starts = 0;
@@ -318,6 +326,9 @@ enum go_status hr_execute(struct hostrun *hr)
 		goto out;
 	}
 	memset(&rr, 0, sizeof(rr));
+	blobs_manifest(hr->ctx->pack, &manifest);
+	rr.manifest = manifest.buf;
+	rr.blobs_dir = hr->plan.blobs_dir;
 	rr.content_dir = hr->plan.content_dir;
 	rr.run_dir = hr->plan.run_dir;
 	rr.plan = text.buf;
@@ -355,16 +366,24 @@ enum go_status hr_execute(struct hostrun *hr)
 			if ((st = replan(hr, &es, &text, &budget_ms, &err)) != GO_OK)
 				break;
 			rr.content_dir = hr->plan.content_dir;
+			rr.blobs_dir = hr->plan.blobs_dir;
 			rr.run_dir = hr->plan.run_dir;
 			rr.plan = text.buf;
 			deadline = time_mono_ms() + budget_ms;
 			continue;
 		}
 		if (st == GO_ERR_NOT_FOUND && es.info.content_absent && !es.uploaded && !es.stopping) {
-			char *tar = xstrfmt("%s/src.tar", hr->plan.content_dir);
+			/* only the files the host lacks: by content, named by their hash */
+			char *tar = xstrfmt("%s/blobs.tar", hr->plan.content_dir);
+			unsigned char *data = NULL;
+			size_t len = 0;
 			strbuf_reset(&err);
-			st = ssh_upload(hr->conn, hr->ctx->pack->data, hr->ctx->pack->len, tar, 0644,
-					&es.sent, UPLOAD_TIMEOUT_MS, &err);
+			st = blobs_tar(hr->ctx->pack, es.info.missing, es.info.nmissing, &data, &len, &err);
+			if (st == GO_OK)
+				st = ssh_upload(hr->conn, data, len, tar, 0644, &es.sent, UPLOAD_TIMEOUT_MS,
+						&err);
+			es.nblobs = es.info.nmissing;
+			free(data);
 			free(tar);
 			es.uploaded = 1;
 			if (st)
@@ -413,6 +432,8 @@ enum go_status hr_execute(struct hostrun *hr)
 out:
 	free_bids(hr, &es);
 	free(es.runner_error);
+	remote_start_info_release(&es.info);
+	strbuf_release(&manifest);
 	journal_release(&es.j);
 	strbuf_release(&es.feed_err);
 	strbuf_release(&text);

@@ -1,7 +1,8 @@
 /* hostrun.c -- one host's pipeline: its main, which runs the phases in order (hostrun.h).
  *
  * Remote layout under the host's work directory W (docs/runner.md):
- *   W/content/<content-id>/{src.tar,src/,.complete}   shipped once per content id
+ *   W/content/<content-id>/{manifest,src/,.complete}  assembled once per content id
+ *   W/blobs/<sha256>                                 each file shipped, once (blobs.h)
  *   W/builds/<build-key>/{cmd,stdout,stderr,rc,<program>} one nvcc build, reused
  *   W/runs/<run-id>/{plan.sh,runner.sh,journal,...}  the host runner of this run
  *   W/runs/<run-id>/<step>/{cmd,pgid,stdout,stderr,rc} one step

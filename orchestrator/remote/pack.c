@@ -213,6 +213,7 @@ static enum go_status pack_build(char *const *files, pack_reader reader, void *r
 		}
 		pf->path = xstrdup(v[i]);
 		pf->size = data.len;
+		pf->exec = exec;
 		sha256_hex(data.buf, data.len, pf->sha256);
 		scan_includes(data.buf, data.len, pf);
 		out->nfiles = i + 1;

@@ -22,6 +22,7 @@ struct pack_file {
 	 * target only the preprocessor knows (spec/plan.c's build keys) */
 	char **includes;
 	int include_macro;
+	int exec;          /* shipped with mode 0755 (else 0644) */
 };
 
 struct pack {

@@ -5,11 +5,12 @@
  * parts are assignments at its top built with strbuf_add_shell_quoted, and
  * the whole is run as `sh -c 'SCRIPT'`, so the user's login shell (bash,
  * zsh, fish) does not matter. The runner itself (runner.sh, embedded in the
- * binary) and the plan travel on the command's stdin, split on the host by
- * one awk at a marker line: no file transfer of their own.
+ * binary), the plan and the sources' manifest travel on the command's stdin,
+ * split on the host by one awk at marker lines: no file transfer of their own.
  *
- * One command per (re)attachment: unpack the content if it was just
- * uploaded, write runner.sh and plan.sh (atomically), `runner.sh start`
+ * One command per (re)attachment: list the blobs the host lacks when the
+ * content is absent (blobs.h), assemble it when they were just uploaded,
+ * write runner.sh and plan.sh (atomically), `runner.sh start`
  * (idempotent: "started PID", "running PID" or "finished"), then exec
  * `runner.sh follow RUNDIR OFFSET`, whose stdout is the journal. The start's
  * answers come first on stdout as "gpuorch-start: ..." lines, the last one
@@ -25,34 +26,51 @@
 
 #define REMOTE_KILL_TIMEOUT_MS 60000
 #define PLAN_MARKER "#--gpuorch-plan--"
+#define RUNNER_MARKER "#--gpuorch-runner--"
 
+/* stdin: the manifest (blobs.h), RUNNER_MARKER, runner.sh, PLAN_MARKER, the
+ * plan; each part may be empty. Split once, into $t. */
 static const char follow_script[] =
+	"t=$(mktemp -d \"${TMPDIR:-/tmp}/gpuorch-in.XXXXXX\") || exit 1\n"
+	"awk -v d=\"$t\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' "
+	"'$0 == a { s = 1; next } $0 == b { s = 2; next } "
+	"{ print > (d \"/\" (s == 2 ? \"plan\" : s == 1 ? \"runner\" : \"manifest\")) }' || "
+	"{ rm -rf \"$t\"; exit 1; }\n"
 	"if [ -z \"$cdir\" ]; then\n"
 	"  :\n"
 	"elif [ ! -f \"$cdir/.complete\" ]; then\n"
-	"  if [ -f \"$cdir/src.tar\" ]; then\n"
+	"  if [ -f \"$cdir/blobs.tar\" ] && [ -f \"$cdir/manifest\" ]; then\n"
+	/* new blobs are renamed into the store whole; src/ is copied out of it */
+	"    ( cd \"$cdir\" && rm -rf nb src && mkdir -p nb src \"$bdir\" && tar -xf blobs.tar -C nb &&\n"
+	"      for f in nb/*; do [ ! -f \"$f\" ] || mv -f \"$f\" \"$bdir/\" || exit 1; done &&\n"
+	"      while read -r h m p; do\n"
+	"        case $p in */*) mkdir -p \"src/${p%/*}\" || exit 1;; esac\n"
+	"        cp \"$bdir/$h\" \"src/$p\" && chmod \"$m\" \"src/$p\" || exit 1\n"
+	"      done < manifest && rm -rf nb blobs.tar && touch .complete ) ||\n"
+	"      { rm -f \"$cdir/blobs.tar\"; rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
+	"    echo 'gpuorch-start: content unpacked'\n"
+	"  elif [ -f \"$cdir/src.tar\" ]; then\n"
 	"    ( cd \"$cdir\" && rm -rf src && mkdir src && tar -xf src.tar -C src && touch .complete ) ||\n"
-	"      { echo \"cannot unpack the sources in $cdir\" >&2; exit 1; }\n"
+	"      { rm -rf \"$t\"; echo \"cannot unpack the sources in $cdir\" >&2; exit 1; }\n"
 	"    echo 'gpuorch-start: content unpacked'\n"
 	"  else\n"
-	"    mkdir -p \"$cdir\" || exit 1\n"
-	"    cat > /dev/null\n"
+	"    mkdir -p \"$cdir\" \"$bdir\" || { rm -rf \"$t\"; exit 1; }\n"
+	"    [ -s \"$t/manifest\" ] && mv -f \"$t/manifest\" \"$cdir/manifest\" ||\n"
+	"      { rm -rf \"$t\"; echo \"no manifest of the sources came with the command\" >&2; exit 1; }\n"
+	"    while read -r h m p; do [ -f \"$bdir/$h\" ] || echo \"gpuorch-start: missing $h\"; done < \"$cdir/manifest\"\n"
 	"    echo 'gpuorch-start: content absent'\n"
-	"    exit 4\n"
+	"    rm -rf \"$t\"; exit 4\n"
 	"  fi\n"
 	"else\n"
 	"  echo 'gpuorch-start: content present'\n"
 	"fi\n"
 	"if [ \"$send\" = 1 ]; then\n"
-	"  mkdir -p \"$rd\" || exit 1\n"
-	"  awk -v a=\"$rd/runner.sh.tmp\" -v b=\"$rd/plan.sh.tmp\" -v m='" PLAN_MARKER "' "
-	"'!p && $0 == m { p = 1; next } { print > (p ? b : a) }' &&\n"
-	"    [ -s \"$rd/runner.sh.tmp\" ] && [ -s \"$rd/plan.sh.tmp\" ] &&\n"
+	"  mkdir -p \"$rd\" && [ -s \"$t/runner\" ] && [ -s \"$t/plan\" ] &&\n"
+	"    mv -f \"$t/runner\" \"$rd/runner.sh.tmp\" && mv -f \"$t/plan\" \"$rd/plan.sh.tmp\" &&\n"
 	"    mv -f \"$rd/runner.sh.tmp\" \"$rd/runner.sh\" && mv -f \"$rd/plan.sh.tmp\" \"$rd/plan.sh\" ||\n"
-	"    { echo \"cannot write the runner and its plan into $rd\" >&2; exit 1; }\n"
-	"else\n"
-	"  cat > /dev/null\n"
+	"    { rm -rf \"$t\"; echo \"cannot write the runner and its plan into $rd\" >&2; exit 1; }\n"
 	"fi\n"
+	"rm -rf \"$t\"\n"
 	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd (the run was never started there)\" >&2; exit 3; }\n"
 	"a=$(sh \"$rd/runner.sh\" start \"$rd\") || exit 1\n"
 	"echo \"gpuorch-start: runner $a\"\n"
@@ -100,6 +118,10 @@ static void start_line(struct remote_start_info *info, const char *v)
 		info->content_absent = 1;
 	else if (!strcmp(v, "probe stale"))
 		info->probe_stale = 1;
+	else if (!strncmp(v, "missing ", 8) && strlen(v + 8) == 64) {
+		info->missing = xrealloc(info->missing, sizeof(*info->missing) * (size_t)(info->nmissing + 1));
+		info->missing[info->nmissing++] = xstrdup(v + 8);
+	}
 	else if (!strncmp(v, "runner ", 7))
 		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
 }
@@ -142,13 +164,14 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 	char num[32];
 	enum go_status st;
 
-	memset(info, 0, sizeof(*info));
+	remote_start_info_release(info);
 	memset(&fs, 0, sizeof(fs));
 	fs.fn = on_out;
 	fs.ctx = ctx;
 	fs.info = info;
 	strbuf_init(&fs.head, 0);
 	assign(&vars, "cdir", r->content_dir);
+	assign(&vars, "bdir", r->blobs_dir);
 	assign(&vars, "rd", r->run_dir);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
 	assign(&vars, "off", num);
@@ -161,7 +184,10 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 				     "fi\n");
 	}
 	build_sh(&cmd, &vars, follow_script);
+	if (r->manifest)
+		strbuf_addstr(&in, r->manifest);
 	if (r->plan) {
+		strbuf_addstr(&in, RUNNER_MARKER "\n");
 		strbuf_add(&in, gpuorch_runner_sh, gpuorch_runner_sh_len);
 		if (in.len && in.buf[in.len - 1] != '\n')
 			strbuf_addch(&in, '\n');
@@ -189,6 +215,15 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 	strbuf_release(&eout);
 	strbuf_release(&fs.head);
 	return st;
+}
+
+void remote_start_info_release(struct remote_start_info *info)
+{
+	int i;
+	for (i = 0; i < info->nmissing; i++)
+		free(info->missing[i]);
+	free(info->missing);
+	memset(info, 0, sizeof(*info));
 }
 
 enum go_status remote_runner_kill(struct ssh_conn *c, const char *run_dir, struct strbuf *err)

@@ -19,8 +19,11 @@
 #include "transport/ssh.h"
 
 struct remote_runner {
-	const char *content_dir;  /* W/content/<cid>: holds src/ (.complete) or src.tar;
+	const char *content_dir;  /* W/content/<cid>: holds src/ (.complete), or blobs.tar and
+				   * manifest to assemble it from (blobs.h), or src.tar;
 				   * NULL: no sources to check (a plan of plain commands) */
+	const char *blobs_dir;    /* W/blobs: every file shipped to the host, by hash */
+	const char *manifest;     /* the content's manifest (blobs_manifest); NULL: none */
 	const char *run_dir;      /* W/runs/<run-id> */
 	const char *plan;         /* the plan file's text (runplan.h); NULL: already there */
 	/* A probe the controller kept (probecache.h) is checked first: sig_script
@@ -34,7 +37,9 @@ struct remote_runner {
 struct remote_start_info {
 	int content_unpacked;     /* src.tar was unpacked by this call */
 	int content_present;      /* the content was complete before this call */
-	int content_absent;       /* GO_ERR_NOT_FOUND: upload the sources, call again */
+	int content_absent;       /* GO_ERR_NOT_FOUND: upload the missing blobs, call again */
+	char **missing;           /* with content_absent: the blobs the host lacks (hashes) */
+	int nmissing;
 	int probe_stale;          /* GO_ERR_NOT_FOUND: the kept probe no longer holds */
 	char runner[64];          /* "started PID", "running PID" or "finished" */
 };
@@ -42,12 +47,15 @@ struct remote_start_info {
 /* Start (or attach to) the runner and stream its journal from offset into
  * on_out until the runner exits (GO_OK), on_out stops it
  * (GO_ERR_INTERRUPTED), or timeout_ms passes (GO_ERR_TIMEOUT).
- * GO_ERR_NOT_FOUND: the content is not on the host: its directory now
- * exists; upload CONTENT_DIR/src.tar and call again (info->content_absent),
- * or the host changed since the kept probe (info->probe_stale). */
+ * GO_ERR_NOT_FOUND: the content is not on the host: its directory and its
+ * manifest now exist; upload a tar of info->missing (blobs_tar) as
+ * CONTENT_DIR/blobs.tar and call again (info->content_absent), or the host
+ * changed since the kept probe (info->probe_stale). info is released and
+ * filled again by each call; remote_start_info_release() frees it. */
 enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runner *r,
 				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
 				    struct remote_start_info *info, struct strbuf *err);
+void remote_start_info_release(struct remote_start_info *info);
 /* Stop the run's runner and every build and step it started; what it
  * killed is journaled as "killed". */
 enum go_status remote_runner_kill(struct ssh_conn *c, const char *run_dir, struct strbuf *err);

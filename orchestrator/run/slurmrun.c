@@ -70,7 +70,7 @@ struct srun {
 static void save(struct hostrun *hr)
 {
 	struct strbuf err = STRBUF_INIT;
-	if (record_save(hr->ctx->rec, &err) != GO_OK)
+	if (record_save_host(hr->ctx->rec, hr->index, hr->hj, &err) != GO_OK)
 		strbuf_addf(&hr->out, "  warning: %s\n", err.buf);
 	strbuf_release(&err);
 }

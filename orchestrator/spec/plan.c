@@ -819,6 +819,7 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 	memset(p, 0, sizeof(*p));
 	p->content_dir = xstrfmt("%s/content/%s", h->workdir, h->content_id);
 	p->src_dir = xstrfmt("%s/src", p->content_dir);
+	p->blobs_dir = xstrfmt("%s/blobs", h->workdir);
 	p->run_dir = xstrfmt("%s/runs/%s", h->workdir, h->run_id);
 
 	/* Builds: every compiled program that some step uses, for every arch;
@@ -931,6 +932,7 @@ void plan_release(struct plan *p)
 	free(p->builds);
 	free(p->steps);
 	free(p->content_dir);
+	free(p->blobs_dir);
 	free(p->src_dir);
 	free(p->run_dir);
 	memset(p, 0, sizeof(*p));

@@ -74,6 +74,7 @@ struct plan_host {
 
 struct plan {
 	char *content_dir;             /* W/content/<cid> */
+	char *blobs_dir;               /* W/blobs: shipped files by hash (remote/blobs.h) */
 	char *src_dir;                 /* W/content/<cid>/src */
 	char *run_dir;                 /* W/runs/<run-id> */
 	struct plan_build *builds;

@@ -1,9 +1,12 @@
-/* record.c -- the run record under construction, saved atomically (record.h). */
+/* record.c -- the run record under construction: run.json saved atomically, host changes journaled (record.h). */
 #include "store/record.h"
 #include "core/fsutil.h"
 #include "core/jsonutil.h"
+#include "store/runjournal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "core/banned.h"
 
 void record_init(struct record *r, const char *dir, cJSON *root)
@@ -12,6 +15,14 @@ void record_init(struct record *r, const char *dir, cJSON *root)
 	r->root = root;
 	r->dir = xstrdup(dir);
 	r->path = xstrfmt("%s/run.json", dir);
+	pthread_mutex_init(&r->jlock, NULL);
+	{
+		struct strbuf err = STRBUF_INIT;
+		r->jfd = runjournal_open(dir, &err);
+		if (r->jfd < 0)   /* not fatal: every host save then rewrites run.json */
+			fprintf(stderr, "warning: %s; saving run.json whole instead\n", err.buf);
+		strbuf_release(&err);
+	}
 }
 
 void record_release(struct record *r)
@@ -19,6 +30,9 @@ void record_release(struct record *r)
 	cJSON_Delete(r->root);
 	free(r->dir);
 	free(r->path);
+	if (r->jfd >= 0)
+		close(r->jfd);
+	pthread_mutex_destroy(&r->jlock);
 	pthread_mutex_destroy(&r->lock);
 }
 
@@ -35,9 +49,33 @@ void record_unlock(struct record *r)
 enum go_status record_save(struct record *r, struct strbuf *err)
 {
 	enum go_status st;
+	/* a host's line waits until run.json holds everything before it */
+	pthread_mutex_lock(&r->jlock);
 	record_lock(r);
 	st = json_write_atomic(r->path, r->root, err);
 	record_unlock(r);
+	if (st == GO_OK && r->jfd >= 0)
+		st = runjournal_clear(r->jfd, err);
+	pthread_mutex_unlock(&r->jlock);
+	return st;
+}
+
+enum go_status record_save_host(struct record *r, int index, const cJSON *host,
+				struct strbuf *err)
+{
+	enum go_status st;
+	char *text;
+	if (r->jfd < 0)
+		return record_save(r, err);
+	record_lock(r);
+	text = cJSON_PrintUnformatted(host);
+	record_unlock(r);
+	if (!text)
+		return go_fail(err, GO_ERR_INTERNAL, "cannot serialise host %d of the run record", index);
+	pthread_mutex_lock(&r->jlock);
+	st = runjournal_append_host(r->jfd, index, text, err);
+	pthread_mutex_unlock(&r->jlock);
+	cJSON_free(text);
 	return st;
 }
 

@@ -2,9 +2,13 @@
  *
  * DESIGN: the record is one cJSON tree owned by struct record and guarded
  * by its mutex. Host threads change only their own host object, always
- * between record_lock() and record_unlock(); record_save() serialises the
- * tree under the lock and writes it atomically, so run.json on disk is
- * always a whole, parseable record ("status": "running" until the end). */
+ * between record_lock() and record_unlock(). record_save() serialises the
+ * whole tree and writes run.json atomically: at the start of a run, at its
+ * end and on interrupt. In between, record_save_host() appends the one host's
+ * object to the run's journal (store/runjournal.h), so a save costs that
+ * host's record, not the run's; readers (store_load_record) apply the journal
+ * to run.json. run.json on disk is always a whole, parseable record
+ * ("status": "running" until the end). */
 #ifndef GPUORCH_RECORD_H
 #define GPUORCH_RECORD_H
 
@@ -17,14 +21,20 @@ struct record {
 	cJSON *root;
 	char *dir;        /* the run directory */
 	char *path;       /* dir/run.json */
+	pthread_mutex_t jlock; /* orders journal appends against whole saves */
+	int jfd;          /* dir/journal.jsonl, -1: none (host saves rewrite run.json) */
 };
 
 void record_init(struct record *r, const char *dir, cJSON *root);
 void record_release(struct record *r);
 void record_lock(struct record *r);
 void record_unlock(struct record *r);
-/* Write run.json (takes the lock itself). */
+/* Write run.json whole and empty the journal (takes the locks itself). */
 enum go_status record_save(struct record *r, struct strbuf *err);
+/* Record host INDEX's object as it stands: one journal line (takes the locks
+ * itself; without a journal, a whole save). */
+enum go_status record_save_host(struct record *r, int index, const cJSON *host,
+				struct strbuf *err);
 /* Write a file under the run directory atomically: rel like "logs/h/x.log". */
 enum go_status record_write_file(struct record *r, const char *rel, const void *data,
 				 size_t len, struct strbuf *err);

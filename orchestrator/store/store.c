@@ -7,6 +7,7 @@
  * names and then the one record that matched.
  */
 #include "store/store.h"
+#include "store/runjournal.h"
 #include "core/fsutil.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
@@ -260,6 +261,8 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
 			st = go_fail(err, GO_ERR_IO, "'%s' is not a run record (not a JSON object)",
 				     path);
 		}
+		if (st == GO_OK)   /* a run still going, or stopped: its hosts since the start */
+			runjournal_apply(dir, *out);
 	}
 	free(path);
 	return st;
