@@ -37,6 +37,7 @@ struct exec_state {
 	int ship_recorded;
 	int uploaded;
 	int nblobs;             /* files (distinct contents) the upload carried */
+	int64_t upload_ms;      /* the SFTP upload alone (write, fsync, rename) */
 	uint64_t sent;
 	int stopping;                 /* interrupted: the runner is being stopped */
 	char *runner_error;           /* runner_ended "error": its message */
@@ -167,6 +168,8 @@ static void record_ship(struct hostrun *hr, struct exec_state *es)
 	json_add_str(ship, "remote_dir", hr->plan.content_dir);
 	json_add_num(ship, "files_sent", reused ? 0 : es->nblobs);
 	json_add_num(ship, "files", pk->nfiles);
+	if (!reused)
+		json_add_num(ship, "upload_s", (double)es->upload_ms / 1000.0);
 	cJSON_ReplaceItemInObject(hr->hj, "ship", ship);
 	record_unlock(hr->ctx->rec);
 	d = reused ? xstrfmt("content %.12s already on the host: 0 bytes sent", pk->content_id)
@@ -379,9 +382,12 @@ enum go_status hr_execute(struct hostrun *hr)
 			size_t len = 0;
 			strbuf_reset(&err);
 			st = blobs_tar(hr->ctx->pack, es.info.missing, es.info.nmissing, &data, &len, &err);
-			if (st == GO_OK)
+			if (st == GO_OK) {
+				int64_t t0 = time_mono_ms();
 				st = ssh_upload(hr->conn, data, len, tar, 0644, &es.sent, UPLOAD_TIMEOUT_MS,
 						&err);
+				es.upload_ms = time_mono_ms() - t0;
+			}
 			es.nblobs = es.info.nmissing;
 			free(data);
 			free(tar);
