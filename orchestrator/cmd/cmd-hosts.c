@@ -1,10 +1,12 @@
-/* cmd-hosts.c -- `gpuorch hosts check|list|up|down|status`: is each host
- * reachable, and what does it have; its cloud instance (cmd-hosts-cloud.c). */
+/* cmd-hosts.c -- `gpuorch hosts check|list|up|down|status|clean`: is each host
+ * reachable, and what does it have; its cloud instance (cmd-hosts-cloud.c);
+ * what gpuorch left on it (remote/hostclean.h). */
 #include "cmd/commands.h"
 #include "cmd/cmd-hosts-cloud.h"
 #include "core/error.h"
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
+#include "remote/hostclean.h"
 #include "remote/probe.h"
 #include "sched/slurm-check.h"
 
@@ -18,6 +20,7 @@ static const char usage[] =
 	"usage: gpuorch hosts check --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
 	"   or: gpuorch hosts list --hosts FILE\n"
 	"   or: gpuorch hosts up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key]\n"
+	"   or: gpuorch hosts clean --hosts FILE [--host NAME ...] [--older-than DAYS] [--dry-run]\n"
 	"\n"
 	"    check   connect to every host in parallel and show its GPU, compute\n"
 	"            capability, driver, clocks, and where nvcc, ncu and\n"
@@ -28,6 +31,9 @@ static const char usage[] =
 	"    up      start each host's cloud instance, wait for SSH, arm its idle guard\n"
 	"    down    stop each host's cloud instance and wait until it is stopped\n"
 	"    status  each instance's state and the cost accrued since gpuorch started it\n"
+	"    clean   remove from each host's work directory the runs, sources, builds\n"
+	"            and shipped files no run has used for DAYS (default 14; a live\n"
+	"            run's are always kept); --dry-run says what it would remove\n"
 	"\n"
 	"exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n";
 
@@ -81,6 +87,57 @@ static void print_check(const struct host_probe *t)
 		       hi->has_setsid ? "" : "setsid");
 }
 
+/* hosts clean: one host after another (one command each) */
+static int clean_hosts(const struct hosts *hs, int accept_new, double days, int dry_run)
+{
+	long minutes = (long)(days * 1440.0 + 0.5);
+	int i, nok = 0;
+	if (minutes < 1)
+		minutes = 1;
+	for (i = 0; i < hs->n; i++) {
+		const struct host *h = &hs->v[i];
+		struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
+		struct hostclean_result r;
+		struct ssh_conn *conn = NULL;
+		struct ssh_opts o;
+		char *w;
+		enum go_status st;
+		if (h->slurm) {
+			printf("%s  cluster: not cleaned (its shared work directory is laid out per job; "
+			       "clean it on the login node)\n", h->name);
+			nok++;
+			continue;
+		}
+		w = host_workdir(h, NULL);
+		host_ssh_opts(h, accept_new, &o);
+		st = ssh_connect(&o, &conn, &err);
+		if (st == GO_OK)
+			st = hostclean_run(conn, w, minutes, dry_run, &r, &log, &err);
+		if (conn)
+			ssh_disconnect(conn);
+		if (st != GO_OK) {
+			printf("%s  FAILED: %s\n", h->name, err.buf);
+		} else {
+			nok++;
+			printf("%s  %s %s: %d run%s, %d source tree%s, %d build%s, %d shipped file%s, "
+			       "%.1f MiB (unused for %g day%s)%s\n", h->name,
+			       dry_run ? "would remove from" : "removed from", w, r.runs, r.runs == 1 ? "" : "s",
+			       r.contents, r.contents == 1 ? "" : "s", r.builds, r.builds == 1 ? "" : "s",
+			       r.blobs, r.blobs == 1 ? "" : "s", (double)r.kib / 1024.0, days,
+			       days == 1 ? "" : "s", r.kept_live ? "; kept the sources of a live run" : "");
+			if (log.len) {
+				char *line, *save = NULL;
+				for (line = strtok_r(log.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+					printf("    %s\n", line);
+			}
+		}
+		free(w);
+		strbuf_release(&err);
+		strbuf_release(&log);
+	}
+	return nok == hs->n ? GO_EXIT_OK : nok == 0 ? GO_EXIT_INFRA : GO_EXIT_FAILED;
+}
+
 static int hosts_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -88,23 +145,27 @@ static int hosts_exec(int argc, char **argv)
 		{ "host", required_argument, NULL, 'n' },
 		{ "accept-new-host-key", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "older-than", required_argument, NULL, 'o' },
+		{ "dry-run", no_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct strbuf err = STRBUF_INIT;
 	struct hosts *hs = NULL;
 	char **names = xcalloc((size_t)argc + 1, sizeof(char *));
 	const char *verb, *path = NULL;
-	int nnames = 0, accept_new = 0, as_json = 0, c, i, rc = 0, nok = 0;
+	int nnames = 0, accept_new = 0, as_json = 0, dry_run = 0, c, i, rc = 0, nok = 0;
+	double days = 14;
+	char *end;
 	enum go_status st;
 
 	if (argc < 2) {
 		free(names);
 		return cmd_usage_error(&cmd_hosts_entry,
-				       "no verb given: 'check', 'list', 'up', 'down' or 'status'");
+				       "no verb given: 'check', 'list', 'up', 'down', 'status' or 'clean'");
 	}
 	verb = argv[1];
 	if (strcmp(verb, "check") && strcmp(verb, "list") && strcmp(verb, "up") &&
-	    strcmp(verb, "down") && strcmp(verb, "status")) {
+	    strcmp(verb, "down") && strcmp(verb, "status") && strcmp(verb, "clean")) {
 		free(names);
 		return cmd_usage_error(&cmd_hosts_entry, "unknown verb '%s'", verb);
 	}
@@ -116,6 +177,16 @@ static int hosts_exec(int argc, char **argv)
 		case 'n': names[nnames++] = optarg; break;
 		case 'a': accept_new = 1; break;
 		case 'j': as_json = 1; break;
+		case 'd': dry_run = 1; break;
+		case 'o':
+			days = strtod(optarg, &end);
+			if (end == optarg || *end || !(days > 0) || days > 36500) {
+				free(names);
+				return cmd_usage_error(&cmd_hosts_entry,
+						       "--older-than '%s': expected a number of days "
+						       "above 0 (e.g. 14 or 0.5)", optarg);
+			}
+			break;
 		case ':':
 			free(names);
 			return cmd_usage_error(&cmd_hosts_entry, "option '%s' needs a value",
@@ -140,6 +211,15 @@ static int hosts_exec(int argc, char **argv)
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st);
+		goto out;
+	}
+	if (strcmp(verb, "clean") && (dry_run || days != 14)) {
+		fprintf(stderr, "error: --older-than and --dry-run are options of 'hosts clean'\n");
+		rc = GO_EXIT_USAGE;
+		goto out;
+	}
+	if (!strcmp(verb, "clean")) {
+		rc = clean_hosts(hs, accept_new, days, dry_run);
 		goto out;
 	}
 	if (!strcmp(verb, "up") || !strcmp(verb, "down") || !strcmp(verb, "status")) {

@@ -62,6 +62,7 @@ static const char follow_script[] =
 	"    rm -rf \"$t\"; exit 4\n"
 	"  fi\n"
 	"else\n"
+	"  touch \"$cdir/.complete\"\n"   /* its last use, for gpuorch hosts clean */
 	"  echo 'gpuorch-start: content present'\n"
 	"fi\n"
 	"if [ \"$send\" = 1 ]; then\n"

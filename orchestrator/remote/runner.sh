@@ -320,6 +320,7 @@ build_begin() {
 	[ -f "$_d/rc" ] && read -r _rc <"$_d/rc"
 	if [ "$_rc" = 0 ] && [ -x "$_bin" ] && [ "$_own" != "$RD" ]; then
 		exec 8>&-
+		touch "$_d/rc" 2>/dev/null   # its last use (gpuorch hosts clean)
 		js "$_d"
 		ev build_reused ",\"id\":$_jid,\"dir\":$JS$(text_field "$_d/stdout" stdout)$(text_field "$_d/stderr" stderr)"
 		build_done "$1" pass

@@ -1,0 +1,116 @@
+/* hostclean.c -- the one remote command that cleans a host's work directory (hostclean.h). */
+#include "remote/hostclean.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+#define CLEAN_TIMEOUT_MS 300000
+
+/* Variables first: w (work dir), m (minutes), dry (1/0). Each removal prints
+ * "gpuorch-clean: KIND KIB PATH"; live content dirs "gpuorch-clean: live PATH". */
+static const char clean_script[] =
+	"export LC_ALL=C\n"
+	"cd \"$w\" 2>/dev/null || { echo 'gpuorch-clean: done'; exit 0; }\n"
+	"old() { [ -e \"$1\" ] && [ -n \"$(find \"$1\" -maxdepth 0 -mmin +\"$m\" 2>/dev/null)\" ]; }\n"
+	"gone() {\n"
+	"  k=$(du -sk \"$2\" 2>/dev/null | cut -f1)\n"
+	"  if [ \"$dry\" = 1 ] || rm -rf \"$2\"; then echo \"gpuorch-clean: $1 ${k:-0} $2\"; fi\n"
+	"}\n"
+	"live=' '\n"
+	"for r in runs/*; do\n"
+	"  [ -d \"$r\" ] || continue\n"
+	"  if [ -f \"$r/runner.lock\" ] && ! flock -n \"$r/runner.lock\" true 2>/dev/null; then\n"
+	"    c=$(sed -n \"s|^src_dir '\\(.*\\)/src'\\$|\\1|p\" \"$r/plan.sh\" 2>/dev/null | head -n 1)\n"
+	"    live=\"$live${c##*/} $(grep -o 'builds/[0-9a-f]*' \"$r/plan.sh\" 2>/dev/null | sed 's|^builds/||' | tr '\\n' ' ')\"\n"
+	"    continue\n"
+	"  fi\n"
+	"  [ -z \"$(find \"$r\" -mindepth 1 -maxdepth 1 -mmin -\"$m\" 2>/dev/null | head -n 1)\" ] && old \"$r\" && gone run \"$r\"\n"
+	"done\n"
+	"keep=$(mktemp \"${TMPDIR:-/tmp}/gpuorch-keep.XXXXXX\") || exit 1\n"
+	"for c in content/*; do\n"
+	"  [ -d \"$c\" ] || continue\n"
+	"  case $live in *\" ${c##*/} \"*) echo \"gpuorch-clean: live $c\"; cat \"$c/manifest\" >>\"$keep\" 2>/dev/null; continue;; esac\n"
+	"  if [ -f \"$c/.complete\" ]; then t=\"$c/.complete\"; else t=$c; fi\n"
+	"  if old \"$t\"; then gone content \"$c\"; else cat \"$c/manifest\" >>\"$keep\" 2>/dev/null; fi\n"
+	"done\n"
+	"for b in builds/*; do\n"
+	"  [ -d \"$b\" ] || continue\n"
+	"  case $live in *\" ${b##*/} \"*) continue;; esac\n"
+	"  if [ -f \"$b/rc\" ]; then t=\"$b/rc\"; else t=$b; fi\n"
+	"  old \"$t\" && gone build \"$b\"\n"
+	"done\n"
+	"if [ -d blobs ]; then\n"
+	"  awk '{ print $1 }' \"$keep\" | sort -u >\"$keep.s\"\n"
+	"  ls blobs | sort | comm -23 - \"$keep.s\" | while read -r h; do gone blob \"blobs/$h\"; done\n"
+	"fi\n"
+	"rm -f \"$keep\" \"$keep.s\"\n"
+	"echo 'gpuorch-clean: done'\n";
+
+static void assign(struct strbuf *sb, const char *var, const char *val)
+{
+	strbuf_addf(sb, "%s=", var);
+	strbuf_add_shell_quoted(sb, val);
+	strbuf_addch(sb, '\n');
+}
+
+enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older_than_min,
+			     int dry_run, struct hostclean_result *res, struct strbuf *log,
+			     struct strbuf *err)
+{
+	struct strbuf body = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT, eout = STRBUF_INIT;
+	struct ssh_exec_result xr;
+	char num[32], *line, *save = NULL;
+	enum go_status st;
+	int done = 0;
+
+	memset(res, 0, sizeof(*res));
+	assign(&body, "w", workdir);
+	snprintf(num, sizeof(num), "%ld", older_than_min);
+	assign(&body, "m", num);
+	assign(&body, "dry", dry_run ? "1" : "0");
+	strbuf_addstr(&body, clean_script);
+	strbuf_addstr(&cmd, "sh -c ");
+	strbuf_add_shell_quoted(&cmd, body.buf);
+	out.max = 16 << 20;
+	eout.max = 64 * 1024;
+	st = ssh_exec(c, cmd.buf, NULL, 0, &out, &eout, &xr, CLEAN_TIMEOUT_MS, err);
+	strbuf_trim(&eout);
+	if (st == GO_OK && (xr.signal[0] || xr.exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, &xr);
+		st = go_fail(err, GO_ERR_REMOTE, "cannot clean '%s' (%s): %s", workdir, how.buf,
+			     eout.len ? eout.buf : "no message");
+		strbuf_release(&how);
+	}
+	for (line = st == GO_OK ? strtok_r(out.buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char kind[16], path[4096];
+		long long kib;
+		if (strncmp(line, "gpuorch-clean: ", 15))
+			continue;   /* a chatty ~/.bashrc */
+		line += 15;
+		if (!strcmp(line, "done")) {
+			done = 1;
+		} else if (!strncmp(line, "live ", 5)) {
+			res->kept_live++;
+			strbuf_addf(log, "kept (a live run uses it): %s\n", line + 5);
+		} else if (sscanf(line, "%15s %lld %4095[^\n]", kind, &kib, path) == 3) {
+			int *n = !strcmp(kind, "run") ? &res->runs : !strcmp(kind, "content") ? &res->contents
+				 : !strcmp(kind, "build") ? &res->builds : !strcmp(kind, "blob") ? &res->blobs
+				 : NULL;
+			if (n)
+				(*n)++;
+			res->kib += kib;
+			strbuf_addf(log, "%s %s (%lld KiB)\n", dry_run ? "would remove" : "removed", path, kib);
+		}
+	}
+	if (st == GO_OK && !done)
+		st = go_fail(err, GO_ERR_REMOTE, "cleaning '%s' ended before it said done", workdir);
+	strbuf_release(&body);
+	strbuf_release(&cmd);
+	strbuf_release(&out);
+	strbuf_release(&eout);
+	return st;
+}

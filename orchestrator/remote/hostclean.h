@@ -1,0 +1,29 @@
+/* hostclean.h -- remove what gpuorch left on a host that no run has used for a while.
+ *
+ * Under the host's work directory W: run directories (W/runs/<id>) whose
+ * runner is not running and whose top level has not changed for the given
+ * age; content directories (W/content/<cid>) whose last use (.complete's
+ * mtime, touched by every start that finds the content) is older, unless a
+ * live run builds or runs from them; builds (W/builds/<key>) whose last use
+ * (rc's mtime, touched on every reuse) is older, unless a live run's plan
+ * names them; then every blob
+ * (W/blobs/<sha256>) that no remaining content's manifest names. One remote
+ * command; a dry run removes nothing and says what it would. */
+#ifndef GPUORCH_HOSTCLEAN_H
+#define GPUORCH_HOSTCLEAN_H
+
+#include "transport/ssh.h"
+
+struct hostclean_result {
+	int runs, contents, builds, blobs;   /* removed (or, dry, to remove) */
+	long long kib;                       /* their size */
+	int kept_live;                       /* content dirs kept for a live run */
+};
+
+/* older_than_min: minutes since last use (>= 1). Lines describing each
+ * removal are appended to log. */
+enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older_than_min,
+			     int dry_run, struct hostclean_result *res, struct strbuf *log,
+			     struct strbuf *err);
+
+#endif

@@ -1,0 +1,91 @@
+#!/bin/sh
+# asan: yes
+test_description='gpuorch hosts clean: what no run used for DAYS goes (runs, source trees, builds, blobs no tree names); what is in use stays, a live run included'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+run_requires_sshd_nvcc 'hosts clean tests'
+
+# two programs of one source each (other.c: cputimer.c with a comment), both run
+spec() {
+	cat >proj/experiments/c.json <<-JSON
+	{"schema": 1, "name": "c", "phase": "clean test",
+	 "sources": ["cpu/cputimer.c", "cpu/other.c"], "targets": {"H100": "sm_90a"},
+	 "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false},
+	              "other": {"sources": ["cpu/other.c"], "needs_gpu": false}},
+	 "problems": [{"name": "p", "params": {"work": 1000, "sleep": $1}}],
+	 "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 60},
+	           {"kind": "correctness", "program": "other", "timeout_s": 60}]}
+	JSON
+}
+
+count() { ls "$W/$1" 2>/dev/null | wc -l | tr -d " "; }
+age_all() { find "$W" -exec touch -h -d "30 days ago" {} + ; }
+
+test_expect_success 'setup: two runs with different sources, all of it aged 30 days, then a third run' '
+	sshd_start a && sshd_write_hosts_json hosts.json a && project_init &&
+	W=$(sshd_var a WORKDIR) && echo "$W" >wdir &&
+	{ echo "/* other */"; cat proj/cpu/cputimer.c; } >proj/cpu/other.c && spec 0 &&
+	(cd proj && git add -A && git commit -qm c && "$GPUORCH" run experiments/c.json --hosts ../hosts.json) >r1.out 2>&1 &&
+	echo "/* edited */" >>proj/cpu/other.c && (cd proj && git commit -qam edit) &&
+	(cd proj && "$GPUORCH" run experiments/c.json --hosts ../hosts.json) >r2.out 2>&1 &&
+	test "$(count content)" = 2 && test "$(count runs)" = 2 && test "$(count blobs)" = 3 &&
+	test "$(count builds)" = 3 &&
+	age_all &&
+	(cd proj && "$GPUORCH" run experiments/c.json --hosts ../hosts.json) >r3.out 2>&1 &&
+	run=$(last_run_dir) && test "$(jq_ $run/run.json hosts.0.ship.reused)" = true &&
+	test "$(count runs)" = 3
+'
+
+test_expect_success '--dry-run says what would go and removes nothing' '
+	W=$(cat wdir) && ls -R "$W" >before.ls &&
+	"$GPUORCH" hosts clean --hosts hosts.json --older-than 7 --dry-run >dry.out && cat dry.out &&
+	grep "^a  would remove from .*: 2 runs, 1 source tree, 1 build, 1 shipped file, " dry.out &&
+	ls -R "$W" >after.ls && test_cmp before.ls after.ls
+'
+
+test_expect_success 'clean removes the old runs, the old tree, its build and its blob; the current ones stay' '
+	W=$(cat wdir) &&
+	"$GPUORCH" hosts clean --hosts hosts.json --older-than 7 >clean.out && cat clean.out &&
+	grep "^a  removed from .*: 2 runs, 1 source tree, 1 build, 1 shipped file, " clean.out &&
+	test "$(count runs)" = 1 && test "$(count content)" = 1 && test "$(count builds)" = 2 &&
+	test "$(count blobs)" = 2 &&
+	"$GPUORCH" hosts clean --hosts hosts.json --older-than 7 >again.out &&
+	grep "^a  removed from .*: 0 runs, 0 source trees, 0 builds, 0 shipped files, 0.0 MiB" again.out
+'
+
+test_expect_success 'a run after the clean ships nothing and rebuilds nothing' '
+	(cd proj && "$GPUORCH" run experiments/c.json --hosts ../hosts.json) >r4.out 2>&1 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.ship.reused)" = true &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.reused)" = true
+'
+
+test_expect_success 'a live run keeps its sources and its run directory, however old they look' '
+	W=$(cat wdir) &&
+	echo "/* again */" >>proj/cpu/other.c && spec 6 && (cd proj && git commit -qam live) &&
+	{ (cd proj && exec "$GPUORCH" run experiments/c.json --hosts ../hosts.json >../live.out 2>&1) & } &&
+	pid=$! &&
+	wait_for 60 "grep -q \"^run \" live.out" &&
+	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" live.out | head -n 1) &&
+	wait_for 60 "grep -q step_started $W/runs/$id/journal 2>/dev/null" &&
+	age_all &&
+	"$GPUORCH" hosts clean --hosts hosts.json --older-than 7 >live-clean.out; cat live-clean.out &&
+	grep "kept (a live run uses it): content/" live-clean.out &&
+	grep "kept the sources of a live run" live-clean.out &&
+	grep ": 2 runs, 1 source tree, " live-clean.out &&
+	test "$(count runs)" = 1 && test "$(count content)" = 1 && test -d $W/runs/$id &&
+	wait $pid && grep "passed" live.out
+'
+
+test_expect_success 'bad input: --older-than not a positive number, clean options on another verb' '
+	test_expect_code 2 "$GPUORCH" hosts clean --hosts hosts.json --older-than 0 2>e1 &&
+	grep "expected a number of days above 0" e1 &&
+	test_expect_code 2 "$GPUORCH" hosts clean --hosts hosts.json --older-than 2x 2>e2 &&
+	test_expect_code 2 "$GPUORCH" hosts check --hosts hosts.json --dry-run 2>e3 &&
+	grep "options of .hosts clean." e3
+'
+
+test_done
