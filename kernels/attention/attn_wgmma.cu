@@ -15,9 +15,12 @@
  *                             (accumulator layout of m64nN == A layout of m64k16, per warp): no smem
  *       O(64xD)   += P·V      wgmma m64nDk16 with A from registers and B = V through an N-major
  *                             (imm-trans-b) 128B-swizzled descriptor: V is [keys, D] with D contiguous
- *     The two consumer warpgroups run the same loop on different rows, so one's softmax overlaps the
- *     other's MMAs only as the schedulers happen to interleave them (no ping-pong ordering yet, no
- *     overlap of softmax with the next Q·Kᵀ inside a warpgroup: the next rungs).
+ *     FA_PIPE=1 (default) pipelines the loop: S_j = Q·K_jᵀ and O += P_{j-1}·V_{j-1} are issued as two
+ *     commit groups together; wait_group 1 lets tile j's softmax run while P_{j-1}·V_{j-1} is still in
+ *     the tensor cores (intra-warpgroup overlap), then O is rescaled once that GEMM is done. The two
+ *     consumer warpgroups take turns issuing their GEMMs (named barriers 1 and 2: bar.sync for my turn,
+ *     bar.arrive to hand it over), so one's softmax runs under the other's GEMMs (ping-pong).
+ *     FA_PIPE=0: the plain loop (S, wait, softmax, P·V, wait) of the first version.
  *   Layout in shared memory: every tile is D/64 column blocks of rows x 128 B, as the 3-D tensor maps
  *   ({D, S, B*H}, box 64 x rows x 1, 128B swizzle) write them; TMA zero-fills rows >= S inside each
  *   (b, h) plane, and keys >= S are masked to -inf.  Causal CTAs stop after their diagonal tile and mask
@@ -25,7 +28,7 @@
  *   Shared memory: (128 + 2 * FA_STAGES * 128) * D * 2 bytes + 1.25 KB: 225 KB for D=128 (3 stages: 515
  *   TFLOPS at B4 H16 S4096 against 484 with 2, first H100 run), 145 KB for D=64 (4 stages).
  *
- *   TUNING (compile time): -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_PLANT_BUG=1 (negative control: V's
+ *   TUNING (compile time): -DFA_PIPE=0|1, -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_PLANT_BUG=1 (negative control: V's
  *   descriptor with LBO and SBO swapped: wrong results at D=64 and D=128).
  */
 #include "attn_common.cuh"
@@ -41,6 +44,9 @@ const char attn_kernel_name[] = "attn_wgmma";
 
 #ifndef FA_PLANT_BUG
 #define FA_PLANT_BUG 0
+#endif
+#ifndef FA_PIPE
+#define FA_PIPE 1
 #endif
 
 constexpr int BM = 128, BN = 128, NTHREADS = 384;
@@ -78,6 +84,98 @@ template <> struct pv_t<64> {
 template <> struct pv_t<128> {
 	static __device__ __forceinline__ void mma(float (&o)[64], const uint32_t (&a)[4], uint64_t b) { wgmma_rs_n128_tb(o, a, b); }
 };
+
+/* ---- consumer pieces ---- */
+
+/* named barriers 1 and 2: warpgroup c waits for its turn to issue GEMMs, then passes it on */
+__device__ __forceinline__ void turn_wait(int c) { asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory"); }
+__device__ __forceinline__ void turn_pass(int c) { asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - c) : "memory"); }
+
+/* issue S = Q Kᵀ (zeroed first), one commit group: k-step ks reads 16 columns of D, block ks/4,
+ * 32 bytes (ks%4) into the swizzled row */
+template <int D>
+__device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], const unsigned char *qa, const unsigned char *k)
+{
+#pragma unroll
+	for (int i = 0; i < BN / 2; i++)
+		sc[i] = 0.f;
+	wgmma_fence();
+#pragma unroll
+	for (int ks = 0; ks < D / 16; ks++)
+		wgmma_n128(sc, desc_sw128(qa + (ks / 4) * BM * 128 + (ks % 4) * 32, 1),
+			   desc_sw128(k + (ks / 4) * BN * 128 + (ks % 4) * 32, 1));
+	wgmma_commit();
+}
+
+/* issue O += P V, one commit group: k-step kk = keys 16kk..16kk+15 = V rows 16kk.., 2048 bytes
+ * further in each 64-column block; A = S accumulator groups 2kk, 2kk+1 (p[4kk..4kk+3]) */
+template <int D>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4], const unsigned char *v)
+{
+	wgmma_fence();
+#pragma unroll
+	for (int kk = 0; kk < BN / 16; kk++) {
+		const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+		uint64_t bd = desc_mn_sw128(v + kk * 16 * 128, BN * 128);
+		if (FA_PLANT_BUG) /* LBO and SBO swapped */
+			bd = (bd & ~((0x3FFFull << 16) | (0x3FFFull << 32))) | ((uint64_t)(1024 >> 4) << 16) |
+			     ((uint64_t)(BN * 128 >> 4) << 32);
+		pv_t<D>::mma(o, a, bd);
+	}
+	wgmma_commit();
+}
+
+/* mask tile j, online softmax: sc becomes exp2(s * scale - max) (still FP32), mrow/lrow move on,
+ * alpha is the factor for O. Accumulator element i: row row0 (i%4 < 2) or row1, key
+ * n0 + 8(i/4) + 2(l%4) + i%2. rmin: this warpgroup's first row. */
+__device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, int causal, int rmin, int row0,
+					     int row1, int l, float scale_log2, float (&mrow)[2], float (&lrow)[2],
+					     float (&alpha)[2])
+{
+	const int n0 = j * BN;
+	if (n0 + BN > S || (causal && n0 + BN - 1 > rmin)) {
+#pragma unroll
+		for (int i = 0; i < BN / 2; i++) {
+			const int key = n0 + 8 * (i / 4) + 2 * (l % 4) + (i % 2), row = (i % 4) < 2 ? row0 : row1;
+			if (key >= S || (causal && key > row))
+				sc[i] = -INFINITY;
+		}
+	}
+	float mx[2] = {mrow[0], mrow[1]}, base[2];
+#pragma unroll
+	for (int i = 0; i < BN / 2; i += 4) {
+		mx[0] = fmaxf(mx[0], fmaxf(sc[i], sc[i + 1]) * scale_log2);
+		mx[1] = fmaxf(mx[1], fmaxf(sc[i + 2], sc[i + 3]) * scale_log2);
+	}
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 1));
+		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 2));
+		base[h] = mx[h] == -INFINITY ? 0.f : mx[h]; /* a row with no key yet: exp2(-inf) = 0 */
+		alpha[h] = fast_exp2(mrow[h] - base[h]);
+		mrow[h] = mx[h];
+		lrow[h] *= alpha[h];
+	}
+#pragma unroll
+	for (int i = 0; i < BN / 2; i += 4) {
+		sc[i] = fast_exp2(sc[i] * scale_log2 - base[0]);
+		sc[i + 1] = fast_exp2(sc[i + 1] * scale_log2 - base[0]);
+		sc[i + 2] = fast_exp2(sc[i + 2] * scale_log2 - base[1]);
+		sc[i + 3] = fast_exp2(sc[i + 3] * scale_log2 - base[1]);
+		lrow[0] += sc[i] + sc[i + 1];
+		lrow[1] += sc[i + 2] + sc[i + 3];
+	}
+}
+
+/* P (FP16 pairs) from the exponentials, in the register-A layout of the P V wgmma */
+__device__ __forceinline__ void pack_p(uint32_t (&p)[BN / 4], const float (&sc)[BN / 2])
+{
+#pragma unroll
+	for (int i = 0; i < BN / 2; i += 4) {
+		p[i / 2] = pack_half2(sc[i], sc[i + 1]);
+		p[i / 2 + 1] = pack_half2(sc[i + 2], sc[i + 3]);
+	}
+}
 
 template <int D>
 __global__ void __launch_bounds__(NTHREADS, 1)
@@ -149,85 +247,72 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
 
 	mbar_wait(qfull, 0);
-	for (int j = 0; j < ntiles; j++) {
-		const int s = j % ST;
-		const unsigned ph = (unsigned)(j / ST) & 1u;
-		const unsigned char *k = sK + (size_t)s * C::KV_BYTES, *v = sV + (size_t)s * C::KV_BYTES;
-
-		/* S = Q Kᵀ: k-step ks reads 16 columns of D: block ks/4, 32 bytes (ks%4) into the swizzled row */
-		float sc[BN / 2];
-#pragma unroll
-		for (int i = 0; i < BN / 2; i++)
-			sc[i] = 0.f;
-		mbar_wait(&kfull[s], ph);
-		wgmma_fence();
-#pragma unroll
-		for (int ks = 0; ks < D / 16; ks++)
-			wgmma_n128(sc, desc_sw128(qa + (ks / 4) * BM * 128 + (ks % 4) * 32, 1),
-				   desc_sw128(k + (ks / 4) * BN * 128 + (ks % 4) * 32, 1));
-		wgmma_commit();
+#if FA_PIPE
+	/* software pipeline: S_j = Q K_j and O += P_{j-1} V_{j-1} are issued together, and the
+	 * softmax of S_j runs while P_{j-1} V_{j-1} is still in the tensor cores; the two
+	 * consumer warpgroups take turns issuing (named barriers 1 and 2), so one's softmax
+	 * runs under the other's GEMMs */
+	if (c == 1)
+		turn_pass(1);  /* warpgroup 1 lets warpgroup 0 go first */
+	float sc[BN / 2], alpha[2];
+	uint32_t p[BN / 4];
+	/* tile 0: S alone (O is still zero) */
+	mbar_wait(&kfull[0], 0);
+	turn_wait(c);
+	issue_qk<D>(sc, qa, sK);
+	if (!(c == 1 && ntiles == 1))   /* the turns balance: every arrive is waited for */
+		turn_pass(c);
+	wgmma_wait<0>();
+	softmax_tile(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+	pack_p(p, sc);
+	for (int j = 1; j < ntiles; j++) {
+		const int s = j % ST, sp = (j - 1) % ST;
+		mbar_wait(&kfull[s], (unsigned)(j / ST) & 1u);
+		mbar_wait(&vfull[sp], (unsigned)((j - 1) / ST) & 1u);
+		turn_wait(c);
+		issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+		issue_pv<D>(o, p, sV + (size_t)sp * C::KV_BYTES);
+		if (!(c == 1 && j == ntiles - 1))
+			turn_pass(c);
+		wgmma_wait<1>();   /* S_j is done; P_{j-1} V_{j-1} may still run */
+		softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
 		wgmma_wait<0>();
-
-		/* accumulator element i: row row0 (i%4 < 2) or row1, key n0 + 8(i/4) + 2(l%4) + i%2 */
-		const int n0 = j * BN;
-		if (n0 + BN > S || (causal && n0 + BN - 1 > m0 + c * 64)) {
-#pragma unroll
-			for (int i = 0; i < BN / 2; i++) {
-				const int key = n0 + 8 * (i / 4) + 2 * (l % 4) + (i % 2), row = (i % 4) < 2 ? row0 : row1;
-				if (key >= S || (causal && key > row))
-					sc[i] = -INFINITY;
-			}
-		}
-
-		/* online softmax */
-		float mx[2] = {mrow[0], mrow[1]};
-#pragma unroll
-		for (int i = 0; i < BN / 2; i += 4) {
-			mx[0] = fmaxf(mx[0], fmaxf(sc[i], sc[i + 1]) * scale_log2);
-			mx[1] = fmaxf(mx[1], fmaxf(sc[i + 2], sc[i + 3]) * scale_log2);
-		}
-		float base[2], alpha[2];
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 1));
-			mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 2));
-			base[h] = mx[h] == -INFINITY ? 0.f : mx[h]; /* a row with no key yet: exp2(-inf) = 0 */
-			alpha[h] = fast_exp2(mrow[h] - base[h]);
-			mrow[h] = mx[h];
-			lrow[h] *= alpha[h];
-		}
-		uint32_t p[BN / 4];
-#pragma unroll
-		for (int i = 0; i < BN / 2; i += 4) {
-			const float p0 = fast_exp2(sc[i] * scale_log2 - base[0]), p1 = fast_exp2(sc[i + 1] * scale_log2 - base[0]);
-			const float p2 = fast_exp2(sc[i + 2] * scale_log2 - base[1]), p3 = fast_exp2(sc[i + 3] * scale_log2 - base[1]);
-			lrow[0] += p0 + p1;
-			lrow[1] += p2 + p3;
-			p[i / 2] = pack_half2(p0, p1);
-			p[i / 2 + 1] = pack_half2(p2, p3);
-		}
+		if (l == 0)
+			mbar_arrive(&empty[sp]);
 #pragma unroll
 		for (int i = 0; i < D / 2; i++)
 			o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
-
-		/* O += P V: k-step kk = keys 16kk..16kk+15 = V rows 16kk.., 2048 bytes further in each block;
-		 * A = S accumulator groups 2kk, 2kk+1 (p[4kk..4kk+3]) */
-		mbar_wait(&vfull[s], ph);
-		wgmma_fence();
+		pack_p(p, sc);
+	}
+	{
+		const int sl = (ntiles - 1) % ST;
+		mbar_wait(&vfull[sl], (unsigned)((ntiles - 1) / ST) & 1u);
+		issue_pv<D>(o, p, sV + (size_t)sl * C::KV_BYTES);
+		wgmma_wait<0>();
+		if (l == 0)
+			mbar_arrive(&empty[sl]);
+	}
+#else
+	for (int j = 0; j < ntiles; j++) {
+		const int s = j % ST;
+		const unsigned ph = (unsigned)(j / ST) & 1u;
+		float sc[BN / 2], alpha[2];
+		uint32_t p[BN / 4];
+		mbar_wait(&kfull[s], ph);
+		issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+		wgmma_wait<0>();
+		softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+		pack_p(p, sc);
 #pragma unroll
-		for (int kk = 0; kk < BN / 16; kk++) {
-			const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-			uint64_t bd = desc_mn_sw128(v + kk * 16 * 128, BN * 128);
-			if (FA_PLANT_BUG) /* LBO and SBO swapped */
-				bd = (bd & ~((0x3FFFull << 16) | (0x3FFFull << 32))) | ((uint64_t)(1024 >> 4) << 16) |
-				     ((uint64_t)(BN * 128 >> 4) << 32);
-			pv_t<D>::mma(o, a, bd);
-		}
-		wgmma_commit();
+		for (int i = 0; i < D / 2; i++)
+			o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
+		mbar_wait(&vfull[s], ph);
+		issue_pv<D>(o, p, sV + (size_t)s * C::KV_BYTES);
 		wgmma_wait<0>();
 		if (l == 0)
 			mbar_arrive(&empty[s]);
 	}
+#endif
 
 	/* normalise and store: element i is row row0/row1, column 8(i/4) + 2(l%4) + i%2 */
 #pragma unroll
@@ -265,6 +350,7 @@ static int config_init()
 	hx_config_int("BN", BN);
 	hx_config_int("STAGES_D64", fcfg<64>::STAGES);
 	hx_config_int("STAGES_D128", fcfg<128>::STAGES);
+	hx_config_int("PIPE", FA_PIPE);
 	return 0;
 }
 [[maybe_unused]] static const int config_done = config_init();
