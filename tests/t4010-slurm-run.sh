@@ -181,6 +181,34 @@ test_expect_success 'Ctrl-C mid-run cancels every job of the run and records it 
 	done
 '
 
+test_expect_success 'a controller killed (SIGKILL) after submitting, its job ids unrecorded: --resume finds its jobs by name, submits only the rest, collects every step' '
+	echo "/* resume */" >>proj/cpu/cputimer.c && (cd proj && git commit -qam "resume: new sources, new builds") &&
+	{ (cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain >../kr.out 2>&1) & } &&
+	pid=$! &&
+	wait_for 60 "grep -q \"^run \" kr.out" &&
+	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" kr.out | head -n 1) &&
+	wait_for 90 "test \$(our_jobs | grep -c \"gpuorch-$id-step-\") -ge 2" &&
+	kill -9 $pid && wait_for 10 "! kill -0 $pid 2>/dev/null" &&
+	squeue -h -t all -o "%i %j" | sed -n "s/^\([0-9]*\) gpuorch-$id-\(.*\)/\1 \2/p" | sort -n >before.jobs && cat before.jobs &&
+	run=$(ls -d "$TRASH"/reports/*/$id) &&
+	test "$(jq_ $run/run.json status)" = running &&
+	# as if it died between its submits and recording them: the ids are found by the jobs names
+	: >$run/journal.jsonl &&
+	(cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain --resume $id) >res.out 2>&1;
+	echo "exit $?" >>res.out && cat res.out &&
+	grep "^exit 0" res.out &&
+	test "$(jq_ $run/run.json status)" = complete && test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.steps --len)" = 8 &&
+	while read -r j name; do
+		grep -q "^  resumed $name: job $j, " res.out || { echo "job $j ($name) not adopted"; return 1; }
+	done <before.jobs &&
+	test "$(grep -c "^  resumed " res.out)" = "$(wc -l <before.jobs)" &&
+	sed -n "s/^  submitted \([^:]*\): .*/\1/p" res.out >again &&
+	! grep -x -F -f again before.jobs &&
+	! cut -d" " -f2 before.jobs | grep -x -F -f - again &&
+	test "$(jq_ $run/run.json hosts.0.scheduler.jobs --len)" = 12
+'
+
 test_expect_success 'slurmrestd restarted mid-run: requests retried with backoff, the run completes' '
 	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc >../rs.out 2>../rs.err) &
 	pid=$! &&

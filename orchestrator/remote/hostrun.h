@@ -30,6 +30,7 @@ struct run_ctx {
 	int reconnect_timeout_s;      /* how long to keep trying after a lost link */
 	int lock_wait_s;              /* how long a step waits for its GPU */
 	volatile sig_atomic_t *interrupted;
+	const cJSON *resumed;         /* --resume: the run's record as it was left, else NULL */
 };
 
 struct hostrun {

@@ -43,10 +43,5 @@ enum go_status resume_check(const cJSON *old, const char *run_id, const struct s
 		return go_fail(err, GO_ERR_USAGE, "run %s ran on %d host%s, this command selects %d: "
 			       "give the same --host names as the run", run_id, n, n == 1 ? "" : "s",
 			       hs->n);
-	for (i = 0; i < hs->n; i++)
-		if (hs->v[i].slurm)
-			return go_fail(err, GO_ERR_USAGE, "'%s' is a Slurm cluster: --resume does not "
-				       "collect Slurm jobs yet (their ids are in the run's "
-				       "scheduler.jobs; see docs/slurm.md)", hs->v[i].name);
 	return GO_OK;
 }

@@ -546,6 +546,7 @@ int runner_run(const struct run_opts *o)
 	ctx.reconnect_timeout_s = o->reconnect_timeout_s;
 	ctx.lock_wait_s = o->lock_wait_s;
 	ctx.interrupted = &got_signal;
+	ctx.resumed = old;
 	hrs = xcalloc((size_t)hs->n, sizeof(*hrs));
 	tasks = xcalloc((size_t)hs->n, sizeof(*tasks));
 	args = xcalloc((size_t)hs->n, sizeof(*args));

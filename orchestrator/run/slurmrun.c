@@ -25,6 +25,7 @@
 #include "remote/journal.h"
 #include "remote/runner-script.h"
 #include "remote/runplan.h"
+#include "store/runread.h"
 #include "sched/slurm.h"
 #include "store/gates.h"
 #include "remote/pack.h"
@@ -53,6 +54,7 @@ struct sjob {
 	char pending[64];     /* the last reason it was pending for, other than its dependency */
 	int64_t pending_since;/* time_mono_ms() when it was first seen pending for that; 0 */
 	int queue_timed_out;  /* cancelled by gpuorch at queue_timeout_s */
+	int adopted;          /* --resume: submitted by the run's last controller */
 };
 
 struct srun {
@@ -604,12 +606,71 @@ static int build_index(const struct plan *p, const struct plan_build *b)
 	return -1;
 }
 
+/* --resume: the job id that the run's last controller submitted for the job
+ * named name on this host, else 0 */
+static long resumed_job(const struct hostrun *hr, const char *name)
+{
+	const cJSON *h, *e;
+	cJSON_ArrayForEach(h, rr_arr(hr->ctx->resumed, "hosts")) {
+		if (!rr_streq(rr_str(h, "name"), hr->h->name))
+			continue;
+		cJSON_ArrayForEach(e, rr_arr(rr_obj(h, "scheduler"), "jobs")) {
+			double id;
+			if (rr_streq(rr_str(e, "name"), name) && rr_num(e, "job_id", &id) && id > 0)
+				return (long)id;
+		}
+	}
+	return 0;
+}
+
+/* A job of the resumed run: followed (and collected) as if just submitted. */
+static void adopt(struct srun *r, struct sjob *j, long id)
+{
+	struct hostrun *hr = r->hr;
+	cJSON *e = cJSON_CreateObject();
+	j->id = id;
+	j->state = JOB_QUEUED;
+	j->adopted = 1;
+	json_add_str(e, "name", j->name);
+	json_add_num(e, "job_id", (double)id);
+	json_add_bool(e, "resumed", 1);
+	record_lock(hr->ctx->rec);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs"), e);
+	record_unlock(hr->ctx->rec);
+	strbuf_addf(&hr->out, "  resumed %s: job %ld, submitted by the run's last controller\n", j->name, id);
+}
+
+/* --resume: a job submitted just before the last controller died, its id
+ * never recorded, is found by its name (gpuorch-RUN-ID-NAME) in Slurm's list */
+static void adopt_by_name(struct srun *r)
+{
+	struct strbuf err = STRBUF_INIT;
+	char **names = xcalloc((size_t)r->njobs + 1, sizeof(char *));
+	long *ids = xcalloc((size_t)r->njobs + 1, sizeof(long));
+	int i;
+	for (i = 0; i < r->njobs; i++)
+		if (!r->jobs[i].adopted)
+			names[i] = xstrfmt("gpuorch-%s-%s", r->hr->ctx->run_id, r->jobs[i].name);
+	if (slurm_find_jobs(r->sc, names, r->njobs, ids, &err) != GO_OK)
+		strbuf_addf(&r->hr->out, "  warning: cannot list the cluster's jobs to find this run's: %s\n",
+			    err.buf);
+	for (i = 0; i < r->njobs; i++) {
+		if (ids[i] > 0)
+			adopt(r, &r->jobs[i], ids[i]);
+		free(names[i]);
+	}
+	free(names);
+	free(ids);
+	strbuf_release(&err);
+}
+
 /* One job per build to make and per step to run; what cannot run is recorded now. */
 static void make_jobs(struct srun *r)
 {
 	struct hostrun *hr = r->hr;
 	const struct plan *p = &hr->plan;
 	int *job_of_build = xcalloc((size_t)p->nbuilds + 1, sizeof(int));
+	long id;
 	int i;
 
 	r->jobs = xcalloc((size_t)(p->nbuilds + p->nsteps) + 1, sizeof(*r->jobs));
@@ -627,6 +688,8 @@ static void make_jobs(struct srun *r)
 		j->dep = -1;
 		j->name = xstrfmt("build-%.16s", b->key);
 		j->rundir = xstrfmt("%s/slurm/%s", p->run_dir, j->name);
+		if ((id = resumed_job(hr, j->name)) > 0)
+			adopt(r, j, id);
 		job_of_build[i] = r->njobs++;
 	}
 	for (i = 0; i < p->nsteps; i++) {
@@ -651,8 +714,12 @@ static void make_jobs(struct srun *r)
 		j->name = xstrfmt("step-%03d-%s", i, slug);
 		free(slug);
 		j->rundir = xstrfmt("%s/slurm/%s", p->run_dir, j->name);
+		if ((id = resumed_job(hr, j->name)) > 0)
+			adopt(r, j, id);
 	}
 	free(job_of_build);
+	if (hr->ctx->resumed)
+		adopt_by_name(r);
 }
 
 static enum go_status write_plan(struct srun *r, struct sjob *j, struct strbuf *err)

@@ -484,6 +484,39 @@ enum go_status slurm_get_jobs(struct slurm_client *c, const long *ids, int n,
 	return st;
 }
 
+enum go_status slurm_find_jobs(struct slurm_client *c, char *const *names, int n, long *ids,
+			       struct strbuf *err)
+{
+	cJSON *j = NULL;
+	const cJSON *arr, *it;
+	char *path;
+	int i;
+	enum go_status st = need_version(c, err);
+
+	for (i = 0; i < n; i++)
+		ids[i] = 0;
+	if (st != GO_OK)
+		return st;
+	path = vpath(c, "jobs", NULL);
+	st = call(c, "GET", path, NULL, &j, err);
+	arr = cJSON_GetObjectItemCaseSensitive(j, "jobs");
+	if (st == GO_OK && !cJSON_IsArray(arr))
+		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: GET %s: the reply has no jobs[]",
+			     c->http.label, path);
+	if (st == GO_OK) {
+		cJSON_ArrayForEach(it, arr) {
+			const char *name = json_str(it, "name");
+			long id = (long)json_num(it, "job_id", 0);
+			for (i = 0; name && id > 0 && i < n; i++)
+				if (names[i] && !strcmp(names[i], name) && id > ids[i])
+					ids[i] = id;   /* the newest of that name */
+		}
+	}
+	cJSON_Delete(j);
+	free(path);
+	return st;
+}
+
 enum go_status slurm_cancel(struct slurm_client *c, long id, struct strbuf *err)
 {
 	cJSON *j = NULL;

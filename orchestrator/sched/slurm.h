@@ -97,6 +97,11 @@ enum go_status slurm_get_job(struct slurm_client *c, long id, struct slurm_job *
  * no longer lists has found = 0. */
 enum go_status slurm_get_jobs(struct slurm_client *c, const long *ids, int n,
 			      struct slurm_job *out, struct strbuf *err);
+/* The ids of the jobs named names[i] that Slurm still lists (GET /jobs; the
+ * newest when several share a name), 0 for none: a controller that died
+ * between a submit and recording its id finds the job by its name. */
+enum go_status slurm_find_jobs(struct slurm_client *c, char *const *names, int n, long *ids,
+			       struct strbuf *err);
 /* DELETE /job/{id} (SIGKILL): a job already finished is not an error. */
 enum go_status slurm_cancel(struct slurm_client *c, long id, struct strbuf *err);
 /* A job state that will not change again. */
