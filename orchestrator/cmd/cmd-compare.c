@@ -21,7 +21,10 @@ static const char usage[] =
 	"slower, different (correctness, ptxas resources, nvcc or driver changed:\n"
 	"named) or insufficient data. Faster/slower is called only when the\n"
 	"Mann-Whitney U test on the raw samples of both runs gives p < 0.002 AND\n"
-	"the medians differ by more than the factor (docs/reproduce.md).\n"
+	"the medians differ by more than the factor (docs/reproduce.md). Figures read\n"
+	"from a program's own output and kernel medians from kernel_timing steps have\n"
+	"one value per run: better or worse when the ratio is beyond the factor in\n"
+	"the figure's better direction (docs/byo.md).\n"
 	"\n"
 	"    --factor F           smallest ratio of medians called a change (default 1.05)\n"
 	"    --pair PA:PB         compare program PA of RUN_A with program PB of RUN_B on\n"
@@ -30,7 +33,7 @@ static const char usage[] =
 	"    --json               print the comparison as JSON instead of Markdown\n"
 	"    --reports DIR        where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
 	"\n"
-	"exit: 0 no regression, 1 a figure is slower beyond the factor or its\n"
+	"exit: 0 no regression, 1 a figure is slower (worse) beyond the factor or its\n"
 	"      correctness got worse, 2 bad input (unknown run, nothing in common)\n";
 
 int cmd_parse_factor(const char *s, double *out)
@@ -132,9 +135,10 @@ static int compare_exec(int argc, char **argv)
 	strbuf_addstr(&md, "\n- B (candidate): ");
 	compare_describe_run(&md, eb.run);
 	strbuf_addf(&md, "\n- rule: Mann-Whitney U on the raw samples, p < %g, and the ratio "
-		    "of medians beyond x%.3g\n\n", o.alpha, o.factor);
+		    "of medians beyond x%.3g (a figure with one value per run: the ratio alone)\n\n",
+		    o.alpha, o.factor);
 	compare_render_table(&md, &r, &o, "A median [min-max, n]", "B median [min-max, n]");
-	strbuf_addf(&md, "\n%d figure%s: %d same, %d faster, %d slower, %d different, "
+	strbuf_addf(&md, "\n%d figure%s: %d same, %d faster or better, %d slower or worse, %d different, "
 		    "%d insufficient data, %d missing; %s\n", r.nrows, r.nrows == 1 ? "" : "s",
 		    r.count[CMP_SAME], r.count[CMP_FASTER], r.count[CMP_SLOWER],
 		    r.count[CMP_DIFFERENT], r.count[CMP_INSUFFICIENT], r.count[CMP_MISSING],

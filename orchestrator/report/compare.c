@@ -67,6 +67,10 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			const cJSON *samples = json_path(res, "timing.samples_us"), *x;
 			if (!rr_streq(json_str(s, "kind"), "benchmark"))
 				continue;
+			/* a program's own figures stand for its step when it has no timing */
+			if (!json_path(res, METRIC_MEDIAN_PATH) &&
+			    cJSON_GetArraySize(cJSON_GetObjectItem(res, "figures")) > 0)
+				continue;
 			if (out->n == cap) {
 				cap = cap ? 2 * cap : 8;
 				out->v = xrealloc(out->v, (size_t)cap * sizeof(*out->v));
@@ -103,6 +107,66 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			resources_of(h, f);
 		}
 	}
+	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts")) {
+		const cJSON *info = cJSON_GetObjectItem(h, "info");
+		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
+			const cJSON *res = cJSON_GetObjectItem(s, "result"), *x;
+			const int kt = rr_streq(json_str(s, "kind"), "kernel_timing");
+			const cJSON *named = cJSON_GetObjectItem(res, "figures");
+			/* output figures (any step), then kernel medians (kernel_timing) */
+			for (x = cJSON_IsObject(named) ? named->child : NULL; ; x = x->next) {
+				struct figure *f;
+				double v;
+				if (!x) {
+					if (!kt || named == res)
+						break;
+					named = res;      /* now the kernel:KEY objects */
+					x = res ? res->child : NULL;
+					if (!x)
+						break;
+				}
+				if (named == res && (!x->string || strncmp(x->string, "kernel:", 7)))
+					continue;
+				if (!rr_num(x, named == res ? "median_us" : "value", &v))
+					continue;
+				if (out->n == cap) {
+					cap = cap ? 2 * cap : 8;
+					out->v = xrealloc(out->v, (size_t)cap * sizeof(*out->v));
+				}
+				f = &out->v[out->n++];
+				memset(f, 0, sizeof(*f));
+				f->run_id = run_id;
+				f->commit = commit;
+				f->host = json_str(h, "name");
+				f->gpu = json_str(info, "gpu_name");
+				f->compute_cap = json_str(info, "compute_cap");
+				f->program = json_str(s, "program");
+				f->problem = json_str(s, "problem");
+				f->arch = json_str(s, "arch");
+				f->role = json_str(s, "role");
+				f->status = json_str(s, "status");
+				f->result_status = json_str(res, "status");
+				f->median_us = f->min_us = f->max_us = f->tflops = f->gbps = NAN;
+				f->registers = f->spill_bytes = f->smem_bytes = -1;
+				f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
+				f->driver = json_str(info, "driver");
+				f->value = v;
+				if (named == res) {
+					/* the kernel's key plus the field: one name for gates, history, find */
+					f->name = x->string;
+					f->field = "median_us";
+					f->unit = "us";
+					f->better = METRIC_LOWER_BETTER;
+				} else {
+					const char *b = json_str(x, "better");
+					f->name = x->string;
+					f->unit = json_str(x, "unit");
+					f->better = rr_streq(b, "higher") ? METRIC_HIGHER_BETTER
+						    : rr_streq(b, "lower") ? METRIC_LOWER_BETTER : METRIC_BETTER_NONE;
+				}
+			}
+		}
+	}
 }
 
 void figures_release(struct figures *f)
@@ -113,6 +177,16 @@ void figures_release(struct figures *f)
 	free(f->v);
 	f->v = NULL;
 	f->n = 0;
+}
+
+const char *compare_row_verdict(const struct cmp_row *r, int reproduce)
+{
+	const struct figure *f = r->a ? r->a : r->b;
+	if (f && f->name && r->verdict == CMP_FASTER)
+		return "better";
+	if (f && f->name && r->verdict == CMP_SLOWER)
+		return "worse";
+	return compare_verdict_name(r->verdict, reproduce);
 }
 
 const char *compare_verdict_name(enum cmp_verdict v, int reproduce)
@@ -139,7 +213,7 @@ static int wants(const struct cmp_opts *o, const struct figure *f, int side_b)
 
 static int partners(const struct cmp_opts *o, const struct figure *a, const struct figure *b)
 {
-	if (!same_str(a->problem, b->problem))
+	if (!same_str(a->problem, b->problem) || !same_str(a->name, b->name))
 		return 0;
 	if (o->pair_a)
 		return rr_streq(a->program, o->pair_a) && rr_streq(b->program, o->pair_b);
@@ -167,11 +241,53 @@ static void add_int_change(struct strbuf *sb, const char *name, int a, int b)
 	strbuf_addf(sb, "%s %d -> %d", name, a, b);
 }
 
+/* A named figure: the ratio rule alone, in its better direction. Exactly at
+ * the factor is "same", as for timings ("beyond the factor"). */
+static void judge_named(struct cmp_row *r, const struct cmp_opts *o)
+{
+	const struct figure *a = r->a, *b = r->b;
+	double ratio = a->value != 0 ? b->value / a->value : NAN;
+	int up, down;
+
+	r->t.ratio = ratio;
+	r->t.p = NAN;
+	r->t.verdict = STATS_SAME;
+	if (!same_str(a->status, b->status))
+		add_change(&r->changes, "step", a->status, b->status);
+	if (!same_str(a->gpu, b->gpu))
+		strbuf_addf(&r->notes, "GPU differs: %s vs %s", figure_gpu_label(a), figure_gpu_label(b));
+	if (isnan(ratio) || ratio < 0) {
+		r->t.verdict = STATS_INSUFFICIENT;
+		r->t.why = "a ratio of these values means nothing (zero or opposite signs)";
+		r->verdict = r->changes.len ? CMP_DIFFERENT : CMP_INSUFFICIENT;
+		return;
+	}
+	up = ratio > o->factor;
+	down = ratio < 1.0 / o->factor;
+	if (a->better == METRIC_HIGHER_BETTER)
+		r->t.verdict = up ? STATS_FASTER : down ? STATS_SLOWER : STATS_SAME;
+	else if (a->better == METRIC_LOWER_BETTER)
+		r->t.verdict = down ? STATS_FASTER : up ? STATS_SLOWER : STATS_SAME;
+	else if (up || down)
+		strbuf_addf(&r->changes, "value x%.3f (no better direction declared)", ratio);
+	r->t.why = "one value per run: the ratio rule alone";
+	if (r->t.verdict == STATS_SLOWER)
+		r->regression = 1;
+	if (is_pass(a->status) && !is_pass(b->status))
+		r->regression = 1;
+	r->verdict = r->changes.len ? CMP_DIFFERENT : r->t.verdict == STATS_FASTER ? CMP_FASTER
+		     : r->t.verdict == STATS_SLOWER ? CMP_SLOWER : CMP_SAME;
+}
+
 static void judge(struct cmp_row *r, const struct cmp_opts *o)
 {
 	const struct figure *a = r->a, *b = r->b;
 	int correctness = 0;
 
+	if (a->name) {
+		judge_named(r, o);
+		return;
+	}
 	stats_compare(a->samples, a->nsamples, b->samples, b->nsamples, o->alpha, o->factor, &r->t);
 	if (!same_str(a->status, b->status)) {
 		add_change(&r->changes, "step", a->status, b->status);
@@ -325,6 +441,20 @@ cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
 		cJSON *j = cJSON_CreateObject();
 		json_add_str(j, "program", f->program);
 		json_add_str(j, "problem", f->problem);
+		if (f->field) {
+			char *full = xstrfmt("%s.%s", f->name, f->field);
+			json_add_str(j, "figure", full);
+			free(full);
+		} else {
+			json_add_str(j, "figure", f->name ? f->name : "latency_us");
+		}
+		if (f->name) {
+			add_num_or_null(j, "value_a", w->a ? w->a->value : NAN);
+			add_num_or_null(j, "value_b", w->b ? w->b->value : NAN);
+			json_add_str(j, "unit", f->unit);
+			json_add_str(j, "better", f->better == METRIC_HIGHER_BETTER ? "higher"
+				     : f->better == METRIC_LOWER_BETTER ? "lower" : NULL);
+		}
 		json_add_str(j, "host_a", w->a ? w->a->host : NULL);
 		json_add_str(j, "host_b", w->b ? w->b->host : NULL);
 		json_add_str(j, "gpu_a", w->a ? w->a->gpu : NULL);
@@ -335,7 +465,7 @@ cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
 		add_num_or_null(j, "n_b", w->b ? w->b->nsamples : NAN);
 		add_num_or_null(j, "ratio", w->a && w->b ? w->t.ratio : NAN);
 		add_num_or_null(j, "p", w->a && w->b ? w->t.p : NAN);
-		json_add_str(j, "verdict", compare_verdict_name(w->verdict, o->reproduce));
+		json_add_str(j, "verdict", compare_row_verdict(w, o->reproduce));
 		json_add_str(j, "changes", w->changes.len ? w->changes.buf : NULL);
 		json_add_str(j, "notes", w->notes.len ? w->notes.buf : NULL);
 		json_add_bool(j, "regression", w->regression);
@@ -352,6 +482,17 @@ void compare_fmt_figure(struct strbuf *sb, const struct figure *f)
 {
 	if (!f) {
 		strbuf_addstr(sb, "-");
+		return;
+	}
+	if (f->name) {
+		if (f->unit && !strcmp(f->unit, "us"))
+			metric_fmt_us(sb, f->value);
+		else
+			strbuf_addf(sb, "%.6g", f->value);   /* as the program printed it, mostly */
+		if (f->unit)
+			strbuf_addf(sb, " %s", f->unit);
+		if (!is_pass(f->status))
+			strbuf_addf(sb, " %s", f->status ? f->status : "");
 		return;
 	}
 	if (isnan(f->median_us)) {
@@ -414,6 +555,8 @@ void compare_render_table(struct strbuf *md, const struct cmp_result *r, const s
 		else
 			strbuf_addf(&cell, "%s %s", f->program ? f->program : "?",
 				    f->problem ? f->problem : "?");
+		if (f->name)
+			strbuf_addf(&cell, " · %s%s%s", f->name, f->field ? "." : "", f->field ? f->field : "");
 		if (f->role && !strcmp(f->role, "baseline"))
 			strbuf_addstr(&cell, " (baseline)");
 		strbuf_addstr(md, "| ");
@@ -443,7 +586,7 @@ void compare_render_table(struct strbuf *md, const struct cmp_result *r, const s
 		strbuf_addstr(md, " | ");
 		add_pval(md, row->t.p);
 		strbuf_addstr(md, " | **");
-		strbuf_addstr(md, compare_verdict_name(row->verdict, o->reproduce));
+		strbuf_addstr(md, compare_row_verdict(row, o->reproduce));
 		strbuf_addstr(md, "**");
 		strbuf_reset(&cell);
 		if (row->changes.len)

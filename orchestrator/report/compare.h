@@ -3,6 +3,11 @@
  * A figure is one benchmark step of one host: program, problem, the raw
  * timing samples, its status, the status of the matching correctness step,
  * the ptxas resources of its build and the toolchain/driver it ran with.
+ * A named figure is one number a step recorded besides: a figure read from
+ * the program's own output (result.figures.NAME: value, unit, better) or a
+ * kernel's median from a kernel_timing step ("kernel:KEY.median_us"); it has
+ * no samples, so its verdict is the ratio rule alone (beyond the factor, in
+ * the figure's better direction: "better" or "worse").
  * compare_runs() pairs the figures of two runs (same program and problem,
  * or PROG_A in one run against PROG_B in the other) and gives each pair a
  * verdict: same (or "reproduced"), faster, slower, different (correctness,
@@ -37,6 +42,12 @@ struct figure {
 	int smem_bytes;            /* largest static shared memory, -1 unknown */
 	const char *nvcc_version;
 	const char *driver;
+	/* a named figure (NULL name: the step's timing, above) */
+	const char *name;          /* "gflops_4096", "kernel:sgemmWarptiling" */
+	const char *field;         /* a kernel's: "median_us" (its name is NAME.FIELD), else NULL */
+	double value;
+	const char *unit;          /* may be NULL */
+	enum metric_better better;
 };
 
 struct figures {
@@ -44,8 +55,8 @@ struct figures {
 	int n;
 };
 
-/* Every benchmark step of every host of a run (the strings point into run,
- * which must outlive the figures). */
+/* Every benchmark step of every host of a run, then every named figure of
+ * every step (the strings point into run, which must outlive the figures). */
 void figures_of_run(const cJSON *run, struct figures *out);
 void figures_release(struct figures *f);
 /* "NVIDIA H100 80GB HBM3", or "no GPU" */
@@ -94,7 +105,10 @@ const char *compare_verdict_name(enum cmp_verdict v, int reproduce);
  * "verdict", "changes", "notes", "regression"}], "counts": {verdict: n},
  * "regressions"}; absent figures and numbers are null. */
 cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o);
-/* One figure as "41.2 us [40.9-43.0, n=25]" (or "-"). */
+/* The verdict of a row as it reads: a named figure is "better" / "worse"
+ * where a timing is "faster" / "slower". */
+const char *compare_row_verdict(const struct cmp_row *r, int reproduce);
+/* One figure as "41.2 us [40.9-43.0, n=25]", a named one "36342 GFLOP/s" (or "-"). */
 void compare_fmt_figure(struct strbuf *sb, const struct figure *f);
 /* A Markdown table with one row per pair; labels name the two columns. */
 void compare_render_table(struct strbuf *md, const struct cmp_result *r, const struct cmp_opts *o,

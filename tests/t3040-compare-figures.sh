@@ -1,0 +1,72 @@
+#!/bin/sh
+# asan: yes
+test_description='gpuorch compare on figures read from a program output: better or worse by the ratio rule in the figure direction, exactly at the factor is the same'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+run_requires_sshd_nvcc 'compare figure tests'
+
+# spec G1 M1 G2 M2 G3 M3 G4 M4: the four problems' printed values
+spec() {
+	cat >fproj/experiments/f.json <<-JSON
+	{"schema": 1, "name": "figs", "phase": "compare of output figures",
+	 "sources": ["README"], "targets": {"H100": "sm_90a"},
+	 "programs": {"fig": {"run": ["sh", "-c", "echo GFLOPS: {g}; echo ms: {m}"],
+	   "figures": {"gflops": {"regex": "GFLOPS: ([0-9.]+)", "unit": "GFLOP/s", "better": "higher"},
+	               "ms": {"regex": "ms: ([0-9.]+)", "unit": "ms", "better": "lower"}},
+	   "needs_gpu": false}},
+	 "problems": [{"name": "at-factor", "params": {"g": $1, "m": $2}},
+	              {"name": "beyond", "params": {"g": $3, "m": $4}},
+	              {"name": "at-inverse", "params": {"g": $5, "m": $6}},
+	              {"name": "below", "params": {"g": $7, "m": $8}}],
+	 "steps": [{"kind": "benchmark", "program": "fig"}]}
+	JSON
+}
+
+test_expect_success 'setup: run A, then run B whose figures move by exactly the factor (1.25), beyond it, and by its inverse' '
+	sshd_start a && sshd_write_hosts_json hosts.json a &&
+	mkdir -p fproj/experiments && echo x >fproj/README &&
+	(cd fproj && git init -q && git config user.email t@example.com && git config user.name t) &&
+	spec 100 10 100 10 100 10 100 10 && (cd fproj && git add -A && git commit -qm a) &&
+	(cd fproj && "$GPUORCH" run experiments/f.json --hosts ../hosts.json) >a.out 2>&1 &&
+	A=$(basename $(last_run_dir)) &&
+	spec 125 12.5 125.5 7.9 80 8 79.5 12.6 && (cd fproj && git commit -qam b) &&
+	(cd fproj && "$GPUORCH" run experiments/f.json --hosts ../hosts.json) >b.out 2>&1 &&
+	B=$(basename $(last_run_dir)) && test "$A" != "$B" &&
+	echo "$A $B" >ids
+'
+
+test_expect_success 'verdicts: at the factor same, beyond it better or worse by direction; a worse figure is a regression (exit 1)' '
+	read A B <ids &&
+	test_expect_code 1 "$GPUORCH" compare $A $B --factor 1.25 >cmp.md &&
+	cat cmp.md &&
+	grep "^| fig at-factor · gflops | .* | 100 GFLOP/s | 125 GFLOP/s | x1.250 | - | \*\*same\*\*" cmp.md &&
+	grep "^| fig at-factor · ms | .* | 10 ms | 12.5 ms | x1.250 | - | \*\*same\*\*" cmp.md &&
+	grep "^| fig beyond · gflops | .* | 100 GFLOP/s | 125.5 GFLOP/s | x1.255 | - | \*\*better\*\*" cmp.md &&
+	grep "^| fig beyond · ms | .* | x0.790 | - | \*\*better\*\*" cmp.md &&
+	grep "^| fig at-inverse · gflops | .* | x0.800 | - | \*\*same\*\*" cmp.md &&
+	grep "^| fig at-inverse · ms | .* | x0.800 | - | \*\*same\*\*" cmp.md &&
+	grep "^| fig below · gflops | .* | x0.795 | - | \*\*worse\*\*.*REGRESSION" cmp.md &&
+	grep "^| fig below · ms | .* | x1.260 | - | \*\*worse\*\*.*REGRESSION" cmp.md &&
+	grep "^8 figures: 4 same, 2 faster or better, 2 slower or worse, 0 different, 0 insufficient data, 0 missing; REGRESSION" cmp.md
+'
+
+test_expect_success 'compare --json names each figure with its unit, direction and both values' '
+	read A B <ids &&
+	test_expect_code 1 "$GPUORCH" compare $A $B --factor 1.25 --json >cmp.json &&
+	test "$(jq_ cmp.json rows.2.figure)" = gflops &&
+	test "$(jq_ cmp.json rows.2.value_a)" = 100 && test "$(jq_ cmp.json rows.2.value_b)" = 125.5 &&
+	test "$(jq_ cmp.json rows.2.unit)" = GFLOP/s && test "$(jq_ cmp.json rows.2.better)" = higher &&
+	test "$(jq_ cmp.json rows.2.verdict)" = better &&
+	test "$(jq_ cmp.json rows.7.verdict)" = worse && test "$(jq_ cmp.json rows.7.regression)" = true &&
+	test "$(jq_ cmp.json regressions)" = 2
+'
+
+test_expect_success 'with a wider factor nothing moved: exit 0' '
+	read A B <ids &&
+	"$GPUORCH" compare $A $B --factor 1.3 >wide.md &&
+	grep "^8 figures: 8 same, " wide.md
+'
+
+test_done
