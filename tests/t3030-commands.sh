@@ -40,8 +40,25 @@ test_expect_success 'history --json: the points of the table' '
 	"$GPUORCH" history demo --json >h.json &&
 	"$GPUORCH" history demo >h.md &&
 	test "$(jq_ h.json points --len)" = $(grep -c "^| [0-9]" h.md) &&
+	test "$(jq_ h.json runs_without_figure --len)" = 0 &&
 	test "$(jq_ h.json metric)" = latency_us &&
 	test "$(jq_ h.json points.0.nsamples)" = 2000
+'
+
+test_expect_success 'history --json with a run that has no figure (infra_error): the table row and the JSON entry agree' '
+	src=$(ls -d store/demo/2026*/ | head -n 1) && id=20261122-000000-0ff1ce &&
+	cp -R "$src" store/demo/$id && rm -f store/demo/$id/summary.json &&
+	sed -i -e "s/\"run_id\":[[:space:]]*\"[0-9a-f-]*\"/\"run_id\": \"$id\"/" \
+	       -e "s/\"outcome\":[[:space:]]*\"passed\"/\"outcome\": \"infra_error\"/" \
+	       -e "s/\"kind\":[[:space:]]*\"benchmark\"/\"kind\": \"not-run\"/g" store/demo/$id/run.json &&
+	grep "\"outcome\": \"infra_error\"" store/demo/$id/run.json &&
+	"$GPUORCH" history demo --json >h2.json &&
+	"$GPUORCH" history demo >h2.md &&
+	grep "| $id | - | no figure (infra_error) |" h2.md &&
+	test "$(jq_ h2.json runs_without_figure --len)" = 1 &&
+	test "$(jq_ h2.json runs_without_figure.0.run_id)" = $id &&
+	test "$(jq_ h2.json runs_without_figure.0.outcome)" = infra_error &&
+	test $(( $(jq_ h2.json points --len) + 1 )) = $(grep -c "^| [0-9]" h2.md)
 '
 
 test_expect_success 'reproduce and find take the run options run takes (--plain too)' '

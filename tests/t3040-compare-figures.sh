@@ -69,4 +69,24 @@ test_expect_success 'with a wider factor nothing moved: exit 0' '
 	grep "^8 figures: 8 same, " wide.md
 '
 
+test_expect_success 'history --figure: the figure over the runs; a drop beyond the factor of a higher-is-better figure is a regression (exit 1)' '
+	(cd fproj && test_expect_code 1 "$GPUORCH" history figs --problem below --figure gflops --factor 1.25) >hb.md &&
+	cat hb.md &&
+	grep "figure gflops (GFLOP/s, higher is better)" hb.md &&
+	grep "^| 1 | .* | 100 GFLOP/s | - |  |$" hb.md &&
+	grep "^| 2 | .* | 79.5 GFLOP/s | - | \*\*regression\*\* x0.795 |$" hb.md &&
+	(cd fproj && "$GPUORCH" history figs --problem at-factor --figure gflops --factor 1.25 --json) >ha.json &&
+	test "$(jq_ ha.json points --len)" = 2 && test "$(jq_ ha.json points.1.value)" = 125 &&
+	test "$(jq_ ha.json points.1.step)" = null && test "$(jq_ ha.json better)" = higher &&
+	(cd fproj && "$GPUORCH" history figs --problem beyond --figure ms --factor 1.25 --json) >hm.json &&
+	test "$(jq_ hm.json points.1.step)" = gain && test "$(jq_ hm.json unit)" = ms
+'
+
+test_expect_success 'history --figure NAME that no run has: exit 2, naming the figures there are' '
+	(cd fproj && test_expect_code 2 "$GPUORCH" history figs --figure gflps) 2>hn.err &&
+	grep "no run of .figs. has a figure .gflps.; its runs have gflops, ms" hn.err &&
+	(cd fproj && test_expect_code 2 "$GPUORCH" history figs --figure gflops --metric tflops) 2>hx.err &&
+	grep "give --metric or --figure, not both" hx.err
+'
+
 test_done

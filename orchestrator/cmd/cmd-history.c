@@ -10,7 +10,8 @@
 #include "core/banned.h"
 
 static const char usage[] =
-	"usage: gpuorch history EXPERIMENT [--program P] [--problem Q] [--metric latency_us|tflops|gbps]\n"
+	"usage: gpuorch history EXPERIMENT [--program P] [--problem Q]\n"
+	"                       [--metric latency_us|tflops|gbps | --figure NAME]\n"
 	"                       [--factor F] [--json] [--root DIR] [--reports DIR]\n"
 	"\n"
 	"List every complete run of EXPERIMENT in commit order with its headline\n"
@@ -21,6 +22,10 @@ static const char usage[] =
 	"    --program P, --problem Q the figure (default: the newest run's first kernel benchmark)\n"
 	"    --metric M               latency_us (the median, default), tflops or gbps\n"
 	"                             (the spec's names; 'latency' still means latency_us)\n"
+	"    --figure NAME            instead: a figure the program printed (its spec name,\n"
+	"                             e.g. gflops) or a kernel's median from a kernel_timing\n"
+	"                             step (kernel:KEY.median_us); one value a run, so a step\n"
+	"                             is a change beyond the factor in its better direction\n"
 	"    --factor F               smallest ratio called a step (default 1.05)\n"
 	"    --json                   print the points as JSON instead of the table (the\n"
 	"                             files are written all the same)\n"
@@ -35,6 +40,7 @@ static int history_exec(int argc, char **argv)
 		{ "program", required_argument, NULL, 'P' },
 		{ "problem", required_argument, NULL, 'Q' },
 		{ "metric", required_argument, NULL, 'm' },
+		{ "figure", required_argument, NULL, 'F' },
 		{ "factor", required_argument, NULL, 'f' },
 		{ "root", required_argument, NULL, 'o' },
 		{ "reports", required_argument, NULL, 'R' },
@@ -56,6 +62,7 @@ static int history_exec(int argc, char **argv)
 		case 'o': o.root = optarg; break;
 		case 'R': reports = optarg; break;
 		case 'j': o.json = 1; break;
+		case 'F': o.figure = optarg; break;
 		case 'm':
 			o.metric = metric_find(!strcmp(optarg, "latency") ? "latency_us" : optarg);
 			if (!o.metric || isnan(timeline_value(o.metric, NULL)))
@@ -77,6 +84,8 @@ static int history_exec(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return cmd_usage_error(&cmd_history_entry, "give one experiment name");
+	if (o.figure && o.metric)
+		return cmd_usage_error(&cmd_history_entry, "give --metric or --figure, not both");
 	o.experiment = argv[optind];
 	cmd_set_reports(reports);
 	return timeline_run(&o);

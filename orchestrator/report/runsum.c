@@ -88,6 +88,26 @@ static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
 		copy_num(m, res, "model.gbps", "gbps");
 		copy_item(m, rr_obj(res, "model"), "impossible");
 	}
+	/* figures of the program's own output, and each kernel's median */
+	if (rr_obj(res, "figures")) {
+		const cJSON *x;
+		cJSON *fo = json_add_obj(r, "figures");
+		cJSON_ArrayForEach(x, rr_obj(res, "figures")) {
+			cJSON *one;
+			if (!x->string)
+				continue;
+			one = json_add_obj(fo, x->string);
+			copy_num(one, x, "value", "value");
+			copy_str(one, x, "unit");
+			copy_str(one, x, "better");
+		}
+	}
+	if (rr_streq(rr_str(s, "kind"), "kernel_timing")) {
+		const cJSON *x;
+		cJSON_ArrayForEach(x, res)
+			if (x->string && !strncmp(x->string, "kernel:", 7) && cJSON_IsObject(x))
+				copy_num(json_add_obj(r, x->string), x, "median_us", "median_us");
+	}
 	return o;
 }
 
@@ -137,7 +157,8 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 		steps = json_add_arr(ho, "steps");
 		cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
 			if (!cJSON_IsObject(s) || (!rr_streq(rr_str(s, "kind"), "benchmark") &&
-						   !rr_streq(rr_str(s, "kind"), "correctness")))
+						   !rr_streq(rr_str(s, "kind"), "correctness") &&
+						   !rr_streq(rr_str(s, "kind"), "kernel_timing")))
 				continue;
 			cJSON_AddItemToArray(steps, step_summary(s, samples));
 		}

@@ -22,7 +22,7 @@
 #include "core/error.h"
 #include "store/store.h"
 
-#define RUNSUM_SCHEMA "gpuorch.summary/1"
+#define RUNSUM_SCHEMA "gpuorch.summary/2"   /* 2: output figures, kernel medians */
 
 /* The summary of run record `run`. With samples non-NULL each benchmark's
  * samples go there (one line each) and the step says where

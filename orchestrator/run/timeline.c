@@ -16,6 +16,7 @@
 #include "run/rerun.h"
 #include "store/store.h"
 #include "report/runsum.h"
+#include "store/runread.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -68,6 +69,19 @@ static int add_series(const char ***names, int *n, const char *name)
 	return (*n)++;
 }
 
+/* f is the named figure NAME ("gflops", or "kernel:KEY.median_us" for a
+ * kernel's median: "kernel:KEY" alone is taken too) */
+static int is_named(const struct figure *f, const char *name)
+{
+	size_t n;
+	if (!f->name || !name)
+		return 0;
+	if (!strcmp(f->name, name))
+		return 1;
+	n = strlen(f->name);
+	return f->field && !strncmp(name, f->name, n) && name[n] == '.' && !strcmp(name + n + 1, f->field);
+}
+
 double timeline_value(const struct metric_def *m, const struct figure *f)
 {
 	if (!strcmp(m->name, "latency_us"))
@@ -85,6 +99,7 @@ int timeline_run(const struct timeline_opts *o)
 	const char *root = o->root ? o->root : ".";
 	const char *slug = NULL, *name = NULL;
 	const struct metric_def *metric = o->metric ? o->metric : metric_find("latency_us");
+	const char *fig = o->figure, *fig_unit = NULL;
 	int tflops = metric->better == METRIC_HIGHER_BETTER, json = o->json;
 	int i, j, n = 0, nr = 0, nl = 0, rc = GO_EXIT_OK, nseries = 0, npts = 0;
 	double factor = o->factor > 0 ? o->factor : STATS_DEFAULT_FACTOR;
@@ -159,12 +174,49 @@ int timeline_run(const struct timeline_opts *o)
 	figs = xcalloc((size_t)nr, sizeof(*figs));
 	for (i = 0; i < nr; i++)
 		figures_of_run(runs[i].e->run, &figs[i]);
+	if (fig) {
+		/* the figure's direction and unit, from its newest run */
+		int found = 0;
+		for (i = nr - 1; i >= 0 && !found; i--)
+			for (j = 0; j < figs[i].n && !found; j++)
+				if (is_named(&figs[i].v[j], fig) &&
+				    (!program || rr_streq(figs[i].v[j].program, program)) &&
+				    (!problem || rr_streq(figs[i].v[j].problem, problem))) {
+					tflops = figs[i].v[j].better == METRIC_HIGHER_BETTER;
+					fig_unit = figs[i].v[j].unit;
+					found = 1;
+				}
+		if (!found) {
+			struct strbuf have = STRBUF_INIT;
+			for (i = nr - 1; i >= 0; i--)
+				for (j = 0; j < figs[i].n; j++) {
+					const struct figure *f = &figs[i].v[j];
+					char *full;
+					if (!f->name)
+						continue;
+					full = xstrfmt(" %s%s%s,", f->name, f->field ? "." : "", f->field ? f->field : "");
+					if (!strstr(have.buf ? have.buf : "", full))
+						strbuf_addstr(&have, full);
+					free(full);
+				}
+			if (have.len)
+				have.buf[--have.len] = '\0';
+			fprintf(stderr, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have%s\n",
+				exp, fig, program ? " of " : "", program ? program : "", problem ? " on " : "",
+				problem ? problem : "", have.len ? have.buf : " no named figures (only timings: "
+				"use --metric)");
+			strbuf_release(&have);
+			rc = GO_EXIT_USAGE;
+			goto out;
+		}
+	}
 	if (!program || !problem) {
 		for (i = nr - 1; i >= 0 && (!program || !problem); i--)
 			for (j = 0; j < figs[i].n; j++) {
 				const struct figure *f = &figs[i].v[j];
 				if ((program && strcmp(f->program ? f->program : "", program)) ||
-				    (f->role && !strcmp(f->role, "baseline")) || isnan(f->median_us))
+				    (f->role && !strcmp(f->role, "baseline")) ||
+				    (fig ? !is_named(f, fig) : isnan(f->median_us) || f->name != NULL))
 					continue;
 				if (!program)
 					program = f->program;
@@ -193,9 +245,10 @@ int timeline_run(const struct timeline_opts *o)
 			struct history_point *p;
 			int s, k, dup = 0;
 			if (!f->program || strcmp(f->program, program) || !f->problem ||
-			    strcmp(f->problem, problem) || isnan(f->median_us))
+			    strcmp(f->problem, problem))
 				continue;
-			if (isnan(timeline_value(metric, f)))
+			if (fig ? !is_named(f, fig) || isnan(f->value)
+				: f->name || isnan(f->median_us) || isnan(timeline_value(metric, f)))
 				continue;
 			s = add_series(&series, &nseries, figure_gpu_label(f));
 			for (k = 0; k < npts; k++)
@@ -206,7 +259,7 @@ int timeline_run(const struct timeline_opts *o)
 			pfig[npts++] = f;
 			p->x = i;
 			p->series = s;
-			p->y = timeline_value(metric, f);
+			p->y = fig ? f->value : timeline_value(metric, f);
 			if (!f->samples && f->samples_at)
 				runsum_read_samples(runs[i].e->dir, f->samples_at, &f->samples,
 						    &f->nsamples);
@@ -228,6 +281,16 @@ int timeline_run(const struct timeline_opts *o)
 				struct stats_cmp t;
 				if (pts[k].series != s)
 					continue;
+				if (fig) {
+					/* one value a run: the ratio rule (compare.h); step > 0 is
+					 * "worse", as a slower timing is */
+					double ratio = pts[k].y != 0 ? p->y / pts[k].y : NAN;
+					if (!isnan(ratio) && ratio > 0 && (ratio > factor || ratio < 1.0 / factor)) {
+						p->step = (ratio > 1) == !tflops ? 1 : -1;
+						p->ratio = ratio;
+					}
+					break;
+				}
 				stats_compare(pfig[k]->samples, pfig[k]->nsamples, f->samples, f->nsamples,
 					      STATS_DEFAULT_ALPHA, factor, &t);
 				if (t.verdict == STATS_SLOWER || t.verdict == STATS_FASTER) {
@@ -242,14 +305,24 @@ int timeline_run(const struct timeline_opts *o)
 	/* history.md and history.svg */
 	dir = xstrfmt("%s/%s", store_root(), slug ? slug : exp);
 	strbuf_addf(&md, "# History: %s\n\n", name ? name : exp);
-	strbuf_addf(&md, "%s %s, %s over commits (oldest first), %d run%s.\n\n", program, problem,
-		    tflops ? metric->unit : "median latency", nr, nr == 1 ? "" : "s");
+	if (fig)
+		strbuf_addf(&md, "%s %s, figure %s (%s, %s is better) over commits (oldest first), %d run%s.\n\n",
+			    program, problem, fig, fig_unit ? fig_unit : "no unit", tflops ? "higher" : "lower",
+			    nr, nr == 1 ? "" : "s");
+	else
+		strbuf_addf(&md, "%s %s, %s over commits (oldest first), %d run%s.\n\n", program, problem,
+			    tflops ? metric->unit : "median latency", nr, nr == 1 ? "" : "s");
 	strbuf_addstr(&md, "![history chart](history.svg)\n\n");
-	strbuf_addf(&md, "A step is a point that differs from the previous point of the same GPU "
-		    "by the Mann-Whitney U test on the raw samples (p < %g) and by more than x%.3g.\n\n",
-		    STATS_DEFAULT_ALPHA, factor);
-	strbuf_addstr(&md, "| # | commit | date | subject | run | host (GPU) | median [min-max, n] | "
-		      "TFLOPS | step |\n|---|---|---|---|---|---|---|---|---|\n");
+	if (fig)
+		strbuf_addf(&md, "The figure has one value a run: a step is a point beyond x%.3g of the "
+			    "previous point of the same GPU.\n\n", factor);
+	else
+		strbuf_addf(&md, "A step is a point that differs from the previous point of the same GPU "
+			    "by the Mann-Whitney U test on the raw samples (p < %g) and by more than x%.3g.\n\n",
+			    STATS_DEFAULT_ALPHA, factor);
+	strbuf_addf(&md, "| # | commit | date | subject | run | host (GPU) | %s | "
+		    "TFLOPS | step |\n|---|---|---|---|---|---|---|---|---|\n",
+		    fig ? "value" : "median [min-max, n]");
 	for (i = 0; i < nr; i++) {
 		int any = 0;
 		for (j = 0; j < npts; j++) {
@@ -268,9 +341,10 @@ int timeline_run(const struct timeline_opts *o)
 				strbuf_addstr(&md, "- | ");
 			else
 				strbuf_addf(&md, "%.1f | ", f->tflops);
+			/* step > 0: worse (a slower timing, a figure gone the wrong way) */
 			if (pts[j].step)
-				strbuf_addf(&md, "**%s** x%.3f |\n", (pts[j].step > 0) ^ tflops
-					    ? "regression" : "gain", pts[j].ratio);
+				strbuf_addf(&md, "**%s** x%.3f |\n", pts[j].step > 0 ? "regression" : "gain",
+					    pts[j].ratio);
 			else
 				strbuf_addstr(&md, " |\n");
 		}
@@ -284,13 +358,16 @@ int timeline_run(const struct timeline_opts *o)
 	{
 		struct history_chart ch;
 		char *y_label;
-		char *title = xstrfmt("%s: %s %s", name ? name : exp, program, problem);
+		char *title = fig ? xstrfmt("%s: %s %s, %s", name ? name : exp, program, problem, fig)
+			    : xstrfmt("%s: %s %s", name ? name : exp, program, problem);
 		/* for TFLOPS a slower run is a step down: flip the sign */
 		for (j = 0; tflops && j < npts; j++)
 			pts[j].step = -pts[j].step;
 		memset(&ch, 0, sizeof(ch));
 		ch.title = title;
-		ch.y_label = y_label = tflops ? xstrfmt("%s (higher is better)", metric->unit)
+		ch.y_label = y_label = fig ? xstrfmt("%s (%s, %s is better)", fig, fig_unit ? fig_unit : "no unit",
+						      tflops ? "higher" : "lower")
+				 : tflops ? xstrfmt("%s (higher is better)", metric->unit)
 				 : xstrdup("median latency (us, lower is better)");
 		ch.higher_is_better = tflops;
 		ch.slots = (const char *const *)slots;
@@ -323,8 +400,10 @@ int timeline_run(const struct timeline_opts *o)
 		json_add_str(jo, "experiment", name ? name : exp);
 		json_add_str(jo, "program", program);
 		json_add_str(jo, "problem", problem);
-		json_add_str(jo, "metric", metric->name);
-		json_add_str(jo, "unit", metric->unit);
+		json_add_str(jo, "metric", fig ? fig : metric->name);
+		json_add_str(jo, "unit", fig ? fig_unit : metric->unit);
+		if (fig)
+			json_add_str(jo, "better", tflops ? "higher" : "lower");
 		json_add_str(jo, "history_md", path);
 		a = json_add_arr(jo, "points");
 		for (j = 0; j < npts; j++) {
@@ -344,6 +423,22 @@ int timeline_run(const struct timeline_opts *o)
 			if (pts[j].step)
 				json_add_num(pt, "ratio", pts[j].ratio);
 			cJSON_AddItemToArray(a, pt);
+		}
+		/* the table's other rows: runs with no such figure (infra_error, a
+		 * step that did not pass), so the JSON says what the table says */
+		a = json_add_arr(jo, "runs_without_figure");
+		for (i = 0; i < nr; i++) {
+			cJSON *ro;
+			for (j = 0; j < npts && pts[j].x != i; j++)
+				;
+			if (j < npts)
+				continue;
+			ro = cJSON_CreateObject();
+			json_add_num(ro, "index", i + 1);
+			json_add_str(ro, "commit", json_str(json_path(runs[i].e->run, "provenance.git"), "commit"));
+			json_add_str(ro, "run_id", runs[i].e->run_id);
+			json_add_str(ro, "outcome", json_str(runs[i].e->run, "outcome"));
+			cJSON_AddItemToArray(a, ro);
 		}
 		text = cJSON_Print(jo);
 		puts(text);

@@ -13,6 +13,8 @@ struct timeline_opts {
 	const char *experiment;          /* name or slug */
 	const char *program, *problem;   /* the figure; NULL: the newest run's first kernel benchmark */
 	const struct metric_def *metric; /* latency_us (NULL), tflops or gbps */
+	const char *figure;              /* instead of metric: a named figure (compare.h),
+					  * "gflops" or "kernel:KEY.median_us" */
 	double factor;                   /* smallest ratio called a step; 0: the default */
 	const char *root;                /* the git repository that orders commits; NULL: "." */
 	int json;                        /* print the points as JSON */
