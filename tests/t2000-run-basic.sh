@@ -51,6 +51,18 @@ test_expect_success 'a run across three hosts in parallel passes' '
 	test -f $run/report.md && grep "report: $run/report.md" run1.out
 '
 
+test_expect_success 'the report opens with a compact table: a line per host and kernel benchmark, the words below it' '
+	run=$(last_run_dir) &&
+	sed -n "/^## At a glance/,/^## /p" $run/report.md >glance.md && cat glance.md &&
+	grep "^| host | kernel | problem | median | TFLOPS | vs baseline (speedup) | of reference speed | correct |$" glance.md &&
+	test $(grep -c "^| [^-h|].* | .cputimer. | small | \*\*[0-9.]* us\*\* | — | — | — | ✅ |$" glance.md) = 3 &&
+	test $(grep -c "^| .* | .scale. | small | .*SKIPPED | — | — | — | not checked |$" glance.md) = 3 &&
+	test $(grep -c "^- \*\*.*\*\* .cputimer. small: " glance.md) = 3 &&
+	first_row=$(grep -n "^| .* | .cputimer. |" glance.md | head -n 1 | cut -d: -f1) &&
+	first_words=$(grep -n "^- \*\*" glance.md | head -n 1 | cut -d: -f1) &&
+	test "$first_row" -lt "$first_words"
+'
+
 test_expect_success 'the record holds builds with ptxas resources and honest skips' '
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json hosts.0.archs --len)" = 2 &&

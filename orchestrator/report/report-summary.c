@@ -302,6 +302,80 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	strbuf_addstr(md, "\n");
 }
 
+/* "FA3 paper: 0.85×": the kernel's speed as a fraction of a reference's (TFLOPS
+ * or latency, whichever the reference gives); 0 when it does not apply */
+static int add_reference_short(struct strbuf *md, const cJSON *ref, const cJSON *s)
+{
+	const cJSON *res = rr_result(s);
+	double r, k;
+	if (rr_num(ref, "tflops", &r) && rr_num(res, "model.tflops", &k) && k > 0 && r > 0) {
+		r = k / r;
+	} else if (rr_num(ref, "latency_us", &r) && rr_num(res, METRIC_MEDIAN_PATH, &k) && k > 0 && r > 0) {
+		r = r / k;
+	} else {
+		return 0;
+	}
+	rpt_md_cell_n(md, rr_str(ref, "name") ? rr_str(ref, "name") : "reference", 40);
+	strbuf_addstr(md, ": ");
+	rpt_fmt_ratio(md, r);
+	return 1;
+}
+
+/* One row of the glance table: a kernel benchmark in a line. */
+static void add_glance_row(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *s)
+{
+	const cJSON *res = rr_result(s), *ref, *corr;
+	double v;
+	int n = 0;
+
+	strbuf_addstr(md, "| ");
+	rpt_md_cell(md, rpt_host_name(h));
+	strbuf_addstr(md, " | ");
+	rpt_md_code(md, rr_str(s, "program"));
+	strbuf_addstr(md, " | ");
+	rpt_md_cell(md, rr_str(s, "problem"));
+	strbuf_addstr(md, " | ");
+	if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
+		strbuf_addstr(md, "⚠️ IMPOSSIBLE (");
+		rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
+		strbuf_addstr(md, " us beats the floor)");
+	} else if (rr_num(res, METRIC_MEDIAN_PATH, &v)) {
+		strbuf_addstr(md, "**");
+		metric_fmt_us(md, v);
+		strbuf_addstr(md, " us**");
+	} else if (!rr_streq(rr_str(s, "status"), "PASS") || !add_output_figures(md, res)) {
+		rpt_cell_status(md, rr_str(s, "status"));
+	}
+	strbuf_addstr(md, " | ");
+	if (!rr_true(res, METRIC_IMPOSSIBLE_PATH) && rr_num(res, "model.tflops", &v) && v > 0)
+		metric_fmt_tflops(md, v);
+	else
+		strbuf_addstr(md, "—");
+	strbuf_addstr(md, " | ");
+	if (rr_true(res, METRIC_IMPOSSIBLE_PATH) || !rpt_add_speedup(md, h, s, 1))
+		strbuf_addstr(md, "—");
+	strbuf_addstr(md, " | ");
+	FOR_EACH_OBJ(ref, c->references) {
+		struct strbuf one = STRBUF_INIT;
+		if (n < 3 && !rr_true(res, METRIC_IMPOSSIBLE_PATH) && rpt_ref_applies(ref, h) &&
+		    add_reference_short(&one, ref, s)) {
+			strbuf_addstr(md, n++ ? "; " : "");
+			strbuf_addstr(md, one.buf);
+		}
+		strbuf_release(&one);
+	}
+	if (!n)
+		strbuf_addstr(md, "—");
+	strbuf_addstr(md, " | ");
+	corr = rr_obj(rr_result(rpt_correctness_step(h, rr_str(s, "program"), rr_str(s, "problem"))),
+		      "correctness");
+	if (corr)
+		strbuf_addstr(md, rr_true(corr, "pass") ? "✅" : "**❌**");
+	else
+		strbuf_addstr(md, "not checked");
+	strbuf_addstr(md, " |\n");
+}
+
 void rpt_section_glance(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
@@ -311,7 +385,22 @@ void rpt_section_glance(struct rpt_ctx *c)
 
 	strbuf_addstr(md, "## At a glance\n\n");
 
-	/* the figures first: every kernel benchmark */
+	/* the figures first: every kernel benchmark, a line each, then in words */
+	FOR_EACH_OBJ(h, c->hosts) {
+		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s))
+				continue;
+			if (!any)
+				strbuf_addstr(md, "| host | kernel | problem | median | TFLOPS | vs baseline "
+						  "(speedup) | of reference speed | correct |\n"
+						  "|---|---|---|---|---|---|---|---|\n");
+			add_glance_row(c, md, h, s);
+			any = 1;
+		}
+	}
+	if (any)
+		strbuf_addstr(md, "\n");
+	any = 0;
 	FOR_EACH_OBJ(h, c->hosts) {
 		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s))
