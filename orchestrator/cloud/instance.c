@@ -95,9 +95,10 @@ enum go_status instance_load(const struct host *h, const char *hosts_path,
 		st = provider_aws_load(in, &c);
 	else
 		st = provider_command_load(in, &c, strcmp(provider, "command") ? provider : NULL);
-	if (st == GO_OK && in->after_run == AFTER_TERMINATE && !in->ops->terminate)
-		st = cfg_bad(&c, "after_run", "\"terminate\" is only for instances gpuorch launched "
-			     "itself; provider '%s' can only \"stop\" or \"keep\"", provider);
+	if (st == GO_OK && in->after_run == AFTER_TERMINATE && !in->launch)
+		st = cfg_bad(&c, "after_run", "\"terminate\" is only for instances gpuorch launches "
+			     "itself (\"launch\": {...} instead of a fixed instance); this one can only "
+			     "\"stop\" or \"keep\"");
 out:
 	free(provider);
 	free(after);

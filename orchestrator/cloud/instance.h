@@ -39,9 +39,13 @@ struct provider_ops {
 	enum go_status (*stop)(struct instance *in, struct strbuf *err);
 	/* The address to reach it at (*out: new string); NULL op: the host's own. */
 	enum go_status (*address)(struct instance *in, char **out, struct strbuf *err);
-	/* Room for instances gpuorch creates itself; NULL when not supported. */
+	/* Instances gpuorch creates itself (in->launch); NULL when not supported.
+	 * launch creates one and takes its id; adopt takes up one launched
+	 * before (the ledger's); id says which it is now (NULL: none yet). */
 	enum go_status (*launch)(struct instance *in, struct strbuf *err);
 	enum go_status (*terminate)(struct instance *in, struct strbuf *err);
+	void (*adopt)(struct instance *in, const char *id);
+	const char *(*id)(const struct instance *in);
 	/* --dry-run: what each operation runs. */
 	void (*describe)(const struct instance *in, FILE *f);
 	void (*release)(struct instance *in);
@@ -61,6 +65,8 @@ struct instance {
 	int ssh_timeout_s;        /* running -> SSH answers with the right host key (default 300) */
 	double poll_s;            /* status poll interval (default 5) */
 	char *guard_action;       /* shell line the guard runs when it fires */
+	int launch;               /* gpuorch launches the instance (no fixed one): after_run
+				   * "terminate" by default, and allowed */
 	void *priv;               /* the provider's own configuration */
 };
 

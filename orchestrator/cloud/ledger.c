@@ -30,7 +30,7 @@ static char *file_of(const char *host)
 }
 
 enum go_status ledger_note_start(const char *host, const char *provider, double price_per_hour,
-				 time_t start_requested, struct strbuf *err)
+				 time_t start_requested, const char *instance_id, struct strbuf *err)
 {
 	char *d = state_dir(), *p = file_of(host);
 	cJSON *j = cJSON_CreateObject();
@@ -42,6 +42,8 @@ enum go_status ledger_note_start(const char *host, const char *provider, double 
 	time_iso8601(start_requested, ts);
 	json_add_str(j, "start_requested_at", ts);
 	json_add_num(j, "price_per_hour", price_per_hour);
+	if (instance_id)
+		json_add_str(j, "launched_instance_id", instance_id);
 	if (st == GO_OK)
 		st = json_write_atomic(p, j, err);
 	cJSON_Delete(j);
@@ -50,11 +52,18 @@ enum go_status ledger_note_start(const char *host, const char *provider, double 
 	return st;
 }
 
-enum go_status ledger_note_stop(const char *host, struct strbuf *err)
+enum go_status ledger_note_stop(const char *host, const char *keep_id, struct strbuf *err)
 {
 	char *p = file_of(host);
 	enum go_status st = GO_OK;
-	if (unlink(p) < 0 && errno != ENOENT)
+	if (keep_id) {
+		/* a launched instance, stopped: no cost accrues, but it is ours to find again */
+		cJSON *j = cJSON_CreateObject();
+		json_add_str(j, "host", host);
+		json_add_str(j, "launched_instance_id", keep_id);
+		st = json_write_atomic(p, j, err);
+		cJSON_Delete(j);
+	} else if (unlink(p) < 0 && errno != ENOENT)
 		st = go_fail(err, go_from_errno(errno), "cannot remove '%s': %s", p, strerror(errno));
 	free(p);
 	return st;
@@ -76,4 +85,18 @@ int ledger_read(const char *host, time_t *start_requested, double *price_per_hou
 	strbuf_release(&err);
 	free(p);
 	return ok;
+}
+
+char *ledger_launched_id(const char *host)
+{
+	char *p = file_of(host), *id = NULL;
+	struct strbuf err = STRBUF_INIT;
+	cJSON *j = NULL;
+	if (fs_is_file(p) && json_load_file(p, &j, GO_ERR_IO, &err) == GO_OK &&
+	    json_str(j, "launched_instance_id"))
+		id = xstrdup(json_str(j, "launched_instance_id"));
+	cJSON_Delete(j);
+	strbuf_release(&err);
+	free(p);
+	return id;
 }

@@ -98,13 +98,36 @@ static enum go_status start_it(struct inst_life *L, struct strbuf *log, struct s
 	L->t_start_req = time(NULL);
 	L->started = 1;
 	if (ledger_note_start(L->h->name, L->in->ops->name, L->in->price_per_hour, L->t_start_req,
-			      err) != GO_OK)
+			      L->in->launch ? L->in->ops->id(L->in) : NULL, err) != GO_OK)
 		strbuf_addf(log, "%s: warning: %s\n", L->h->name, err->buf);
 	strbuf_addf(log, "%s: starting the instance (%s)\n", L->h->name, L->in->ops->name);
 	st = L->in->ops->start(L->in, err);
 	if (st != GO_OK)
 		return st;
 	st = wait_state(L, 1u << INST_RUNNING, L->in->start_timeout_s, "the start", 1, &s, err);
+	if (st == GO_OK)
+		L->t_running = time(NULL);
+	return st;
+}
+
+/* RunInstances (or the provider's like): a new instance, waited for until it runs */
+static enum go_status launch_it(struct inst_life *L, struct strbuf *log, struct strbuf *err)
+{
+	enum go_status st;
+	enum inst_state s;
+	L->t_start_req = time(NULL);
+	L->started = 1;
+	L->launched = 1;
+	strbuf_addf(log, "%s: launching an instance (%s)\n", L->h->name, L->in->ops->name);
+	st = L->in->ops->launch(L->in, err);
+	if (st != GO_OK)
+		return st;
+	strbuf_addf(log, "%s: launched %s\n", L->h->name, L->in->ops->id(L->in));
+	/* the ledger knows it at once: Ctrl-C, a failure or a later 'hosts down' ends it */
+	if (ledger_note_start(L->h->name, L->in->ops->name, L->in->price_per_hour, L->t_start_req,
+			      L->in->ops->id(L->in), err) != GO_OK)
+		strbuf_addf(log, "%s: warning: %s\n", L->h->name, err->buf);
+	st = wait_state(L, 1u << INST_RUNNING, L->in->start_timeout_s, "the launch", 1, &s, err);
 	if (st == GO_OK)
 		L->t_running = time(NULL);
 	return st;
@@ -172,16 +195,45 @@ enum go_status life_up(struct inst_life *L, int accept_new_hostkey, int arm_guar
 		       struct strbuf *log, struct strbuf *err)
 {
 	struct instance *in = L->in;
-	enum go_status st;
+	enum go_status st = GO_OK;
 	enum inst_state s;
 
 	if (!in)
 		return GO_OK;
-	st = in->ops->status(in, &L->before, err);
-	if (st != GO_OK)
-		return remember(L, st, err);
+	if (in->launch) {
+		/* one launched before and not ended is taken up again; else a new one */
+		char *id = ledger_launched_id(L->h->name);
+		in->ops->adopt(in, id);
+		free(id);
+		if (in->ops->id(in)) {
+			st = in->ops->status(in, &L->before, err);
+			if (st == GO_OK && L->before != INST_TERMINATED)
+				strbuf_addf(log, "%s: instance %s (launched by gpuorch before) is %s\n",
+					    L->h->name, in->ops->id(in), inst_state_name(L->before));
+			if (st != GO_OK || L->before == INST_TERMINATED) {
+				/* ended outside gpuorch, or no longer known: forget it */
+				strbuf_addf(log, "%s: instance %s launched before is gone: %s\n", L->h->name,
+					    in->ops->id(in), st != GO_OK ? err->buf : "terminated");
+				strbuf_reset(err);
+				ledger_note_stop(L->h->name, NULL, err);
+				strbuf_reset(err);
+				in->ops->adopt(in, NULL);
+			}
+		}
+		if (!in->ops->id(in)) {
+			L->before = INST_TERMINATED;   /* none: it is created */
+			st = launch_it(L, log, err);
+			if (st != GO_OK)
+				return remember(L, st, err);
+			goto reach;
+		}
+	} else {
+		st = in->ops->status(in, &L->before, err);
+		if (st != GO_OK)
+			return remember(L, st, err);
+		strbuf_addf(log, "%s: instance is %s\n", L->h->name, inst_state_name(L->before));
+	}
 	s = L->before;
-	strbuf_addf(log, "%s: instance is %s\n", L->h->name, inst_state_name(s));
 	if (s == INST_TERMINATED)
 		return remember(L, go_fail(err, GO_ERR_REMOTE, "%s: the instance is terminated (it "
 					   "no longer exists): fix %s", L->h->name, in->label), err);
@@ -197,13 +249,16 @@ enum go_status life_up(struct inst_life *L, int accept_new_hostkey, int arm_guar
 				1, &s, err);
 	if (st != GO_OK)
 		return remember(L, st, err);
+reach:
 	if (in->ops->address) {
 		char *addr = NULL;
 		st = in->ops->address(in, &addr, err);
 		if (st != GO_OK)
 			return remember(L, st, err);
-		free(L->h->address);
-		L->h->address = addr;
+		if (addr) {   /* NULL: the hosts entry's own address */
+			free(L->h->address);
+			L->h->address = addr;
+		}
 	}
 	return remember(L, wait_ssh(L, accept_new_hostkey, arm_guard, log, err), err);
 }
@@ -214,6 +269,8 @@ enum after_run life_after_run(const struct inst_life *L)
 		return AFTER_KEEP;
 	if (L->in->after_run != AFTER_DEFAULT)
 		return L->in->after_run;
+	if (L->launched)
+		return AFTER_TERMINATE;
 	return L->started ? AFTER_STOP : AFTER_KEEP;
 }
 
@@ -272,7 +329,8 @@ enum go_status life_down(struct inst_life *L, enum after_run what, int accept_ne
 	L->stopped = 1;
 	L->up = 0;
 	L->t_stop_conf = time(NULL);
-	if (ledger_note_stop(L->h->name, err) != GO_OK)
+	if (ledger_note_stop(L->h->name, in->launch && s != INST_TERMINATED ? in->ops->id(in) : NULL,
+			     err) != GO_OK)
 		strbuf_addf(log, "%s: warning: %s\n", L->h->name, err->buf);
 	strbuf_addf(log, "%s: instance %s\n", L->h->name, inst_state_name(s));
 	return GO_OK;
@@ -318,6 +376,9 @@ cJSON *life_json(const struct inst_life *L, time_t now)
 	json_add_str(j, "provider", L->in->ops->name);
 	json_add_str(j, "state_before", inst_state_name(L->before));
 	json_add_bool(j, "started_by_gpuorch", L->started);
+	json_add_bool(j, "launched_by_gpuorch", L->launched);
+	if (L->in->ops->id)
+		json_add_str(j, "instance_id", L->in->ops->id(L->in));
 	add_time(j, "start_requested_at", L->t_start_req);
 	add_time(j, "running_at", L->t_running);
 	add_time(j, "reachable_at", L->t_reachable);

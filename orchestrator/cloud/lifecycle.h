@@ -15,6 +15,7 @@ struct inst_life {
 	struct host *h;           /* its address is replaced by the provider's */
 	enum inst_state before;   /* the state gpuorch found */
 	int started;              /* gpuorch requested the start */
+	int launched;             /* gpuorch created it in this command (in->launch) */
 	int guarded;              /* a guard runs on it (armed or found) */
 	int up;                   /* running and reachable over SSH */
 	int stopped;              /* stop confirmed */
@@ -35,7 +36,8 @@ enum go_status life_check(struct inst_life *L, struct strbuf *err);
 /* Bring it up; log gets progress lines. */
 enum go_status life_up(struct inst_life *L, int accept_new_hostkey, int arm_guard,
 		       struct strbuf *log, struct strbuf *err);
-/* What after_run means for it: the given one, or stop if gpuorch started it, else keep. */
+/* What after_run means for it: the given one, else terminate if gpuorch
+ * launched it, stop if gpuorch started it, keep otherwise. */
 enum after_run life_after_run(const struct inst_life *L);
 /* Apply what (disarm the guard, stop and wait for stopped); on failure
  * L->stop_failed and an error that says it may still be billing. */

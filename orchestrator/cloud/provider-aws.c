@@ -1,7 +1,10 @@
 /* provider-aws.c -- the native "aws" provider: EC2's Query API (Version
  * 2016-11-15) over HTTPS with libcurl, signed by libcurl's SigV4
  * (CURLOPT_AWS_SIGV4 "aws:amz:REGION:ec2"); no AWS CLI. DescribeInstances,
- * StartInstances, StopInstances; the XML answers are read with libxml2.
+ * StartInstances, StopInstances, and for an instance gpuorch launches itself
+ * ("launch": {...}) RunInstances (on-demand or spot, shutdown behaviour
+ * "terminate", tagged with the host) and TerminateInstances; the XML answers
+ * are read with libxml2.
  *
  * Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN)
  * from the environment, else the profile ("profile", $AWS_PROFILE or
@@ -25,6 +28,10 @@
 
 struct awsp {
 	char *instance_id, *region, *endpoint, *profile;
+	char *reach;               /* "public_ip" (default), "private_ip" or "host" */
+	/* "launch": what RunInstances asks for */
+	char *image_id, *instance_type, *key_name, *subnet_id, *market, *spot_max_price;
+	char **security_groups;    /* NULL-terminated, or NULL */
 };
 
 struct creds {
@@ -52,6 +59,14 @@ static void release(struct instance *in)
 	free(p->region);
 	free(p->endpoint);
 	free(p->profile);
+	free(p->reach);
+	free(p->image_id);
+	free(p->instance_type);
+	free(p->key_name);
+	free(p->subnet_id);
+	free(p->market);
+	free(p->spot_max_price);
+	argv_free(p->security_groups);
 	free(p);
 	in->priv = NULL;
 }
@@ -200,9 +215,11 @@ static void add_param(struct strbuf *body, CURL *c, const char *k, const char *v
 	curl_free(e);
 }
 
-/* One EC2 action; *doc is the parsed answer of a 2xx reply. */
-static enum go_status call(struct instance *in, const char *action, xmlDoc **doc,
-			   struct strbuf *err)
+/* One EC2 action; *doc is the parsed answer of a 2xx reply. params: more
+ * "&Key=Value" pairs, already escaped (add_param), or NULL; the instance's
+ * id is sent with every action but RunInstances. */
+static enum go_status call_with(struct instance *in, const char *action, const char *params,
+				xmlDoc **doc, struct strbuf *err)
 {
 	struct awsp *p = in->priv;
 	struct creds cr;
@@ -237,7 +254,10 @@ static enum go_status call(struct instance *in, const char *action, xmlDoc **doc
 		strbuf_reset(&body);
 		strbuf_reset(&ans);
 		strbuf_addf(&body, "Action=%s&Version=%s", action, EC2_VERSION);
-		add_param(&body, c, "InstanceId.1", p->instance_id);
+		if (strcmp(action, "RunInstances") && p->instance_id)
+			add_param(&body, c, "InstanceId.1", p->instance_id);
+		if (params)
+			strbuf_addstr(&body, params);
 		h = curl_slist_append(h, "Content-Type: application/x-www-form-urlencoded; charset=utf-8");
 		h = curl_slist_append(h, "Expect:");
 		if (cr.token) {
@@ -327,6 +347,11 @@ out:
 	return st;
 }
 
+static enum go_status call(struct instance *in, const char *action, xmlDoc **doc, struct strbuf *err)
+{
+	return call_with(in, action, NULL, doc, err);
+}
+
 static enum go_status describe_field(struct instance *in, const char *field, char **out,
 				     struct strbuf *err)
 {
@@ -347,7 +372,16 @@ static enum go_status describe_field(struct instance *in, const char *field, cha
 static enum go_status op_check(struct instance *in, struct strbuf *err)
 {
 	char *s = NULL;
-	enum go_status st = describe_field(in, "instanceId", &s, err);
+	xmlDoc *d;
+	enum go_status st;
+	if (!((struct awsp *)in->priv)->instance_id) {
+		/* none launched yet: are the credentials good? (a signed DescribeInstances) */
+		st = call(in, "DescribeInstances", &d, err);
+		if (st == GO_OK)
+			xmlFreeDoc(d);
+		return st;
+	}
+	st = describe_field(in, "instanceId", &s, err);
 	free(s);
 	return st;
 }
@@ -393,14 +427,99 @@ static enum go_status op_stop(struct instance *in, struct strbuf *err)
 
 static enum go_status op_address(struct instance *in, char **res, struct strbuf *err)
 {
-	enum go_status st = describe_field(in, "ipAddress", res, err);
+	struct awsp *p = in->priv;
+	int private_ip = p->reach && !strcmp(p->reach, "private_ip");
+	enum go_status st;
+	*res = NULL;
+	if (p->reach && !strcmp(p->reach, "host"))
+		return GO_OK;   /* the hosts entry's own address (a bastion, a VPN name, a test) */
+	st = describe_field(in, private_ip ? "privateIpAddress" : "ipAddress", res, err);
 	if (st == GO_OK && (!*res || !**res)) {
 		free(*res);
 		*res = NULL;
-		st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 instance %s has no public IP address",
-			     in->host, ((struct awsp *)in->priv)->instance_id);
+		st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 instance %s has no %s IP address (\"reach\": "
+			     "\"private_ip\" or \"host\" reaches it another way)", in->host,
+			     p->instance_id, private_ip ? "private" : "public");
 	}
 	return st;
+}
+
+/* RunInstances: one instance of the launch spec, its id taken */
+static enum go_status op_launch(struct instance *in, struct strbuf *err)
+{
+	struct awsp *p = in->priv;
+	struct strbuf q = STRBUF_INIT;
+	char *name = xstrfmt("gpuorch-%s", in->host), *id = NULL;
+	xmlDoc *d = NULL;
+	xmlNode *set;
+	enum go_status st;
+	int i;
+
+	add_param(&q, NULL, "ImageId", p->image_id);
+	add_param(&q, NULL, "InstanceType", p->instance_type);
+	add_param(&q, NULL, "MinCount", "1");
+	add_param(&q, NULL, "MaxCount", "1");
+	/* the guard's shutdown ends it for good: no stopped instance left behind */
+	add_param(&q, NULL, "InstanceInitiatedShutdownBehavior", "terminate");
+	if (p->key_name)
+		add_param(&q, NULL, "KeyName", p->key_name);
+	if (p->subnet_id)
+		add_param(&q, NULL, "SubnetId", p->subnet_id);
+	for (i = 0; p->security_groups && p->security_groups[i]; i++) {
+		char *k = xstrfmt("SecurityGroupId.%d", i + 1);
+		add_param(&q, NULL, k, p->security_groups[i]);
+		free(k);
+	}
+	if (p->market && !strcmp(p->market, "spot")) {
+		add_param(&q, NULL, "InstanceMarketOptions.MarketType", "spot");
+		add_param(&q, NULL, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
+		add_param(&q, NULL, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior",
+			  "terminate");
+		if (p->spot_max_price)
+			add_param(&q, NULL, "InstanceMarketOptions.SpotOptions.MaxPrice", p->spot_max_price);
+	}
+	add_param(&q, NULL, "TagSpecification.1.ResourceType", "instance");
+	add_param(&q, NULL, "TagSpecification.1.Tag.1.Key", "Name");
+	add_param(&q, NULL, "TagSpecification.1.Tag.1.Value", name);
+	add_param(&q, NULL, "TagSpecification.1.Tag.2.Key", "gpuorch:host");
+	add_param(&q, NULL, "TagSpecification.1.Tag.2.Value", in->host);
+	st = call_with(in, "RunInstances", q.buf, &d, err);
+	if (st == GO_OK) {
+		set = find(xmlDocGetRootElement(d), "instancesSet");
+		id = set ? text_of(set, "instanceId") : NULL;
+		if (!id || strncmp(id, "i-", 2))
+			st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 RunInstances answered without an instance "
+				     "id: check the account's EC2 console for an instance tagged %s",
+				     in->host, name);
+	}
+	if (st == GO_OK) {
+		free(p->instance_id);
+		p->instance_id = id;
+		id = NULL;
+	}
+	free(id);
+	if (d)
+		xmlFreeDoc(d);
+	free(name);
+	strbuf_release(&q);
+	return st;
+}
+
+static enum go_status op_terminate(struct instance *in, struct strbuf *err)
+{
+	return op_simple(in, "TerminateInstances", err);
+}
+
+static void op_adopt(struct instance *in, const char *id)
+{
+	struct awsp *p = in->priv;
+	free(p->instance_id);
+	p->instance_id = id ? xstrdup(id) : NULL;
+}
+
+static const char *op_id(const struct instance *in)
+{
+	return ((const struct awsp *)in->priv)->instance_id;
 }
 
 static void describe(const struct instance *in, FILE *f)
@@ -409,10 +528,19 @@ static void describe(const struct instance *in, FILE *f)
 	fprintf(f, "    instance: provider aws (EC2 Query API %s, SigV4 aws:amz:%s:ec2), price %.4g/h, "
 		"idle guard %s, after_run %s\n", EC2_VERSION, p->region, in->price_per_hour,
 		in->idle_stop_min > 0 ? "on" : "off", after_run_name(in->after_run));
+	const char *id = p->instance_id ? p->instance_id : "(the launched one)";
 	fprintf(f, "      endpoint %s\n", p->endpoint ? p->endpoint : "https://ec2.REGION.amazonaws.com/");
-	fprintf(f, "      status   DescribeInstances InstanceId.1=%s\n", p->instance_id);
-	fprintf(f, "      start    StartInstances InstanceId.1=%s\n", p->instance_id);
-	fprintf(f, "      stop     StopInstances InstanceId.1=%s\n", p->instance_id);
+	if (in->launch)
+		fprintf(f, "      launch   RunInstances ImageId=%s InstanceType=%s%s%s MinCount=1 MaxCount=1 "
+			"InstanceInitiatedShutdownBehavior=terminate%s%s%s\n", p->image_id, p->instance_type,
+			p->key_name ? " KeyName=" : "", p->key_name ? p->key_name : "",
+			p->market && !strcmp(p->market, "spot") ? " MarketType=spot" : "",
+			p->spot_max_price ? " MaxPrice=" : "", p->spot_max_price ? p->spot_max_price : "");
+	fprintf(f, "      status   DescribeInstances InstanceId.1=%s\n", id);
+	fprintf(f, "      start    StartInstances InstanceId.1=%s\n", id);
+	fprintf(f, "      stop     StopInstances InstanceId.1=%s\n", id);
+	if (in->launch)
+		fprintf(f, "      end      TerminateInstances InstanceId.1=%s\n", id);
 }
 
 static const struct provider_ops aws_ops = {
@@ -422,6 +550,10 @@ static const struct provider_ops aws_ops = {
 	.start = op_start,
 	.stop = op_stop,
 	.address = op_address,
+	.launch = op_launch,
+	.terminate = op_terminate,
+	.adopt = op_adopt,
+	.id = op_id,
 	.describe = describe,
 	.release = release,
 };
@@ -431,17 +563,64 @@ enum go_status provider_aws_load(struct instance *in, const struct cfg *c)
 	static const char *const keys[] = {
 		"provider", "price_per_hour", "idle_stop_min", "max_lifetime_min", "after_run",
 		"timeout_s", "retries", "start_timeout_s", "ssh_timeout_s", "poll_s", "guard_action",
-		"instance_id", "region", "endpoint", "profile", NULL,
+		"instance_id", "region", "endpoint", "profile", "reach", "launch", NULL,
+	};
+	static const char *const lkeys[] = {
+		"image_id", "instance_type", "key_name", "subnet_id", "security_group_ids", "market",
+		"spot_max_price", NULL,
 	};
 	struct awsp *p = xcalloc(1, sizeof(*p));
+	const cJSON *launch = cJSON_GetObjectItemCaseSensitive(c->obj, "launch");
 	enum go_status st;
 	in->priv = p;
 	in->ops = &aws_ops;
-	if ((st = cfg_keys(c, keys)) || (st = cfg_require(c, "instance_id")) ||
-	    (st = cfg_require(c, "region")) || (st = cfg_str(c, "instance_id", &p->instance_id)) ||
+	if ((st = cfg_keys(c, keys)) || (st = cfg_require(c, "region")) ||
+	    (st = cfg_str(c, "instance_id", &p->instance_id)) ||
 	    (st = cfg_str(c, "region", &p->region)) || (st = cfg_str(c, "endpoint", &p->endpoint)) ||
-	    (st = cfg_str(c, "profile", &p->profile)))
+	    (st = cfg_str(c, "profile", &p->profile)) || (st = cfg_str(c, "reach", &p->reach)))
 		return st;
+	if (p->reach && strcmp(p->reach, "public_ip") && strcmp(p->reach, "private_ip") &&
+	    strcmp(p->reach, "host"))
+		return cfg_bad(c, "reach", "'%s' is not one of \"public_ip\", \"private_ip\", \"host\"", p->reach);
+	if (launch && p->instance_id)
+		return cfg_bad(c, "launch", "give either \"instance_id\" (an instance that exists) or "
+			       "\"launch\" (gpuorch creates one), not both");
+	if (!launch && !p->instance_id)
+		return cfg_bad(c, "instance_id", "missing: name the instance (\"instance_id\": \"i-...\") "
+			       "or let gpuorch create one (\"launch\": {\"image_id\": ..., \"instance_type\": ...})");
+	if (launch) {
+		struct strbuf path = STRBUF_INIT;
+		struct cfg lc = *c;
+		double price = 0;
+		strbuf_addf(&path, "%s.launch", c->path);
+		lc.path = path.buf;
+		lc.obj = launch;
+		if (!cJSON_IsObject(launch))
+			st = cfg_bad(c, "launch", "must be an object: {\"image_id\": \"ami-...\", "
+				     "\"instance_type\": \"g6.xlarge\", ...}");
+		if (!st && !(st = cfg_keys(&lc, lkeys)) && !(st = cfg_require(&lc, "image_id")) &&
+		    !(st = cfg_require(&lc, "instance_type")) && !(st = cfg_str(&lc, "image_id", &p->image_id)) &&
+		    !(st = cfg_str(&lc, "instance_type", &p->instance_type)) &&
+		    !(st = cfg_str(&lc, "key_name", &p->key_name)) &&
+		    !(st = cfg_str(&lc, "subnet_id", &p->subnet_id)) &&
+		    !(st = cfg_str(&lc, "market", &p->market)) &&
+		    !(st = cfg_argv(&lc, "security_group_ids", &p->security_groups)) &&
+		    !(st = cfg_num(&lc, "spot_max_price", 0.0001, 10000, &price))) {
+			if (strncmp(p->image_id, "ami-", 4))
+				st = cfg_bad(&lc, "image_id", "'%s' is not an AMI id (ami-...)", p->image_id);
+			else if (p->market && strcmp(p->market, "spot") && strcmp(p->market, "on-demand"))
+				st = cfg_bad(&lc, "market", "'%s' is not \"on-demand\" or \"spot\"", p->market);
+			else if (price > 0 && !(p->market && !strcmp(p->market, "spot")))
+				st = cfg_bad(&lc, "spot_max_price", "is only for \"market\": \"spot\"");
+			else if (price > 0)
+				p->spot_max_price = xstrfmt("%g", price);
+		}
+		strbuf_release(&path);
+		if (st)
+			return st;
+		in->launch = 1;
+		return GO_OK;
+	}
 	if (strncmp(p->instance_id, "i-", 2))
 		return cfg_bad(c, "instance_id", "'%s' is not an EC2 instance id (i-...)", p->instance_id);
 	if (strspn(p->region, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(p->region))

@@ -32,11 +32,25 @@ static void task_main(void *arg)
 	} else {
 		time_t since;
 		double price;
+		enum after_run what = AFTER_STOP;
+		if (L->in->launch) {
+			/* the one gpuorch launched: ended (terminated) unless after_run says stop */
+			char *id = ledger_launched_id(L->h->name);
+			if (!id) {
+				strbuf_addf(&t->log, "%s: no instance launched by gpuorch\n", L->h->name);
+				t->st = GO_OK;
+				return;
+			}
+			L->in->ops->adopt(L->in, id);
+			free(id);
+			L->launched = 1;
+			what = L->in->after_run == AFTER_STOP ? AFTER_STOP : AFTER_TERMINATE;
+		}
 		if (ledger_read(L->h->name, &since, &price)) {
 			L->started = 1;
 			L->t_start_req = since;
 		}
-		t->st = life_down(L, AFTER_STOP, t->accept_new, &t->log, &t->err);
+		t->st = life_down(L, what, t->accept_new, &t->log, &t->err);
 	}
 }
 
@@ -44,7 +58,19 @@ static int print_status(struct inst_life *L)
 {
 	struct strbuf err = STRBUF_INIT;
 	enum inst_state s = INST_UNKNOWN;
-	enum go_status st = L->in->ops->status(L->in, &s, &err);
+	enum go_status st;
+	if (L->in->launch) {
+		char *id = ledger_launched_id(L->h->name);
+		if (!id) {
+			printf("%s  %s  none (gpuorch launches one for the next run)\n", L->h->name,
+			       L->in->ops->name);
+			return 1;
+		}
+		L->in->ops->adopt(L->in, id);
+		printf("%s  %s  launched %s\n", L->h->name, L->in->ops->name, id);
+		free(id);
+	}
+	st = L->in->ops->status(L->in, &s, &err);
 	time_t since;
 	double price;
 	int known = ledger_read(L->h->name, &since, &price);
@@ -112,7 +138,8 @@ int hosts_cloud_verb(const char *verb, struct hosts *hs, int accept_new)
 				printf("%s: up at %s:%d%s\n", L->h->name, L->h->address, L->h->port,
 				       L->guarded ? "" : " (no guard)");
 			else if (L->started)
-				printf("%s: stopped; billed %.0f s, cost %.4f\n", L->h->name,
+				printf("%s: %s; billed %.0f s, cost %.4f\n", L->h->name,
+				       L->done == AFTER_TERMINATE ? "terminated" : "stopped",
 				       life_seconds(L, time(NULL)), life_cost(L, time(NULL)));
 		} else {
 			int code = go_exit_code(t->st);

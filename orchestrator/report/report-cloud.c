@@ -26,8 +26,14 @@ void rpt_section_instances(struct rpt_ctx *c)
 		strbuf_addstr(md, " | ");
 		rpt_md_cell_n(md, rr_str(x, "provider"), 20);
 		strbuf_addstr(md, " | ");
-		rpt_md_cell_n(md, rr_str(x, "state_before"), 20);
-		strbuf_addf(md, " | %s | ", started ? "yes" : "no");
+		if (rr_true(x, "launched_by_gpuorch")) {
+			strbuf_addstr(md, "none: launched ");
+			rpt_md_code(md, rr_str(x, "instance_id"));
+			strbuf_addstr(md, " | yes (launched) | ");
+		} else {
+			rpt_md_cell_n(md, rr_str(x, "state_before"), 20);
+			strbuf_addf(md, " | %s | ", started ? "yes" : "no");
+		}
 		rpt_md_cell_n(md, rr_str(x, "after_run"), 20);
 		if (started && rr_num(x, "billed_s", &v))
 			strbuf_addf(md, " | %.0f s", v);

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "core/banned.h"
 
@@ -28,10 +29,18 @@ void record_init(struct record *r, const char *dir, cJSON *root)
 void record_release(struct record *r)
 {
 	cJSON_Delete(r->root);
+	if (r->jfd >= 0) {
+		/* empty: everything is in run.json; a finished run keeps no journal */
+		struct stat sb;
+		if (fstat(r->jfd, &sb) == 0 && sb.st_size == 0) {
+			char *j = xstrfmt("%s/%s", r->dir, RUNJOURNAL_NAME);
+			unlink(j);
+			free(j);
+		}
+		close(r->jfd);
+	}
 	free(r->dir);
 	free(r->path);
-	if (r->jfd >= 0)
-		close(r->jfd);
 	pthread_mutex_destroy(&r->jlock);
 	pthread_mutex_destroy(&r->lock);
 }
