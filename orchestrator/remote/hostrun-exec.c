@@ -347,6 +347,7 @@ enum go_status hr_execute(struct hostrun *hr)
 			break;
 		journal_resync(&es.j);
 		strbuf_reset(&err);
+		remote_start_info_release(&es.info);
 		st = remote_runner_follow(hr->conn, &rr, es.j.offset, on_bytes, &es,
 					  left > 1000 ? (int)left : 1000, &es.info, &err);
 		if (es.info.runner[0] && rr.expect_sig) {

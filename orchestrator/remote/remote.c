@@ -165,7 +165,7 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 	char num[32];
 	enum go_status st;
 
-	remote_start_info_release(info);
+	memset(info, 0, sizeof(*info));
 	memset(&fs, 0, sizeof(fs));
 	fs.fn = on_out;
 	fs.ctx = ctx;

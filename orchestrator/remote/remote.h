@@ -50,8 +50,9 @@ struct remote_start_info {
  * GO_ERR_NOT_FOUND: the content is not on the host: its directory and its
  * manifest now exist; upload a tar of info->missing (blobs_tar) as
  * CONTENT_DIR/blobs.tar and call again (info->content_absent), or the host
- * changed since the kept probe (info->probe_stale). info is released and
- * filled again by each call; remote_start_info_release() frees it. */
+ * changed since the kept probe (info->probe_stale). info is filled anew by
+ * each call (release what an earlier call left in it first, with
+ * remote_start_info_release()). */
 enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runner *r,
 				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
 				    struct remote_start_info *info, struct strbuf *err);

@@ -78,13 +78,74 @@ static void record_tests(void)
 	      "'%s'", sb.buf);
 	free(path);
 	path = xstrfmt("%s/logs/h1", dir);
-	/* no temporary file is left beside what was written */
-	CHECK(entries(path) == 1 && entries(dir) == 2,
+	/* no temporary file is left beside what was written (run.json, logs/, the open journal) */
+	CHECK(entries(path) == 1 && entries(dir) == 3,
 	      "nothing half-written is left beside run.json or the log", "%d in logs/h1, %d in the run",
 	      entries(path), entries(dir));
 	free(path);
 	record_release(&r);
+	CHECK(entries(dir) == 2, "a finished record keeps no journal (it was empty)", "%d entries", entries(dir));
 	free(dir);
+	strbuf_release(&err);
+	strbuf_release(&sb);
+}
+
+/* The journal: host saves append a line each, readers apply them, a whole save empties it. */
+static void journal_tests(void)
+{
+	struct record r;
+	struct strbuf err = STRBUF_INIT, sb = STRBUF_INIT;
+	char *dir = xstrfmt("%s/jrun", tmp), *jpath = xstrfmt("%s/jrun/journal.jsonl", tmp);
+	cJSON *back = NULL, *h0, *h1;
+	int fd;
+
+	fs_mkdir_p(dir, 0755, &err);
+	record_init(&r, dir, cJSON_Parse("{\"status\": \"running\", \"hosts\": [{\"name\": \"a\", \"phases\": []},"
+					  " {\"name\": \"b\", \"phases\": []}]}"));
+	CHECK(record_save(&r, &err) == GO_OK, "the start: run.json whole", "%s", err.buf);
+	h0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r.root, "hosts"), 0);
+	h1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r.root, "hosts"), 1);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(h0, "phases"), cJSON_CreateString("connect"));
+	CHECK(record_save_host(&r, 0, h0, &err) == GO_OK, "a host save", "%s", err.buf);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(h1, "phases"), cJSON_CreateString("connect"));
+	CHECK(record_save_host(&r, 1, h1, &err) == GO_OK, "another host's save", "%s", err.buf);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(h0, "phases"), cJSON_CreateString("build"));
+	CHECK(record_save_host(&r, 0, h0, &err) == GO_OK, "the first host again", "%s", err.buf);
+	strbuf_reset(&sb);
+	CHECK(fs_read_file(jpath, &sb, &err) == GO_OK && sb.len > 0 && sb.buf[sb.len - 1] == '\n' &&
+	      strstr(sb.buf, "{\"ev\":\"host\",\"host\":0,") == sb.buf,
+	      "three whole lines, the first of host 0", "'%.60s'", sb.buf);
+	CHECK(store_load_record(dir, &back, &err) == GO_OK &&
+	      cJSON_GetArraySize(json_path(back, "hosts.0.phases")) == 2 &&
+	      cJSON_GetArraySize(json_path(back, "hosts.1.phases")) == 1,
+	      "a reader sees run.json plus the journal: the last line of each host wins", "%s", err.buf);
+	cJSON_Delete(back);
+	back = NULL;
+	/* a line cut by a crash, and lines that are not ours, are skipped */
+	fd = open(jpath, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0 && write(fd, "{\"ev\":\"host\",\"host\":9,\"record\":{}}\n{\"ev\":\"host\",\"host\":1,\"rec", 50) == 50,
+	      "a torn and an out-of-range line appended", "fd %d", fd);
+	if (fd >= 0)
+		close(fd);
+	CHECK(store_load_record(dir, &back, &err) == GO_OK &&
+	      cJSON_GetArraySize(json_path(back, "hosts.1.phases")) == 1 &&
+	      cJSON_GetArraySize(cJSON_GetObjectItem(back, "hosts")) == 2,
+	      "the torn line and the unknown host are ignored", "%s", err.buf);
+	cJSON_Delete(back);
+	back = NULL;
+	CHECK(record_save(&r, &err) == GO_OK && fs_read_file(jpath, &sb, &err) == GO_OK,
+	      "the end: run.json whole again", "%s", err.buf);
+	strbuf_reset(&sb);
+	CHECK(fs_read_file(jpath, &sb, &err) == GO_OK && sb.len == 0, "the journal is emptied by a whole save",
+	      "%zu bytes", sb.len);
+	CHECK(store_load_record(dir, &back, &err) == GO_OK &&
+	      cJSON_GetArraySize(json_path(back, "hosts.0.phases")) == 2,
+	      "run.json alone now holds every phase", "%s", err.buf);
+	cJSON_Delete(back);
+	record_release(&r);
+	CHECK(access(jpath, F_OK) != 0, "and the empty journal is gone once the record is released", "%s", jpath);
+	free(dir);
+	free(jpath);
 	strbuf_release(&err);
 	strbuf_release(&sb);
 }
@@ -200,6 +261,7 @@ int main(void)
 		return 1;
 	}
 	record_tests();
+	journal_tests();
 	summary_tests();
 	fs_remove_tree(tmp);
 	return check_summary();
