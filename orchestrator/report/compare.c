@@ -50,17 +50,44 @@ static void resources_of(const cJSON *host, struct figure *f)
 	}
 }
 
+/* A new figure of step s of host h, its identity and context filled in. */
+static struct figure *new_figure(struct figures *out, int *cap, const cJSON *run, const cJSON *h,
+				 const cJSON *s)
+{
+	const cJSON *info = cJSON_GetObjectItem(h, "info"), *res = cJSON_GetObjectItem(s, "result");
+	struct figure *f;
+	if (out->n == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		out->v = xrealloc(out->v, (size_t)*cap * sizeof(*out->v));
+	}
+	f = &out->v[out->n++];
+	memset(f, 0, sizeof(*f));
+	f->run_id = json_str(run, "run_id");
+	f->commit = json_str(json_path(run, "provenance.git"), "commit");
+	f->host = json_str(h, "name");
+	f->gpu = json_str(info, "gpu_name");
+	f->compute_cap = json_str(info, "compute_cap");
+	f->program = json_str(s, "program");
+	f->problem = json_str(s, "problem");
+	f->arch = json_str(s, "arch");
+	f->role = json_str(s, "role");
+	f->status = json_str(s, "status");
+	f->result_status = json_str(res, "status");
+	f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
+	f->driver = json_str(info, "driver");
+	f->median_us = f->min_us = f->max_us = f->tflops = f->gbps = NAN;
+	f->registers = f->spill_bytes = f->smem_bytes = -1;
+	return f;
+}
+
 void figures_of_run(const cJSON *run, struct figures *out)
 {
 	const cJSON *h, *s;
-	const char *run_id = json_str(run, "run_id");
-	const char *commit = json_str(json_path(run, "provenance.git"), "commit");
 	int cap = 0;
 
 	out->v = NULL;
 	out->n = 0;
 	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts")) {
-		const cJSON *info = cJSON_GetObjectItem(h, "info");
 		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
 			struct figure *f;
 			const cJSON *res = cJSON_GetObjectItem(s, "result");
@@ -71,23 +98,7 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			if (!json_path(res, METRIC_MEDIAN_PATH) &&
 			    cJSON_GetArraySize(cJSON_GetObjectItem(res, "figures")) > 0)
 				continue;
-			if (out->n == cap) {
-				cap = cap ? 2 * cap : 8;
-				out->v = xrealloc(out->v, (size_t)cap * sizeof(*out->v));
-			}
-			f = &out->v[out->n++];
-			memset(f, 0, sizeof(*f));
-			f->run_id = run_id;
-			f->commit = commit;
-			f->host = json_str(h, "name");
-			f->gpu = json_str(info, "gpu_name");
-			f->compute_cap = json_str(info, "compute_cap");
-			f->program = json_str(s, "program");
-			f->problem = json_str(s, "problem");
-			f->arch = json_str(s, "arch");
-			f->role = json_str(s, "role");
-			f->status = json_str(s, "status");
-			f->result_status = json_str(res, "status");
+			f = new_figure(out, &cap, run, h, s);
 			f->check_status = rr_str(rr_find_step(h, "correctness", f->program, f->problem,
 							    NULL, NULL), "status");
 			f->median_us = rr_num_or_nan(res, METRIC_MEDIAN_PATH);
@@ -96,8 +107,6 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			f->tflops = rr_num_or_nan(res, "model.tflops");
 			f->gbps = rr_num_or_nan(res, "model.gbps");
 			f->samples_at = json_path(res, "timing.samples_at");
-			f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
-			f->driver = json_str(info, "driver");
 			if (cJSON_IsArray(samples) && cJSON_GetArraySize(samples) > 0) {
 				f->samples = xcalloc((size_t)cJSON_GetArraySize(samples), sizeof(double));
 				cJSON_ArrayForEach(x, samples)
@@ -108,7 +117,6 @@ void figures_of_run(const cJSON *run, struct figures *out)
 		}
 	}
 	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts")) {
-		const cJSON *info = cJSON_GetObjectItem(h, "info");
 		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
 			const cJSON *res = cJSON_GetObjectItem(s, "result"), *x;
 			const int kt = rr_streq(json_str(s, "kind"), "kernel_timing");
@@ -129,27 +137,7 @@ void figures_of_run(const cJSON *run, struct figures *out)
 					continue;
 				if (!rr_num(x, named == res ? "median_us" : "value", &v))
 					continue;
-				if (out->n == cap) {
-					cap = cap ? 2 * cap : 8;
-					out->v = xrealloc(out->v, (size_t)cap * sizeof(*out->v));
-				}
-				f = &out->v[out->n++];
-				memset(f, 0, sizeof(*f));
-				f->run_id = run_id;
-				f->commit = commit;
-				f->host = json_str(h, "name");
-				f->gpu = json_str(info, "gpu_name");
-				f->compute_cap = json_str(info, "compute_cap");
-				f->program = json_str(s, "program");
-				f->problem = json_str(s, "problem");
-				f->arch = json_str(s, "arch");
-				f->role = json_str(s, "role");
-				f->status = json_str(s, "status");
-				f->result_status = json_str(res, "status");
-				f->median_us = f->min_us = f->max_us = f->tflops = f->gbps = NAN;
-				f->registers = f->spill_bytes = f->smem_bytes = -1;
-				f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
-				f->driver = json_str(info, "driver");
+				f = new_figure(out, &cap, run, h, s);
 				f->value = v;
 				if (named == res) {
 					/* the kernel's key plus the field: one name for gates, history, find */

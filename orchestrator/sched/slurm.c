@@ -448,19 +448,15 @@ enum go_status slurm_get_job(struct slurm_client *c, long id, struct slurm_job *
 	return st;
 }
 
-enum go_status slurm_get_jobs(struct slurm_client *c, const long *ids, int n,
-			      struct slurm_job *out, struct strbuf *err)
+/* GET /jobs: every job Slurm lists now, for fn to read one by one */
+static enum go_status each_job(struct slurm_client *c, void (*fn)(const cJSON *job, void *arg),
+			       void *arg, struct strbuf *err)
 {
 	cJSON *j = NULL;
 	const cJSON *arr, *it;
 	char *path;
-	int i;
 	enum go_status st = need_version(c, err);
 
-	for (i = 0; i < n; i++) {
-		memset(&out[i], 0, sizeof(out[i]));
-		out[i].id = ids[i];
-	}
 	if (st != GO_OK)
 		return st;
 	path = vpath(c, "jobs", NULL);
@@ -469,52 +465,70 @@ enum go_status slurm_get_jobs(struct slurm_client *c, const long *ids, int n,
 	if (st == GO_OK && !cJSON_IsArray(arr))
 		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: GET %s: the reply has no jobs[]",
 			     c->http.label, path);
-	if (st == GO_OK) {
-		cJSON_ArrayForEach(it, arr) {
-			long id = (long)json_num(it, "job_id", 0);
-			for (i = 0; i < n; i++)
-				if (ids[i] == id) {
-					c->ad->job(it, &out[i]);
-					break;
-				}
-		}
-	}
+	if (st == GO_OK)
+		cJSON_ArrayForEach(it, arr)
+			fn(it, arg);
 	cJSON_Delete(j);
 	free(path);
 	return st;
 }
 
+struct by_id {
+	struct slurm_client *c;
+	const long *ids;
+	int n;
+	struct slurm_job *out;
+};
+
+static void take_by_id(const cJSON *job, void *arg)
+{
+	struct by_id *b = arg;
+	long id = (long)json_num(job, "job_id", 0);
+	int i;
+	for (i = 0; i < b->n; i++)
+		if (b->ids[i] == id) {
+			b->c->ad->job(job, &b->out[i]);
+			break;
+		}
+}
+
+enum go_status slurm_get_jobs(struct slurm_client *c, const long *ids, int n,
+			      struct slurm_job *out, struct strbuf *err)
+{
+	struct by_id b = { c, ids, n, out };
+	int i;
+	for (i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].id = ids[i];
+	}
+	return each_job(c, take_by_id, &b, err);
+}
+
+struct by_name {
+	char *const *names;
+	int n;
+	long *ids;
+};
+
+static void take_by_name(const cJSON *job, void *arg)
+{
+	struct by_name *b = arg;
+	const char *name = json_str(job, "name");
+	long id = (long)json_num(job, "job_id", 0);
+	int i;
+	for (i = 0; name && id > 0 && i < b->n; i++)
+		if (b->names[i] && !strcmp(b->names[i], name) && id > b->ids[i])
+			b->ids[i] = id;   /* the newest of that name */
+}
+
 enum go_status slurm_find_jobs(struct slurm_client *c, char *const *names, int n, long *ids,
 			       struct strbuf *err)
 {
-	cJSON *j = NULL;
-	const cJSON *arr, *it;
-	char *path;
+	struct by_name b = { names, n, ids };
 	int i;
-	enum go_status st = need_version(c, err);
-
 	for (i = 0; i < n; i++)
 		ids[i] = 0;
-	if (st != GO_OK)
-		return st;
-	path = vpath(c, "jobs", NULL);
-	st = call(c, "GET", path, NULL, &j, err);
-	arr = cJSON_GetObjectItemCaseSensitive(j, "jobs");
-	if (st == GO_OK && !cJSON_IsArray(arr))
-		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: GET %s: the reply has no jobs[]",
-			     c->http.label, path);
-	if (st == GO_OK) {
-		cJSON_ArrayForEach(it, arr) {
-			const char *name = json_str(it, "name");
-			long id = (long)json_num(it, "job_id", 0);
-			for (i = 0; name && id > 0 && i < n; i++)
-				if (names[i] && !strcmp(names[i], name) && id > ids[i])
-					ids[i] = id;   /* the newest of that name */
-		}
-	}
-	cJSON_Delete(j);
-	free(path);
-	return st;
+	return each_job(c, take_by_name, &b, err);
 }
 
 enum go_status slurm_cancel(struct slurm_client *c, long id, struct strbuf *err)
