@@ -614,11 +614,14 @@ static long resumed_job(const struct hostrun *hr, const char *name)
 	cJSON_ArrayForEach(h, rr_arr(hr->ctx->resumed, "hosts")) {
 		if (!rr_streq(rr_str(h, "name"), hr->h->name))
 			continue;
+		long last = 0;
 		cJSON_ArrayForEach(e, rr_arr(rr_obj(h, "scheduler"), "jobs")) {
 			double id;
+			/* the last of that name: a withdrawn or requeued job was submitted again */
 			if (rr_streq(rr_str(e, "name"), name) && rr_num(e, "job_id", &id) && id > 0)
-				return (long)id;
+				last = (long)id;
 		}
+		return last;
 	}
 	return 0;
 }
