@@ -194,7 +194,7 @@ test_expect_success 'a controller killed (SIGKILL) after submitting, its job ids
 	test "$(jq_ $run/run.json status)" = running &&
 	# as if it died between its submits and recording them: the ids are found by the jobs names
 	: >$run/journal.jsonl &&
-	(cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain --resume $id) >res.out 2>&1;
+	(cd proj && SLURM_JWT=$tok timeout 120 "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain --resume $id) >res.out 2>&1;
 	echo "exit $?" >>res.out && cat res.out &&
 	grep "^exit 0" res.out &&
 	test "$(jq_ $run/run.json status)" = complete && test "$(jq_ $run/run.json outcome)" = passed &&
