@@ -28,7 +28,13 @@
  *   Shared memory: (128 + 2 * FA_STAGES * 128) * D * 2 bytes + 1.25 KB: 225 KB for D=128 (3 stages: 515
  *   TFLOPS at B4 H16 S4096 against 484 with 2, first H100 run), 145 KB for D=64 (4 stages).
  *
- *   TUNING (compile time): -DFA_PIPE=0|1, -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_PLANT_BUG=1 (negative control: V's
+ *   FA_PERSIST (default 2): a persistent grid (one CTA per SM walking the tiles; the producer loads the
+ *   next tile's Q and K/V while the consumers finish the last one) for non-causal problems: B16 H16
+ *   S512 D64 71.0 -> 64.4 us in the first H100 run, D128 S4k unchanged; for causal ones the static
+ *   tile walk balanced worse than the hardware's CTA scheduler (D128 S4k causal 552 -> 637 us), so
+ *   causal problems keep one CTA per tile (FA_PERSIST=1 forces it everywhere, 0 never).
+ *
+ *   TUNING (compile time): -DFA_PIPE=0|1, -DFA_PERSIST=0|1|2, -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_PLANT_BUG=1 (negative control: V's
  *   descriptor with LBO and SBO swapped: wrong results at D=64 and D=128).
  */
 #include "attn_common.cuh"
@@ -47,6 +53,9 @@ const char attn_kernel_name[] = "attn_wgmma";
 #endif
 #ifndef FA_PIPE
 #define FA_PIPE 1
+#endif
+#ifndef FA_PERSIST   /* 0: one CTA per tile; 1: persistent; 2: persistent unless causal */
+#define FA_PERSIST 2
 #endif
 
 constexpr int BM = 128, BN = 128, NTHREADS = 384;
@@ -336,6 +345,160 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 #endif
 }
 
+
+/* FA_PERSIST=1: one CTA per SM walks the (query block, b*h) tiles: tile t = blockIdx.x + k*gridDim.x,
+ * query blocks heaviest first when causal (b*h minor), else b*h major so that the CTAs running at
+ * once share K and V in L2. The producer runs on into the next tile's Q (once both consumer
+ * warpgroups released it: qempty) and K/V (the ring's stages and phases go on across tiles), so a
+ * tile's first loads overlap the previous tile's last GEMM and its epilogue. The consumer loop is
+ * FA_PIPE's. */
+template <int D>
+__global__ void __launch_bounds__(NTHREADS, 1)
+attn_wgmma_persist_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
+			  const __grid_constant__ CUtensorMap tmV, __half *__restrict__ O, int S, int BH,
+			  int causal, float scale_log2)
+{
+#if HP_DEVICE_OK
+	using C = fcfg<D>;
+	constexpr int ST = C::STAGES, DB = C::DB;
+	extern __shared__ unsigned char smem_raw[];
+	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+	unsigned char *sQ = smem, *sK = smem + C::Q_BYTES, *sV = sK + (size_t)ST * C::KV_BYTES;
+	uint64_t *qfull = (uint64_t *)(sV + (size_t)ST * C::KV_BYTES);
+	uint64_t *kfull = qfull + 1, *vfull = kfull + ST, *empty = vfull + ST, *qempty = empty + ST;
+	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+	const int nblk = (S + BM - 1) / BM, tiles = nblk * BH;
+
+	if (threadIdx.x == 0) {
+		mbar_init(qfull, 1);
+		mbar_init(qempty, 8);
+		for (int s = 0; s < ST; s++) {
+			mbar_init(&kfull[s], 1);
+			mbar_init(&vfull[s], 1);
+			mbar_init(&empty[s], 8);
+		}
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+	}
+	__syncthreads();
+
+	if (wg == 0) {
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+		if (tid == 0) {
+			int it = 0, n = 0;
+			for (int t = blockIdx.x; t < tiles; t += gridDim.x, n++) {
+				const int qblk = causal ? nblk - 1 - t / BH : t % nblk;
+				const int bh = causal ? t % BH : t / nblk, m0 = qblk * BM;
+				int ntiles = (S + BN - 1) / BN;
+				if (causal)
+					ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
+				mbar_wait(qempty, ((unsigned)n & 1u) ^ 1u);   /* the last tile's Q is no longer read */
+				mbar_expect_tx(qfull, C::Q_BYTES);
+#pragma unroll
+				for (int b = 0; b < DB; b++)
+					tma_load_3d(sQ + b * BM * 128, &tmQ, b * 64, m0, bh, qfull);
+				for (int j = 0; j < ntiles; j++, it++) {
+					const int s = it % ST;
+					mbar_wait(&empty[s], ((unsigned)(it / ST) & 1u) ^ 1u);
+					unsigned char *k = sK + (size_t)s * C::KV_BYTES, *v = sV + (size_t)s * C::KV_BYTES;
+					mbar_expect_tx(&kfull[s], C::KV_BYTES);
+#pragma unroll
+					for (int b = 0; b < DB; b++)
+						tma_load_3d(k + b * BN * 128, &tmK, b * 64, j * BN, bh, &kfull[s]);
+					mbar_expect_tx(&vfull[s], C::KV_BYTES);
+#pragma unroll
+					for (int b = 0; b < DB; b++)
+						tma_load_3d(v + b * BN * 128, &tmV, b * 64, j * BN, bh, &vfull[s]);
+				}
+			}
+		}
+		return;
+	}
+
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+	const int c = wg - 1, w = tid / 32, l = tid % 32;
+	const unsigned char *qa = sQ + c * 64 * 128;
+	int it = 0, n = 0;
+	for (int t = blockIdx.x; t < tiles; t += gridDim.x, n++) {
+		const int qblk = causal ? nblk - 1 - t / BH : t % nblk;
+		const int bh = causal ? t % BH : t / nblk, m0 = qblk * BM;
+		const int row0 = m0 + c * 64 + 16 * w + l / 4, row1 = row0 + 8;
+		int ntiles = (S + BN - 1) / BN;
+		if (causal)
+			ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
+		float o[D / 2], sc[BN / 2], alpha[2];
+		float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
+		uint32_t p[BN / 4];
+#pragma unroll
+		for (int i = 0; i < D / 2; i++)
+			o[i] = 0.f;
+
+		mbar_wait(qfull, (unsigned)n & 1u);
+		if (c == 1)
+			turn_pass(1);
+		{
+			const int s = it % ST;
+			mbar_wait(&kfull[s], (unsigned)(it / ST) & 1u);
+			turn_wait(c);
+			issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			if (!(c == 1 && ntiles == 1))
+				turn_pass(c);
+			wgmma_wait<0>();
+			softmax_tile(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+			pack_p(p, sc);
+		}
+		for (int j = 1; j < ntiles; j++) {
+			const int s = (it + j) % ST, sp = (it + j - 1) % ST;
+			mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
+			mbar_wait(&vfull[sp], (unsigned)((it + j - 1) / ST) & 1u);
+			turn_wait(c);
+			issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			issue_pv<D>(o, p, sV + (size_t)sp * C::KV_BYTES);
+			if (!(c == 1 && j == ntiles - 1))
+				turn_pass(c);
+			wgmma_wait<1>();
+			softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+			wgmma_wait<0>();
+			if (l == 0)
+				mbar_arrive(&empty[sp]);
+#pragma unroll
+			for (int i = 0; i < D / 2; i++)
+				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
+			pack_p(p, sc);
+		}
+		/* every Q·Kᵀ of the tile is done: the producer may load the next tile's Q */
+		if (l == 0)
+			mbar_arrive(qempty);
+		{
+			const int sl = (it + ntiles - 1) % ST;
+			mbar_wait(&vfull[sl], (unsigned)((it + ntiles - 1) / ST) & 1u);
+			issue_pv<D>(o, p, sV + (size_t)sl * C::KV_BYTES);
+			wgmma_wait<0>();
+			if (l == 0)
+				mbar_arrive(&empty[sl]);
+		}
+		it += ntiles;
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 1);
+			lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 2);
+		}
+		const float inv0 = lrow[0] > 0.f ? 1.f / lrow[0] : 0.f, inv1 = lrow[1] > 0.f ? 1.f / lrow[1] : 0.f;
+		__half *out = O + (size_t)bh * S * D;
+#pragma unroll
+		for (int i = 0; i < D / 2; i += 4) {
+			const int col = 8 * (i / 4) + 2 * (l % 4);
+			if (row0 < S)
+				*(__half2 *)(out + (size_t)row0 * D + col) = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
+			if (row1 < S)
+				*(__half2 *)(out + (size_t)row1 * D + col) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
+		}
+	}
+#else
+	(void)S; (void)BH; (void)causal; (void)scale_log2; (void)O;
+	__trap();
+#endif
+}
+
 /* ---- host ---- */
 
 struct fa_ws {
@@ -351,6 +514,7 @@ static int config_init()
 	hx_config_int("STAGES_D64", fcfg<64>::STAGES);
 	hx_config_int("STAGES_D128", fcfg<128>::STAGES);
 	hx_config_int("PIPE", FA_PIPE);
+	hx_config_int("PERSIST", FA_PERSIST);
 	return 0;
 }
 [[maybe_unused]] static const int config_done = config_init();
@@ -403,9 +567,23 @@ template <int D> static void launch(struct fa_ws *ws, const struct attn_problem 
 		ws->pq = b->q, ws->pk = b->k, ws->pv = b->v;
 		ws->B = p->B, ws->H = p->H, ws->S = p->S, ws->D = p->D;
 	}
-	dim3 grid((p->S + BM - 1) / BM, p->B * p->H);
-	attn_wgmma_kernel<D><<<grid, NTHREADS, fcfg<D>::SMEM, s>>>(ws->q, ws->k, ws->v, b->o, p->S, p->causal,
-								     p->scale * 1.4426950408889634f);
+	if (FA_PERSIST == 1 || (FA_PERSIST == 2 && !p->causal)) {
+		static int nsm = 0;
+		const int tiles = (p->S + BM - 1) / BM * p->B * p->H;
+		if (!nsm) {
+			int dev;
+			HX_CK(cudaGetDevice(&dev));
+			HX_CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+			HX_CK(cudaFuncSetAttribute(attn_wgmma_persist_kernel<D>,
+						   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fcfg<D>::SMEM));
+		}
+		attn_wgmma_persist_kernel<D><<<tiles < nsm ? tiles : nsm, NTHREADS, fcfg<D>::SMEM, s>>>(
+			ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f);
+	} else {
+		dim3 grid((p->S + BM - 1) / BM, p->B * p->H);
+		attn_wgmma_kernel<D><<<grid, NTHREADS, fcfg<D>::SMEM, s>>>(ws->q, ws->k, ws->v, b->o, p->S,
+									     p->causal, p->scale * 1.4426950408889634f);
+	}
 	HX_CK(cudaGetLastError());
 }
 
