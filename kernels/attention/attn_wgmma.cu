@@ -32,7 +32,8 @@
  *   next tile's Q and K/V while the consumers finish the last one) for non-causal problems: B16 H16
  *   S512 D64 71.0 -> 64.4 us in the first H100 run, D128 S4k unchanged; for causal ones the static
  *   tile walk balanced worse than the hardware's CTA scheduler (D128 S4k causal 552 -> 637 us), so
- *   causal problems keep one CTA per tile (FA_PERSIST=1 forces it everywhere, 0 never).
+ *   causal problems keep one CTA per tile (FA_PERSIST=1 forces it everywhere, 0 never). The persistent
+ *   kernel is always pipelined: FA_PIPE applies to the one-CTA-per-tile kernel only.
  *
  *   TUNING (compile time): -DFA_PIPE=0|1, -DFA_PERSIST=0|1|2, -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_PLANT_BUG=1 (negative control: V's
  *   descriptor with LBO and SBO swapped: wrong results at D=64 and D=128).
