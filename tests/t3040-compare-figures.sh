@@ -82,6 +82,17 @@ test_expect_success 'history --figure: the figure over the runs; a drop beyond t
 	test "$(jq_ hm.json points.1.step)" = gain && test "$(jq_ hm.json unit)" = ms
 '
 
+test_expect_success 'find --figure: the commit where a printed figure got worse, from the recorded runs' '
+	read A B <ids &&
+	ca=$(cd fproj && git rev-parse HEAD~1) && cb=$(cd fproj && git rev-parse HEAD) &&
+	(cd fproj && "$GPUORCH" find $ca..$cb figs --figure gflops --problem below --factor 1.25 --hosts ../hosts.json) >find.out 2>&1;
+	cat find.out &&
+	grep "bad (worse)" find.out &&
+	grep "^first worse commit: $cb" find.out &&
+	(cd fproj && test_expect_code 1 "$GPUORCH" find $ca..$cb figs --figure gflops --problem at-factor --factor 1.25 --hosts ../hosts.json) >same.out 2>&1;
+	cat same.out && grep "does not differ significantly from" same.out
+'
+
 test_expect_success 'history --figure NAME that no run has: exit 2, naming the figures there are' '
 	(cd fproj && test_expect_code 2 "$GPUORCH" history figs --figure gflps) 2>hn.err &&
 	grep "no run of .figs. has a figure .gflps.; its runs have gflops, ms" hn.err &&

@@ -25,6 +25,9 @@ static const char usage[] =
 	"    --hosts FILE             hosts inventory\n"
 	"    --host NAME              run on this host\n"
 	"    --program P, --problem Q the figure to follow\n"
+	"    --figure NAME            a figure the program printed, or a kernel's median\n"
+	"                             (kernel:KEY.median_us), instead of the timing; one\n"
+	"                             value a run: a change is a ratio beyond --factor\n"
 	"    --factor F               smallest ratio of medians called a change (default 1.05)\n"
 	"    --spec PATH              the spec's path in the repository (default: the path\n"
 	"                             recorded by the newest run of EXPERIMENT)\n"
@@ -40,6 +43,7 @@ static int find_exec(int argc, char **argv)
 		{ "hosts", required_argument, NULL, 'H' },
 		{ "host", required_argument, NULL, 'n' },
 		{ "program", required_argument, NULL, 'P' },
+		{ "figure", required_argument, NULL, 'F' },
 		{ "problem", required_argument, NULL, 'Q' },
 		{ "factor", required_argument, NULL, 'f' },
 		{ "spec", required_argument, NULL, 's' },
@@ -69,6 +73,7 @@ static int find_exec(int argc, char **argv)
 		case 'H': f.hosts_path = optarg; break;
 		case 'n': f.host = optarg; break;
 		case 'P': f.program = optarg; break;
+		case 'F': f.figure = optarg; break;
 		case 'Q': f.problem = optarg; break;
 		case 's': f.spec_path = optarg; break;
 		case 'R': reports = optarg; break;

@@ -167,6 +167,17 @@ void figures_release(struct figures *f)
 	f->n = 0;
 }
 
+int figure_is_named(const struct figure *f, const char *name)
+{
+	size_t n;
+	if (!f->name || !name)
+		return 0;
+	if (!strcmp(f->name, name))
+		return 1;
+	n = strlen(f->name);
+	return f->field && !strncmp(name, f->name, n) && name[n] == '.' && !strcmp(name + n + 1, f->field);
+}
+
 const char *compare_row_verdict(const struct cmp_row *r, int reproduce)
 {
 	const struct figure *f = r->a ? r->a : r->b;
@@ -229,36 +240,49 @@ static void add_int_change(struct strbuf *sb, const char *name, int a, int b)
 	strbuf_addf(sb, "%s %d -> %d", name, a, b);
 }
 
+int compare_named(const struct figure *a, const struct figure *b, double factor, struct stats_cmp *t)
+{
+	double ratio = a->value != 0 ? b->value / a->value : NAN;
+	int up, down;
+
+	memset(t, 0, sizeof(*t));
+	t->ratio = ratio;
+	t->p = NAN;
+	t->verdict = STATS_SAME;
+	if (isnan(ratio) || ratio < 0) {
+		t->verdict = STATS_INSUFFICIENT;
+		t->why = "a ratio of these values means nothing (zero or opposite signs)";
+		return 0;
+	}
+	t->why = "one value per run: the ratio rule alone";
+	up = ratio > factor;
+	down = ratio < 1.0 / factor;
+	if (a->better == METRIC_HIGHER_BETTER)
+		t->verdict = up ? STATS_FASTER : down ? STATS_SLOWER : STATS_SAME;
+	else if (a->better == METRIC_LOWER_BETTER)
+		t->verdict = down ? STATS_FASTER : up ? STATS_SLOWER : STATS_SAME;
+	else
+		return up || down;
+	return 0;
+}
+
 /* A named figure: the ratio rule alone, in its better direction. Exactly at
  * the factor is "same", as for timings ("beyond the factor"). */
 static void judge_named(struct cmp_row *r, const struct cmp_opts *o)
 {
 	const struct figure *a = r->a, *b = r->b;
-	double ratio = a->value != 0 ? b->value / a->value : NAN;
-	int up, down;
+	int moved = compare_named(a, b, o->factor, &r->t);
 
-	r->t.ratio = ratio;
-	r->t.p = NAN;
-	r->t.verdict = STATS_SAME;
 	if (!same_str(a->status, b->status))
 		add_change(&r->changes, "step", a->status, b->status);
 	if (!same_str(a->gpu, b->gpu))
 		strbuf_addf(&r->notes, "GPU differs: %s vs %s", figure_gpu_label(a), figure_gpu_label(b));
-	if (isnan(ratio) || ratio < 0) {
-		r->t.verdict = STATS_INSUFFICIENT;
-		r->t.why = "a ratio of these values means nothing (zero or opposite signs)";
+	if (r->t.verdict == STATS_INSUFFICIENT) {
 		r->verdict = r->changes.len ? CMP_DIFFERENT : CMP_INSUFFICIENT;
 		return;
 	}
-	up = ratio > o->factor;
-	down = ratio < 1.0 / o->factor;
-	if (a->better == METRIC_HIGHER_BETTER)
-		r->t.verdict = up ? STATS_FASTER : down ? STATS_SLOWER : STATS_SAME;
-	else if (a->better == METRIC_LOWER_BETTER)
-		r->t.verdict = down ? STATS_FASTER : up ? STATS_SLOWER : STATS_SAME;
-	else if (up || down)
-		strbuf_addf(&r->changes, "value x%.3f (no better direction declared)", ratio);
-	r->t.why = "one value per run: the ratio rule alone";
+	if (moved)
+		strbuf_addf(&r->changes, "value x%.3f (no better direction declared)", r->t.ratio);
 	if (r->t.verdict == STATS_SLOWER)
 		r->regression = 1;
 	if (is_pass(a->status) && !is_pass(b->status))

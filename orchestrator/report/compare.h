@@ -105,6 +105,14 @@ const char *compare_verdict_name(enum cmp_verdict v, int reproduce);
  * "verdict", "changes", "notes", "regression"}], "counts": {verdict: n},
  * "regressions"}; absent figures and numbers are null. */
 cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o);
+/* Named figures a (reference) and b: t->verdict FASTER means better and
+ * SLOWER worse, by the ratio beyond factor in a's better direction (exactly
+ * at the factor: SAME; t->p is NAN). Returns 1 when a figure with no better
+ * direction moved beyond the factor (t->verdict stays SAME). */
+int compare_named(const struct figure *a, const struct figure *b, double factor, struct stats_cmp *t);
+/* Figure f is the named figure NAME ("gflops", or "kernel:KEY.median_us";
+ * "kernel:KEY" alone is taken too). */
+int figure_is_named(const struct figure *f, const char *name);
 /* The verdict of a row as it reads: a named figure is "better" / "worse"
  * where a timing is "faster" / "slower". */
 const char *compare_row_verdict(const struct cmp_row *r, int reproduce);

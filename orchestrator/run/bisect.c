@@ -42,6 +42,8 @@ struct point {
 
 static int fig_matches(const struct finder *f, const struct figure *x)
 {
+	if (f->figure ? !figure_is_named(x, f->figure) || isnan(x->value) : x->name != NULL)
+		return 0;
 	if (f->program && (!x->program || strcmp(x->program, f->program)))
 		return 0;
 	if (f->problem && (!x->problem || strcmp(x->problem, f->problem)))
@@ -60,7 +62,7 @@ static int take_figure(const struct finder *f, struct point *p)
 	int i, found = 0;
 	figures_of_run(p->run, &fs);
 	for (i = 0; i < fs.n; i++) {
-		if (!found && fig_matches(f, &fs.v[i]) && fs.v[i].nsamples >= 2) {
+		if (!found && fig_matches(f, &fs.v[i]) && (f->figure || fs.v[i].nsamples >= 2)) {
 			p->fig = fs.v[i];
 			fs.v[i].samples = NULL;
 			found = 1;
@@ -142,8 +144,11 @@ out:
 
 static void judge(struct finder *f, const struct point *good, struct point *p, int want)
 {
-	stats_compare(good->fig.samples, good->fig.nsamples, p->fig.samples, p->fig.nsamples,
-		      STATS_DEFAULT_ALPHA, f->factor, &p->t);
+	if (f->figure)   /* one value a run: the ratio rule; "slower" is worse */
+		compare_named(&good->fig, &p->fig, f->factor, &p->t);
+	else
+		stats_compare(good->fig.samples, good->fig.nsamples, p->fig.samples, p->fig.nsamples,
+			      STATS_DEFAULT_ALPHA, f->factor, &p->t);
 	if (p->t.verdict == STATS_INSUFFICIENT) {
 		p->state = SKIPPED;
 		p->note = xstrdup(p->t.why ? p->t.why : "insufficient data");
@@ -179,7 +184,8 @@ static void print_evidence(const struct point *pts, int n)
 		else
 			printf("- | ");
 		printf("%s%s%s |\n", p->state == SAME ? "good (same as GOOD)" : p->state == CHANGED
-		       ? (p->t.verdict == STATS_SLOWER ? "bad (slower)" : "bad (faster)")
+		       ? (p->t.verdict == STATS_SLOWER ? (p->fig.name ? "bad (worse)" : "bad (slower)")
+			  : (p->fig.name ? "bad (better)" : "bad (faster)"))
 		       : p->state == SKIPPED ? "skipped" : "", p->note ? ": " : "",
 		       p->note ? p->note : "");
 	}
@@ -356,7 +362,8 @@ int find_main(struct finder *f, const char *range_arg)
 	}
 	print_evidence(pts, npts);
 	if (hi - lo == 1) {
-		printf("\nfirst %s commit: %s %s\n", want == STATS_SLOWER ? "slower" : "faster",
+		printf("\nfirst %s commit: %s %s\n", want == STATS_SLOWER ? (f->figure ? "worse" : "slower")
+		       : (f->figure ? "better" : "faster"),
 		       pts[hi].sha, pts[hi].subject);
 		printf("evidence: %s %s median ", f->program, f->problem);
 		{

@@ -11,6 +11,7 @@
 
 struct finder {
 	const char *experiment, *spec_path, *program, *problem, *root, *host, *hosts_path;
+	const char *figure;         /* a printed or kernel figure (compare.h) instead of the timing */
 	const char *target_gpu;     /* set by find_main */
 	double factor;
 	struct run_step_opts step;

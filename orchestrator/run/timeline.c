@@ -69,19 +69,6 @@ static int add_series(const char ***names, int *n, const char *name)
 	return (*n)++;
 }
 
-/* f is the named figure NAME ("gflops", or "kernel:KEY.median_us" for a
- * kernel's median: "kernel:KEY" alone is taken too) */
-static int is_named(const struct figure *f, const char *name)
-{
-	size_t n;
-	if (!f->name || !name)
-		return 0;
-	if (!strcmp(f->name, name))
-		return 1;
-	n = strlen(f->name);
-	return f->field && !strncmp(name, f->name, n) && name[n] == '.' && !strcmp(name + n + 1, f->field);
-}
-
 double timeline_value(const struct metric_def *m, const struct figure *f)
 {
 	if (!strcmp(m->name, "latency_us"))
@@ -179,7 +166,7 @@ int timeline_run(const struct timeline_opts *o)
 		int found = 0;
 		for (i = nr - 1; i >= 0 && !found; i--)
 			for (j = 0; j < figs[i].n && !found; j++)
-				if (is_named(&figs[i].v[j], fig) &&
+				if (figure_is_named(&figs[i].v[j], fig) &&
 				    (!program || rr_streq(figs[i].v[j].program, program)) &&
 				    (!problem || rr_streq(figs[i].v[j].problem, problem))) {
 					tflops = figs[i].v[j].better == METRIC_HIGHER_BETTER;
@@ -216,7 +203,7 @@ int timeline_run(const struct timeline_opts *o)
 				const struct figure *f = &figs[i].v[j];
 				if ((program && strcmp(f->program ? f->program : "", program)) ||
 				    (f->role && !strcmp(f->role, "baseline")) ||
-				    (fig ? !is_named(f, fig) : isnan(f->median_us) || f->name != NULL))
+				    (fig ? !figure_is_named(f, fig) : isnan(f->median_us) || f->name != NULL))
 					continue;
 				if (!program)
 					program = f->program;
@@ -247,7 +234,7 @@ int timeline_run(const struct timeline_opts *o)
 			if (!f->program || strcmp(f->program, program) || !f->problem ||
 			    strcmp(f->problem, problem))
 				continue;
-			if (fig ? !is_named(f, fig) || isnan(f->value)
+			if (fig ? !figure_is_named(f, fig) || isnan(f->value)
 				: f->name || isnan(f->median_us) || isnan(timeline_value(metric, f)))
 				continue;
 			s = add_series(&series, &nseries, figure_gpu_label(f));
