@@ -113,6 +113,26 @@ test_expect_success 'a spot instance kept after the run is taken up again by the
 	"$GPUORCH" hosts status --hosts spot.json | grep "none (gpuorch launches one"
 '
 
+test_expect_success 'after_run "stop": the launched instance is stopped (StopInstances), the next run starts it again (StartInstances); hosts down leaves it stopped' '
+	MOTO_PORT=$(cat moto.port) && hosts_json stop.json "$LAUNCH, \"after_run\": \"stop\"" &&
+	(cd proj && "$GPUORCH" run experiments/q.json --hosts ../stop.json --plain) >p1.out 2>&1 ||
+		{ cat p1.out; false; } &&
+	id=$(jq_ $(last_run_dir)/run.json hosts.0.instance.instance_id) &&
+	test "$(state_of $id)" = stopped && test "$(jq_ $(last_run_dir)/run.json hosts.0.instance.after_run)" = stop &&
+	"$GPUORCH" hosts status --hosts stop.json >p.st && cat p.st &&
+	grep "^e  aws  launched $id" p.st && grep "^e  aws  stopped" p.st &&
+	(cd proj && "$GPUORCH" run experiments/q.json --hosts ../stop.json --plain) >p2.out 2>&1 ||
+		{ cat p2.out; false; } &&
+	cat p2.out &&
+	grep "instance $id (launched by gpuorch before) is stopped" p2.out &&
+	grep "e: starting the instance (aws)" p2.out && ! grep "launching an instance" p2.out &&
+	test "$(jq_ $(last_run_dir)/run.json hosts.0.instance.instance_id)" = "$id" &&
+	test "$(jq_ $(last_run_dir)/run.json hosts.0.instance.started_by_gpuorch)" = true &&
+	test "$(state_of $id)" = stopped &&
+	"$GPUORCH" hosts down --hosts stop.json >pd.out && cat pd.out &&
+	test "$(state_of $id)" = stopped
+'
+
 test_expect_success 'an instance launched before and terminated outside gpuorch: the next run launches a new one' '
 	MOTO_PORT=$(cat moto.port) && hosts_json keep.json "$LAUNCH, \"after_run\": \"keep\"" &&
 	(cd proj && "$GPUORCH" run experiments/q.json --hosts ../keep.json --plain) >k1.out 2>&1 &&
