@@ -32,8 +32,8 @@
  *   next tile's Q and K/V while the consumers finish the last one) for non-causal problems: B16 H16
  *   S512 D64 71.0 -> 64.4 us in the first H100 run, D128 S4k unchanged; for causal ones the static
  *   tile walk balanced worse than the hardware's CTA scheduler (D128 S4k causal 552 -> 637 us), so
- *   causal problems keep one CTA per tile (FA_PERSIST=1 forces it everywhere, 0 never). The persistent
- *   kernel is always pipelined: FA_PIPE applies to the one-CTA-per-tile kernel only.
+ *   causal problems keep one CTA per tile (FA_PERSIST=1 forces it everywhere, 0 never). One kernel
+ *   does both: launched with a CTA per tile, each CTA walks a single tile.
  *
  *   TUNING (compile time): -DFA_PIPE=0|1, -DFA_PERSIST=0|1|2, -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_PLANT_BUG=1 (negative control: V's
  *   descriptor with LBO and SBO swapped: wrong results at D=64 and D=128).
@@ -187,175 +187,16 @@ __device__ __forceinline__ void pack_p(uint32_t (&p)[BN / 4], const float (&sc)[
 	}
 }
 
+/* The kernel: CTA blockIdx.x takes tiles t = blockIdx.x, blockIdx.x + gridDim.x, ... of the
+ * (query block, b*h) tiles, b*h major so that the CTAs running at once share K and V in L2, a
+ * head's query blocks heaviest first when causal (as the one-CTA-per-tile grid had them: its CTAs
+ * start in that order). Launched with one CTA per tile, each CTA does
+ * one; launched persistent (one CTA per SM), the producer runs on into the next tile's Q (once both
+ * consumer warpgroups released it: qempty) and K/V (the ring's stages and phases go on across
+ * tiles), so a tile's first loads overlap the previous tile's last GEMM and its epilogue. */
 template <int D>
 __global__ void __launch_bounds__(NTHREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
-		  const __grid_constant__ CUtensorMap tmV, __half *__restrict__ O, int S, int causal, float scale_log2)
-{
-#if HP_DEVICE_OK
-	using C = fcfg<D>;
-	constexpr int ST = C::STAGES, DB = C::DB;
-	extern __shared__ unsigned char smem_raw[];
-	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-	unsigned char *sQ = smem, *sK = smem + C::Q_BYTES, *sV = sK + (size_t)ST * C::KV_BYTES;
-	uint64_t *qfull = (uint64_t *)(sV + (size_t)ST * C::KV_BYTES);
-	uint64_t *kfull = qfull + 1, *vfull = kfull + ST, *empty = vfull + ST;
-	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-
-	const int qblk = causal ? (int)gridDim.x - 1 - (int)blockIdx.x : (int)blockIdx.x;
-	const int bh = (int)blockIdx.y, m0 = qblk * BM;
-	int ntiles = (S + BN - 1) / BN;
-	if (causal)
-		ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
-
-	if (threadIdx.x == 0) {
-		mbar_init(qfull, 1);
-		for (int s = 0; s < ST; s++) {
-			mbar_init(&kfull[s], 1);
-			mbar_init(&vfull[s], 1);
-			mbar_init(&empty[s], 8); /* one arrive per consumer warp */
-		}
-		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-	}
-	__syncthreads();
-
-	if (wg == 0) {
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
-		if (tid == 0) {
-			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmK) : "memory");
-			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmV) : "memory");
-			mbar_expect_tx(qfull, C::Q_BYTES);
-#pragma unroll
-			for (int b = 0; b < DB; b++)
-				tma_load_3d(sQ + b * BM * 128, &tmQ, b * 64, m0, bh, qfull);
-			for (int j = 0; j < ntiles; j++) {
-				const int s = j % ST;
-				mbar_wait(&empty[s], ((unsigned)(j / ST) & 1u) ^ 1u);
-				unsigned char *k = sK + (size_t)s * C::KV_BYTES, *v = sV + (size_t)s * C::KV_BYTES;
-				mbar_expect_tx(&kfull[s], C::KV_BYTES);
-#pragma unroll
-				for (int b = 0; b < DB; b++)
-					tma_load_3d(k + b * BN * 128, &tmK, b * 64, j * BN, bh, &kfull[s]);
-				mbar_expect_tx(&vfull[s], C::KV_BYTES);
-#pragma unroll
-				for (int b = 0; b < DB; b++)
-					tma_load_3d(v + b * BN * 128, &tmV, b * 64, j * BN, bh, &vfull[s]);
-			}
-		}
-		return;
-	}
-
-	asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
-	const int c = wg - 1, w = tid / 32, l = tid % 32;
-	const int row0 = m0 + c * 64 + 16 * w + l / 4, row1 = row0 + 8; /* this thread's two query rows */
-	const unsigned char *qa = sQ + c * 64 * 128;
-
-	float o[D / 2];
-#pragma unroll
-	for (int i = 0; i < D / 2; i++)
-		o[i] = 0.f;
-	float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
-
-	mbar_wait(qfull, 0);
-#if FA_PIPE
-	/* software pipeline: S_j = Q K_j and O += P_{j-1} V_{j-1} are issued together, and the
-	 * softmax of S_j runs while P_{j-1} V_{j-1} is still in the tensor cores; the two
-	 * consumer warpgroups take turns issuing (named barriers 1 and 2), so one's softmax
-	 * runs under the other's GEMMs */
-	if (c == 1)
-		turn_pass(1);  /* warpgroup 1 lets warpgroup 0 go first */
-	float sc[BN / 2], alpha[2];
-	uint32_t p[BN / 4];
-	/* tile 0: S alone (O is still zero) */
-	mbar_wait(&kfull[0], 0);
-	turn_wait(c);
-	issue_qk<D>(sc, qa, sK);
-	if (!(c == 1 && ntiles == 1))   /* the turns balance: every arrive is waited for */
-		turn_pass(c);
-	wgmma_wait<0>();
-	softmax_tile(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
-	pack_p(p, sc);
-	for (int j = 1; j < ntiles; j++) {
-		const int s = j % ST, sp = (j - 1) % ST;
-		mbar_wait(&kfull[s], (unsigned)(j / ST) & 1u);
-		mbar_wait(&vfull[sp], (unsigned)((j - 1) / ST) & 1u);
-		turn_wait(c);
-		issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
-		issue_pv<D>(o, p, sV + (size_t)sp * C::KV_BYTES);
-		if (!(c == 1 && j == ntiles - 1))
-			turn_pass(c);
-		wgmma_wait<1>();   /* S_j is done; P_{j-1} V_{j-1} may still run */
-		softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
-		wgmma_wait<0>();
-		if (l == 0)
-			mbar_arrive(&empty[sp]);
-#pragma unroll
-		for (int i = 0; i < D / 2; i++)
-			o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
-		pack_p(p, sc);
-	}
-	{
-		const int sl = (ntiles - 1) % ST;
-		mbar_wait(&vfull[sl], (unsigned)((ntiles - 1) / ST) & 1u);
-		issue_pv<D>(o, p, sV + (size_t)sl * C::KV_BYTES);
-		wgmma_wait<0>();
-		if (l == 0)
-			mbar_arrive(&empty[sl]);
-	}
-#else
-	for (int j = 0; j < ntiles; j++) {
-		const int s = j % ST;
-		const unsigned ph = (unsigned)(j / ST) & 1u;
-		float sc[BN / 2], alpha[2];
-		uint32_t p[BN / 4];
-		mbar_wait(&kfull[s], ph);
-		issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
-		wgmma_wait<0>();
-		softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
-		pack_p(p, sc);
-#pragma unroll
-		for (int i = 0; i < D / 2; i++)
-			o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
-		mbar_wait(&vfull[s], ph);
-		issue_pv<D>(o, p, sV + (size_t)s * C::KV_BYTES);
-		wgmma_wait<0>();
-		if (l == 0)
-			mbar_arrive(&empty[s]);
-	}
-#endif
-
-	/* normalise and store: element i is row row0/row1, column 8(i/4) + 2(l%4) + i%2 */
-#pragma unroll
-	for (int h = 0; h < 2; h++) {
-		lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 1);
-		lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 2);
-	}
-	const float inv0 = lrow[0] > 0.f ? 1.f / lrow[0] : 0.f, inv1 = lrow[1] > 0.f ? 1.f / lrow[1] : 0.f;
-	__half *out = O + (size_t)bh * S * D;
-#pragma unroll
-	for (int i = 0; i < D / 2; i += 4) {
-		const int col = 8 * (i / 4) + 2 * (l % 4);
-		if (row0 < S)
-			*(__half2 *)(out + (size_t)row0 * D + col) = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
-		if (row1 < S)
-			*(__half2 *)(out + (size_t)row1 * D + col) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
-	}
-#else
-	(void)S; (void)causal; (void)scale_log2; (void)O;
-	__trap(); /* built without sm_90a: never launched (attn_kernel_supports refuses the device) */
-#endif
-}
-
-
-/* FA_PERSIST=1: one CTA per SM walks the (query block, b*h) tiles: tile t = blockIdx.x + k*gridDim.x,
- * query blocks heaviest first when causal (b*h minor), else b*h major so that the CTAs running at
- * once share K and V in L2. The producer runs on into the next tile's Q (once both consumer
- * warpgroups released it: qempty) and K/V (the ring's stages and phases go on across tiles), so a
- * tile's first loads overlap the previous tile's last GEMM and its epilogue. The consumer loop is
- * FA_PIPE's. */
-template <int D>
-__global__ void __launch_bounds__(NTHREADS, 1)
-attn_wgmma_persist_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
 			  const __grid_constant__ CUtensorMap tmV, __half *__restrict__ O, int S, int BH,
 			  int causal, float scale_log2)
 {
@@ -387,8 +228,8 @@ attn_wgmma_persist_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_
 		if (tid == 0) {
 			int it = 0, n = 0;
 			for (int t = blockIdx.x; t < tiles; t += gridDim.x, n++) {
-				const int qblk = causal ? nblk - 1 - t / BH : t % nblk;
-				const int bh = causal ? t % BH : t / nblk, m0 = qblk * BM;
+				const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
+				const int bh = t / nblk, m0 = qblk * BM;
 				int ntiles = (S + BN - 1) / BN;
 				if (causal)
 					ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
@@ -420,8 +261,8 @@ attn_wgmma_persist_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_
 	const unsigned char *qa = sQ + c * 64 * 128;
 	int it = 0, n = 0;
 	for (int t = blockIdx.x; t < tiles; t += gridDim.x, n++) {
-		const int qblk = causal ? nblk - 1 - t / BH : t % nblk;
-		const int bh = causal ? t % BH : t / nblk, m0 = qblk * BM;
+		const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
+		const int bh = t / nblk, m0 = qblk * BM;
 		const int row0 = m0 + c * 64 + 16 * w + l / 4, row1 = row0 + 8;
 		int ntiles = (S + BN - 1) / BN;
 		if (causal)
@@ -433,6 +274,7 @@ attn_wgmma_persist_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_
 		for (int i = 0; i < D / 2; i++)
 			o[i] = 0.f;
 
+#if FA_PIPE
 		mbar_wait(qfull, (unsigned)n & 1u);
 		if (c == 1)
 			turn_pass(1);
@@ -477,6 +319,28 @@ attn_wgmma_persist_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_
 			if (l == 0)
 				mbar_arrive(&empty[sl]);
 		}
+#else
+		mbar_wait(qfull, (unsigned)n & 1u);
+		for (int j = 0; j < ntiles; j++) {
+			const int s = (it + j) % ST;
+			const unsigned ph = (unsigned)((it + j) / ST) & 1u;
+			mbar_wait(&kfull[s], ph);
+			issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			wgmma_wait<0>();
+			softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+			pack_p(p, sc);
+#pragma unroll
+			for (int i = 0; i < D / 2; i++)
+				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
+			if (j == ntiles - 1 && l == 0)
+				mbar_arrive(qempty);   /* the tile's last Q·Kᵀ is done */
+			mbar_wait(&vfull[s], ph);
+			issue_pv<D>(o, p, sV + (size_t)s * C::KV_BYTES);
+			wgmma_wait<0>();
+			if (l == 0)
+				mbar_arrive(&empty[s]);
+		}
+#endif
 		it += ntiles;
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
@@ -568,22 +432,17 @@ template <int D> static void launch(struct fa_ws *ws, const struct attn_problem 
 		ws->pq = b->q, ws->pk = b->k, ws->pv = b->v;
 		ws->B = p->B, ws->H = p->H, ws->S = p->S, ws->D = p->D;
 	}
-	if (FA_PERSIST == 1 || (FA_PERSIST == 2 && !p->causal)) {
+	{
 		static int nsm = 0;
 		const int tiles = (p->S + BM - 1) / BM * p->B * p->H;
+		const int persist = FA_PERSIST == 1 || (FA_PERSIST == 2 && !p->causal);
 		if (!nsm) {
 			int dev;
 			HX_CK(cudaGetDevice(&dev));
 			HX_CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
-			HX_CK(cudaFuncSetAttribute(attn_wgmma_persist_kernel<D>,
-						   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)fcfg<D>::SMEM));
 		}
-		attn_wgmma_persist_kernel<D><<<tiles < nsm ? tiles : nsm, NTHREADS, fcfg<D>::SMEM, s>>>(
+		attn_wgmma_kernel<D><<<persist && tiles > nsm ? nsm : tiles, NTHREADS, fcfg<D>::SMEM, s>>>(
 			ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f);
-	} else {
-		dim3 grid((p->S + BM - 1) / BM, p->B * p->H);
-		attn_wgmma_kernel<D><<<grid, NTHREADS, fcfg<D>::SMEM, s>>>(ws->q, ws->k, ws->v, b->o, p->S,
-									     p->causal, p->scale * 1.4426950408889634f);
 	}
 	HX_CK(cudaGetLastError());
 }
