@@ -258,10 +258,22 @@ void stats_compare(const double *a, int na, const double *b, int nb, double alph
 	out->verdict = STATS_SAME;
 	if (!out->significant || isnan(out->ratio))
 		return;
-	if (out->ratio > factor)
-		out->verdict = STATS_SLOWER;
-	else if (out->ratio < 1.0 / factor)
-		out->verdict = STATS_FASTER;
-	else
-		out->why = "significant, but within the factor";
+	switch (stats_beyond_factor(out->ratio, factor)) {
+	case 1: out->verdict = STATS_SLOWER; break;
+	case -1: out->verdict = STATS_FASTER; break;
+	default: out->why = "significant, but within the factor";
+	}
+}
+
+#define STATS_RATIO_ROUNDING 1e-9
+
+int stats_beyond_factor(double ratio, double factor)
+{
+	if (isnan(ratio) || isnan(factor))
+		return 0;
+	if (ratio > factor * (1 + STATS_RATIO_ROUNDING))
+		return 1;
+	if (ratio < (1 - STATS_RATIO_ROUNDING) / factor)
+		return -1;
+	return 0;
 }

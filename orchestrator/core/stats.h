@@ -58,6 +58,14 @@ struct stats_cmp {
 	const char *why;      /* for STATS_INSUFFICIENT and for "significant but within the factor" */
 };
 
+/* Whether ratio = b / a is beyond factor: 1 above factor, -1 below
+ * 1 / factor, 0 within (NaN: 0). "Exactly at the factor" is within, and it
+ * stays within when the division of two decimals lands an ulp or so past it
+ * (1.1865 / 1.13 is 1.0500000000000003 in doubles): a ratio within a
+ * relative 1e-9 of the bound counts as at it. The one rule of compare,
+ * history and find, for timings and for named figures alike. */
+int stats_beyond_factor(double ratio, double factor);
+
 /* Compare samples b against a (smaller is better: latencies). */
 void stats_compare(const double *a, int na, const double *b, int nb, double alpha,
 		   double factor, struct stats_cmp *out);

@@ -80,6 +80,30 @@ static struct figure *new_figure(struct figures *out, int *cap, const cJSON *run
 	return f;
 }
 
+/* A named figure of step s: output figure x (field NULL: x is
+ * result.figures.NAME, its value, unit and better beside it) or kernel x
+ * (result["kernel:KEY"]) whose FIELD is the figure. Unit and direction come
+ * from the one vocabulary (metric_named). A value that is not a finite
+ * number is no figure. */
+static void add_named(struct figures *out, int *cap, const cJSON *run, const cJSON *h,
+		      const cJSON *s, const cJSON *x, const char *field)
+{
+	struct figure *f;
+	double v;
+	char *full;
+
+	if (!x->string || !rr_num(x, field ? field : "value", &v))
+		return;
+	f = new_figure(out, cap, run, h, s);
+	f->value = v;
+	f->name = x->string;
+	f->field = field;
+	full = field ? xstrfmt("%s.%s", x->string, field) : NULL;
+	metric_named(full ? full : x->string, json_str(x, "unit"), json_str(x, "better"), &f->unit,
+		     &f->better);
+	free(full);
+}
+
 void figures_of_run(const cJSON *run, struct figures *out)
 {
 	const cJSON *h, *s;
@@ -119,40 +143,14 @@ void figures_of_run(const cJSON *run, struct figures *out)
 	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts")) {
 		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
 			const cJSON *res = cJSON_GetObjectItem(s, "result"), *x;
-			const int kt = rr_streq(json_str(s, "kind"), "kernel_timing");
-			const cJSON *named = cJSON_GetObjectItem(res, "figures");
 			/* output figures (any step), then kernel medians (kernel_timing) */
-			for (x = cJSON_IsObject(named) ? named->child : NULL; ; x = x->next) {
-				struct figure *f;
-				double v;
-				if (!x) {
-					if (!kt || named == res)
-						break;
-					named = res;      /* now the kernel:KEY objects */
-					x = res ? res->child : NULL;
-					if (!x)
-						break;
-				}
-				if (named == res && (!x->string || strncmp(x->string, "kernel:", 7)))
-					continue;
-				if (!rr_num(x, named == res ? "median_us" : "value", &v))
-					continue;
-				f = new_figure(out, &cap, run, h, s);
-				f->value = v;
-				if (named == res) {
-					/* the kernel's key plus the field: one name for gates, history, find */
-					f->name = x->string;
-					f->field = "median_us";
-					f->unit = "us";
-					f->better = METRIC_LOWER_BETTER;
-				} else {
-					const char *b = json_str(x, "better");
-					f->name = x->string;
-					f->unit = json_str(x, "unit");
-					f->better = rr_streq(b, "higher") ? METRIC_HIGHER_BETTER
-						    : rr_streq(b, "lower") ? METRIC_LOWER_BETTER : METRIC_BETTER_NONE;
-				}
-			}
+			cJSON_ArrayForEach(x, rr_obj(res, "figures"))
+				add_named(out, &cap, run, h, s, x, NULL);
+			if (!rr_streq(json_str(s, "kind"), "kernel_timing"))
+				continue;
+			cJSON_ArrayForEach(x, res)
+				if (x->string && metric_is_kernel(x->string))
+					add_named(out, &cap, run, h, s, x, "median_us");
 		}
 	}
 }
@@ -176,6 +174,40 @@ int figure_is_named(const struct figure *f, const char *name)
 		return 1;
 	n = strlen(f->name);
 	return f->field && !strncmp(name, f->name, n) && name[n] == '.' && !strcmp(name + n + 1, f->field);
+}
+
+/* Whether the list "A, B, C" holds name as one of its items. */
+static int list_has(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == list || (p >= list + 2 && !strncmp(p - 2, ", ", 2))) &&
+		    (p[n] == '\0' || !strncmp(p + n, ", ", 2)))
+			return 1;
+		p++;
+	}
+	return 0;
+}
+
+int figures_list_names(const struct figures *fs, const char *program, const char *problem,
+		       struct strbuf *sb)
+{
+	int i, n = 0;
+	for (i = 0; i < fs->n; i++) {
+		const struct figure *f = &fs->v[i];
+		char *full;
+		if (!f->name || (program && !rr_streq(f->program, program)) ||
+		    (problem && !rr_streq(f->problem, problem)))
+			continue;
+		full = f->field ? xstrfmt("%s.%s", f->name, f->field) : xstrdup(f->name);
+		if (!list_has(sb->buf, full)) {
+			strbuf_addf(sb, "%s%s", sb->len ? ", " : "", full);
+			n++;
+		}
+		free(full);
+	}
+	return n;
 }
 
 const char *compare_row_verdict(const struct cmp_row *r, int reproduce)
@@ -243,7 +275,7 @@ static void add_int_change(struct strbuf *sb, const char *name, int a, int b)
 int compare_named(const struct figure *a, const struct figure *b, double factor, struct stats_cmp *t)
 {
 	double ratio = a->value != 0 ? b->value / a->value : NAN;
-	int up, down;
+	int beyond;
 
 	memset(t, 0, sizeof(*t));
 	t->ratio = ratio;
@@ -255,14 +287,13 @@ int compare_named(const struct figure *a, const struct figure *b, double factor,
 		return 0;
 	}
 	t->why = "one value per run: the ratio rule alone";
-	up = ratio > factor;
-	down = ratio < 1.0 / factor;
+	beyond = stats_beyond_factor(ratio, factor);   /* 1 up, -1 down */
 	if (a->better == METRIC_HIGHER_BETTER)
-		t->verdict = up ? STATS_FASTER : down ? STATS_SLOWER : STATS_SAME;
+		t->verdict = beyond > 0 ? STATS_FASTER : beyond < 0 ? STATS_SLOWER : STATS_SAME;
 	else if (a->better == METRIC_LOWER_BETTER)
-		t->verdict = down ? STATS_FASTER : up ? STATS_SLOWER : STATS_SAME;
+		t->verdict = beyond < 0 ? STATS_FASTER : beyond > 0 ? STATS_SLOWER : STATS_SAME;
 	else
-		return up || down;
+		return beyond != 0;
 	return 0;
 }
 
@@ -369,6 +400,26 @@ static struct cmp_row *new_row(struct cmp_result *out, int *cap)
 	return r;
 }
 
+/* Why figure f has no partner in the other run: for a named figure, the
+ * figures the other run has for that program and problem. */
+static void say_missing(struct strbuf *notes, const struct figure *f, const struct figures *other,
+			const char *program, const char *which)
+{
+	struct strbuf names = STRBUF_INIT;
+	if (!f->name) {
+		strbuf_addf(notes, "not measured in the %s run", which);
+		return;
+	}
+	strbuf_addf(notes, "not measured in the %s run, ", which);
+	if (figures_list_names(other, program, f->problem, &names))
+		strbuf_addf(notes, "whose figures of %s %s are %s", program ? program : "?",
+			    f->problem ? f->problem : "?", names.buf);
+	else
+		strbuf_addf(notes, "which has no named figure of %s %s", program ? program : "?",
+			    f->problem ? f->problem : "?");
+	strbuf_release(&names);
+}
+
 void compare_runs(const struct figures *a, const struct figures *b, const struct cmp_opts *o,
 		  struct cmp_result *out)
 {
@@ -396,7 +447,7 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 		r->a = fa;
 		if (best < 0) {
 			r->verdict = CMP_MISSING;
-			strbuf_addf(&r->notes, "not measured in the second run");
+			say_missing(&r->notes, fa, b, o->pair_a ? o->pair_b : fa->program, "second");
 			continue;
 		}
 		used[best] = 1;
@@ -410,7 +461,7 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 		r = new_row(out, &cap);
 		r->b = &b->v[j];
 		r->verdict = CMP_MISSING;
-		strbuf_addf(&r->notes, "not measured in the first run");
+		say_missing(&r->notes, &b->v[j], a, o->pair_a ? o->pair_a : b->v[j].program, "first");
 	}
 	for (i = 0; i < out->nrows; i++) {
 		out->count[out->rows[i].verdict]++;
@@ -464,8 +515,7 @@ cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
 			add_num_or_null(j, "value_a", w->a ? w->a->value : NAN);
 			add_num_or_null(j, "value_b", w->b ? w->b->value : NAN);
 			json_add_str(j, "unit", f->unit);
-			json_add_str(j, "better", f->better == METRIC_HIGHER_BETTER ? "higher"
-				     : f->better == METRIC_LOWER_BETTER ? "lower" : NULL);
+			json_add_str(j, "better", metric_better_name(f->better));
 		}
 		json_add_str(j, "host_a", w->a ? w->a->host : NULL);
 		json_add_str(j, "host_b", w->b ? w->b->host : NULL);

@@ -113,6 +113,12 @@ int compare_named(const struct figure *a, const struct figure *b, double factor,
 /* Figure f is the named figure NAME ("gflops", or "kernel:KEY.median_us";
  * "kernel:KEY" alone is taken too). */
 int figure_is_named(const struct figure *f, const char *name);
+/* Appends to the list "gflops, kernel:saxpy.median_us" in sb the names of
+ * the named figures of fs for program and problem (NULL: any) that it does
+ * not hold yet, in order; returns how many it added. For "no such figure;
+ * the run has ..." messages. */
+int figures_list_names(const struct figures *fs, const char *program, const char *problem,
+		       struct strbuf *sb);
 /* The verdict of a row as it reads: a named figure is "better" / "worse"
  * where a timing is "faster" / "slower". */
 const char *compare_row_verdict(const struct cmp_row *r, int reproduce);

@@ -55,7 +55,8 @@ static int fig_matches(const struct finder *f, const struct figure *x)
 	return !f->target_gpu || !strcmp(f->target_gpu, x->gpu);
 }
 
-/* Take the figure out of a run; 1 when found. */
+/* Take the figure out of a run; 1 when found. A run without the named
+ * figure leaves p->note naming the figures it has. */
 static int take_figure(const struct finder *f, struct point *p)
 {
 	struct figures fs;
@@ -67,6 +68,20 @@ static int take_figure(const struct finder *f, struct point *p)
 			fs.v[i].samples = NULL;
 			found = 1;
 		}
+	}
+	if (found) {
+		free(p->note);
+		p->note = NULL;
+	} else if (f->figure) {
+		struct strbuf have = STRBUF_INIT;
+		figures_list_names(&fs, f->program, f->problem, &have);
+		free(p->note);
+		p->note = xstrfmt("run %s has no figure '%s'%s%s%s%s; it has %s",
+				  json_str(p->run, "run_id") ? json_str(p->run, "run_id") : "?",
+				  f->figure, f->program ? " of " : "", f->program ? f->program : "",
+				  f->problem ? " on " : "", f->problem ? f->problem : "",
+				  have.len ? have.buf : "no named figure there");
+		strbuf_release(&have);
 	}
 	figures_release(&fs);
 	p->have_fig = found;
@@ -130,8 +145,11 @@ static void measure(struct finder *f, struct point *p)
 			free(path);
 		}
 		if (!p->run || !take_figure(f, p)) {
+			char *why = p->note;
 			p->state = SKIPPED;
-			p->note = xstrfmt("no figure with samples (run exit %d)", rc);
+			p->note = why ? xstrfmt("%s (run exit %d)", why, rc)
+				      : xstrfmt("no figure with samples (run exit %d)", rc);
+			free(why);
 			goto out;
 		}
 	}

@@ -69,6 +69,12 @@ static int add_series(const char ***names, int *n, const char *name)
 	return (*n)++;
 }
 
+static const char *better_words(enum metric_better b)
+{
+	return b == METRIC_HIGHER_BETTER ? "higher is better"
+	       : b == METRIC_LOWER_BETTER ? "lower is better" : "no better direction declared";
+}
+
 double timeline_value(const struct metric_def *m, const struct figure *f)
 {
 	if (!strcmp(m->name, "latency_us"))
@@ -87,6 +93,8 @@ int timeline_run(const struct timeline_opts *o)
 	const char *slug = NULL, *name = NULL;
 	const struct metric_def *metric = o->metric ? o->metric : metric_find("latency_us");
 	const char *fig = o->figure, *fig_unit = NULL;
+	enum metric_better fig_better = METRIC_BETTER_NONE;
+	char *moved = NULL;   /* per point: a figure with no direction moved beyond the factor */
 	int tflops = metric->better == METRIC_HIGHER_BETTER, json = o->json;
 	int i, j, n = 0, nr = 0, nl = 0, rc = GO_EXIT_OK, nseries = 0, npts = 0;
 	double factor = o->factor > 0 ? o->factor : STATS_DEFAULT_FACTOR;
@@ -169,28 +177,18 @@ int timeline_run(const struct timeline_opts *o)
 				if (figure_is_named(&figs[i].v[j], fig) &&
 				    (!program || rr_streq(figs[i].v[j].program, program)) &&
 				    (!problem || rr_streq(figs[i].v[j].problem, problem))) {
-					tflops = figs[i].v[j].better == METRIC_HIGHER_BETTER;
+					fig_better = figs[i].v[j].better;
+					tflops = fig_better == METRIC_HIGHER_BETTER;
 					fig_unit = figs[i].v[j].unit;
 					found = 1;
 				}
 		if (!found) {
 			struct strbuf have = STRBUF_INIT;
 			for (i = nr - 1; i >= 0; i--)
-				for (j = 0; j < figs[i].n; j++) {
-					const struct figure *f = &figs[i].v[j];
-					char *full;
-					if (!f->name)
-						continue;
-					full = xstrfmt(" %s%s%s,", f->name, f->field ? "." : "", f->field ? f->field : "");
-					if (!strstr(have.buf ? have.buf : "", full))
-						strbuf_addstr(&have, full);
-					free(full);
-				}
-			if (have.len)
-				have.buf[--have.len] = '\0';
-			fprintf(stderr, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have%s\n",
+				figures_list_names(&figs[i], NULL, NULL, &have);
+			fprintf(stderr, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
 				exp, fig, program ? " of " : "", program ? program : "", problem ? " on " : "",
-				problem ? problem : "", have.len ? have.buf : " no named figures (only timings: "
+				problem ? problem : "", have.len ? have.buf : "no named figures (only timings: "
 				"use --metric)");
 			strbuf_release(&have);
 			rc = GO_EXIT_USAGE;
@@ -223,6 +221,7 @@ int timeline_run(const struct timeline_opts *o)
 	slots = xcalloc((size_t)nr, sizeof(char *));
 	pts = xcalloc((size_t)nr * 8 + 1, sizeof(*pts));
 	pfig = xcalloc((size_t)nr * 8 + 1, sizeof(*pfig));
+	moved = xcalloc((size_t)nr * 8 + 1, 1);
 	for (i = 0; i < nr; i++) {
 		const char *sha = json_str(json_path(runs[i].e->run, "provenance.git"), "commit");
 		int dirty = cJSON_IsTrue(json_path(runs[i].e->run, "provenance.git.dirty"));
@@ -269,13 +268,12 @@ int timeline_run(const struct timeline_opts *o)
 				if (pts[k].series != s)
 					continue;
 				if (fig) {
-					/* one value a run: the ratio rule (compare.h); step > 0 is
-					 * "worse", as a slower timing is */
-					double ratio = pts[k].y != 0 ? p->y / pts[k].y : NAN;
-					if (!isnan(ratio) && ratio > 0 && (ratio > factor || ratio < 1.0 / factor)) {
-						p->step = (ratio > 1) == !tflops ? 1 : -1;
-						p->ratio = ratio;
-					}
+					/* one value a run: compare's ratio rule in the figure's
+					 * direction; step > 0 is "worse", as a slower timing is */
+					moved[npts - 1] = (char)compare_named(pfig[k], f, factor, &t);
+					if (t.verdict == STATS_SLOWER || t.verdict == STATS_FASTER)
+						p->step = t.verdict == STATS_SLOWER ? 1 : -1;
+					p->ratio = t.ratio;
 					break;
 				}
 				stats_compare(pfig[k]->samples, pfig[k]->nsamples, f->samples, f->nsamples,
@@ -293,8 +291,8 @@ int timeline_run(const struct timeline_opts *o)
 	dir = xstrfmt("%s/%s", store_root(), slug ? slug : exp);
 	strbuf_addf(&md, "# History: %s\n\n", name ? name : exp);
 	if (fig)
-		strbuf_addf(&md, "%s %s, figure %s (%s, %s is better) over commits (oldest first), %d run%s.\n\n",
-			    program, problem, fig, fig_unit ? fig_unit : "no unit", tflops ? "higher" : "lower",
+		strbuf_addf(&md, "%s %s, figure %s (%s, %s) over commits (oldest first), %d run%s.\n\n",
+			    program, problem, fig, fig_unit ? fig_unit : "no unit", better_words(fig_better),
 			    nr, nr == 1 ? "" : "s");
 	else
 		strbuf_addf(&md, "%s %s, %s over commits (oldest first), %d run%s.\n\n", program, problem,
@@ -332,6 +330,9 @@ int timeline_run(const struct timeline_opts *o)
 			if (pts[j].step)
 				strbuf_addf(&md, "**%s** x%.3f |\n", pts[j].step > 0 ? "regression" : "gain",
 					    pts[j].ratio);
+			else if (moved[j])
+				strbuf_addf(&md, "**changed** x%.3f (no better direction declared) |\n",
+					    pts[j].ratio);
 			else
 				strbuf_addstr(&md, " |\n");
 		}
@@ -352,8 +353,8 @@ int timeline_run(const struct timeline_opts *o)
 			pts[j].step = -pts[j].step;
 		memset(&ch, 0, sizeof(ch));
 		ch.title = title;
-		ch.y_label = y_label = fig ? xstrfmt("%s (%s, %s is better)", fig, fig_unit ? fig_unit : "no unit",
-						      tflops ? "higher" : "lower")
+		ch.y_label = y_label = fig ? xstrfmt("%s (%s, %s)", fig, fig_unit ? fig_unit : "no unit",
+						      better_words(fig_better))
 				 : tflops ? xstrfmt("%s (higher is better)", metric->unit)
 				 : xstrdup("median latency (us, lower is better)");
 		ch.higher_is_better = tflops;
@@ -390,7 +391,7 @@ int timeline_run(const struct timeline_opts *o)
 		json_add_str(jo, "metric", fig ? fig : metric->name);
 		json_add_str(jo, "unit", fig ? fig_unit : metric->unit);
 		if (fig)
-			json_add_str(jo, "better", tflops ? "higher" : "lower");
+			json_add_str(jo, "better", metric_better_name(fig_better));
 		json_add_str(jo, "history_md", path);
 		a = json_add_arr(jo, "points");
 		for (j = 0; j < npts; j++) {
@@ -405,9 +406,9 @@ int timeline_run(const struct timeline_opts *o)
 			json_add_num(pt, "value", pts[j].y);
 			json_add_num(pt, "median_us", f->median_us);
 			json_add_num(pt, "nsamples", f->nsamples);
-			json_add_str(pt, "step", !pts[j].step ? NULL
+			json_add_str(pt, "step", moved[j] ? "changed" : !pts[j].step ? NULL
 				     : ((pts[j].step > 0) ^ tflops) ? "regression" : "gain");
-			if (pts[j].step)
+			if (pts[j].step || moved[j])
 				json_add_num(pt, "ratio", pts[j].ratio);
 			cJSON_AddItemToArray(a, pt);
 		}
@@ -446,6 +447,7 @@ out:
 	free(slots);
 	free(pts);
 	free(pfig);
+	free(moved);
 	free(series);
 	free(runs);
 	free(commits);

@@ -65,6 +65,40 @@ const char *metric_unit(const char *metric)
 	return is_us_path(metric) ? "us" : NULL;
 }
 
+enum metric_better metric_better_of(const char *metric)
+{
+	const struct metric_def *d = metric_find(metric);
+	if (d)
+		return d->better;
+	return metric_is_kernel(metric) && is_us_path(metric) ? METRIC_LOWER_BETTER : METRIC_BETTER_NONE;
+}
+
+enum metric_better metric_better_parse(const char *s)
+{
+	if (s && !strcmp(s, "higher"))
+		return METRIC_HIGHER_BETTER;
+	if (s && !strcmp(s, "lower"))
+		return METRIC_LOWER_BETTER;
+	return METRIC_BETTER_NONE;
+}
+
+const char *metric_better_name(enum metric_better b)
+{
+	return b == METRIC_HIGHER_BETTER ? "higher" : b == METRIC_LOWER_BETTER ? "lower" : NULL;
+}
+
+void metric_named(const char *name, const char *declared_unit, const char *declared_better,
+		  const char **unit, enum metric_better *better)
+{
+	if (metric_is_kernel(name)) {
+		*unit = metric_unit(name);
+		*better = metric_better_of(name);
+		return;
+	}
+	*unit = declared_unit;
+	*better = metric_better_parse(declared_better);
+}
+
 static void (*fmt_of(const char *metric))(struct strbuf *, double)
 {
 	const struct metric_def *d = metric_find(metric);

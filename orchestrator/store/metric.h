@@ -50,6 +50,23 @@ int metric_is_kernel(const char *metric);
  * else NULL. */
 const char *metric_unit(const char *metric);
 
+/* Which way a metric is better: the table's; lower for a kernel's times
+ * (kernel:KEY.median_us, .min_us, .max_us, .total_us), none for its other
+ * fields (.launches, .share_pct) and for any other name. A figure read from a
+ * program's output has the direction its spec declares: metric_better_parse
+ * of its "better". */
+enum metric_better metric_better_of(const char *metric);
+/* "higher" and "lower" as a spec writes them; anything else: none. */
+enum metric_better metric_better_parse(const char *s);
+/* "higher", "lower", or NULL for none. */
+const char *metric_better_name(enum metric_better b);
+
+/* A named figure as compare, history and find see it: an output figure
+ * (result.figures.NAME) keeps the unit and direction its spec declared, a
+ * kernel's figure (kernel:KEY.FIELD) takes the vocabulary's. */
+void metric_named(const char *name, const char *declared_unit, const char *declared_better,
+		  const char **unit, enum metric_better *better);
+
 /* A measured value with its unit: "41.30 us", "312.4 TFLOPS", "0.0123". */
 void metric_fmt(struct strbuf *sb, const char *metric, double v);
 /* A value as an author wrote it (%g) with the unit: "25 us". */
