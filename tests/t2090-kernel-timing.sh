@@ -127,4 +127,49 @@ test_expect_success 'a trace over 1 MiB is summarized but not kept beside the ru
 	! ls $run/logs/*/*.ktrace.*.jsonl 2>/dev/null
 '
 
+# slow_trace FACTOR: the H100 trace with every saxpy launch FACTOR times as long
+slow_trace() {
+	awk -v f="$1" '/saxpy/ {
+		match($0, /"start_ns": [0-9]+/); s = substr($0, RSTART + 12, RLENGTH - 12) + 0;
+		match($0, /"end_ns": [0-9]+/); e = substr($0, RSTART + 10, RLENGTH - 10) + 0;
+		sub(/"end_ns": [0-9]+/, "\"end_ns\": " sprintf("%.0f", s + f * (e - s)))
+	} { print }' "$SRCDIR/tests/fixtures/ktrace/h100-demo.jsonl"
+}
+
+test_expect_success 'kernel figures in compare, history and find: saxpy twice as slow is a regression, scale_sq untouched is the same' '
+	sed -i "s|cp kt/[a-z]*.jsonl|cp kt/trace.jsonl|" proj/kt/demo.sh &&
+	spec ktc 1000 && (cd proj && git add -A && git commit -qm "ktc: as measured") &&
+	(cd proj && "$GPUORCH" run experiments/ktc.json --hosts ../hosts.json --plain) >ka.out 2>&1 ||
+		{ cat ka.out; false; } &&
+	A=$(basename $(last_run_dir)) && ca=$(cd proj && git rev-parse HEAD) &&
+	slow_trace 2 >proj/kt/slow.jsonl &&
+	test "$(grep -c "saxpy" proj/kt/slow.jsonl)" = 51 &&
+	sed -i "s|cp kt/trace.jsonl|cp kt/slow.jsonl|" proj/kt/demo.sh &&
+	(cd proj && git add -A && git commit -qm "ktc: saxpy slower") &&
+	(cd proj && "$GPUORCH" run experiments/ktc.json --hosts ../hosts.json --plain) >kb.out 2>&1 ||
+		{ cat kb.out; false; } &&
+	B=$(basename $(last_run_dir)) && cb=$(cd proj && git rev-parse HEAD) && test "$A" != "$B" &&
+	test_expect_code 1 "$GPUORCH" compare $A $B >kc.md &&
+	cat kc.md &&
+	grep "^| demo n16 · kernel:saxpy.median_us | g (.*) | 76.51 us | 153.0 us | x2.000 | - | \*\*worse\*\*.*REGRESSION |$" kc.md &&
+	grep "^| demo n16 · kernel:scale_sq.median_us | g (.*) | 61.01 us | 61.01 us | x1.000 | - | \*\*same\*\*" kc.md &&
+	! grep "scale_sq.*REGRESSION" kc.md &&
+	test_expect_code 1 "$GPUORCH" compare $A $B --json >kc.json &&
+	test "$(jq_ kc.json rows.0.figure)" = kernel:saxpy.median_us &&
+	test "$(jq_ kc.json rows.0.unit)" = us && test "$(jq_ kc.json rows.0.better)" = lower &&
+	test "$(jq_ kc.json rows.0.verdict)" = worse && test "$(jq_ kc.json regressions)" = 1 &&
+	test "$(jq_ kc.json rows.1.verdict)" = same &&
+	(cd proj && test_expect_code 1 "$GPUORCH" history ktc --figure kernel:saxpy.median_us) >kh.md &&
+	grep "figure kernel:saxpy.median_us (us, lower is better)" kh.md &&
+	grep "^| 2 | .* | 153.0 us | - | \*\*regression\*\* x2.000 |$" kh.md &&
+	(cd proj && "$GPUORCH" history ktc --figure kernel:scale_sq.median_us --json) >ks.json &&
+	test "$(jq_ ks.json points --len)" = 2 && test "$(jq_ ks.json points.1.step)" = null &&
+	(cd proj && "$GPUORCH" find $ca..$cb ktc --figure kernel:saxpy.median_us --hosts ../hosts.json --plain) >kf.out 2>&1 ||
+		{ cat kf.out; false; } &&
+	cat kf.out && grep "^first worse commit: $cb" kf.out &&
+	grep "^find: 1 commit after .*; following kernel:saxpy.median_us of the first program that has it on .g." kf.out &&
+	grep "^| commit | subject | run | kernel:saxpy.median_us | vs GOOD | p | state |$" kf.out &&
+	grep "^evidence: demo n16 kernel:saxpy.median_us 76.51 us at [0-9a-f]\{12\} -> 153.0 us at [0-9a-f]\{12\} (x2.000 vs GOOD)$" kf.out
+'
+
 test_done

@@ -177,12 +177,12 @@ static void judge(struct finder *f, const struct point *good, struct point *p, i
 	}
 }
 
-static void print_evidence(const struct point *pts, int n)
+static void print_evidence(const struct finder *f, const struct point *pts, int n)
 {
 	int i;
 	struct strbuf sb = STRBUF_INIT;
-	printf("\n| commit | subject | run | median [min-max, n] | vs GOOD | p | state |\n"
-	       "|---|---|---|---|---|---|---|\n");
+	printf("\n| commit | subject | run | %s | vs GOOD | p | state |\n"
+	       "|---|---|---|---|---|---|---|\n", f->figure ? f->figure : "median [min-max, n]");
 	for (i = 0; i < n; i++) {
 		const struct point *p = &pts[i];
 		if (p->state == UNKNOWN)
@@ -324,15 +324,17 @@ int find_main(struct finder *f, const char *range_arg)
 	}
 	f->host = hs->v[pick.chosen].name;
 	f->target_gpu = pick.chosen_gpu;
-	printf("find: %d commit%s after %.12s; following %s%s%s on '%s' (%s)\n", nl,
-	       nl == 1 ? "" : "s", good, f->program ? f->program : "the first kernel benchmark",
+	printf("find: %d commit%s after %.12s; following %s%s%s%s%s on '%s' (%s)\n", nl,
+	       nl == 1 ? "" : "s", good, f->figure ? f->figure : "", f->figure ? " of " : "",
+	       f->program ? f->program : f->figure ? "the first program that has it"
+	       : "the first kernel benchmark",
 	       f->problem ? " " : "", f->problem ? f->problem : "", f->host,
 	       f->target_gpu ? f->target_gpu : "no GPU");
 
 	/* GOOD and BAD. */
 	measure(f, &pts[0]);
 	if (!pts[0].have_fig) {
-		print_evidence(pts, npts);
+		print_evidence(f, pts, npts);
 		fprintf(stderr, "error: GOOD (%.12s) could not be measured: %s\n", good,
 			pts[0].note ? pts[0].note : "no figure");
 		rc = GO_EXIT_FAILED;
@@ -347,7 +349,7 @@ int find_main(struct finder *f, const char *range_arg)
 	if (pts[npts - 1].have_fig)
 		judge(f, &pts[0], &pts[npts - 1], -1);
 	if (pts[npts - 1].state != CHANGED) {
-		print_evidence(pts, npts);
+		print_evidence(f, pts, npts);
 		printf("\nBAD (%.12s) %s GOOD (%.12s): nothing to find\n", bad,
 		       pts[npts - 1].state == SAME ? "does not differ significantly from"
 						   : "could not be compared with", good);
@@ -378,21 +380,29 @@ int find_main(struct finder *f, const char *range_arg)
 		else if (pts[mid].state == SAME)
 			lo = mid;
 	}
-	print_evidence(pts, npts);
+	print_evidence(f, pts, npts);
 	if (hi - lo == 1) {
 		printf("\nfirst %s commit: %s %s\n", want == STATS_SLOWER ? (f->figure ? "worse" : "slower")
 		       : (f->figure ? "better" : "faster"),
 		       pts[hi].sha, pts[hi].subject);
-		printf("evidence: %s %s median ", f->program, f->problem);
+		printf("evidence: %s %s %s ", f->program, f->problem, f->figure ? f->figure : "median");
 		{
+			/* a timing: its median alone; a named figure: its value and unit */
 			struct strbuf sb = STRBUF_INIT;
-			metric_fmt_us(&sb, pts[lo].fig.median_us);
-			strbuf_addstr(&sb, " us at ");
-			printf("%s%.12s -> ", sb.buf, pts[lo].sha);
+			if (f->figure)
+				compare_fmt_figure(&sb, &pts[lo].fig);
+			else
+				metric_fmt(&sb, METRIC_MEDIAN_PATH, pts[lo].fig.median_us);
+			printf("%s at %.12s -> ", sb.buf, pts[lo].sha);
 			strbuf_reset(&sb);
-			metric_fmt_us(&sb, pts[hi].fig.median_us);
-			printf("%s us at %.12s (x%.3f vs GOOD, p=%.2g)\n", sb.buf, pts[hi].sha,
-			       pts[hi].t.ratio, pts[hi].t.p);
+			if (f->figure)
+				compare_fmt_figure(&sb, &pts[hi].fig);
+			else
+				metric_fmt(&sb, METRIC_MEDIAN_PATH, pts[hi].fig.median_us);
+			printf("%s at %.12s (x%.3f vs GOOD", sb.buf, pts[hi].sha, pts[hi].t.ratio);
+			if (!isnan(pts[hi].t.p))
+				printf(", p=%.2g", pts[hi].t.p);
+			printf(")\n");
 			strbuf_release(&sb);
 		}
 	} else {
