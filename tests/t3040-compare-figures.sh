@@ -100,4 +100,89 @@ test_expect_success 'history --figure NAME that no run has: exit 2, naming the f
 	grep "give --metric or --figure, not both" hx.err
 '
 
+# spec2 EXTRA  T-G T-M T-C  UA-G UA-M UA-C  DA-G DA-M DA-C  UB-G UB-M UB-C: experiment
+# figs2, a fourth figure named EXTRA, four problems: tie, up-at, down-at, up-beyond
+spec2() {
+	cat >fproj/experiments/f2.json <<-JSON
+	{"schema": 1, "name": "figs2", "phase": "ties, the factor's edge in doubles, missing figures",
+	 "sources": ["README"], "targets": {"H100": "sm_90a"},
+	 "programs": {"fig": {"run": ["sh", "-c", "echo GFLOPS: {g}; echo ms: {m}; echo count: {c}; echo extra: 1"],
+	   "figures": {"gflops": {"regex": "GFLOPS: ([0-9.]+)", "unit": "GFLOP/s", "better": "higher"},
+	               "ms": {"regex": "ms: ([0-9.]+)", "unit": "ms", "better": "lower"},
+	               "count": {"regex": "count: ([0-9.]+)"},
+	               "$1": {"regex": "extra: ([0-9]+)", "better": "higher"}},
+	   "needs_gpu": false}},
+	 "problems": [{"name": "tie", "params": {"g": $2, "m": $3, "c": $4}},
+	              {"name": "up-at", "params": {"g": $5, "m": $6, "c": $7}},
+	              {"name": "down-at", "params": {"g": $8, "m": $9, "c": ${10}}},
+	              {"name": "up-beyond", "params": {"g": ${11}, "m": ${12}, "c": ${13}}}],
+	 "steps": [{"kind": "benchmark", "program": "fig"}]}
+	JSON
+}
+
+# 1.1865 / 1.13 is 1.0500000000000003 in doubles and 1.13 / 1.1865 is
+# 0.9523809523809522 < 1 / 1.05: both exactly the factor on paper.
+test_expect_success 'setup: figs2 run A, then run B: a tie, exactly the factor up and down (an ulp past it in doubles), beyond it; figure old becomes new' '
+	spec2 old 100 10 5 1.13 1.13 5 1.1865 1.1865 5 1.13 1.13 5 &&
+	(cd fproj && git add -A && git commit -qm figs2-a) &&
+	(cd fproj && "$GPUORCH" run experiments/f2.json --hosts ../hosts.json) >a2.out 2>&1 ||
+		{ cat a2.out; false; } &&
+	A=$(basename $(last_run_dir)) && ca=$(cd fproj && git rev-parse HEAD) &&
+	spec2 new 100 10 5 1.1865 1.1865 5 1.13 1.13 5 1.1866 1.1866 10 &&
+	(cd fproj && git commit -qam figs2-b) &&
+	(cd fproj && "$GPUORCH" run experiments/f2.json --hosts ../hosts.json) >b2.out 2>&1 ||
+		{ cat b2.out; false; } &&
+	B=$(basename $(last_run_dir)) && test "$A" != "$B" && cb=$(cd fproj && git rev-parse HEAD) &&
+	echo "$A $B $ca $cb" >ids2
+'
+
+test_expect_success 'a tie is the same; exactly the factor up or down is the same although the doubles land an ulp past it; beyond it is a verdict' '
+	read A B ca cb <ids2 &&
+	test_expect_code 1 "$GPUORCH" compare $A $B --factor 1.05 >c2.md &&
+	cat c2.md &&
+	grep "^| fig tie · gflops | .* | 100 GFLOP/s | 100 GFLOP/s | x1.000 | - | \*\*same\*\* (one value per run: the ratio rule alone) |$" c2.md &&
+	grep "^| fig tie · ms | .* | 10 ms | 10 ms | x1.000 | - | \*\*same\*\* (one value per run: the ratio rule alone) |$" c2.md &&
+	grep "^| fig tie · count | .* | 5 | 5 | x1.000 | - | \*\*same\*\* (one value per run: the ratio rule alone) |$" c2.md &&
+	grep "^| fig up-at · gflops | .* | 1.13 GFLOP/s | 1.1865 GFLOP/s | x1.050 | - | \*\*same\*\* (one value per run: the ratio rule alone) |$" c2.md &&
+	grep "^| fig up-at · ms | .* | 1.13 ms | 1.1865 ms | x1.050 | - | \*\*same\*\* (one value per run: the ratio rule alone) |$" c2.md &&
+	grep "^| fig down-at · gflops | .* | 1.1865 GFLOP/s | 1.13 GFLOP/s | x0.952 | - | \*\*same\*\* (one value per run: the ratio rule alone) |$" c2.md &&
+	grep "^| fig down-at · ms | .* | x0.952 | - | \*\*same\*\* (one value per run: the ratio rule alone) |$" c2.md &&
+	grep "^| fig up-beyond · gflops | .* | 1.13 GFLOP/s | 1.1866 GFLOP/s | x1.050 | - | \*\*better\*\* (one value per run: the ratio rule alone) |$" c2.md &&
+	grep "^| fig up-beyond · ms | .* | x1.050 | - | \*\*worse\*\* (one value per run: the ratio rule alone); REGRESSION |$" c2.md &&
+	grep "^| fig up-beyond · count | .* | 5 | 10 | x2.000 | - | \*\*different\*\*: value x2.000 (no better direction declared); " c2.md &&
+	! grep "up-beyond · count.*REGRESSION" c2.md &&
+	test $(grep -c REGRESSION c2.md) = 2
+'
+
+test_expect_success 'a figure one run lacks is missing, naming the figures the other run has there' '
+	read A B ca cb <ids2 &&
+	grep "^| fig tie · old | .* | 1 | - | - | - | \*\*missing\*\*; not measured in the second run, whose figures of fig tie are gflops, ms, count, new |$" c2.md &&
+	grep "^| fig tie · new | .* | - | 1 | - | - | \*\*missing\*\*; not measured in the first run, whose figures of fig tie are gflops, ms, count, old |$" c2.md &&
+	grep "^20 figures: 9 same, 1 faster or better, 1 slower or worse, 1 different, 0 insufficient data, 8 missing; REGRESSION" c2.md
+'
+
+test_expect_success 'history --figure: a tie and exactly the factor are no step (exit 0); a figure with no direction that moved is changed, not a regression' '
+	(cd fproj && "$GPUORCH" history figs2 --problem up-at --figure ms --factor 1.05 --json) >hu.json &&
+	test "$(jq_ hu.json points --len)" = 2 && test "$(jq_ hu.json points.1.step)" = null &&
+	(cd fproj && "$GPUORCH" history figs2 --problem down-at --figure gflops --factor 1.05) >hd.md &&
+	grep "^| 2 | .* | 1.13 GFLOP/s | - |  |$" hd.md &&
+	(cd fproj && "$GPUORCH" history figs2 --problem tie --figure gflops --json) >ht.json &&
+	test "$(jq_ ht.json points.1.value)" = 100 && test "$(jq_ ht.json points.1.step)" = null &&
+	(cd fproj && "$GPUORCH" history figs2 --problem up-beyond --figure count) >hc.md &&
+	grep "figure count (no unit, no better direction declared)" hc.md &&
+	grep "^| 2 | .* | 10 | - | \*\*changed\*\* x2.000 (no better direction declared) |$" hc.md &&
+	(cd fproj && "$GPUORCH" history figs2 --problem up-beyond --figure count --json) >hc.json &&
+	test "$(jq_ hc.json points.1.step)" = changed && test "$(jq_ hc.json better)" = null &&
+	(cd fproj && test_expect_code 1 "$GPUORCH" history figs2 --problem up-beyond --figure ms --factor 1.05) >hm2.md &&
+	grep "^| 2 | .* | 1.1866 ms | - | \*\*regression\*\* x1.050 |$" hm2.md
+'
+
+test_expect_success 'find --figure when BAD lacks the figure: the commit is skipped, naming the figures its run has' '
+	read A B ca cb <ids2 &&
+	(cd fproj && test_expect_code 1 "$GPUORCH" find $ca..$cb figs2 --figure old --problem tie --hosts ../hosts.json) >fm.out 2>&1;
+	cat fm.out &&
+	grep "^| ${cb%????????????????????????????} | figs2-b | .* | - | - | - | skipped: run [0-9a-f-]* has no figure .old. of fig on tie; it has gflops, ms, count, new (run exit 0) |$" fm.out &&
+	grep "could not be compared with" fm.out
+'
+
 test_done
