@@ -125,7 +125,8 @@ test_expect_success 'the report lists the figures read from the output' '
 	(cd proj && "$GPUORCH" runs --limit 1) >runs.out &&
 	cat runs.out &&
 	grep "^    a: saxpy_make n4k gflops [0-9.]* GFLOP/s, " runs.out &&
-	grep "^- \*\*a\*\* .saxpy_make. n4k: gflops \*\*[0-9.]* GFLOP/s\*\*, max_error \*\*[-0-9.e+]*\*\*, host_us \*\*[0-9.e+-]* us\*\* — " glance.md
+	grep "^- \*\*a\*\* .saxpy_make. n4k: gflops \*\*[0-9.]* GFLOP/s\*\*, max_error \*\*[-0-9.e+]*\*\*, host_us \*\*[0-9.e+-]* us\*\* — " glance.md &&
+	grep "^| a | .saxpy_make. | n4k | — | gflops \*\*[0-9.]* GFLOP/s\*\* (+2 more) | — | — | ✅ |$" glance.md
 '
 
 test_expect_success 'a check command that exits non-zero fails the step; its output is kept' '

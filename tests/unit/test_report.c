@@ -339,12 +339,63 @@ static void test_write(void)
 	cJSON_Delete(run);
 }
 
+/* The first kernel benchmark of the first host, turned into a program off
+ * the harness (docs/byo.md): no timing, no model, the figures it printed. */
+static cJSON *byo_step(cJSON *run, const char *figures_json)
+{
+	cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0), *s, *res;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
+		const char *role = json_str(s, "role");
+		if (!strcmp(json_str(s, "kind") ? json_str(s, "kind") : "", "benchmark") &&
+		    (!role || !strcmp(role, "kernel")))
+			break;
+	}
+	res = cJSON_GetObjectItem(s, "result");
+	cJSON_DeleteItemFromObject(res, "timing");
+	cJSON_DeleteItemFromObject(res, "model");
+	cJSON_AddItemToObject(res, "figures", cJSON_Parse(figures_json));
+	return s;
+}
+
+static void test_glance_figures(void)
+{
+	cJSON *run = load("pass-2host.json");
+	char *md, *md2;
+
+	/* the headline is the first higher-is-better figure, not the first one */
+	byo_step(run, "{\"ms_bs256\": {\"value\": 0.0318, \"unit\": \"ms\", \"better\": \"lower\"},"
+		      " \"gbps_bs256\": {\"value\": 1582.4, \"unit\": \"GB/s\", \"better\": \"higher\"},"
+		      " \"blocks\": {\"value\": 96}}");
+	md = render(run);
+	md2 = render(run);
+	CHECK(!strcmp(md, md2), "a glance with figures is deterministic", "two renders differ");
+	HAS(md, "| host | kernel | problem | median | TFLOPS or figure | vs baseline (speedup) | "
+		"of reference speed | correct |", "glance header names the figure column");
+	HAS(md, " | — | gbps_bs256 **1582 GB/s** (+2 more) | ", "headline figure: the first higher-is-better, "
+	    "the others counted");
+	HAS(md, ": ms_bs256 **0.0318 ms**, gbps_bs256 **1582 GB/s**, blocks **96** — ",
+	    "every figure in the words below the table");
+	free(md);
+	free(md2);
+	cJSON_Delete(run);
+
+	/* none is better higher: the first figure; one figure: nothing more */
+	run = load("pass-2host.json");
+	byo_step(run, "{\"seconds\": {\"value\": 0.0027, \"unit\": \"s\", \"better\": \"lower\"}}");
+	md = render(run);
+	HAS(md, " | — | seconds **0.0027 s** | ", "a lone figure is the headline");
+	HASNT(md, "seconds **0.0027 s** (+", "a lone figure has no 'more'");
+	free(md);
+	cJSON_Delete(run);
+}
+
 int main(void)
 {
 	test_pass();
 	test_failed();
 	test_incomplete();
 	test_wrong_types();
+	test_glance_figures();
 	test_write();
 	fuzz_one("pass-2host.json", 1);
 	fuzz_one("failed-host.json", 3);
