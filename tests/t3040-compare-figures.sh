@@ -185,4 +185,23 @@ test_expect_success 'find --figure when BAD lacks the figure: the commit is skip
 	grep "could not be compared with" fm.out
 '
 
+test_expect_success 'an infra_error run of the experiment: history lists it in the table and the JSON alike, and it does not hide the regression before it' '
+	sed "s/\"port\": [0-9]*/\"port\": 1/" hosts.json >dead.json &&
+	(cd fproj && test_expect_code 3 "$GPUORCH" run experiments/f.json --hosts ../dead.json) >dead.out 2>&1 ||
+		{ cat dead.out; false; } &&
+	I=$(basename $(last_run_dir)) &&
+	test "$(jq_ reports/figs/$I/run.json outcome)" = infra_error &&
+	(cd fproj && test_expect_code 1 "$GPUORCH" history figs --problem below --figure gflops --factor 1.25) >hi.md &&
+	cat hi.md &&
+	grep "^| 2 | .* | 79.5 GFLOP/s | - | \*\*regression\*\* x0.795 |$" hi.md &&
+	grep "^| 3 | .* | $I | - | no figure (infra_error) | - | |$" hi.md &&
+	(cd fproj && test_expect_code 1 "$GPUORCH" history figs --problem below --figure gflops --factor 1.25 --json) >hi.json &&
+	test "$(jq_ hi.json points --len)" = 2 &&
+	test "$(jq_ hi.json runs_without_figure --len)" = 1 &&
+	test "$(jq_ hi.json runs_without_figure.0.run_id)" = $I &&
+	test "$(jq_ hi.json runs_without_figure.0.index)" = 3 &&
+	test "$(jq_ hi.json runs_without_figure.0.outcome)" = infra_error &&
+	test $(grep -c "^| [0-9]" hi.md) = 3
+'
+
 test_done

@@ -32,7 +32,12 @@ static const char usage[] =
 	"    --root DIR               the git repository that orders the commits (default .)\n"
 	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
 	"\n"
-	"exit: 0, 1 when the newest point is a regression against the one before, 2 bad input\n";
+	"A run without the figure (infra_error, a step that did not pass) is a row\n"
+	"'no figure (OUTCOME)' in the table and an entry of runs_without_figure in\n"
+	"the JSON; it is not plotted.\n"
+	"\n"
+	"exit: 0, 1 when the newest measured point is a regression against the one\n"
+	"      before it (a newer run without the figure does not hide it), 2 bad input\n";
 
 static int history_exec(int argc, char **argv)
 {

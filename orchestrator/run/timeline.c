@@ -368,8 +368,13 @@ int timeline_run(const struct timeline_opts *o)
 		free(title);
 		free(y_label);
 	}
+	/* the newest measured point: a newer run without the figure (an
+	 * infra_error, a failed step) does not hide its regression */
+	for (j = 0, i = -1; j < npts; j++)
+		if (pts[j].x > i)
+			i = pts[j].x;
 	for (j = 0; j < npts; j++)
-		if (pts[j].x == nr - 1 && pts[j].step)
+		if (pts[j].x == i && pts[j].step)
 			last_step = tflops ? -pts[j].step : pts[j].step;
 	path = xstrfmt("%s/history.svg", dir);
 	st = fs_write_atomic(path, svg.buf, svg.len, &err);
