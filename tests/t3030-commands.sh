@@ -42,7 +42,8 @@ test_expect_success 'history --json: the points of the table' '
 	test "$(jq_ h.json points --len)" = $(grep -c "^| [0-9]" h.md) &&
 	test "$(jq_ h.json runs_without_figure --len)" = 0 &&
 	test "$(jq_ h.json metric)" = latency_us &&
-	test "$(jq_ h.json points.0.nsamples)" = 2000
+	test "$(jq_ h.json points.0.nsamples)" = 2000 &&
+	grep ">steps: Mann-Whitney p &lt; 0.002<" store/demo/history.svg
 '
 
 test_expect_success 'history --json with a run that has no figure (infra_error): the table row and the JSON entry agree' '

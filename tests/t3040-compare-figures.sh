@@ -174,7 +174,10 @@ test_expect_success 'history --figure: a tie and exactly the factor are no step 
 	(cd fproj && "$GPUORCH" history figs2 --problem up-beyond --figure count --json) >hc.json &&
 	test "$(jq_ hc.json points.1.step)" = changed && test "$(jq_ hc.json better)" = null &&
 	(cd fproj && test_expect_code 1 "$GPUORCH" history figs2 --problem up-beyond --figure ms --factor 1.05) >hm2.md &&
-	grep "^| 2 | .* | 1.1866 ms | - | \*\*regression\*\* x1.050 |$" hm2.md
+	grep "^| 2 | .* | 1.1866 ms | - | \*\*regression\*\* x1.050 |$" hm2.md &&
+	grep ">steps: one value a run,<" reports/figs2/history.svg &&
+	grep ">a ratio beyond the factor<" reports/figs2/history.svg &&
+	! grep "Mann-Whitney" reports/figs2/history.svg
 '
 
 test_expect_success 'find --figure when BAD lacks the figure: the commit is skipped, naming the figures its run has' '

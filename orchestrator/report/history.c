@@ -224,9 +224,9 @@ void history_svg(const struct history_chart *c, struct strbuf *svg)
 			    "</text>\n", lx + 11, ly - 14, lx + 11, ly + 2, lx + 30, ly - 3);
 		ly += 20;
 		strbuf_addf(svg, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555\">steps: "
-			    "Mann-Whitney p &lt; 0.002</text>\n", lx, ly);
-		strbuf_addf(svg, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555\">and beyond "
-			    "the factor</text>\n", lx, ly + 15);
+			    "%s</text>\n", lx, ly, c->one_value ? "one value a run," : "Mann-Whitney p &lt; 0.002");
+		strbuf_addf(svg, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" fill=\"#555\">%s "
+			    "the factor</text>\n", lx, ly + 15, c->one_value ? "a ratio beyond" : "and beyond");
 	}
 	strbuf_addstr(svg, "</svg>\n");
 #undef X

@@ -23,6 +23,7 @@ struct history_chart {
 	const char *title;
 	const char *y_label;          /* "median latency (us)" */
 	int higher_is_better;         /* 1 for TFLOPS */
+	int one_value;                /* a named figure: steps by the ratio alone, no samples */
 	const char *const *slots;     /* x labels, nslots of them */
 	int nslots;
 	const char *const *series;    /* series names (GPU models) */

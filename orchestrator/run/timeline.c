@@ -358,6 +358,7 @@ int timeline_run(const struct timeline_opts *o)
 				 : tflops ? xstrfmt("%s (higher is better)", metric->unit)
 				 : xstrdup("median latency (us, lower is better)");
 		ch.higher_is_better = tflops;
+		ch.one_value = fig != NULL;
 		ch.slots = (const char *const *)slots;
 		ch.nslots = nr;
 		ch.series = series;
