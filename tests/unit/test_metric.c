@@ -159,9 +159,39 @@ static void reader(void)
 	cJSON_Delete(h);
 }
 
+static void directions(void)
+{
+	const char *unit = NULL;
+	enum metric_better b = METRIC_BETTER_NONE;
+	CHECK(metric_better_of("latency_us") == METRIC_LOWER_BETTER &&
+	      metric_better_of("model.tflops") == METRIC_HIGHER_BETTER,
+	      "the table's directions", "%d", metric_better_of("model.tflops"));
+	CHECK(metric_better_of("kernel:sgemm.median_us") == METRIC_LOWER_BETTER &&
+	      metric_better_of("kernel:sgemm.total_us") == METRIC_LOWER_BETTER &&
+	      metric_better_of("kernel:sgemm.launches") == METRIC_BETTER_NONE &&
+	      metric_better_of("kernel:sgemm.share_pct") == METRIC_BETTER_NONE,
+	      "a kernel's times are lower-is-better; its counts and shares have no direction", "no");
+	CHECK(metric_better_of("gflops") == METRIC_BETTER_NONE && metric_better_of(NULL) == METRIC_BETTER_NONE,
+	      "an output figure's direction is not guessed from its name", "no");
+	CHECK(metric_better_parse("higher") == METRIC_HIGHER_BETTER &&
+	      metric_better_parse("lower") == METRIC_LOWER_BETTER &&
+	      metric_better_parse("Higher") == METRIC_BETTER_NONE && metric_better_parse(NULL) == METRIC_BETTER_NONE,
+	      "better parses higher and lower, nothing else", "no");
+	CHECK(!strcmp(metric_better_name(METRIC_HIGHER_BETTER), "higher") &&
+	      !strcmp(metric_better_name(METRIC_LOWER_BETTER), "lower") &&
+	      !metric_better_name(METRIC_BETTER_NONE), "better names", "no");
+	metric_named("gflops", "GFLOP/s", "higher", &unit, &b);
+	CHECK(unit && !strcmp(unit, "GFLOP/s") && b == METRIC_HIGHER_BETTER,
+	      "an output figure keeps its declared unit and direction", "%s", unit ? unit : "(none)");
+	metric_named("kernel:saxpy.median_us", "ms", "higher", &unit, &b);
+	CHECK(unit && !strcmp(unit, "us") && b == METRIC_LOWER_BETTER,
+	      "a kernel figure takes the vocabulary's unit and direction", "%s", unit ? unit : "(none)");
+}
+
 int main(void)
 {
 	vocabulary();
+	directions();
 	formatters();
 	operators();
 	reader();

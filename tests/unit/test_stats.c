@@ -38,6 +38,21 @@ static void mwu_case(const char *name, const double *a, int na, const double *b,
 	CHECK(t.exact == want_exact, "%s: %s method", name, want_exact ? "exact" : "asymptotic");
 }
 
+/* The one ratio rule: beyond the factor, exactly at it (also an ulp past
+ * it after a division of decimals) is within. */
+static void beyond_factor(void)
+{
+	CHECK(stats_beyond_factor(1.25, 1.25) == 0 && stats_beyond_factor(0.8, 1.25) == 0 &&
+	      stats_beyond_factor(1.0, 1.05) == 0, "exactly at the factor, its inverse, a tie: within");
+	CHECK(1.1865 / 1.13 > 1.05 && stats_beyond_factor(1.1865 / 1.13, 1.05) == 0,
+	      "1.1865 / 1.13 = %.17g lands an ulp past 1.05 and is still at it", 1.1865 / 1.13);
+	CHECK(1.13 / 1.1865 < 1 / 1.05 && stats_beyond_factor(1.13 / 1.1865, 1.05) == 0,
+	      "1.13 / 1.1865 = %.17g lands an ulp below 1 / 1.05 and is still at it", 1.13 / 1.1865);
+	CHECK(stats_beyond_factor(1.1866 / 1.13, 1.05) == 1 && stats_beyond_factor(1.13 / 1.1866, 1.05) == -1,
+	      "1.1866 against 1.13 is beyond, both ways");
+	CHECK(stats_beyond_factor(NAN, 1.05) == 0, "no ratio is no change");
+}
+
 int main(void)
 {
 	static const double odd[] = { 5, 1, 3, 2, 4 };
@@ -119,6 +134,7 @@ int main(void)
 	CHECK(c.verdict == STATS_INSUFFICIENT,
 	      "5 vs 6 samples cannot reach p < 0.002: insufficient data, never 'same'");
 
+	beyond_factor();
 	printf("# %d checks, %d failed\n", ncheck, nfail);
 	return nfail ? 1 : 0;
 }
