@@ -15,28 +15,38 @@
  *                             (accumulator layout of m64nN == A layout of m64k16, per warp): no smem
  *       O(64xD)   += P·V      wgmma m64nDk16 with A from registers and B = V through an N-major
  *                             (imm-trans-b) 128B-swizzled descriptor: V is [keys, D] with D contiguous
- *     FA_PIPE=1 (default) pipelines the loop: S_j = Q·K_jᵀ and O += P_{j-1}·V_{j-1} are issued as two
+ *     FA_PIPE=1 (the default for D=128) pipelines the loop: S_j = Q·K_jᵀ and O += P_{j-1}·V_{j-1} are issued as two
  *     commit groups together; wait_group 1 lets tile j's softmax run while P_{j-1}·V_{j-1} is still in
  *     the tensor cores (intra-warpgroup overlap), then O is rescaled once that GEMM is done. The two
  *     consumer warpgroups take turns issuing their GEMMs (named barriers 1 and 2: bar.sync for my turn,
  *     bar.arrive to hand it over), so one's softmax runs under the other's GEMMs (ping-pong).
- *     FA_PIPE=0: the plain loop (S, wait, softmax, P·V, wait) of the first version.
+ *     FA_PIPE=0 (the default for D=64): the plain loop (S, wait, softmax, P·V, wait) of the first version.
+ *     At D=64 the GEMMs are half as long against the same softmax and the turns cost more than they
+ *     hide (H100, direct runs of one build: B16 H16 S512 62.3 -> 57.1 us, S1024 196.8 -> 184.4,
+ *     B4 H16 S4096 699.6 -> 676.1 with the plain loop), at D=128 the pipeline wins (994 vs 1012 us).
  *   Layout in shared memory: every tile is D/64 column blocks of rows x 128 B, as the 3-D tensor maps
  *   ({D, S, B*H}, box 64 x rows x 1, 128B swizzle) write them; TMA zero-fills rows >= S inside each
  *   (b, h) plane, and keys >= S are masked to -inf.  Causal CTAs stop after their diagonal tile and mask
  *   only there; heavy (causal) query blocks are launched first.  Any S >= 1; D is 64 or 128.
- *   Shared memory: (128 + 2 * FA_STAGES * 128) * D * 2 bytes + 1.25 KB: 225 KB for D=128 (3 stages: 515
- *   TFLOPS at B4 H16 S4096 against 484 with 2, first H100 run), 145 KB for D=64 (4 stages).
+ *   Shared memory: (FA_QBUF * 128 + 2 * FA_STAGES * 128) * D * 2 bytes + 1.25 KB: 225 KB for D=128 (3
+ *   stages: 515 TFLOPS at B4 H16 S4096 against 484 with 2, first H100 run), 161 KB for D=64 (4 stages,
+ *   2 Q buffers: the producer loads tile n+1's Q while tile n runs, where one buffer had it wait for
+ *   tile n's last Q·Kᵀ: B16 H16 S512 D64 65.1 -> 62.3 us pipelined, 60.5 -> 57.1 plain, same run).
  *
- *   FA_PERSIST (default 2): a persistent grid (one CTA per SM walking the tiles; the producer loads the
- *   next tile's Q and K/V while the consumers finish the last one) for non-causal problems: B16 H16
- *   S512 D64 71.0 -> 64.4 us in the first H100 run, D128 S4k unchanged; for causal ones the static
- *   tile walk balanced worse than the hardware's CTA scheduler (D128 S4k causal 552 -> 637 us), so
- *   causal problems keep one CTA per tile (FA_PERSIST=1 forces it everywhere, 0 never). One kernel
- *   does both: launched with a CTA per tile, each CTA walks a single tile.
+ *   FA_PERSIST (default 1): a persistent grid, one CTA per SM, each taking its next tile from a global
+ *   counter (atomicAdd by the producer thread, handed to the consumers in shared memory with the
+ *   Q tile's mbarrier), so the producer loads the next tile's Q and K/V while the consumers finish
+ *   the last one, and uneven causal tiles balance as the hardware's CTA scheduler balanced them (a
+ *   static walk of every gridDim-th tile did not: D128 S4k causal 552 -> 637 us). The last CTA resets
+ *   the counter for the next launch. Same H100 run, against one CTA per tile (the old causal grid):
+ *   causal B16 H16 S512 D64 61.2 -> 52.0 us, B4 H16 S4096 D64 404.3 -> 385.5, D128 578.7 -> 569.4,
+ *   B16 H16 S1024 D128 205.0 -> 194.1; non-causal unchanged against the static walk. FA_PERSIST=2
+ *   keeps one CTA per tile for causal problems, 0 everywhere. One kernel does both: launched with a
+ *   CTA per tile, each CTA takes its own tile and stops.
  *
- *   TUNING (compile time): -DFA_PIPE=0|1, -DFA_PERSIST=0|1|2, -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_PLANT_BUG=1 (negative control: V's
- *   descriptor with LBO and SBO swapped: wrong results at D=64 and D=128).
+ *   TUNING (compile time): -DFA_PIPE=0|1, -DFA_PERSIST=0|1|2, -DFA_STAGES=N (2..4; D=128 fits 3),
+ *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
+ *   swapped: wrong results at D=64 and D=128).
  */
 #include "attn_common.cuh"
 #include "../harness/harness.h"
@@ -52,11 +62,8 @@ const char attn_kernel_name[] = "attn_wgmma";
 #ifndef FA_PLANT_BUG
 #define FA_PLANT_BUG 0
 #endif
-#ifndef FA_PIPE
-#define FA_PIPE 1
-#endif
 #ifndef FA_PERSIST   /* 0: one CTA per tile; 1: persistent; 2: persistent unless causal */
-#define FA_PERSIST 2
+#define FA_PERSIST 1
 #endif
 
 constexpr int BM = 128, BN = 128, NTHREADS = 384;
@@ -69,7 +76,18 @@ template <int D> struct fcfg {
 #endif
 	static constexpr int DB = D / 64;                       /* 64-column (128-byte) blocks per row */
 	static constexpr int Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
-	static constexpr size_t SMEM = (size_t)Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + 1024 /* align */ + 256 /* barriers */;
+#ifdef FA_PIPE
+	static constexpr int PIPE = FA_PIPE;
+#else
+	static constexpr int PIPE = D == 128 ? 1 : 0;           /* measured: see DESIGN */
+#endif
+#ifdef FA_QBUF
+	static constexpr int QBUF = FA_QBUF;
+#else
+	static constexpr int QBUF = D == 64 ? 2 : 1;            /* D=128: a second Q tile does not fit */
+#endif
+	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + 1024 /* align */ + 256 /* barriers */;
+	static_assert(QBUF == 1 || QBUF == 2, "FA_QBUF must be 1 or 2");
 	static_assert(STAGES >= 2 && STAGES <= 4, "FA_STAGES must be 2..4");
 	static_assert(SMEM <= 227 * 1024, "shared memory over 227 KB: lower FA_STAGES");
 };
@@ -187,33 +205,36 @@ __device__ __forceinline__ void pack_p(uint32_t (&p)[BN / 4], const float (&sc)[
 	}
 }
 
-/* The kernel: CTA blockIdx.x takes tiles t = blockIdx.x, blockIdx.x + gridDim.x, ... of the
- * (query block, b*h) tiles, b*h major so that the CTAs running at once share K and V in L2, a
- * head's query blocks heaviest first when causal (as the one-CTA-per-tile grid had them: its CTAs
- * start in that order). Launched with one CTA per tile, each CTA does
- * one; launched persistent (one CTA per SM), the producer runs on into the next tile's Q (once both
- * consumer warpgroups released it: qempty) and K/V (the ring's stages and phases go on across
- * tiles), so a tile's first loads overlap the previous tile's last GEMM and its epilogue. */
+/* The kernel: CTA blockIdx.x takes tile blockIdx.x first, then (persistent grid) tiles gridDim.x,
+ * gridDim.x + 1, ... in the order the counter hands them out. Tiles are (query block, b*h), b*h
+ * major so that the CTAs running at once share K and V in L2, a head's query blocks heaviest first
+ * when causal. The producer runs on into the next tile's Q (once the consumers released its buffer:
+ * qempty) and K/V (the ring's stages and phases go on across tiles), so a tile's first loads overlap
+ * the previous tile's last GEMM and its epilogue. */
 template <int D>
 __global__ void __launch_bounds__(NTHREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
 			  const __grid_constant__ CUtensorMap tmV, __half *__restrict__ O, int S, int BH,
-			  int causal, float scale_log2)
+			  int causal, float scale_log2, unsigned *__restrict__ sched)
 {
 #if HP_DEVICE_OK
 	using C = fcfg<D>;
 	constexpr int ST = C::STAGES, DB = C::DB;
 	extern __shared__ unsigned char smem_raw[];
 	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-	unsigned char *sQ = smem, *sK = smem + C::Q_BYTES, *sV = sK + (size_t)ST * C::KV_BYTES;
+	constexpr int QB = C::QBUF;
+	unsigned char *sQ = smem, *sK = smem + QB * C::Q_BYTES, *sV = sK + (size_t)ST * C::KV_BYTES;
 	uint64_t *qfull = (uint64_t *)(sV + (size_t)ST * C::KV_BYTES);
-	uint64_t *kfull = qfull + 1, *vfull = kfull + ST, *empty = vfull + ST, *qempty = empty + ST;
+	uint64_t *kfull = qfull + QB, *vfull = kfull + ST, *empty = vfull + ST, *qempty = empty + ST;
+	int *tslot = (int *)(qempty + QB);   /* the tile whose Q is in buffer b; >= tiles: no more */
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	const int nblk = (S + BM - 1) / BM, tiles = nblk * BH;
 
 	if (threadIdx.x == 0) {
-		mbar_init(qfull, 1);
-		mbar_init(qempty, 8);
+		for (int b = 0; b < QB; b++) {
+			mbar_init(&qfull[b], 1);
+			mbar_init(&qempty[b], 256);   /* every consumer thread: each read tslot */
+		}
 		for (int s = 0; s < ST; s++) {
 			mbar_init(&kfull[s], 1);
 			mbar_init(&vfull[s], 1);
@@ -226,18 +247,28 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	if (wg == 0) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
 		if (tid == 0) {
-			int it = 0, n = 0;
-			for (int t = blockIdx.x; t < tiles; t += gridDim.x, n++) {
+			const bool dyn = (int)gridDim.x < tiles;   /* persistent: tiles from the counter */
+			int it = 0, t = blockIdx.x;
+			for (int n = 0;; n++) {
+				/* Q buffer n % QB: free once tile n - QB's Q·Kᵀ are done */
+				const int qb = n % QB;
+				mbar_wait(&qempty[qb], ((unsigned)(n / QB) & 1u) ^ 1u);
+				if (n > 0)
+					t = dyn ? (int)gridDim.x + (int)atomicAdd(&sched[0], 1u) : tiles;
+				tslot[qb] = t;
+				if (t >= tiles) {
+					mbar_arrive(&qfull[qb]);   /* releases tslot: the consumers stop */
+					break;
+				}
 				const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
 				const int bh = t / nblk, m0 = qblk * BM;
 				int ntiles = (S + BN - 1) / BN;
 				if (causal)
 					ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
-				mbar_wait(qempty, ((unsigned)n & 1u) ^ 1u);   /* the last tile's Q is no longer read */
-				mbar_expect_tx(qfull, C::Q_BYTES);
+				mbar_expect_tx(&qfull[qb], C::Q_BYTES);
 #pragma unroll
 				for (int b = 0; b < DB; b++)
-					tma_load_3d(sQ + b * BM * 128, &tmQ, b * 64, m0, bh, qfull);
+					tma_load_3d(sQ + qb * C::Q_BYTES + b * BM * 128, &tmQ, b * 64, m0, bh, &qfull[qb]);
 				for (int j = 0; j < ntiles; j++, it++) {
 					const int s = it % ST;
 					mbar_wait(&empty[s], ((unsigned)(it / ST) & 1u) ^ 1u);
@@ -252,18 +283,28 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 						tma_load_3d(v + b * BN * 128, &tmV, b * 64, j * BN, bh, &vfull[s]);
 				}
 			}
+			/* the last CTA past its final fetch resets the counters for the next launch */
+			if (dyn && atomicAdd(&sched[1], 1u) == gridDim.x - 1) {
+				atomicExch(&sched[0], 0u);
+				atomicExch(&sched[1], 0u);
+			}
 		}
 		return;
 	}
 
 	asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
 	const int c = wg - 1, w = tid / 32, l = tid % 32;
-	const unsigned char *qa = sQ + c * 64 * 128;
-	int it = 0, n = 0;
-	for (int t = blockIdx.x; t < tiles; t += gridDim.x, n++) {
+	int it = 0;
+	for (int n = 0;; n++) {
+		const int qb = n % QB;
+		mbar_wait(&qfull[qb], (unsigned)(n / QB) & 1u);
+		const int t = *(volatile int *)&tslot[qb];
+		if (t >= tiles)
+			break;
 		const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
 		const int bh = t / nblk, m0 = qblk * BM;
 		const int row0 = m0 + c * 64 + 16 * w + l / 4, row1 = row0 + 8;
+		const unsigned char *qa = sQ + qb * C::Q_BYTES + c * 64 * 128;
 		int ntiles = (S + BN - 1) / BN;
 		if (causal)
 			ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
@@ -274,8 +315,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		for (int i = 0; i < D / 2; i++)
 			o[i] = 0.f;
 
-#if FA_PIPE
-		mbar_wait(qfull, (unsigned)n & 1u);
+		if constexpr (C::PIPE) {
 		if (c == 1)
 			turn_pass(1);
 		{
@@ -309,8 +349,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			pack_p(p, sc);
 		}
 		/* every Q·Kᵀ of the tile is done: the producer may load the next tile's Q */
-		if (l == 0)
-			mbar_arrive(qempty);
+		mbar_arrive(&qempty[qb]);
 		{
 			const int sl = (it + ntiles - 1) % ST;
 			mbar_wait(&vfull[sl], (unsigned)((it + ntiles - 1) / ST) & 1u);
@@ -319,8 +358,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (l == 0)
 				mbar_arrive(&empty[sl]);
 		}
-#else
-		mbar_wait(qfull, (unsigned)n & 1u);
+		} else {
 		for (int j = 0; j < ntiles; j++) {
 			const int s = (it + j) % ST;
 			const unsigned ph = (unsigned)((it + j) / ST) & 1u;
@@ -332,15 +370,15 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 #pragma unroll
 			for (int i = 0; i < D / 2; i++)
 				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
-			if (j == ntiles - 1 && l == 0)
-				mbar_arrive(qempty);   /* the tile's last Q·Kᵀ is done */
+			if (j == ntiles - 1)
+				mbar_arrive(&qempty[qb]);   /* the tile's last Q·Kᵀ is done */
 			mbar_wait(&vfull[s], ph);
 			issue_pv<D>(o, p, sV + (size_t)s * C::KV_BYTES);
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&empty[s]);
 		}
-#endif
+		}
 		it += ntiles;
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
@@ -359,7 +397,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		}
 	}
 #else
-	(void)S; (void)BH; (void)causal; (void)scale_log2; (void)O;
+	(void)S; (void)BH; (void)causal; (void)scale_log2; (void)O; (void)sched;
 	__trap();
 #endif
 }
@@ -370,6 +408,7 @@ struct fa_ws {
 	CUtensorMap q, k, v;
 	const void *pq, *pk, *pv;
 	int B, H, S, D;
+	unsigned *sched;   /* the persistent grid's tile counter and done counter (zero between launches) */
 };
 
 static int config_init()
@@ -378,8 +417,11 @@ static int config_init()
 	hx_config_int("BN", BN);
 	hx_config_int("STAGES_D64", fcfg<64>::STAGES);
 	hx_config_int("STAGES_D128", fcfg<128>::STAGES);
-	hx_config_int("PIPE", FA_PIPE);
+	hx_config_int("PIPE_D64", fcfg<64>::PIPE);
+	hx_config_int("PIPE_D128", fcfg<128>::PIPE);
 	hx_config_int("PERSIST", FA_PERSIST);
+	hx_config_int("QBUF_D64", fcfg<64>::QBUF);
+	hx_config_int("QBUF_D128", fcfg<128>::QBUF);
 	return 0;
 }
 [[maybe_unused]] static const int config_done = config_init();
@@ -410,10 +452,17 @@ void *attn_kernel_init(const struct attn_problem *p)
 	struct fa_ws *ws = (struct fa_ws *)calloc(1, sizeof(*ws));
 	if (!ws)
 		hx_failf(1, "attn_wgmma: out of host memory");
+	HX_CK(cudaMalloc(&ws->sched, 2 * sizeof(unsigned)));
+	HX_CK(cudaMemset(ws->sched, 0, 2 * sizeof(unsigned)));
 	return ws;
 }
 
-void attn_kernel_fini(void *ws) { free(ws); }
+void attn_kernel_fini(void *ws)
+{
+	if (ws)
+		HX_CK(cudaFree(((struct fa_ws *)ws)->sched));
+	free(ws);
+}
 
 template <int D> static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct attn_bufs *b, cudaStream_t s)
 {
@@ -442,7 +491,7 @@ template <int D> static void launch(struct fa_ws *ws, const struct attn_problem 
 			HX_CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
 		}
 		attn_wgmma_kernel<D><<<persist && tiles > nsm ? nsm : tiles, NTHREADS, fcfg<D>::SMEM, s>>>(
-			ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f);
+			ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f, ws->sched);
 	}
 	HX_CK(cudaGetLastError());
 }
