@@ -248,18 +248,22 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
 		if (tid == 0) {
 			const bool dyn = (int)gridDim.x < tiles;   /* persistent: tiles from the counter */
-			int it = 0, t = blockIdx.x;
+			int it = 0, t = blockIdx.x, tnext = tiles;
 			for (int n = 0;; n++) {
 				/* Q buffer n % QB: free once tile n - QB's Q·Kᵀ are done */
 				const int qb = n % QB;
 				mbar_wait(&qempty[qb], ((unsigned)(n / QB) & 1u) ^ 1u);
 				if (n > 0)
-					t = dyn ? (int)gridDim.x + (int)atomicAdd(&sched[0], 1u) : tiles;
+					t = tnext;
 				tslot[qb] = t;
 				if (t >= tiles) {
 					mbar_arrive(&qfull[qb]);   /* releases tslot: the consumers stop */
 					break;
 				}
+				/* the next tile is taken now, its atomic's latency hidden under this tile's
+				 * loads (taken when Q's buffer frees, it delayed every Q at D=128 by ~3 %) */
+				if (dyn)
+					tnext = (int)gridDim.x + (int)atomicAdd(&sched[0], 1u);
 				const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
 				const int bh = t / nblk, m0 = qblk * BM;
 				int ntiles = (S + BN - 1) / BN;
