@@ -33,18 +33,23 @@
  *   2 Q buffers: the producer loads tile n+1's Q while tile n runs, where one buffer had it wait for
  *   tile n's last Q·Kᵀ: B16 H16 S512 D64 65.1 -> 62.3 us pipelined, 60.5 -> 57.1 plain, same run).
  *
- *   FA_PERSIST (default 1): a persistent grid, one CTA per SM, each taking its next tile from a global
- *   counter (atomicAdd by the producer thread, handed to the consumers in shared memory with the
- *   Q tile's mbarrier), so the producer loads the next tile's Q and K/V while the consumers finish
- *   the last one, and uneven causal tiles balance as the hardware's CTA scheduler balanced them (a
- *   static walk of every gridDim-th tile did not: D128 S4k causal 552 -> 637 us). The last CTA resets
- *   the counter for the next launch. Same H100 run, against one CTA per tile (the old causal grid):
- *   causal B16 H16 S512 D64 61.2 -> 52.0 us, B4 H16 S4096 D64 404.3 -> 385.5, D128 578.7 -> 569.4,
- *   B16 H16 S1024 D128 205.0 -> 194.1; non-causal unchanged against the static walk. FA_PERSIST=2
- *   keeps one CTA per tile for causal problems, 0 everywhere. One kernel does both: launched with a
- *   CTA per tile, each CTA takes its own tile and stops.
+ *   FA_PERSIST: 1 a persistent grid (one CTA per SM walking tiles: the producer loads the next tile's
+ *   Q and K/V while the consumers finish the last one), 2 that for non-causal problems and one CTA per
+ *   tile for causal ones, 0 one CTA per tile. FA_SCHED: how a persistent CTA finds its next tile, 1
+ *   from a global counter (the producer thread's atomicAdd when it starts a tile, handed to the
+ *   consumers in shared memory with the Q tile's mbarrier; the last CTA resets the counter for the
+ *   next launch), 0 every gridDim.x-th tile. Defaults, from one H100 run against f544e0b's kernel
+ *   (static persistent walk for non-causal, one CTA per tile for causal), medians of 2 each:
+ *     D=64:  FA_PERSIST=1, FA_SCHED=1. Causal B16 H16 S512 59.6-59.9 -> 52.2-52.5 us (the counter
+ *            balances uneven causal tiles as the hardware's CTA scheduler does, and the next tile's
+ *            loads overlap; a static walk stayed at 60.8-61.4), non-causal 64.8-65.4 -> 61.2-61.3.
+ *     D=128: FA_PERSIST=2, FA_SCHED=0, as before: the counter cost 4 % non-causal (1041-1049 against
+ *            999 us at B4 H16 S4096) and the persistent grid 5 % causal (593 against 563-567).
+ *   One kernel does all: launched with a CTA per tile, each CTA takes its own tile and stops.
  *
- *   TUNING (compile time): -DFA_PIPE=0|1, -DFA_PERSIST=0|1|2, -DFA_STAGES=N (2..4; D=128 fits 3),
+ *   TUNING (compile time, each for both D): -DFA_PIPE=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
+ *   lane 0 of each warp after __syncwarp),
  *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
  *   swapped: wrong results at D=64 and D=128).
  */
@@ -62,8 +67,8 @@ const char attn_kernel_name[] = "attn_wgmma";
 #ifndef FA_PLANT_BUG
 #define FA_PLANT_BUG 0
 #endif
-#ifndef FA_PERSIST   /* 0: one CTA per tile; 1: persistent; 2: persistent unless causal */
-#define FA_PERSIST 1
+#ifndef FA_QARR      /* qempty arrivals: 256 every consumer thread, 8 lane 0 of each warp after __syncwarp */
+#define FA_QARR 256
 #endif
 
 constexpr int BM = 128, BN = 128, NTHREADS = 384;
@@ -76,6 +81,16 @@ template <int D> struct fcfg {
 #endif
 	static constexpr int DB = D / 64;                       /* 64-column (128-byte) blocks per row */
 	static constexpr int Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
+#ifdef FA_PERSIST   /* 0: one CTA per tile; 1: persistent; 2: persistent unless causal */
+	static constexpr int PERSIST = FA_PERSIST;
+#else
+	static constexpr int PERSIST = D == 64 ? 1 : 2;         /* measured: see DESIGN */
+#endif
+#ifdef FA_SCHED      /* persistent grid: 1 tiles from a global counter, 0 every gridDim.x-th tile */
+	static constexpr int SCHED = FA_SCHED;
+#else
+	static constexpr int SCHED = D == 64 ? 1 : 0;
+#endif
 #ifdef FA_PIPE
 	static constexpr int PIPE = FA_PIPE;
 #else
@@ -205,8 +220,8 @@ __device__ __forceinline__ void pack_p(uint32_t (&p)[BN / 4], const float (&sc)[
 	}
 }
 
-/* The kernel: CTA blockIdx.x takes tile blockIdx.x first, then (persistent grid) tiles gridDim.x,
- * gridDim.x + 1, ... in the order the counter hands them out. Tiles are (query block, b*h), b*h
+/* The kernel: CTA blockIdx.x takes tile blockIdx.x first, then (persistent grid) the next tile the
+ * counter hands out (FA_SCHED=1) or tile + gridDim.x (0). Tiles are (query block, b*h), b*h
  * major so that the CTAs running at once share K and V in L2, a head's query blocks heaviest first
  * when causal. The producer runs on into the next tile's Q (once the consumers released its buffer:
  * qempty) and K/V (the ring's stages and phases go on across tiles), so a tile's first loads overlap
@@ -233,7 +248,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	if (threadIdx.x == 0) {
 		for (int b = 0; b < QB; b++) {
 			mbar_init(&qfull[b], 1);
-			mbar_init(&qempty[b], 256);   /* every consumer thread: each read tslot */
+			mbar_init(&qempty[b], FA_QARR);   /* every consumer thread: each read tslot */
 		}
 		for (int s = 0; s < ST; s++) {
 			mbar_init(&kfull[s], 1);
@@ -247,7 +262,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	if (wg == 0) {
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
 		if (tid == 0) {
-			const bool dyn = (int)gridDim.x < tiles;   /* persistent: tiles from the counter */
+			const bool persistent = (int)gridDim.x < tiles;   /* else one tile per CTA */
 			int it = 0, t = blockIdx.x, tnext = tiles;
 			for (int n = 0;; n++) {
 				/* Q buffer n % QB: free once tile n - QB's Q·Kᵀ are done */
@@ -262,8 +277,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				}
 				/* the next tile is taken now, its atomic's latency hidden under this tile's
 				 * loads (taken when Q's buffer frees, it delayed every Q at D=128 by ~3 %) */
-				if (dyn)
-					tnext = (int)gridDim.x + (int)atomicAdd(&sched[0], 1u);
+				if (persistent)
+					tnext = C::SCHED ? (int)gridDim.x + (int)atomicAdd(&sched[0], 1u) : t + (int)gridDim.x;
 				const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
 				const int bh = t / nblk, m0 = qblk * BM;
 				int ntiles = (S + BN - 1) / BN;
@@ -286,9 +301,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 					for (int b = 0; b < DB; b++)
 						tma_load_3d(v + b * BN * 128, &tmV, b * 64, j * BN, bh, &vfull[s]);
 				}
+				if (!persistent)
+					break;   /* one CTA per tile: no next tile to announce */
 			}
 			/* the last CTA past its final fetch resets the counters for the next launch */
-			if (dyn && atomicAdd(&sched[1], 1u) == gridDim.x - 1) {
+			if (persistent && C::SCHED && atomicAdd(&sched[1], 1u) == gridDim.x - 1) {
 				atomicExch(&sched[0], 0u);
 				atomicExch(&sched[1], 0u);
 			}
@@ -353,7 +370,13 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			pack_p(p, sc);
 		}
 		/* every Q·Kᵀ of the tile is done: the producer may load the next tile's Q */
-		mbar_arrive(&qempty[qb]);
+		if (FA_QARR == 256) {
+			mbar_arrive(&qempty[qb]);
+		} else {
+			__syncwarp();
+			if (l == 0)
+				mbar_arrive(&qempty[qb]);
+		}
 		{
 			const int sl = (it + ntiles - 1) % ST;
 			mbar_wait(&vfull[sl], (unsigned)((it + ntiles - 1) / ST) & 1u);
@@ -374,8 +397,15 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 #pragma unroll
 			for (int i = 0; i < D / 2; i++)
 				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
-			if (j == ntiles - 1)
-				mbar_arrive(&qempty[qb]);   /* the tile's last Q·Kᵀ is done */
+			if (j == ntiles - 1) {
+				if (FA_QARR == 256) {
+					mbar_arrive(&qempty[qb]);
+				} else {
+					__syncwarp();
+					if (l == 0)
+						mbar_arrive(&qempty[qb]);
+				}
+			}   /* the tile's last Q·Kᵀ is done */
 			mbar_wait(&vfull[s], ph);
 			issue_pv<D>(o, p, sV + (size_t)s * C::KV_BYTES);
 			wgmma_wait<0>();
@@ -399,6 +429,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (row1 < S)
 				*(__half2 *)(out + (size_t)row1 * D + col) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
 		}
+		if ((int)gridDim.x >= tiles)
+			break;   /* one CTA per tile */
 	}
 #else
 	(void)S; (void)BH; (void)causal; (void)scale_log2; (void)O; (void)sched;
@@ -423,7 +455,10 @@ static int config_init()
 	hx_config_int("STAGES_D128", fcfg<128>::STAGES);
 	hx_config_int("PIPE_D64", fcfg<64>::PIPE);
 	hx_config_int("PIPE_D128", fcfg<128>::PIPE);
-	hx_config_int("PERSIST", FA_PERSIST);
+	hx_config_int("PERSIST_D64", fcfg<64>::PERSIST);
+	hx_config_int("PERSIST_D128", fcfg<128>::PERSIST);
+	hx_config_int("SCHED_D64", fcfg<64>::SCHED);
+	hx_config_int("SCHED_D128", fcfg<128>::SCHED);
 	hx_config_int("QBUF_D64", fcfg<64>::QBUF);
 	hx_config_int("QBUF_D128", fcfg<128>::QBUF);
 	return 0;
@@ -488,7 +523,7 @@ template <int D> static void launch(struct fa_ws *ws, const struct attn_problem 
 	{
 		static int nsm = 0;
 		const int tiles = (p->S + BM - 1) / BM * p->B * p->H;
-		const int persist = FA_PERSIST == 1 || (FA_PERSIST == 2 && !p->causal);
+		const int persist = fcfg<D>::PERSIST == 1 || (fcfg<D>::PERSIST == 2 && !p->causal);
 		if (!nsm) {
 			int dev;
 			HX_CK(cudaGetDevice(&dev));
