@@ -10,13 +10,16 @@
 #   3. every tests/t[0-9]*.sh with GPUORCH=build/gpuorch
 #   4. again, with GPUORCH=build/asan/gpuorch, each t*.sh that declares
 #      "# asan: yes" on a line of its own
-#      3 and 4 run together, GPUORCH_TEST_JOBS files at a time (default:
-#      the number of cores), each through tests/lib/run-shell-file.sh (a
-#      timeout of GPUORCH_TEST_TIMEOUT s, default 900, and a FAIL for a file
-#      that ends without its summary line); each file's output is printed
-#      whole, in the order above, whatever order they finish in
 #   5. the unit binaries under valgrind (when valgrind is installed and
-#      GPUORCH_NO_VALGRIND is not 1)
+#      GPUORCH_NO_VALGRIND is not 1), as one job (tests/lib/valgrind-units.sh)
+#   3, 4 and 5 run together, GPUORCH_TEST_JOBS jobs at a time (default: twice
+#   the number of cores: most files wait on sshd, slurmctld or a timer), the
+#   costliest first: a file may declare "# cost: SECONDS" (about what it
+#   takes; 10 when it does not say), so the long ones do not start last and
+#   finish alone. Each shell file runs through tests/lib/run-shell-file.sh
+#   (a timeout of GPUORCH_TEST_TIMEOUT s, default 900, and a FAIL for a file
+#   that ends without its summary line); each job's output is printed whole,
+#   in the order above, whatever order they finish in.
 # With PATTERNs, only tests whose name contains one of them run (the build
 # always runs). Prints PASS/FAIL/SKIP per test with its time, lists the
 # failures and skips at the end, and ends with exactly "N passed, N failed".
@@ -33,7 +36,7 @@ trap '[ -z "$XARGS_PID" ] || kill "$XARGS_PID" 2>/dev/null; rm -rf "$RESULTS" "$
 trap 'exit 130' INT TERM HUP
 FILE_TIMEOUT=${GPUORCH_TEST_TIMEOUT:-900}
 export GPUORCH_TEST_TIMEOUT=$FILE_TIMEOUT
-TEST_JOBS=${GPUORCH_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+TEST_JOBS=${GPUORCH_TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 1)))}
 case $TEST_JOBS in
 ''|*[!0-9]*|0)
 	echo "run-tests.sh: GPUORCH_TEST_JOBS must be a number of parallel jobs (1 or more), got '$TEST_JOBS'" >&2
@@ -44,29 +47,12 @@ ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 export ASAN_OPTIONS UBSAN_OPTIONS
 
-now_ms() {
-	_t=$(date +%s%N)
-	echo $((_t / 1000000))
-}
-
-secs() {
-	printf '%d.%02ds' $(($1 / 1000)) $((($1 % 1000) / 10))
-}
+. tests/lib/unit.sh
 
 # record STATUS NAME [DETAIL]: one result line, printed and kept for the summary.
 record() {
 	echo "$1 $2${3:+ $3}"
 	echo "$1 $2${3:+ $3}" >>"$RESULTS"
-}
-
-selected() {
-	[ -z "$PATTERNS" ] && return 0
-	for _p in $PATTERNS; do
-		case "$1" in
-		*"$_p"*) return 0 ;;
-		esac
-	done
-	return 1
 }
 
 summary() {
@@ -101,59 +87,46 @@ build() {
 	return 1
 }
 
-# run_unit LABEL BINARY [WRAPPER...]: one unit test binary is one test.
-run_unit() {
-	_label=$1
-	_bin=$2
-	shift 2
-	_start=$(now_ms)
-	timeout -k 10 "$FILE_TIMEOUT" "$@" "$_bin" >"$OUTDIR/unit.log" 2>&1 </dev/null
-	_rc=$?
-	_t=$(secs $(( $(now_ms) - _start )))
-	_ok=$(grep -c '^ok ' "$OUTDIR/unit.log")
-	_nok=$(grep -c '^not ok ' "$OUTDIR/unit.log")
-	if [ $_rc -eq 0 ] && [ "$_nok" -eq 0 ] && [ "$_ok" -gt 0 ]; then
-		record PASS "$_label" "($_ok checks, $_t)"
-	else
-		if [ "$_ok" -eq 0 ] && [ $_rc -eq 0 ]; then
-			_why="no 'ok N' line: the test checked nothing"
-		else
-			_why="exit $_rc, $_nok of $((_ok + _nok)) checks failed"
-		fi
-		record FAIL "$_label" "($_t): $_why"
-		{ grep '^not ok ' "$OUTDIR/unit.log"; tail -n 40 "$OUTDIR/unit.log"; } |
-			sed -e 's/^/    | /'
-	fi
-}
-
 # shq STRING: STRING quoted for sh (single quotes).
 shq() {
 	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
 }
 
-# queue_shell FILE TAG GPUORCH SSHTOOL: add a shell test file to the jobs
-# that run_queued starts (job N is the script $OUTDIR/jobs/N).
+# queue_job NAME COST CMD...: add a job to those run_queued starts (job N
+# is the script $OUTDIR/jobs/N; its output goes to N.out, its status to N.rc).
 NJOBS=0
 mkdir "$OUTDIR/jobs" || exit 1
-queue_shell() {
+queue_job() {
 	NJOBS=$((NJOBS + 1))
-	echo "$(basename "$1")$2" >"$OUTDIR/jobs/$NJOBS.name"
+	echo "$1" >"$OUTDIR/jobs/$NJOBS.name"
+	echo "$2 $NJOBS" >>"$OUTDIR/jobs/costs"
+	shift 2
 	{
-		printf 'tests/lib/run-shell-file.sh %s %s %s %s >%s 2>&1\n' "$(shq "$1")" \
-			"$(shq "$2")" "$(shq "$3")" "$(shq "$4")" "$(shq "$OUTDIR/jobs/$NJOBS.out")"
+		for _a in "$@"; do
+			printf '%s ' "$(shq "$_a")"
+		done
+		printf '>%s 2>&1\n' "$(shq "$OUTDIR/jobs/$NJOBS.out")"
 		# the rc file appears only once the output is complete
 		printf 'echo $? >%s && mv %s %s\n' "$(shq "$OUTDIR/jobs/$NJOBS.tmp")" \
 			"$(shq "$OUTDIR/jobs/$NJOBS.tmp")" "$(shq "$OUTDIR/jobs/$NJOBS.rc")"
 	} >"$OUTDIR/jobs/$NJOBS"
 }
 
-# run_queued: run the queued shell files, $TEST_JOBS at a time (xargs -P),
-# and print each file's output whole, in the order they were queued, as
-# soon as it and those before it are done. Every PASS/FAIL/SKIP line goes to
-# the results; run-shell-file.sh adds a FAIL for a file that ended badly.
+# queue_shell FILE TAG GPUORCH SSHTOOL: a shell test file as a job, with the
+# cost it declares ("# cost: SECONDS", 10 when it does not).
+queue_shell() {
+	_cost=$(sed -n 's/^# cost: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1)
+	queue_job "$(basename "$1")$2" "${_cost:-10}" tests/lib/run-shell-file.sh "$1" "$2" "$3" "$4"
+}
+
+# run_queued: run the queued jobs, $TEST_JOBS at a time (xargs -P), the
+# costliest first, and print each job's output whole, in the order they were
+# queued, as soon as it and those before it are done. Every PASS/FAIL/SKIP
+# line goes to the results; run-shell-file.sh adds a FAIL for a file that
+# ended badly.
 run_queued() {
 	[ "$NJOBS" -gt 0 ] || return 0
-	seq 1 "$NJOBS" | sed "s|^|$OUTDIR/jobs/|" >"$OUTDIR/jobs/list"
+	sort -k1,1nr -k2,2n "$OUTDIR/jobs/costs" | sed "s|^[0-9]* |$OUTDIR/jobs/|" >"$OUTDIR/jobs/list"
 	xargs -P "$TEST_JOBS" -n 1 sh <"$OUTDIR/jobs/list" >"$OUTDIR/xargs.log" 2>&1 &
 	XARGS_PID=$!
 	_n=1
@@ -173,6 +146,12 @@ run_queued() {
 		if [ -f "$_j.rc" ]; then
 			cat "$_j.out"
 			grep -E '^(PASS|FAIL|SKIP) ' "$_j.out" >>"$RESULTS"
+			# a job that failed must say so: one that exits non-zero
+			# without a FAIL line (killed, crashed) is one
+			if [ "$(cat "$_j.rc")" != 0 ] && ! grep -q '^FAIL ' "$_j.out"; then
+				record FAIL "$(cat "$_j.name")" \
+					"(job $_n): exit $(cat "$_j.rc") without a FAIL line"
+			fi
 		fi
 		_n=$((_n + 1))
 	done
@@ -213,7 +192,7 @@ if [ $ASAN = 1 ]; then
 	done
 fi
 
-# ---- shell tests ----------------------------------------------------------
+# ---- shell tests and valgrind ---------------------------------------------
 
 for f in tests/t[0-9]*.sh; do
 	[ -f "$f" ] || continue
@@ -229,21 +208,13 @@ if [ $ASAN = 1 ]; then
 			"$ROOT/build/asan/gpuorch" "$ROOT/build/asan/tests/sshtool"
 	done
 fi
-run_queued
-
-# ---- valgrind -------------------------------------------------------------
-
 if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ]; then
 	record SKIP "valgrind" "(GPUORCH_NO_VALGRIND=1)"
 elif ! command -v valgrind >/dev/null 2>&1; then
 	record SKIP "valgrind" "(valgrind is not installed)"
 else
-	for b in build/tests/test_*; do
-		[ -x "$b" ] || continue
-		n="unit/$(basename "$b") [valgrind]"
-		selected "$n" && run_unit "$n" "$b" valgrind -q --leak-check=full \
-			--errors-for-leak-kinds=definite,possible --error-exitcode=1
-	done
+	queue_job "valgrind units" 40 tests/lib/valgrind-units.sh "$PATTERNS"
 fi
+run_queued
 
 summary

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 25
 # asan: yes
 test_description='remote.c detached steps: results, timeouts with no survivors, lost links, kill, locks, quoting'
 . "$(dirname "$0")/lib/testlib.sh"

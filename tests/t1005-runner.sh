@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 20
 # asan: yes
 test_description='the host runner (orchestrator/remote/runner.sh): run locally with no SSH, then over a real sshd: bounded builds, fail-fast kills, timeouts, the GPU lock, restarts, kills, journal offsets'
 . "$(dirname "$0")/lib/testlib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 18
 # asan: yes
 test_description='gpuorch run end to end on three real loopback sshd hosts'
 . "$(dirname "$0")/lib/testlib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 30
 # asan: yes
 test_description='bring your own code: a project built by its own Makefile or CMake, run by its own command line, figures read from its output'
 # tests/fixtures/byo-project is a small CUDA project that knows nothing of

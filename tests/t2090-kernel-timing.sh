@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 28
 # asan: yes
 test_description='kernel_timing: gpuorch times every kernel of an unchanged program with its CUPTI injection library'
 # The host is a stand-in GPU host (tests/lib/fakegpu.sh's nvidia-smi). The

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 35
 # asan: yes
 test_description='gpuorch run when things go wrong: lost host, bad keys, closed port, hangs, injection, SIGINT'
 . "$(dirname "$0")/lib/testlib.sh"

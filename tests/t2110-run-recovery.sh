@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 18
 # asan: yes
 test_description='gpuorch run reconnects to a host whose sshd came back and collects the step; exit codes and signals decoded; live view on a terminal'
 . "$(dirname "$0")/lib/testlib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 18
 # asan: yes
 test_description='gpuorch run --notify: a JSON summary POSTed to a webhook on loopback (libcurl)'
 . "$(dirname "$0")/lib/testlib.sh"

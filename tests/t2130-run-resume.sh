@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 17
 # asan: yes
 test_description='gpuorch run --resume: a controller killed with SIGKILL mid-step, started again on the same run, collects what the host runner did alone; nothing runs twice'
 # The host runner (docs/runner.md) outlives its controller; --resume runs the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 35
 test_description='gpuorch run: a re-run reuses the shipped sources and builds; a changed flag or define rebuilds'
 # The build key (plan.c) must cover every input that changes the binary:
 # a changed build.defines value or flag reuses nothing (a stale binary

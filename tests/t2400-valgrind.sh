@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 32
 test_description='gpuorch itself under valgrind: a whole run, hosts check, runs and report leak nothing'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

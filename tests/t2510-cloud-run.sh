@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 40
 # asan: yes
 test_description='gpuorch run with a cloud instance: started, used, stopped, costed; Ctrl-C still stops it; a SIGKILLed controller is caught by the guard on the instance'
 . "$(dirname "$0")/lib/testlib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 27
 test_description='the cloud paths under valgrind: a run that starts, guards and stops an instance, hosts up|down|status, the aws provider; nothing leaks'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

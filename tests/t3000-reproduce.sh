@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 35
 # asan: yes
 test_description='reproduce, compare, history and find on a scratch git history with a planted slowdown'
 . "$(dirname "$0")/lib/testlib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 15
 # asan: yes
 test_description='gpuorch compare on figures read from a program output: better or worse by the ratio rule in the figure direction, exactly at the factor is the same'
 . "$(dirname "$0")/lib/testlib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 130
 # asan: yes
 test_description='gpuorch run on a Slurm cluster, the slow cases: a job pending for resources, a token minted again mid-run'
 . "$(dirname "$0")/lib/testlib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# cost: 21
 test_description='the Slurm client under valgrind: hosts check (token minted over SSH) and a run on the cluster leak nothing'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
