@@ -2,7 +2,9 @@
  *
  * slurm.c (the client) -> slurm-http.c (one REST request: libcurl, retries,
  * the reply's errors[]), slurm-token.c (the JWT: where from, when to mint
- * again), slurm-v0038.c (the v0.0.38 request and reply shapes). */
+ * again), slurm-api.c (the versions and their adapters) -> slurm-v0038.c and
+ * slurm-v0041.c (the request and reply shapes of v0.0.38 and of
+ * v0.0.41-v0.0.44) -> slurm-gres.c (GRES strings). */
 #ifndef GPUORCH_SLURM_INT_H
 #define GPUORCH_SLURM_INT_H
 
@@ -58,9 +60,37 @@ const char *slurm_token_src_name(enum slurm_token_src s);
 /* The "exp" claim of a JWT (0 when it has none or is not a JWT). */
 int64_t slurm_jwt_exp(const char *jwt);
 
+/* ---- slurm-api.c */
+struct slurm_adapter {
+	const char *version;   /* "v0.0.42" */
+	cJSON *(*submit_body)(const struct host_slurm *, const struct slurm_job_req *);
+	void (*job)(const cJSON *job, struct slurm_job *out);
+	void (*node)(const cJSON *node, const char *partition, struct slurm_node *out);
+	void (*partition)(const cJSON *part, const char *name, struct slurm_partition *out);
+};
+/* Every version gpuorch speaks, newest first, ending with a NULL version. */
+const struct slurm_adapter *slurm_adapters(void);
+const struct slurm_adapter *slurm_adapter_for(const char *version);   /* NULL: none */
+/* The newest version with an adapter among the /slurm/vX/job/submit paths of an
+ * OpenAPI document (NULL: none); every version it lists is added to offered. */
+const struct slurm_adapter *slurm_pick_adapter(const cJSON *doc, struct strbuf *offered);
+
 /* ---- slurm-v0038.c */
 cJSON *slurm_v0038_submit_body(const struct host_slurm *s, const struct slurm_job_req *r);
 void slurm_v0038_job(const cJSON *job, struct slurm_job *j);
 void slurm_v0038_node(const cJSON *node, const char *partition, struct slurm_node *n);
+void slurm_v0038_partition(const cJSON *part, const char *name, struct slurm_partition *p);
+
+/* ---- slurm-v0041.c (v0.0.41, v0.0.42, v0.0.43, v0.0.44) */
+cJSON *slurm_v0041_submit_body(const struct host_slurm *s, const struct slurm_job_req *r);
+void slurm_v0041_job(const cJSON *job, struct slurm_job *j);
+void slurm_v0041_node(const cJSON *node, const char *partition, struct slurm_node *n);
+void slurm_v0041_partition(const cJSON *part, const char *name, struct slurm_partition *p);
+
+/* ---- slurm-gres.c */
+/* The GPUs a gres string holds: "gpu:h100:4(S:0-1),shard:8" -> 4. */
+int slurm_gres_gpus(const char *gres);
+/* "gpu:h100:1,shard:2" -> "gres/gpu:h100:1,gres/shard:2" (malloc'd). */
+char *slurm_gres_as_tres(const char *gres);
 
 #endif

@@ -1,9 +1,10 @@
-/* slurm-v0038.c -- the shapes of slurmrestd's API v0.0.38 (Slurm 22.05): submit body, job, node.
+/* slurm-v0038.c -- the shapes of slurmrestd's API v0.0.38 (Slurm 22.05): submit body, job, node,
+ * partition.
  *
  * v0.0.38 takes "environment" as an object {"K": "V"} and the time limit in
  * minutes; a job's exit_code is the raw wait status; times are epoch
- * seconds. Newer versions (v0.0.39+) differ (environment as an array,
- * exit_code as an object) and need an adapter of their own. */
+ * seconds. v0.0.41 to v0.0.44 differ (environment as an array, exit_code
+ * as an object, ...): slurm-v0041.c. */
 #include "sched/slurm-int.h"
 
 #include <stdio.h>
@@ -90,28 +91,6 @@ void slurm_v0038_job(const cJSON *job, struct slurm_job *j)
 	}
 }
 
-/* "gpu:h100:4(S:0-1)" or "gpu:2" or "gpu:h100:4(IDX:0-3),shard:8": the GPU count */
-static int gres_gpus(const char *g)
-{
-	int total = 0;
-	const char *p = g;
-	while (p && *p) {
-		const char *end = p + strcspn(p, ",");
-		if (!strncmp(p, "gpu", 3) && (p[3] == ':' || p[3] == '\0' || p[3] == ',')) {
-			const char *q = p, *last = NULL;
-			while (q < end && *q != '(') {
-				if (*q == ':')
-					last = q;
-				q++;
-			}
-			if (last && last + 1 < end)
-				total += atoi(last + 1);
-		}
-		p = *end ? end + 1 : end;
-	}
-	return total;
-}
-
 void slurm_v0038_node(const cJSON *node, const char *partition, struct slurm_node *n)
 {
 	const cJSON *parts = cJSON_GetObjectItemCaseSensitive(node, "partitions"), *it;
@@ -124,11 +103,22 @@ void slurm_v0038_node(const cJSON *node, const char *partition, struct slurm_nod
 	n->reason = xstrdup((s = json_str(node, "reason")) ? s : "");
 	n->cpus = (int)json_num(node, "cpus", 0);
 	n->alloc_cpus = (int)json_num(node, "alloc_cpus", 0);
-	n->gpus_total = gres_gpus(n->gres);
-	n->gpus_used = gres_gpus(n->gres_used);
+	n->gpus_total = slurm_gres_gpus(n->gres);
+	n->gpus_used = slurm_gres_gpus(n->gres_used);
 	if (!cJSON_IsArray(parts))
 		parts = NULL;
 	cJSON_ArrayForEach(it, parts)
 		if (cJSON_IsString(it) && partition && !strcmp(it->valuestring, partition))
 			n->in_partition = 1;
+}
+
+void slurm_v0038_partition(const cJSON *part, const char *name, struct slurm_partition *p)
+{
+	const char *s;
+	memset(p, 0, sizeof(*p));
+	p->name = xstrdup((s = json_str(part, "name")) ? s : name);
+	p->nodes = xstrdup((s = json_str(part, "nodes")) ? s : "");
+	p->state = xstrdup((s = json_str(part, "state")) ? s : "");
+	p->total_nodes = (int)json_num(part, "total_nodes", 0);
+	p->total_cpus = (int)json_num(part, "total_cpus", 0);
 }

@@ -4,8 +4,7 @@
  * it is near its end), the REST request (slurm-http.c retries a dropped
  * connection), the reply's errors[]; a reply that says the token was
  * refused gets one more try with a renewed token. The version is chosen
- * from the paths the daemon's /openapi document lists, newest first among
- * the ones with an adapter here. */
+ * from the paths the daemon's /openapi document lists (slurm-api.c). */
 #include "sched/slurm-int.h"
 
 #include <curl/curl.h>
@@ -16,22 +15,11 @@
 #include "core/jsonutil.h"
 #include "core/banned.h"
 
-/* The API versions gpuorch speaks, newest first, with their adapters. */
-static const struct adapter {
-	const char *version;
-	cJSON *(*submit_body)(const struct host_slurm *, const struct slurm_job_req *);
-	void (*job)(const cJSON *, struct slurm_job *);
-	void (*node)(const cJSON *, const char *, struct slurm_node *);
-} adapters[] = {
-	{ "v0.0.38", slurm_v0038_submit_body, slurm_v0038_job, slurm_v0038_node },
-};
-#define NADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
-
 struct slurm_client {
 	const struct host *h;
 	struct slurm_http http;
 	struct slurm_token tok;
-	const struct adapter *ad;
+	const struct slurm_adapter *ad;
 	char *release;
 };
 
@@ -142,23 +130,12 @@ static enum go_status call(struct slurm_client *c, const char *method, const cha
 	return st;
 }
 
-static int version_newer(const char *a, const char *b)
-{
-	int a1 = 0, a2 = 0, a3 = 0, b1 = 0, b2 = 0, b3 = 0;
-	sscanf(a, "v%d.%d.%d", &a1, &a2, &a3);
-	sscanf(b, "v%d.%d.%d", &b1, &b2, &b3);
-	return a1 != b1 ? a1 > b1 : a2 != b2 ? a2 > b2 : a3 > b3;
-}
-
 enum go_status slurm_discover(struct slurm_client *c, struct strbuf *err)
 {
 	cJSON *doc = NULL;
-	const cJSON *paths, *p;
 	struct strbuf offered = STRBUF_INIT;
-	char *best = NULL;
 	enum go_status st;
 	long http = 0;
-	size_t i;
 	const char *jwt;
 
 	st = slurm_token_current(&c->tok, &jwt, err);
@@ -166,6 +143,13 @@ enum go_status slurm_discover(struct slurm_client *c, struct strbuf *err)
 		return st;
 	st = slurm_http_request(&c->http, "GET", "/openapi", c->h->slurm->user, jwt, NULL, &doc,
 				&http, err);
+	if (st == GO_OK && http == 404) {
+		/* a daemon that serves the document only at its OpenAPI 3 path */
+		cJSON_Delete(doc);
+		doc = NULL;
+		st = slurm_http_request(&c->http, "GET", "/openapi/v3", c->h->slurm->user, jwt, NULL,
+					&doc, &http, err);
+	}
 	if (st == GO_OK && (http < 200 || http >= 300))
 		st = go_fail(err, http == 401 ? GO_ERR_AUTH : GO_ERR_REMOTE,
 			     "slurmrestd %s: GET /openapi: HTTP %ld; cannot tell which API versions it serves",
@@ -174,39 +158,18 @@ enum go_status slurm_discover(struct slurm_client *c, struct strbuf *err)
 		cJSON_Delete(doc);
 		return st;
 	}
-	paths = cJSON_GetObjectItemCaseSensitive(doc, "paths");
-	if (!cJSON_IsObject(paths))
-		paths = NULL;
-	cJSON_ArrayForEach(p, paths) {
-		/* "/slurm/v0.0.38/job/submit" */
-		char v[32];
-		const char *s = p->string, *slash;
-		if (strncmp(s, "/slurm/v", 8) || !(slash = strchr(s + 7, '/')) ||
-		    strcmp(slash, "/job/submit") || (size_t)(slash - (s + 7)) >= sizeof(v))
-			continue;
-		snprintf(v, sizeof(v), "%.*s", (int)(slash - (s + 7)), s + 7);
-		strbuf_addf(&offered, "%s%s", offered.len ? ", " : "", v);
-		for (i = 0; i < NADAPTERS; i++)
-			if (!strcmp(adapters[i].version, v) && (!best || version_newer(v, best))) {
-				free(best);
-				best = xstrdup(v);
-			}
-	}
+	c->ad = slurm_pick_adapter(doc, &offered);
 	cJSON_Delete(doc);
-	if (!best) {
+	if (!c->ad) {
 		struct strbuf ours = STRBUF_INIT;
-		for (i = 0; i < NADAPTERS; i++)
-			strbuf_addf(&ours, "%s%s", i ? ", " : "", adapters[i].version);
+		const struct slurm_adapter *a;
+		for (a = slurm_adapters(); a->version; a++)
+			strbuf_addf(&ours, "%s%s", ours.len ? ", " : "", a->version);
 		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s serves Slurm API %s; gpuorch speaks %s (load one with slurmrestd -s openapi/%s)",
 			     c->http.label, offered.len ? offered.buf : "no version at all (no /slurm/vX/job/submit in /openapi)",
-			     ours.buf, adapters[0].version);
+			     ours.buf, slurm_adapters()->version);
 		strbuf_release(&ours);
-	} else {
-		for (i = 0; i < NADAPTERS; i++)
-			if (!strcmp(adapters[i].version, best))
-				c->ad = &adapters[i];
 	}
-	free(best);
 	strbuf_release(&offered);
 	return st;
 }
@@ -232,7 +195,9 @@ enum go_status slurm_ping(struct slurm_client *c, struct strbuf *err)
 		return st;
 	path = vpath(c, "ping", NULL);
 	st = call(c, "GET", path, NULL, &j, err);
-	rel = json_path(j, "meta.Slurm.release");
+	rel = json_path(j, "meta.Slurm.release");   /* v0.0.38 */
+	if (!cJSON_IsString(rel))
+		rel = json_path(j, "meta.slurm.release");   /* v0.0.41+ */
 	if (st == GO_OK && cJSON_IsString(rel)) {
 		free(c->release);
 		c->release = xstrdup(rel->valuestring);
@@ -247,7 +212,6 @@ enum go_status slurm_get_partition(struct slurm_client *c, const char *name,
 {
 	cJSON *j = NULL;
 	const cJSON *arr, *it;
-	const char *s;
 	char *path;
 	enum go_status st = need_version(c, err);
 
@@ -264,13 +228,8 @@ enum go_status slurm_get_partition(struct slurm_client *c, const char *name,
 	if (st == GO_OK && !it)
 		st = go_fail(err, GO_ERR_HOSTS, "cluster '%s': partition '%s' does not exist on %s; fix \"partition\"",
 			     c->h->name, name, c->http.label);
-	if (st == GO_OK) {
-		p->name = xstrdup((s = json_str(it, "name")) ? s : name);
-		p->nodes = xstrdup((s = json_str(it, "nodes")) ? s : "");
-		p->state = xstrdup((s = json_str(it, "state")) ? s : "");
-		p->total_nodes = (int)json_num(it, "total_nodes", 0);
-		p->total_cpus = (int)json_num(it, "total_cpus", 0);
-	}
+	if (st == GO_OK)
+		c->ad->partition(it, name, p);
 	cJSON_Delete(j);
 	free(path);
 	return st;
@@ -437,11 +396,14 @@ enum go_status slurm_get_job(struct slurm_client *c, long id, struct slurm_job *
 	} else if (st == GO_OK) {
 		arr = cJSON_GetObjectItemCaseSensitive(j, "jobs");
 		it = cJSON_IsArray(arr) ? cJSON_GetArrayItem(arr, 0) : NULL;
-		if (!it || !json_str(it, "job_state"))
+		if (it)
+			c->ad->job(it, jb);
+		if (!it || !jb->state[0]) {
+			memset(jb, 0, sizeof(*jb));
+			jb->id = id;
 			st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s: GET %s: the reply has no job in jobs[]",
 				     c->http.label, path);
-		else
-			c->ad->job(it, jb);
+		}
 	}
 	cJSON_Delete(j);
 	free(path);

@@ -1,7 +1,9 @@
 /* test_slurm.c -- unit tests of the Slurm client's pure parts: the JWT "exp"
- * claim, the v0.0.38 job and node shapes (raw wait status, GPU counts from
- * gres strings), the submit body, final states. The REST side is tested
- * against a real slurmrestd in tests/t4000-t4011. */
+ * claim, the v0.0.38 and v0.0.41+ job, node and partition shapes (raw wait
+ * status, exit_code objects, GPU counts from gres strings), the submit
+ * bodies, the choice of API version, final states. The REST side is tested
+ * against a real slurmrestd (v0.0.38) in tests/t4000-t4011, the v0.0.41+
+ * shapes against the published OpenAPI documents in tests/t4002. */
 #include "sched/slurm-int.h"
 #include "core/jsonutil.h"
 
@@ -113,6 +115,147 @@ static void test_submit_body(void)
 	cJSON_Delete(b);
 }
 
+static void test_v0041_job(void)
+{
+	struct slurm_job j;
+	cJSON *o = cJSON_Parse(
+		"{\"job_id\": 12, \"job_state\": [\"FAILED\"], \"state_reason\": \"NonZeroExitCode\","
+		" \"batch_host\": \"node7\", \"dependency\": \"\","
+		" \"exit_code\": {\"status\": [\"ERROR\"], \"return_code\": {\"set\": true, \"infinite\": false, \"number\": 3},"
+		"   \"signal\": {\"id\": {\"set\": false, \"infinite\": false, \"number\": 0}, \"name\": \"\"}},"
+		" \"submit_time\": {\"set\": true, \"infinite\": false, \"number\": 100},"
+		" \"start_time\": {\"set\": true, \"infinite\": false, \"number\": 103},"
+		" \"end_time\": {\"set\": true, \"infinite\": false, \"number\": 110}}");
+	slurm_v0041_job(o, &j);
+	CHECK(j.id == 12 && !strcmp(j.state, "FAILED") && !strcmp(j.node, "node7"), "v0.0.41: id, state from the array, node",
+	      "%ld %s %s", j.id, j.state, j.node);
+	CHECK(j.exit_status == 3 && j.term_signal == 0, "v0.0.41: return_code 3 with status ERROR is exit 3",
+	      "exit %d signal %d", j.exit_status, j.term_signal);
+	CHECK(j.submit_time == 100 && j.start_time == 103 && j.end_time == 110, "v0.0.41: times from no_val structs",
+	      "%lld %lld %lld", (long long)j.submit_time, (long long)j.start_time, (long long)j.end_time);
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"job_id\": 13, \"job_state\": [\"CANCELLED\"], \"nodes\": \"n1\","
+			" \"exit_code\": {\"status\": [\"SIGNALED\"], \"return_code\": {\"set\": true, \"infinite\": false, \"number\": 0},"
+			"   \"signal\": {\"id\": {\"set\": true, \"infinite\": false, \"number\": 9}, \"name\": \"KILL\"}}}");
+	slurm_v0041_job(o, &j);
+	CHECK(j.term_signal == 9 && j.exit_status == -1 && !strcmp(j.node, "n1"),
+	      "v0.0.41: SIGNALED with signal 9 is signal 9, no exit status; no batch_host: nodes",
+	      "exit %d signal %d node %s", j.exit_status, j.term_signal, j.node);
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"job_id\": 14, \"job_state\": [\"PENDING\", \"REQUEUED\"], \"state_reason\": \"Resources\","
+			" \"exit_code\": {\"status\": [\"PENDING\"], \"return_code\": {\"set\": true, \"infinite\": false, \"number\": 0}},"
+			" \"start_time\": {\"set\": false, \"infinite\": false, \"number\": 0}}");
+	slurm_v0041_job(o, &j);
+	CHECK(!strcmp(j.state, "PENDING") && j.exit_status == -1 && j.start_time == 0 &&
+	      !strcmp(j.reason, "Resources"),
+	      "v0.0.41: the first job_state flag is the state; a PENDING exit_code is none; an unset time is 0",
+	      "%s exit %d start %lld", j.state, j.exit_status, (long long)j.start_time);
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"job_id\": 15, \"job_state\": [\"COMPLETED\"],"
+			" \"exit_code\": {\"status\": [\"SUCCESS\"], \"return_code\": {\"set\": true, \"infinite\": false, \"number\": 0}}}");
+	slurm_v0041_job(o, &j);
+	CHECK(!strcmp(j.state, "COMPLETED") && j.exit_status == 0 && j.term_signal == 0,
+	      "v0.0.41: SUCCESS is exit 0 (not 'unknown')", "exit %d", j.exit_status);
+	cJSON_Delete(o);
+}
+
+static void test_v0041_node_partition(void)
+{
+	struct slurm_node n;
+	struct slurm_partition p;
+	cJSON *o = cJSON_Parse("{\"name\": \"g1\", \"state\": [\"MIXED\", \"DRAIN\"], \"cpus\": 64, \"alloc_cpus\": 8,"
+			       " \"gres\": \"gpu:h100:4(S:0-1)\", \"gres_used\": \"gpu:h100:1(IDX:0)\","
+			       " \"partitions\": [\"cpu\", \"gpu\"], \"reason\": \"maint\"}");
+	slurm_v0041_node(o, "gpu", &n);
+	CHECK(n.gpus_total == 4 && n.gpus_used == 1 && n.in_partition && !strcmp(n.state, "MIXED,DRAIN") &&
+	      !strcmp(n.reason, "maint"),
+	      "v0.0.41 node: GPUs, partitions array, state array joined", "%d/%d %s", n.gpus_used,
+	      n.gpus_total, n.state);
+	free(n.name);
+	free(n.state);
+	free(n.gres);
+	free(n.gres_used);
+	free(n.reason);
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"name\": \"gpu\", \"nodes\": {\"configured\": \"g[1-4]\", \"total\": 4},"
+			" \"cpus\": {\"total\": 256}, \"partition\": {\"state\": [\"UP\"]}}");
+	slurm_v0041_partition(o, "gpu", &p);
+	CHECK(!strcmp(p.name, "gpu") && !strcmp(p.nodes, "g[1-4]") && !strcmp(p.state, "UP") &&
+	      p.total_nodes == 4 && p.total_cpus == 256,
+	      "v0.0.41 partition: nested nodes, cpus and state", "%s %s %s %d %d", p.name, p.nodes,
+	      p.state, p.total_nodes, p.total_cpus);
+	slurm_partition_release(&p);
+	cJSON_Delete(o);
+}
+
+static void test_v0041_submit_body(void)
+{
+	struct host_slurm s;
+	struct slurm_job_req r;
+	const char *env[] = { "A=1", "PATH=/x", "junk", NULL };
+	cJSON *b;
+	const cJSON *e;
+	memset(&s, 0, sizeof(s));
+	memset(&r, 0, sizeof(r));
+	s.partition = "gpu";
+	s.gpus = "h100:1";
+	s.gres = "gpu:1,shard:2";
+	s.time_limit_min = 30;
+	s.cpus_per_job = 2;
+	r.name = "j";
+	r.script = "#!/bin/sh\ntrue\n";
+	r.cwd = "/w";
+	r.env = env;
+	r.gpu = 1;
+	b = slurm_v0041_submit_body(&s, &r);
+	CHECK(!json_str(b, "script") && !strcmp(json_str(json_path(b, "job"), "script"), r.script),
+	      "v0.0.41: the script inside job", "%s", "");
+	CHECK(!strcmp(json_str(json_path(b, "job"), "tres_per_job"), "gres/gpu:h100:1") &&
+	      !strcmp(json_str(json_path(b, "job"), "tres_per_node"), "gres/gpu:1,gres/shard:2") &&
+	      !json_path(b, "job.gpus") && !json_path(b, "job.gres"),
+	      "v0.0.41: GPUs as TRES (gpus -> tres_per_job, gres -> tres_per_node)", "%s",
+	      json_str(json_path(b, "job"), "tres_per_job"));
+	CHECK(cJSON_IsTrue(json_path(b, "job.time_limit.set")) &&
+	      json_num(json_path(b, "job.time_limit"), "number", 0) == 30,
+	      "v0.0.41: time limit as a no_val struct", "%s", "");
+	e = json_path(b, "job.environment");
+	CHECK(cJSON_IsArray(e) && cJSON_GetArraySize(e) == 3 &&
+	      !strcmp(cJSON_GetArrayItem(e, 0)->valuestring, "PATH=/usr/local/bin:/usr/bin:/bin") &&
+	      !strcmp(cJSON_GetArrayItem(e, 1)->valuestring, "A=1") &&
+	      !strcmp(cJSON_GetArrayItem(e, 2)->valuestring, "PATH=/x"),
+	      "v0.0.41: environment an array, the default PATH first so a given one wins, no entry without '='",
+	      "%d", cJSON_GetArraySize(e));
+	cJSON_Delete(b);
+}
+
+static void test_pick_version(void)
+{
+	struct strbuf off = STRBUF_INIT;
+	const struct slurm_adapter *a;
+	cJSON *d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.40/job/submit\": {}, \"/slurm/v0.0.42/job/submit\": {},"
+			       " \"/slurm/v0.0.41/job/submit\": {}, \"/slurm/v0.0.42/jobs/\": {},"
+			       " \"/slurmdb/v0.0.42/jobs/\": {}}}");
+	a = slurm_pick_adapter(d, &off);
+	CHECK(a && !strcmp(a->version, "v0.0.42") && !strcmp(off.buf, "v0.0.40, v0.0.42, v0.0.41"),
+	      "the newest version served that has an adapter; every offered one listed", "%s / %s",
+	      a ? a->version : "none", off.buf);
+	cJSON_Delete(d);
+	strbuf_reset(&off);
+	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.39/job/submit\": {}, \"/slurm/v0.0.40/job/submit\": {}}}");
+	a = slurm_pick_adapter(d, &off);
+	CHECK(!a && !strcmp(off.buf, "v0.0.39, v0.0.40"), "no adapter for what is served: none, offered listed",
+	      "%s", off.buf);
+	cJSON_Delete(d);
+	strbuf_reset(&off);
+	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.38/job/submit\": {}, \"/slurm/v0.0.44/job/submit\": {}}}");
+	a = slurm_pick_adapter(d, &off);
+	CHECK(a && !strcmp(a->version, "v0.0.44"), "v0.0.44 over v0.0.38", "%s", a ? a->version : "none");
+	cJSON_Delete(d);
+	CHECK(slurm_adapter_for("v0.0.38") && slurm_adapter_for("v0.0.41") && !slurm_adapter_for("v0.0.40") &&
+	      !slurm_adapter_for(NULL), "adapter_for", "%s", "");
+	strbuf_release(&off);
+}
+
 static void test_states(void)
 {
 	CHECK(!slurm_state_final("PENDING") && !slurm_state_final("RUNNING") &&
@@ -128,6 +271,10 @@ int main(void)
 {
 	test_jwt_exp();
 	test_job();
+	test_v0041_job();
+	test_v0041_node_partition();
+	test_v0041_submit_body();
+	test_pick_version();
 	test_node();
 	test_submit_body();
 	test_states();

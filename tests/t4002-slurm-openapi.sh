@@ -1,0 +1,67 @@
+#!/bin/sh
+# asan: yes
+test_description='Slurm API v0.0.41-v0.0.44 (Slurm 24.05-25.11, not in Debian 12): the adapter'"'"'s submit body and the replies it reads, against the published OpenAPI documents (tests/fixtures/slurm-openapi), strictly (no field the document does not list)'
+. "$(dirname "$0")/lib/testlib.sh"
+
+FIX=$SRCDIR/tests/fixtures/slurm-openapi
+SHAPE=$(dirname "$SSHTOOL")/slurmshape
+check() {
+	python3 -W ignore "$SRCDIR/tests/lib/openapi-check.py" "$@"
+}
+
+if ! python3 -c 'import jsonschema' 2>/dev/null; then
+	test_skip 'OpenAPI document checks' 'python3-jsonschema is not installed (scripts/test.sh installs it)'
+	test_done
+fi
+
+test_expect_success 'the strict check refuses what the documents do not allow (a misspelt field, a string for an array, a number for a no_val struct)' '
+	sed "s/\"job_state\"/\"job_stat\"/" "$FIX/reply-jobs.json" >bad1.json &&
+	! check "$FIX/v0.0.42.json" "/slurm/v0.0.42/job/{job_id}" get response bad1.json >bad1.out &&
+	grep "job_stat" bad1.out &&
+	sed "0,/\"state\": \[/s//\"state\": \"IDLE\", \"x\": [/" "$FIX/reply-nodes.json" >bad2.json &&
+	! check "$FIX/v0.0.42.json" "/slurm/v0.0.42/nodes/" get response bad2.json &&
+	"$SHAPE" submit v0.0.42 | sed "s/\"time_limit\":\t{/\"time_limit\": 30, \"x\": {/" >bad3.json &&
+	! check "$FIX/v0.0.42.json" "/slurm/v0.0.42/job/submit" post request bad3.json &&
+	"$SHAPE" submit v0.0.38 >v38.json &&
+	! check "$FIX/v0.0.42.json" "/slurm/v0.0.42/job/submit" post request v38.json >v38.out &&
+	grep -i "environment\|gpus\|script" v38.out
+'
+
+for v in v0.0.41 v0.0.42 v0.0.43 v0.0.44; do
+	test_expect_success "$v: the submit body of a GPU job (account, qos, constraint, TRES, dependency, environment) is a valid job_submit_req" "
+		\"\$SHAPE\" submit $v >submit-$v.json &&
+		check \"\$FIX/$v.json\" /slurm/$v/job/submit post request submit-$v.json
+	"
+	test_expect_success "$v: the reply fixtures are valid replies of GET job, nodes and partition" "
+		check \"\$FIX/$v.json\" '/slurm/$v/job/{job_id}' get response \"\$FIX/reply-jobs.json\" &&
+		check \"\$FIX/$v.json\" /slurm/$v/nodes/ get response \"\$FIX/reply-nodes.json\" &&
+		check \"\$FIX/$v.json\" '/slurm/$v/partition/{partition_name}' get response \"\$FIX/reply-partition.json\"
+	"
+	test_expect_success "$v: the adapter reads those replies: states, exit status vs signal, times, nodes, GPUs" "
+		\"\$SHAPE\" jobs $v \"\$FIX/reply-jobs.json\" >jobs-$v.out &&
+		grep -x 'job 101 state=COMPLETED reason=None node=gpu7 exit=0 signal=0 submit=1795400000 start=1795400004 end=1795400050 dep=' jobs-$v.out &&
+		grep -x 'job 102 state=FAILED reason=NonZeroExitCode node=gpu7 exit=3 signal=0 .*' jobs-$v.out &&
+		grep -x 'job 103 state=CANCELLED reason=None node=gpu8 exit=-1 signal=9 .*' jobs-$v.out &&
+		grep -x 'job 104 state=PENDING reason=Resources node= exit=-1 signal=0 submit=1795400000 start=0 end=0 dep=afterok:100(unfulfilled)' jobs-$v.out &&
+		grep -x 'job 105 state=TIMEOUT reason=TimeLimit node=gpu9 exit=-1 signal=15 .*' jobs-$v.out &&
+		test \$(wc -l <jobs-$v.out) -eq 5 &&
+		\"\$SHAPE\" nodes $v \"\$FIX/reply-nodes.json\" >nodes-$v.out &&
+		grep -x 'node gpu7 state=MIXED cpus=16/64 gpus=2/4 in_gpu_partition=1 reason=' nodes-$v.out &&
+		grep -x 'node gpu8 state=IDLE,DRAIN cpus=0/64 gpus=0/4 in_gpu_partition=1 reason=fan' nodes-$v.out &&
+		grep -x 'node cpu1 state=IDLE cpus=0/32 gpus=0/0 in_gpu_partition=0 reason=' nodes-$v.out &&
+		\"\$SHAPE\" partition $v \"\$FIX/reply-partition.json\" >part-$v.out &&
+		grep -x 'partition gpu nodes=gpu\\[7-9\\] state=UP total_nodes=3 total_cpus=192' part-$v.out
+	"
+	test_expect_success "$v: its published document makes gpuorch pick $v" "
+		\"\$SHAPE\" pick \"\$FIX/$v.json\" >pick-$v.out &&
+		grep -x '$v (offered: $v)' pick-$v.out
+	"
+done
+
+test_expect_success 'a daemon serving v0.0.39 and v0.0.40 only: no version picked, both named' '
+	printf "{\"paths\": {\"/slurm/v0.0.39/job/submit\": {}, \"/slurm/v0.0.40/job/submit\": {}}}" >old.json &&
+	"$SHAPE" pick old.json >old.out &&
+	grep -x "none (offered: v0.0.39, v0.0.40)" old.out
+'
+
+test_done
