@@ -210,11 +210,12 @@ static void test_v0041_submit_body(void)
 	b = slurm_v0041_submit_body(&s, &r);
 	CHECK(!json_str(b, "script") && !strcmp(json_str(json_path(b, "job"), "script"), r.script),
 	      "v0.0.41: the script inside job", "%s", "");
-	CHECK(!strcmp(json_str(json_path(b, "job"), "tres_per_job"), "gres/gpu:h100:1") &&
+	CHECK(json_str(json_path(b, "job"), "tres_per_job") && json_str(json_path(b, "job"), "tres_per_node") &&
+	      !strcmp(json_str(json_path(b, "job"), "tres_per_job"), "gres/gpu:h100:1") &&
 	      !strcmp(json_str(json_path(b, "job"), "tres_per_node"), "gres/gpu:1,gres/shard:2") &&
 	      !json_path(b, "job.gpus") && !json_path(b, "job.gres"),
 	      "v0.0.41: GPUs as TRES (gpus -> tres_per_job, gres -> tres_per_node)", "%s",
-	      json_str(json_path(b, "job"), "tres_per_job"));
+	      json_str(json_path(b, "job"), "tres_per_job") ? json_str(json_path(b, "job"), "tres_per_job") : "(none)");
 	CHECK(cJSON_IsTrue(json_path(b, "job.time_limit.set")) &&
 	      json_num(json_path(b, "job.time_limit"), "number", 0) == 30,
 	      "v0.0.41: time limit as a no_val struct", "%s", "");
