@@ -122,6 +122,25 @@ test_expect_success 'a sweep: variants run as separate jobs at the same time (th
 	test "$(jq_ $run/run.json hosts.0.sweeps --len)" = 1
 '
 
+test_expect_success 'the sweep'"'"'s report: a Cluster jobs section with node1'"'"'s jobs and how many ran at once, as Slurm'"'"'s times say' '
+	run=$(last_run_dir) &&
+	: >times && for kind in builds steps; do
+		n=$(jq_ $run/run.json hosts.0.$kind --len) && i=0 &&
+		while [ $i -lt $n ]; do
+			echo "$(jq_ $run/run.json hosts.0.$kind.$i.slurm.start_unix_s) $(jq_ $run/run.json hosts.0.$kind.$i.slurm.end_unix_s)" >>times || return 1
+			i=$((i + 1))
+		done || return 1
+	done &&
+	test $(wc -l <times) = 12 &&
+	# the most [start, end) spans open at one instant; a job within one second holds that second
+	want=$(awk "{ s = \$1; e = (\$2 > \$1) ? \$2 : \$1 + 1; print s, 1; print e, -1 }" times |
+		sort -k1,1n -k2,2n | awk "{ k += \$2; if (k > m) m = k } END { print m }") &&
+	echo "at once: $want" &&
+	grep -x "## Cluster jobs (Slurm)" $run/report.md &&
+	grep "^\*\*hpc\*\*: slurmrestd .* (API v0.0.38, Slurm 22.05.8), partition .* 12 jobs (4 builds, 8 steps), at most .* in flight; \*\*$want ran at once\*\* at the most" $run/report.md &&
+	grep "^| node1 | — | — | — | 12 | 0 | [0-9.]* s / [0-9.]* s | [0-9.]* s |$" $run/report.md
+'
+
 # our_jobs: the jobs of this test's runs still in the queue
 our_jobs() {
 	squeue -h -t PENDING,RUNNING,CONFIGURING -o "%i %j %T" | grep " gpuorch-" || true

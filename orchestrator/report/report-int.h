@@ -93,6 +93,8 @@ void rpt_section_sweeps(struct rpt_ctx *c);
 void rpt_section_provenance(struct rpt_ctx *c);
 /* report-cloud.c */
 void rpt_section_instances(struct rpt_ctx *c);
+/* report-cluster.c */
+void rpt_section_cluster(struct rpt_ctx *c);
 void rpt_section_ptxas(struct rpt_ctx *c);
 void rpt_section_steps(struct rpt_ctx *c);
 

@@ -75,6 +75,7 @@ void report_render(const cJSON *run, struct strbuf *md)
 	rpt_section_glance(&c);
 	rpt_section_config(&c);
 	rpt_section_instances(&c);
+	rpt_section_cluster(&c);
 	rpt_section_results(&c);
 	rpt_section_figures(&c);
 	rpt_section_kernels(&c);
