@@ -1,5 +1,5 @@
 #!/bin/sh
-# cost: 130
+# cost: 140
 # asan: yes
 test_description='gpuorch run on a Slurm cluster, the slow cases: a job pending for resources, a token minted again mid-run'
 . "$(dirname "$0")/lib/testlib.sh"
@@ -80,6 +80,23 @@ test_expect_success 'a drained node: jobs stay pending with the reason, queue_ti
 	jq_ $run/run.json hosts.0.builds.0.slurm.pending_reason | grep "[A-Za-z]" &&
 	# its step jobs waited on the drained node too: timed out, or skipped with the build
 	case "$(jq_ $run/run.json hosts.0.steps.0.status)" in TIMEOUT|SKIPPED) ;; *) false ;; esac &&
+	test -z "$(squeue -h -t PENDING,RUNNING -o %i)"
+'
+
+test_expect_success '--queue-timeout on the command line overrides the entry'"'"'s queue_timeout_s (600 s there, 3 s given); a bad value is a usage error' '
+	(cd proj && test_expect_code 2 "$GPUORCH" run experiments/basic.json --hosts ../qt.json --queue-timeout 3x) >bad.out 2>&1 &&
+	grep "error: --queue-timeout: .3x. is not a number of seconds" bad.out &&
+	scontrol update nodename=node1 state=drain reason=gpuorch-test &&
+	test_when_finished "scontrol update nodename=node1 state=resume" &&
+	cluster_json qt600.json ", \"queue_timeout_s\": 600" &&
+	start=$(test_now_ms) &&
+	(cd proj && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/basic.json --hosts ../qt600.json --host hpc --queue-timeout 3) >qc.out 2>qc.err ||
+		{ cat qc.out qc.err; false; } &&
+	el=$(test_elapsed_ms $start) && test "$el" -lt 60000 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.scheduler.queue_timeout_s)" = 3 &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = TIMEOUT &&
+	jq_ $run/run.json hosts.0.builds.0.reason | grep "pending for longer than queue_timeout_s (3 s)" &&
 	test -z "$(squeue -h -t PENDING,RUNNING -o %i)"
 '
 

@@ -108,6 +108,7 @@ static int run_exec(int argc, char **argv)
 	o.plain = so.plain;
 	o.reconnect_timeout_s = so.reconnect_timeout_s;
 	o.lock_wait_s = so.lock_wait_s;
+	o.queue_timeout_s = so.queue_timeout_s;
 	cmd_set_reports(reports);
 	strbuf_addstr(&cl, "gpuorch");
 	for (i = 0; i < argc; i++) {

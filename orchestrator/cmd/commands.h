@@ -45,12 +45,15 @@ struct run_step_opts;
 	{ "accept-new-host-key", no_argument, NULL, 'a' }, \
 	{ "plain", no_argument, NULL, 'p' }, \
 	{ "reconnect-timeout", required_argument, NULL, 'r' }, \
-	{ "gpu-wait", required_argument, NULL, 'g' }
+	{ "gpu-wait", required_argument, NULL, 'g' }, \
+	{ "queue-timeout", required_argument, NULL, 'Q' }
 #define CMD_RUN_STEP_USAGE \
 	"    --accept-new-host-key    trust and record an unknown host key (never a changed one)\n" \
 	"    --plain                  progress as plain lines, even on a terminal\n" \
 	"    --reconnect-timeout S    keep trying a lost host for S seconds (default 60)\n" \
-	"    --gpu-wait S             how long a step waits for its GPU to be free (default 3600)\n"
+	"    --gpu-wait S             how long a step waits for its GPU to be free (default 3600)\n" \
+	"    --queue-timeout S        Slurm: cancel a job pending longer than S seconds (not for its\n" \
+	"                             dependency); 0: no bound (default: the entry's queue_timeout_s)\n"
 int cmd_run_step_option(const struct cmd_entry *e, int c, const char *arg, struct run_step_opts *o);
 
 /* Shared by commands: print "error: MSG" and the usage, return 2. */

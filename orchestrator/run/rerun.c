@@ -40,6 +40,7 @@ static int do_run(const struct rerun_opts *o, const char *root, const char *spec
 	ro.plain = o->step.plain;
 	ro.reconnect_timeout_s = o->step.reconnect_timeout_s;
 	ro.lock_wait_s = o->step.lock_wait_s;
+	ro.queue_timeout_s = o->step.queue_timeout_s;
 	ro.root = root;
 	ro.command_line = o->command_line;
 	ro.run_dir_out = run_dir_out;

@@ -409,6 +409,10 @@ int runner_run(const struct run_opts *o)
 	st = hosts_load(o->hosts_path, &hs, &err);
 	if (st == GO_OK && o->nhost_names)
 		st = hosts_select(hs, o->host_names, o->nhost_names, &err);
+	if (st == GO_OK && o->queue_timeout_s >= 0)
+		for (i = 0; i < hs->n; i++)
+			if (hs->v[i].slurm)
+				hs->v[i].slurm->queue_timeout_s = o->queue_timeout_s;
 	if (st != GO_OK) {
 		rc = fail(st, err.buf);
 		goto out;

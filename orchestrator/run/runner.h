@@ -9,8 +9,9 @@ struct run_step_opts {
 	int plain;                  /* --plain: plain progress lines even on a terminal */
 	int reconnect_timeout_s;    /* --reconnect-timeout S (default 60) */
 	int lock_wait_s;            /* --gpu-wait S (default 3600) */
+	int queue_timeout_s;        /* --queue-timeout S for Slurm jobs; -1: each entry's queue_timeout_s */
 };
-#define RUN_STEP_OPTS_INIT { 0, 0, 60, 3600 }
+#define RUN_STEP_OPTS_INIT { 0, 0, 60, 3600, -1 }
 
 struct run_opts {
 	const char *spec_path;
@@ -23,6 +24,7 @@ struct run_opts {
 	int plain;                  /* plain progress lines even on a terminal */
 	int reconnect_timeout_s;
 	int lock_wait_s;
+	int queue_timeout_s;        /* -1: each Slurm entry's queue_timeout_s; else overrides it */
 	const char *root;           /* repository root that sources are relative to */
 	const char *command_line;
 	const char *notify_url;     /* --notify URL, else $GPUORCH_NOTIFY_URL, else none */

@@ -478,6 +478,7 @@ static enum go_status setup(struct srun *r)
 	json_add_str(sched, "token_source", slurm_token_source(r->sc));
 	json_add_num(sched, "max_jobs", h->slurm->max_jobs);
 	json_add_num(sched, "time_limit_min", h->slurm->time_limit_min);
+	json_add_num(sched, "queue_timeout_s", h->slurm->queue_timeout_s);   /* 0: no bound */
 	json_add_arr(sched, "jobs");
 	cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "scheduler");
 	cJSON_AddItemToObject(hr->hj, "scheduler", sched);
