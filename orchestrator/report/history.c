@@ -22,7 +22,7 @@ static const char *const palette[] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7
 				       "#56B4E9", "#D55E00", "#000000", "#F0E442" };
 #define NPAL (sizeof(palette) / sizeof(palette[0]))
 
-static void esc(struct strbuf *sb, const char *s)
+void svg_text(struct strbuf *sb, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -101,7 +101,7 @@ void history_svg(const struct history_chart *c, struct strbuf *svg)
 	strbuf_addf(svg, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", W, H);
 	strbuf_addf(svg, "<text x=\"%d\" y=\"30\" font-size=\"17\" font-weight=\"bold\" "
 		    "fill=\"#222\">", ML);
-	esc(svg, c->title);
+	svg_text(svg, c->title);
 	strbuf_addstr(svg, "</text>\n");
 
 	/* grid and y ticks */
@@ -125,7 +125,7 @@ void history_svg(const struct history_chart *c, struct strbuf *svg)
 		    MT + ph, ML + pw, MT + ph);
 	strbuf_addf(svg, "<text transform=\"translate(22,%.0f) rotate(-90)\" font-size=\"13\" "
 		    "text-anchor=\"middle\" fill=\"#222\">", MT + ph / 2);
-	esc(svg, c->y_label);
+	svg_text(svg, c->y_label);
 	strbuf_addstr(svg, "</text>\n");
 	/* x labels */
 	every = c->nslots > 30 ? (c->nslots + 29) / 30 : 1;
@@ -138,7 +138,7 @@ void history_svg(const struct history_chart *c, struct strbuf *svg)
 		strbuf_addf(svg, "<text transform=\"translate(%.1f,%.0f) rotate(-40)\" font-size=\"11\" "
 			    "text-anchor=\"end\" font-family=\"DejaVu Sans Mono, monospace\" "
 			    "fill=\"#333\">", x + 3, MT + ph + 16);
-		esc(svg, c->slots[i]);
+		svg_text(svg, c->slots[i]);
 		strbuf_addstr(svg, "</text>\n");
 	}
 	strbuf_addf(svg, "<text x=\"%.0f\" y=\"%d\" font-size=\"13\" text-anchor=\"middle\" "
@@ -205,7 +205,7 @@ void history_svg(const struct history_chart *c, struct strbuf *svg)
 				    palette[(size_t)s % NPAL], lx + 11, ly - 4, palette[(size_t)s % NPAL]);
 			strbuf_addf(svg, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" fill=\"#222\">",
 				    lx + 30, ly);
-			esc(svg, c->series[s]);
+			svg_text(svg, c->series[s]);
 			strbuf_addstr(svg, "</text>\n");
 		}
 		ly += 34;

@@ -35,5 +35,7 @@ struct history_chart {
 void history_svg(const struct history_chart *c, struct strbuf *svg);
 /* "Nice" axis ticks covering [lo, hi]: first tick, step, count. */
 void history_ticks(double lo, double hi, int want, double *first, double *step, int *n);
+/* s escaped for SVG/XML text and attribute values (control characters dropped). */
+void svg_text(struct strbuf *sb, const char *s);
 
 #endif

@@ -93,6 +93,9 @@ void rpt_section_sweeps(struct rpt_ctx *c);
 void rpt_section_provenance(struct rpt_ctx *c);
 /* report-cloud.c */
 void rpt_section_instances(struct rpt_ctx *c);
+/* report-chart.c: the "Medians per problem" charts (their files: report_write_charts) */
+void rpt_section_charts(struct rpt_ctx *c);
+enum go_status report_write_charts(const cJSON *run, const char *dir, struct strbuf *err);
 /* report-cluster.c */
 void rpt_section_cluster(struct rpt_ctx *c);
 void rpt_section_ptxas(struct rpt_ctx *c);

@@ -73,6 +73,7 @@ void report_render(const cJSON *run, struct strbuf *md)
 	rpt_section_unfinished(&c);
 	rpt_section_gates(&c);
 	rpt_section_glance(&c);
+	rpt_section_charts(&c);
 	rpt_section_config(&c);
 	rpt_section_instances(&c);
 	rpt_section_cluster(&c);
@@ -98,9 +99,15 @@ enum go_status report_write(const cJSON *run, const char *path, struct strbuf *e
 {
 	struct strbuf md = STRBUF_INIT;
 	enum go_status st;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xstrfmt("%.*s", (int)(slash - path), path) : xstrfmt(".");
 	report_render(run, &md);
-	st = fs_write_atomic(path, md.buf, md.len, err);
+	/* the charts first: a report never links a chart that is not there */
+	st = report_write_charts(run, dir, err);
+	if (st == GO_OK)
+		st = fs_write_atomic(path, md.buf, md.len, err);
 	strbuf_release(&md);
+	free(dir);
 	return st;
 }
 

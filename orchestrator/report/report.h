@@ -10,7 +10,8 @@
 
 /* Render the report of a run record into md. */
 void report_render(const cJSON *run, struct strbuf *md);
-/* Render and write atomically to path. */
+/* Render and write atomically to path, with the charts it links
+ * (charts/HOST-PROBLEM.svg in path's directory). */
 enum go_status report_write(const cJSON *run, const char *path, struct strbuf *err);
 
 /* Helpers shared with `gpuorch runs`: the headline figure of a run

@@ -339,6 +339,64 @@ static void test_write(void)
 	cJSON_Delete(run);
 }
 
+/* The "Medians per problem" charts: one per host and problem with two programs or more, linked
+ * from the report and written beside it, fastest bar on top, the baseline grey and marked. */
+static void test_charts(void)
+{
+	cJSON *run = load("pass-2host.json"), *h, *s;
+	struct strbuf err = STRBUF_INIT, svg = STRBUF_INIT;
+	char tmp[] = "/tmp/test_charts.XXXXXX";
+	char *md = render(run), *path, *chart;
+	const char *k, *b;
+	double mk = 0, mb = 0;
+
+	HAS(md, "## Medians per problem", "the charts section");
+	HAS(md, "![B1-H16-S512-D64 on h100](charts/h100-B1-H16-S512-D64.svg)", "a chart linked per host and problem");
+	CHECK(count(md, "](charts/") == 4, "4 charts: 2 hosts x 2 problems with a kernel and a baseline", "%d",
+	      count(md, "](charts/"));
+	if (!mkdtemp(tmp)) {
+		CHECK(0, "mkdtemp", "failed");
+		return;
+	}
+	path = xstrfmt("%s/report.md", tmp);
+	CHECK(report_write(run, path, &err) == GO_OK, "report_write with charts", "%s", err.buf);
+	chart = xstrfmt("%s/charts/h100-B1-H16-S512-D64.svg", tmp);
+	CHECK(fs_read_file(chart, &svg, &err) == GO_OK, "the chart file is written beside report.md", "%s", err.buf);
+	/* the two medians of that problem on h100, to know which bar comes first */
+	h = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0);
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
+		double m = json_num(json_path(s, "result.timing"), "median_us", 0);
+		if (strcmp(json_str(s, "kind"), "benchmark") || strcmp(json_str(s, "problem"), "B1-H16-S512-D64"))
+			continue;
+		if (!strcmp(json_str(s, "program"), "sdpa"))
+			mb = m;
+		else
+			mk = m;
+	}
+	k = strstr(svg.buf, ">attn_wmma<");
+	b = strstr(svg.buf, ">sdpa (baseline)<");
+	CHECK(k && b && mk > 0 && mb > 0 && ((mk < mb) == (k < b)),
+	      "both bars named, the baseline marked, the faster one first", "k=%p b=%p mk=%g mb=%g", (void *)k,
+	      (void *)b, mk, mb);
+	CHECK(strstr(svg.buf, "stroke-dasharray") && strstr(svg.buf, "#999999"),
+	      "the baseline's bar grey and its median a dashed line", "%s", "");
+	/* a problem where only one program was timed (the baseline's step failed) has no chart */
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps"))
+		if (!strcmp(json_str(s, "program"), "sdpa") && !strcmp(json_str(s, "problem"), "B1-H16-S512-D64"))
+			cJSON_ReplaceItemInObject(s, "status", cJSON_CreateString("FAIL"));
+	free(md);
+	md = render(run);
+	CHECK(count(md, "](charts/") == 3 && !strstr(md, "charts/h100-B1-H16-S512-D64.svg"),
+	      "a failed benchmark is not drawn; one program alone makes no chart", "%d", count(md, "](charts/"));
+	free(path);
+	free(chart);
+	fs_remove_tree(tmp);
+	strbuf_release(&err);
+	strbuf_release(&svg);
+	free(md);
+	cJSON_Delete(run);
+}
+
 /* The first kernel benchmark of the first host, turned into a program off
  * the harness (docs/byo.md): no timing, no model, the figures it printed. */
 static cJSON *byo_step(cJSON *run, const char *figures_json)
@@ -397,6 +455,7 @@ int main(void)
 	test_wrong_types();
 	test_glance_figures();
 	test_write();
+	test_charts();
 	fuzz_one("pass-2host.json", 1);
 	fuzz_one("failed-host.json", 3);
 	return check_summary();
