@@ -216,7 +216,7 @@ static const cJSON *baseline_for(const cJSON *h, const cJSON *step)
 int rpt_add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int markdown)
 {
 	const cJSON *b = baseline_for(h, step);
-	double bm, km;
+	double bm, km, b10, b90, k10, k90;
 	if (!b || !rr_num(rr_result(step), METRIC_MEDIAN_PATH, &km) || km <= 0 ||
 	    !rr_num(rr_result(b), METRIC_MEDIAN_PATH, &bm))
 		return 0;
@@ -230,6 +230,17 @@ int rpt_add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int ma
 		rpt_md_code(md, rr_str(b, "program"));
 	else
 		strbuf_addstr(md, rr_str(b, "program") ? rr_str(b, "program") : "baseline");
+	/* a speedup whose p10-p90 range (baseline's p10 over the kernel's p90, and p90 over p10)
+	 * holds both faster and slower says nothing about which is faster: flag it */
+	if (rr_num(rr_result(b), "timing.p10_us", &b10) && rr_num(rr_result(b), "timing.p90_us", &b90) &&
+	    rr_num(rr_result(step), "timing.p10_us", &k10) && rr_num(rr_result(step), "timing.p90_us", &k90) &&
+	    k10 > 0 && k90 > 0 && b10 / k90 < 1 && b90 / k10 > 1 && (bm / km > 1.05 || bm / km < 1 / 1.05)) {
+		strbuf_addstr(md, markdown ? " ⚠️ spread " : " (spread ");
+		rpt_fmt_ratio(md, b10 / k90);
+		strbuf_addstr(md, "–");
+		rpt_fmt_ratio(md, b90 / k10);
+		strbuf_addstr(md, markdown ? ": inconclusive" : ": inconclusive)");
+	}
 	return 1;
 }
 

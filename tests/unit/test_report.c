@@ -391,6 +391,25 @@ static void test_charts(void)
 	free(path);
 	free(chart);
 	fs_remove_tree(tmp);
+	/* a speedup whose p10-p90 ranges overlap both ways is flagged; a tight one is not */
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps"))
+		if (!strcmp(json_str(s, "program"), "sdpa") && !strcmp(json_str(s, "problem"), "B1-H16-S512-D64"))
+			cJSON_ReplaceItemInObject(s, "status", cJSON_CreateString("PASS"));
+	free(md);
+	md = render(run);
+	HASNT(md, "inconclusive", "tight spreads: no speedup flagged");
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps"))
+		if (!strcmp(json_str(s, "program"), "sdpa") && !strcmp(json_str(s, "problem"), "B1-H16-S512-D64")) {
+			cJSON *t = (cJSON *)json_path(s, "result.timing");
+			double m = json_num(t, "median_us", 0);
+			cJSON_ReplaceItemInObject(t, "p10_us", cJSON_CreateNumber(m * 0.3));
+			cJSON_ReplaceItemInObject(t, "p90_us", cJSON_CreateNumber(m * 3));
+		}
+	free(md);
+	md = render(run);
+	CHECK(count(md, "inconclusive") >= 1 && strstr(md, "⚠️ spread "),
+	      "a baseline spread over 0.3x-3x of its median: the speedup flagged inconclusive", "%d",
+	      count(md, "inconclusive"));
 	strbuf_release(&err);
 	strbuf_release(&svg);
 	free(md);
