@@ -130,6 +130,19 @@ template <> struct pv_t<128> {
 
 /* ---- consumer pieces ---- */
 
+/* this thread is done with the tile's Q buffer (and the tile number it read beside it): every
+ * consumer thread arrives (FA_QARR=256), or lane 0 for its warp after __syncwarp (8) */
+__device__ __forceinline__ void release_q(uint64_t *qempty, int lane)
+{
+	if (FA_QARR == 256) {
+		mbar_arrive(qempty);
+	} else {
+		__syncwarp();
+		if (lane == 0)
+			mbar_arrive(qempty);
+	}
+}
+
 /* named barriers 1 and 2: warpgroup c waits for its turn to issue GEMMs, then passes it on */
 __device__ __forceinline__ void turn_wait(int c) { asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory"); }
 __device__ __forceinline__ void turn_pass(int c) { asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - c) : "memory"); }
@@ -370,13 +383,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			pack_p(p, sc);
 		}
 		/* every Q·Kᵀ of the tile is done: the producer may load the next tile's Q */
-		if (FA_QARR == 256) {
-			mbar_arrive(&qempty[qb]);
-		} else {
-			__syncwarp();
-			if (l == 0)
-				mbar_arrive(&qempty[qb]);
-		}
+		release_q(&qempty[qb], l);
 		{
 			const int sl = (it + ntiles - 1) % ST;
 			mbar_wait(&vfull[sl], (unsigned)((it + ntiles - 1) / ST) & 1u);
@@ -397,15 +404,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 #pragma unroll
 			for (int i = 0; i < D / 2; i++)
 				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
-			if (j == ntiles - 1) {
-				if (FA_QARR == 256) {
-					mbar_arrive(&qempty[qb]);
-				} else {
-					__syncwarp();
-					if (l == 0)
-						mbar_arrive(&qempty[qb]);
-				}
-			}   /* the tile's last Q·Kᵀ is done */
+			if (j == ntiles - 1)
+				release_q(&qempty[qb], l);   /* the tile's last Q·Kᵀ is done */
 			mbar_wait(&vfull[s], ph);
 			issue_pv<D>(o, p, sV + (size_t)s * C::KV_BYTES);
 			wgmma_wait<0>();

@@ -4,7 +4,7 @@
  * the reply's errors[]), slurm-token.c (the JWT: where from, when to mint
  * again), slurm-api.c (the versions and their adapters) -> slurm-v0038.c and
  * slurm-v0041.c (the request and reply shapes of v0.0.38 and of
- * v0.0.41-v0.0.44) -> slurm-gres.c (GRES strings). */
+ * v0.0.41-v0.0.44) -> slurm-fields.c (the job fields they write alike, GRES strings). */
 #ifndef GPUORCH_SLURM_INT_H
 #define GPUORCH_SLURM_INT_H
 
@@ -87,7 +87,11 @@ void slurm_v0041_job(const cJSON *job, struct slurm_job *j);
 void slurm_v0041_node(const cJSON *node, const char *partition, struct slurm_node *n);
 void slurm_v0041_partition(const cJSON *part, const char *name, struct slurm_partition *p);
 
-/* ---- slurm-gres.c */
+/* ---- slurm-fields.c */
+/* The job fields every version names alike: name, partition, account, qos,
+ * constraints, cpus_per_task, tasks, minimum_nodes, the working directory,
+ * stdout/stderr, dependency. */
+void slurm_job_fields(cJSON *job, const struct host_slurm *s, const struct slurm_job_req *r);
 /* The GPUs a gres string holds: "gpu:h100:4(S:0-1),shard:8" -> 4. */
 int slurm_gres_gpus(const char *gres);
 /* "gpu:h100:1,shard:2" -> "gres/gpu:h100:1,gres/shard:2" (malloc'd). */

@@ -20,25 +20,8 @@ cJSON *slurm_v0038_submit_body(const struct host_slurm *s, const struct slurm_jo
 
 	json_add_str(root, "script", r->script);
 	job = json_add_obj(root, "job");
-	json_add_str(job, "name", r->name);
-	json_add_str(job, "partition", s->partition);
-	if (s->account)
-		json_add_str(job, "account", s->account);
-	if (s->qos)
-		json_add_str(job, "qos", s->qos);
-	if (s->constraint)
-		json_add_str(job, "constraints", s->constraint);
+	slurm_job_fields(job, s, r);
 	json_add_num(job, "time_limit", r->time_limit_min > 0 ? r->time_limit_min : s->time_limit_min);
-	json_add_num(job, "cpus_per_task", s->cpus_per_job);
-	json_add_num(job, "tasks", 1);
-	json_add_num(job, "minimum_nodes", 1);
-	json_add_str(job, "current_working_directory", r->cwd);
-	if (r->std_out)
-		json_add_str(job, "standard_output", r->std_out);
-	if (r->std_err)
-		json_add_str(job, "standard_error", r->std_err);
-	if (r->dependency)
-		json_add_str(job, "dependency", r->dependency);
 	if (r->gpu && s->gpus)
 		json_add_str(job, "gpus", s->gpus);
 	if (r->gpu && s->gres)

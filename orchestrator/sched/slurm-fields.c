@@ -1,10 +1,34 @@
-/* slurm-gres.c -- GRES strings as Slurm writes them: the GPUs a node's "gres" holds, and the
- * TRES form ("gres/gpu:h100:1") that API v0.0.41+ takes instead of "gres" and "gpus". */
+/* slurm-fields.c -- what every API version's adapter writes and reads alike: the job fields named
+ * the same in v0.0.38 and v0.0.41+, and GRES strings (the GPUs a node's "gres" holds; the TRES
+ * form "gres/gpu:h100:1" that v0.0.41+ takes instead of "gres" and "gpus"). */
 #include "sched/slurm-int.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include "core/jsonutil.h"
 #include "core/banned.h"
+
+void slurm_job_fields(cJSON *job, const struct host_slurm *s, const struct slurm_job_req *r)
+{
+	json_add_str(job, "name", r->name);
+	json_add_str(job, "partition", s->partition);
+	if (s->account)
+		json_add_str(job, "account", s->account);
+	if (s->qos)
+		json_add_str(job, "qos", s->qos);
+	if (s->constraint)
+		json_add_str(job, "constraints", s->constraint);
+	json_add_num(job, "cpus_per_task", s->cpus_per_job);
+	json_add_num(job, "tasks", 1);
+	json_add_num(job, "minimum_nodes", 1);
+	json_add_str(job, "current_working_directory", r->cwd);
+	if (r->std_out)
+		json_add_str(job, "standard_output", r->std_out);
+	if (r->std_err)
+		json_add_str(job, "standard_error", r->std_err);
+	if (r->dependency)
+		json_add_str(job, "dependency", r->dependency);
+}
 
 /* "gpu:h100:4(S:0-1)" or "gpu:2" or "gpu:h100:4(IDX:0-3),shard:8": the GPU count */
 int slurm_gres_gpus(const char *g)
