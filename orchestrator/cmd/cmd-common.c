@@ -88,7 +88,7 @@ int cmd_run_step_option(const struct cmd_entry *e, int c, const char *arg, struc
 			return -1;
 		}
 		return 1;
-	case 'Q':
+	case CMD_OPT_QUEUE_TIMEOUT:
 		o->queue_timeout_s = cmd_parse_int(arg, 0, 31536000);
 		if (o->queue_timeout_s < 0) {
 			cmd_usage_error(e, "--queue-timeout: '%s' is not a number of seconds (0-31536000; "

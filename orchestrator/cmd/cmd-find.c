@@ -14,7 +14,7 @@ static const char usage[] =
 	"usage: gpuorch find GOOD..BAD EXPERIMENT --hosts FILE [--host NAME]\n"
 	"                    [--program P] [--problem Q] [--factor F] [--spec PATH]\n"
 	"                    [--accept-new-host-key] [--plain] [--reconnect-timeout S]\n"
-	"                    [--gpu-wait S] [--reports DIR] [--root DIR]\n"
+	"                    [--gpu-wait S] [--queue-timeout S] [--reports DIR] [--root DIR]\n"
 	"\n"
 	"Bisect the commits between GOOD and BAD (git rev-list GOOD..BAD) to the\n"
 	"first one where a figure (default: the first kernel benchmark's median)\n"

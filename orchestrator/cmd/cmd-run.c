@@ -13,8 +13,8 @@
 static const char usage[] =
 	"usage: gpuorch run SPEC.json --hosts HOSTS.json [--host NAME ...] [--commit REV]\n"
 	"                   [--dry-run] [--accept-new-host-key] [--plain]\n"
-	"                   [--reconnect-timeout S] [--gpu-wait S] [--reports DIR] [--root DIR]\n"
-	"                   [--notify URL] [--resume RUN_ID]\n"
+	"                   [--reconnect-timeout S] [--gpu-wait S] [--queue-timeout S]\n"
+	"                   [--reports DIR] [--root DIR] [--notify URL] [--resume RUN_ID]\n"
 	"\n"
 	"Package the spec's sources (from the work tree, or from git commit REV),\n"
 	"ship them to every host in parallel, build them with nvcc for each host's\n"

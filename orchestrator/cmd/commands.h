@@ -41,12 +41,14 @@ extern const struct cmd_entry cmd_init_entry;
  * one of them (stored in *o), 0 when not, -1 after a usage error was printed
  * (return GO_EXIT_USAGE). */
 struct run_step_opts;
+/* a long option's getopt code above any character, so no command's own letters clash */
+#define CMD_OPT_QUEUE_TIMEOUT 1001
 #define CMD_RUN_STEP_OPTIONS \
 	{ "accept-new-host-key", no_argument, NULL, 'a' }, \
 	{ "plain", no_argument, NULL, 'p' }, \
 	{ "reconnect-timeout", required_argument, NULL, 'r' }, \
 	{ "gpu-wait", required_argument, NULL, 'g' }, \
-	{ "queue-timeout", required_argument, NULL, 'Q' }
+	{ "queue-timeout", required_argument, NULL, CMD_OPT_QUEUE_TIMEOUT }
 #define CMD_RUN_STEP_USAGE \
 	"    --accept-new-host-key    trust and record an unknown host key (never a changed one)\n" \
 	"    --plain                  progress as plain lines, even on a terminal\n" \
