@@ -165,9 +165,11 @@ enum go_status slurm_discover(struct slurm_client *c, struct strbuf *err)
 		const struct slurm_adapter *a;
 		for (a = slurm_adapters(); a->version; a++)
 			strbuf_addf(&ours, "%s%s", ours.len ? ", " : "", a->version);
-		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s serves Slurm API %s; gpuorch speaks %s (load one with slurmrestd -s openapi/%s)",
+		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s serves Slurm API %s; gpuorch speaks %s (start slurmrestd with "
+			     "-s openapi/vX for one its Slurm release serves: v0.0.38 is Slurm 22.05's, v0.0.41 "
+			     "24.05's, v0.0.42 24.11's, v0.0.43 25.05's, v0.0.44 25.11's)",
 			     c->http.label, offered.len ? offered.buf : "no version at all (no /slurm/vX/job/submit in /openapi)",
-			     ours.buf, slurm_adapters()->version);
+			     ours.buf);
 		strbuf_release(&ours);
 	}
 	strbuf_release(&offered);
