@@ -141,13 +141,10 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s) ||
 			    !rr_num(rr_result(s), METRIC_MEDIAN_PATH, &v))
 				continue;
-			if (rr_true(rr_result(s), METRIC_IMPOSSIBLE_PATH)) {
-				if (!impossible)
-					impossible = s;
-			} else if (!first) {
-				first = s;
-			}
+			if (rr_true(rr_result(s), METRIC_IMPOSSIBLE_PATH) && !impossible)
+				impossible = s;
 		}
+		first = rr_headline_step(c.run, h);
 		if (!first)
 			first = impossible;   /* reported, but as what it is */
 		if (first) {

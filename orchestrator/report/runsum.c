@@ -154,6 +154,12 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 		if (rr_str(rr_obj(hi, "nvcc"), "version"))
 			json_add_str(json_add_obj(info, "nvcc"), "version",
 				     rr_str(rr_obj(hi, "nvcc"), "version"));
+		/* the step the run is summed up by: `history` follows it by default */
+		if ((s = rr_headline_step(run, h)) != NULL) {
+			cJSON *hl = json_add_obj(ho, "headline");
+			copy_str(hl, s, "program");
+			copy_str(hl, s, "problem");
+		}
 		steps = json_add_arr(ho, "steps");
 		cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
 			if (!cJSON_IsObject(s) || (!rr_streq(rr_str(s, "kind"), "benchmark") &&

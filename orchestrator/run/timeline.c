@@ -195,6 +195,21 @@ int timeline_run(const struct timeline_opts *o)
 			goto out;
 		}
 	}
+	if (!fig && !program && !problem) {
+		/* the newest run that says which step sums it up (its summary's headline,
+		 * store/runread.h: the spec's "headline", or the fastest kernel on the
+		 * largest problem) */
+		for (i = nr - 1; i >= 0 && !program; i--) {
+			const cJSON *h0 = cJSON_GetArrayItem(rr_arr(runs[i].e->run, "hosts"), 0);
+			const cJSON *hl = rr_obj(h0, "headline");
+			if (!hl)   /* a whole run.json, or an older summary: its steps decide */
+				hl = rr_headline_step(runs[i].e->run, h0);
+			if (rr_str(hl, "program") && rr_str(hl, "problem")) {
+				program = rr_str(hl, "program");
+				problem = rr_str(hl, "problem");
+			}
+		}
+	}
 	if (!program || !problem) {
 		for (i = nr - 1; i >= 0 && (!program || !problem); i--)
 			for (j = 0; j < figs[i].n; j++) {

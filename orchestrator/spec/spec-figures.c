@@ -235,3 +235,19 @@ enum go_status spec_parse_gates(struct spec_ctx *c, const cJSON *root)
 	c->s->gates = cJSON_Duplicate(v, 1);
 	return GO_OK;
 }
+
+enum go_status spec_parse_headline(struct spec_ctx *c, const cJSON *root)
+{
+	static const char *const keys[] = { "program", "problem", NULL };
+	const cJSON *h = cJSON_GetObjectItemCaseSensitive(root, "headline");
+	size_t mark;
+	if (!h)
+		return GO_OK;
+	mark = spec_push_key(c, "headline");
+	TRY(spec_need_type(c, h, cJSON_IsObject(h), "an object {\"program\": P, \"problem\": Q}"));
+	TRY(spec_check_keys(c, h, keys));
+	TRY(check_ref(c, h, "program", 1));
+	TRY(check_ref(c, h, "problem", 0));
+	spec_pop(c, mark);
+	return GO_OK;
+}

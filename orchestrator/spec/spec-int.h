@@ -91,6 +91,9 @@ enum go_status spec_parse_figures(struct spec_ctx *c, const cJSON *root, const c
 /* expected[] into c->s->expected. */
 enum go_status spec_parse_expected(struct spec_ctx *c, const cJSON *root);
 /* gates[] into c->s->gates. */
+/* "headline": {"program": P, "problem": Q}: the figure `runs` shows and `history`
+ * follows by default (problem optional); both must name the spec's own. */
+enum go_status spec_parse_headline(struct spec_ctx *c, const cJSON *root);
 enum go_status spec_parse_gates(struct spec_ctx *c, const cJSON *root);
 
 #endif

@@ -376,7 +376,7 @@ static enum go_status parse_root(struct spec_ctx *c, const cJSON *root)
 	static const char *const keys[] = { "schema", "name", "phase", "description", "sources",
 					    "build", "targets", "programs", "problems",
 					    "tolerance", "steps", "baselines", "references",
-					    "expected", "gates", NULL };
+					    "expected", "gates", "headline", NULL };
 	struct spec *s = c->s;
 	int schema = 0;
 	const cJSON *sv;
@@ -413,6 +413,7 @@ static enum go_status parse_root(struct spec_ctx *c, const cJSON *root)
 	TRY(spec_parse_figures(c, root, "references", &s->references));
 	TRY(spec_parse_expected(c, root));
 	TRY(spec_parse_gates(c, root));
+	TRY(spec_parse_headline(c, root));
 	return GO_OK;
 }
 

@@ -108,3 +108,46 @@ void rr_measure(const cJSON *h, const char *program, const char *problem, const 
 	out->has_value = 1;
 	out->impossible = metric_is_timing(metric) && rr_true(rr_result(out->step), METRIC_IMPOSSIBLE_PATH);
 }
+
+static int headline_candidate(const cJSON *s, const char *program, const char *problem)
+{
+	double m;
+	return rr_streq(rr_str(s, "kind"), "benchmark") && !rr_streq(rr_str(s, "role"), "baseline") &&
+	       rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) && m > 0 &&
+	       !rr_true(rr_result(s), METRIC_IMPOSSIBLE_PATH) &&
+	       (!program || rr_streq(rr_str(s, "program"), program)) &&
+	       (!problem || rr_streq(rr_str(s, "problem"), problem));
+}
+
+static const cJSON *headline_among(const cJSON *h, const char *program, const char *problem)
+{
+	const cJSON *s, *best = NULL;
+	const char *prob = problem;
+	double most = -1, f, m, bm = 0;
+	if (!prob)
+		cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
+			if (!cJSON_IsObject(s) || !headline_candidate(s, program, NULL))
+				continue;
+			if (!prob)
+				prob = rr_str(s, "problem");   /* the first timed, when none has a model */
+			if (rr_num(rr_result(s), "model.flops", &f) && f > most) {
+				most = f;
+				prob = rr_str(s, "problem");
+			}
+		}
+	cJSON_ArrayForEach(s, rr_arr(h, "steps"))
+		if (cJSON_IsObject(s) && headline_candidate(s, program, prob) &&
+		    rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) && (!best || m < bm)) {
+			best = s;
+			bm = m;
+		}
+	return best;
+}
+
+const cJSON *rr_headline_step(const cJSON *run, const cJSON *h)
+{
+	const cJSON *hl = rr_obj(rr_obj(rr_obj(run, "experiment"), "spec"), "headline"), *s = NULL;
+	if (hl && rr_str(hl, "program"))
+		s = headline_among(h, rr_str(hl, "program"), rr_str(hl, "problem"));
+	return s ? s : headline_among(h, NULL, NULL);
+}

@@ -31,6 +31,14 @@ const cJSON *rr_result(const cJSON *step);
 const cJSON *rr_find_step(const cJSON *h, const char *kind, const char *program,
 			  const char *problem, const char *role, const char *tool);
 
+/* The step a run is summed up by on host h (the `runs` headline, `history`'s
+ * default figure): a passing kernel benchmark (not a baseline, not struck out
+ * as impossible) with a median, of the spec's "headline" program (and problem)
+ * when it names one, else on the largest problem (the most model FLOPs; the
+ * first one timed when none has a model), the fastest program there. NULL
+ * when h timed no kernel. */
+const cJSON *rr_headline_step(const cJSON *run, const cJSON *h);
+
 /* A result metric (latency_us, tflops, max_abs, timing.p90_us, ...) of one
  * program and problem on host h. */
 struct rr_measure {

@@ -312,6 +312,17 @@ static void test_files(void)
 
 static void test_errors(void)
 {
+	expect_error("headline names a program of the spec", "headline", "{\"program\": \"nope\"}", NULL, NULL,
+		     "exp.json: 'headline.program': no program named \"nope\" in 'programs'");
+	expect_error("headline's problem too", "headline",
+		     "{\"program\": \"attn_wmma\", \"problem\": \"B2\"}", NULL, NULL,
+		     "'headline.problem': no problem named \"B2\" in 'problems'");
+	expect_error("headline needs its program", "headline", "{\"problem\": \"B16-H16-S512-D64\"}", NULL, NULL,
+		     "'headline': missing required key 'program'");
+	expect_error("headline is an object", "headline", "\"attn_wmma\"", NULL, NULL,
+		     "'headline': expected an object");
+	expect_error("headline takes program and problem only", "headline",
+		     "{\"program\": \"attn_wmma\", \"metric\": \"tflops\"}", NULL, NULL, "metric");
 	expect_error("exact message for an unknown step program",
 		     "steps.2.program", "\"x\"", NULL, NULL,
 		     "exp.json: 'steps[2].program': no program named \"x\" in 'programs'");
