@@ -2,7 +2,7 @@
  * rung 3b: the first FlashAttention-3-class step).  sm_90a only.
  *
  * DESIGN
- *   One CTA = 3 warpgroups for 128 query rows of one (b, h):
+ *   One CTA = 3 warpgroups for 128 query rows of one (b, h) (at D=64 4 warpgroups, 192 rows: FA_CWG below):
  *     warpgroup 0 (producer, setmaxnreg 24): one thread issues TMA loads: the Q tile once, then K and V
  *       tiles of BN = 128 keys into a ring of FA_STAGES stages, K and V on separate "full" mbarriers so
  *       S = Q·Kᵀ can start before V has landed; a stage is refilled when all 8 consumer warps released it.
@@ -33,6 +33,22 @@
  *   2 Q buffers: the producer loads tile n+1's Q while tile n runs, where one buffer had it wait for
  *   tile n's last Q·Kᵀ: B16 H16 S512 D64 65.1 -> 62.3 us pipelined, 60.5 -> 57.1 plain, same run).
  *
+ *   FA_CWG (D=64): consumer warpgroups a CTA. 3: 192 query rows, 4 warpgroups of 128 threads, setmaxnreg
+ *   24 for the producer and 160 for the consumers (24 + 3 x 160 fill the 64 K registers); at D=64 a
+ *   warpgroup's softmax (64 exp2 a thread on the MUFU) takes about as long as its two GEMMs, and with
+ *   three warpgroups two can keep the tensor pipe busy while one exponentiates; K/V tiles are also read
+ *   by 3 query blocks a head instead of 4. The warpgroup of a 192-row block with no row < S skips its
+ *   GEMMs, and causal warpgroups skip the K/V tiles past their own diagonal (both still wait for each
+ *   stage to fill before they release it). 0 (the default): 3 when the grid of 192-row tiles has a
+ *   tile for every SM, else 2 (a problem that does not fill the GPU runs faster on more, shorter CTAs).
+ *   H100, direct runs of one build, medians of 2: B16 H16 S512 61.0-61.6 -> 56.6-56.9 us, causal
+ *   52.2-52.7 -> 46.4-46.8, B4 H16 S4096 D64 696-705 -> 645-649; B1 H8 S512 (24 CTAs of 192 rows)
+ *   11.8-12.0 -> 14.9-15.0 with 3, hence 2 there. D=128 keeps 2 (240 registers a consumer).
+ *   FA_PIPE=1 with 3 warpgroups turns through 3 named barriers; it was slower at D=64 (S512 59.4-63.0
+ *   us with or without turns, FA_TURNS=0|1).
+ *   FA_SMAX: the softmax's row maximum as a tree over the raw scores, scaled once (1, bit-identical
+ *   results), or a chain of scaled maxima (0, the first version).
+ *
  *   FA_PERSIST: 1 a persistent grid (one CTA per SM walking tiles: the producer loads the next tile's
  *   Q and K/V while the consumers finish the last one), 2 that for non-causal problems and one CTA per
  *   tile for causal ones, 0 one CTA per tile. FA_SCHED: how a persistent CTA finds its next tile, 1
@@ -47,7 +63,8 @@
  *            999 us at B4 H16 S4096) and the persistent grid 5 % causal (593 against 563-567).
  *   One kernel does all: launched with a CTA per tile, each CTA takes its own tile and stops.
  *
- *   TUNING (compile time, each for both D): -DFA_PIPE=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3 (D=64), -DFA_PIPE=0|1,
+ *   -DFA_TURNS=0|1, -DFA_SMAX=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
  *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
@@ -71,9 +88,23 @@ const char attn_kernel_name[] = "attn_wgmma";
 #define FA_QARR 256
 #endif
 
-constexpr int BM = 128, BN = 128, NTHREADS = 384;
+constexpr int BN = 128;
 
-template <int D> struct fcfg {
+/* FA_CWG: consumer warpgroups (64 query rows each) at D=64: 2, 3, or 0 = by problem (3 when the grid of
+ * 192-row tiles has at least one tile per SM, else 2); D=128 keeps 2 (240 registers a thread) */
+#ifndef FA_CWG
+#define FA_CWG 0
+#endif
+#ifndef FA_SMAX      /* softmax row maximum: 1 a tree over the raw scores, scaled once; 0 a chain of scaled maxima */
+#define FA_SMAX 1
+#endif
+#ifndef FA_TURNS     /* FA_PIPE=1: the consumer warpgroups take turns issuing their GEMMs (1) or not (0) */
+#define FA_TURNS 1
+#endif
+
+template <int D, int CW> struct fcfg {
+	static constexpr int CWG = CW;
+	static constexpr int BM = 64 * CWG, NTHREADS = 128 * (CWG + 1);
 #ifdef FA_STAGES
 	static constexpr int STAGES = FA_STAGES;
 #else
@@ -103,6 +134,8 @@ template <int D> struct fcfg {
 #endif
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + 1024 /* align */ + 256 /* barriers */;
 	static_assert(QBUF == 1 || QBUF == 2, "FA_QBUF must be 1 or 2");
+	static_assert(CWG == 2 || CWG == 3, "FA_CWG must be 2 or 3");
+	static constexpr int QARR = FA_QARR == 256 ? 128 * CWG : 4 * CWG;   /* qempty arrivals per tile */
 	static_assert(STAGES >= 2 && STAGES <= 4, "FA_STAGES must be 2..4");
 	static_assert(SMEM <= 227 * 1024, "shared memory over 227 KB: lower FA_STAGES");
 };
@@ -143,13 +176,22 @@ __device__ __forceinline__ void release_q(uint64_t *qempty, int lane)
 	}
 }
 
-/* named barriers 1 and 2: warpgroup c waits for its turn to issue GEMMs, then passes it on */
-__device__ __forceinline__ void turn_wait(int c) { asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory"); }
-__device__ __forceinline__ void turn_pass(int c) { asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - c) : "memory"); }
+/* named barriers 1..NW: warpgroup c waits for its turn to issue GEMMs (barrier 1 + c), then passes it on
+ * to warpgroup (c + 1) % NW; 256 threads each: the waiting warpgroup and the one handing over */
+__device__ __forceinline__ void turn_wait(int c)
+{
+	if (FA_TURNS)
+		asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
+}
+template <int NW> __device__ __forceinline__ void turn_pass(int c)
+{
+	if (FA_TURNS)
+		asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (c + 1) % NW) : "memory");
+}
 
 /* issue S = Q Kᵀ (zeroed first), one commit group: k-step ks reads 16 columns of D, block ks/4,
  * 32 bytes (ks%4) into the swizzled row */
-template <int D>
+template <int D, int BM>
 __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], const unsigned char *qa, const unsigned char *k)
 {
 #pragma unroll
@@ -198,10 +240,26 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 		}
 	}
 	float mx[2] = {mrow[0], mrow[1]}, base[2];
+	if (FA_SMAX) {
+		/* the row maximum of the raw scores as a tree (depth 5, not a chain of 16), scaled once:
+		 * max(a s, b s) = max(a, b) s for s > 0 in any rounding, so the result is the same bits */
+		static_assert(BN == 128, "the tree below is written for 32 values a row");
+		float t0[8], t1[8];
 #pragma unroll
-	for (int i = 0; i < BN / 2; i += 4) {
-		mx[0] = fmaxf(mx[0], fmaxf(sc[i], sc[i + 1]) * scale_log2);
-		mx[1] = fmaxf(mx[1], fmaxf(sc[i + 2], sc[i + 3]) * scale_log2);
+		for (int k = 0; k < 8; k++) {
+			t0[k] = fmaxf(fmaxf(sc[8 * k], sc[8 * k + 1]), fmaxf(sc[8 * k + 4], sc[8 * k + 5]));
+			t1[k] = fmaxf(fmaxf(sc[8 * k + 2], sc[8 * k + 3]), fmaxf(sc[8 * k + 6], sc[8 * k + 7]));
+		}
+		const float r0 = fmaxf(fmaxf(fmaxf(t0[0], t0[1]), fmaxf(t0[2], t0[3])), fmaxf(fmaxf(t0[4], t0[5]), fmaxf(t0[6], t0[7])));
+		const float r1 = fmaxf(fmaxf(fmaxf(t1[0], t1[1]), fmaxf(t1[2], t1[3])), fmaxf(fmaxf(t1[4], t1[5]), fmaxf(t1[6], t1[7])));
+		mx[0] = fmaxf(mx[0], r0 * scale_log2);
+		mx[1] = fmaxf(mx[1], r1 * scale_log2);
+	} else {
+#pragma unroll
+		for (int i = 0; i < BN / 2; i += 4) {
+			mx[0] = fmaxf(mx[0], fmaxf(sc[i], sc[i + 1]) * scale_log2);
+			mx[1] = fmaxf(mx[1], fmaxf(sc[i + 2], sc[i + 3]) * scale_log2);
+		}
 	}
 #pragma unroll
 	for (int h = 0; h < 2; h++) {
@@ -239,15 +297,15 @@ __device__ __forceinline__ void pack_p(uint32_t (&p)[BN / 4], const float (&sc)[
  * when causal. The producer runs on into the next tile's Q (once the consumers released its buffer:
  * qempty) and K/V (the ring's stages and phases go on across tiles), so a tile's first loads overlap
  * the previous tile's last GEMM and its epilogue. */
-template <int D>
-__global__ void __launch_bounds__(NTHREADS, 1)
+template <int D, int CW>
+__global__ void __launch_bounds__(fcfg<D, CW>::NTHREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
 			  const __grid_constant__ CUtensorMap tmV, __half *__restrict__ O, int S, int BH,
 			  int causal, float scale_log2, unsigned *__restrict__ sched)
 {
 #if HP_DEVICE_OK
-	using C = fcfg<D>;
-	constexpr int ST = C::STAGES, DB = C::DB;
+	using C = fcfg<D, CW>;
+	constexpr int ST = C::STAGES, DB = C::DB, BM = C::BM, NW = C::CWG;
 	extern __shared__ unsigned char smem_raw[];
 	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
 	constexpr int QB = C::QBUF;
@@ -261,12 +319,12 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	if (threadIdx.x == 0) {
 		for (int b = 0; b < QB; b++) {
 			mbar_init(&qfull[b], 1);
-			mbar_init(&qempty[b], FA_QARR);   /* every consumer thread: each read tslot */
+			mbar_init(&qempty[b], C::QARR);   /* every consumer thread: each read tslot */
 		}
 		for (int s = 0; s < ST; s++) {
 			mbar_init(&kfull[s], 1);
 			mbar_init(&vfull[s], 1);
-			mbar_init(&empty[s], 8);
+			mbar_init(&empty[s], 4 * NW);   /* every consumer warp */
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
@@ -326,7 +384,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		return;
 	}
 
-	asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+	/* 4 warpgroups: 24 + 3 x 160 registers a thread (x 128 threads) fit the SM's 64 K; 3: 24 + 2 x 240 */
+	if constexpr (NW == 3)
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n");
+	else
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
 	const int c = wg - 1, w = tid / 32, l = tid % 32;
 	int it = 0;
 	for (int n = 0;; n++) {
@@ -350,15 +412,15 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			o[i] = 0.f;
 
 		if constexpr (C::PIPE) {
-		if (c == 1)
-			turn_pass(1);
+		if (c == NW - 1)
+			turn_pass<NW>(c);   /* the last warpgroup hands warpgroup 0 the first turn */
 		{
 			const int s = it % ST;
 			mbar_wait(&kfull[s], (unsigned)(it / ST) & 1u);
 			turn_wait(c);
-			issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
-			if (!(c == 1 && ntiles == 1))
-				turn_pass(c);
+			issue_qk<D, C::BM>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			if (!(c == NW - 1 && ntiles == 1))
+				turn_pass<NW>(c);
 			wgmma_wait<0>();
 			softmax_tile(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
 			pack_p(p, sc);
@@ -368,10 +430,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
 			mbar_wait(&vfull[sp], (unsigned)((it + j - 1) / ST) & 1u);
 			turn_wait(c);
-			issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			issue_qk<D, C::BM>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			issue_pv<D>(o, p, sV + (size_t)sp * C::KV_BYTES);
-			if (!(c == 1 && j == ntiles - 1))
-				turn_pass(c);
+			if (!(c == NW - 1 && j == ntiles - 1))
+				turn_pass<NW>(c);
 			wgmma_wait<1>();
 			softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
 			wgmma_wait<0>();
@@ -393,11 +455,21 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				mbar_arrive(&empty[sl]);
 		}
 		} else {
-		for (int j = 0; j < ntiles; j++) {
+		/* this warpgroup's K/V tiles: none when its 64 rows are all >= S (the last query block of a
+		 * BM=192 CTA), none past its own diagonal when causal (with BM = BN = 128 every warpgroup
+		 * has all of the CTA's tiles). Past them it still waits for each stage to fill before it
+		 * releases it, so its arrivals count toward the right phase of `empty`. */
+		int nact = ntiles;
+		if constexpr (NW == 3) {
+			nact = m0 + c * 64 >= S ? 0 : ntiles;
+			if (causal)
+				nact = min(nact, (m0 + c * 64 + 63) / BN + 1);
+		}
+		for (int j = 0; j < nact; j++) {
 			const int s = (it + j) % ST;
 			const unsigned ph = (unsigned)((it + j) / ST) & 1u;
 			mbar_wait(&kfull[s], ph);
-			issue_qk<D>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			issue_qk<D, C::BM>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			wgmma_wait<0>();
 			softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
 			pack_p(p, sc);
@@ -411,6 +483,16 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&empty[s]);
+		}
+		if constexpr (NW == 3) {
+			for (int j = nact; j < ntiles; j++) {
+				const int s = (it + j) % ST;
+				mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
+				if (j == ntiles - 1)
+					release_q(&qempty[qb], l);
+				if (l == 0)
+					mbar_arrive(&empty[s]);
+			}
 		}
 		}
 		it += ntiles;
@@ -443,24 +525,40 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 struct fa_ws {
 	CUtensorMap q, k, v;
 	const void *pq, *pk, *pv;
-	int B, H, S, D;
+	int B, H, S, D, cw;
 	unsigned *sched;   /* the persistent grid's tile counter and done counter (zero between launches) */
 };
 
+static_assert(FA_CWG == 0 || FA_CWG == 2 || FA_CWG == 3, "FA_CWG must be 0 (by problem), 2 or 3");
+
+/* consumer warpgroups for problem p on a device of nsm SMs: D=128 has 2; D=64 FA_CWG, or by problem
+ * (FA_CWG=0): 3 (192 query rows a CTA) once the grid of 192-row tiles gives every SM one, else 2
+ * (128 rows: more, shorter CTAs when the problem does not fill the GPU) */
+static int pick_cwg(const struct attn_problem *p, int nsm)
+{
+	if (p->D != 64)
+		return 2;
+	if (FA_CWG)
+		return FA_CWG;
+	return (p->S + 191) / 192 * p->B * p->H >= nsm ? 3 : 2;
+}
+
 static int config_init()
 {
-	hx_config_int("BM", BM);
+	hx_config_int("CWG_D64", FA_CWG);   /* 0: by problem ("CWG" and "BM" below, per problem) */
 	hx_config_int("BN", BN);
-	hx_config_int("STAGES_D64", fcfg<64>::STAGES);
-	hx_config_int("STAGES_D128", fcfg<128>::STAGES);
-	hx_config_int("PIPE_D64", fcfg<64>::PIPE);
-	hx_config_int("PIPE_D128", fcfg<128>::PIPE);
-	hx_config_int("PERSIST_D64", fcfg<64>::PERSIST);
-	hx_config_int("PERSIST_D128", fcfg<128>::PERSIST);
-	hx_config_int("SCHED_D64", fcfg<64>::SCHED);
-	hx_config_int("SCHED_D128", fcfg<128>::SCHED);
-	hx_config_int("QBUF_D64", fcfg<64>::QBUF);
-	hx_config_int("QBUF_D128", fcfg<128>::QBUF);
+	hx_config_int("STAGES_D64", fcfg<64, 2>::STAGES);
+	hx_config_int("STAGES_D128", fcfg<128, 2>::STAGES);
+	hx_config_int("PIPE_D64", fcfg<64, 2>::PIPE);
+	hx_config_int("PIPE_D128", fcfg<128, 2>::PIPE);
+	hx_config_int("TURNS", FA_TURNS);
+	hx_config_int("SMAX", FA_SMAX);
+	hx_config_int("PERSIST_D64", fcfg<64, 2>::PERSIST);
+	hx_config_int("PERSIST_D128", fcfg<128, 2>::PERSIST);
+	hx_config_int("SCHED_D64", fcfg<64, 2>::SCHED);
+	hx_config_int("SCHED_D128", fcfg<128, 2>::SCHED);
+	hx_config_int("QBUF_D64", fcfg<64, 2>::QBUF);
+	hx_config_int("QBUF_D128", fcfg<128, 2>::QBUF);
 	return 0;
 }
 [[maybe_unused]] static const int config_done = config_init();
@@ -476,7 +574,10 @@ int attn_kernel_supports(const struct attn_problem *p, const struct cudaDevicePr
 			 prop->minor);
 		return 1;
 	}
-	size_t need = p->D == 64 ? fcfg<64>::SMEM : fcfg<128>::SMEM;
+	const int cw = pick_cwg(p, prop->multiProcessorCount);
+	size_t need = p->D == 128 ? fcfg<128, 2>::SMEM : cw == 3 ? fcfg<64, 3>::SMEM : fcfg<64, 2>::SMEM;
+	hx_config_int("CWG", cw);
+	hx_config_int("BM", 64 * cw);
 	hx_config_int("smem_bytes", (long long)need);
 	if (need > prop->sharedMemPerBlockOptin)
 		hx_failf(1, "attn_wgmma (D=%d) needs %zu bytes of shared memory per CTA, the device allows %zu; "
@@ -503,42 +604,51 @@ void attn_kernel_fini(void *ws)
 	free(ws);
 }
 
-template <int D> static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct attn_bufs *b, cudaStream_t s)
+static int sm_count(void)
 {
+	static int nsm = 0;
+	if (!nsm) {
+		int dev;
+		HX_CK(cudaGetDevice(&dev));
+		HX_CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+	}
+	return nsm;
+}
+
+template <int D, int CW>
+static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct attn_bufs *b, cudaStream_t s)
+{
+	using C = fcfg<D, CW>;
 	static int attr_set = 0;
 	if (!attr_set) {
-		HX_CK(cudaFuncSetAttribute(attn_wgmma_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-					   (int)fcfg<D>::SMEM));
+		HX_CK(cudaFuncSetAttribute(attn_wgmma_kernel<D, CW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					   (int)C::SMEM));
 		attr_set = 1;
 	}
-	/* tensor maps are encoded on the host: again only when the buffers or the shape change */
+	/* tensor maps are encoded on the host: again only when the buffers, the shape or BM change */
 	if (ws->pq != b->q || ws->pk != b->k || ws->pv != b->v || ws->B != p->B || ws->H != p->H || ws->S != p->S ||
-	    ws->D != p->D) {
-		hp_make_map_3d(&ws->q, b->q, p->B * p->H, p->S, D, 64, BM);
+	    ws->D != p->D || ws->cw != CW) {
+		hp_make_map_3d(&ws->q, b->q, p->B * p->H, p->S, D, 64, C::BM);
 		hp_make_map_3d(&ws->k, b->k, p->B * p->H, p->S, D, 64, BN);
 		hp_make_map_3d(&ws->v, b->v, p->B * p->H, p->S, D, 64, BN);
 		ws->pq = b->q, ws->pk = b->k, ws->pv = b->v;
-		ws->B = p->B, ws->H = p->H, ws->S = p->S, ws->D = p->D;
+		ws->B = p->B, ws->H = p->H, ws->S = p->S, ws->D = p->D, ws->cw = CW;
 	}
-	{
-		static int nsm = 0;
-		const int tiles = (p->S + BM - 1) / BM * p->B * p->H;
-		const int persist = fcfg<D>::PERSIST == 1 || (fcfg<D>::PERSIST == 2 && !p->causal);
-		if (!nsm) {
-			int dev;
-			HX_CK(cudaGetDevice(&dev));
-			HX_CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
-		}
-		attn_wgmma_kernel<D><<<persist && tiles > nsm ? nsm : tiles, NTHREADS, fcfg<D>::SMEM, s>>>(
-			ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f, ws->sched);
-	}
+	const int nsm = sm_count();
+	const int tiles = (p->S + C::BM - 1) / C::BM * p->B * p->H;
+	const int persist = C::PERSIST == 1 || (C::PERSIST == 2 && !p->causal);
+	attn_wgmma_kernel<D, CW><<<persist && tiles > nsm ? nsm : tiles, C::NTHREADS, C::SMEM, s>>>(
+		ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f, ws->sched);
 	HX_CK(cudaGetLastError());
 }
 
 void attn_kernel_run(void *ws, const struct attn_problem *p, const struct attn_bufs *b, cudaStream_t s)
 {
-	if (p->D == 64)
-		launch<64>((struct fa_ws *)ws, p, b, s);
+	struct fa_ws *w = (struct fa_ws *)ws;
+	if (p->D == 128)
+		launch<128, 2>(w, p, b, s);
+	else if (pick_cwg(p, sm_count()) == 3)
+		launch<64, 3>(w, p, b, s);
 	else
-		launch<128>((struct fa_ws *)ws, p, b, s);
+		launch<64, 2>(w, p, b, s);
 }
