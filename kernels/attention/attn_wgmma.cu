@@ -46,6 +46,10 @@
  *   11.8-12.0 -> 14.9-15.0 with 3, hence 2 there. D=128 keeps 2 (240 registers a consumer).
  *   FA_PIPE=1 with 3 warpgroups turns through 3 named barriers; it was slower at D=64 (S512 59.4-63.0
  *   us with or without turns, FA_TURNS=0|1).
+ *   FA_PTURNS=1: the plain loop's warpgroups take turns issuing each GEMM (the ring of FA_PIPE's
+ *   turns, two turns a K/V tile, empty ones past a warpgroup's own tiles). Slower: S512 56.5 -> 63.7
+ *   us with 3 warpgroups, 65.0 with 2; tensor pipe 38.0 -> 33.8 % active (a warpgroup that is ready
+ *   waits for the one before it in the ring).
  *   FA_SMAX: the softmax's row maximum as a tree over the raw scores, scaled once (1, bit-identical
  *   results), or a chain of scaled maxima (0, the first version).
  *
@@ -64,7 +68,7 @@
  *   One kernel does all: launched with a CTA per tile, each CTA takes its own tile and stops.
  *
  *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3 (D=64), -DFA_PIPE=0|1,
- *   -DFA_TURNS=0|1, -DFA_SMAX=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_SMAX=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
  *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
@@ -97,6 +101,9 @@ constexpr int BN = 128;
 #endif
 #ifndef FA_SMAX      /* softmax row maximum: 1 a tree over the raw scores, scaled once; 0 a chain of scaled maxima */
 #define FA_SMAX 1
+#endif
+#ifndef FA_PTURNS     /* plain loop: 1 the consumer warpgroups take turns issuing each GEMM (a ring), 0 not */
+#define FA_PTURNS 0
 #endif
 #ifndef FA_TURNS     /* FA_PIPE=1: the consumer warpgroups take turns issuing their GEMMs (1) or not (0) */
 #define FA_TURNS 1
@@ -186,6 +193,17 @@ __device__ __forceinline__ void turn_wait(int c)
 template <int NW> __device__ __forceinline__ void turn_pass(int c)
 {
 	if (FA_TURNS)
+		asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (c + 1) % NW) : "memory");
+}
+/* the same ring for the plain loop (FA_PTURNS) */
+__device__ __forceinline__ void pturn_wait(int c)
+{
+	if (FA_PTURNS)
+		asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
+}
+template <int NW> __device__ __forceinline__ void pturn_pass(int c)
+{
+	if (FA_PTURNS)
 		asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (c + 1) % NW) : "memory");
 }
 
@@ -465,11 +483,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (causal)
 				nact = min(nact, (m0 + c * 64 + 63) / BN + 1);
 		}
+		/* FA_PTURNS: two turns a K/V tile for every warpgroup (Q·Kᵀ, P·V), taken after the data
+		 * has landed; the last warpgroup hands warpgroup 0 the first and keeps its last */
+		if (c == NW - 1)
+			pturn_pass<NW>(c);
 		for (int j = 0; j < nact; j++) {
 			const int s = (it + j) % ST;
 			const unsigned ph = (unsigned)((it + j) / ST) & 1u;
 			mbar_wait(&kfull[s], ph);
+			pturn_wait(c);
 			issue_qk<D, C::BM>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			pturn_pass<NW>(c);
 			wgmma_wait<0>();
 			softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
 			pack_p(p, sc);
@@ -479,7 +503,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (j == ntiles - 1)
 				release_q(&qempty[qb], l);   /* the tile's last Q·Kᵀ is done */
 			mbar_wait(&vfull[s], ph);
+			pturn_wait(c);
 			issue_pv<D>(o, p, sV + (size_t)s * C::KV_BYTES);
+			if (!(c == NW - 1 && j == ntiles - 1))
+				pturn_pass<NW>(c);
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&empty[s]);
@@ -488,6 +515,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			for (int j = nact; j < ntiles; j++) {
 				const int s = (it + j) % ST;
 				mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
+				pturn_wait(c);   /* this warpgroup's two turns, empty */
+				pturn_pass<NW>(c);
+				pturn_wait(c);
+				if (!(c == NW - 1 && j == ntiles - 1))
+					pturn_pass<NW>(c);
 				if (j == ntiles - 1)
 					release_q(&qempty[qb], l);
 				if (l == 0)
@@ -553,6 +585,7 @@ static int config_init()
 	hx_config_int("PIPE_D128", fcfg<128, 2>::PIPE);
 	hx_config_int("TURNS", FA_TURNS);
 	hx_config_int("SMAX", FA_SMAX);
+	hx_config_int("PTURNS", FA_PTURNS);
 	hx_config_int("PERSIST_D64", fcfg<64, 2>::PERSIST);
 	hx_config_int("PERSIST_D128", fcfg<128, 2>::PERSIST);
 	hx_config_int("SCHED_D64", fcfg<64, 2>::SCHED);
