@@ -50,6 +50,9 @@
  *   turns, two turns a K/V tile, empty ones past a warpgroup's own tiles). Slower: S512 56.5 -> 63.7
  *   us with 3 warpgroups, 65.0 with 2; tensor pipe 38.0 -> 33.8 % active (a warpgroup that is ready
  *   waits for the one before it in the ring).
+ *   FA_QKZ=1: Q·Kᵀ's first k-step overwrites S (wgmma scale-d 0 from a predicate register) instead
+ *   of zeroing S first. Slower: S512 55.9-56.4 -> 58.4-58.5 us, D128 S4k 989 -> 1003; ncu: 19.53 M
+ *   warp instructions against 19.02 M, tensor pipe 37.9 -> 36.4 %.
  *   FA_SMAX: the softmax's row maximum as a tree over the raw scores, scaled once (1, bit-identical
  *   results), or a chain of scaled maxima (0, the first version).
  *
@@ -68,7 +71,7 @@
  *   One kernel does all: launched with a CTA per tile, each CTA takes its own tile and stops.
  *
  *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3 (D=64), -DFA_PIPE=0|1,
- *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_SMAX=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
  *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
@@ -101,6 +104,9 @@ constexpr int BN = 128;
 #endif
 #ifndef FA_SMAX      /* softmax row maximum: 1 a tree over the raw scores, scaled once; 0 a chain of scaled maxima */
 #define FA_SMAX 1
+#endif
+#ifndef FA_QKZ        /* S = Q·Kᵀ: 1 its first k-step overwrites S (scale-d 0), 0 S is zeroed first */
+#define FA_QKZ 0
 #endif
 #ifndef FA_PTURNS     /* plain loop: 1 the consumer warpgroups take turns issuing each GEMM (a ring), 0 not */
 #define FA_PTURNS 0
@@ -212,14 +218,21 @@ template <int NW> __device__ __forceinline__ void pturn_pass(int c)
 template <int D, int BM>
 __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], const unsigned char *qa, const unsigned char *k)
 {
+	if (!FA_QKZ) {
 #pragma unroll
-	for (int i = 0; i < BN / 2; i++)
-		sc[i] = 0.f;
+		for (int i = 0; i < BN / 2; i++)
+			sc[i] = 0.f;
+	}
 	wgmma_fence();
 #pragma unroll
-	for (int ks = 0; ks < D / 16; ks++)
-		wgmma_n128(sc, desc_sw128(qa + (ks / 4) * BM * 128 + (ks % 4) * 32, 1),
-			   desc_sw128(k + (ks / 4) * BN * 128 + (ks % 4) * 32, 1));
+	for (int ks = 0; ks < D / 16; ks++) {
+		const uint64_t da = desc_sw128(qa + (ks / 4) * BM * 128 + (ks % 4) * 32, 1),
+			       db = desc_sw128(k + (ks / 4) * BN * 128 + (ks % 4) * 32, 1);
+		if (FA_QKZ)   /* the first k-step overwrites S (wgmma scale-d = 0) */
+			wgmma_n128_sd(sc, da, db, ks > 0);
+		else
+			wgmma_n128(sc, da, db);
+	}
 	wgmma_commit();
 }
 
@@ -586,6 +599,7 @@ static int config_init()
 	hx_config_int("TURNS", FA_TURNS);
 	hx_config_int("SMAX", FA_SMAX);
 	hx_config_int("PTURNS", FA_PTURNS);
+	hx_config_int("QKZ", FA_QKZ);
 	hx_config_int("PERSIST_D64", fcfg<64, 2>::PERSIST);
 	hx_config_int("PERSIST_D128", fcfg<128, 2>::PERSIST);
 	hx_config_int("SCHED_D64", fcfg<64, 2>::SCHED);
