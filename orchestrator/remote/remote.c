@@ -84,6 +84,7 @@ static const char follow_script[] =
 	"if [ -n \"$xd\" ] && [ -s \"$t/execd\" ] && ( umask 077 && mkdir -p \"$xd\" ) && chmod 700 \"$xd\"; then\n"
 	"  xb=\"$xd/gpuorch-execd-$xv\"\n"
 	"  if [ -x \"$xb\" ]; then\n"
+	"    touch \"$xb.c\" 2>/dev/null\n"   /* its last use, for gpuorch hosts clean */
 	"    \"$xb\" start \"$xd/$xv.sock\" \"$xidle\" >/dev/null 2>\"$xd/start.log\" &&\n"
 	"      echo \"gpuorch-start: execd $xd/$xv.sock\"\n"
 	"  elif [ ! -f \"$xb.failed\" ] && mv -f \"$t/execd\" \"$xb.c\"; then\n"

@@ -620,7 +620,7 @@ cmd_follow() {
 	case $2 in '' | *[!0-9]*) die "follow: offset '$2' is not a whole number" ;; esac
 	[ -f "$RD/journal" ] || : >>"$RD/journal"
 	if held "$RD" && [ -s "$RD/runner.pid" ]; then
-		exec tail -s 0.1 -c +$(($2 + 1)) -f --pid="$(cat "$RD/runner.pid")" "$RD/journal"
+		exec tail -s 0.02 -c +$(($2 + 1)) -f --pid="$(cat "$RD/runner.pid")" "$RD/journal"
 	fi
 	exec tail -c +$(($2 + 1)) "$RD/journal"
 }

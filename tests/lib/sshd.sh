@@ -39,8 +39,9 @@
 # All servers are stopped at exit.
 
 SSHD_BIN=${SSHD_BIN:-/usr/sbin/sshd}
+_want_sftp=${SSHD_SFTP:-}   # a server elsewhere (e.g. unpacked from .debs) may be named
 SSHD_SFTP=
-for _p in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server \
+for _p in ${_want_sftp:+"$_want_sftp"} /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server \
 	/usr/libexec/sftp-server /usr/lib/ssh/sftp-server; do
 	if [ -x "$_p" ]; then
 		SSHD_SFTP=$_p

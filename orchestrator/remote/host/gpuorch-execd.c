@@ -131,6 +131,8 @@ struct fstamp {
 };
 
 static char *self_path;                /* the binary, absolute */
+static const char *sock_path;          /* the socket served */
+static int lock_fd = -1;               /* flock(SOCK.lock): held by the server only */
 static struct fstamp stamps[NWATCH];
 
 static void stamp_all(struct fstamp *out)
@@ -376,9 +378,15 @@ static void handle(int fd)
 	if ((why = stale_file()) != NULL) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), "stale: %s changed since this execd started", why);
-		say(fd, 'S', msg);
-		/* the server sees the same and exits at its next look */
+		/* the server leaves first (socket and lock released), so the
+		 * start command the client runs next starts a fresh one */
 		kill(getppid(), SIGUSR1);
+		{
+			int64_t until = now_ms() + 3000;
+			while (access(sock_path, F_OK) == 0 && now_ms() < until)
+				poll(NULL, 0, 10);
+		}
+		say(fd, 'S', msg);
 		_exit(0);
 	}
 	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC)) {
@@ -589,7 +597,10 @@ static void serve(int lfd, const char *sock, int idle_s)
 				continue;
 			pid = fork();
 			if (pid == 0) {
+				/* a handler may outlive the server: it must not keep
+				 * the socket's lock (a new server could not start) */
 				close(lfd);
+				close(lock_fd);
 				signal(SIGUSR1, SIG_DFL);
 				handle(fd);
 			}
@@ -599,10 +610,13 @@ static void serve(int lfd, const char *sock, int idle_s)
 			last = now_ms();
 		}
 	}
-	/* no new requests from here; running ones finish in their handlers */
+	/* no new requests from here; running ones finish in their handlers.
+	 * The socket goes while the lock is still held, so a new server never
+	 * binds in between and loses its socket to this unlink. */
 	if (still_ours(sock, &bound))
 		unlink(sock);
 	close(lfd);
+	close(lock_fd);
 	_exit(0);
 }
 
@@ -620,7 +634,8 @@ static int cmd_start(const char *sock, int idle_s)
 	}
 	if (snprintf(lockpath, sizeof(lockpath), "%s.lock", sock) >= (int)sizeof(lockpath))
 		return 2;
-	lk = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	sock_path = sock;
+	lk = lock_fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lk < 0) {
 		fprintf(stderr, "gpuorch-execd: cannot open '%s': %s\n", lockpath, strerror(errno));
 		return 2;
