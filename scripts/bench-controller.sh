@@ -124,16 +124,17 @@ export GPUORCH_REPORTS GPUORCH_CACHE_DIR
 # MODE=shell the hosts have no execd (execd_idle_s 0: every command through
 # the login shell), with MODE=execd the default
 hosts() {
-	_f=$1 _a=$2 _n=$3 _names=
-	_i=1
-	while [ $_i -le "$_n" ]; do _names="$_names $_a$_i"; _i=$((_i + 1)); done
+	# (sshd_write_hosts_json has variables of its own called _f, _n: not these)
+	hf=$1 ha=$2 hn=$3 hnames=
+	hi=1
+	while [ $hi -le "$hn" ]; do hnames="$hnames $ha$hi"; hi=$((hi + 1)); done
 	# shellcheck disable=SC2086
-	sshd_write_hosts_json "$_f.tmp" $_names
+	sshd_write_hosts_json "$hf.tmp" $hnames
 	if [ "$MODE" = shell ]; then
-		sed 's/"connect_timeout_s": 5/"connect_timeout_s": 5, "execd_idle_s": 0/' "$_f.tmp" >"$_f"
-		rm -f "$_f.tmp"
+		sed 's/"connect_timeout_s": 5/"connect_timeout_s": 5, "execd_idle_s": 0/' "$hf.tmp" >"$hf"
+		rm -f "$hf.tmp"
 	else
-		mv -f "$_f.tmp" "$_f"
+		mv -f "$hf.tmp" "$hf"
 	fi
 }
 

@@ -238,13 +238,16 @@ static int on_event(const struct journal_event *e, void *ctx)
 }
 
 /* Bytes of the journal as they arrive (ssh_out_fn); also asked while the
- * runner is silent: a non-zero answer stops following. */
+ * runner is silent: a non-zero answer stops following. runner_ended is the
+ * journal's last line: following stops there, without waiting for the
+ * follow command to notice that the runner has exited (tail --pid sees a
+ * runner that is a zombie not yet reaped as alive). */
 static int on_bytes(const char *data, size_t len, void *ctx)
 {
 	struct exec_state *es = ctx;
 	if (len) {
 		es->feed_st = journal_feed(&es->j, data, len, on_event, es, &es->feed_err);
-		if (es->feed_st)
+		if (es->feed_st || es->j.ended)
 			return 1;
 	}
 	return !es->stopping && hr_interrupted(es->hr);
@@ -365,6 +368,8 @@ enum go_status hr_execute(struct hostrun *hr)
 		remote_start_info_release(&es.info);
 		st = remote_runner_follow(hr->conn, &rr, es.j.offset, on_bytes, &es,
 					  left > 1000 ? (int)left : 1000, &es.info, &err);
+		if (st == GO_ERR_INTERRUPTED && es.j.ended && !es.feed_st)
+			st = GO_OK;   /* on_bytes stopped at the journal's end */
 		if (!via_execd_noted && ssh_via_execd(hr->conn)) {
 			strbuf_addstr(&hr->out, "  through the host's execd (no login shell)\n");
 			via_execd_noted = 1;

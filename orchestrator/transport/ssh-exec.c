@@ -346,7 +346,7 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 		st = run_channel(c, c->execd, cmd, stdin_data, stdin_len, on_out, out_ctx, errout,
 				 res, timeout_ms, &fallback, err);
 		if (!fallback) {
-			c->via_execd = st == GO_OK;
+			c->via_execd = 1;
 			return st;
 		}
 		/* nothing ran there: the ordinary way, and not the execd again */

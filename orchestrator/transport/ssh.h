@@ -72,7 +72,7 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
  * refuses a command as stale, nothing ran: ssh_exec runs the command the
  * ordinary way and c forgets the execd. NULL: the ordinary way. */
 void ssh_use_execd(struct ssh_conn *c, const char *sock);
-/* 1 when c's last command went through the execd. */
+/* 1 when c's last command went to the execd (whatever its outcome). */
 int ssh_via_execd(const struct ssh_conn *c);
 
 /* SFTP upload of a buffer: written to REMOTE.part with large writes, then
