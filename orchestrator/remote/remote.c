@@ -81,7 +81,9 @@ static const char follow_script[] =
 	/* the execd: started when built; built once per version, in the
 	 * background (the first run does not wait for cc), never retried
 	 * after a failed build (its log stays beside it) */
-	"if [ -n \"$xd\" ] && [ -s \"$t/execd\" ] && ( umask 077 && mkdir -p \"$xd\" ) && chmod 700 \"$xd\"; then\n"
+	"if [ \"${GPUORCH_EXECD:-}\" = \"$xd/$xv.sock\" ]; then\n"
+	"  echo \"gpuorch-start: execd $xd/$xv.sock\"\n"   /* this command came through it */
+	"elif [ -n \"$xd\" ] && [ -s \"$t/execd\" ] && ( umask 077 && mkdir -p \"$xd\" ) && chmod 700 \"$xd\"; then\n"
 	"  xb=\"$xd/gpuorch-execd-$xv\"\n"
 	"  if [ -x \"$xb\" ]; then\n"
 	"    touch \"$xb.c\" 2>/dev/null\n"   /* its last use, for gpuorch hosts clean */

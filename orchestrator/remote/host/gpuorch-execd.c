@@ -21,7 +21,8 @@
  * start finds it running. Per connection it forks a handler that reads one
  * request, runs it as `/bin/sh -c CMD` in a session of its own in $HOME, with
  * the environment the server was started with (that of a login shell: the
- * start command ran in one), and relays it:
+ * start command ran in one) plus GPUORCH_EXECD=SOCK (so gpuorch's start
+ * command knows it need not start one), and relays it:
  *
  *   request   "gpuorch-execd 1 CMDLEN INLEN\n" CMD (CMDLEN bytes) STDIN (INLEN)
  *   reply     frames: one tag byte, a 4-byte big-endian length, the payload
@@ -330,6 +331,7 @@ static void child_exec(const char *cmd, int in, int out, int err)
 	signal(SIGHUP, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	setenv("GPUORCH_EXECD", sock_path, 1);   /* the start command: "it runs" */
 	unsetenv("PWD");      /* sh sets it for the directory it starts in */
 	unsetenv("OLDPWD");
 	if (!home || chdir(home) < 0) {
