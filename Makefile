@@ -54,6 +54,8 @@ build/asan/obj/$(4).o: build/gen/$(4).c orchestrator/$(3)
 endef
 # the host runner (docs/runner.md)
 $(eval $(call EMBED,gpuorch_runner_sh,orchestrator/remote/runner.sh,remote/runner-script.h,remote/runner-sh))
+# the host's execd, built on the host by the start command (docs/runner.md)
+$(eval $(call EMBED,gpuorch_execd_c,orchestrator/remote/host/gpuorch-execd.c,remote/execd-source.h,remote/execd-src))
 # the CUPTI injection library that kernel_timing steps build on the host (docs/byo.md)
 $(eval $(call EMBED,gpuorch_ktrace_c,kernels/ktrace/gpuorch_ktrace.c,spec/ktrace-lib.h,spec/ktrace-lib))
 

@@ -5,6 +5,13 @@
 # whose ~/.bashrc costs ~0.3 s of CPU per shell start.
 #
 #   scripts/bench-controller.sh [--gpuorch PATH] [--hosts N] [--reps R] [--rc-cost S]
+#                               [--cases "clean-execd rc-execd clean-shell rc-shell"]
+#
+# A case is ACCOUNT-MODE: MODE execd is gpuorch as it comes (commands through
+# the host's execd once a first run started it: no login shell), MODE shell
+# sets execd_idle_s 0 (every command through the login shell, as before the
+# execd). A fresh run of an execd case is followed by a wait for the execds
+# it builds in the background, so its re-runs find them.
 #
 # Hosts are real OpenSSH servers on 127.0.0.1 started with tests/lib/sshd.sh.
 # An "account" is the same Unix user (root on CI) with a HOME of its own:
@@ -23,6 +30,8 @@
 # Prints one line per case: wall time of the whole `gpuorch run` (1 host:
 # per host; N hosts: total, and as a multiple of one host), remote CPU per
 # host-run, and on fresh runs the nvcc time the record shows (builds.0).
+# BENCH_SSHD: the sshd to run (default /usr/sbin/sshd), e.g. the one
+# ../shared/gpu-host/start-loopback-sshd.sh unpacks on the GPU machine.
 # Re-runs are the median of --reps runs. Needs nvcc, sshd, python3.
 
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,8 +39,10 @@ GPUORCH=$SRCDIR/build/gpuorch
 NHOSTS=16
 REPS=3
 RC_COST=0.3
+CASES="clean-execd rc-execd clean-shell rc-shell"
 while [ $# -gt 0 ]; do
 	case $1 in
+	--cases) CASES=$2; shift 2 ;;
 	--gpuorch) GPUORCH=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
 	--hosts) NHOSTS=$2; shift 2 ;;
 	--reps) REPS=$2; shift 2 ;;
@@ -62,7 +73,7 @@ cat >"$TRASH/sshd-subreaper" <<'EOF'
 #!/bin/sh
 exec python3 -c 'import ctypes, os, sys
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
-os.execv(sys.argv[1], sys.argv[1:])' /usr/sbin/sshd "$@"
+os.execv(sys.argv[1], sys.argv[1:])' "${BENCH_SSHD:-/usr/sbin/sshd}" "$@"
 EOF
 chmod +x "$TRASH/sshd-subreaper"
 SSHD_BIN=$TRASH/sshd-subreaper
@@ -73,7 +84,7 @@ why=$(sshd_available) || { echo "bench-controller.sh: $why" >&2; exit 2; }
 # calibrate a busy loop to RC_COST seconds of CPU on this machine, now
 calibrate() {
 	_n=200000
-	_t=$( { /usr/bin/time -f %U bash -c "i=0; while [ \$i -lt $_n ]; do i=\$((i+1)); done"; } 2>&1 | tail -n 1)
+	_t=$(bash -c "TIMEFORMAT=%U; time { i=0; while [ \$i -lt $_n ]; do i=\$((i+1)); done; }" 2>&1 | tail -n 1)
 	awk -v n="$_n" -v t="$_t" -v c="$RC_COST" 'BEGIN { if (t < 0.01) t = 0.01; printf "%d\n", n * c / t }'
 }
 LOOP=$(calibrate)
@@ -109,32 +120,47 @@ GPUORCH_REPORTS=$TRASH/reports
 GPUORCH_CACHE_DIR=$TRASH/ctl-cache
 export GPUORCH_REPORTS GPUORCH_CACHE_DIR
 
-# hosts FILE ACCOUNT N: an inventory of the account's first N servers
+# hosts FILE ACCOUNT N: an inventory of the account's first N servers; with
+# MODE=shell the hosts have no execd (execd_idle_s 0: every command through
+# the login shell), with MODE=execd the default
 hosts() {
-	_f=$1 _a=$2 _n=$3 _names=
-	_i=1
-	while [ $_i -le "$_n" ]; do _names="$_names $_a$_i"; _i=$((_i + 1)); done
+	# (sshd_write_hosts_json has variables of its own called _f, _n: not these)
+	hf=$1 ha=$2 hn=$3 hnames=
+	hi=1
+	while [ $hi -le "$hn" ]; do hnames="$hnames $ha$hi"; hi=$((hi + 1)); done
 	# shellcheck disable=SC2086
-	sshd_write_hosts_json "$_f" $_names
+	sshd_write_hosts_json "$hf.tmp" $hnames
+	if [ "$MODE" = shell ]; then
+		sed 's/"connect_timeout_s": 5/"connect_timeout_s": 5, "execd_idle_s": 0/' "$hf.tmp" >"$hf"
+		rm -f "$hf.tmp"
+	else
+		mv -f "$hf.tmp" "$hf"
+	fi
 }
 
 # cpu_of ACCOUNT N: CPU seconds (self + reaped children) of its first N sshds
+# and of their execds (a resident execd reaps its own handlers: their CPU is
+# in its cutime, not in the sshd's until it exits)
 cpu_of() {
 	_a=$1 _n=$2 _pids=
 	_i=1
-	while [ $_i -le "$_n" ]; do _pids="$_pids $(sshd_var "$_a$_i" PID)"; _i=$((_i + 1)); done
+	while [ $_i -le "$_n" ]; do
+		_pids="$_pids $(sshd_var "$_a$_i" PID) $(pgrep -f "^$(sshd_var "$_a$_i" WORKDIR)/execd/gpuorch-execd" | tr '\n' ' ')"
+		_i=$((_i + 1))
+	done
 	for _p in $_pids; do
 		# fields after the ")" of comm: 12-15 are utime stime cutime cstime
-		sed 's/.*) //' "/proc/$_p/stat" | awk '{ print $12 + $13 + $14 + $15 }'
+		sed 's/.*) //' "/proc/$_p/stat" 2>/dev/null | awk '{ print $12 + $13 + $14 + $15 }'
 	done | awk -v hz="$(getconf CLK_TCK)" '{ s += $1 } END { printf "%.3f\n", s / hz }'
 }
 
-# fresh ACCOUNT N: nothing of gpuorch on the hosts (workdir, probe cache)
-# nor in the controller's kept probes
+# fresh ACCOUNT N: nothing of gpuorch on the hosts (workdir and execd, probe
+# cache) nor in the controller's kept probes
 fresh() {
 	rm -rf "$GPUORCH_CACHE_DIR"
 	_i=1
 	while [ $_i -le "$2" ]; do
+		pkill -f "^$(sshd_var "$1$_i" WORKDIR)/execd/gpuorch-execd"
 		rm -rf "$(sshd_var "$1$_i" WORKDIR)" "$TRASH/home-$1$_i/.cache"
 		mkdir -p "$(sshd_var "$1$_i" WORKDIR)"
 		_i=$((_i + 1))
@@ -182,12 +208,31 @@ shell_cost() {
 echo "gpuorch: $GPUORCH ($("$GPUORCH" --version 2>/dev/null | head -n 1); built from the tree it is in)"
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) (shared with other work)"
 echo "one 'ssh host true': clean account $(shell_cost clean); rc account $(shell_cost rc)"
-for acct in clean rc; do
+# wait_execd ACCOUNT N: the execds the fresh run built in the background run
+wait_execd() {
+	[ "$MODE" = execd ] || return 0
+	_w=0
+	while [ $_w -lt 600 ]; do
+		_up=0 _i=1
+		while [ $_i -le "$2" ]; do
+			ls "$(sshd_var "$1$_i" WORKDIR)"/execd/*.sock >/dev/null 2>&1 && _up=$((_up + 1))
+			_i=$((_i + 1))
+		done
+		[ $_up -eq "$2" ] && return 0
+		sleep 0.1
+		_w=$((_w + 1))
+	done
+	echo "  (warning: not every execd came up within 60 s)"
+}
+
+for case in $CASES; do
+	acct=${case%-*} MODE=${case#*-}
 	one1=
 	for n in 1 "$NHOSTS"; do
 		fresh "$acct" "$n"
 		one "$acct" "$n"
-		echo "$acct $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }') s, remote CPU $CPU s per host"
+		wait_execd "$acct" "$n"
+		echo "$case $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }') s, remote CPU $CPU s per host"
 		walls= cpus=
 		r=0
 		while [ $r -lt "$REPS" ]; do
@@ -200,6 +245,6 @@ for acct in clean rc; do
 		w=$(echo $walls | tr ' ' '\n' | median)
 		c=$(echo $cpus | tr ' ' '\n' | median)
 		[ "$n" = 1 ] && one1=$w
-		echo "$acct $n host(s) re-run: wall $w s (median of$walls), x$(awk -v a="$w" -v b="$one1" 'BEGIN { printf "%.2f", a / b }') one host, remote CPU $c s per host (median of$cpus)"
+		echo "$case $n host(s) re-run: wall $w s (median of$walls), x$(awk -v a="$w" -v b="$one1" 'BEGIN { printf "%.2f", a / b }') one host, remote CPU $c s per host (median of$cpus)"
 	done
 done

@@ -46,6 +46,18 @@ static const char clean_script[] =
 	"  ls blobs | sort | comm -23 - \"$keep.s\" | while read -r h; do gone blob \"blobs/$h\"; done\n"
 	"fi\n"
 	"rm -f \"$keep\" \"$keep.s\"\n"
+	/* an execd version not running (its lock free) whose source beside it
+	 * (touched whenever it is started) is old: binary, source, socket */
+	"for x in execd/gpuorch-execd-*.c; do\n"
+	"  [ -f \"$x\" ] || continue\n"
+	"  b=${x%.c}; v=${b##*/gpuorch-execd-}\n"
+	"  if [ -f \"execd/$v.sock.lock\" ] && ! flock -n \"execd/$v.sock.lock\" true 2>/dev/null; then continue; fi\n"
+	"  old \"$x\" || continue\n"
+	"  k=$(du -skc \"$b\" \"$x\" 2>/dev/null | tail -n 1 | cut -f1)\n"
+	"  if [ \"$dry\" = 1 ] || rm -f \"$b\" \"$x\" \"$b.log\" \"$b.failed\" \"execd/$v.sock\" \"execd/$v.sock.lock\"; then\n"
+	"    echo \"gpuorch-clean: execd ${k:-0} $b\"\n"
+	"  fi\n"
+	"done\n"
 	"echo 'gpuorch-clean: done'\n";
 
 static void assign(struct strbuf *sb, const char *var, const char *val)
@@ -99,7 +111,7 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 		} else if (sscanf(line, "%15s %lld %4095[^\n]", kind, &kib, path) == 3) {
 			int *n = !strcmp(kind, "run") ? &res->runs : !strcmp(kind, "content") ? &res->contents
 				 : !strcmp(kind, "build") ? &res->builds : !strcmp(kind, "blob") ? &res->blobs
-				 : NULL;
+				 : !strcmp(kind, "execd") ? &res->execds : NULL;
 			if (n)
 				(*n)++;
 			res->kib += kib;

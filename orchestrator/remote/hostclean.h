@@ -7,7 +7,9 @@
  * live run builds or runs from them; builds (W/builds/<key>) whose last use
  * (rc's mtime, touched on every reuse) is older, unless a live run's plan
  * names them; then every blob
- * (W/blobs/<sha256>) that no remaining content's manifest names. One remote
+ * (W/blobs/<sha256>) that no remaining content's manifest names; and the
+ * execd (W/execd) of each version that is not running and was last started
+ * longer ago. One remote
  * command; a dry run removes nothing and says what it would. */
 #ifndef GPUORCH_HOSTCLEAN_H
 #define GPUORCH_HOSTCLEAN_H
@@ -16,6 +18,7 @@
 
 struct hostclean_result {
 	int runs, contents, builds, blobs;   /* removed (or, dry, to remove) */
+	int execds;                          /* execd builds (W/execd) of versions not running */
 	long long kib;                       /* their size */
 	int kept_live;                       /* content dirs kept for a live run */
 };

@@ -238,13 +238,16 @@ static int on_event(const struct journal_event *e, void *ctx)
 }
 
 /* Bytes of the journal as they arrive (ssh_out_fn); also asked while the
- * runner is silent: a non-zero answer stops following. */
+ * runner is silent: a non-zero answer stops following. runner_ended is the
+ * journal's last line: following stops there, without waiting for the
+ * follow command to notice that the runner has exited (tail --pid sees a
+ * runner that is a zombie not yet reaped as alive). */
 static int on_bytes(const char *data, size_t len, void *ctx)
 {
 	struct exec_state *es = ctx;
 	if (len) {
 		es->feed_st = journal_feed(&es->j, data, len, on_event, es, &es->feed_err);
-		if (es->feed_st)
+		if (es->feed_st || es->j.ended)
 			return 1;
 	}
 	return !es->stopping && hr_interrupted(es->hr);
@@ -312,7 +315,8 @@ enum go_status hr_execute(struct hostrun *hr)
 	struct strbuf manifest = STRBUF_INIT;
 	struct remote_runner rr;
 	int64_t budget_ms = 0, deadline;
-	int starts = 0;
+	int starts = 0, starts_seen = 0, via_execd_noted = 0;
+	char *execd_dir = NULL, *execd_sock = NULL;
 	enum go_status st;
 
 	memset(&es, 0, sizeof(es));
@@ -340,16 +344,38 @@ enum go_status hr_execute(struct hostrun *hr)
 		rr.sig_script = sig_script.buf;
 		rr.expect_sig = hr->info.sig;
 	}
+	if (hr->h->execd_idle_s > 0 && hr->workdir) {
+		execd_dir = xstrfmt("%s/execd", hr->workdir);
+		execd_sock = remote_execd_socket(execd_dir);
+		if (!execd_sock)
+			strbuf_addf(&hr->out, "  note: no execd on this host: '%s' is too long for a "
+				    "Unix socket (commands go through the login shell)\n", execd_dir);
+		else
+			rr.execd_dir = execd_dir;
+		rr.execd_idle_s = hr->h->execd_idle_s;
+	}
 	deadline = time_mono_ms() + budget_ms;
 	for (;;) {
 		int64_t left = deadline - time_mono_ms();
+		int fresh_conn = !hr->conn;
 		if (!hr->conn && (st = hr_reconnect(hr, &err)) != GO_OK)
 			break;
+		if (execd_sock && (fresh_conn || !starts_seen))
+			ssh_use_execd(hr->conn, execd_sock);
+		starts_seen = 1;
 		journal_resync(&es.j);
 		strbuf_reset(&err);
 		remote_start_info_release(&es.info);
 		st = remote_runner_follow(hr->conn, &rr, es.j.offset, on_bytes, &es,
 					  left > 1000 ? (int)left : 1000, &es.info, &err);
+		if (st == GO_ERR_INTERRUPTED && es.j.ended && !es.feed_st)
+			st = GO_OK;   /* on_bytes stopped at the journal's end */
+		if (!via_execd_noted && ssh_via_execd(hr->conn)) {
+			strbuf_addstr(&hr->out, "  through the host's execd (no login shell)\n");
+			via_execd_noted = 1;
+		}
+		if (execd_sock && es.info.execd[0] == '/' && !strcmp(es.info.execd, execd_sock))
+			ssh_use_execd(hr->conn, execd_sock);   /* it runs now: the next commands use it */
 		if (es.info.runner[0] && rr.expect_sig) {
 			/* the host held to the kept probe; once the run has
 			 * started it is never planned again */
@@ -438,6 +464,8 @@ enum go_status hr_execute(struct hostrun *hr)
 	st = finish(hr, &es, st, err.buf);
 out:
 	free_bids(hr, &es);
+	free(execd_dir);
+	free(execd_sock);
 	free(es.runner_error);
 	remote_start_info_release(&es.info);
 	strbuf_release(&manifest);

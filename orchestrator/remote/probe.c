@@ -46,8 +46,11 @@ static const char probe_sig_part[] =
 	"nvcc_p=$(find_tool nvcc); ncu_p=$(find_tool ncu); san_p=$(find_tool compute-sanitizer)\n"
 	"if [ -n \"$python\" ]; then py_p=$python; else py_p=$(command -v python3 2>/dev/null); fi\n"
 	"case \"$py_p\" in /*) ;; *) py_p= ;; esac\n"
-	"boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)\n"
-	"sig=\"probe-v1|$boot|$gpu|$cuda_home|$python|$(for f in \"$smi\" \"$nvcc_p\" \"$ncu_p\" \"$san_p\" \"$py_p\"; do [ -n \"$f\" ] && stat -L -c '%n %s %Y %i' \"$f\" 2>/dev/null; done | tr '\\n' '|')\"\n"
+	/* no fork where a builtin does (a re-run's start command runs this) */
+	"boot=; read -r boot 2>/dev/null </proc/sys/kernel/random/boot_id\n"
+	"set --; for f in \"$smi\" \"$nvcc_p\" \"$ncu_p\" \"$san_p\" \"$py_p\"; do [ -z \"$f\" ] || set -- \"$@\" \"$f\"; done\n"
+	"sig=\"probe-v1|$boot|$gpu|$cuda_home|$python|$([ $# -eq 0 ] || stat -L --printf '%n %s %Y %i|' \"$@\" 2>/dev/null)\"\n"
+	"set --\n"
 	"[ -n \"$boot\" ] || sig=\n";
 
 /* The probe itself, after probe_sig_part: prints KEY=VALUE lines. */

@@ -18,6 +18,10 @@
  * dropped, everything after it is the journal. */
 #include "remote/remote.h"
 #include "remote/runner-script.h"
+#include "remote/execd-source.h"
+#include "core/hash.h"
+
+#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +31,17 @@
 #define REMOTE_KILL_TIMEOUT_MS 60000
 #define PLAN_MARKER "#--gpuorch-plan--"
 #define RUNNER_MARKER "#--gpuorch-runner--"
+#define EXECD_MARKER "#--gpuorch-execd--"
+#define SUN_PATH_MAX 107   /* sockaddr_un's sun_path less its NUL */
 
 /* stdin: the manifest (blobs.h), RUNNER_MARKER, runner.sh, PLAN_MARKER, the
- * plan; each part may be empty. Split once, into $t. */
+ * plan, EXECD_MARKER, the execd's source; each part may be empty. Split
+ * once, into $t. */
 static const char follow_script[] =
 	"t=$(mktemp -d \"${TMPDIR:-/tmp}/gpuorch-in.XXXXXX\") || exit 1\n"
-	"awk -v d=\"$t\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' "
-	"'$0 == a { s = 1; next } $0 == b { s = 2; next } "
-	"{ print > (d \"/\" (s == 2 ? \"plan\" : s == 1 ? \"runner\" : \"manifest\")) }' || "
+	"awk -v d=\"$t\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
+	"'$0 == a { s = 1; next } $0 == b { s = 2; next } $0 == c { s = 3; next } "
+	"{ print > (d \"/\" (s == 3 ? \"execd\" : s == 2 ? \"plan\" : s == 1 ? \"runner\" : \"manifest\")) }' || "
 	"{ rm -rf \"$t\"; exit 1; }\n"
 	"if [ -z \"$cdir\" ]; then\n"
 	"  :\n"
@@ -71,6 +78,24 @@ static const char follow_script[] =
 	"    mv -f \"$rd/runner.sh.tmp\" \"$rd/runner.sh\" && mv -f \"$rd/plan.sh.tmp\" \"$rd/plan.sh\" ||\n"
 	"    { rm -rf \"$t\"; echo \"cannot write the runner and its plan into $rd\" >&2; exit 1; }\n"
 	"fi\n"
+	/* the execd: started when built; built once per version, in the
+	 * background (the first run does not wait for cc), never retried
+	 * after a failed build (its log stays beside it) */
+	"if [ \"${GPUORCH_EXECD:-}\" = \"$xd/$xv.sock\" ]; then\n"
+	"  echo \"gpuorch-start: execd $xd/$xv.sock\"\n"   /* this command came through it */
+	"elif [ -n \"$xd\" ] && [ -s \"$t/execd\" ] && ( umask 077 && mkdir -p \"$xd\" ) && chmod 700 \"$xd\"; then\n"
+	"  xb=\"$xd/gpuorch-execd-$xv\"\n"
+	"  if [ -x \"$xb\" ]; then\n"
+	"    touch \"$xb.c\" 2>/dev/null\n"   /* its last use, for gpuorch hosts clean */
+	"    \"$xb\" start \"$xd/$xv.sock\" \"$xidle\" >/dev/null 2>\"$xd/start.log\" &&\n"
+	"      echo \"gpuorch-start: execd $xd/$xv.sock\"\n"
+	"  elif [ ! -f \"$xb.failed\" ] && mv -f \"$t/execd\" \"$xb.c\"; then\n"
+	"    setsid sh -c 'cc -O2 -o \"$1.tmp.$$\" \"$1.c\" >\"$1.log\" 2>&1 && mv -f \"$1.tmp.$$\" \"$1\" ||\n"
+	"      { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; exit 1; }; exec \"$1\" start \"$2\" \"$3\"' \\\n"
+	"      sh \"$xb\" \"$xd/$xv.sock\" \"$xidle\" </dev/null >/dev/null 2>&1 &\n"
+	"    echo 'gpuorch-start: execd building'\n"
+	"  fi\n"
+	"fi\n"
 	"rm -rf \"$t\"\n"
 	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd (the run was never started there)\" >&2; exit 3; }\n"
 	"a=$(sh \"$rd/runner.sh\" start \"$rd\") || exit 1\n"
@@ -80,6 +105,17 @@ static const char follow_script[] =
 static const char kill_script[] =
 	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd\" >&2; exit 3; }\n"
 	"exec sh \"$rd/runner.sh\" kill \"$rd\"\n";
+
+/* The execd's version: the first hex digits of its source's sha256, computed once. */
+static char execd_ver[EXECD_VERSION_LEN + 1];
+
+static void execd_version_once(void)
+{
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_hex(gpuorch_execd_c, gpuorch_execd_c_len, hex);
+	memcpy(execd_ver, hex, EXECD_VERSION_LEN);
+	execd_ver[EXECD_VERSION_LEN] = '\0';
+}
 
 /* "sh -c 'ASSIGNMENTS SCRIPT'" */
 static void build_sh(struct strbuf *cmd, const struct strbuf *assign, const char *script)
@@ -123,6 +159,8 @@ static void start_line(struct remote_start_info *info, const char *v)
 		info->missing = xrealloc(info->missing, sizeof(*info->missing) * (size_t)(info->nmissing + 1));
 		info->missing[info->nmissing++] = xstrdup(v + 8);
 	}
+	else if (!strncmp(v, "execd ", 6))
+		snprintf(info->execd, sizeof(info->execd), "%s", v + 6);
 	else if (!strncmp(v, "runner ", 7))
 		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
 }
@@ -177,6 +215,16 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
 	assign(&vars, "off", num);
 	assign(&vars, "send", r->plan ? "1" : "0");
+	{
+		char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
+		char ver[EXECD_VERSION_LEN + 1];
+		execd_version(ver);
+		assign(&vars, "xd", sock ? r->execd_dir : "");
+		assign(&vars, "xv", ver);
+		snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
+		assign(&vars, "xidle", num);
+		free(sock);
+	}
 	if (r->sig_script && r->expect_sig) {
 		assign(&vars, "expect_sig", r->expect_sig);
 		strbuf_addstr(&vars, r->sig_script);
@@ -194,6 +242,12 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 			strbuf_addch(&in, '\n');
 		strbuf_addstr(&in, PLAN_MARKER "\n");
 		strbuf_addstr(&in, r->plan);
+		if (in.len && in.buf[in.len - 1] != '\n')
+			strbuf_addch(&in, '\n');
+	}
+	if (r->execd_dir) {
+		strbuf_addstr(&in, EXECD_MARKER "\n");
+		strbuf_add(&in, gpuorch_execd_c, gpuorch_execd_c_len);
 	}
 	eout.max = 64 * 1024;
 	st = ssh_exec_stream(c, cmd.buf, in.buf, in.len, split_out, &fs, &eout, &res, timeout_ms, err);
@@ -216,6 +270,26 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 	strbuf_release(&eout);
 	strbuf_release(&fs.head);
 	return st;
+}
+
+void execd_version(char out[EXECD_VERSION_LEN + 1])
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, execd_version_once);
+	memcpy(out, execd_ver, EXECD_VERSION_LEN + 1);
+}
+
+char *remote_execd_socket(const char *execd_dir)
+{
+	char ver[EXECD_VERSION_LEN + 1];
+	char *sock;
+	execd_version(ver);
+	sock = xstrfmt("%s/%s.sock", execd_dir, ver);
+	if (execd_dir[0] != '/' || strlen(sock) > SUN_PATH_MAX) {
+		free(sock);
+		return NULL;
+	}
+	return sock;
 }
 
 void remote_start_info_release(struct remote_start_info *info)

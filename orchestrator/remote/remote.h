@@ -31,7 +31,20 @@ struct remote_runner {
 	 * the answer is "probe stale". NULL: no check. */
 	const char *sig_script;
 	const char *expect_sig;
+	/* The host's execd (docs/runner.md): its directory on the host, absolute
+	 * (W/execd); the start command builds it there once and starts it, and
+	 * later commands reach it at remote_execd_socket(execd_dir) without a
+	 * login shell. NULL: no execd. */
+	const char *execd_dir;
+	int execd_idle_s;         /* it leaves after this long unused */
 };
+
+#define EXECD_VERSION_LEN 12
+/* The execd's version: hex digits of the sha256 of the source gpuorch ships. */
+void execd_version(char out[EXECD_VERSION_LEN + 1]);
+/* The socket of this version's execd in execd_dir; NULL when execd_dir is
+ * not absolute or the path is too long for a Unix socket (no execd then). */
+char *remote_execd_socket(const char *execd_dir);
 
 /* What the start said, on the host's side (out of follow's stderr). */
 struct remote_start_info {
@@ -42,6 +55,8 @@ struct remote_start_info {
 	int nmissing;
 	int probe_stale;          /* GO_ERR_NOT_FOUND: the kept probe no longer holds */
 	char runner[64];          /* "started PID", "running PID" or "finished" */
+	char execd[256];          /* the execd's socket when it runs, "building" while it is
+				   * built, "" when none was asked for or it cannot be */
 };
 
 /* Start (or attach to) the runner and stream its journal from offset into

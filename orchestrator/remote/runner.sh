@@ -265,7 +265,8 @@ end_fields() {
 	[ -s "$1/t_end" ] && read -r _te <"$1/t_end"
 	js "$1"
 	EF=",\"dir\":$JS,\"status\":\"$_st\",\"rc\":$_rcj,\"t_lock\":$_tl,\"t_run\":$_tr,\"t_end\":$_te"
-	EF="$EF$(text_field "$1/stdout" stdout)$(text_field "$1/stderr" stderr)"
+	ETF="$(text_field "$1/stdout" stdout)$(text_field "$1/stderr" stderr)"
+	EF="$EF$ETF"
 }
 
 # A build's result for this run lives in RUNDIR/.builds/<index>: pass|fail.
@@ -285,6 +286,10 @@ build_end() {
 	js "$_id"
 	ev build_end ",\"id\":$JS$EF"
 	if [ "$EST" = exited ] && [ "$ERC" = 0 ] && [ -x "$_bin" ]; then
+		# its log as journal text, kept for every later reuse (escaping
+		# it again costs six processes a build a run)
+		printf '%s' "$ETF" >"$_d/log.$TEXT_CAP.json.$$" &&
+			mv -f "$_d/log.$TEXT_CAP.json.$$" "$_d/log.$TEXT_CAP.json"
 		build_done "$1" pass
 	else
 		build_done "$1" fail
@@ -322,7 +327,10 @@ build_begin() {
 		exec 8>&-
 		touch "$_d/rc" 2>/dev/null   # its last use (gpuorch hosts clean)
 		js "$_d"
-		ev build_reused ",\"id\":$_jid,\"dir\":$JS$(text_field "$_d/stdout" stdout)$(text_field "$_d/stderr" stderr)"
+		_lf=
+		[ -s "$_d/log.$TEXT_CAP.json" ] && _lf=$(cat "$_d/log.$TEXT_CAP.json")
+		[ -n "$_lf" ] || _lf="$(text_field "$_d/stdout" stdout)$(text_field "$_d/stderr" stderr)"
+		ev build_reused ",\"id\":$_jid,\"dir\":$JS$_lf"
 		build_done "$1" pass
 		BSTATE=done
 		return
@@ -595,7 +603,8 @@ cmd_run() {
 
 # held RUNDIR: 0 when a runner holds the run's lock.
 held() {
-	! flock -n "$1/runner.lock" true 2>/dev/null
+	# flock on a descriptor the shell opens: one exec, not flock + true
+	! flock -n 9 9>>"$1/runner.lock" 2>/dev/null
 }
 
 cmd_start() {
@@ -620,7 +629,7 @@ cmd_follow() {
 	case $2 in '' | *[!0-9]*) die "follow: offset '$2' is not a whole number" ;; esac
 	[ -f "$RD/journal" ] || : >>"$RD/journal"
 	if held "$RD" && [ -s "$RD/runner.pid" ]; then
-		exec tail -s 0.1 -c +$(($2 + 1)) -f --pid="$(cat "$RD/runner.pid")" "$RD/journal"
+		exec tail -s 0.02 -c +$(($2 + 1)) -f --pid="$(cat "$RD/runner.pid")" "$RD/journal"
 	fi
 	exec tail -c +$(($2 + 1)) "$RD/journal"
 }

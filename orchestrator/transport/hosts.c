@@ -23,6 +23,7 @@
 
 #define DEFAULT_WORKDIR ".gpuorch"
 #define DEFAULT_CONNECT_TIMEOUT_S 10
+#define DEFAULT_EXECD_IDLE_S 1800   /* the host's execd leaves after this long unused */
 
 struct hctx {
 	const char *label;
@@ -431,7 +432,8 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	static const char *const keys[] = { "name", "address", "port", "user", "identity",
 					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
 					    "connect_timeout_s", "gpu_index", "ssh_alias",
-					    "ssh_config", "python", "max_builds", "slurm", "login", "instance", NULL };
+					    "ssh_config", "python", "max_builds", "execd_idle_s", "slurm",
+					    "login", "instance", NULL };
 	static const char *const login_keys[] = { "address", "port", "user", "identity",
 						  "known_hosts", "ssh_alias", "ssh_config",
 						  "connect_timeout_s", NULL };
@@ -500,6 +502,8 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	TRY(get_int(c, v, "connect_timeout_s", 1, 600, &h->connect_timeout_s, NULL));
 	TRY(get_int(c, v, "gpu_index", 0, 63, &h->gpu_index, NULL));
 	TRY(get_int(c, v, "max_builds", 1, 1024, &h->max_builds, NULL));
+	h->execd_idle_s = DEFAULT_EXECD_IDLE_S;
+	TRY(get_int(c, v, "execd_idle_s", 0, 604800, &h->execd_idle_s, NULL));
 	{
 		/* A cloud instance behind the host: checked by cloud/instance.c
 		 * (a layer above), before anything starts; kept here as given. */

@@ -44,6 +44,8 @@ struct host {
 	int gpu_index;        /* which GPU of the host, default 0 */
 	struct host_slurm *slurm; /* a Slurm cluster (NULL: a plain SSH host) */
 	int max_builds;       /* builds at once on the host; 0: one per core (probed) */
+	int execd_idle_s;     /* the host's execd (docs/runner.md) leaves after this long
+			       * unused; 0: no execd, every command through the login shell */
 	struct cJSON *instance; /* "instance": the cloud instance behind it (cloud/instance.h), or NULL */
 	char *instance_path;  /* its JSON path for messages, "hosts[1].instance" */
 };

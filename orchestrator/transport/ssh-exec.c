@@ -1,8 +1,19 @@
-/* ssh-exec.c -- ssh_exec: run one command on a channel, feed stdin, drain stdout/stderr, exit status. */
+/* ssh-exec.c -- ssh_exec: run one command on a channel, feed stdin, drain stdout/stderr, exit status.
+ *
+ * Two kinds of channel carry a command. The ordinary one is an exec
+ * request, which sshd runs through the user's login shell. Once the caller
+ * named the host's execd (ssh_use_execd), a command goes instead over a
+ * direct-streamlocal channel to the execd's Unix socket, which sshd connects
+ * without starting any shell; the execd runs `/bin/sh -c CMD` and frames its
+ * stdout, stderr and end on the one stream (execd-proto.h). An execd that is
+ * not there (the channel is refused) or answers "stale" has run nothing: the
+ * command then runs the ordinary way and the connection forgets the execd. */
 #include "transport/ssh-int.h"
+#include "transport/execd-proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "core/timeutil.h"
 #include "core/banned.h"
 
@@ -49,46 +60,125 @@ enum go_status ssh_exec(struct ssh_conn *c, const char *cmd,
 			       timeout_ms, err);
 }
 
-enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
-			       const void *stdin_data, size_t stdin_len,
-			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
-			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
+/* "string" in the SSH wire format: a 4-byte big-endian length, the bytes */
+static void add_ssh_string(struct strbuf *sb, const char *s)
 {
-	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	LIBSSH2_CHANNEL *ch = NULL;
-	char *buf = NULL;
-	size_t sent = 0;
-	int eof_sent = 0, rc;
-	enum go_status st = GO_OK;
+	size_t n = strlen(s);
+	unsigned char h[4] = { (unsigned char)(n >> 24), (unsigned char)(n >> 16),
+			       (unsigned char)(n >> 8), (unsigned char)n };
+	strbuf_add(sb, h, 4);
+	strbuf_add(sb, s, n);
+}
 
-	if (res) {
-		res->exit_code = -1;
-		res->signal[0] = '\0';
-	}
-	if ((st = ssh_check_usable(c, err)))
-		return st;
+#define STREAMLOCAL "direct-streamlocal@openssh.com"
 
+/* A channel to the Unix socket sock on the host (OpenSSH's PROTOCOL,
+ * "direct-streamlocal@openssh.com": string path, string reserved, uint32
+ * reserved). NULL with *refused set when sshd would not connect it (no
+ * such socket, nobody listening, forwarding disabled): *refused = 0 and an
+ * error otherwise. */
+static LIBSSH2_CHANNEL *open_streamlocal(struct ssh_conn *c, const char *sock, int64_t deadline,
+					 int timeout_ms, int *refused, enum go_status *st,
+					 struct strbuf *err)
+{
+	struct strbuf msg = STRBUF_INIT;
+	LIBSSH2_CHANNEL *ch;
+	static const unsigned char zero[4] = { 0, 0, 0, 0 };
+
+	*refused = 0;
+	add_ssh_string(&msg, sock);
+	add_ssh_string(&msg, "");
+	strbuf_add(&msg, zero, 4);
 	for (;;) {
-		ch = libssh2_channel_open_session(c->session);
+		int rc;
+		ch = libssh2_channel_open_ex(c->session, STREAMLOCAL, sizeof(STREAMLOCAL) - 1,
+					     LIBSSH2_CHANNEL_WINDOW_DEFAULT,
+					     LIBSSH2_CHANNEL_PACKET_DEFAULT, msg.buf,
+					     (unsigned int)msg.len);
 		if (ch)
 			break;
 		rc = libssh2_session_last_errno(c->session);
-		if (rc != LIBSSH2_ERROR_EAGAIN)
-			return ssh_map_error(c, rc, "cannot open an SSH channel", err);
-		if (ssh_wait_socket(c, deadline) < 0)
-			return ssh_fail_timeout(c, "opening an SSH channel", timeout_ms, err);
+		if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE) {
+			*refused = 1;
+			break;
+		}
+		if (rc != LIBSSH2_ERROR_EAGAIN) {
+			*st = ssh_map_error(c, rc, "cannot open a channel to the host's execd", err);
+			break;
+		}
+		if (ssh_wait_socket(c, deadline) < 0) {
+			*st = ssh_fail_timeout(c, "opening a channel to the host's execd", timeout_ms,
+					       err);
+			break;
+		}
 	}
-	SSH_RETRY(c, deadline, rc, libssh2_channel_exec(ch, cmd));
-	if (rc == LIBSSH2_ERROR_TIMEOUT) {
-		st = ssh_fail_timeout(c, "starting a remote command", timeout_ms, err);
-		goto out;
-	}
-	if (rc) {
-		st = ssh_map_error(c, rc, "cannot start a remote command", err);
-		goto out;
-	}
+	strbuf_release(&msg);
+	return ch;
+}
+
+/* One command on one channel: an exec request (execd NULL), or framed
+ * through the execd at that socket. *fallback is set when the execd ran
+ * nothing (absent, refused the channel, stale): run it the ordinary way. */
+static enum go_status run_channel(struct ssh_conn *c, const char *execd, const char *cmd,
+				  const void *stdin_data, size_t stdin_len,
+				  ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+				  struct ssh_exec_result *res, int timeout_ms, int *fallback,
+				  struct strbuf *err)
+{
+	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	LIBSSH2_CHANNEL *ch = NULL;
+	struct strbuf framed_in = STRBUF_INIT;
+	struct execd_rx rx;
+	struct execd_sink sink = { on_out, out_ctx, errout };
+	char *buf = NULL;
+	size_t sent = 0;
+	int eof_sent = 0, keep_open = 0, rc;
+	enum go_status st = GO_OK;
+
+	execd_rx_init(&rx);
 	if (!stdin_data)
 		stdin_len = 0;
+	if (execd) {
+		int refused;
+		ch = open_streamlocal(c, execd, deadline, timeout_ms, &refused, &st, err);
+		if (!ch) {
+			*fallback = refused;
+			execd_rx_release(&rx);
+			return st;
+		}
+		/* the request, then stdin; the channel is never half-closed:
+		 * its EOF tells the execd that the client left */
+		execd_request(&framed_in, cmd, stdin_len);
+		if (stdin_len)
+			strbuf_add(&framed_in, stdin_data, stdin_len);
+		stdin_data = framed_in.buf;
+		stdin_len = framed_in.len;
+		keep_open = 1;
+	} else {
+		for (;;) {
+			ch = libssh2_channel_open_session(c->session);
+			if (ch)
+				break;
+			rc = libssh2_session_last_errno(c->session);
+			if (rc != LIBSSH2_ERROR_EAGAIN) {
+				execd_rx_release(&rx);
+				return ssh_map_error(c, rc, "cannot open an SSH channel", err);
+			}
+			if (ssh_wait_socket(c, deadline) < 0) {
+				execd_rx_release(&rx);
+				return ssh_fail_timeout(c, "opening an SSH channel", timeout_ms, err);
+			}
+		}
+		SSH_RETRY(c, deadline, rc, libssh2_channel_exec(ch, cmd));
+		if (rc == LIBSSH2_ERROR_TIMEOUT) {
+			st = ssh_fail_timeout(c, "starting a remote command", timeout_ms, err);
+			goto out;
+		}
+		if (rc) {
+			st = ssh_map_error(c, rc, "cannot start a remote command", err);
+			goto out;
+		}
+	}
 
 	buf = xmalloc(SSH_IO_CHUNK);
 	for (;;) {
@@ -115,7 +205,7 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 				}
 			}
 		}
-		if (!eof_sent && sent >= stdin_len) {
+		if (!eof_sent && !keep_open && sent >= stdin_len) {
 			rc = libssh2_channel_send_eof(ch);
 			if (rc == 0 || rc != LIBSSH2_ERROR_EAGAIN) {
 				/* an error here (channel closed already) is not fatal */
@@ -125,7 +215,20 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 		}
 
 		n = libssh2_channel_read(ch, buf, SSH_IO_CHUNK);
-		if (n > 0) {
+		if (n > 0 && execd) {
+			if (execd_rx_feed(&rx, buf, (size_t)n, &sink)) {
+				st = go_fail(err, GO_ERR_INTERRUPTED, "%s: remote command stopped by its reader",
+					     c->where);
+				goto out;
+			}
+			if (rx.end == EXECD_GARBLED || rx.end == EXECD_REFUSED) {
+				st = go_fail(err, GO_ERR_REMOTE, "%s: %s", c->where, rx.message);
+				goto out;
+			}
+			if (rx.end != EXECD_RUNNING)
+				break;
+			progress = 1;
+		} else if (n > 0) {
 			if (on_out(buf, (size_t)n, out_ctx)) {
 				st = go_fail(err, GO_ERR_INTERRUPTED, "%s: remote command stopped by its reader",
 					     c->where);
@@ -154,8 +257,15 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 		}
 		/* no data now: finished only when the remote side sent EOF
 		 * and both streams are drained (0-byte reads above) */
-		if (libssh2_channel_eof(ch))
+		if (libssh2_channel_eof(ch)) {
+			if (execd) {
+				/* the execd's handler went before the end frame */
+				st = go_fail(err, GO_ERR_SSH, "%s: the host's execd dropped the command "
+					     "before it ended", c->where);
+				goto out;
+			}
 			break;
+		}
 		/* a reader that streams is asked between waits, at most
 		 * STREAM_ASK_MS apart (a local check, e.g. for an interrupt) */
 		if (on_out != add_to_strbuf) {
@@ -176,6 +286,15 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 		}
 	}
 
+	if (execd) {
+		if (rx.end == EXECD_STALE) {
+			*fallback = 1;
+		} else if (res) {
+			res->exit_code = rx.signal[0] ? -1 : rx.exit_code;
+			snprintf(res->signal, sizeof(res->signal), "%s", rx.signal);
+		}
+		goto out;   /* the channel goes as a discarded one: the execd closes it */
+	}
 	SSH_RETRY(c, deadline, rc, libssh2_channel_close(ch));
 	if (!rc)
 		SSH_RETRY(c, deadline, rc, libssh2_channel_wait_closed(ch));
@@ -203,7 +322,52 @@ out:
 	free(buf);
 	if (ch)
 		channel_discard(c, ch, SSH_ABANDON_GRACE_MS);
+	strbuf_release(&framed_in);
+	execd_rx_release(&rx);
 	return st;
+}
+
+enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
+			       const void *stdin_data, size_t stdin_len,
+			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
+{
+	enum go_status st;
+	int fallback = 0;
+
+	if (res) {
+		res->exit_code = -1;
+		res->signal[0] = '\0';
+	}
+	if ((st = ssh_check_usable(c, err)))
+		return st;
+	c->via_execd = 0;
+	if (c->execd) {
+		st = run_channel(c, c->execd, cmd, stdin_data, stdin_len, on_out, out_ctx, errout,
+				 res, timeout_ms, &fallback, err);
+		if (!fallback) {
+			c->via_execd = 1;
+			return st;
+		}
+		/* nothing ran there: the ordinary way, and not the execd again */
+		free(c->execd);
+		c->execd = NULL;
+		if (errout)
+			strbuf_reset(errout);
+	}
+	return run_channel(c, NULL, cmd, stdin_data, stdin_len, on_out, out_ctx, errout, res,
+			   timeout_ms, &fallback, err);
+}
+
+void ssh_use_execd(struct ssh_conn *c, const char *sock)
+{
+	free(c->execd);
+	c->execd = sock && *sock ? xstrdup(sock) : NULL;
+}
+
+int ssh_via_execd(const struct ssh_conn *c)
+{
+	return c->via_execd;
 }
 
 void ssh_exec_add_end(struct strbuf *sb, const struct ssh_exec_result *r)

@@ -38,6 +38,8 @@ struct ssh_conn {
 	char fingerprint[64];   /* "SHA256:..." */
 	char *notice;           /* e.g. host key added; NULL when none */
 	int keepalive_s;
+	char *execd;            /* the host's execd socket (ssh_use_execd); NULL: none */
+	int via_execd;          /* the last command went through it */
 };
 
 /* ssh-conn.c: state, errors, waiting (every other ssh*.c stands on these) */

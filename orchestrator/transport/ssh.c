@@ -282,5 +282,6 @@ void ssh_disconnect(struct ssh_conn *c)
 	free(c->address);
 	free(c->user);
 	free(c->notice);
+	free(c->execd);
 	free(c);
 }

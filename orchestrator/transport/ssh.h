@@ -66,6 +66,15 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
 			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
 
+/* From now on run commands on c through the host's execd listening on the
+ * Unix socket sock (an absolute path on the host; docs/runner.md, "execd"):
+ * a direct-streamlocal channel, no login shell. When it is not there or
+ * refuses a command as stale, nothing ran: ssh_exec runs the command the
+ * ordinary way and c forgets the execd. NULL: the ordinary way. */
+void ssh_use_execd(struct ssh_conn *c, const char *sock);
+/* 1 when c's last command went to the execd (whatever its outcome). */
+int ssh_via_execd(const struct ssh_conn *c);
+
 /* SFTP upload of a buffer: written to REMOTE.part with large writes, then
  * renamed over REMOTE. *bytes_sent counts payload bytes. */
 enum go_status ssh_upload(struct ssh_conn *c, const void *data, size_t len,

@@ -34,11 +34,14 @@
 # HOME of its own, for an "account" with its own ~/.bashrc):
 #   SSHD_<NAME>_EXTRA_ENV="HOME=/some/dir" sshd_start NAME
 # (set and exported before sshd_start; space-separated NAME=VALUE words, no
-# spaces inside a value). All servers are stopped at exit.
+# spaces inside a value). Lines for its sshd_config (e.g. one that turns a
+# kind of forwarding off): SSHD_<NAME>_EXTRA_CONFIG="AllowStreamLocalForwarding no".
+# All servers are stopped at exit.
 
 SSHD_BIN=${SSHD_BIN:-/usr/sbin/sshd}
+_want_sftp=${SSHD_SFTP:-}   # a server elsewhere (e.g. unpacked from .debs) may be named
 SSHD_SFTP=
-for _p in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server \
+for _p in ${_want_sftp:+"$_want_sftp"} /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server \
 	/usr/libexec/sftp-server /usr/lib/ssh/sftp-server; do
 	if [ -x "$_p" ]; then
 		SSHD_SFTP=$_p
@@ -114,13 +117,17 @@ LogLevel VERBOSE
 SetEnv PATH=$3/usr/bin:/bin$4
 Subsystem sftp $SSHD_SFTP
 EOF
+	if [ -n "${5:-}" ]; then
+		printf '%s\n' "$5" >>"$_d/sshd_config"
+	fi
 }
 
 # sshd_launch_ NAME PORT: start the daemon; returns 1 if it died (port taken).
 sshd_launch_() {
 	_d=$(sshd_var "$1" DIR)
 	_env=$(sshd_var "$1" EXTRA_ENV)
-	sshd_write_config_ "$_d" "$2" "$(sshd_var "$1" EXTRA_PATH)" "${_env:+ $_env}"
+	sshd_write_config_ "$_d" "$2" "$(sshd_var "$1" EXTRA_PATH)" "${_env:+ $_env}" \
+		"$(sshd_var "$1" EXTRA_CONFIG)"
 	rm -f "$_d/sshd.pid"
 	# started from a subshell so it is not a child of the test script:
 	# a test's bare `wait` must not wait for the servers

@@ -4,6 +4,10 @@
  *     --address A (127.0.0.1)  --port N  --user U ($USER)  --key FILE
  *     --known-hosts FILE  --accept-new  --label NAME (test)
  *     --connect-timeout-ms N (5000)  --timeout-ms N (30000)
+ *     --execd SOCK               commands go through the host's execd on SOCK
+ *                                (ssh_use_execd); after each command
+ *                                "sshtool: via execd" or "sshtool: via exec" is
+ *                                printed on stderr
  *   commands:
  *     check                      connect, print "fingerprint SHA256:..."
  *     exec CMD                   stdin is sent; remote stdout/stderr copied;
@@ -292,6 +296,7 @@ int main(int argc, char **argv)
 	struct ssh_conn *c = NULL;
 	enum go_status st;
 	int i, rc, timeout_ms = 30000;
+	const char *execd = NULL;
 
 	o.label = "test";
 	o.address = "127.0.0.1";
@@ -324,6 +329,8 @@ int main(int argc, char **argv)
 			o.connect_timeout_ms = atoi(v);
 		else if (!strcmp(a, "--timeout-ms"))
 			timeout_ms = atoi(v);
+		else if (!strcmp(a, "--execd"))
+			execd = v;
 		else
 			usage();
 	}
@@ -338,7 +345,11 @@ int main(int argc, char **argv)
 	} else {
 		if (ssh_notice(c))
 			fprintf(stderr, "note: %s\n", ssh_notice(c));
+		if (execd)
+			ssh_use_execd(c, execd);
 		rc = run(c, argc - i, argv + i, timeout_ms, &err);
+		if (execd)
+			fprintf(stderr, "sshtool: via %s\n", ssh_via_execd(c) ? "execd" : "exec");
 	}
 	ssh_disconnect(c);
 	ssh_global_cleanup();

@@ -1,0 +1,137 @@
+/* execd-proto.c -- the execd's request and a decoder of its framed reply (execd-proto.h). */
+#include "transport/execd-proto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/banned.h"
+
+void execd_request(struct strbuf *sb, const char *cmd, size_t stdin_len)
+{
+	strbuf_addf(sb, "gpuorch-execd 1 %zu %zu\n", strlen(cmd), stdin_len);
+	strbuf_addstr(sb, cmd);
+}
+
+void execd_rx_init(struct execd_rx *rx)
+{
+	memset(rx, 0, sizeof(*rx));
+	strbuf_init(&rx->ctl, 0);
+	rx->exit_code = -1;
+}
+
+void execd_rx_release(struct execd_rx *rx)
+{
+	strbuf_release(&rx->ctl);
+	free(rx->message);
+	rx->message = NULL;
+}
+
+static void garbled(struct execd_rx *rx, const char *why)
+{
+	if (rx->end == EXECD_GARBLED)
+		return;
+	rx->end = EXECD_GARBLED;
+	free(rx->message);
+	rx->message = xstrfmt("the host's execd answered something else than its protocol: %s", why);
+}
+
+/* "exit N" or "signal NAME" */
+static void parse_end(struct execd_rx *rx, const char *s)
+{
+	char *end;
+	long v;
+
+	if (!strncmp(s, "exit ", 5)) {
+		v = strtol(s + 5, &end, 10);
+		if (end == s + 5 || *end || v < 0 || v > 255) {
+			garbled(rx, "a bad exit status");
+			return;
+		}
+		rx->exit_code = (int)v;
+	} else if (!strncmp(s, "signal ", 7) && s[7] && strlen(s + 7) < sizeof(rx->signal) &&
+		   !strpbrk(s + 7, " \n")) {
+		snprintf(rx->signal, sizeof(rx->signal), "%s", s + 7);
+	} else {
+		garbled(rx, "a bad end frame");
+		return;
+	}
+	rx->end = EXECD_ENDED;
+}
+
+static void frame_done(struct execd_rx *rx, unsigned char tag)
+{
+	switch (tag) {
+	case 'X':
+		parse_end(rx, rx->ctl.buf);
+		break;
+	case 'S':
+	case 'B':
+		rx->end = tag == 'S' ? EXECD_STALE : EXECD_REFUSED;
+		free(rx->message);
+		rx->message = xstrdup(rx->ctl.len ? rx->ctl.buf : "(no message)");
+		break;
+	default:
+		break;
+	}
+	strbuf_reset(&rx->ctl);
+}
+
+int execd_rx_feed(struct execd_rx *rx, const char *data, size_t len, const struct execd_sink *s)
+{
+	size_t i = 0;
+
+	while (i < len && rx->end != EXECD_GARBLED) {
+		unsigned char tag;
+		size_t take;
+
+		if (rx->nhead < sizeof(rx->head)) {
+			if (rx->end != EXECD_RUNNING) {
+				garbled(rx, "bytes after the end");
+				break;
+			}
+			rx->head[rx->nhead++] = (unsigned char)data[i++];
+			if (rx->nhead < sizeof(rx->head))
+				continue;
+			tag = rx->head[0];
+			rx->left = (uint32_t)rx->head[1] << 24 | (uint32_t)rx->head[2] << 16 |
+				   (uint32_t)rx->head[3] << 8 | rx->head[4];
+			if (!strchr("OEXSB", tag) || !tag) {
+				garbled(rx, "an unknown frame");
+				break;
+			}
+			if (rx->left > EXECD_MAX_FRAME) {
+				garbled(rx, "a frame too long");
+				break;
+			}
+			rx->nframes++;
+			if (rx->left == 0) {
+				rx->nhead = 0;
+				frame_done(rx, tag);
+			}
+			continue;
+		}
+		tag = rx->head[0];
+		take = len - i < rx->left ? len - i : rx->left;
+		if (tag == 'O') {
+			if (take && s->on_out(data + i, take, s->out_ctx)) {
+				rx->left -= (uint32_t)take;
+				if (!rx->left)
+					rx->nhead = 0;
+				return 1;
+			}
+		} else if (tag == 'E') {
+			if (s->err)
+				strbuf_add(s->err, data + i, take);
+		} else {
+			strbuf_add(&rx->ctl, data + i, take);
+		}
+		i += take;
+		rx->left -= (uint32_t)take;
+		if (!rx->left) {
+			rx->nhead = 0;
+			if (tag != 'O' && tag != 'E')
+				frame_done(rx, tag);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* execd-proto.h -- the wire format of the host's execd (remote/host/gpuorch-execd.c,
+ * docs/runner.md "execd"): the request a client sends, and a decoder of the
+ * framed reply. Pure code, no I/O: ssh-execd.c drives it over a channel.
+ *
+ *   request   "gpuorch-execd 1 CMDLEN INLEN\n" CMD STDIN
+ *   reply     frames of one tag byte, a 4-byte big-endian length, the payload:
+ *             'O' stdout, 'E' stderr, 'X' the end ("exit N" / "signal NAME"),
+ *             'S' refused as stale (nothing ran), 'B' a bad request */
+#ifndef GPUORCH_EXECD_PROTO_H
+#define GPUORCH_EXECD_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/strbuf.h"
+
+#define EXECD_MAX_FRAME (1u << 20)   /* the execd sends at most 64 KiB a frame */
+#define EXECD_MAX_CMD (1u << 20)
+
+/* Append the request header and the command to sb (stdin follows it). */
+void execd_request(struct strbuf *sb, const char *cmd, size_t stdin_len);
+
+enum execd_end {
+	EXECD_RUNNING = 0,      /* no 'X', 'S' or 'B' frame yet */
+	EXECD_ENDED,            /* 'X': exit_code or signal */
+	EXECD_STALE,            /* 'S': nothing ran; message says why */
+	EXECD_REFUSED,          /* 'B': a bad request (a bug): message */
+	EXECD_GARBLED           /* not the protocol: message */
+};
+
+struct execd_rx {
+	unsigned char head[5];
+	size_t nhead;           /* header bytes of the current frame read */
+	uint32_t left;          /* payload bytes of the current frame still to come */
+	struct strbuf ctl;      /* an 'X', 'S' or 'B' payload being gathered */
+	enum execd_end end;
+	int exit_code;          /* EXECD_ENDED: -1 when it ended by a signal */
+	char signal[32];        /* EXECD_ENDED by a signal: "KILL", "TERM", ... or a number */
+	char *message;          /* STALE, REFUSED, GARBLED */
+	uint64_t nframes;
+};
+
+/* Where stdout and stderr payloads go; a non-zero answer from on_out stops
+ * the feed (execd_rx_feed returns 1). */
+struct execd_sink {
+	int (*on_out)(const char *data, size_t len, void *ctx);
+	void *out_ctx;
+	struct strbuf *err;     /* stderr; NULL: dropped */
+};
+
+void execd_rx_init(struct execd_rx *rx);
+void execd_rx_release(struct execd_rx *rx);
+/* Decode len bytes. Returns 0, or 1 when the sink stopped it. Bytes after
+ * the end frame, a tag it does not know, a frame over EXECD_MAX_FRAME or an
+ * end that does not parse make rx->end EXECD_GARBLED. */
+int execd_rx_feed(struct execd_rx *rx, const char *data, size_t len, const struct execd_sink *s);
+
+#endif

@@ -1,0 +1,210 @@
+#!/bin/sh
+# cost: 40
+# asan: yes
+test_description='the host execd: commands over a direct-streamlocal channel without a login shell, the same results as exec, stale and absent execds fall back, a client that leaves hangs up its command, gpuorch run re-runs without any login shell'
+# The account's ~/.bashrc appends a line to a log for every shell that reads
+# it (sshd starts bash for every exec request; bash reads .bashrc when sshd
+# runs it): the log counts login shells.
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+if ! why=$(sshd_available); then
+	test_skip 'execd tests' "$why"
+	test_done
+fi
+if ! test_have_cmd cc; then
+	test_skip 'execd tests' 'no C compiler (cc) to build the execd with'
+	test_done
+fi
+
+XHOME=$TRASH/home
+XD=$TRASH/xd
+XS=$XD/t.sock
+SHELLS=$TRASH/shells.log
+MARK=gpuorch-t1006-$$-mark
+SLEEPER="$TRASH/sleep-$MARK"
+cp "$(command -v sleep)" "$SLEEPER"
+test_at_exit "pkill -KILL -f '$MARK'; pkill -f '$TRASH/.*gpuorch-execd'"
+
+shells() {
+	wc -l <"$SHELLS" | tr -d ' '
+}
+
+# xtool ARGS: sshtool against server a through the execd on $XS
+xtool() {
+	sshd_sshtool a --execd "$XS" "$@"
+}
+
+test_expect_success 'setup: an account whose .bashrc logs each shell, the execd built and started over SSH' '
+	mkdir -p "$XHOME" &&
+	echo "echo shell >>$SHELLS" >"$XHOME/.bashrc" &&
+	: >"$SHELLS" &&
+	SSHD_a_EXTRA_ENV="HOME=$XHOME" && export SSHD_a_EXTRA_ENV &&
+	sshd_start a &&
+	sshd_sshtool a exec "true" &&
+	test "$(shells)" = 1 &&
+	mkdir -m 700 "$XD" &&
+	cc -O2 -Wall -Wextra -Werror -o "$XD/gpuorch-execd" "$SRCDIR/orchestrator/remote/host/gpuorch-execd.c" &&
+	sshd_sshtool a exec "$XD/gpuorch-execd start $XS 600" >out &&
+	test_grep "^started [0-9]" out &&
+	test -S "$XS" &&
+	test "$(stat -c %a "$XS")" = 600 &&
+	sshd_sshtool a exec "$XD/gpuorch-execd start $XS 600" >out &&
+	test_grep "^running$" out
+'
+
+test_expect_success 'exec through the execd: stdout, stderr and the exit code, and no login shell' '
+	n=$(shells) &&
+	test_expect_code 3 xtool exec "echo to-out; echo to-err >&2; exit 3" >out 2>err &&
+	echo to-out >expect &&
+	test_cmp expect out &&
+	test_grep "^to-err$" err &&
+	test_grep "^sshtool: via execd$" err &&
+	test "$(shells)" = "$n"
+'
+
+test_expect_success 'through the execd: 3 MB of stdin, stdout and 2 MB of stderr together' '
+	head -c 3000000 /dev/urandom | od -An -tx1 >input &&
+	xtool exec "cat; cat >&2 </dev/null; head -c 2000000 /dev/zero | tr \"\\0\" x >&2" \
+		<input >out 2>err &&
+	test_cmp input out &&
+	test "$(head -c 2000000 err | tr -d x | wc -c)" -eq 0 &&
+	test "$(tail -c +2000001 err)" = "sshtool: via execd"
+'
+
+test_expect_success 'through the execd: an end by a signal is decoded' '
+	test_expect_code 99 xtool exec "kill -KILL \$\$" 2>err &&
+	test_grep "sshtool: signal KILL" err &&
+	test_expect_code 99 xtool exec "kill -TERM \$\$" 2>err &&
+	test_grep "sshtool: signal TERM" err &&
+	test_grep "via execd" err
+'
+
+test_expect_success 'through the execd: the same directory, PATH and HOME as an exec request' '
+	sshd_sshtool a exec "pwd; echo \$PATH; echo \$HOME; umask" >by-exec &&
+	xtool exec "pwd; echo \$PATH; echo \$HOME; umask" >by-execd 2>err &&
+	test_grep "via execd" err &&
+	test_cmp by-exec by-execd &&
+	test_grep "^$XHOME$" by-execd
+'
+
+test_expect_success 'a command that does not read its stdin ends normally' '
+	head -c 5000000 /dev/zero >zeros &&
+	xtool exec "head -c 3 >/dev/null; echo done" <zeros >out 2>err &&
+	echo done >expect &&
+	test_cmp expect out &&
+	test_grep "via execd" err
+'
+
+test_expect_success 'a client that leaves mid-command hangs the command up' '
+	test_expect_code 20 xtool --timeout-ms 1000 exec "$SLEEPER 60" 2>err &&
+	wait_for 10 "! pgrep -f \"$SLEEPER\" >/dev/null"
+'
+
+test_expect_success 'no execd at the socket: the command runs the ordinary way' '
+	n=$(shells) &&
+	test_expect_code 4 sshd_sshtool a --execd "$XD/none.sock" exec "echo hi; exit 4" >out 2>err &&
+	echo hi >expect &&
+	test_cmp expect out &&
+	test_grep "^sshtool: via exec$" err &&
+	test "$(shells)" = $((n + 1))
+'
+
+test_expect_success 'a changed .bashrc makes the execd stale: the command runs the ordinary way, the execd leaves' '
+	xtool exec "true" 2>err && test_grep "via execd" err &&
+	echo "export T1006=changed; echo shell >>$SHELLS" >"$XHOME/.bashrc" &&
+	xtool exec "echo \$T1006" >out 2>err &&
+	echo changed >expect &&
+	test_cmp expect out &&
+	test_grep "^sshtool: via exec$" err &&
+	wait_for 5 "test ! -S \"$XS\"" &&
+	sshd_sshtool a exec "$XD/gpuorch-execd start $XS 600" >out &&
+	test_grep "^started" out &&
+	xtool exec "echo \$T1006" >out 2>err &&
+	test_cmp expect out &&
+	test_grep "via execd" err
+'
+
+test_expect_success 'an execd left idle goes, and removes its socket' '
+	sshd_sshtool a exec "$XD/gpuorch-execd start $XD/idle.sock 1" >out &&
+	test_grep "^started" out &&
+	test -S "$XD/idle.sock" &&
+	wait_for 10 "test ! -S \"$XD/idle.sock\""
+'
+
+test_expect_success 'bad arguments are refused with the usage' '
+	test_expect_code 2 "$XD/gpuorch-execd" start relative.sock 60 2>err &&
+	test_grep "usage" err &&
+	test_expect_code 2 "$XD/gpuorch-execd" start "$XD/x.sock" 0 2>err &&
+	test_grep "usage" err &&
+	long=$(printf "%0120d" 0) &&
+	test_expect_code 2 "$XD/gpuorch-execd" start "/tmp/$long.sock" 60 2>err &&
+	test_grep "too long" err
+'
+
+# ---------------------------------------------------------------- gpuorch run
+
+test_expect_success 'setup: a project with one CPU program' '
+	project_init &&
+	cat >proj/experiments/cpu1.json <<-JSON &&
+	{"schema": 1, "name": "cpu1", "phase": "execd test",
+	 "sources": ["cpu/cputimer.c"], "targets": {"H100": "sm_90a"},
+	 "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+	 "problems": [{"name": "p", "params": {"work": 1000, "reps": 3}}],
+	 "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 60}]}
+	JSON
+	sshd_write_hosts_json hosts.json a
+'
+
+test_expect_success 'a first run builds and starts the execd; a re-run starts no login shell' '
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run1 2>&1 &&
+	W=$(sshd_var a WORKDIR) &&
+	wait_for 60 "ls \"$W\"/execd/*.sock >/dev/null 2>&1" &&
+	test "$(stat -c %a "$W/execd")" = 700 &&
+	n=$(shells) &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run2 2>&1 &&
+	test_grep "through the host.s execd (no login shell)" run2 &&
+	test_grep "PASS" run2 &&
+	test "$(shells)" = "$n" &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" hosts.0.steps.0.status)" = PASS &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.bytes_sent)" = 0
+'
+
+test_expect_success 'execd_idle_s 0: every command through the login shell again' '
+	sed "s|\"connect_timeout_s\": 5|\"connect_timeout_s\": 5, \"execd_idle_s\": 0|" hosts.json >h0.json &&
+	grep -q "\"execd_idle_s\": 0" h0.json &&
+	n=$(shells) &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../h0.json --plain) >run3 2>&1 &&
+	! grep "through the host.s execd" run3 &&
+	test "$(shells)" -gt "$n"
+'
+
+test_expect_success 'an sshd that forwards no Unix sockets: runs pass the ordinary way' '
+	SSHD_b_EXTRA_CONFIG="AllowStreamLocalForwarding no" && export SSHD_b_EXTRA_CONFIG &&
+	sshd_start b &&
+	sshd_write_hosts_json hb.json b &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hb.json --plain) >run4 2>&1 &&
+	W=$(sshd_var b WORKDIR) &&
+	wait_for 60 "ls \"$W\"/execd/*.sock >/dev/null 2>&1" &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hb.json --plain) >run5 2>&1 &&
+	! grep "through the host.s execd" run5 &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" hosts.0.steps.0.status)" = PASS
+'
+
+test_expect_success 'an execd killed between runs: the next run starts it again' '
+	W=$(sshd_var a WORKDIR) &&
+	pkill -f "$W/execd/gpuorch-execd" &&
+	wait_for 5 "! pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run6 2>&1 &&
+	! grep "through the host.s execd" run6 &&
+	wait_for 10 "pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&
+	n=$(shells) &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run7 2>&1 &&
+	test_grep "through the host.s execd" run7 &&
+	test "$(shells)" = "$n"
+'
+
+test_done
