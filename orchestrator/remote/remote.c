@@ -79,8 +79,9 @@ static const char follow_script[] =
 	"    { rm -rf \"$t\"; echo \"cannot write the runner and its plan into $rd\" >&2; exit 1; }\n"
 	"fi\n"
 	/* the execd: started when built; built once per version, in the
-	 * background (the first run does not wait for cc), never retried
-	 * after a failed build (its log stays beside it) */
+	 * background and at the lowest priority (the first run does not wait
+	 * for cc, nor share the CPU with it: -O1 takes half of -O2's 0.4 CPU-s),
+	 * never retried after a failed build (its log stays beside it) */
 	"if [ \"${GPUORCH_EXECD:-}\" = \"$xd/$xv.sock\" ]; then\n"
 	"  echo \"gpuorch-start: execd $xd/$xv.sock\"\n"   /* this command came through it */
 	"elif [ -n \"$xd\" ] && [ -s \"$t/execd\" ] && ( umask 077 && mkdir -p \"$xd\" ) && chmod 700 \"$xd\"; then\n"
@@ -90,7 +91,7 @@ static const char follow_script[] =
 	"    \"$xb\" start \"$xd/$xv.sock\" \"$xidle\" >/dev/null 2>\"$xd/start.log\" &&\n"
 	"      echo \"gpuorch-start: execd $xd/$xv.sock\"\n"
 	"  elif [ ! -f \"$xb.failed\" ] && mv -f \"$t/execd\" \"$xb.c\"; then\n"
-	"    setsid sh -c 'cc -O2 -o \"$1.tmp.$$\" \"$1.c\" >\"$1.log\" 2>&1 && mv -f \"$1.tmp.$$\" \"$1\" ||\n"
+	"    setsid sh -c 'nice -n 19 cc -O1 -o \"$1.tmp.$$\" \"$1.c\" >\"$1.log\" 2>&1 && mv -f \"$1.tmp.$$\" \"$1\" ||\n"
 	"      { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; exit 1; }; exec \"$1\" start \"$2\" \"$3\"' \\\n"
 	"      sh \"$xb\" \"$xd/$xv.sock\" \"$xidle\" </dev/null >/dev/null 2>&1 &\n"
 	"    echo 'gpuorch-start: execd building'\n"
