@@ -529,3 +529,10 @@ int slurm_state_final(const char *s)
 			return 0;
 	return 1;
 }
+
+enum slurm_retry slurm_retry_decision(const struct slurm_job *j, int attempt)
+{
+	if (!j->found || (strcmp(j->state, "NODE_FAIL") && strcmp(j->state, "PREEMPTED")))
+		return SLURM_RETRY_NO;
+	return attempt <= 1 ? SLURM_RETRY_REQUEUE : SLURM_RETRY_GIVE_UP;
+}
