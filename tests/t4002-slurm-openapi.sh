@@ -37,14 +37,16 @@ for v in v0.0.41 v0.0.42 v0.0.43 v0.0.44; do
 		check \"\$FIX/$v.json\" /slurm/$v/nodes/ get response \"\$FIX/reply-nodes.json\" &&
 		check \"\$FIX/$v.json\" '/slurm/$v/partition/{partition_name}' get response \"\$FIX/reply-partition.json\"
 	"
-	test_expect_success "$v: the adapter reads those replies: states, exit status vs signal, times, nodes, GPUs" "
+	test_expect_success "$v: the adapter reads those replies: states (PREEMPTED and NODE_FAIL too), exit status vs signal, times, nodes, GPUs" "
 		\"\$SHAPE\" jobs $v \"\$FIX/reply-jobs.json\" >jobs-$v.out &&
 		grep -x 'job 101 state=COMPLETED reason=None node=gpu7 exit=0 signal=0 submit=1795400000 start=1795400004 end=1795400050 dep=' jobs-$v.out &&
 		grep -x 'job 102 state=FAILED reason=NonZeroExitCode node=gpu7 exit=3 signal=0 .*' jobs-$v.out &&
 		grep -x 'job 103 state=CANCELLED reason=None node=gpu8 exit=-1 signal=9 .*' jobs-$v.out &&
 		grep -x 'job 104 state=PENDING reason=Resources node= exit=-1 signal=0 submit=1795400000 start=0 end=0 dep=afterok:100(unfulfilled)' jobs-$v.out &&
 		grep -x 'job 105 state=TIMEOUT reason=TimeLimit node=gpu9 exit=-1 signal=15 .*' jobs-$v.out &&
-		test \$(wc -l <jobs-$v.out) -eq 5 &&
+		grep -x 'job 106 state=PREEMPTED reason=None node=gpu7 exit=-1 signal=15 .*' jobs-$v.out &&
+		grep -x 'job 107 state=NODE_FAIL reason=NodeDown node=gpu8 exit=0 signal=0 .*' jobs-$v.out &&
+		test \$(wc -l <jobs-$v.out) -eq 7 &&
 		\"\$SHAPE\" nodes $v \"\$FIX/reply-nodes.json\" >nodes-$v.out &&
 		grep -x 'node gpu7 state=MIXED cpus=16/64 gpus=2/4 in_gpu_partition=1 reason=' nodes-$v.out &&
 		grep -x 'node gpu8 state=IDLE,DRAIN cpus=0/64 gpus=0/4 in_gpu_partition=1 reason=fan' nodes-$v.out &&

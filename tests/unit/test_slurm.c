@@ -6,6 +6,7 @@
  * shapes against the published OpenAPI documents in tests/t4002. */
 #include "sched/slurm-int.h"
 #include "core/jsonutil.h"
+#include "core/fsutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +269,64 @@ static void test_states(void)
 	      "final states", "%s", "");
 }
 
+/* jobs[] of a reply fixture, each through an adapter */
+static int load_jobs(const char *path, void (*job)(const cJSON *, struct slurm_job *),
+		     struct slurm_job *out, int cap)
+{
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	cJSON *d, *it;
+	int n = 0;
+	if (fs_read_file(path, &text, &err) != GO_OK) {
+		printf("# %s\n", err.buf);
+		strbuf_release(&err);
+		return 0;
+	}
+	d = cJSON_Parse(text.buf);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(d, "jobs"))
+		if (n < cap)
+			job(it, &out[n++]);
+	cJSON_Delete(d);
+	strbuf_release(&text);
+	strbuf_release(&err);
+	return n;
+}
+
+/* PREEMPTED and NODE_FAIL: requeued once, then given up; any other end kept. The v0.0.38 fixture's
+ * PREEMPTED job is a real reply of Slurm 22.05.8 (tests/t4012's cluster: a job of a PriorityTier 10
+ * partition preempted it, PreemptMode=CANCEL; exit_code 15 is SIGTERM); its NODE_FAIL job is that
+ * reply with the state, reason and exit code changed (the test cluster does not end a job NODE_FAIL:
+ * docs/slurm.md). The v0.0.41+ fixture is checked against the published documents by t4002. */
+static void test_retry(void)
+{
+	struct slurm_job j[8];
+	int n, i, seen = 0;
+	n = load_jobs("tests/fixtures/slurm-openapi/reply-jobs-v0.0.38.json", slurm_v0038_job, j, 8);
+	CHECK(n == 2 && !strcmp(j[0].state, "PREEMPTED") && j[0].term_signal == 15 && !strcmp(j[0].node, "node1") &&
+	      !strcmp(j[1].state, "NODE_FAIL"),
+	      "v0.0.38 fixture: a PREEMPTED job (signal 15 on node1) and a NODE_FAIL job", "%d %s", n,
+	      n ? j[0].state : "");
+	for (i = 0; i < n; i++) {
+		CHECK(slurm_retry_decision(&j[i], 1) == SLURM_RETRY_REQUEUE, "v0.0.38: the first end requeued",
+		      "%s", j[i].state);
+		CHECK(slurm_retry_decision(&j[i], 2) == SLURM_RETRY_GIVE_UP, "v0.0.38: the second end given up",
+		      "%s", j[i].state);
+	}
+	n = load_jobs("tests/fixtures/slurm-openapi/reply-jobs.json", slurm_v0041_job, j, 8);
+	CHECK(n == 7, "v0.0.41 fixture: 7 jobs", "%d", n);
+	for (i = 0; i < n; i++) {
+		int again = !strcmp(j[i].state, "PREEMPTED") || !strcmp(j[i].state, "NODE_FAIL");
+		seen += again;
+		CHECK(slurm_retry_decision(&j[i], 1) == (again ? SLURM_RETRY_REQUEUE : SLURM_RETRY_NO) &&
+		      slurm_retry_decision(&j[i], 2) == (again ? SLURM_RETRY_GIVE_UP : SLURM_RETRY_NO),
+		      "v0.0.41: only PREEMPTED and NODE_FAIL are requeued, once", "job %ld %s", j[i].id, j[i].state);
+	}
+	CHECK(seen == 2, "v0.0.41 fixture: one PREEMPTED and one NODE_FAIL job", "%d", seen);
+	memset(&j[0], 0, sizeof(j[0]));
+	snprintf(j[0].state, sizeof(j[0].state), "PREEMPTED");
+	CHECK(slurm_retry_decision(&j[0], 1) == SLURM_RETRY_NO,
+	      "a job Slurm no longer lists (found = 0) is not requeued on a stale state", "%s", "");
+}
+
 int main(void)
 {
 	test_jwt_exp();
@@ -279,5 +338,6 @@ int main(void)
 	test_node();
 	test_submit_body();
 	test_states();
+	test_retry();
 	return check_summary();
 }
