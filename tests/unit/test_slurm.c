@@ -1,7 +1,8 @@
 /* test_slurm.c -- unit tests of the Slurm client's pure parts: the JWT "exp"
  * claim, the v0.0.38 and v0.0.41+ job, node and partition shapes (raw wait
  * status, exit_code objects, GPU counts from gres strings), the submit
- * bodies, the choice of API version, final states. The REST side is tested
+ * bodies, v0.0.39's jobs, the choice of API version, final states, the
+ * requeue decision (PREEMPTED, NODE_FAIL). The REST side is tested
  * against a real slurmrestd (v0.0.38) in tests/t4000-t4011, the v0.0.41+
  * shapes against the published OpenAPI documents in tests/t4002. */
 #include "sched/slurm-int.h"
@@ -160,6 +161,33 @@ static void test_v0041_job(void)
 	cJSON_Delete(o);
 }
 
+static void test_v0039_job(void)
+{
+	struct slurm_job j;
+	cJSON *o = cJSON_Parse("{\"job_id\": 12, \"job_state\": \"FAILED\", \"state_reason\": \"NonZeroExitCode\","
+			       " \"batch_host\": \"node7\", \"submit_time\": 100, \"start_time\": 103, \"end_time\": 110,"
+			       " \"exit_code\": {\"set\": true, \"infinite\": false, \"number\": 768}}");
+	slurm_v0039_job(o, &j);
+	CHECK(j.id == 12 && !strcmp(j.state, "FAILED") && !strcmp(j.node, "node7") && j.exit_status == 3 &&
+	      j.term_signal == 0 && j.submit_time == 100 && j.start_time == 103 && j.end_time == 110,
+	      "v0.0.39: a string state, plain times, the raw wait status 768 in a struct is exit 3",
+	      "%s exit %d signal %d", j.state, j.exit_status, j.term_signal);
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"job_id\": 13, \"job_state\": \"PREEMPTED\", \"nodes\": \"n1\","
+			" \"exit_code\": {\"set\": true, \"infinite\": false, \"number\": 15}}");
+	slurm_v0039_job(o, &j);
+	CHECK(j.term_signal == 15 && j.exit_status == -1 && !strcmp(j.node, "n1"),
+	      "v0.0.39: raw status 15 is signal 15; no batch_host: nodes", "exit %d signal %d", j.exit_status,
+	      j.term_signal);
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"job_id\": 14, \"job_state\": \"PENDING\","
+			" \"exit_code\": {\"set\": false, \"infinite\": false, \"number\": 0}}");
+	slurm_v0039_job(o, &j);
+	CHECK(j.exit_status == -1 && j.term_signal == 0, "v0.0.39: an unset exit_code is none (not exit 0)",
+	      "exit %d", j.exit_status);
+	cJSON_Delete(o);
+}
+
 static void test_v0041_node_partition(void)
 {
 	struct slurm_node n;
@@ -243,18 +271,29 @@ static void test_pick_version(void)
 	      a ? a->version : "none", off.buf);
 	cJSON_Delete(d);
 	strbuf_reset(&off);
-	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.39/job/submit\": {}, \"/slurm/v0.0.40/job/submit\": {}}}");
+	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.36/job/submit\": {}, \"/slurm/v0.0.37/job/submit\": {}}}");
 	a = slurm_pick_adapter(d, &off);
-	CHECK(!a && !strcmp(off.buf, "v0.0.39, v0.0.40"), "no adapter for what is served: none, offered listed",
+	CHECK(!a && !strcmp(off.buf, "v0.0.36, v0.0.37"), "no adapter for what is served: none, offered listed",
 	      "%s", off.buf);
+	cJSON_Delete(d);
+	strbuf_reset(&off);
+	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.38/job/submit\": {}, \"/slurm/v0.0.39/job/submit\": {},"
+			" \"/slurm/v0.0.40/job/submit\": {}}}");
+	a = slurm_pick_adapter(d, &off);
+	CHECK(a && !strcmp(a->version, "v0.0.40") && a->job == slurm_v0041_job,
+	      "Slurm 23.11 (v0.0.38-v0.0.40): v0.0.40, read like v0.0.41", "%s", a ? a->version : "none");
+	a = slurm_adapter_for("v0.0.39");
+	CHECK(a && a->job == slurm_v0039_job && a->submit_body == slurm_v0041_submit_body &&
+	      a->node == slurm_v0041_node && a->partition == slurm_v0041_partition,
+	      "v0.0.39: its own jobs, v0.0.40's submit body, nodes and partitions", "%s", "");
 	cJSON_Delete(d);
 	strbuf_reset(&off);
 	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.38/job/submit\": {}, \"/slurm/v0.0.44/job/submit\": {}}}");
 	a = slurm_pick_adapter(d, &off);
 	CHECK(a && !strcmp(a->version, "v0.0.44"), "v0.0.44 over v0.0.38", "%s", a ? a->version : "none");
 	cJSON_Delete(d);
-	CHECK(slurm_adapter_for("v0.0.38") && slurm_adapter_for("v0.0.41") && !slurm_adapter_for("v0.0.40") &&
-	      !slurm_adapter_for(NULL), "adapter_for", "%s", "");
+	CHECK(slurm_adapter_for("v0.0.38") && slurm_adapter_for("v0.0.41") && slurm_adapter_for("v0.0.40") &&
+	      !slurm_adapter_for("v0.0.37") && !slurm_adapter_for(NULL), "adapter_for", "%s", "");
 	strbuf_release(&off);
 }
 
@@ -332,6 +371,7 @@ int main(void)
 	test_jwt_exp();
 	test_job();
 	test_v0041_job();
+	test_v0039_job();
 	test_v0041_node_partition();
 	test_v0041_submit_body();
 	test_pick_version();
