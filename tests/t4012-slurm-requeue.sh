@@ -1,7 +1,7 @@
 #!/bin/sh
-# cost: 80
+# cost: 100
 # asan: yes
-test_description='Slurm: a step job preempted by a job of a higher-priority partition is submitted once more (PREEMPTED, requeued once, both attempts recorded); preempted twice it is an INFRA_ERROR and nothing of the run is left in the queue'
+test_description='Slurm: a step job preempted by a job of a higher-priority partition is submitted once more (PREEMPTED, requeued once, both attempts recorded); preempted twice it is an INFRA_ERROR and nothing of the run is left in the queue; a step job whose node fails (NODE_FAIL) is requeued the same way'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/slurm.sh"
@@ -44,8 +44,37 @@ preempt_steps() {
 	done
 }
 
+# fail_node_under_step FILE: (in the background) wait (at most 120 s) for a
+# step job of gpuorch that runs, set the node down under it, wait (20 s at
+# most) until Slurm ends the job NODE_FAIL, and resume the node. The job id
+# goes to FILE; returns 0 (the test checks what happened).
+fail_node_under_step() {
+	: >"$1"
+	_end=$(( $(date +%s) + 120 ))
+	while [ "$(date +%s)" -lt "$_end" ]; do
+		_id=$(squeue -h -t RUNNING -o "%i %j" | awk '$2 ~ /^gpuorch-.*-step-/ { print $1 }' | head -n 1)
+		if [ -n "$_id" ]; then
+			scontrol update nodename=node1 state=down reason=t4012 &&
+			echo "$_id" >>"$1"
+			_w=0
+			while [ "$_w" -lt 80 ] && ! scontrol -o show job "$_id" | grep -q "JobState=NODE_FAIL"; do
+				sleep 0.25
+				_w=$((_w + 1))
+			done
+			# ReturnToService=2 may have brought it back already (resume then
+			# says "Invalid node state specified")
+			scontrol update nodename=node1 state=resume 2>/dev/null
+			return 0
+		fi
+		sleep 0.2
+	done
+}
+
 test_expect_success 'setup: a single-node Slurm with a preempting partition, a login node, a project' '
-	SLURM_CONF_EXTRA="PreemptType=preempt/partition_prio
+	# JobRequeue=0: else Slurm requeues a job whose node failed by itself (and
+	# slurmrestd 22.05 reads "requeue": false as true: v0.0.38 sends none)
+	SLURM_CONF_EXTRA="JobRequeue=0
+PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 PartitionName=urgent Nodes=node1 PriorityTier=10 MaxTime=60 State=UP" slurm_start 8 &&
 	scontrol show partition urgent | grep "PriorityTier=10" &&
@@ -133,6 +162,31 @@ test_expect_success 'preempted twice: INFRA_ERROR naming both jobs, exit 1, noth
 	test -z "$(our_jobs)" &&
 	wait_for 20 "test -z \"\$(squeue -h -o %i)\"" &&
 	no=$(grep -c "submitted once more$" r2.out) && test "$no" = 1
+'
+
+test_expect_success 'a step job whose node fails under it: NODE_FAIL (NodeDown), requeued once, passes once the node is back' '
+	fail_node_under_step failed1 &
+	fpid=$! &&
+	(cd proj && SLURM_JWT=$tok timeout 200 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r3.out 2>r3.err
+	rc=$? && wait $fpid &&
+	cat r3.out && test $rc = 0 &&
+	test "$(wc -l <failed1)" = 1 && first=$(cat failed1) &&
+	scontrol -o show job "$first" | grep "JobState=NODE_FAIL" &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.requeued)" = 1 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.attempts.0.job_id)" = "$first" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.attempts.0.state)" = NODE_FAIL &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.attempts.0.reason)" = NodeDown &&
+	second=$(jq_ $run/run.json hosts.0.steps.0.slurm.job_id) && test "$second" != "$first" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.state)" = COMPLETED &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.run_s)" -ge 5 &&
+	grep "job $first ended NODE_FAIL on node1 before its step ended: submitted once more" r3.out &&
+	grep "job $first NODE_FAIL on node1, then job $second COMPLETED\.$" $run/report.md &&
+	test -z "$(our_jobs)" &&
+	wait_for 30 "scontrol -o show node node1 | grep -q \"State=IDLE\"" &&
+	test -s r3.out
 '
 
 test_done

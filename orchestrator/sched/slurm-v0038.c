@@ -27,7 +27,10 @@ cJSON *slurm_v0038_submit_body(const struct host_slurm *s, const struct slurm_jo
 		json_add_str(job, "gpus", s->gpus);
 	if (r->gpu && s->gres)
 		json_add_str(job, "gres", s->gres);
-	json_add_bool(job, "requeue", 0);
+	/* no "requeue": slurmrestd 22.05 sets Requeue=1 for any value it is
+	 * given, false and 0 included (seen: JobRequeue=0 in slurm.conf, a job
+	 * sent "requeue": false showed Requeue=1 and came back PENDING after a
+	 * node failure); left out, the job has the cluster's JobRequeue */
 	env = json_add_obj(job, "environment");
 	/* slurmrestd needs at least one variable; jobs get no login environment */
 	json_add_str(env, "PATH", "/usr/local/bin:/usr/bin:/bin");

@@ -99,6 +99,9 @@ static void test_submit_body(void)
 	r.gpu = 1;
 	b = slurm_v0038_submit_body(&s, &r);
 	CHECK(!strcmp(json_str(b, "script"), r.script), "script", "%s", json_str(b, "script"));
+	CHECK(!json_path(b, "job.requeue"),
+	      "v0.0.38: no \"requeue\" (slurmrestd 22.05 reads any value as true; the cluster's JobRequeue holds)",
+	      "%s", "");
 	CHECK(!strcmp(json_str(json_path(b, "job"), "partition"), "gpu") &&
 	      !strcmp(json_str(json_path(b, "job"), "gpus"), "h100:1") &&
 	      !strcmp(json_str(json_path(b, "job"), "account"), "kernels") &&
@@ -330,19 +333,19 @@ static int load_jobs(const char *path, void (*job)(const cJSON *, struct slurm_j
 	return n;
 }
 
-/* PREEMPTED and NODE_FAIL: requeued once, then given up; any other end kept. The v0.0.38 fixture's
- * PREEMPTED job is a real reply of Slurm 22.05.8 (tests/t4012's cluster: a job of a PriorityTier 10
- * partition preempted it, PreemptMode=CANCEL; exit_code 15 is SIGTERM); its NODE_FAIL job is that
- * reply with the state, reason and exit code changed (the test cluster does not end a job NODE_FAIL:
- * docs/slurm.md). The v0.0.41+ fixture is checked against the published documents by t4002. */
+/* PREEMPTED and NODE_FAIL: requeued once, then given up; any other end kept. The v0.0.38 fixture
+ * holds real replies of Slurm 22.05.8 on tests/t4012's cluster: a job preempted by a job of a
+ * PriorityTier 10 partition (PreemptMode=CANCEL), and a job whose node was set down under it
+ * (JobRequeue=0); both have exit_code 15 (SIGTERM). The v0.0.41+ fixture is checked against the
+ * published documents by t4002. */
 static void test_retry(void)
 {
 	struct slurm_job j[8];
 	int n, i, seen = 0;
 	n = load_jobs("tests/fixtures/slurm-openapi/reply-jobs-v0.0.38.json", slurm_v0038_job, j, 8);
 	CHECK(n == 2 && !strcmp(j[0].state, "PREEMPTED") && j[0].term_signal == 15 && !strcmp(j[0].node, "node1") &&
-	      !strcmp(j[1].state, "NODE_FAIL"),
-	      "v0.0.38 fixture: a PREEMPTED job (signal 15 on node1) and a NODE_FAIL job", "%d %s", n,
+	      !strcmp(j[1].state, "NODE_FAIL") && !strcmp(j[1].reason, "NodeDown") && j[1].term_signal == 15,
+	      "v0.0.38 fixture: a PREEMPTED job (signal 15 on node1) and a NODE_FAIL job (NodeDown)", "%d %s", n,
 	      n ? j[0].state : "");
 	for (i = 0; i < n; i++) {
 		CHECK(slurm_retry_decision(&j[i], 1) == SLURM_RETRY_REQUEUE, "v0.0.38: the first end requeued",
