@@ -1088,10 +1088,11 @@ static enum go_status run_jobs(struct srun *r)
 	struct hostrun *hr = r->hr;
 	struct strbuf err = STRBUF_INIT, live = STRBUF_INIT;
 	long *ids = xcalloc((size_t)r->njobs + 1, sizeof(long));
+	int *asked = xcalloc((size_t)r->njobs + 1, sizeof(int));   /* jobs[] index of ids[k] */
 	struct slurm_job *seen = xcalloc((size_t)r->njobs + 1, sizeof(*seen));
 	int64_t interval = POLL_MIN_MS, t0 = time_mono_ms(), cancel_deadline = 0;
 	enum go_status st = GO_OK;
-	int i, left = r->njobs, cancelling = 0;
+	int i, k, left = r->njobs, cancelling = 0;
 
 	while (left > 0) {
 		int inflight = 0, n = 0, changed = 0, npend = 0, nrun = 0;
@@ -1128,20 +1129,23 @@ static enum go_status run_jobs(struct srun *r)
 			save(hr);   /* the new job ids */
 		/* one request for every job in the queue */
 		for (i = 0; i < r->njobs; i++)
-			if (r->jobs[i].state == JOB_QUEUED)
+			if (r->jobs[i].state == JOB_QUEUED) {
+				asked[n] = i;
 				ids[n++] = r->jobs[i].id;
+			}
 		if (n) {
 			st = slurm_get_jobs(r->sc, ids, n, seen, &err);
 			if (st != GO_OK)
 				goto fail;
 		}
-		for (i = 0, n = 0; i < r->njobs; i++) {
-			struct sjob *j = &r->jobs[i];
-			if (j->state != JOB_QUEUED)
+		for (k = 0; k < n; k++) {
+			struct sjob *j = &r->jobs[asked[k]];
+			/* a job requeue() withdrew in this round waits to be submitted again */
+			if (j->state != JOB_QUEUED || j->id != ids[k])
 				continue;
-			if (strcmp(seen[n].state, j->sj.state))
+			if (strcmp(seen[k].state, j->sj.state))
 				changed = 1;
-			j->sj = seen[n++];
+			j->sj = seen[k];
 			if (j->sj.dependency[0] && !j->dep_seen[0])
 				snprintf(j->dep_seen, sizeof(j->dep_seen), "%s", j->sj.dependency);
 			if (!j->sj.found || slurm_state_final(j->sj.state)) {
@@ -1211,6 +1215,7 @@ fail:
 	host_status(hr, "failed", err.buf);
 out:
 	free(ids);
+	free(asked);
 	free(seen);
 	strbuf_release(&err);
 	strbuf_release(&live);
