@@ -1,5 +1,5 @@
 #!/bin/sh
-# cost: 100
+# cost: 130
 # asan: yes
 test_description='Slurm: a step job preempted by a job of a higher-priority partition is submitted once more (PREEMPTED, requeued once, both attempts recorded); preempted twice it is an INFRA_ERROR and nothing of the run is left in the queue; a step job whose node fails (NODE_FAIL) is requeued the same way'
 . "$(dirname "$0")/lib/testlib.sh"
@@ -17,21 +17,22 @@ our_jobs() {
 	squeue -h -t PENDING,RUNNING,CONFIGURING,COMPLETING -o "%i %j %T" | grep " gpuorch-" || true
 }
 
-# preempt_steps N FILE: (in the background) N times, wait (at most 120 s in
-# all) for a step job of gpuorch that runs and has not been preempted yet,
+# preempt_jobs N KIND FILE: (in the background) N times, wait (at most 120 s
+# in all) for a KIND (step or build) job of gpuorch that runs and has not
+# been preempted yet,
 # then submit a job to partition "urgent" (PriorityTier 10) that needs the
 # whole node: Slurm cancels the step job to make room (PreemptMode=CANCEL),
 # which ends it PREEMPTED. Each preempted job id is appended to FILE.
-preempt_steps() {
+preempt_jobs() {
 	_n=0
-	: >"$2"
+	: >"$3"
 	_end=$(( $(date +%s) + 120 ))
 	while [ "$_n" -lt "$1" ] && [ "$(date +%s)" -lt "$_end" ]; do
-		_id=$(squeue -h -t RUNNING -o "%i %j" | awk '$2 ~ /^gpuorch-.*-step-/ { print $1 }' |
-			grep -v -x -F -f "$2" | head -n 1)
+		_id=$(squeue -h -t RUNNING -o "%i %j" | awk -v k="$2" '$2 ~ ("^gpuorch-.*-" k "-") { print $1 }' |
+			grep -v -x -F -f "$3" | head -n 1)
 		if [ -n "$_id" ]; then
 			sbatch -Q -p urgent --exclusive -J urgent -o /dev/null --wrap "sleep 2" >/dev/null &&
-			echo "$_id" >>"$2" &&
+			echo "$_id" >>"$3" &&
 			_n=$((_n + 1))
 			# the urgent job must run (and the step job end) before the next round
 			_w=0
@@ -99,7 +100,7 @@ PartitionName=urgent Nodes=node1 PriorityTier=10 MaxTime=60 State=UP" slurm_star
 '
 
 test_expect_success 'a step job preempted once: submitted once more, passes; the record holds both attempts' '
-	preempt_steps 1 preempted1 &
+	preempt_jobs 1 step preempted1 &
 	ppid=$! &&
 	(cd proj && SLURM_JWT=$tok timeout 200 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r1.out 2>r1.err
 	rc=$? && wait $ppid &&
@@ -142,7 +143,7 @@ test_expect_success 'a step job preempted once: submitted once more, passes; the
 '
 
 test_expect_success 'preempted twice: INFRA_ERROR naming both jobs, exit 1, nothing of the run left pending or running' '
-	preempt_steps 2 preempted2 &
+	preempt_jobs 2 step preempted2 &
 	ppid=$! &&
 	(cd proj && SLURM_JWT=$tok timeout 200 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r2.out 2>r2.err
 	rc=$? && wait $ppid &&
@@ -187,6 +188,39 @@ test_expect_success 'a step job whose node fails under it: NODE_FAIL (NodeDown),
 	test -z "$(our_jobs)" &&
 	wait_for 30 "scontrol -o show node node1 | grep -q \"State=IDLE\"" &&
 	test -s r3.out
+'
+
+test_expect_success 'a build job preempted: the step job waiting on it is withdrawn, submitted again after the second build job, and passes' '
+	# a build that takes seconds (1200 functions at -O2), a new one each time
+	awk "BEGIN { for (i = 0; i < 1200; i++) printf \"int pad%d(int x) { int y = x; for (int k = 0; k < %d; k++) y = y * 31 + (y >> 3) + k; return y; }\\n\", i, i % 7 + 3 }" >proj/cpu/slowpad.c &&
+	test "$(wc -l <proj/cpu/slowpad.c)" = 1200 &&
+	sed -e "s/slurmnap/slurmslowbuild/" -e "s|\"sources\": \[\"cpu/cputimer.c\"\]|\"sources\": [\"cpu/cputimer.c\", \"cpu/slowpad.c\"]|g" \
+		-e "s/\"sleep\": 6/\"sleep\": 1/" proj/experiments/nap.json >proj/experiments/slowbuild.json &&
+	grep -c slowpad proj/experiments/slowbuild.json | grep -x 2 &&
+	(cd proj && git add -A && git commit -qm slowbuild) &&
+	preempt_jobs 1 build preempted4 &
+	ppid=$! &&
+	(cd proj && SLURM_JWT=$tok timeout 300 "$GPUORCH" run experiments/slowbuild.json --hosts ../hosts.json --host hpc) >r4.out 2>r4.err
+	rc=$? && wait $ppid &&
+	cat r4.out && test $rc = 0 &&
+	test "$(wc -l <preempted4)" = 1 && b1=$(cat preempted4) &&
+	scontrol -o show job "$b1" | grep "JobState=PREEMPTED" &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.slurm.requeued)" = 1 &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.slurm.attempts.0.job_id)" = "$b1" &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.slurm.attempts.0.state)" = PREEMPTED &&
+	b2=$(jq_ $run/run.json hosts.0.builds.0.slurm.job_id) && test "$b2" != "$b1" &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.requeued)" = 0 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.dependency_requested)" = "afterok:$b2" &&
+	s1=$(sed -n "s/^  submitted step-000-[^:]*: job \([0-9]*\), after afterok:$b1\$/\1/p" r4.out) && test -n "$s1" &&
+	grep "step-000-.*: job $s1 withdrawn (it waited on job $b1)" r4.out &&
+	scontrol -o show job "$s1" | grep "JobState=CANCELLED" &&
+	test "$(jq_ $run/run.json hosts.0.scheduler.jobs --len)" = 4 &&
+	grep "build .cputimer. job $b1 PREEMPTED on node1, then job $b2 COMPLETED" $run/report.md &&
+	test -z "$(our_jobs)"
 '
 
 test_done
