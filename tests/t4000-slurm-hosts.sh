@@ -177,7 +177,7 @@ test_expect_success 'a daemon serving only an API gpuorch does not speak: the er
 	SLURM_REST_PLUGINS=openapi/v0.0.37 slurm_rest_start &&
 	SLURM_JWT=$tok test_expect_code 3 "$GPUORCH" hosts check --hosts hosts.json >ver.out &&
 	slurm_rest_stop && slurm_rest_start &&
-	grep "error: slurmrestd $SLURM_REST_URL serves Slurm API v0.0.37; gpuorch speaks v0.0.44, v0.0.43, v0.0.42, v0.0.41, v0.0.38" ver.out
+	grep "error: slurmrestd $SLURM_REST_URL serves Slurm API v0.0.37; gpuorch speaks v0.0.44, v0.0.43, v0.0.42, v0.0.41, v0.0.40, v0.0.39, v0.0.38 (start slurmrestd with -s openapi/vX for one its Slurm release serves: v0.0.38 is Slurm 22.05'"'"'s, v0.0.39 23.02'"'"'s, v0.0.40 23.11'"'"'s" ver.out
 '
 
 test_expect_success 'unix:/ socket: local auth, no token' '

@@ -1,7 +1,8 @@
 /* report-cluster.c -- the "Cluster jobs" section: for each host that is a Slurm cluster entry, how
  * the run was scheduled (slurmrestd, API version, partition, GPUs per job), the nodes its jobs ran
  * on with their GPU model, driver and clocks as the jobs saw them, queue wait apart from run time,
- * how many jobs ran at once (from Slurm's start and end times), and why jobs waited. Built from
+ * how many jobs ran at once (from Slurm's start and end times), why jobs waited, and which jobs
+ * gpuorch submitted again because Slurm ended them PREEMPTED or NODE_FAIL. Built from
  * run.json alone (hosts[].scheduler, the builds' and steps' "slurm" objects, each step's
  * result.device); nothing for a run without a cluster (docs/slurm.md). */
 #include "report/report-int.h"
@@ -102,12 +103,38 @@ static void take_job(const cJSON *sl, const cJSON *device, int gpu, struct node_
 	}
 }
 
+/* "job 12 PREEMPTED on node1, then job 15 COMPLETED": a requeued job's attempts */
+static void attempts_line(struct strbuf *md, const cJSON *sl)
+{
+	const cJSON *a;
+	int k = 0;
+	double id;
+	FOR_EACH_OBJ(a, rr_arr(sl, "attempts")) {
+		strbuf_addstr(md, k++ ? ", then " : " ");
+		if (rr_num(a, "job_id", &id))
+			strbuf_addf(md, "job %.0f ", id);
+		else
+			strbuf_addstr(md, "a job ");
+		rpt_md_cell_n(md, rr_str(a, "state") ? rr_str(a, "state") : "?", 24);
+		if (k == 1 && rr_str(a, "node")) {
+			strbuf_addstr(md, " on ");
+			rpt_md_cell_n(md, rr_str(a, "node"), 64);
+		}
+	}
+}
+
+static int requeued(const cJSON *item)
+{
+	double n;
+	return rr_num(rr_obj(item, "slurm"), "requeued", &n) && n > 0;
+}
+
 static void host_section(struct strbuf *md, const cJSON *h)
 {
 	const cJSON *sch = rr_obj(h, "scheduler"), *x, *jobs = rr_arr(sch, "jobs");
 	struct node_row rows[MAX_NODES];
 	struct span *spans;
-	int nrows = 0, nspans = 0, cap = 0, pending = 0, i, nbuilds = 0, nsteps = 0;
+	int nrows = 0, nspans = 0, cap = 0, pending = 0, i, nbuilds = 0, nsteps = 0, nrequeued = 0;
 	double v;
 
 	FOR_EACH_OBJ(x, rr_arr(h, "builds"))
@@ -118,12 +145,14 @@ static void host_section(struct strbuf *md, const cJSON *h)
 	FOR_EACH_OBJ(x, rr_arr(h, "builds"))
 		if (rr_obj(x, "slurm")) {
 			nbuilds++;
+			nrequeued += requeued(x);
 			take_job(rr_obj(x, "slurm"), NULL, 0, rows, &nrows, spans, &nspans, cap, &pending);
 		}
 	FOR_EACH_OBJ(x, rr_arr(h, "steps"))
 		if (rr_obj(x, "slurm")) {
 			const cJSON *dev = rr_obj(rr_obj(x, "result"), "device");
 			nsteps++;
+			nrequeued += requeued(x);
 			take_job(rr_obj(x, "slurm"), dev, dev != NULL, rows, &nrows, spans, &nspans, cap,
 				 &pending);
 		}
@@ -148,7 +177,10 @@ static void host_section(struct strbuf *md, const cJSON *h)
 		strbuf_addstr(md, ", token from ");
 		rpt_md_cell_n(md, rr_str(sch, "token_source"), 40);
 	}
-	strbuf_addf(md, ". %d jobs (%d builds, %d steps)", cJSON_GetArraySize(jobs), nbuilds, nsteps);
+	strbuf_addf(md, ". %d jobs (%d builds, %d steps", cJSON_GetArraySize(jobs), nbuilds, nsteps);
+	if (nrequeued)
+		strbuf_addf(md, ", %d requeued", nrequeued);
+	strbuf_addstr(md, ")");
 	if (rr_num(sch, "max_jobs", &v))
 		strbuf_addf(md, ", at most %.0f in flight", v);
 	if (nspans)
@@ -219,6 +251,29 @@ static void host_section(struct strbuf *md, const cJSON *h)
 			rpt_md_code(md, rr_str(x, "id"));
 			strbuf_addstr(md, " ");
 			rpt_md_cell_n(md, rr_str(sl, "pending_reason"), 80);
+		}
+		strbuf_addstr(md, ".\n\n");
+	}
+	if (nrequeued) {
+		int k = 0;
+		strbuf_addstr(md, "Requeued by gpuorch (Slurm ended the job PREEMPTED or NODE_FAIL):");
+		FOR_EACH_OBJ(x, rr_arr(h, "builds")) {
+			if (!requeued(x))
+				continue;
+			strbuf_addstr(md, k++ ? "; build " : " build ");
+			rpt_md_code(md, rr_str(x, "program"));
+			if (rr_str(x, "variant")) {
+				strbuf_addstr(md, " ");
+				rpt_md_code(md, rr_str(x, "variant"));
+			}
+			attempts_line(md, rr_obj(x, "slurm"));
+		}
+		FOR_EACH_OBJ(x, rr_arr(h, "steps")) {
+			if (!requeued(x))
+				continue;
+			strbuf_addstr(md, k++ ? "; " : " ");
+			rpt_md_code(md, rr_str(x, "id"));
+			attempts_line(md, rr_obj(x, "slurm"));
 		}
 		strbuf_addstr(md, ".\n\n");
 	}

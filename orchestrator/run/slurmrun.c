@@ -12,8 +12,11 @@
  * are watched with one GET /jobs per round, the interval doubling from 0.5
  * to 4 s while nothing changes. When a job ends its journal is read back
  * over SFTP and the build or step recorded like an SSH host's, plus the
- * job's id, node, queue wait and run time. Ctrl-C cancels (DELETE) every
- * job of the run still queued or running. Never compiles on the login node. */
+ * job's id, node, queue wait and run time. A job that Slurm ended PREEMPTED
+ * or NODE_FAIL before its work ended is submitted once more (its own run
+ * dir NAME.try2, its build already made) and both attempts are recorded; a
+ * second such end is an INFRA_ERROR. Ctrl-C cancels (DELETE) every job of
+ * the run still queued or running. Never compiles on the login node. */
 #include "run/slurmrun.h"
 
 #include <stdio.h>
@@ -55,6 +58,9 @@ struct sjob {
 	int64_t pending_since;/* time_mono_ms() when it was first seen pending for that; 0 */
 	int queue_timed_out;  /* cancelled by gpuorch at queue_timeout_s */
 	int adopted;          /* --resume: submitted by the run's last controller */
+	int attempt;          /* 1, or 2 once requeued (PREEMPTED / NODE_FAIL) */
+	struct slurm_job first; /* the first attempt as Slurm last reported it (attempt 2) */
+	char *first_rundir;   /* its run dir */
 };
 
 struct srun {
@@ -160,6 +166,32 @@ static cJSON *job_json(const struct sjob *j)
 	json_add_str(o, "dependency", j->dep_seen[0] ? j->dep_seen : NULL);
 	json_add_str(o, "pending_reason", j->pending[0] ? j->pending : NULL);
 	json_add_str(o, "rundir", j->rundir);
+	json_add_num(o, "requeued", j->attempt > 1 ? j->attempt - 1 : 0);
+	if (j->attempt > 1) {
+		/* every attempt, the first one first: the one above is the last */
+		cJSON *arr = json_add_arr(o, "attempts"), *a = cJSON_CreateObject();
+		if (j->first.id) {
+			json_add_num(a, "job_id", (double)j->first.id);
+			json_add_str(a, "state", j->first.state[0] ? j->first.state : NULL);
+			json_add_str(a, "reason", j->first.reason[0] && strcmp(j->first.reason, "None") ?
+				     j->first.reason : NULL);
+			json_add_str(a, "node", j->first.node[0] ? j->first.node : NULL);
+			json_add_num(a, "submit_unix_s", (double)j->first.submit_time);
+			json_add_num(a, "start_unix_s", (double)j->first.start_time);
+			json_add_num(a, "end_unix_s", (double)j->first.end_time);
+			json_add_str(a, "rundir", j->first_rundir);
+		} else {
+			/* --resume adopted the second attempt: the first is only in the last record */
+			cJSON_AddNullToObject(a, "job_id");
+		}
+		cJSON_AddItemToArray(arr, a);
+		a = cJSON_CreateObject();
+		json_add_num(a, "job_id", (double)j->id);
+		json_add_str(a, "state", j->sj.state[0] ? j->sj.state : NULL);
+		json_add_str(a, "reason", j->sj.reason[0] && strcmp(j->sj.reason, "None") ? j->sj.reason : NULL);
+		json_add_str(a, "node", j->sj.node[0] ? j->sj.node : NULL);
+		cJSON_AddItemToArray(arr, a);
+	}
 	return o;
 }
 
@@ -608,35 +640,53 @@ static int build_index(const struct plan *p, const struct plan_build *b)
 }
 
 /* --resume: the job id that the run's last controller submitted for the job
- * named name on this host, else 0 */
-static long resumed_job(const struct hostrun *hr, const char *name)
+ * named name on this host, else 0; *attempt its attempt (2: a requeued job) */
+static long resumed_job(const struct hostrun *hr, const char *name, int *attempt)
 {
 	const cJSON *h, *e;
+	*attempt = 1;
 	cJSON_ArrayForEach(h, rr_arr(hr->ctx->resumed, "hosts")) {
 		if (!rr_streq(rr_str(h, "name"), hr->h->name))
 			continue;
 		long last = 0;
 		cJSON_ArrayForEach(e, rr_arr(rr_obj(h, "scheduler"), "jobs")) {
-			double id;
+			double id, a;
 			/* the last of that name: a withdrawn or requeued job was submitted again */
-			if (rr_streq(rr_str(e, "name"), name) && rr_num(e, "job_id", &id) && id > 0)
+			if (rr_streq(rr_str(e, "name"), name) && rr_num(e, "job_id", &id) && id > 0) {
 				last = (long)id;
+				*attempt = rr_num(e, "attempt", &a) && a >= 2 ? 2 : 1;
+			}
 		}
 		return last;
 	}
 	return 0;
 }
 
+/* The run dir of a job's attempt: NAME, then NAME.try2 (the runner keeps
+ * its state there, and the second attempt starts afresh) */
+static char *job_rundir(const struct plan *p, const char *name, int attempt)
+{
+	return attempt > 1 ? xstrfmt("%s/slurm/%s.try%d", p->run_dir, name, attempt)
+			   : xstrfmt("%s/slurm/%s", p->run_dir, name);
+}
+
 /* A job of the resumed run: followed (and collected) as if just submitted. */
-static void adopt(struct srun *r, struct sjob *j, long id)
+static void adopt(struct srun *r, struct sjob *j, long id, int attempt)
 {
 	struct hostrun *hr = r->hr;
 	cJSON *e = cJSON_CreateObject();
 	j->id = id;
 	j->state = JOB_QUEUED;
 	j->adopted = 1;
+	if (attempt > 1) {
+		j->attempt = attempt;
+		free(j->rundir);
+		j->rundir = job_rundir(&hr->plan, j->name, attempt);
+	}
 	json_add_str(e, "name", j->name);
 	json_add_num(e, "job_id", (double)id);
+	if (attempt > 1)
+		json_add_num(e, "attempt", attempt);
 	json_add_bool(e, "resumed", 1);
 	record_lock(hr->ctx->rec);
 	cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs"), e);
@@ -660,7 +710,7 @@ static void adopt_by_name(struct srun *r)
 			    err.buf);
 	for (i = 0; i < r->njobs; i++) {
 		if (ids[i] > 0)
-			adopt(r, &r->jobs[i], ids[i]);
+			adopt(r, &r->jobs[i], ids[i], 1);
 		free(names[i]);
 	}
 	free(names);
@@ -675,7 +725,7 @@ static void make_jobs(struct srun *r)
 	const struct plan *p = &hr->plan;
 	int *job_of_build = xcalloc((size_t)p->nbuilds + 1, sizeof(int));
 	long id;
-	int i;
+	int i, attempt;
 
 	r->jobs = xcalloc((size_t)(p->nbuilds + p->nsteps) + 1, sizeof(*r->jobs));
 	for (i = 0; i < p->nbuilds; i++) {
@@ -690,10 +740,11 @@ static void make_jobs(struct srun *r)
 		j->is_build = 1;
 		j->idx = i;
 		j->dep = -1;
+		j->attempt = 1;
 		j->name = xstrfmt("build-%.16s", b->key);
-		j->rundir = xstrfmt("%s/slurm/%s", p->run_dir, j->name);
-		if ((id = resumed_job(hr, j->name)) > 0)
-			adopt(r, j, id);
+		j->rundir = job_rundir(p, j->name, 1);
+		if ((id = resumed_job(hr, j->name, &attempt)) > 0)
+			adopt(r, j, id, attempt);
 		job_of_build[i] = r->njobs++;
 	}
 	for (i = 0; i < p->nsteps; i++) {
@@ -717,9 +768,10 @@ static void make_jobs(struct srun *r)
 		slug = plan_slug(ps->id, 80);
 		j->name = xstrfmt("step-%03d-%s", i, slug);
 		free(slug);
-		j->rundir = xstrfmt("%s/slurm/%s", p->run_dir, j->name);
-		if ((id = resumed_job(hr, j->name)) > 0)
-			adopt(r, j, id);
+		j->attempt = 1;
+		j->rundir = job_rundir(p, j->name, 1);
+		if ((id = resumed_job(hr, j->name, &attempt)) > 0)
+			adopt(r, j, id, attempt);
 	}
 	free(job_of_build);
 	if (hr->ctx->resumed)
@@ -735,7 +787,7 @@ static enum go_status write_plan(struct srun *r, struct sjob *j, struct strbuf *
 	struct runplan_step rs;
 	const struct plan_build *b;
 	struct strbuf text = STRBUF_INIT, cmd = STRBUF_INIT;
-	char *path;
+	char *path, *step_dir = NULL;
 	enum go_status st;
 
 	memset(&rp, 0, sizeof(rp));
@@ -758,7 +810,11 @@ static enum go_status write_plan(struct srun *r, struct sjob *j, struct strbuf *
 	if (!j->is_build) {
 		const struct plan_step *ps = &p->steps[j->idx];
 		rs.id = ps->id;
-		rs.dir = ps->dir;
+		/* a second attempt's step starts afresh: the first one's processes
+		 * may outlive its job (a runner killed before it could stop them,
+		 * proctrack/pgid) and must not hand it their outputs */
+		step_dir = j->attempt > 1 ? xstrfmt("%s.try%d", ps->dir, j->attempt) : NULL;
+		rs.dir = step_dir ? step_dir : ps->dir;
 		rs.command = ps->command;
 		rs.lock_path = NULL;   /* the GPU is Slurm's allocation: no gpuorch lock */
 		rs.build_id = b ? b->key : NULL;
@@ -768,6 +824,7 @@ static enum go_status write_plan(struct srun *r, struct sjob *j, struct strbuf *
 		rp.nsteps = 1;
 	}
 	st = runplan_write(&rp, &text, err);
+	free(step_dir);
 	if (st != GO_OK) {
 		strbuf_release(&text);
 		return st;
@@ -811,7 +868,9 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 	strbuf_addstr(&script, " || exit $?\n");
 	if (j->is_build)
 		strbuf_addstr(&script, "read -r b <.builds/1 && [ \"$b\" = pass ] || exit 1\n");
-	if (j->dep >= 0)
+	/* a second attempt's build job has passed (else it would not have run):
+	 * its dependency is met, and Slurm may have forgotten that job by now */
+	if (j->dep >= 0 && !(j->attempt > 1 && r->jobs[j->dep].state == JOB_DONE))
 		strbuf_addf(&dep, "afterok:%ld", r->jobs[j->dep].id);
 	name = xstrfmt("gpuorch-%s-%s", hr->ctx->run_id, j->name);
 	out = xstrfmt("%s/slurm-%%j.out", j->rundir);
@@ -820,7 +879,7 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 	req.script = script.buf;
 	req.cwd = j->rundir;
 	req.std_out = out;
-	req.dependency = j->dep >= 0 ? dep.buf : NULL;
+	req.dependency = dep.len ? dep.buf : NULL;
 	req.gpu = !j->is_build && hr->plan.steps[j->idx].needs_gpu;
 	if (req.dependency)
 		snprintf(j->dep_sent, sizeof(j->dep_sent), "%s", req.dependency);
@@ -831,12 +890,15 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 		cJSON *e = cJSON_CreateObject();
 		json_add_str(e, "name", j->name);
 		json_add_num(e, "job_id", (double)j->id);
+		if (j->attempt > 1)
+			json_add_num(e, "attempt", j->attempt);
 		record_lock(hr->ctx->rec);
 		cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs"), e);
 		record_unlock(hr->ctx->rec);   /* saved once per round (run_jobs) */
 		j->state = JOB_QUEUED;
-		strbuf_addf(&hr->out, "  submitted %s: job %ld%s%s\n", j->name, j->id,
-			    j->dep >= 0 ? ", after " : "", j->dep >= 0 ? dep.buf : "");
+		strbuf_addf(&hr->out, "  submitted %s: job %ld%s%s%s\n", j->name, j->id,
+			    dep.len ? ", after " : "", dep.buf,
+			    j->attempt > 1 ? " (second attempt)" : "");
 		if (warn.len)
 			strbuf_addf(&hr->out, "  warning: job %ld: %s\n", j->id, warn.buf);
 	}
@@ -866,8 +928,47 @@ static int on_event(const struct journal_event *e, void *arg)
 	return 0;
 }
 
-/* The job ended: read its journal back and record its build or step. */
-static void collect(struct srun *r, struct sjob *j)
+/* The job ended PREEMPTED or NODE_FAIL before its work did: submit it once
+ * more, in a run dir of its own. The jobs that waited on it (afterok of a
+ * build job that will never pass) are withdrawn and wait for the new one. */
+static void requeue(struct srun *r, struct sjob *j)
+{
+	struct hostrun *hr = r->hr;
+	struct strbuf err = STRBUF_INIT;
+	int k, self = (int)(j - r->jobs);
+
+	strbuf_addf(&hr->out, "  %s: job %ld ended %s on %s before its %s ended: submitted once more\n",
+		    j->name, j->id, j->sj.state, j->sj.node[0] ? j->sj.node : "?",
+		    j->is_build ? "build" : "step");
+	j->first = j->sj;
+	free(j->first_rundir);
+	j->first_rundir = j->rundir;
+	j->attempt++;
+	j->rundir = job_rundir(&hr->plan, j->name, j->attempt);
+	memset(&j->sj, 0, sizeof(j->sj));
+	j->id = 0;
+	j->state = JOB_WAITING;
+	j->dep_sent[0] = j->dep_seen[0] = j->pending[0] = '\0';
+	j->pending_since = 0;
+	for (k = 0; k < r->njobs; k++) {
+		struct sjob *d = &r->jobs[k];
+		if (d->dep != self || d->state != JOB_QUEUED)
+			continue;
+		if (slurm_cancel(r->sc, d->id, &err) != GO_OK)
+			strbuf_addf(&hr->out, "  warning: cannot cancel job %ld: %s\n", d->id, err.buf);
+		strbuf_addf(&hr->out, "  %s: job %ld withdrawn (it waited on job %ld)\n", d->name, d->id,
+			    j->first.id);
+		d->id = 0;
+		d->state = JOB_WAITING;
+		d->dep_sent[0] = d->dep_seen[0] = '\0';
+		memset(&d->sj, 0, sizeof(d->sj));
+	}
+	strbuf_release(&err);
+}
+
+/* The job ended: read its journal back and record its build or step.
+ * Returns 0 when the job was submitted again instead (requeue()). */
+static int collect(struct srun *r, struct sjob *j)
 {
 	struct hostrun *hr = r->hr;
 	const struct plan *p = &hr->plan;
@@ -890,10 +991,37 @@ static void collect(struct srun *r, struct sjob *j)
 			    hr->h->slurm->queue_timeout_s, j->pending[0] ? j->pending : "?");
 		status = "TIMEOUT";
 	} else if (c.end && (!strcmp(json_str(c.end, "status") ? json_str(c.end, "status") : "exited", "exited") ||
-		      !j->sj.found || !strcmp(j->sj.state, "COMPLETED")))
+		      !j->sj.found || !strcmp(j->sj.state, "COMPLETED"))) {
 		status = runner_status(c.end, &reason);
-	else
-		status = slurm_end_status(j, hr->h->slurm, &reason);
+	} else {
+		switch (slurm_retry_decision(&j->sj, j->attempt)) {
+		case SLURM_RETRY_REQUEUE:
+			if (*hr->ctx->interrupted)
+				break;   /* Ctrl-C: nothing is submitted any more */
+			requeue(r, j);
+			cJSON_Delete(c.end);
+			journal_release(&jr);
+			strbuf_release(&data);
+			strbuf_release(&err);
+			strbuf_release(&reason);
+			free(path);
+			return 0;
+		case SLURM_RETRY_GIVE_UP:
+			strbuf_addf(&reason, "the Slurm job ended %s twice: job %ld %s%s%s on %s, submitted once more "
+				    "as job %ld, %s%s%s on %s (gpuorch requeues a job once)",
+				    j->sj.state, j->first.id, j->first.state,
+				    j->first.reason[0] && strcmp(j->first.reason, "None") ? " " : "",
+				    j->first.reason[0] && strcmp(j->first.reason, "None") ? j->first.reason : "",
+				    j->first.node[0] ? j->first.node : "?", j->id, j->sj.state,
+				    j->sj.reason[0] && strcmp(j->sj.reason, "None") ? " " : "",
+				    j->sj.reason[0] && strcmp(j->sj.reason, "None") ? j->sj.reason : "",
+				    j->sj.node[0] ? j->sj.node : "?");
+			break;
+		case SLURM_RETRY_NO:
+			break;
+		}
+		status = reason.len ? "INFRA_ERROR" : slurm_end_status(j, hr->h->slurm, &reason);
+	}
 	if (j->is_build) {
 		j->passed = !strcmp(status, "PASS");
 		record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
@@ -929,6 +1057,7 @@ static void collect(struct srun *r, struct sjob *j)
 	strbuf_release(&err);
 	strbuf_release(&reason);
 	free(path);
+	return 1;
 }
 
 /* A job that cannot run because its build job did not pass. */
@@ -959,10 +1088,11 @@ static enum go_status run_jobs(struct srun *r)
 	struct hostrun *hr = r->hr;
 	struct strbuf err = STRBUF_INIT, live = STRBUF_INIT;
 	long *ids = xcalloc((size_t)r->njobs + 1, sizeof(long));
+	int *asked = xcalloc((size_t)r->njobs + 1, sizeof(int));   /* jobs[] index of ids[k] */
 	struct slurm_job *seen = xcalloc((size_t)r->njobs + 1, sizeof(*seen));
 	int64_t interval = POLL_MIN_MS, t0 = time_mono_ms(), cancel_deadline = 0;
 	enum go_status st = GO_OK;
-	int i, left = r->njobs, cancelling = 0;
+	int i, k, left = r->njobs, cancelling = 0;
 
 	while (left > 0) {
 		int inflight = 0, n = 0, changed = 0, npend = 0, nrun = 0;
@@ -999,25 +1129,28 @@ static enum go_status run_jobs(struct srun *r)
 			save(hr);   /* the new job ids */
 		/* one request for every job in the queue */
 		for (i = 0; i < r->njobs; i++)
-			if (r->jobs[i].state == JOB_QUEUED)
+			if (r->jobs[i].state == JOB_QUEUED) {
+				asked[n] = i;
 				ids[n++] = r->jobs[i].id;
+			}
 		if (n) {
 			st = slurm_get_jobs(r->sc, ids, n, seen, &err);
 			if (st != GO_OK)
 				goto fail;
 		}
-		for (i = 0, n = 0; i < r->njobs; i++) {
-			struct sjob *j = &r->jobs[i];
-			if (j->state != JOB_QUEUED)
+		for (k = 0; k < n; k++) {
+			struct sjob *j = &r->jobs[asked[k]];
+			/* a job requeue() withdrew in this round waits to be submitted again */
+			if (j->state != JOB_QUEUED || j->id != ids[k])
 				continue;
-			if (strcmp(seen[n].state, j->sj.state))
+			if (strcmp(seen[k].state, j->sj.state))
 				changed = 1;
-			j->sj = seen[n++];
+			j->sj = seen[k];
 			if (j->sj.dependency[0] && !j->dep_seen[0])
 				snprintf(j->dep_seen, sizeof(j->dep_seen), "%s", j->sj.dependency);
 			if (!j->sj.found || slurm_state_final(j->sj.state)) {
-				collect(r, j);
-				left--;
+				if (collect(r, j))
+					left--;
 				changed = 1;
 				continue;
 			}
@@ -1082,6 +1215,7 @@ fail:
 	host_status(hr, "failed", err.buf);
 out:
 	free(ids);
+	free(asked);
 	free(seen);
 	strbuf_release(&err);
 	strbuf_release(&live);
@@ -1162,6 +1296,7 @@ void slurmrun_main(void *arg)
 	for (i = 0; i < r.njobs; i++) {
 		free(r.jobs[i].name);
 		free(r.jobs[i].rundir);
+		free(r.jobs[i].first_rundir);
 	}
 	free(r.jobs);
 	free(r.runner);

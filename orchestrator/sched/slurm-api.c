@@ -12,6 +12,8 @@ static const struct slurm_adapter adapters[] = {
 	{ "v0.0.43", slurm_v0041_submit_body, slurm_v0041_job, slurm_v0041_node, slurm_v0041_partition },
 	{ "v0.0.42", slurm_v0041_submit_body, slurm_v0041_job, slurm_v0041_node, slurm_v0041_partition },
 	{ "v0.0.41", slurm_v0041_submit_body, slurm_v0041_job, slurm_v0041_node, slurm_v0041_partition },
+	{ "v0.0.40", slurm_v0041_submit_body, slurm_v0041_job, slurm_v0041_node, slurm_v0041_partition },
+	{ "v0.0.39", slurm_v0041_submit_body, slurm_v0039_job, slurm_v0041_node, slurm_v0041_partition },
 	{ "v0.0.38", slurm_v0038_submit_body, slurm_v0038_job, slurm_v0038_node, slurm_v0038_partition },
 	{ NULL, NULL, NULL, NULL, NULL },
 };

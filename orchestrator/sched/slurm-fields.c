@@ -1,8 +1,11 @@
-/* slurm-fields.c -- what every API version's adapter writes and reads alike: the job fields named
- * the same in v0.0.38 and v0.0.41+, and GRES strings (the GPUs a node's "gres" holds; the TRES
- * form "gres/gpu:h100:1" that v0.0.41+ takes instead of "gres" and "gpus"). */
+/* slurm-fields.c -- what the API versions' adapters write and read alike: the job fields named
+ * the same in every version (name, partition, ..., and on the way back id, reason, node,
+ * dependency), the {set, infinite, number} structs of v0.0.39+, the raw wait status of v0.0.38 and
+ * v0.0.39, and GRES strings (the GPUs a node's "gres" holds; the TRES form "gres/gpu:h100:1" that
+ * v0.0.39+ takes instead of "gres" and "gpus"). */
 #include "sched/slurm-int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/jsonutil.h"
@@ -28,6 +31,60 @@ void slurm_job_fields(cJSON *job, const struct host_slurm *s, const struct slurm
 		json_add_str(job, "standard_error", r->std_err);
 	if (r->dependency)
 		json_add_str(job, "dependency", r->dependency);
+}
+
+void slurm_add_no_val(cJSON *parent, const char *key, double n)
+{
+	cJSON *o = json_add_obj(parent, key);
+	json_add_bool(o, "set", 1);
+	json_add_bool(o, "infinite", 0);
+	json_add_num(o, "number", n);
+}
+
+double slurm_no_val(const cJSON *parent, const char *key, double fallback)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key), *set, *inf, *num;
+	if (cJSON_IsNumber(o))
+		return o->valuedouble;
+	if (!cJSON_IsObject(o))
+		return fallback;
+	set = cJSON_GetObjectItemCaseSensitive(o, "set");
+	inf = cJSON_GetObjectItemCaseSensitive(o, "infinite");
+	num = cJSON_GetObjectItemCaseSensitive(o, "number");
+	if (!cJSON_IsTrue(set) || cJSON_IsTrue(inf) || !cJSON_IsNumber(num))
+		return fallback;
+	return num->valuedouble;
+}
+
+void slurm_copy(char *dst, size_t n, const char *s)
+{
+	snprintf(dst, n, "%s", s ? s : "");
+}
+
+void slurm_job_common(const cJSON *job, struct slurm_job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->found = 1;
+	j->id = (long)json_num(job, "job_id", 0);
+	slurm_copy(j->reason, sizeof(j->reason), json_str(job, "state_reason"));
+	slurm_copy(j->node, sizeof(j->node), json_str(job, "batch_host"));
+	if (!j->node[0])
+		slurm_copy(j->node, sizeof(j->node), json_str(job, "nodes"));
+	slurm_copy(j->dependency, sizeof(j->dependency), json_str(job, "dependency"));
+	j->exit_status = -1;
+}
+
+void slurm_wait_status(int raw, struct slurm_job *j)
+{
+	/* low 7 bits a signal, else the exit status << 8 */
+	j->exit_status = -1;
+	j->term_signal = 0;
+	if (raw < 0)
+		return;
+	if ((raw & 0x7f) == 0)
+		j->exit_status = (raw >> 8) & 0xff;
+	else
+		j->term_signal = raw & 0x7f;
 }
 
 /* "gpu:h100:4(S:0-1)" or "gpu:2" or "gpu:h100:4(IDX:0-3),shard:8": the GPU count */

@@ -2,9 +2,10 @@
  *
  * slurm.c (the client) -> slurm-http.c (one REST request: libcurl, retries,
  * the reply's errors[]), slurm-token.c (the JWT: where from, when to mint
- * again), slurm-api.c (the versions and their adapters) -> slurm-v0038.c and
- * slurm-v0041.c (the request and reply shapes of v0.0.38 and of
- * v0.0.41-v0.0.44) -> slurm-fields.c (the job fields they write alike, GRES strings). */
+ * again), slurm-api.c (the versions and their adapters) -> slurm-v0038.c,
+ * slurm-v0039.c and slurm-v0041.c (the request and reply shapes of v0.0.38,
+ * of v0.0.39's jobs, and of v0.0.40-v0.0.44) -> slurm-fields.c (the fields
+ * they write and read alike, no_val structs, wait statuses, GRES strings). */
 #ifndef GPUORCH_SLURM_INT_H
 #define GPUORCH_SLURM_INT_H
 
@@ -81,7 +82,10 @@ void slurm_v0038_job(const cJSON *job, struct slurm_job *j);
 void slurm_v0038_node(const cJSON *node, const char *partition, struct slurm_node *n);
 void slurm_v0038_partition(const cJSON *part, const char *name, struct slurm_partition *p);
 
-/* ---- slurm-v0041.c (v0.0.41, v0.0.42, v0.0.43, v0.0.44) */
+/* ---- slurm-v0039.c (v0.0.39's jobs; the rest of v0.0.39 is v0.0.40's) */
+void slurm_v0039_job(const cJSON *job, struct slurm_job *j);
+
+/* ---- slurm-v0041.c (v0.0.40, v0.0.41, v0.0.42, v0.0.43, v0.0.44; v0.0.39 but its jobs) */
 cJSON *slurm_v0041_submit_body(const struct host_slurm *s, const struct slurm_job_req *r);
 void slurm_v0041_job(const cJSON *job, struct slurm_job *j);
 void slurm_v0041_node(const cJSON *node, const char *partition, struct slurm_node *n);
@@ -92,6 +96,17 @@ void slurm_v0041_partition(const cJSON *part, const char *name, struct slurm_par
  * constraints, cpus_per_task, tasks, minimum_nodes, the working directory,
  * stdout/stderr, dependency. */
 void slurm_job_fields(cJSON *job, const struct host_slurm *s, const struct slurm_job_req *r);
+/* The job fields every version reads alike (job_id, state_reason, batch_host
+ * or nodes, dependency): *j cleared first, found = 1, no exit status yet. */
+void slurm_job_common(const cJSON *job, struct slurm_job *j);
+/* A raw wait status (v0.0.38, v0.0.39) as exit_status / term_signal; -1: none. */
+void slurm_wait_status(int raw, struct slurm_job *j);
+/* {"set": true, "infinite": false, "number": N} */
+void slurm_add_no_val(cJSON *parent, const char *key, double n);
+/* Such a struct's number (fallback when unset or infinite); a plain number is read too. */
+double slurm_no_val(const cJSON *parent, const char *key, double fallback);
+/* s (NULL: "") into dst, cut to n - 1 bytes */
+void slurm_copy(char *dst, size_t n, const char *s);
 /* The GPUs a gres string holds: "gpu:h100:4(S:0-1),shard:8" -> 4. */
 int slurm_gres_gpus(const char *gres);
 /* "gpu:h100:1,shard:2" -> "gres/gpu:h100:1,gres/shard:2" (malloc'd). */

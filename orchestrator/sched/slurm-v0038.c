@@ -3,8 +3,9 @@
  *
  * v0.0.38 takes "environment" as an object {"K": "V"} and the time limit in
  * minutes; a job's exit_code is the raw wait status; times are epoch
- * seconds. v0.0.41 to v0.0.44 differ (environment as an array, exit_code
- * as an object, ...): slurm-v0041.c. */
+ * seconds. v0.0.39 reads alike but sends like v0.0.41 (slurm-v0039.c);
+ * v0.0.40 to v0.0.44 differ (environment as an array, exit_code as an
+ * object, ...): slurm-v0041.c. */
 #include "sched/slurm-int.h"
 
 #include <stdio.h>
@@ -26,7 +27,10 @@ cJSON *slurm_v0038_submit_body(const struct host_slurm *s, const struct slurm_jo
 		json_add_str(job, "gpus", s->gpus);
 	if (r->gpu && s->gres)
 		json_add_str(job, "gres", s->gres);
-	json_add_bool(job, "requeue", 0);
+	/* no "requeue": slurmrestd 22.05 sets Requeue=1 for any value it is
+	 * given, false and 0 included (seen: JobRequeue=0 in slurm.conf, a job
+	 * sent "requeue": false showed Requeue=1 and came back PENDING after a
+	 * node failure); left out, the job has the cluster's JobRequeue */
 	env = json_add_obj(job, "environment");
 	/* slurmrestd needs at least one variable; jobs get no login environment */
 	json_add_str(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
@@ -43,35 +47,14 @@ cJSON *slurm_v0038_submit_body(const struct host_slurm *s, const struct slurm_jo
 	return root;
 }
 
-static void copy(char *dst, size_t n, const char *s)
-{
-	snprintf(dst, n, "%s", s ? s : "");
-}
-
 void slurm_v0038_job(const cJSON *job, struct slurm_job *j)
 {
-	int raw;
-	memset(j, 0, sizeof(*j));
-	j->found = 1;
-	j->id = (long)json_num(job, "job_id", 0);
-	copy(j->state, sizeof(j->state), json_str(job, "job_state"));
-	copy(j->reason, sizeof(j->reason), json_str(job, "state_reason"));
-	copy(j->node, sizeof(j->node), json_str(job, "batch_host"));
-	if (!j->node[0])
-		copy(j->node, sizeof(j->node), json_str(job, "nodes"));
-	copy(j->dependency, sizeof(j->dependency), json_str(job, "dependency"));
+	slurm_job_common(job, j);
+	slurm_copy(j->state, sizeof(j->state), json_str(job, "job_state"));
 	j->submit_time = (int64_t)json_num(job, "submit_time", 0);
 	j->start_time = (int64_t)json_num(job, "start_time", 0);
 	j->end_time = (int64_t)json_num(job, "end_time", 0);
-	/* exit_code is the raw wait status: low 7 bits a signal, else exit << 8 */
-	raw = (int)json_num(job, "exit_code", -1);
-	j->exit_status = -1;
-	if (raw >= 0) {
-		if ((raw & 0x7f) == 0)
-			j->exit_status = (raw >> 8) & 0xff;
-		else
-			j->term_signal = raw & 0x7f;
-	}
+	slurm_wait_status((int)json_num(job, "exit_code", -1), j);
 }
 
 void slurm_v0038_node(const cJSON *node, const char *partition, struct slurm_node *n)

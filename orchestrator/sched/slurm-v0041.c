@@ -1,7 +1,8 @@
-/* slurm-v0041.c -- the shapes of slurmrestd's API v0.0.41 to v0.0.44 (Slurm 24.05 to 25.11, the
- * data_parser generation): submit body, job, node, partition.
+/* slurm-v0041.c -- the shapes of slurmrestd's API v0.0.40 to v0.0.44 (Slurm 23.11 to 25.11, the
+ * data_parser generation): submit body, job, node, partition; v0.0.39 (Slurm 23.02, 23.11) sends
+ * the same submit body and reads the same nodes and partitions (its jobs: slurm-v0039.c).
  *
- * The four versions agree on every field gpuorch reads or sends (checked against their published
+ * The five versions agree on every field gpuorch reads or sends (checked against their published
  * OpenAPI documents by tests/t4002-slurm-openapi.sh), and differ from v0.0.38 thus:
  *   - "environment" is an array of "K=V" strings; the time limit a {set, infinite, number} struct;
  *   - GPUs are asked for as TRES: "tres_per_job": "gres/gpu[:type]:N" (sbatch --gpus) and
@@ -19,31 +20,6 @@
 #include "core/jsonutil.h"
 #include "core/banned.h"
 
-/* {"set": true, "infinite": false, "number": N} */
-static void add_no_val(cJSON *parent, const char *key, double n)
-{
-	cJSON *o = json_add_obj(parent, key);
-	json_add_bool(o, "set", 1);
-	json_add_bool(o, "infinite", 0);
-	json_add_num(o, "number", n);
-}
-
-/* A no_val struct's number (fallback when unset or infinite); a plain number is read too. */
-static double no_val(const cJSON *parent, const char *key, double fallback)
-{
-	const cJSON *o = cJSON_GetObjectItemCaseSensitive(parent, key), *set, *inf, *num;
-	if (cJSON_IsNumber(o))
-		return o->valuedouble;
-	if (!cJSON_IsObject(o))
-		return fallback;
-	set = cJSON_GetObjectItemCaseSensitive(o, "set");
-	inf = cJSON_GetObjectItemCaseSensitive(o, "infinite");
-	num = cJSON_GetObjectItemCaseSensitive(o, "number");
-	if (!cJSON_IsTrue(set) || cJSON_IsTrue(inf) || !cJSON_IsNumber(num))
-		return fallback;
-	return num->valuedouble;
-}
-
 cJSON *slurm_v0041_submit_body(const struct host_slurm *s, const struct slurm_job_req *r)
 {
 	cJSON *root = cJSON_CreateObject(), *job, *env;
@@ -52,7 +28,7 @@ cJSON *slurm_v0041_submit_body(const struct host_slurm *s, const struct slurm_jo
 	job = json_add_obj(root, "job");
 	json_add_str(job, "script", r->script);
 	slurm_job_fields(job, s, r);
-	add_no_val(job, "time_limit", r->time_limit_min > 0 ? r->time_limit_min : s->time_limit_min);
+	slurm_add_no_val(job, "time_limit", r->time_limit_min > 0 ? r->time_limit_min : s->time_limit_min);
 	if (r->gpu && s->gpus) {
 		/* "gpus" is sbatch's --gpus=[type:]N: one GRES, gpu */
 		char *t = xstrfmt("gres/gpu:%s", s->gpus);
@@ -74,11 +50,6 @@ cJSON *slurm_v0041_submit_body(const struct host_slurm *s, const struct slurm_jo
 	return root;
 }
 
-static void copy(char *dst, size_t n, const char *s)
-{
-	snprintf(dst, n, "%s", s ? s : "");
-}
-
 /* The job's base state from the "job_state" flags: the first one Slurm lists that is a state
  * (flags such as REQUEUED, COMPLETING or CONFIGURING follow it). */
 static void first_state(const cJSON *arr, char *dst, size_t n)
@@ -86,12 +57,12 @@ static void first_state(const cJSON *arr, char *dst, size_t n)
 	const cJSON *it;
 	dst[0] = '\0';
 	if (cJSON_IsString(arr)) {
-		copy(dst, n, arr->valuestring);
+		slurm_copy(dst, n, arr->valuestring);
 		return;
 	}
 	cJSON_ArrayForEach(it, (cJSON_IsArray(arr) ? arr : (const cJSON *)0))
 		if (cJSON_IsString(it)) {
-			copy(dst, n, it->valuestring);
+			slurm_copy(dst, n, it->valuestring);
 			return;
 		}
 }
@@ -101,21 +72,13 @@ void slurm_v0041_job(const cJSON *job, struct slurm_job *j)
 	const cJSON *ec = cJSON_GetObjectItemCaseSensitive(job, "exit_code"), *st, *sig, *it;
 	int signaled = 0, unknown = 0;
 
-	memset(j, 0, sizeof(*j));
-	j->found = 1;
-	j->id = (long)json_num(job, "job_id", 0);
+	slurm_job_common(job, j);
 	first_state(cJSON_GetObjectItemCaseSensitive(job, "job_state"), j->state, sizeof(j->state));
-	copy(j->reason, sizeof(j->reason), json_str(job, "state_reason"));
-	copy(j->node, sizeof(j->node), json_str(job, "batch_host"));
-	if (!j->node[0])
-		copy(j->node, sizeof(j->node), json_str(job, "nodes"));
-	copy(j->dependency, sizeof(j->dependency), json_str(job, "dependency"));
-	j->submit_time = (int64_t)no_val(job, "submit_time", 0);
-	j->start_time = (int64_t)no_val(job, "start_time", 0);
-	j->end_time = (int64_t)no_val(job, "end_time", 0);
+	j->submit_time = (int64_t)slurm_no_val(job, "submit_time", 0);
+	j->start_time = (int64_t)slurm_no_val(job, "start_time", 0);
+	j->end_time = (int64_t)slurm_no_val(job, "end_time", 0);
 	/* exit_code: {"status": ["SUCCESS"|"ERROR"|"SIGNALED"|"CORE_DUMPED"|"PENDING"|"INVALID"],
 	 * "return_code": no_val (the exit status), "signal": {"id": no_val, "name": "KILL"}} */
-	j->exit_status = -1;
 	st = cJSON_GetObjectItemCaseSensitive(ec, "status");
 	cJSON_ArrayForEach(it, (cJSON_IsArray(st) ? st : (const cJSON *)0)) {
 		if (!cJSON_IsString(it))
@@ -127,9 +90,9 @@ void slurm_v0041_job(const cJSON *job, struct slurm_job *j)
 	}
 	sig = cJSON_GetObjectItemCaseSensitive(ec, "signal");
 	if (signaled)
-		j->term_signal = (int)no_val(sig, "id", 0);
-	else if (!unknown && cJSON_IsObject(ec) && no_val(ec, "return_code", -1) >= 0)
-		j->exit_status = (int)no_val(ec, "return_code", -1) & 0xff;
+		j->term_signal = (int)slurm_no_val(sig, "id", 0);
+	else if (!unknown && cJSON_IsObject(ec) && slurm_no_val(ec, "return_code", -1) >= 0)
+		j->exit_status = (int)slurm_no_val(ec, "return_code", -1) & 0xff;
 }
 
 /* An array of strings (or a comma-separated string) as "a,b,c". */

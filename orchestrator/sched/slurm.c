@@ -166,8 +166,9 @@ enum go_status slurm_discover(struct slurm_client *c, struct strbuf *err)
 		for (a = slurm_adapters(); a->version; a++)
 			strbuf_addf(&ours, "%s%s", ours.len ? ", " : "", a->version);
 		st = go_fail(err, GO_ERR_REMOTE, "slurmrestd %s serves Slurm API %s; gpuorch speaks %s (start slurmrestd with "
-			     "-s openapi/vX for one its Slurm release serves: v0.0.38 is Slurm 22.05's, v0.0.41 "
-			     "24.05's, v0.0.42 24.11's, v0.0.43 25.05's, v0.0.44 25.11's)",
+			     "-s openapi/vX for one its Slurm release serves: v0.0.38 is Slurm 22.05's, v0.0.39 "
+			     "23.02's, v0.0.40 23.11's, v0.0.41 24.05's, v0.0.42 24.11's, v0.0.43 25.05's, "
+			     "v0.0.44 25.11's)",
 			     c->http.label, offered.len ? offered.buf : "no version at all (no /slurm/vX/job/submit in /openapi)",
 			     ours.buf);
 		strbuf_release(&ours);
@@ -528,4 +529,11 @@ int slurm_state_final(const char *s)
 		if (!strcmp(*p, s))
 			return 0;
 	return 1;
+}
+
+enum slurm_retry slurm_retry_decision(const struct slurm_job *j, int attempt)
+{
+	if (!j->found || (strcmp(j->state, "NODE_FAIL") && strcmp(j->state, "PREEMPTED")))
+		return SLURM_RETRY_NO;
+	return attempt <= 1 ? SLURM_RETRY_REQUEUE : SLURM_RETRY_GIVE_UP;
 }

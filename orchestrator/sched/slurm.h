@@ -107,4 +107,12 @@ enum go_status slurm_cancel(struct slurm_client *c, long id, struct strbuf *err)
 /* A job state that will not change again. */
 int slurm_state_final(const char *state);
 
+/* What to do with a job that ended without its work's end in its journal.
+ * NODE_FAIL and PREEMPTED are the cluster's doing, not the job's: the job is
+ * submitted once more (attempt 1 -> SLURM_RETRY_REQUEUE) and reported when
+ * it ends that way again (attempt 2 or later -> SLURM_RETRY_GIVE_UP). Any
+ * other state is recorded as it is (SLURM_RETRY_NO). */
+enum slurm_retry { SLURM_RETRY_NO, SLURM_RETRY_REQUEUE, SLURM_RETRY_GIVE_UP };
+enum slurm_retry slurm_retry_decision(const struct slurm_job *j, int attempt);
+
 #endif

@@ -13,7 +13,12 @@ import jsonschema
 
 doc_path, path, method, which, file = sys.argv[1:6]
 doc = json.load(open(doc_path))
-op = doc.get('paths', {}).get(path, {}).get(method.lower())
+# "/slurm/v0.0.42/nodes/" or "/slurm/v0.0.39/nodes": the documents differ in the trailing slash
+# (gpuorch asks without it, as slurmrestd 22.05 answers), so either names the path
+paths = doc.get('paths', {})
+if path not in paths:
+    path = path[:-1] if path.endswith('/') else path + '/'
+op = paths.get(path, {}).get(method.lower())
 if op is None:
     print('%s: no %s %s' % (doc_path, method, path))
     sys.exit(2)

@@ -484,6 +484,37 @@ static void test_glance_figures(void)
 	cJSON_Delete(run);
 }
 
+/* The Cluster jobs section of a cluster whose build job ended NODE_FAIL and whose step job ended
+ * PREEMPTED, each requeued once by gpuorch (docs/slurm.md "Requeue"). */
+static void test_cluster_requeue(void)
+{
+	cJSON *run = cJSON_Parse(
+		"{\"schema\": \"gpuorch.run/1\", \"run_id\": \"r\", \"status\": \"complete\", \"outcome\": \"passed\","
+		" \"hosts\": [{\"name\": \"hpc\", \"status\": \"ok\","
+		"  \"scheduler\": {\"kind\": \"slurm\", \"url\": \"http://login1:6820\", \"api_version\": \"v0.0.40\","
+		"   \"partition\": \"gpu\", \"max_jobs\": 4, \"jobs\": [{\"name\": \"b\", \"job_id\": 1},"
+		"   {\"name\": \"s\", \"job_id\": 2}, {\"name\": \"b\", \"job_id\": 3, \"attempt\": 2},"
+		"   {\"name\": \"s\", \"job_id\": 4}, {\"name\": \"s\", \"job_id\": 5, \"attempt\": 2}]},"
+		"  \"builds\": [{\"program\": \"attn\", \"variant\": \"BM=64\", \"status\": \"PASS\","
+		"   \"slurm\": {\"job_id\": 3, \"state\": \"COMPLETED\", \"node\": \"g2\", \"requeued\": 1,"
+		"    \"attempts\": [{\"job_id\": 1, \"state\": \"NODE_FAIL\", \"node\": \"g1\"},"
+		"     {\"job_id\": 3, \"state\": \"COMPLETED\", \"node\": \"g2\"}]}}],"
+		"  \"steps\": [{\"id\": \"benchmark.attn.small\", \"status\": \"INFRA_ERROR\","
+		"   \"slurm\": {\"job_id\": 5, \"state\": \"PREEMPTED\", \"node\": \"g2\", \"requeued\": 1,"
+		"    \"attempts\": [{\"job_id\": 4, \"state\": \"PREEMPTED\", \"node\": \"g2\"},"
+		"     {\"job_id\": 5, \"state\": \"PREEMPTED\", \"node\": \"g2\"}]}},"
+		"   {\"id\": \"check.attn.small\", \"status\": \"PASS\","
+		"    \"slurm\": {\"job_id\": 6, \"state\": \"COMPLETED\", \"node\": \"g2\", \"requeued\": 0}}]}]}");
+	char *md = render(run);
+	HAS(md, "5 jobs (1 builds, 2 steps, 2 requeued)", "cluster: the requeued jobs counted, not the one never requeued");
+	HAS(md, "Requeued by gpuorch (Slurm ended the job PREEMPTED or NODE_FAIL): build `attn` `BM=64` job 1 "
+		"NODE_FAIL on g1, then job 3 COMPLETED; `benchmark.attn.small` job 4 PREEMPTED on g2, then job 5 "
+		"PREEMPTED.\n", "cluster: each requeued build and step with its attempts");
+	HASNT(md, "`check.attn.small` job", "cluster: a step never requeued is not listed");
+	free(md);
+	cJSON_Delete(run);
+}
+
 int main(void)
 {
 	test_pass();
@@ -493,6 +524,7 @@ int main(void)
 	test_glance_figures();
 	test_write();
 	test_charts();
+	test_cluster_requeue();
 	fuzz_one("pass-2host.json", 1);
 	fuzz_one("failed-host.json", 3);
 	return check_summary();

@@ -1,11 +1,13 @@
 /* test_slurm.c -- unit tests of the Slurm client's pure parts: the JWT "exp"
  * claim, the v0.0.38 and v0.0.41+ job, node and partition shapes (raw wait
  * status, exit_code objects, GPU counts from gres strings), the submit
- * bodies, the choice of API version, final states. The REST side is tested
+ * bodies, v0.0.39's jobs, the choice of API version, final states, the
+ * requeue decision (PREEMPTED, NODE_FAIL). The REST side is tested
  * against a real slurmrestd (v0.0.38) in tests/t4000-t4011, the v0.0.41+
  * shapes against the published OpenAPI documents in tests/t4002. */
 #include "sched/slurm-int.h"
 #include "core/jsonutil.h"
+#include "core/fsutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +99,9 @@ static void test_submit_body(void)
 	r.gpu = 1;
 	b = slurm_v0038_submit_body(&s, &r);
 	CHECK(!strcmp(json_str(b, "script"), r.script), "script", "%s", json_str(b, "script"));
+	CHECK(!json_path(b, "job.requeue"),
+	      "v0.0.38: no \"requeue\" (slurmrestd 22.05 reads any value as true; the cluster's JobRequeue holds)",
+	      "%s", "");
 	CHECK(!strcmp(json_str(json_path(b, "job"), "partition"), "gpu") &&
 	      !strcmp(json_str(json_path(b, "job"), "gpus"), "h100:1") &&
 	      !strcmp(json_str(json_path(b, "job"), "account"), "kernels") &&
@@ -156,6 +161,33 @@ static void test_v0041_job(void)
 	slurm_v0041_job(o, &j);
 	CHECK(!strcmp(j.state, "COMPLETED") && j.exit_status == 0 && j.term_signal == 0,
 	      "v0.0.41: SUCCESS is exit 0 (not 'unknown')", "exit %d", j.exit_status);
+	cJSON_Delete(o);
+}
+
+static void test_v0039_job(void)
+{
+	struct slurm_job j;
+	cJSON *o = cJSON_Parse("{\"job_id\": 12, \"job_state\": \"FAILED\", \"state_reason\": \"NonZeroExitCode\","
+			       " \"batch_host\": \"node7\", \"submit_time\": 100, \"start_time\": 103, \"end_time\": 110,"
+			       " \"exit_code\": {\"set\": true, \"infinite\": false, \"number\": 768}}");
+	slurm_v0039_job(o, &j);
+	CHECK(j.id == 12 && !strcmp(j.state, "FAILED") && !strcmp(j.node, "node7") && j.exit_status == 3 &&
+	      j.term_signal == 0 && j.submit_time == 100 && j.start_time == 103 && j.end_time == 110,
+	      "v0.0.39: a string state, plain times, the raw wait status 768 in a struct is exit 3",
+	      "%s exit %d signal %d", j.state, j.exit_status, j.term_signal);
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"job_id\": 13, \"job_state\": \"PREEMPTED\", \"nodes\": \"n1\","
+			" \"exit_code\": {\"set\": true, \"infinite\": false, \"number\": 15}}");
+	slurm_v0039_job(o, &j);
+	CHECK(j.term_signal == 15 && j.exit_status == -1 && !strcmp(j.node, "n1"),
+	      "v0.0.39: raw status 15 is signal 15; no batch_host: nodes", "exit %d signal %d", j.exit_status,
+	      j.term_signal);
+	cJSON_Delete(o);
+	o = cJSON_Parse("{\"job_id\": 14, \"job_state\": \"PENDING\","
+			" \"exit_code\": {\"set\": false, \"infinite\": false, \"number\": 0}}");
+	slurm_v0039_job(o, &j);
+	CHECK(j.exit_status == -1 && j.term_signal == 0, "v0.0.39: an unset exit_code is none (not exit 0)",
+	      "exit %d", j.exit_status);
 	cJSON_Delete(o);
 }
 
@@ -242,18 +274,29 @@ static void test_pick_version(void)
 	      a ? a->version : "none", off.buf);
 	cJSON_Delete(d);
 	strbuf_reset(&off);
-	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.39/job/submit\": {}, \"/slurm/v0.0.40/job/submit\": {}}}");
+	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.36/job/submit\": {}, \"/slurm/v0.0.37/job/submit\": {}}}");
 	a = slurm_pick_adapter(d, &off);
-	CHECK(!a && !strcmp(off.buf, "v0.0.39, v0.0.40"), "no adapter for what is served: none, offered listed",
+	CHECK(!a && !strcmp(off.buf, "v0.0.36, v0.0.37"), "no adapter for what is served: none, offered listed",
 	      "%s", off.buf);
+	cJSON_Delete(d);
+	strbuf_reset(&off);
+	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.38/job/submit\": {}, \"/slurm/v0.0.39/job/submit\": {},"
+			" \"/slurm/v0.0.40/job/submit\": {}}}");
+	a = slurm_pick_adapter(d, &off);
+	CHECK(a && !strcmp(a->version, "v0.0.40") && a->job == slurm_v0041_job,
+	      "Slurm 23.11 (v0.0.38-v0.0.40): v0.0.40, read like v0.0.41", "%s", a ? a->version : "none");
+	a = slurm_adapter_for("v0.0.39");
+	CHECK(a && a->job == slurm_v0039_job && a->submit_body == slurm_v0041_submit_body &&
+	      a->node == slurm_v0041_node && a->partition == slurm_v0041_partition,
+	      "v0.0.39: its own jobs, v0.0.40's submit body, nodes and partitions", "%s", "");
 	cJSON_Delete(d);
 	strbuf_reset(&off);
 	d = cJSON_Parse("{\"paths\": {\"/slurm/v0.0.38/job/submit\": {}, \"/slurm/v0.0.44/job/submit\": {}}}");
 	a = slurm_pick_adapter(d, &off);
 	CHECK(a && !strcmp(a->version, "v0.0.44"), "v0.0.44 over v0.0.38", "%s", a ? a->version : "none");
 	cJSON_Delete(d);
-	CHECK(slurm_adapter_for("v0.0.38") && slurm_adapter_for("v0.0.41") && !slurm_adapter_for("v0.0.40") &&
-	      !slurm_adapter_for(NULL), "adapter_for", "%s", "");
+	CHECK(slurm_adapter_for("v0.0.38") && slurm_adapter_for("v0.0.41") && slurm_adapter_for("v0.0.40") &&
+	      !slurm_adapter_for("v0.0.37") && !slurm_adapter_for(NULL), "adapter_for", "%s", "");
 	strbuf_release(&off);
 }
 
@@ -268,16 +311,76 @@ static void test_states(void)
 	      "final states", "%s", "");
 }
 
+/* jobs[] of a reply fixture, each through an adapter */
+static int load_jobs(const char *path, void (*job)(const cJSON *, struct slurm_job *),
+		     struct slurm_job *out, int cap)
+{
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	cJSON *d, *it;
+	int n = 0;
+	if (fs_read_file(path, &text, &err) != GO_OK) {
+		printf("# %s\n", err.buf);
+		strbuf_release(&err);
+		return 0;
+	}
+	d = cJSON_Parse(text.buf);
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(d, "jobs"))
+		if (n < cap)
+			job(it, &out[n++]);
+	cJSON_Delete(d);
+	strbuf_release(&text);
+	strbuf_release(&err);
+	return n;
+}
+
+/* PREEMPTED and NODE_FAIL: requeued once, then given up; any other end kept. The v0.0.38 fixture
+ * holds real replies of Slurm 22.05.8 on tests/t4012's cluster: a job preempted by a job of a
+ * PriorityTier 10 partition (PreemptMode=CANCEL), and a job whose node was set down under it
+ * (JobRequeue=0); both have exit_code 15 (SIGTERM). The v0.0.41+ fixture is checked against the
+ * published documents by t4002. */
+static void test_retry(void)
+{
+	struct slurm_job j[8];
+	int n, i, seen = 0;
+	n = load_jobs("tests/fixtures/slurm-openapi/reply-jobs-v0.0.38.json", slurm_v0038_job, j, 8);
+	CHECK(n == 2 && !strcmp(j[0].state, "PREEMPTED") && j[0].term_signal == 15 && !strcmp(j[0].node, "node1") &&
+	      !strcmp(j[1].state, "NODE_FAIL") && !strcmp(j[1].reason, "NodeDown") && j[1].term_signal == 15,
+	      "v0.0.38 fixture: a PREEMPTED job (signal 15 on node1) and a NODE_FAIL job (NodeDown)", "%d %s", n,
+	      n ? j[0].state : "");
+	for (i = 0; i < n; i++) {
+		CHECK(slurm_retry_decision(&j[i], 1) == SLURM_RETRY_REQUEUE, "v0.0.38: the first end requeued",
+		      "%s", j[i].state);
+		CHECK(slurm_retry_decision(&j[i], 2) == SLURM_RETRY_GIVE_UP, "v0.0.38: the second end given up",
+		      "%s", j[i].state);
+	}
+	n = load_jobs("tests/fixtures/slurm-openapi/reply-jobs.json", slurm_v0041_job, j, 8);
+	CHECK(n == 7, "v0.0.41 fixture: 7 jobs", "%d", n);
+	for (i = 0; i < n; i++) {
+		int again = !strcmp(j[i].state, "PREEMPTED") || !strcmp(j[i].state, "NODE_FAIL");
+		seen += again;
+		CHECK(slurm_retry_decision(&j[i], 1) == (again ? SLURM_RETRY_REQUEUE : SLURM_RETRY_NO) &&
+		      slurm_retry_decision(&j[i], 2) == (again ? SLURM_RETRY_GIVE_UP : SLURM_RETRY_NO),
+		      "v0.0.41: only PREEMPTED and NODE_FAIL are requeued, once", "job %ld %s", j[i].id, j[i].state);
+	}
+	CHECK(seen == 2, "v0.0.41 fixture: one PREEMPTED and one NODE_FAIL job", "%d", seen);
+	memset(&j[0], 0, sizeof(j[0]));
+	snprintf(j[0].state, sizeof(j[0].state), "PREEMPTED");
+	CHECK(slurm_retry_decision(&j[0], 1) == SLURM_RETRY_NO,
+	      "a job Slurm no longer lists (found = 0) is not requeued on a stale state", "%s", "");
+}
+
 int main(void)
 {
 	test_jwt_exp();
 	test_job();
 	test_v0041_job();
+	test_v0039_job();
 	test_v0041_node_partition();
 	test_v0041_submit_body();
 	test_pick_version();
 	test_node();
 	test_submit_body();
 	test_states();
+	test_retry();
 	return check_summary();
 }
