@@ -78,10 +78,13 @@ static const char follow_script[] =
 	"    mv -f \"$rd/runner.sh.tmp\" \"$rd/runner.sh\" && mv -f \"$rd/plan.sh.tmp\" \"$rd/plan.sh\" ||\n"
 	"    { rm -rf \"$t\"; echo \"cannot write the runner and its plan into $rd\" >&2; exit 1; }\n"
 	"fi\n"
+	"[ -f \"$rd/runner.sh\" ] || { rm -rf \"$t\"; echo \"no runner in $rd (the run was never started there)\" >&2; exit 3; }\n"
+	"a=$(sh \"$rd/runner.sh\" start \"$rd\") || { rm -rf \"$t\"; exit 1; }\n"
 	/* the execd: started when built; built once per version, in the
-	 * background and at the lowest priority (the first run does not wait
-	 * for cc, nor share the CPU with it: -O1 takes half of -O2's 0.4 CPU-s),
-	 * never retried after a failed build (its log stays beside it) */
+	 * background, after the run's runner has ended (flock on its lock) and
+	 * at the lowest priority, so it never shares the CPU with the run's
+	 * builds and timed steps (-O1: half of -O2's 0.4 CPU-s); never retried
+	 * after a failed build (its log stays beside it) */
 	"if [ \"${GPUORCH_EXECD:-}\" = \"$xd/$xv.sock\" ]; then\n"
 	"  echo \"gpuorch-start: execd $xd/$xv.sock\"\n"   /* this command came through it */
 	"elif [ -n \"$xd\" ] && [ -s \"$t/execd\" ] && ( umask 077 && mkdir -p \"$xd\" ) && chmod 700 \"$xd\"; then\n"
@@ -91,15 +94,14 @@ static const char follow_script[] =
 	"    \"$xb\" start \"$xd/$xv.sock\" \"$xidle\" >/dev/null 2>\"$xd/start.log\" &&\n"
 	"      echo \"gpuorch-start: execd $xd/$xv.sock\"\n"
 	"  elif [ ! -f \"$xb.failed\" ] && mv -f \"$t/execd\" \"$xb.c\"; then\n"
-	"    setsid sh -c 'nice -n 19 cc -O1 -o \"$1.tmp.$$\" \"$1.c\" >\"$1.log\" 2>&1 && mv -f \"$1.tmp.$$\" \"$1\" ||\n"
-	"      { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; exit 1; }; exec \"$1\" start \"$2\" \"$3\"' \\\n"
-	"      sh \"$xb\" \"$xd/$xv.sock\" \"$xidle\" </dev/null >/dev/null 2>&1 &\n"
+	"    setsid sh -c 'flock \"$4\" true; nice -n 19 cc -O1 -o \"$1.tmp.$$\" \"$1.c\" >\"$1.log\" 2>&1 &&\n"
+	"      mv -f \"$1.tmp.$$\" \"$1\" || { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; exit 1; }\n"
+	"      exec \"$1\" start \"$2\" \"$3\"' \\\n"
+	"      sh \"$xb\" \"$xd/$xv.sock\" \"$xidle\" \"$rd/runner.lock\" </dev/null >/dev/null 2>&1 &\n"
 	"    echo 'gpuorch-start: execd building'\n"
 	"  fi\n"
 	"fi\n"
 	"rm -rf \"$t\"\n"
-	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd (the run was never started there)\" >&2; exit 3; }\n"
-	"a=$(sh \"$rd/runner.sh\" start \"$rd\") || exit 1\n"
 	"echo \"gpuorch-start: runner $a\"\n"
 	"exec sh \"$rd/runner.sh\" follow \"$rd\" \"$off\"\n";
 
