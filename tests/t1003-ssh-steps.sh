@@ -27,6 +27,14 @@ survivors() {
 	pgrep -f "$MARK" >/dev/null
 }
 
+# a command that runs until the test creates the file $TRASH/$1: what it
+# waits for is the test, not a duration that a loaded machine (CI runs four
+# test files at a time on two cores, under ASan too) can use up before the
+# test looks
+until_gate() {
+	printf 'while [ ! -e "%s" ]; do "%s" 0.05; done' "$TRASH/$1" "$SLEEPER"
+}
+
 test_expect_success 'start sshd' '
 	sshd_start a &&
 	W=$SSHD_a_WORKDIR
@@ -51,12 +59,16 @@ test_expect_success 'a step killed by a signal is reported as such' '
 '
 
 test_expect_success 'a poll of a running step answers "running" within its wait' '
-	sshd_sshtool a step-start "$W/s3" "\"$SLEEPER\" 3" 30 &&
+	sshd_sshtool a step-start "$W/s3" "$(until_gate go3)" 30 &&
 	start=$(test_now_ms) &&
 	sshd_sshtool a step-poll "$W/s3" 600 >st &&
 	elapsed=$(test_elapsed_ms $start) &&
 	echo running >expect && test_cmp expect st &&
-	echo "poll took $elapsed ms" && test $elapsed -lt 2500 &&
+	# the step never ends by itself: the poll came back because its wait
+	# did (a wait taken as seconds would be 600 s); the bound leaves room
+	# for an SSH connection on a loaded machine
+	echo "poll took $elapsed ms" && test $elapsed -lt 8000 &&
+	touch "$TRASH/go3" &&
 	sshd_sshtool a step-poll "$W/s3" 10000 >st &&
 	echo "exit 0" >expect && test_cmp expect st
 '
@@ -83,9 +95,10 @@ test_expect_success 'a hanging step is killed at its timeout with no surviving p
 '
 
 test_expect_success 'a step survives its SSH connection closing' '
-	sshd_sshtool a step-start "$W/s4" "\"$SLEEPER\" 2; echo finished" 30 &&
+	sshd_sshtool a step-start "$W/s4" "$(until_gate go4); echo finished" 30 &&
 	sshd_sshtool a step-poll "$W/s4" 0 >st &&
 	echo running >expect && test_cmp expect st &&
+	touch "$TRASH/go4" &&
 	wait_for 10 "test -f \"$W/s4/rc\"" &&
 	sshd_sshtool a step-poll "$W/s4" 0 >st &&
 	echo "exit 0" >expect && test_cmp expect st &&
@@ -93,10 +106,10 @@ test_expect_success 'a step survives its SSH connection closing' '
 '
 
 test_expect_success 'a step survives sshd dying; the poll after a restart has its result' '
-	sshd_sshtool a step-start "$W/s5" "\"$SLEEPER\" 3; echo after-restart" 60 &&
+	sshd_sshtool a step-start "$W/s5" "$(until_gate go5); echo after-restart" 60 &&
 	{ { sshd_sshtool a step-poll "$W/s5" 20000 >poll.out 2>poll.err; echo $? >poll.rc; } & } &&
 	poller=$! &&
-	sleep 1 &&
+	wait_for 20 "pgrep -f \"tail .*/s5/[.]run/journal\"" &&
 	sshd_kill a &&
 	wait $poller &&
 	cat poll.err &&
@@ -104,7 +117,8 @@ test_expect_success 'a step survives sshd dying; the poll after a restart has it
 	test_grep "a (127.0.0.1:$SSHD_a_PORT): .*connection lost" poll.err &&
 	test_expect_code 16 sshd_sshtool a step-poll "$W/s5" 0 2>err &&
 	test_grep "connection refused" err &&
-	sleep 3 &&
+	touch "$TRASH/go5" &&
+	wait_for 10 "test -f \"$W/s5/rc\"" &&
 	sshd_restart a &&
 	sshd_sshtool a step-poll "$W/s5" 10000 >st &&
 	echo "exit 0" >expect && test_cmp expect st &&
@@ -137,14 +151,14 @@ test_expect_success 'polling a directory with no step is "not found"' '
 '
 
 test_expect_success 'a held GPU lock ends in "lock timeout"; a command exiting 75 is an exit' '
-	flock "$TRASH/gpu.lock" "$SLEEPER" 6 &
+	flock "$TRASH/gpu.lock" sh -c "touch \"$TRASH/held8\"; $(until_gate go8)" &
 	holder=$! &&
-	wait_for 5 "pgrep -f \"$SLEEPER 6\"" &&
+	wait_for 10 "test -e \"$TRASH/held8\"" &&
 	sshd_sshtool a step-start "$W/s8" "echo should-not-run" 30 "$W" "$TRASH/gpu.lock" 1 &&
 	sshd_sshtool a step-poll "$W/s8" 10000 >st &&
 	echo "lock timeout" >expect && test_cmp expect st &&
 	test ! -s "$W/s8/stdout" &&
-	{ pkill -f "$SLEEPER 6"; wait $holder; true; } &&
+	touch "$TRASH/go8" && wait $holder &&
 	sshd_sshtool a step-start "$W/s9" "echo locked-run; exit 75" 30 "$W" "$TRASH/gpu.lock" 5 &&
 	sshd_sshtool a step-poll "$W/s9" 10000 >st &&
 	echo "exit 75" >expect && test_cmp expect st &&
