@@ -29,6 +29,14 @@ survivors() {
 	pgrep -f "$MARK" >/dev/null
 }
 
+# until_gate NAME: a command that runs until the test creates $TRASH/NAME;
+# what it waits for is the test, not a duration that a loaded machine (CI
+# runs four test files at a time on two cores) can use up before the test
+# looks
+until_gate() {
+	printf 'while [ ! -e "%s" ]; do "%s" 0.05; done' "$TRASH/$1" "$SLEEPER"
+}
+
 # plan RUNDIR [MAXB [FAILFAST]]: starts RUNDIR/plan.sh; add items with
 # pbuild / pstep (values must not hold a single quote).
 plan() {
@@ -186,7 +194,7 @@ test_expect_success 'the GPU lock serialises two runners'"'"' GPU steps' '
 test_expect_success 'a second start attaches; a runner SIGKILLed mid-step is restarted and runs nothing twice' '
 	R=$TRASH/runs/restart &&
 	plan "$R" &&
-	pstep "$R" first 30 "" 0 "" "echo first >>$TRASH/restart.count; $SLEEPER 2" &&
+	pstep "$R" first 30 "" 0 "" "echo first >>$TRASH/restart.count; $(until_gate go-restart)" &&
 	pstep "$R" second 30 "" 0 "" "echo second >>$TRASH/restart.count" &&
 	runner start "$R" >out1 &&
 	test_grep "^started " out1 &&
@@ -199,6 +207,7 @@ test_expect_success 'a second start attaches; a runner SIGKILLed mid-step is res
 	test_grep "^step_started first" "$R/events" &&
 	grep -v "^offset " "$R/events" | tail -n 1 >last-event &&
 	test_grep "^step_started first" last-event &&
+	touch "$TRASH/go-restart" &&
 	runner start "$R" >out3 &&
 	test_grep "^started " out3 &&
 	done_within 20 "$R" &&
@@ -256,13 +265,19 @@ test_expect_success 'over ssh: start returns at once, the runner outlives the se
 	R=$TRASH/runs/ssh1 &&
 	plan "$R" &&
 	pbuild sk1 60 "true" &&
-	pstep "$R" s1 30 "" 0 sk1 "$SLEEPER 1; echo done" &&
+	pstep "$R" s1 30 "" 0 sk1 "$(until_gate go-ssh1); echo done" &&
+	# the step runs until the gate: a start that waited for it would
+	# return only when this opens it, 25 s on
+	{ ( sleep 25; touch "$TRASH/go-ssh1" ) & } &&
 	start=$(test_now_ms) &&
 	sshd_ssh a sh "$RUNNER" start "$R" >out &&
 	elapsed=$(test_elapsed_ms $start) &&
 	echo "start took $elapsed ms" &&
 	test_grep "^started " out &&
-	test $elapsed -lt 5000 &&
+	test $elapsed -lt 20000 &&
+	kill -0 "$(runner_pid "$R")" &&
+	test ! -e "$TRASH/go-ssh1" &&
+	touch "$TRASH/go-ssh1" &&
 	sshd_ssh a sh "$RUNNER" follow "$R" 0 >followed &&
 	test_cmp "$R/journal" followed &&
 	"$JT" 0 <followed >ev &&
@@ -274,14 +289,15 @@ test_expect_success 'over ssh: the link drops mid-step (client and sshd killed);
 	R=$TRASH/runs/ssh2 &&
 	plan "$R" &&
 	pstep "$R" a 30 "" 0 "" "echo a" &&
-	pstep "$R" b 30 "" 0 "" "$SLEEPER 3; echo b" &&
+	pstep "$R" b 30 "" 0 "" "$(until_gate go-ssh2); echo b" &&
 	pstep "$R" c 30 "" 0 "" "echo c" &&
 	sshd_ssh a sh "$RUNNER" start "$R" &&
 	{ sshd_ssh a sh "$RUNNER" follow "$R" 0 >part & } &&
 	fpid=$! &&
-	wait_for 10 part_has_b &&
+	wait_for 20 part_has_b &&
 	sshd_kill a &&
 	{ kill -KILL $fpid 2>/dev/null; wait $fpid; true; } &&
+	touch "$TRASH/go-ssh2" &&
 	"$JT" 0 <part >ev1 &&
 	cat ev1 &&
 	test_grep "^step_end a exited 0" ev1 &&
