@@ -28,6 +28,7 @@ no_token_in() {
 test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a project' '
 	slurm_start 8 &&
 	slurm_login_start login &&
+	mkdir "$TRASH/meet" &&
 	cluster_json hosts.json &&
 	tok=$(slurm_token 900) && test -n "$tok" &&
 	project_init &&
@@ -40,7 +41,7 @@ test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a p
 	  "build": {"flags": ["-O2"], "timeout_s": 300},
 	  "targets": {"H100": "sm_90a"},
 	  "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
-	  "problems": [{"name": "nap", "params": {"work": 2000, "sleep": 3}}],
+	  "problems": [{"name": "nap", "params": {"work": 2000, "meet": "$TRASH/meet", "sleep": 3}}],
 	  "steps": [{"kind": "sweep", "program": "cputimer", "defines": {"V": [1, 2, 3, 4]}, "timeout_s": 60}]
 	}
 	EOF
@@ -104,6 +105,9 @@ test_expect_success 'nothing compiled or ran on the login node: the build logs c
 	no_token_in run.out run.err $run "$(sshd_var login WORKDIR)"
 '
 
+# each step of the sweep leaves a file in $TRASH/meet and waits (at most 120 s)
+# until two are there, then sleeps 3 s: the first two steps overlap if, and
+# only if, Slurm runs them at the same time, however long the builds took
 test_expect_success 'a sweep: variants run as separate jobs at the same time (their run spans overlap)' '
 	(cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc) >sw.out 2>sw.err ||
 		{ cat sw.out sw.err; false; } &&
@@ -138,7 +142,9 @@ test_expect_success 'the sweep'"'"'s report: a Cluster jobs section with node1'"
 	echo "at once: $want" &&
 	grep -x "## Cluster jobs (Slurm)" $run/report.md &&
 	grep "^\*\*hpc\*\*: slurmrestd .* (API v0.0.38, Slurm 22.05.8), partition .* 12 jobs (4 builds, 8 steps), at most .* in flight; \*\*$want ran at once\*\* at the most" $run/report.md &&
-	grep "^| node1 | — | — | — | 12 | 0 | [0-9.]* s / [0-9.]* s | [0-9.]* s |$" $run/report.md
+	: "a duration as report-format.c writes it: 5.2 s, 1m05s or 1h02m" &&
+	dur="\([0-9]*[.][0-9] s\|[0-9]*m[0-5][0-9]s\|[0-9]*h[0-5][0-9]m\)" &&
+	grep "^| node1 | — | — | — | 12 | 0 | $dur / $dur | $dur |$" $run/report.md
 '
 
 # our_jobs: the jobs of this test's runs still in the queue
