@@ -70,7 +70,11 @@
  *            999 us at B4 H16 S4096) and the persistent grid 5 % causal (593 against 563-567).
  *   One kernel does all: launched with a CTA per tile, each CTA takes its own tile and stops.
  *
- *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3 (D=64), -DFA_PIPE=0|1,
+ *   FA_CWGMAX=4 (a knob, off; not yet run on a GPU): four consumer warpgroups at D=64, BM = 256, K/V
+ *   tiles of BN = 64 keys, setmaxnreg 112 (see fcfg below).
+ *
+ *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3|4 (D=64), -DFA_CWGMAX=3|4 (D=64),
+ *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
  *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
@@ -95,12 +99,25 @@ const char attn_kernel_name[] = "attn_wgmma";
 #define FA_QARR 256
 #endif
 
-constexpr int BN = 128;
+constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consumer warpgroups */
 
 /* FA_CWG: consumer warpgroups (64 query rows each) at D=64: 2, 3, or 0 = by problem (3 when the grid of
  * 192-row tiles has at least one tile per SM, else 2); D=128 keeps 2 (240 registers a thread) */
 #ifndef FA_CWG
 #define FA_CWG 0
+#endif
+/* FA_CWGMAX=4 (D=64, off: 3): up to four consumer warpgroups, BM = 256 query rows, with K/V tiles of
+ * BN = 64 keys (S = Q·Kᵀ is then 32 registers, not 64: at BN = 128 the consumer loop needs 136 registers
+ * to run without spills, and with five warpgroups (640 threads: 96 at launch, the producer's
+ * setmaxnreg 24 frees 9216) the consumers can rise to 112 at most; at BN = 64 ptxas fits 112 with no
+ * spill). The rule (FA_CWG=0) then takes four when the grid of 256-row tiles has a tile for every SM;
+ * FA_CWG=4 forces four at D=64. FA_STAGES4: the K/V ring's stages at four warpgroups (8 x 64 keys =
+ * the 4 x 128 of three). */
+#ifndef FA_CWGMAX
+#define FA_CWGMAX 3
+#endif
+#ifndef FA_STAGES4
+#define FA_STAGES4 8
 #endif
 #ifndef FA_SMAX      /* softmax row maximum: 1 a tree over the raw scores, scaled once; 0 a chain of scaled maxima */
 #define FA_SMAX 1
@@ -118,10 +135,11 @@ constexpr int BN = 128;
 template <int D, int CW> struct fcfg {
 	static constexpr int CWG = CW;
 	static constexpr int BM = 64 * CWG, NTHREADS = 128 * (CWG + 1);
+	static constexpr int BN = CWG == 4 ? 64 : ::BN;        /* keys a K/V tile */
 #ifdef FA_STAGES
-	static constexpr int STAGES = FA_STAGES;
+	static constexpr int STAGES = CWG == 4 ? FA_STAGES4 : FA_STAGES;
 #else
-	static constexpr int STAGES = D == 64 ? 4 : 3;
+	static constexpr int STAGES = CWG == 4 ? FA_STAGES4 : D == 64 ? 4 : 3;
 #endif
 	static constexpr int DB = D / 64;                       /* 64-column (128-byte) blocks per row */
 	static constexpr int Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
@@ -147,9 +165,9 @@ template <int D, int CW> struct fcfg {
 #endif
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + 1024 /* align */ + 256 /* barriers */;
 	static_assert(QBUF == 1 || QBUF == 2, "FA_QBUF must be 1 or 2");
-	static_assert(CWG == 2 || CWG == 3, "FA_CWG must be 2 or 3");
+	static_assert(CWG == 2 || CWG == 3 || (CWG == 4 && D == 64), "FA_CWG must be 2 or 3 (or 4 at D=64)");
 	static constexpr int QARR = FA_QARR == 256 ? 128 * CWG : 4 * CWG;   /* qempty arrivals per tile */
-	static_assert(STAGES >= 2 && STAGES <= 4, "FA_STAGES must be 2..4");
+	static_assert(STAGES >= 2 && STAGES <= (BN == 64 ? 8 : 4), "FA_STAGES must be 2..4 (FA_STAGES4 2..8)");
 	static_assert(SMEM <= 227 * 1024, "shared memory over 227 KB: lower FA_STAGES");
 };
 
@@ -215,7 +233,7 @@ template <int NW> __device__ __forceinline__ void pturn_pass(int c)
 
 /* issue S = Q Kᵀ (zeroed first), one commit group: k-step ks reads 16 columns of D, block ks/4,
  * 32 bytes (ks%4) into the swizzled row */
-template <int D, int BM>
+template <int D, int BM, int BN>
 __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], const unsigned char *qa, const unsigned char *k)
 {
 	if (!FA_QKZ) {
@@ -228,7 +246,9 @@ __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], const unsigned cha
 	for (int ks = 0; ks < D / 16; ks++) {
 		const uint64_t da = desc_sw128(qa + (ks / 4) * BM * 128 + (ks % 4) * 32, 1),
 			       db = desc_sw128(k + (ks / 4) * BN * 128 + (ks % 4) * 32, 1);
-		if (FA_QKZ)   /* the first k-step overwrites S (wgmma scale-d = 0) */
+		if constexpr (BN != 128)
+			acc_t<BN>::mma(sc, da, db);
+		else if (FA_QKZ)   /* the first k-step overwrites S (wgmma scale-d = 0) */
 			wgmma_n128_sd(sc, da, db, ks > 0);
 		else
 			wgmma_n128(sc, da, db);
@@ -238,7 +258,7 @@ __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], const unsigned cha
 
 /* issue O += P V, one commit group: k-step kk = keys 16kk..16kk+15 = V rows 16kk.., 2048 bytes
  * further in each 64-column block; A = S accumulator groups 2kk, 2kk+1 (p[4kk..4kk+3]) */
-template <int D>
+template <int D, int BN>
 __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4], const unsigned char *v)
 {
 	wgmma_fence();
@@ -257,6 +277,7 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[
 /* mask tile j, online softmax: sc becomes exp2(s * scale - max) (still FP32), mrow/lrow move on,
  * alpha is the factor for O. Accumulator element i: row row0 (i%4 < 2) or row1, key
  * n0 + 8(i/4) + 2(l%4) + i%2. rmin: this warpgroup's first row. */
+template <int BN>
 __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, int causal, int rmin, int row0,
 					     int row1, int l, float scale_log2, float (&mrow)[2], float (&lrow)[2],
 					     float (&alpha)[2])
@@ -274,15 +295,22 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 	if (FA_SMAX) {
 		/* the row maximum of the raw scores as a tree (depth 5, not a chain of 16), scaled once:
 		 * max(a s, b s) = max(a, b) s for s > 0 in any rounding, so the result is the same bits */
-		static_assert(BN == 128, "the tree below is written for 32 values a row");
-		float t0[8], t1[8];
+		static_assert(BN == 128 || BN == 64, "the tree below is written for 32 or 16 values a row");
+		constexpr int NT = BN / 16;
+		float t0[NT], t1[NT];
 #pragma unroll
-		for (int k = 0; k < 8; k++) {
+		for (int k = 0; k < NT; k++) {
 			t0[k] = fmaxf(fmaxf(sc[8 * k], sc[8 * k + 1]), fmaxf(sc[8 * k + 4], sc[8 * k + 5]));
 			t1[k] = fmaxf(fmaxf(sc[8 * k + 2], sc[8 * k + 3]), fmaxf(sc[8 * k + 6], sc[8 * k + 7]));
 		}
-		const float r0 = fmaxf(fmaxf(fmaxf(t0[0], t0[1]), fmaxf(t0[2], t0[3])), fmaxf(fmaxf(t0[4], t0[5]), fmaxf(t0[6], t0[7])));
-		const float r1 = fmaxf(fmaxf(fmaxf(t1[0], t1[1]), fmaxf(t1[2], t1[3])), fmaxf(fmaxf(t1[4], t1[5]), fmaxf(t1[6], t1[7])));
+		float r0, r1;
+		if constexpr (NT == 8) {
+			r0 = fmaxf(fmaxf(fmaxf(t0[0], t0[1]), fmaxf(t0[2], t0[3])), fmaxf(fmaxf(t0[4], t0[5]), fmaxf(t0[6], t0[7])));
+			r1 = fmaxf(fmaxf(fmaxf(t1[0], t1[1]), fmaxf(t1[2], t1[3])), fmaxf(fmaxf(t1[4], t1[5]), fmaxf(t1[6], t1[7])));
+		} else {
+			r0 = fmaxf(fmaxf(t0[0], t0[1]), fmaxf(t0[2], t0[3]));
+			r1 = fmaxf(fmaxf(t1[0], t1[1]), fmaxf(t1[2], t1[3]));
+		}
 		mx[0] = fmaxf(mx[0], r0 * scale_log2);
 		mx[1] = fmaxf(mx[1], r1 * scale_log2);
 	} else {
@@ -313,6 +341,7 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 }
 
 /* P (FP16 pairs) from the exponentials, in the register-A layout of the P V wgmma */
+template <int BN>
 __device__ __forceinline__ void pack_p(uint32_t (&p)[BN / 4], const float (&sc)[BN / 2])
 {
 #pragma unroll
@@ -336,7 +365,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 {
 #if HP_DEVICE_OK
 	using C = fcfg<D, CW>;
-	constexpr int ST = C::STAGES, DB = C::DB, BM = C::BM, NW = C::CWG;
+	constexpr int ST = C::STAGES, DB = C::DB, BM = C::BM, NW = C::CWG, BN = C::BN;
 	extern __shared__ unsigned char smem_raw[];
 	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
 	constexpr int QB = C::QBUF;
@@ -415,8 +444,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		return;
 	}
 
-	/* 4 warpgroups: 24 + 3 x 160 registers a thread (x 128 threads) fit the SM's 64 K; 3: 24 + 2 x 240 */
-	if constexpr (NW == 3)
+	/* 4 warpgroups: 24 + 3 x 160 registers a thread (x 128 threads) fit the SM's 64 K; 3: 24 + 2 x 240;
+	 * 5 (FA_CWGMAX=4): 96 at launch, 24 + 4 x 112 */
+	if constexpr (NW == 4)
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 112;\n");
+	else if constexpr (NW == 3)
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 160;\n");
 	else
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
@@ -449,38 +481,38 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			const int s = it % ST;
 			mbar_wait(&kfull[s], (unsigned)(it / ST) & 1u);
 			turn_wait(c);
-			issue_qk<D, C::BM>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			if (!(c == NW - 1 && ntiles == 1))
 				turn_pass<NW>(c);
 			wgmma_wait<0>();
-			softmax_tile(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
-			pack_p(p, sc);
+			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+			pack_p<BN>(p, sc);
 		}
 		for (int j = 1; j < ntiles; j++) {
 			const int s = (it + j) % ST, sp = (it + j - 1) % ST;
 			mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
 			mbar_wait(&vfull[sp], (unsigned)((it + j - 1) / ST) & 1u);
 			turn_wait(c);
-			issue_qk<D, C::BM>(sc, qa, sK + (size_t)s * C::KV_BYTES);
-			issue_pv<D>(o, p, sV + (size_t)sp * C::KV_BYTES);
+			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			issue_pv<D, BN>(o, p, sV + (size_t)sp * C::KV_BYTES);
 			if (!(c == NW - 1 && j == ntiles - 1))
 				turn_pass<NW>(c);
 			wgmma_wait<1>();
-			softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&empty[sp]);
 #pragma unroll
 			for (int i = 0; i < D / 2; i++)
 				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
-			pack_p(p, sc);
+			pack_p<BN>(p, sc);
 		}
 		/* every Q·Kᵀ of the tile is done: the producer may load the next tile's Q */
 		release_q(&qempty[qb], l);
 		{
 			const int sl = (it + ntiles - 1) % ST;
 			mbar_wait(&vfull[sl], (unsigned)((it + ntiles - 1) / ST) & 1u);
-			issue_pv<D>(o, p, sV + (size_t)sl * C::KV_BYTES);
+			issue_pv<D, BN>(o, p, sV + (size_t)sl * C::KV_BYTES);
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&empty[sl]);
@@ -491,7 +523,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		 * has all of the CTA's tiles). Past them it still waits for each stage to fill before it
 		 * releases it, so its arrivals count toward the right phase of `empty`. */
 		int nact = ntiles;
-		if constexpr (NW == 3) {
+		if constexpr (NW >= 3) {
 			nact = m0 + c * 64 >= S ? 0 : ntiles;
 			if (causal)
 				nact = min(nact, (m0 + c * 64 + 63) / BN + 1);
@@ -505,11 +537,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			const unsigned ph = (unsigned)((it + j) / ST) & 1u;
 			mbar_wait(&kfull[s], ph);
 			pturn_wait(c);
-			issue_qk<D, C::BM>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			pturn_pass<NW>(c);
 			wgmma_wait<0>();
-			softmax_tile(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
-			pack_p(p, sc);
+			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+			pack_p<BN>(p, sc);
 #pragma unroll
 			for (int i = 0; i < D / 2; i++)
 				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
@@ -517,14 +549,14 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				release_q(&qempty[qb], l);   /* the tile's last Q·Kᵀ is done */
 			mbar_wait(&vfull[s], ph);
 			pturn_wait(c);
-			issue_pv<D>(o, p, sV + (size_t)s * C::KV_BYTES);
+			issue_pv<D, BN>(o, p, sV + (size_t)s * C::KV_BYTES);
 			if (!(c == NW - 1 && j == ntiles - 1))
 				pturn_pass<NW>(c);
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&empty[s]);
 		}
-		if constexpr (NW == 3) {
+		if constexpr (NW >= 3) {
 			for (int j = nact; j < ntiles; j++) {
 				const int s = (it + j) % ST;
 				mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
@@ -574,7 +606,9 @@ struct fa_ws {
 	unsigned *sched;   /* the persistent grid's tile counter and done counter (zero between launches) */
 };
 
-static_assert(FA_CWG == 0 || FA_CWG == 2 || FA_CWG == 3, "FA_CWG must be 0 (by problem), 2 or 3");
+static_assert(FA_CWG == 0 || FA_CWG == 2 || FA_CWG == 3 || FA_CWG == 4, "FA_CWG must be 0 (by problem), 2, 3 or 4");
+static_assert(FA_CWGMAX == 3 || FA_CWGMAX == 4, "FA_CWGMAX must be 3 or 4");
+#define FA_HAS4 (FA_CWG == 4 || (FA_CWG == 0 && FA_CWGMAX == 4))   /* the four-warpgroup kernel is built */
 
 /* consumer warpgroups for problem p on a device of nsm SMs: D=128 has 2; D=64 FA_CWG, or by problem
  * (FA_CWG=0): 3 (192 query rows a CTA) once the grid of 192-row tiles gives every SM one, else 2
@@ -585,12 +619,19 @@ static int pick_cwg(const struct attn_problem *p, int nsm)
 		return 2;
 	if (FA_CWG)
 		return FA_CWG;
+	if (FA_CWGMAX == 4 && (p->S + 255) / 256 * p->B * p->H >= nsm)
+		return 4;
 	return (p->S + 191) / 192 * p->B * p->H >= nsm ? 3 : 2;
 }
 
 static int config_init()
 {
 	hx_config_int("CWG_D64", FA_CWG);   /* 0: by problem ("CWG" and "BM" below, per problem) */
+	if (FA_HAS4) {
+		hx_config_int("CWGMAX_D64", FA_CWGMAX);
+		hx_config_int("BN_CWG4", fcfg<64, 4>::BN);
+		hx_config_int("STAGES_CWG4", fcfg<64, 4>::STAGES);
+	}
 	hx_config_int("BN", BN);
 	hx_config_int("STAGES_D64", fcfg<64, 2>::STAGES);
 	hx_config_int("STAGES_D128", fcfg<128, 2>::STAGES);
@@ -622,7 +663,7 @@ int attn_kernel_supports(const struct attn_problem *p, const struct cudaDevicePr
 		return 1;
 	}
 	const int cw = pick_cwg(p, prop->multiProcessorCount);
-	size_t need = p->D == 128 ? fcfg<128, 2>::SMEM : cw == 3 ? fcfg<64, 3>::SMEM : fcfg<64, 2>::SMEM;
+	size_t need = p->D == 128 ? fcfg<128, 2>::SMEM : cw == 4 ? fcfg<64, 4>::SMEM : cw == 3 ? fcfg<64, 3>::SMEM : fcfg<64, 2>::SMEM;
 	hx_config_int("CWG", cw);
 	hx_config_int("BM", 64 * cw);
 	hx_config_int("smem_bytes", (long long)need);
@@ -676,8 +717,8 @@ static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct 
 	if (ws->pq != b->q || ws->pk != b->k || ws->pv != b->v || ws->B != p->B || ws->H != p->H || ws->S != p->S ||
 	    ws->D != p->D || ws->cw != CW) {
 		hp_make_map_3d(&ws->q, b->q, p->B * p->H, p->S, D, 64, C::BM);
-		hp_make_map_3d(&ws->k, b->k, p->B * p->H, p->S, D, 64, BN);
-		hp_make_map_3d(&ws->v, b->v, p->B * p->H, p->S, D, 64, BN);
+		hp_make_map_3d(&ws->k, b->k, p->B * p->H, p->S, D, 64, C::BN);
+		hp_make_map_3d(&ws->v, b->v, p->B * p->H, p->S, D, 64, C::BN);
 		ws->pq = b->q, ws->pk = b->k, ws->pv = b->v;
 		ws->B = p->B, ws->H = p->H, ws->S = p->S, ws->D = p->D, ws->cw = CW;
 	}
@@ -692,9 +733,14 @@ static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct 
 void attn_kernel_run(void *ws, const struct attn_problem *p, const struct attn_bufs *b, cudaStream_t s)
 {
 	struct fa_ws *w = (struct fa_ws *)ws;
+	const int cw = p->D == 128 ? 2 : pick_cwg(p, sm_count());
 	if (p->D == 128)
 		launch<128, 2>(w, p, b, s);
-	else if (pick_cwg(p, sm_count()) == 3)
+#if FA_HAS4
+	else if (cw == 4)
+		launch<64, 4>(w, p, b, s);
+#endif
+	else if (cw == 3)
 		launch<64, 3>(w, p, b, s);
 	else
 		launch<64, 2>(w, p, b, s);

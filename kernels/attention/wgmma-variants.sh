@@ -6,7 +6,8 @@
 #   e.g. wgmma-variants.sh $OUT "cwg2:-DFA_CWG=2" "cwg3:-DFA_CWG=3" "old::old.cu" (name:defines[:source])
 # OUTDIR/results.tsv (tag, JSON line), OUTDIR/log.txt (stderr), OUTDIR/ptxas.txt; a table last.
 # Env: REPS (2), MAXT (2 s per timing), NCU (1: profile the first two variants), SAN (1: sanitizers on the
-# first variant).
+# first variant), SANS (the sanitizers' shapes, ';'-separated), SMOKE (1: a 30-s check of each variant
+# first; one that fails or hangs is dropped).
 set -u
 cd "$(dirname "$0")/../.."
 O=$1; shift
@@ -27,6 +28,21 @@ done
 wait
 for n in "${names[@]}"; do echo "== $n"; grep -E "FAILED|error|warn|registers|spill" $B/$n.log; done > "$O/ptxas.txt"
 cat "$O/ptxas.txt"
+# smoke: one short check a variant (30 s at most), before the full checks' 120 s timeouts: a variant that
+# hangs or fails here is dropped from the rest of the run (SMOKE=0: no smoke)
+if [ "${SMOKE:-1}" = 1 ]; then
+	kept=()
+	for n in "${names[@]}"; do
+		for s in "--B=1 --H=2 --S=77 --D=64 --causal=1" "--B=16 --H=16 --S=512 --D=64 --causal=0"; do
+			timeout 30 $B/$n --mode=check $s --tol-max-abs=2e-2 --tol-rel-l2=1e-2 --trials=1 > /dev/null 2>> "$O/smoke.txt"
+			rc=$?
+			[ $rc = 0 ] || break
+		done
+		if [ $rc = 0 ]; then kept+=("$n"); else echo "SMOKE FAILED $n (rc=$rc: $s)" | tee -a "$O/ptxas.txt"; fi
+	done
+	names=("${kept[@]}")
+	[ ${#names[@]} -gt 0 ] || exit 1
+fi
 run() { # tag prog args...
 	local tag=$1; shift
 	echo "== $tag: $*" >> "$L"
@@ -60,8 +76,9 @@ for n in "${names[@]:0:2}"; do
 done
 if [ "${SAN:-1}" = 1 ]; then
 	n=${names[0]}
+	IFS=';' read -r -a sans <<< "${SANS:---B=2 --H=12 --S=1000 --D=64 --causal=1;--B=2 --H=9 --S=1000 --D=64 --causal=1;--B=1 --H=3 --S=512 --D=64 --causal=0}"
 	for t in memcheck synccheck racecheck; do
-		for s in "--B=2 --H=12 --S=1000 --D=64 --causal=1" "--B=2 --H=9 --S=1000 --D=64 --causal=1" "--B=1 --H=3 --S=512 --D=64 --causal=0"; do
+		for s in "${sans[@]}"; do
 			echo "== san $t $n $s" >> "$O/san.txt"
 			timeout 300 compute-sanitizer --tool $t $B/$n --mode=check $s $AT --trials=1 >> "$O/san.txt" 2>&1
 			echo "rc=$?" >> "$O/san.txt"

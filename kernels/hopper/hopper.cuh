@@ -193,7 +193,21 @@ __device__ __forceinline__ void wgmma_rs_n128_tb(float (&d)[64], const uint32_t 
 		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 
+/* D(64x64) += A(64x16) * B(16x64), both from 128B-swizzled K-major shared memory (attn_wgmma's Q·Kᵀ at BN = 64) */
+__device__ __forceinline__ void wgmma_n64(float (&d)[32], uint64_t da, uint64_t db)
+{
+	asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+		     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+		     "}, %32, %33, 1, 1, 1, 0, 0;\n"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+		       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+		       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+		       "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+		     : "l"(da), "l"(db));
+}
+
 template <int N> struct acc_t;
+template <> struct acc_t<64> { static __device__ __forceinline__ void mma(float (&d)[32], uint64_t a, uint64_t b) { wgmma_n64(d, a, b); } };
 template <> struct acc_t<128> { static __device__ __forceinline__ void mma(float (&d)[64], uint64_t a, uint64_t b) { wgmma_n128(d, a, b); } };
 template <> struct acc_t<256> { static __device__ __forceinline__ void mma(float (&d)[128], uint64_t a, uint64_t b) { wgmma_n256(d, a, b); } };
 
