@@ -211,6 +211,30 @@ sub slow <<'EOF'
 test_expect_success 'sleeps past the timeout' 'sleep 3'
 test_done
 EOF
+# subt NAME SECONDS: like sub, with a "# timeout: SECONDS" line
+subt() {
+	{
+		echo '#!/bin/sh'
+		echo "# timeout: $2"
+		echo ". '$LIB'"
+		cat
+	} >"$TRASH/$1.sh"
+}
+# declares more time than the run gives: it gets it
+subt declared 6 <<'EOF'
+test_expect_success 'sleeps past the default, within its own' 'sleep 2'
+test_done
+EOF
+# declares less than the run gives: the run's limit stands
+subt less 1 <<'EOF'
+test_expect_success 'sleeps 2 s' 'sleep 2'
+test_done
+EOF
+# declares more, and still runs past it
+subt overdeclared 2 <<'EOF'
+test_expect_success 'sleeps past its own timeout' 'sleep 5'
+test_done
+EOF
 
 # runfile NAME [TIMEOUT]: tests/lib/run-shell-file.sh on it, as run-tests.sh does
 runfile() {
@@ -248,6 +272,17 @@ test_expect_success 'run-shell-file.sh fails a file killed by its timeout' '
 	runfile slow 1 &&
 	test "$(cat slow.runrc)" = 1 &&
 	grep "^FAIL slow.sh (.*): killed after 1s (GPUORCH_TEST_TIMEOUT)" slow.run
+'
+
+test_expect_success 'a file that declares "# timeout: N" above the run'"'"'s limit gets N; below it, the limit stands' '
+	runfile declared 1 &&
+	test "$(cat declared.runrc)" = 0 &&
+	grep "^PASS declared.sh: sleeps past the default" declared.run &&
+	runfile less 4 &&
+	test "$(cat less.runrc)" = 0 &&
+	runfile overdeclared 1 &&
+	test "$(cat overdeclared.runrc)" = 1 &&
+	grep "^FAIL overdeclared.sh (.*): killed after 2s (its # timeout: line)" overdeclared.run
 '
 
 test_done

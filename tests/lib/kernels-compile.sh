@@ -1,10 +1,14 @@
 # kernels-compile.sh -- the body of t2300..t2303: every kernel of every
 # experiment builds with nvcc through gpuorch on a GPU-less host (ptxas report
 # recorded, GPU steps skipped with the reason). nvcc is most of the suite's
-# CPU time, so the experiments are dealt out over KC_SHARDS files, shard
-# KC_SHARD (0-based) taking experiments/*.json number KC_SHARD,
-# KC_SHARD + KC_SHARDS, ... in name order: a new spec joins a shard by itself,
-# and the test runner runs the shards side by side.
+# CPU time, so the experiments are dealt out over KC_SHARDS files by their
+# number of builds (what `gpuorch run --dry-run` lists: 34 for one spec, 3 for
+# another), the largest first, each to the shard with the fewest builds so far
+# (ties: the lower shard, then name order); shard KC_SHARD (0-based) takes its
+# own. A new spec joins a shard by itself, and the test runner runs the shards
+# side by side. Each shard still builds ~37 programs with nvcc: on a loaded CI
+# machine (four files at a time on two cores) that is more than the default
+# 900 s a file, hence the shards' "# timeout:" line.
 #
 #   test_description='...'; KC_SHARD=N; KC_SHARDS=4; . "$(dirname "$0")/lib/kernels-compile.sh"
 . "$(dirname "$0")/lib/testlib.sh"
@@ -28,11 +32,31 @@ test_expect_success 'setup: one loopback host' '
 # the GPU steps are SKIPPED with the reason and nothing FAILs; a spec with
 # gates still fails its run (a gate on a figure never measured fails), so the
 # run's outcome is only required to be "passed" for specs without gates.
-kc_i=0
-for spec in "$SRCDIR"/experiments/*.json; do
-	kc_i=$((kc_i + 1))
-	[ $(((kc_i - 1) % KC_SHARDS)) -eq "$KC_SHARD" ] || continue
-	name=$(basename "$spec" .json)
+# kc_weights: "BUILDS NAME" a spec, the largest first (then name order)
+kc_weights() {
+	for _s in "$SRCDIR"/experiments/*.json; do
+		_n=$(basename "$_s" .json)
+		_b=$(cd "$SRCDIR" && "$GPUORCH" run "experiments/$_n.json" --hosts "$TRASH/hosts.json" --dry-run 2>/dev/null |
+			grep -c "^    build ")
+		echo "${_b:-0} $_n"
+	done | sort -k1,1nr -k2,2
+}
+# kc_deal: "SHARD NAME" a spec (the shard with the fewest builds so far)
+kc_deal() {
+	kc_weights | awk -v n="$KC_SHARDS" '{
+		best = 0
+		for (i = 1; i < n; i++) if (load[i] < load[best]) best = i
+		load[best] += ($1 > 0 ? $1 : 1)
+		print best, $2
+	}'
+}
+kc_deal >"$TRASH/deal" && test -s "$TRASH/deal" || {
+	echo "kernels-compile.sh: cannot deal the experiments out" >&2
+	exit 1
+}
+echo "the shards (shard, experiment; this file is shard $KC_SHARD of $KC_SHARDS):"
+cat "$TRASH/deal"
+for name in $(awk -v k="$KC_SHARD" '$1 == k { print $2 }' "$TRASH/deal"); do
 	test_expect_success "experiments/$name.json: every build passes for every listed arch" "
 		(cd \"\$SRCDIR\" && \"\$GPUORCH\" run experiments/$name.json --hosts \"\$TRASH/hosts.json\" --plain) >$name.out 2>&1;
 		run=\$(last_run_dir) &&

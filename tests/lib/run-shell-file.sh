@@ -5,7 +5,9 @@
 #
 # Runs FILE (a tests/tNNNN-*.sh using testlib.sh) with TEST_TAG=TAG,
 # GPUORCH and SSHTOOL set, under `timeout -k 10 $GPUORCH_TEST_TIMEOUT`
-# (default 900 s), stdin from /dev/null. Prints the file's whole output,
+# (default 900 s; a file that declares more with a line "# timeout: SECONDS"
+# gets that: the kernel-compile shards, whose nvcc work alone takes longer on
+# a loaded machine), stdin from /dev/null. Prints the file's whole output,
 # then one more FAIL line of its own when the file did not end well:
 #   - it was killed by the timeout;
 #   - its summary line "# <file><TAG>: N passed, N failed, N skipped" is
@@ -26,6 +28,12 @@ f=$1
 tag=$2
 base=$(basename "$f")
 timeout_s=${GPUORCH_TEST_TIMEOUT:-900}
+timeout_from=GPUORCH_TEST_TIMEOUT
+declared=$(sed -n 's/^# timeout: \([0-9][0-9]*\)$/\1/p' "$f" | head -n 1)
+if [ -n "$declared" ] && [ "$declared" -gt "$timeout_s" ]; then
+	timeout_s=$declared
+	timeout_from="its # timeout: line"
+fi
 log=$(mktemp "${TMPDIR:-/tmp}/gpuorch-shellfile.XXXXXX") || exit 1
 trap 'rm -f "$log"' EXIT
 trap 'exit 130' INT TERM HUP
@@ -57,7 +65,7 @@ why=
 # 124: timeout's TERM ended it; 137 past the limit: its KILL did (137
 # sooner is a SIGKILL from elsewhere: judged by the summary below)
 if [ $rc -eq 124 ] || { [ $rc -eq 137 ] && [ $ms -ge $((timeout_s * 1000)) ]; }; then
-	why="killed after ${timeout_s}s (GPUORCH_TEST_TIMEOUT)"
+	why="killed after ${timeout_s}s ($timeout_from)"
 elif [ -z "$summary" ]; then
 	why="exited $rc with no summary line: it ended before test_done (exit, signal, crash or exec), so tests may be missing"
 else
