@@ -61,7 +61,8 @@ test_expect_success '--dry-run shows what the instance provider runs; nothing is
 '
 
 test_expect_success 'a run starts the stopped instance, runs, stops it; the cost is in the record and printed' '
-	(cd proj && "$GPUORCH" run experiments/quick.json --hosts ../hosts.json --plain) >run.out 2>run.err &&
+	(cd proj && "$GPUORCH" run experiments/quick.json --hosts ../hosts.json --plain) >run.out 2>run.err ||
+		{ cat run.out run.err; cat "$(sshd_var box WORKDIR)/guard/fired" 2>/dev/null; false; } &&
 	run=$(last_run_dir) &&
 	grep "box: starting the instance (command)" run.out &&
 	grep "box: guard armed" run.out &&
