@@ -75,7 +75,7 @@
  *
  *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3|4 (D=64), -DFA_CWGMAX=3|4 (D=64),
  *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
- *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
  *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
@@ -131,6 +131,16 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #ifndef FA_TURNS     /* FA_PIPE=1: the consumer warpgroups take turns issuing their GEMMs (1) or not (0) */
 #define FA_TURNS 1
 #endif
+/* FA_EXH=1 (a knob, off): the softmax's exponentials two at a time in FP16: x = s·scale·log2e − m in FP32,
+ * pairs packed to f16x2 (cvt.rn.f16x2.f32), ex2.approx.f16x2 gives P as the P·V wgmma's A registers
+ * directly (no FP32 exponentials, no pack after them, half the MUFU instructions); a row's P of the tile
+ * summed as an FP16 tree of HADD2 (16 pairs to 1 a thread-row at BN = 128), then converted and added to
+ * the FP32 row sum l. The plain loop only (D=64's default): in the pipelined loop (D=128) P_j would need
+ * registers of its own while P_{j-1}·V_{j-1} is in flight, and with a copy into p after the wait ptxas
+ * serialized the wgmmas (C7513) */
+#ifndef FA_EXH
+#define FA_EXH 0
+#endif
 
 template <int D, int CW> struct fcfg {
 	static constexpr int CWG = CW;
@@ -182,6 +192,24 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 {
 	__half2 h = __floats2half2_rn(lo, hi);
 	return *(uint32_t *)&h;
+}
+
+/* 2^x of both halves (FA_EXH): one MUFU instruction for two keys */
+__device__ __forceinline__ uint32_t ex2_h2(uint32_t x)
+{
+	uint32_t y;
+	asm("ex2.approx.f16x2 %0, %1;\n" : "=r"(y) : "r"(x));
+	return y;
+}
+
+/* the sum of N f16x2 values as a tree of HADD2 (FA_EXH's row sums of P) */
+template <int N> __device__ __forceinline__ __half2 hsum_tree(const uint32_t *v, int stride)
+{
+	if constexpr (N == 1) {
+		return *(const __half2 *)&v[0];
+	} else {
+		return __hadd2(hsum_tree<N / 2>(v, stride), hsum_tree<N / 2>(v + (N / 2) * stride, stride));
+	}
 }
 
 template <int D> struct pv_t;
@@ -277,10 +305,10 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[
 /* mask tile j, online softmax: sc becomes exp2(s * scale - max) (still FP32), mrow/lrow move on,
  * alpha is the factor for O. Accumulator element i: row row0 (i%4 < 2) or row1, key
  * n0 + 8(i/4) + 2(l%4) + i%2. rmin: this warpgroup's first row. */
-template <int BN>
+template <int BN, bool EXH = false>
 __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, int causal, int rmin, int row0,
 					     int row1, int l, float scale_log2, float (&mrow)[2], float (&lrow)[2],
-					     float (&alpha)[2])
+					     float (&alpha)[2], uint32_t (&ph)[BN / 4])
 {
 	const int n0 = j * BN;
 	if (n0 + BN > S || (causal && n0 + BN - 1 > rmin)) {
@@ -329,6 +357,18 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 		mrow[h] = mx[h];
 		lrow[h] *= alpha[h];
 	}
+	if constexpr (EXH) {
+		/* P straight into ph (the P·V A registers: row0's pairs at even indices, row1's at odd) */
+#pragma unroll
+		for (int i = 0; i < BN / 2; i += 4) {
+			ph[i / 2] = ex2_h2(pack_half2(sc[i] * scale_log2 - base[0], sc[i + 1] * scale_log2 - base[0]));
+			ph[i / 2 + 1] = ex2_h2(pack_half2(sc[i + 2] * scale_log2 - base[1], sc[i + 3] * scale_log2 - base[1]));
+		}
+		const float2 s0 = __half22float2(hsum_tree<BN / 8>(&ph[0], 2)),
+			     s1 = __half22float2(hsum_tree<BN / 8>(&ph[1], 2));
+		lrow[0] += s0.x + s0.y;
+		lrow[1] += s1.x + s1.y;
+	} else {
 #pragma unroll
 	for (int i = 0; i < BN / 2; i += 4) {
 		sc[i] = fast_exp2(sc[i] * scale_log2 - base[0]);
@@ -337,6 +377,7 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 		sc[i + 3] = fast_exp2(sc[i + 3] * scale_log2 - base[1]);
 		lrow[0] += sc[i] + sc[i + 1];
 		lrow[1] += sc[i + 2] + sc[i + 3];
+	}
 	}
 }
 
@@ -485,7 +526,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (!(c == NW - 1 && ntiles == 1))
 				turn_pass<NW>(c);
 			wgmma_wait<0>();
-			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			pack_p<BN>(p, sc);
 		}
 		for (int j = 1; j < ntiles; j++) {
@@ -498,7 +539,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (!(c == NW - 1 && j == ntiles - 1))
 				turn_pass<NW>(c);
 			wgmma_wait<1>();
-			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
+			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&empty[sp]);
@@ -540,8 +581,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			pturn_pass<NW>(c);
 			wgmma_wait<0>();
-			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha);
-			pack_p<BN>(p, sc);
+			softmax_tile<BN, FA_EXH != 0>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow,
+						      alpha, p);
+			if constexpr (!FA_EXH)
+				pack_p<BN>(p, sc);
 #pragma unroll
 			for (int i = 0; i < D / 2; i++)
 				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
@@ -641,6 +684,8 @@ static int config_init()
 	hx_config_int("SMAX", FA_SMAX);
 	hx_config_int("PTURNS", FA_PTURNS);
 	hx_config_int("QKZ", FA_QKZ);
+	if (FA_EXH)
+		hx_config_int("EXH", FA_EXH);
 	hx_config_int("PERSIST_D64", fcfg<64, 2>::PERSIST);
 	hx_config_int("PERSIST_D128", fcfg<128, 2>::PERSIST);
 	hx_config_int("SCHED_D64", fcfg<64, 2>::SCHED);
