@@ -138,6 +138,8 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
  * the FP32 row sum l. The plain loop only (D=64's default): in the pipelined loop (D=128) P_j would need
  * registers of its own while P_{j-1}·V_{j-1} is in flight, and with a copy into p after the wait ptxas
  * serialized the wgmmas (C7513) */
+/* FA_EXH=2: the exponentials in FP32 as in the default (ex2.approx.f16x2 is two MUFU.EX2.F16 on sm_90),
+ * P packed as before, and only l from the HADD2 tree over the packed P (no FP32 FADD per key) */
 #ifndef FA_EXH
 #define FA_EXH 0
 #endif
@@ -305,7 +307,7 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[
 /* mask tile j, online softmax: sc becomes exp2(s * scale - max) (still FP32), mrow/lrow move on,
  * alpha is the factor for O. Accumulator element i: row row0 (i%4 < 2) or row1, key
  * n0 + 8(i/4) + 2(l%4) + i%2. rmin: this warpgroup's first row. */
-template <int BN, bool EXH = false>
+template <int BN, int EXH = 0>
 __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, int causal, int rmin, int row0,
 					     int row1, int l, float scale_log2, float (&mrow)[2], float (&lrow)[2],
 					     float (&alpha)[2], uint32_t (&ph)[BN / 4])
@@ -357,7 +359,18 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 		mrow[h] = mx[h];
 		lrow[h] *= alpha[h];
 	}
-	if constexpr (EXH) {
+	if constexpr (EXH == 2) {
+		/* FP32 exponentials as below, P packed here, l from the packed P (HADD2 tree) */
+#pragma unroll
+		for (int i = 0; i < BN / 2; i += 4) {
+			ph[i / 2] = pack_half2(fast_exp2(sc[i] * scale_log2 - base[0]), fast_exp2(sc[i + 1] * scale_log2 - base[0]));
+			ph[i / 2 + 1] = pack_half2(fast_exp2(sc[i + 2] * scale_log2 - base[1]), fast_exp2(sc[i + 3] * scale_log2 - base[1]));
+		}
+		const float2 s0 = __half22float2(hsum_tree<BN / 8>(&ph[0], 2)),
+			     s1 = __half22float2(hsum_tree<BN / 8>(&ph[1], 2));
+		lrow[0] += s0.x + s0.y;
+		lrow[1] += s1.x + s1.y;
+	} else if constexpr (EXH) {
 		/* P straight into ph (the P·V A registers: row0's pairs at even indices, row1's at odd) */
 #pragma unroll
 		for (int i = 0; i < BN / 2; i += 4) {
@@ -581,7 +594,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			pturn_pass<NW>(c);
 			wgmma_wait<0>();
-			softmax_tile<BN, FA_EXH != 0>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow,
+			softmax_tile<BN, FA_EXH>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow,
 						      alpha, p);
 			if constexpr (!FA_EXH)
 				pack_p<BN>(p, sc);
