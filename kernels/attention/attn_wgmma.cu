@@ -55,6 +55,12 @@
  *   warp instructions against 19.02 M, tensor pipe 37.9 -> 36.4 %.
  *   FA_SMAX: the softmax's row maximum as a tree over the raw scores, scaled once (1, bit-identical
  *   results), or a chain of scaled maxima (0, the first version).
+ *   FA_EXH (D=64's plain loop; off): 1 the exponentials as ex2.approx.f16x2 straight into P, 2 FP32
+ *   exponentials with only the row sum l from an HADD2 tree over the packed P. Both slower (H100, medians
+ *   of 2 against the default in the same run): S512 59.6 (1) and 58.6 (2) us against 56.0-56.4, causal
+ *   49.0-49.5 and 47.3-47.5 against 46.2-46.7; ex2.approx.f16x2 is two MUFU.EX2.F16 on sm_90 (ncu
+ *   +6 % instructions), and 2 cut 3.4 % of the instructions but raised the wait stalls. rel_l2 at D=64
+ *   4.0-4.3e-4 (1), 2.9e-4 (2), 2.6e-4 (0).
  *
  *   FA_PERSIST: 1 a persistent grid (one CTA per SM walking tiles: the producer loads the next tile's
  *   Q and K/V while the consumers finish the last one), 2 that for non-causal problems and one CTA per
