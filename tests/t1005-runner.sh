@@ -118,8 +118,11 @@ test_expect_success 'a build done by an earlier run is reused, with its log in t
 test_expect_success 'builds run at most max_builds at once (timestamps)' '
 	R=$TRASH/runs/bound &&
 	plan "$R" 2 &&
+	# build i waits (10 s at most) until 2 x ceil(i/2) builds have started
+	# before it sleeps: with two allowed at once, 1 and 2 meet, then 3 and 4,
+	# 5 and 6, whatever the load; with one at a time none would meet
 	for i in 1 2 3 4 5 6; do
-		pbuild bound$i 60 "echo start \$(date +%s%N) >>$TRASH/bound.log; $SLEEPER 0.4; echo end \$(date +%s%N) >>$TRASH/bound.log" || return 1
+		pbuild bound$i 60 "echo start \$(date +%s%N) >>$TRASH/bound.log; w=0; while [ \$(grep -c ^start $TRASH/bound.log) -lt $((2 * ((i + 1) / 2))) ] && [ \$w -lt 200 ]; do $SLEEPER 0.05; w=\$((w + 1)); done; $SLEEPER 0.4; echo end \$(date +%s%N) >>$TRASH/bound.log" || return 1
 	done &&
 	start=$(test_now_ms) &&
 	runner run "$R" &&
