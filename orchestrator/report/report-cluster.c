@@ -123,6 +123,17 @@ static void attempts_line(struct strbuf *md, const cJSON *sl)
 	}
 }
 
+/* "build `prog` `variant`" of a build record */
+static void build_label(struct strbuf *md, const cJSON *build)
+{
+	strbuf_addstr(md, "build ");
+	rpt_md_code(md, rr_str(build, "program"));
+	if (rr_str(build, "variant")) {
+		strbuf_addstr(md, " ");
+		rpt_md_code(md, rr_str(build, "variant"));
+	}
+}
+
 static int requeued(const cJSON *item)
 {
 	double n;
@@ -234,12 +245,8 @@ static void host_section(struct strbuf *md, const cJSON *h)
 			const cJSON *sl = rr_obj(x, "slurm");
 			if (!sl || !rr_str(sl, "pending_reason"))
 				continue;
-			strbuf_addstr(md, k++ ? "; build " : " build ");
-			rpt_md_code(md, rr_str(x, "program"));
-			if (rr_str(x, "variant")) {
-				strbuf_addstr(md, " ");
-				rpt_md_code(md, rr_str(x, "variant"));
-			}
+			strbuf_addstr(md, k++ ? "; " : " ");
+			build_label(md, x);
 			strbuf_addstr(md, " ");
 			rpt_md_cell_n(md, rr_str(sl, "pending_reason"), 80);
 		}
@@ -260,12 +267,8 @@ static void host_section(struct strbuf *md, const cJSON *h)
 		FOR_EACH_OBJ(x, rr_arr(h, "builds")) {
 			if (!requeued(x))
 				continue;
-			strbuf_addstr(md, k++ ? "; build " : " build ");
-			rpt_md_code(md, rr_str(x, "program"));
-			if (rr_str(x, "variant")) {
-				strbuf_addstr(md, " ");
-				rpt_md_code(md, rr_str(x, "variant"));
-			}
+			strbuf_addstr(md, k++ ? "; " : " ");
+			build_label(md, x);
 			attempts_line(md, rr_obj(x, "slurm"));
 		}
 		FOR_EACH_OBJ(x, rr_arr(h, "steps")) {

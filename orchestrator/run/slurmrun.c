@@ -966,6 +966,15 @@ static void requeue(struct srun *r, struct sjob *j)
 	strbuf_release(&err);
 }
 
+/* "STATE[ REASON] on NODE" of a job as Slurm reported it ("None" is no reason) */
+static void add_job_end(struct strbuf *sb, const struct slurm_job *sj)
+{
+	strbuf_addstr(sb, sj->state);
+	if (sj->reason[0] && strcmp(sj->reason, "None"))
+		strbuf_addf(sb, " %s", sj->reason);
+	strbuf_addf(sb, " on %s", sj->node[0] ? sj->node : "?");
+}
+
 /* The job ended: read its journal back and record its build or step.
  * Returns 0 when the job was submitted again instead (requeue()). */
 static int collect(struct srun *r, struct sjob *j)
@@ -978,6 +987,7 @@ static int collect(struct srun *r, struct sjob *j)
 	char *path = xstrfmt("%s/journal", j->rundir);
 	const char *status;
 	cJSON *result = NULL;
+	int collected = 1;
 
 	memset(&c, 0, sizeof(c));
 	c.id = j->is_build ? p->builds[j->idx].key : p->steps[j->idx].id;
@@ -999,23 +1009,14 @@ static int collect(struct srun *r, struct sjob *j)
 			if (*hr->ctx->interrupted)
 				break;   /* Ctrl-C: nothing is submitted any more */
 			requeue(r, j);
-			cJSON_Delete(c.end);
-			journal_release(&jr);
-			strbuf_release(&data);
-			strbuf_release(&err);
-			strbuf_release(&reason);
-			free(path);
-			return 0;
+			collected = 0;
+			goto out;
 		case SLURM_RETRY_GIVE_UP:
-			strbuf_addf(&reason, "the Slurm job ended %s twice: job %ld %s%s%s on %s, submitted once more "
-				    "as job %ld, %s%s%s on %s (gpuorch requeues a job once)",
-				    j->sj.state, j->first.id, j->first.state,
-				    j->first.reason[0] && strcmp(j->first.reason, "None") ? " " : "",
-				    j->first.reason[0] && strcmp(j->first.reason, "None") ? j->first.reason : "",
-				    j->first.node[0] ? j->first.node : "?", j->id, j->sj.state,
-				    j->sj.reason[0] && strcmp(j->sj.reason, "None") ? " " : "",
-				    j->sj.reason[0] && strcmp(j->sj.reason, "None") ? j->sj.reason : "",
-				    j->sj.node[0] ? j->sj.node : "?");
+			strbuf_addf(&reason, "the Slurm job ended %s twice: job %ld ", j->sj.state, j->first.id);
+			add_job_end(&reason, &j->first);
+			strbuf_addf(&reason, ", submitted once more as job %ld, ", j->id);
+			add_job_end(&reason, &j->sj);
+			strbuf_addstr(&reason, " (gpuorch requeues a job once)");
 			break;
 		case SLURM_RETRY_NO:
 			break;
@@ -1051,13 +1052,14 @@ static int collect(struct srun *r, struct sjob *j)
 		    (long long)(j->sj.start_time ? j->sj.start_time - j->sj.submit_time : 0),
 		    (long long)(j->sj.end_time && j->sj.start_time ? j->sj.end_time - j->sj.start_time : 0));
 	j->state = JOB_DONE;
+out:
 	cJSON_Delete(c.end);
 	journal_release(&jr);
 	strbuf_release(&data);
 	strbuf_release(&err);
 	strbuf_release(&reason);
 	free(path);
-	return 1;
+	return collected;
 }
 
 /* A job that cannot run because its build job did not pass. */

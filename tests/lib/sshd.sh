@@ -17,7 +17,7 @@
 #                          users' processes are left alone
 #   sshd_restart NAME      start it again on the same port with the same keys
 #   sshd_write_hosts_json FILE NAME...   a gpuorch hosts inventory for them
-#   sshd_var NAME FIELD    prints SSHD_<NAME>_<FIELD>
+#   sshd_var NAME FIELD    prints SSHD_<NAME>_<FIELD> (empty when unset, also under set -u)
 #   sshd_ssh NAME CMD...   run CMD on it with the OpenSSH client (for checks)
 #   sshd_sshtool NAME ARGS...  run build/tests/sshtool against it
 #
@@ -51,7 +51,7 @@ done
 sshd_started_names=
 
 sshd_var() {
-	eval "echo \"\${SSHD_$1_$2}\""
+	eval "echo \"\${SSHD_$1_$2:-}\""
 }
 
 sshd_setvar_() {
