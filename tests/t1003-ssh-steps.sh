@@ -27,14 +27,6 @@ survivors() {
 	pgrep -f "$MARK" >/dev/null
 }
 
-# a command that runs until the test creates the file $TRASH/$1: what it
-# waits for is the test, not a duration that a loaded machine (CI runs four
-# test files at a time on two cores, under ASan too) can use up before the
-# test looks
-until_gate() {
-	printf 'while [ ! -e "%s" ]; do "%s" 0.05; done' "$TRASH/$1" "$SLEEPER"
-}
-
 test_expect_success 'start sshd' '
 	sshd_start a &&
 	W=$SSHD_a_WORKDIR

@@ -29,14 +29,6 @@ survivors() {
 	pgrep -f "$MARK" >/dev/null
 }
 
-# until_gate NAME: a command that runs until the test creates $TRASH/NAME;
-# what it waits for is the test, not a duration that a loaded machine (CI
-# runs four test files at a time on two cores) can use up before the test
-# looks
-until_gate() {
-	printf 'while [ ! -e "%s" ]; do "%s" 0.05; done' "$TRASH/$1" "$SLEEPER"
-}
-
 # plan RUNDIR [MAXB [FAILFAST]]: starts RUNDIR/plan.sh; add items with
 # pbuild / pstep (values must not hold a single quote).
 plan() {

@@ -330,6 +330,15 @@ test_might_fail() {
 	return 0
 }
 
+# until_gate NAME: prints a shell command that runs until the test creates
+# $TRASH/NAME (sleeping with $SLEEPER when the file has one: a copy of sleep
+# that pgrep finds). A step that must still be running when the test looks
+# waits on the test, not on a duration that a loaded machine (CI runs four
+# test files at a time on two cores, ASan builds too) can use up first.
+until_gate() {
+	printf 'while [ ! -e "%s" ]; do "%s" 0.05; done' "$TRASH/$1" "${SLEEPER:-sleep}"
+}
+
 # wait_for SECONDS 'condition': poll every 0.1 s until the condition (eval'ed)
 # holds; returns 1 after SECONDS.
 wait_for() {
