@@ -214,6 +214,23 @@ test_expect_success 'a second start attaches; a runner SIGKILLed mid-step is res
 	! survivors
 '
 
+test_expect_success 'start with a setsid that has no -f (util-linux before 2.31): started the old way' '
+	mkdir -p "$TRASH/oldsetsid" &&
+	printf "#!/bin/sh\ncase \$1 in -f) echo \"setsid: invalid option -- f\" >&2; exit 1 ;; esac\nexec %s \"\$@\"\n" \
+		"$(command -v setsid)" >"$TRASH/oldsetsid/setsid" &&
+	chmod +x "$TRASH/oldsetsid/setsid" &&
+	R=$TRASH/runs/oldsetsid &&
+	plan "$R" &&
+	pstep "$R" s1 30 "" 0 "" "echo old-setsid" &&
+	PATH="$TRASH/oldsetsid:$PATH" runner start "$R" >out &&
+	test_grep "^started [0-9]" out &&
+	done_within 20 "$R" &&
+	events "$R" &&
+	test_grep "^step_end s1 exited 0" "$R/events" &&
+	test_grep "invalid option" "$R/runner.log" &&
+	! survivors
+'
+
 test_expect_success 'a runner killed with runner.sh kill leaves a journal that says so, and no process' '
 	R=$TRASH/runs/killed &&
 	plan "$R" &&

@@ -547,6 +547,12 @@ cmd_run() {
 		exit 0
 	fi
 	echo $$ >"$RD/runner.pid.tmp" && mv -f "$RD/runner.pid.tmp" "$RD/runner.pid"
+	# `start` waits on a pipe whose write end is our fd 3: closing it (or
+	# exiting) tells it the pid is written; nothing of the run inherits it
+	if [ "${GPUORCH_RUNNER_HS:-}" = 1 ]; then
+		exec 3>&-
+		unset GPUORCH_RUNNER_HS
+	fi
 	_restart=false
 	if [ -s "$J" ]; then
 		_restart=true
@@ -613,13 +619,21 @@ cmd_start() {
 	if [ -f "$RD/runner.done" ] || [ -f "$RD/runner.stopped" ]; then echo finished; exit 0; fi
 	if held "$RD"; then echo "running $(cat "$RD/runner.pid" 2>/dev/null)"; exit 0; fi
 	rm -f "$RD/runner.pid"
-	setsid sh "$0" run "$RD" </dev/null >>"$RD/runner.log" 2>&1 &
+	# The handshake: setsid -f forks the runner off and returns; the runner
+	# holds the pipe's write end (fd 3) until its pid is written, so the read
+	# returns at that moment (or when it exits): no polling. A setsid without
+	# -f (util-linux < 2.31) starts nothing here: the old way then, polling.
+	GPUORCH_RUNNER_HS=1 setsid -f sh "$0" run "$RD" </dev/null 3>&1 >>"$RD/runner.log" 2>&1 |
+		{ read -r _x || :; }
+	if [ ! -s "$RD/runner.pid" ] && [ ! -f "$RD/runner.done" ] && ! held "$RD"; then
+		setsid sh "$0" run "$RD" </dev/null >>"$RD/runner.log" 2>&1 &
+	fi
 	_i=0
 	while [ ! -s "$RD/runner.pid" ] && [ ! -f "$RD/runner.done" ] && [ $_i -lt 500 ]; do
 		sleep 0.02
 		_i=$((_i + 1))
 	done
-	if [ -s "$RD/runner.pid" ]; then echo "started $(cat "$RD/runner.pid")"; exit 0; fi
+	if [ -s "$RD/runner.pid" ]; then read -r _p <"$RD/runner.pid"; echo "started $_p"; exit 0; fi
 	if [ -f "$RD/runner.done" ]; then echo finished; exit 0; fi
 	die "the runner did not start within 10 s (see $RD/runner.log)"
 }
