@@ -158,7 +158,14 @@ test_expect_success 'setup: a project with one CPU program' '
 '
 
 test_expect_success 'a first run builds and starts the execd; a re-run starts no login shell' '
+	n0=$(shells) &&
 	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run1 2>&1 &&
+	cat run1 &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 1 &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.reused)" = false &&
+	echo "login shells of a fresh run: $(( $(shells) - n0 ))" &&
+	test "$(shells)" = $((n0 + 1)) &&
 	W=$(sshd_var a WORKDIR) &&
 	wait_for 60 "ls \"$W\"/execd/*.sock >/dev/null 2>&1" &&
 	test "$(stat -c %a "$W/execd")" = 700 &&
@@ -170,6 +177,36 @@ test_expect_success 'a first run builds and starts the execd; a re-run starts no
 	d=$(last_run_dir) &&
 	test "$(jq_ "$d/run.json" hosts.0.steps.0.status)" = PASS &&
 	test "$(jq_ "$d/run.json" hosts.0.ship.bytes_sent)" = 0
+'
+
+test_expect_success 'an edited source rides on the re-run'"'"'s one command through the execd: no login shell, no SFTP' '
+	echo "/* edited */" >>proj/cpu/cputimer.c &&
+	n=$(shells) &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run2e 2>&1 &&
+	cat run2e &&
+	test_grep "through the host.s execd (no login shell)" run2e &&
+	test "$(shells)" = "$n" &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 1 &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.reused)" = false &&
+	cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) &&
+	cmp "$cdir/src/cpu/cputimer.c" proj/cpu/cputimer.c
+'
+
+test_expect_success 'a host that lost what the controller sent it (blobs and content removed): the start asks, the next carries it' '
+	W=$(sshd_var a WORKDIR) &&
+	rm -rf "$W/blobs" "$W/content" &&
+	n=$(shells) &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run2l 2>&1 &&
+	cat run2l &&
+	test "$(shells)" = "$n" &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 1 &&
+	cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) &&
+	cmp "$cdir/src/cpu/cputimer.c" proj/cpu/cputimer.c &&
+	ls "$W/blobs" | wc -l | grep -qx 1
 '
 
 test_expect_success 'execd_idle_s 0: every command through the login shell again' '

@@ -15,6 +15,7 @@
 #include "remote/blobs.h"
 #include "remote/probecache.h"
 #include "remote/runplan.h"
+#include "remote/shipledger.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
 
@@ -26,7 +27,10 @@
 #define RUNNER_TEXT_CAP (4u << 20)   /* output carried in an end event */
 #define KILL_FOLLOW_MS 60000         /* collecting what an interrupt killed */
 #define MAX_RUNNER_STARTS 4          /* a runner that keeps dying is an error */
-#define UPLOAD_TIMEOUT_MS 600000
+#define PROBE_FIRST_MS 120000        /* a start that probes first, until it has planned */
+/* Files the ledger does not list go with the first start unasked up to
+ * this many bytes (more: the host is asked which it lacks first). */
+#define SEND_UNASKED_MAX (8u << 20)
 
 struct exec_state {
 	struct hostrun *hr;
@@ -35,14 +39,31 @@ struct exec_state {
 	char **bids;                  /* per plan build: the runner's id, NULL when not run */
 	int64_t t_ship, t_build, t_run;
 	int ship_recorded;
-	int uploaded;
-	int nblobs;             /* files (distinct contents) the upload carried */
-	int64_t upload_ms;      /* the SFTP upload alone (write, fsync, rename) */
+	int asked;              /* the host said which blobs it lacks */
+	int nblobs;             /* files (distinct contents) the start commands carried */
+	int64_t upload_ms;      /* the start commands that carried them, whole */
 	uint64_t sent;
+	unsigned char *tar;     /* what the next start carries (blobs_tar), NULL: none */
+	size_t tar_len;
+	int tar_n;
+	int64_t t_call;         /* when the start that carries it was sent */
 	int stopping;                 /* interrupted: the runner is being stopped */
 	char *runner_error;           /* runner_ended "error": its message */
 	enum go_status feed_st;       /* a journal that cannot be read */
 	struct strbuf feed_err;
+	/* the start command and what it needs of the plan (prepare) */
+	struct remote_runner rr;
+	struct strbuf text;           /* the runner's plan */
+	struct strbuf sig_script;     /* the kept probe's check */
+	char *execd_dir, *execd_sock;
+	int64_t budget_ms, deadline;
+	/* a start that probes first (hostrun-setup.c, hr_probe_take) */
+	int64_t t_probe;
+	int probe_failed;             /* its output was no probe: recorded */
+	int stopped_after_probe;      /* interrupted between the probe and the start */
+	int past_deadline;            /* on_bytes stopped it at es->deadline */
+	enum go_status prep_st;       /* prepare() failed after the probe */
+	struct strbuf prep_err;
 };
 
 static char *gpu_lock_path(const struct hostrun *hr)
@@ -131,15 +152,77 @@ static void free_bids(struct hostrun *hr, struct exec_state *es)
 	es->bids = NULL;
 }
 
+/* What the start command needs of the plan: the runner's plan (es->text),
+ * the host's directories, the kept probe's check, the execd, the budget. */
+static enum go_status prepare(struct hostrun *hr, struct exec_state *es, struct strbuf *err)
+{
+	struct remote_runner *rr = &es->rr;
+	enum go_status st;
+
+	free(hr->build_rec);
+	hr->build_rec = xcalloc((size_t)hr->plan.nbuilds + 1, sizeof(*hr->build_rec));
+	strbuf_reset(&es->text);
+	st = write_plan(hr, es, &es->text, &es->budget_ms, err);
+	if (st)
+		return st;
+	rr->blobs_dir = hr->plan.blobs_dir;
+	rr->content_dir = hr->plan.content_dir;
+	rr->run_dir = hr->plan.run_dir;
+	rr->plan = es->text.buf;
+	strbuf_reset(&es->sig_script);
+	rr->sig_script = rr->expect_sig = NULL;
+	if (hr->probe_kept) {
+		probe_sig_script(&es->sig_script, hr->h->cuda_home, hr->h->python, hr->h->gpu_index);
+		rr->sig_script = es->sig_script.buf;
+		rr->expect_sig = hr->info.sig;
+	}
+	free(es->execd_dir);
+	free(es->execd_sock);
+	es->execd_dir = es->execd_sock = NULL;
+	rr->execd_dir = NULL;
+	if (hr->h->execd_idle_s > 0 && hr->workdir) {
+		es->execd_dir = xstrfmt("%s/execd", hr->workdir);
+		es->execd_sock = remote_execd_socket(es->execd_dir);
+		if (!es->execd_sock)
+			strbuf_addf(&hr->out, "  note: no execd on this host: '%s' is too long for a "
+				    "Unix socket (commands go through the login shell)\n", es->execd_dir);
+		else
+			rr->execd_dir = es->execd_dir;
+		rr->execd_idle_s = hr->h->execd_idle_s;
+	}
+	es->deadline = time_mono_ms() + es->budget_ms;
+	es->t_ship = es->t_build = time_mono_ms();
+	live_set(hr->ctx->live, hr->index, "ship", hr->ctx->pack->content_id);
+	return GO_OK;
+}
+
+/* The start command's probe is in (remote.h, on_probe): plan from it, then
+ * the command is told the rest. */
+static int on_probe(const char *out, struct remote_runner *rr, void *ctx)
+{
+	struct exec_state *es = ctx;
+	struct hostrun *hr = es->hr;
+
+	(void)rr;
+	if (hr_probe_take(hr, out, es->t_probe) != GO_OK) {
+		es->probe_failed = 1;
+		return 1;
+	}
+	hr_make_plan(hr);
+	if (hr_interrupted(hr)) {
+		es->stopped_after_probe = 1;
+		return 1;
+	}
+	es->prep_st = prepare(hr, es, &es->prep_err);
+	return es->prep_st != GO_OK;
+}
+
 /* The kept probe did not hold: probe the host afresh and make the plan and
  * the runner's plan again (nothing ran: the start command stopped first). */
-static enum go_status replan(struct hostrun *hr, struct exec_state *es, struct strbuf *text,
-			     int64_t *budget_ms, struct strbuf *err)
+static enum go_status replan(struct hostrun *hr, struct exec_state *es, struct strbuf *err)
 {
 	enum go_status st;
 	free_bids(hr, es);
-	free(hr->build_rec);
-	hr->build_rec = NULL;
 	if (hr->have_plan) {
 		plan_release(&hr->plan);
 		hr->have_plan = 0;
@@ -148,35 +231,52 @@ static enum go_status replan(struct hostrun *hr, struct exec_state *es, struct s
 	if (st != GO_OK)
 		return go_fail(err, st, "%s", "the probe failed (see the probe phase)");
 	hr_make_plan(hr);
-	hr->build_rec = xcalloc((size_t)hr->plan.nbuilds + 1, sizeof(*hr->build_rec));
-	strbuf_reset(text);
-	return write_plan(hr, es, text, budget_ms, err);
+	return prepare(hr, es, err);
+}
+
+/* The tar the start carried arrived: count it once, drop it. */
+static void count_tar(struct exec_state *es)
+{
+	if (!es->tar)
+		return;
+	es->upload_ms += time_mono_ms() - es->t_call;
+	es->sent += es->tar_len;
+	es->nblobs += es->tar_n;
+	free(es->tar);
+	es->tar = NULL;
+	es->tar_len = 0;
+	es->tar_n = 0;
 }
 
 static void record_ship(struct hostrun *hr, struct exec_state *es)
 {
 	const struct pack *pk = hr->ctx->pack;
-	int reused = !es->uploaded;
+	int reused = !es->info.content_unpacked;
 	cJSON *ship;
 	char *d;
 
 	es->ship_recorded = 1;
+	count_tar(es);   /* the start got past its sources: what it carried arrived */
 	record_lock(hr->ctx->rec);
 	ship = cJSON_CreateObject();
 	json_add_num(ship, "bytes_sent", (double)es->sent);
 	json_add_bool(ship, "reused", reused);
 	json_add_str(ship, "remote_dir", hr->plan.content_dir);
-	json_add_num(ship, "files_sent", reused ? 0 : es->nblobs);
+	json_add_num(ship, "files_sent", es->nblobs);
 	json_add_num(ship, "files", pk->nfiles);
-	if (!reused)
+	if (es->nblobs)
 		json_add_num(ship, "upload_s", (double)es->upload_ms / 1000.0);
 	cJSON_ReplaceItemInObject(hr->hj, "ship", ship);
 	record_unlock(hr->ctx->rec);
-	d = reused ? xstrfmt("content %.12s already on the host: 0 bytes sent", pk->content_id)
+	d = reused && es->sent ? xstrfmt("content %.12s already on the host (%llu bytes sent with the "
+					 "start, unasked: the controller had no record of them there)",
+					 pk->content_id, (unsigned long long)es->sent)
+	    : reused ? xstrfmt("content %.12s already on the host: 0 bytes sent", pk->content_id)
 		   : es->nblobs < pk->nfiles
 		   ? xstrfmt("%llu bytes sent (%d of %d files; the host had the others)",
 			     (unsigned long long)es->sent, es->nblobs, pk->nfiles)
-		   : xstrfmt("%llu bytes sent (%d files)", (unsigned long long)es->sent, pk->nfiles);
+		   : xstrfmt("%llu bytes sent (%d file%s)", (unsigned long long)es->sent, pk->nfiles,
+			     pk->nfiles == 1 ? "" : "s");
 	hr_phase(hr, "ship", "PASS", es->t_ship, d);
 	strbuf_addf(&hr->out, "  ship: %s\n", d);
 	free(d);
@@ -250,6 +350,10 @@ static int on_bytes(const char *data, size_t len, void *ctx)
 		if (es->feed_st || es->j.ended)
 			return 1;
 	}
+	if (time_mono_ms() >= es->deadline) {
+		es->past_deadline = 1;   /* the plan's bound (set once planned) */
+		return 1;
+	}
 	return !es->stopping && hr_interrupted(es->hr);
 }
 
@@ -308,78 +412,173 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 	return st;
 }
 
+/* The next start carries these n blobs (hashes) into the host's store. */
+static enum go_status carry_blobs(struct hostrun *hr, struct exec_state *es, char *const *hashes,
+				  int n, struct strbuf *err)
+{
+	enum go_status st;
+	free(es->tar);
+	es->tar = NULL;
+	es->tar_len = 0;
+	es->tar_n = 0;
+	if (!n)
+		return GO_OK;
+	st = blobs_tar(hr->ctx->pack, hashes, n, &es->tar, &es->tar_len, err);
+	if (!st)
+		es->tar_n = n;
+	return st;
+}
+
+/* The files the ledger does not list the host as holding, carried by the
+ * first start without asking when they are few enough: a fresh host then
+ * needs one start, not a start that asks and a second that carries. */
+static enum go_status send_unasked(struct hostrun *hr, struct exec_state *es,
+				   const struct shipledger *l, struct strbuf *err)
+{
+	const struct pack *pk = hr->ctx->pack;
+	char **want = xcalloc((size_t)pk->nfiles + 1, sizeof(*want));
+	size_t bytes = 0;
+	int i, j, n = 0;
+	enum go_status st = GO_OK;
+
+	for (i = 0; i < pk->nfiles; i++) {
+		const char *h = pk->files[i].sha256;
+		if (shipledger_has(l, h))
+			continue;
+		for (j = 0; j < n && strcmp(want[j], h); j++)
+			;
+		if (j < n)
+			continue;   /* the same content twice goes once */
+		want[n++] = pk->files[i].sha256;
+		bytes += pk->files[i].size;
+	}
+	if (n && bytes <= SEND_UNASKED_MAX)
+		st = carry_blobs(hr, es, want, n, err);
+	free(want);
+	return st;
+}
+
+/* A start that probes first ended before its probe did: the host failed
+ * in its probe, or the run was interrupted; 1 when the loop is over (*st). */
+static int probe_first_ended(struct hostrun *hr, struct exec_state *es, enum go_status *st,
+			     struct strbuf *err)
+{
+	if (es->probe_failed) {
+		*st = GO_ERR_REMOTE;   /* hr_probe_take recorded it */
+		return 1;
+	}
+	if (es->stopped_after_probe || (*st == GO_ERR_INTERRUPTED && !es->past_deadline)) {
+		/* planned or not, nothing started */
+		hr_skip_all(hr, "not run: the run was interrupted");
+		*st = GO_OK;
+		return 1;
+	}
+	if (es->prep_st) {
+		*st = es->prep_st;
+		strbuf_reset(err);
+		strbuf_add(err, es->prep_err.buf, es->prep_err.len);
+		return 0;   /* finish() records it */
+	}
+	if (!es->info.probe_unanswered)
+		return 0;
+	if (es->past_deadline)
+		*st = go_fail(err, GO_ERR_TIMEOUT, "%s: the host probe did not finish within %lld s",
+			      hr->h->name, (long long)(PROBE_FIRST_MS / 1000));
+	if (*st == GO_ERR_SSH || *st == GO_ERR_CONNECT)
+		return 0;   /* the link dropped: reconnect, probe again */
+	hr_fail_host(hr, "probe", es->t_probe, err->buf);
+	return 1;
+}
+
 enum go_status hr_execute(struct hostrun *hr)
 {
 	struct exec_state es;
-	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT, sig_script = STRBUF_INIT;
-	struct strbuf manifest = STRBUF_INIT;
-	struct remote_runner rr;
-	int64_t budget_ms = 0, deadline;
-	int starts = 0, starts_seen = 0, via_execd_noted = 0;
-	char *execd_dir = NULL, *execd_sock = NULL;
+	struct strbuf err = STRBUF_INIT, manifest = STRBUF_INIT, probe_text = STRBUF_INIT;
+	int starts = 0, starts_seen = 0, via_execd_noted = 0, probe_first_done = 0;
+	struct shipledger ledger;
 	enum go_status st;
 
 	memset(&es, 0, sizeof(es));
 	es.hr = hr;
 	journal_init(&es.j, 0);
 	strbuf_init(&es.feed_err, 0);
+	strbuf_init(&es.text, 0);
+	strbuf_init(&es.sig_script, 0);
+	strbuf_init(&es.prep_err, 0);
 	es.t_ship = es.t_build = time_mono_ms();
 	hr->cur_step = -1;
-	hr->build_rec = xcalloc((size_t)hr->plan.nbuilds + 1, sizeof(*hr->build_rec));
-	live_set(hr->ctx->live, hr->index, "ship", hr->ctx->pack->content_id);
-	st = write_plan(hr, &es, &text, &budget_ms, &err);
-	if (st) {
+	shipledger_load(hr->h, &ledger);
+	blobs_manifest(hr->ctx->pack, &manifest);
+	es.rr.manifest = manifest.buf;
+	if (hr->probe_pending) {
+		/* one command: the probe, then (planned from it) the run */
+		hr_probe_text(hr, &probe_text);
+		es.rr.probe_text = probe_text.buf;
+		es.rr.on_probe = on_probe;
+		es.rr.probe_ctx = &es;
+		es.deadline = time_mono_ms() + PROBE_FIRST_MS;
+		live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
+	} else if ((st = prepare(hr, &es, &err)) != GO_OK) {
 		st = finish(hr, &es, st, err.buf);
 		goto out;
 	}
-	memset(&rr, 0, sizeof(rr));
-	blobs_manifest(hr->ctx->pack, &manifest);
-	rr.manifest = manifest.buf;
-	rr.blobs_dir = hr->plan.blobs_dir;
-	rr.content_dir = hr->plan.content_dir;
-	rr.run_dir = hr->plan.run_dir;
-	rr.plan = text.buf;
-	if (hr->probe_kept) {
-		probe_sig_script(&sig_script, hr->h->cuda_home, hr->h->python, hr->h->gpu_index);
-		rr.sig_script = sig_script.buf;
-		rr.expect_sig = hr->info.sig;
+	if ((st = send_unasked(hr, &es, &ledger, &err)) != GO_OK) {
+		st = finish(hr, &es, st, err.buf);
+		goto out;
 	}
-	if (hr->h->execd_idle_s > 0 && hr->workdir) {
-		execd_dir = xstrfmt("%s/execd", hr->workdir);
-		execd_sock = remote_execd_socket(execd_dir);
-		if (!execd_sock)
-			strbuf_addf(&hr->out, "  note: no execd on this host: '%s' is too long for a "
-				    "Unix socket (commands go through the login shell)\n", execd_dir);
-		else
-			rr.execd_dir = execd_dir;
-		rr.execd_idle_s = hr->h->execd_idle_s;
-	}
-	deadline = time_mono_ms() + budget_ms;
 	for (;;) {
-		int64_t left = deadline - time_mono_ms();
-		int fresh_conn = !hr->conn;
-		if (!hr->conn && (st = hr_reconnect(hr, &err)) != GO_OK)
-			break;
-		if (execd_sock && (fresh_conn || !starts_seen))
-			ssh_use_execd(hr->conn, execd_sock);
+		int64_t left = es.deadline - time_mono_ms();
+		int fresh_conn = !hr->conn, probing = es.rr.probe_text != NULL;
+		if (!hr->conn && (st = hr_reconnect(hr, &err)) != GO_OK) {
+			if (!probing)
+				break;
+			hr_fail_host(hr, "probe", es.t_probe ? es.t_probe : es.t_ship, err.buf);
+			goto out;   /* never planned: nothing else to record */
+		}
+		if (es.execd_sock && (fresh_conn || !starts_seen))
+			ssh_use_execd(hr->conn, es.execd_sock);
 		starts_seen = 1;
 		journal_resync(&es.j);
 		strbuf_reset(&err);
 		remote_start_info_release(&es.info);
-		st = remote_runner_follow(hr->conn, &rr, es.j.offset, on_bytes, &es,
+		es.t_call = es.t_probe = time_mono_ms();
+		es.past_deadline = 0;
+		es.rr.blobs = es.tar;
+		es.rr.blobs_len = es.tar_len;
+		st = remote_runner_follow(hr->conn, &es.rr, es.j.offset, on_bytes, &es,
 					  left > 1000 ? (int)left : 1000, &es.info, &err);
+		if (es.past_deadline && st == GO_ERR_INTERRUPTED)
+			st = GO_ERR_TIMEOUT;
+		if (probing && !es.info.probe_unanswered && !es.probe_failed && !es.stopped_after_probe &&
+		    !es.prep_st) {
+			es.rr.probe_text = NULL;   /* probed and planned: never again */
+			probe_first_done = 1;
+		}
+		if (probing && !probe_first_done) {
+			if (probe_first_ended(hr, &es, &st, &err))
+				goto out;
+			if (es.prep_st)
+				break;
+			ssh_disconnect(hr->conn);
+			hr->conn = NULL;
+			continue;
+		}
+		if (es.info.content_absent || es.info.content_present || es.info.content_unpacked)
+			count_tar(&es);   /* it arrived (else a lost link: it goes again) */
+		if (es.info.content_present || es.info.content_unpacked)
+			shipledger_add_pack(hr->h, &ledger, hr->ctx->pack);
 		if (st == GO_ERR_INTERRUPTED && es.j.ended && !es.feed_st)
 			st = GO_OK;   /* on_bytes stopped at the journal's end */
 		if (!via_execd_noted && ssh_via_execd(hr->conn)) {
 			strbuf_addstr(&hr->out, "  through the host's execd (no login shell)\n");
 			via_execd_noted = 1;
 		}
-		if (execd_sock && es.info.execd[0] == '/' && !strcmp(es.info.execd, execd_sock))
-			ssh_use_execd(hr->conn, execd_sock);   /* it runs now: the next commands use it */
-		if (es.info.runner[0] && rr.expect_sig) {
+		if (es.execd_sock && es.info.execd[0] == '/' && !strcmp(es.info.execd, es.execd_sock))
+			ssh_use_execd(hr->conn, es.execd_sock);   /* it runs now: the next commands use it */
+		if (es.info.runner[0] && es.rr.expect_sig) {
 			/* the host held to the kept probe; once the run has
 			 * started it is never planned again */
-			rr.sig_script = rr.expect_sig = NULL;
+			es.rr.sig_script = es.rr.expect_sig = NULL;
 			hr->probe_kept = 0;
 		}
 		if (es.feed_st) {
@@ -392,34 +591,17 @@ enum go_status hr_execute(struct hostrun *hr)
 			/* the host changed since the kept probe: probe it, plan again */
 			strbuf_addstr(&hr->out, "  the host changed since its last probe: probing it\n");
 			probe_cache_drop(hr->h);
-			rr.sig_script = rr.expect_sig = NULL;
-			if ((st = replan(hr, &es, &text, &budget_ms, &err)) != GO_OK)
+			es.rr.sig_script = es.rr.expect_sig = NULL;
+			if ((st = replan(hr, &es, &err)) != GO_OK)
 				break;
-			rr.content_dir = hr->plan.content_dir;
-			rr.blobs_dir = hr->plan.blobs_dir;
-			rr.run_dir = hr->plan.run_dir;
-			rr.plan = text.buf;
-			deadline = time_mono_ms() + budget_ms;
 			continue;
 		}
-		if (st == GO_ERR_NOT_FOUND && es.info.content_absent && !es.uploaded && !es.stopping) {
-			/* only the files the host lacks: by content, named by their hash */
-			char *tar = xstrfmt("%s/blobs.tar", hr->plan.content_dir);
-			unsigned char *data = NULL;
-			size_t len = 0;
+		if (st == GO_ERR_NOT_FOUND && es.info.content_absent && !es.asked && !es.stopping) {
+			/* the next start carries the files the host lacks: by
+			 * content, named by their hash */
+			es.asked = 1;
 			strbuf_reset(&err);
-			st = blobs_tar(hr->ctx->pack, es.info.missing, es.info.nmissing, &data, &len, &err);
-			if (st == GO_OK) {
-				int64_t t0 = time_mono_ms();
-				st = ssh_upload(hr->conn, data, len, tar, 0644, &es.sent, UPLOAD_TIMEOUT_MS,
-						&err);
-				es.upload_ms = time_mono_ms() - t0;
-			}
-			es.nblobs = es.info.nmissing;
-			free(data);
-			free(tar);
-			es.uploaded = 1;
-			if (st)
+			if ((st = carry_blobs(hr, &es, es.info.missing, es.info.nmissing, &err)))
 				break;
 			continue;
 		}
@@ -439,19 +621,19 @@ enum go_status hr_execute(struct hostrun *hr)
 		}
 		if (st == GO_ERR_INTERRUPTED && !es.stopping) {
 			/* from now on nothing is started: only what ran is collected */
-			rr.plan = NULL;
-			rr.sig_script = rr.expect_sig = NULL;
+			es.rr.plan = NULL;
+			es.rr.sig_script = es.rr.expect_sig = NULL;
 			stop_runner(hr, &es);
-			deadline = time_mono_ms() + KILL_FOLLOW_MS;
+			es.deadline = time_mono_ms() + KILL_FOLLOW_MS;
 			continue;
 		}
-		if (es.stopping || time_mono_ms() >= deadline) {
+		if (es.stopping || time_mono_ms() >= es.deadline) {
 			if (!es.stopping) {
 				stop_runner(hr, &es);
 				es.stopping = 0;
 				st = go_fail(&err, GO_ERR_TIMEOUT,
 					     "%s: the host's plan did not finish within %lld s (the sum of "
-					     "its timeouts)", hr->h->name, (long long)(budget_ms / 1000));
+					     "its timeouts)", hr->h->name, (long long)(es.budget_ms / 1000));
 			}
 			break;
 		}
@@ -463,16 +645,20 @@ enum go_status hr_execute(struct hostrun *hr)
 	}
 	st = finish(hr, &es, st, err.buf);
 out:
+	free(es.tar);
+	shipledger_release(&ledger);
 	free_bids(hr, &es);
-	free(execd_dir);
-	free(execd_sock);
+	free(es.execd_dir);
+	free(es.execd_sock);
 	free(es.runner_error);
 	remote_start_info_release(&es.info);
 	strbuf_release(&manifest);
+	strbuf_release(&probe_text);
 	journal_release(&es.j);
 	strbuf_release(&es.feed_err);
-	strbuf_release(&text);
+	strbuf_release(&es.text);
+	strbuf_release(&es.sig_script);
+	strbuf_release(&es.prep_err);
 	strbuf_release(&err);
-	strbuf_release(&sig_script);
 	return st;
 }

@@ -45,9 +45,15 @@ char *hr_log_rel(struct hostrun *hr, const char *name, const char *ext);
 /* hostrun-setup.c: the phases before the builds */
 /* Connect to the host. */
 enum go_status hr_connect(struct hostrun *hr);
-/* Probe the host (fresh: never a kept probe); choose the archs to build for
- * and the one the steps run on. */
-enum go_status hr_probe(struct hostrun *hr, int fresh);
+/* Probe the host and choose the archs to build for and the one the steps run
+ * on: from the probe kept from an earlier run, else (command 0) not yet --
+ * hr->probe_pending: the start command probes first and hands its output
+ * to hr_probe_take -- or (command 1) by a probe command now. */
+enum go_status hr_probe(struct hostrun *hr, int command);
+/* The probe's shell text, for the start command that probes first. */
+void hr_probe_text(const struct hostrun *hr, struct strbuf *sb);
+/* The probe's output (started at t0) is in: as hr_probe. */
+enum go_status hr_probe_take(struct hostrun *hr, const char *out, int64_t t0);
 /* Make the host's plan of builds and steps (hr->plan). */
 void hr_make_plan(struct hostrun *hr);
 

@@ -43,53 +43,33 @@ static void add_arch(struct hostrun *hr, const char *arch)
 	hr->archs[hr->narchs] = NULL;
 }
 
-enum go_status hr_probe(struct hostrun *hr, int fresh)
+/* Forget what an earlier probe gave (probing again). */
+static void forget_probe(struct hostrun *hr)
+{
+	int i;
+	if (!hr->have_info)
+		return;
+	probe_release(&hr->info);
+	hr->have_info = 0;
+	for (i = 0; i < hr->narchs; i++)
+		free(hr->archs[i]);
+	free(hr->archs);
+	hr->archs = NULL;
+	hr->narchs = 0;
+	free(hr->run_arch);
+	hr->run_arch = NULL;
+	free(hr->workdir);
+	hr->workdir = NULL;
+}
+
+/* hr->info is in: the work directory, the archs, the record's info, the
+ * probe phase. */
+static void apply_probe(struct hostrun *hr, int64_t t0)
 {
 	const struct spec *s = hr->ctx->spec;
-	struct strbuf err = STRBUF_INIT, raw = STRBUF_INIT;
-	int64_t t0 = time_mono_ms();
-	enum go_status st;
 	cJSON *info, *archs;
 	int i;
 
-	if (hr->have_info) {
-		/* probing again: what came of the last probe goes */
-		probe_release(&hr->info);
-		hr->have_info = 0;
-		for (i = 0; i < hr->narchs; i++)
-			free(hr->archs[i]);
-		free(hr->archs);
-		hr->archs = NULL;
-		hr->narchs = 0;
-		free(hr->run_arch);
-		hr->run_arch = NULL;
-		free(hr->workdir);
-		hr->workdir = NULL;
-	}
-	hr->probe_kept = 0;
-	/* a probe kept from an earlier run is used when it has a signature:
-	 * the run's start command checks it on the host (hostrun-exec.c) */
-	if (!fresh && probe_cache_load(hr->h, &raw)) {
-		if (!probe_parse_text(raw.buf, &hr->info) && hr->info.sig)
-			hr->probe_kept = 1;
-		else if (hr->info.hostname)
-			probe_release(&hr->info);
-	}
-	if (!hr->probe_kept) {
-		live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
-		strbuf_reset(&raw);
-		st = probe_host(hr->conn, hr->h->cuda_home, hr->h->python, hr->h->workdir,
-				hr->h->gpu_index, &hr->info, &raw, &err);
-		if (st != GO_OK) {
-			hr_fail_host(hr, "probe", t0, err.buf);
-			strbuf_release(&err);
-			strbuf_release(&raw);
-			return st;
-		}
-		if (hr->info.sig)
-			probe_cache_save(hr->h, raw.buf);
-	}
-	strbuf_release(&raw);
 	hr->have_info = 1;
 	hr->workdir = host_workdir(hr->h, hr->info.home);
 
@@ -145,7 +125,67 @@ enum go_status hr_probe(struct hostrun *hr, int fresh)
 		strbuf_addf(&hr->out, "  %s\n", d.buf);
 		strbuf_release(&d);
 	}
+}
+
+enum go_status hr_probe(struct hostrun *hr, int command)
+{
+	struct strbuf err = STRBUF_INIT, raw = STRBUF_INIT;
+	int64_t t0 = time_mono_ms();
+	enum go_status st;
+
+	forget_probe(hr);
+	hr->probe_kept = 0;
+	hr->probe_pending = 0;
+	/* a probe kept from an earlier run is used when it has a signature:
+	 * the run's start command checks it on the host (hostrun-exec.c) */
+	if (!command && probe_cache_load(hr->h, &raw)) {
+		if (!probe_parse_text(raw.buf, &hr->info) && hr->info.sig)
+			hr->probe_kept = 1;
+		else if (hr->info.hostname)
+			probe_release(&hr->info);
+	}
+	strbuf_release(&raw);
+	if (hr->probe_kept) {
+		apply_probe(hr, t0);
+		return GO_OK;
+	}
+	if (!command) {
+		/* none kept: the start command probes first (hr_probe_take) */
+		hr->probe_pending = 1;
+		return GO_OK;
+	}
+	live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
+	st = probe_host(hr->conn, hr->h->cuda_home, hr->h->python, hr->h->workdir,
+			hr->h->gpu_index, &hr->info, &raw, &err);
+	if (st != GO_OK) {
+		hr_fail_host(hr, "probe", t0, err.buf);
+	} else {
+		if (hr->info.sig)
+			probe_cache_save(hr->h, raw.buf);
+		apply_probe(hr, t0);
+	}
 	strbuf_release(&err);
+	strbuf_release(&raw);
+	return st;
+}
+
+void hr_probe_text(const struct hostrun *hr, struct strbuf *sb)
+{
+	probe_script_text(sb, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index);
+}
+
+enum go_status hr_probe_take(struct hostrun *hr, const char *out, int64_t t0)
+{
+	forget_probe(hr);
+	hr->probe_pending = 0;
+	if (probe_parse_text(out, &hr->info)) {
+		hr_fail_host(hr, "probe", t0, "the host probe did not complete (its output ended "
+			     "early or lacks the host name)");
+		return GO_ERR_REMOTE;
+	}
+	if (hr->info.sig)
+		probe_cache_save(hr->h, out);
+	apply_probe(hr, t0);
 	return GO_OK;
 }
 

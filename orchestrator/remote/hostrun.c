@@ -11,7 +11,8 @@
  * ctx->reconnect_timeout_s and the journal followed on from its offset.
  *
  * Files, calls one way: hostrun.c (main) -> hostrun-setup.c (connect, probe,
- * plan), hostrun-exec.c (ship, runner, journal) -> hostrun-build.c,
+ * plan; a host with no kept probe is probed by the start command itself),
+ * hostrun-exec.c (ship, runner, journal) -> hostrun-build.c,
  * hostrun-steps.c (records from events) -> hostrun-base.c (what the phases
  * stand on: the host's record entries, logs, reconnection); hostrun-int.h
  * declares what they share. */
@@ -99,8 +100,11 @@ void hostrun_main(void *arg)
 	if (st == GO_OK)
 		st = hr_probe(hr, 0);
 	if (st == GO_OK) {
-		hr_make_plan(hr);
-		if (hr_interrupted(hr))
+		/* a probe still pending is the start command's first part: the
+		 * plan is made from it there (hostrun-exec.c) */
+		if (!hr->probe_pending)
+			hr_make_plan(hr);
+		if (!hr->probe_pending && hr_interrupted(hr))
 			hr_skip_all(hr, "not run: the run was interrupted");
 		else
 			st = hr_execute(hr);

@@ -42,6 +42,7 @@ struct hostrun {
 	struct host_info info;
 	int have_info;
 	int probe_kept;               /* info is the controller's kept probe, not yet checked */
+	int probe_pending;            /* no probe yet: the start command probes first */
 	char *workdir;                /* absolute remote work directory */
 	char **archs;
 	int narchs;

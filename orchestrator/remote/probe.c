@@ -329,6 +329,16 @@ int probe_parse_text(const char *text, struct host_info *out)
 	return rc;
 }
 
+void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *python,
+		       const char *workdir, int gpu_index)
+{
+	strbuf_addstr(sb, "workdir=");
+	strbuf_add_shell_quoted(sb, workdir && *workdir ? workdir : ".");
+	strbuf_addch(sb, '\n');
+	probe_sig_script(sb, cuda_home, python, gpu_index);
+	strbuf_addstr(sb, probe_script);
+}
+
 enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
 			  const char *workdir, int gpu_index, struct host_info *out,
 			  struct strbuf *raw, struct strbuf *err)
@@ -340,11 +350,7 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 
 	memset(out, 0, sizeof(*out));
 	out->disk_free_kib = -1;
-	strbuf_addstr(&body, "workdir=");
-	strbuf_add_shell_quoted(&body, workdir && *workdir ? workdir : ".");
-	strbuf_addch(&body, '\n');
-	probe_sig_script(&body, cuda_home, python, gpu_index);
-	strbuf_addstr(&body, probe_script);
+	probe_script_text(&body, cuda_home, python, workdir, gpu_index);
 	strbuf_addstr(&cmd, "sh -c ");
 	strbuf_add_shell_quoted(&cmd, body.buf);
 

@@ -45,6 +45,10 @@ struct host_info {
 enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,
 			  const char *workdir, int gpu_index, struct host_info *out,
 			  struct strbuf *raw, struct strbuf *err);
+/* The probe as a POSIX sh text (what probe_host runs as `sh -c`), for a
+ * command that probes first (remote.h). */
+void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *python,
+		       const char *workdir, int gpu_index);
 /* raw (may be NULL) gets the probe's KEY=VALUE output, which
  * probe_parse_text() reads back (0: complete). */
 int probe_parse_text(const char *text, struct host_info *out);

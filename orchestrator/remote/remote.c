@@ -5,17 +5,23 @@
  * parts are assignments at its top built with strbuf_add_shell_quoted, and
  * the whole is run as `sh -c 'SCRIPT'`, so the user's login shell (bash,
  * zsh, fish) does not matter. The runner itself (runner.sh, embedded in the
- * binary), the plan and the sources' manifest travel on the command's stdin,
- * split on the host by one awk at marker lines: no file transfer of their own.
+ * binary), the plan, the sources' manifest and the blobs sent travel on the
+ * command's stdin (the blobs' tar first, read by count; the text split by
+ * one awk at marker lines): no file transfer of their own.
  *
- * One command per (re)attachment: list the blobs the host lacks when the
- * content is absent (blobs.h), assemble it when they were just uploaded,
- * write runner.sh and plan.sh (atomically), `runner.sh start`
+ * One command per (re)attachment: unpack the blobs it carries (blobs.h),
+ * list those the host still lacks when the content is absent, else
+ * assemble it, write runner.sh and plan.sh (atomically), `runner.sh start`
  * (idempotent: "started PID", "running PID" or "finished"), then exec
  * `runner.sh follow RUNDIR OFFSET`, whose stdout is the journal. The start's
  * answers come first on stdout as "gpuorch-start: ..." lines, the last one
  * "gpuorch-start: runner ..."; anything before it (a chatty ~/.bashrc) is
- * dropped, everything after it is the journal. */
+ * dropped, everything after it is the journal.
+ *
+ * On a host with no kept probe the command probes first: the probe's lines,
+ * then "gpuorch-start: probe end"; the controller plans from them and only
+ * then writes the command's stdin (ssh_exec_talk): a line with a byte count,
+ * that many bytes of the assignments above, then the stdin as above. */
 #include "remote/remote.h"
 #include "remote/runner-script.h"
 #include "remote/execd-source.h"
@@ -34,45 +40,49 @@
 #define EXECD_MARKER "#--gpuorch-execd--"
 #define SUN_PATH_MAX 107   /* sockaddr_un's sun_path less its NUL */
 
-/* stdin: the manifest (blobs.h), RUNNER_MARKER, runner.sh, PLAN_MARKER, the
- * plan, EXECD_MARKER, the execd's source; each part may be empty. Split
- * once, into $t. */
+/* stdin: the tar of the blobs sent (blobs.h; $tarlen bytes, none when 0),
+ * then the manifest, RUNNER_MARKER, runner.sh, PLAN_MARKER, the plan,
+ * EXECD_MARKER, the execd's source; each part may be empty. The tar is
+ * read with head -c, which reads no further than its count; the rest is
+ * split once, into $t. */
 static const char follow_script[] =
 	"t=$(mktemp -d \"${TMPDIR:-/tmp}/gpuorch-in.XXXXXX\") || exit 1\n"
+	"if [ \"$tarlen\" -gt 0 ]; then\n"
+	"  head -c \"$tarlen\" > \"$t/blobs.tar\" && [ \"$(wc -c < \"$t/blobs.tar\")\" -eq \"$tarlen\" ] ||\n"
+	"    { rm -rf \"$t\"; echo \"the files sent did not all arrive (expected $tarlen bytes)\" >&2; exit 1; }\n"
+	"fi\n"
 	"awk -v d=\"$t\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
 	"'$0 == a { s = 1; next } $0 == b { s = 2; next } $0 == c { s = 3; next } "
 	"{ print > (d \"/\" (s == 3 ? \"execd\" : s == 2 ? \"plan\" : s == 1 ? \"runner\" : \"manifest\")) }' || "
 	"{ rm -rf \"$t\"; exit 1; }\n"
 	"if [ -z \"$cdir\" ]; then\n"
 	"  :\n"
-	"elif [ ! -f \"$cdir/.complete\" ]; then\n"
-	"  if [ -f \"$cdir/blobs.tar\" ] && [ -f \"$cdir/manifest\" ]; then\n"
-	/* new blobs are renamed into the store whole; src/ is copied out of it */
-	"    ( cd \"$cdir\" && rm -rf nb src && mkdir -p nb src \"$bdir\" && tar -xf blobs.tar -C nb &&\n"
-	"      for f in nb/*; do [ ! -f \"$f\" ] || mv -f \"$f\" \"$bdir/\" || exit 1; done &&\n"
-	"      while read -r h m p; do\n"
-	"        case $p in */*) mkdir -p \"src/${p%/*}\" || exit 1;; esac\n"
-	"        cp \"$bdir/$h\" \"src/$p\" && chmod \"$m\" \"src/$p\" || exit 1\n"
-	"      done < manifest && rm -rf nb blobs.tar && touch .complete ) ||\n"
-	"      { rm -f \"$cdir/blobs.tar\"; rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
-	"    echo 'gpuorch-start: content unpacked'\n"
-	"  elif [ -f \"$cdir/src.tar\" ]; then\n"
-	"    ( cd \"$cdir\" && rm -rf src && mkdir src && tar -xf src.tar -C src && touch .complete ) ||\n"
-	"      { rm -rf \"$t\"; echo \"cannot unpack the sources in $cdir\" >&2; exit 1; }\n"
-	"    echo 'gpuorch-start: content unpacked'\n"
-	"  else\n"
-	"    mkdir -p \"$cdir\" \"$bdir\" || { rm -rf \"$t\"; exit 1; }\n"
-	"    [ -s \"$t/manifest\" ] && mv -f \"$t/manifest\" \"$cdir/manifest\" ||\n"
-	"      { rm -rf \"$t\"; echo \"no manifest of the sources came with the command\" >&2; exit 1; }\n"
-	"    while read -r h m p; do [ -f \"$bdir/$h\" ] || echo \"gpuorch-start: missing $h\"; done < \"$cdir/manifest\"\n"
-	"    echo 'gpuorch-start: content absent'\n"
-	"    rm -rf \"$t\"; exit 4\n"
-	"  fi\n"
-	"else\n"
+	"elif [ -f \"$cdir/.complete\" ]; then\n"
 	"  touch \"$cdir/.complete\"\n"   /* its last use, for gpuorch hosts clean */
 	"  echo 'gpuorch-start: content present'\n"
+	"else\n"
+	"  mkdir -p \"$cdir\" \"$bdir\" || { rm -rf \"$t\"; exit 1; }\n"
+	"  [ ! -s \"$t/manifest\" ] || mv -f \"$t/manifest\" \"$cdir/manifest\" || { rm -rf \"$t\"; exit 1; }\n"
+	"  [ -s \"$cdir/manifest\" ] ||\n"
+	"    { rm -rf \"$t\"; echo \"no manifest of the sources came with the command\" >&2; exit 1; }\n"
+	/* the blobs sent go into the store whole (renamed); src/ is copied out of it */
+	"  if [ -s \"$t/blobs.tar\" ]; then\n"
+	"    ( cd \"$cdir\" && rm -rf nb && mkdir nb && tar -xf \"$t/blobs.tar\" -C nb &&\n"
+	"      for f in nb/*; do [ ! -f \"$f\" ] || mv -f \"$f\" \"$bdir/\" || exit 1; done && rm -rf nb ) ||\n"
+	"      { rm -rf \"$t\"; echo \"cannot unpack the files sent into $bdir\" >&2; exit 1; }\n"
+	"  fi\n"
+	"  miss=0\n"
+	"  while read -r h m p; do [ -f \"$bdir/$h\" ] || { echo \"gpuorch-start: missing $h\"; miss=1; }; done < \"$cdir/manifest\"\n"
+	"  if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf \"$t\"; exit 4; fi\n"
+	"  ( cd \"$cdir\" && rm -rf src && mkdir src &&\n"
+	"    while read -r h m p; do\n"
+	"      case $p in */*) mkdir -p \"src/${p%/*}\" || exit 1;; esac\n"
+	"      cp \"$bdir/$h\" \"src/$p\" && chmod \"$m\" \"src/$p\" || exit 1\n"
+	"    done < manifest && touch .complete ) ||\n"
+	"    { rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
+	"  echo 'gpuorch-start: content unpacked'\n"
 	"fi\n"
-	"if [ \"$send\" = 1 ]; then\n"
+"if [ \"$send\" = 1 ]; then\n"
 	"  mkdir -p \"$rd\" && [ -s \"$t/runner\" ] && [ -s \"$t/plan\" ] &&\n"
 	"    mv -f \"$t/runner\" \"$rd/runner.sh.tmp\" && mv -f \"$t/plan\" \"$rd/plan.sh.tmp\" &&\n"
 	"    mv -f \"$rd/runner.sh.tmp\" \"$rd/runner.sh\" && mv -f \"$rd/plan.sh.tmp\" \"$rd/plan.sh\" ||\n"
@@ -146,6 +156,14 @@ struct follow_split {
 	struct remote_start_info *info;
 	struct strbuf head;       /* stdout before the runner line */
 	int passing;              /* the runner line was seen: the rest is the journal */
+	/* probe first (remote_runner.probe_text): */
+	struct remote_runner *r;
+	uint64_t offset;
+	int probing;              /* the probe's lines are still coming */
+	struct strbuf probe_out;  /* its KEY=VALUE lines (and whatever a ~/.bashrc printed) */
+	struct ssh_input *in;     /* the command's stdin, told once the probe is in */
+	struct strbuf rest;       /* what it is told */
+	int stopped;              /* on_probe said stop */
 };
 
 static void start_line(struct remote_start_info *info, const char *v)
@@ -168,6 +186,30 @@ static void start_line(struct remote_start_info *info, const char *v)
 		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
 }
 
+static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, uint64_t offset);
+static void add_follow_input(struct strbuf *in, const struct remote_runner *r);
+
+/* The probe's output is in: the caller plans from it, and the command is
+ * told the rest (its variables, by count, then its stdin). */
+static int probe_done(struct follow_split *fs)
+{
+	struct strbuf vars = STRBUF_INIT;
+	fs->probing = 0;
+	if (fs->r->on_probe(fs->probe_out.buf, fs->r, fs->r->probe_ctx)) {
+		fs->stopped = 1;
+		return 1;
+	}
+	add_follow_vars(&vars, fs->r, fs->offset);
+	strbuf_addf(&fs->rest, "%zu\n", vars.len);
+	strbuf_add(&fs->rest, vars.buf, vars.len);
+	add_follow_input(&fs->rest, fs->r);
+	fs->in->data = fs->rest.buf;
+	fs->in->len = fs->rest.len;
+	fs->in->more = 0;
+	strbuf_release(&vars);
+	return 0;
+}
+
 static int split_out(const char *data, size_t len, void *ctx)
 {
 	struct follow_split *fs = ctx;
@@ -181,8 +223,17 @@ static int split_out(const char *data, size_t len, void *ctx)
 			continue;
 		fs->head.buf[i] = '\0';
 		if (!strncmp(fs->head.buf + start, "gpuorch-start: ", 15)) {
-			start_line(fs->info, fs->head.buf + start + 15);
-			fs->passing = !strncmp(fs->head.buf + start + 15, "runner ", 7);
+			const char *v = fs->head.buf + start + 15;
+			if (fs->probing && !strcmp(v, "probe end")) {
+				if (probe_done(fs))
+					return 1;
+			} else {
+				start_line(fs->info, v);
+			}
+			fs->passing = !strncmp(v, "runner ", 7);
+		} else if (fs->probing) {
+			strbuf_addstr(&fs->probe_out, fs->head.buf + start);
+			strbuf_addch(&fs->probe_out, '\n');
 		}
 		start = i + 1;
 	}
@@ -196,14 +247,59 @@ static int split_out(const char *data, size_t len, void *ctx)
 	return 0;
 }
 
-enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runner *r,
+static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, uint64_t offset)
+{
+	char num[32];
+	char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
+	char ver[EXECD_VERSION_LEN + 1];
+
+	assign(vars, "cdir", r->content_dir);
+	assign(vars, "bdir", r->blobs_dir);
+	assign(vars, "rd", r->run_dir);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
+	assign(vars, "off", num);
+	assign(vars, "send", r->plan ? "1" : "0");
+	snprintf(num, sizeof(num), "%zu", r->blobs ? r->blobs_len : 0);
+	assign(vars, "tarlen", num);
+	execd_version(ver);
+	assign(vars, "xd", sock ? r->execd_dir : "");
+	assign(vars, "xv", ver);
+	snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
+	assign(vars, "xidle", num);
+	free(sock);
+}
+
+/* stdin as follow_script reads it */
+static void add_follow_input(struct strbuf *in, const struct remote_runner *r)
+{
+	if (r->blobs)
+		strbuf_add(in, r->blobs, r->blobs_len);
+	if (r->manifest)
+		strbuf_addstr(in, r->manifest);
+	if (r->plan) {
+		strbuf_addstr(in, RUNNER_MARKER "\n");
+		strbuf_add(in, gpuorch_runner_sh, gpuorch_runner_sh_len);
+		if (in->len && in->buf[in->len - 1] != '\n')
+			strbuf_addch(in, '\n');
+		strbuf_addstr(in, PLAN_MARKER "\n");
+		strbuf_addstr(in, r->plan);
+		if (in->len && in->buf[in->len - 1] != '\n')
+			strbuf_addch(in, '\n');
+	}
+	if (r->execd_dir) {
+		strbuf_addstr(in, EXECD_MARKER "\n");
+		strbuf_add(in, gpuorch_execd_c, gpuorch_execd_c_len);
+	}
+}
+
+enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
 				    struct remote_start_info *info, struct strbuf *err)
 {
 	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, in = STRBUF_INIT, eout = STRBUF_INIT;
 	struct ssh_exec_result res;
+	struct ssh_input talk = { NULL, 0, 1 };
 	struct follow_split fs;
-	char num[32];
 	enum go_status st;
 
 	memset(info, 0, sizeof(*info));
@@ -211,67 +307,68 @@ enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runn
 	fs.fn = on_out;
 	fs.ctx = ctx;
 	fs.info = info;
+	fs.r = r;
+	fs.offset = offset;
+	fs.in = &talk;
 	strbuf_init(&fs.head, 0);
-	assign(&vars, "cdir", r->content_dir);
-	assign(&vars, "bdir", r->blobs_dir);
-	assign(&vars, "rd", r->run_dir);
-	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
-	assign(&vars, "off", num);
-	assign(&vars, "send", r->plan ? "1" : "0");
-	{
-		char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
-		char ver[EXECD_VERSION_LEN + 1];
-		execd_version(ver);
-		assign(&vars, "xd", sock ? r->execd_dir : "");
-		assign(&vars, "xv", ver);
-		snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
-		assign(&vars, "xidle", num);
-		free(sock);
-	}
-	if (r->sig_script && r->expect_sig) {
-		assign(&vars, "expect_sig", r->expect_sig);
-		strbuf_addstr(&vars, r->sig_script);
-		strbuf_addstr(&vars, "if [ \"$sig\" != \"$expect_sig\" ]; then\n"
-				     "  cat > /dev/null; echo 'gpuorch-start: probe stale'; exit 5\n"
-				     "fi\n");
-	}
-	build_sh(&cmd, &vars, follow_script);
-	if (r->manifest)
-		strbuf_addstr(&in, r->manifest);
-	if (r->plan) {
-		strbuf_addstr(&in, RUNNER_MARKER "\n");
-		strbuf_add(&in, gpuorch_runner_sh, gpuorch_runner_sh_len);
-		if (in.len && in.buf[in.len - 1] != '\n')
-			strbuf_addch(&in, '\n');
-		strbuf_addstr(&in, PLAN_MARKER "\n");
-		strbuf_addstr(&in, r->plan);
-		if (in.len && in.buf[in.len - 1] != '\n')
-			strbuf_addch(&in, '\n');
-	}
-	if (r->execd_dir) {
-		strbuf_addstr(&in, EXECD_MARKER "\n");
-		strbuf_add(&in, gpuorch_execd_c, gpuorch_execd_c_len);
-	}
+	strbuf_init(&fs.probe_out, 0);
+	strbuf_init(&fs.rest, 0);
 	eout.max = 64 * 1024;
-	st = ssh_exec_stream(c, cmd.buf, in.buf, in.len, split_out, &fs, &eout, &res, timeout_ms, err);
+	if (r->probe_text) {
+		/* the probe (its own tools never read the stdin that is still
+		 * to come), then the variables by count, then the run */
+		fs.probing = 1;
+		strbuf_addstr(&vars, "( ");
+		strbuf_addstr(&vars, r->probe_text);
+		strbuf_addstr(&vars, ") </dev/null || { echo \"the host probe failed (exit $?)\" >&2; exit 6; }\n"
+				     "echo 'gpuorch-start: probe end'\n"
+				     "IFS= read -r n && v=$(head -c \"$n\") && eval \"$v\" ||\n"
+				     "  { echo 'the rest of the start command did not come' >&2; exit 1; }\n");
+		build_sh(&cmd, &vars, follow_script);
+		st = ssh_exec_talk(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
+	} else {
+		add_follow_vars(&vars, r, offset);
+		if (r->sig_script && r->expect_sig) {
+			assign(&vars, "expect_sig", r->expect_sig);
+			strbuf_addstr(&vars, r->sig_script);
+			strbuf_addstr(&vars, "if [ \"$sig\" != \"$expect_sig\" ]; then\n"
+					     "  cat > /dev/null; echo 'gpuorch-start: probe stale'; exit 5\n"
+					     "fi\n");
+		}
+		build_sh(&cmd, &vars, follow_script);
+		add_follow_input(&in, r);
+		st = ssh_exec_stream(c, cmd.buf, in.buf, in.len, split_out, &fs, &eout, &res,
+				     timeout_ms, err);
+	}
 	strbuf_trim(&eout);
-	if (!st && !res.signal[0] && res.exit_code == 4)
+	if (fs.stopped)
+		st = go_fail(err, GO_ERR_INTERRUPTED, "stopped after the host probe");
+	else if (!st && !res.signal[0] && res.exit_code == 4)
 		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
 			     r->content_dir);
 	else if (!st && !res.signal[0] && res.exit_code == 5)
 		st = go_fail(err, GO_ERR_NOT_FOUND, "the host changed since its probe was kept");
-	else if (!st && (res.signal[0] || res.exit_code != 0)) {
+	else if (!st && fs.probing) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, &res);
+		st = go_fail(err, GO_ERR_REMOTE, "the host probe did not complete (%s)%s%s", how.buf,
+			     eout.len ? ": " : "", eout.buf);
+		strbuf_release(&how);
+	} else if (!st && (res.signal[0] || res.exit_code != 0)) {
 		struct strbuf how = STRBUF_INIT;
 		ssh_exec_add_end(&how, &res);
 		st = go_fail(err, GO_ERR_REMOTE, "cannot start or follow the runner in '%s' (%s): %s",
 			     r->run_dir, how.buf, eout.len ? eout.buf : "no message");
 		strbuf_release(&how);
 	}
+	info->probe_unanswered = fs.probing;
 	strbuf_release(&vars);
 	strbuf_release(&cmd);
 	strbuf_release(&in);
 	strbuf_release(&eout);
 	strbuf_release(&fs.head);
+	strbuf_release(&fs.probe_out);
+	strbuf_release(&fs.rest);
 	return st;
 }
 

@@ -2,8 +2,8 @@
  * (orchestrator/remote/runner.sh, docs/runner.md): the one way a build or a
  * step runs on a host.
  *
- * remote_runner_follow() is one remote command: it unpacks the shipped
- * sources when needed, writes the runner and its plan into the run
+ * remote_runner_follow() is one remote command: it puts the blobs it
+ * carries into the host's store and assembles the sources when needed, writes the runner and its plan into the run
  * directory, starts the runner (detached; idempotent: a runner that is
  * running is attached to, a finished one is not started again) and then
  * streams the runner's journal from a byte offset until the runner exits.
@@ -19,11 +19,14 @@
 #include "transport/ssh.h"
 
 struct remote_runner {
-	const char *content_dir;  /* W/content/<cid>: holds src/ (.complete), or blobs.tar and
-				   * manifest to assemble it from (blobs.h), or src.tar;
+	const char *content_dir;  /* W/content/<cid>: holds src/ (.complete), else is
+				   * assembled from the manifest and the blob store (blobs.h);
 				   * NULL: no sources to check (a plan of plain commands) */
 	const char *blobs_dir;    /* W/blobs: every file shipped to the host, by hash */
 	const char *manifest;     /* the content's manifest (blobs_manifest); NULL: none */
+	const unsigned char *blobs; /* a tar of blobs (blobs_tar) the command carries on its
+				   * stdin into the store; NULL: none */
+	size_t blobs_len;
 	const char *run_dir;      /* W/runs/<run-id> */
 	const char *plan;         /* the plan file's text (runplan.h); NULL: already there */
 	/* A probe the controller kept (probecache.h) is checked first: sig_script
@@ -37,6 +40,15 @@ struct remote_runner {
 	 * login shell. NULL: no execd. */
 	const char *execd_dir;
 	int execd_idle_s;         /* it leaves after this long unused */
+	/* Probe first (a host with no kept probe): the command runs probe_text
+	 * (probe_script_text) and then waits; on_probe gets the probe's output,
+	 * fills in the fields above that depend on it (directories, plan,
+	 * blobs) and answers 0, and only then is the command told them, on the
+	 * same channel: a fresh host's run is one command. Non-zero: stop
+	 * (GO_ERR_INTERRUPTED). NULL probe_text: no probe. */
+	const char *probe_text;
+	int (*on_probe)(const char *out, struct remote_runner *r, void *ctx);
+	void *probe_ctx;
 };
 
 #define EXECD_VERSION_LEN 12
@@ -48,7 +60,7 @@ char *remote_execd_socket(const char *execd_dir);
 
 /* What the start said, on the host's side (out of follow's stderr). */
 struct remote_start_info {
-	int content_unpacked;     /* src.tar was unpacked by this call */
+	int content_unpacked;     /* the sources were assembled by this call */
 	int content_present;      /* the content was complete before this call */
 	int content_absent;       /* GO_ERR_NOT_FOUND: upload the missing blobs, call again */
 	char **missing;           /* with content_absent: the blobs the host lacks (hashes) */
@@ -57,18 +69,19 @@ struct remote_start_info {
 	char runner[64];          /* "started PID", "running PID" or "finished" */
 	char execd[256];          /* the execd's socket when it runs, "building" while it is
 				   * built, "" when none was asked for or it cannot be */
+	int probe_unanswered;     /* probe first: the command ended before the probe's end */
 };
 
 /* Start (or attach to) the runner and stream its journal from offset into
  * on_out until the runner exits (GO_OK), on_out stops it
  * (GO_ERR_INTERRUPTED), or timeout_ms passes (GO_ERR_TIMEOUT).
  * GO_ERR_NOT_FOUND: the content is not on the host: its directory and its
- * manifest now exist; upload a tar of info->missing (blobs_tar) as
- * CONTENT_DIR/blobs.tar and call again (info->content_absent), or the host
- * changed since the kept probe (info->probe_stale). info is filled anew by
+ * manifest now exist; call again carrying a tar of info->missing (blobs_tar;
+ * info->content_absent), or the host changed since the kept probe
+ * (info->probe_stale). info is filled anew by
  * each call (release what an earlier call left in it first, with
  * remote_start_info_release()). */
-enum go_status remote_runner_follow(struct ssh_conn *c, const struct remote_runner *r,
+enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
 				    struct remote_start_info *info, struct strbuf *err);
 void remote_start_info_release(struct remote_start_info *info);

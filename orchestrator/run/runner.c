@@ -231,8 +231,8 @@ static void print_dry_run(const struct spec *s, const struct hosts *hs, const st
 		ph.sanitizer = "compute-sanitizer";
 		plan_make(&p, s, &ph);
 		free((void *)ph.sources);
-		printf("    ship %s/content/%s/src.tar unless the host already has it\n", workdir,
-		       pk->content_id);
+		printf("    ship the files of %s/content/%s/src the host lacks (%d files in all)\n",
+		       workdir, pk->content_id, pk->nfiles);
 		plan_print(&p, stdout);
 		plan_release(&p);
 		if (archs != arch_list)

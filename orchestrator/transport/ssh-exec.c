@@ -120,7 +120,7 @@ static LIBSSH2_CHANNEL *open_streamlocal(struct ssh_conn *c, const char *sock, i
  * through the execd at that socket. *fallback is set when the execd ran
  * nothing (absent, refused the channel, stale): run it the ordinary way. */
 static enum go_status run_channel(struct ssh_conn *c, const char *execd, const char *cmd,
-				  const void *stdin_data, size_t stdin_len,
+				  struct ssh_input *in,
 				  ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
 				  struct ssh_exec_result *res, int timeout_ms, int *fallback,
 				  struct strbuf *err)
@@ -130,14 +130,13 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 	struct strbuf framed_in = STRBUF_INIT;
 	struct execd_rx rx;
 	struct execd_sink sink = { on_out, out_ctx, errout };
+	struct ssh_input framed = { NULL, 0, 0 };
 	char *buf = NULL;
 	size_t sent = 0;
 	int eof_sent = 0, keep_open = 0, rc;
 	enum go_status st = GO_OK;
 
 	execd_rx_init(&rx);
-	if (!stdin_data)
-		stdin_len = 0;
 	if (execd) {
 		int refused;
 		ch = open_streamlocal(c, execd, deadline, timeout_ms, &refused, &st, err);
@@ -148,11 +147,12 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		}
 		/* the request, then stdin; the channel is never half-closed:
 		 * its EOF tells the execd that the client left */
-		execd_request(&framed_in, cmd, stdin_len);
-		if (stdin_len)
-			strbuf_add(&framed_in, stdin_data, stdin_len);
-		stdin_data = framed_in.buf;
-		stdin_len = framed_in.len;
+		execd_request(&framed_in, cmd, in->data ? in->len : 0);
+		if (in->data && in->len)
+			strbuf_add(&framed_in, in->data, in->len);
+		framed.data = framed_in.buf;
+		framed.len = framed_in.len;
+		in = &framed;
 		keep_open = 1;
 	} else {
 		for (;;) {
@@ -185,12 +185,13 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		int progress = 0;
 		ssize_t n;
 
-		/* stdin, interleaved with reading so neither side stalls */
-		if (!eof_sent && sent < stdin_len) {
-			size_t chunk = stdin_len - sent;
+		/* stdin, interleaved with reading so neither side stalls (a
+		 * talk's reader may add to it as output arrives) */
+		if (!eof_sent && in->data && sent < in->len) {
+			size_t chunk = in->len - sent;
 			if (chunk > SSH_IO_CHUNK)
 				chunk = SSH_IO_CHUNK;
-			n = libssh2_channel_write(ch, (const char *)stdin_data + sent, chunk);
+			n = libssh2_channel_write(ch, (const char *)in->data + sent, chunk);
 			if (n > 0) {
 				sent += (size_t)n;
 				progress = 1;
@@ -198,14 +199,15 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 				/* the command closed its stdin: stop feeding it */
 				if (n == LIBSSH2_ERROR_CHANNEL_EOF_SENT ||
 				    n == LIBSSH2_ERROR_CHANNEL_CLOSED || libssh2_channel_eof(ch)) {
-					sent = stdin_len;
+					sent = in->len;
+					in->more = 0;
 				} else {
 					st = ssh_map_error(c, (int)n, "cannot send input to a remote command", err);
 					goto out;
 				}
 			}
 		}
-		if (!eof_sent && !keep_open && sent >= stdin_len) {
+		if (!eof_sent && !keep_open && !in->more && sent >= (in->data ? in->len : 0)) {
 			rc = libssh2_channel_send_eof(ch);
 			if (rc == 0 || rc != LIBSSH2_ERROR_EAGAIN) {
 				/* an error here (channel closed already) is not fatal */
@@ -332,6 +334,7 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
 			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
 {
+	struct ssh_input in = { stdin_data, stdin_data ? stdin_len : 0, 0 };
 	enum go_status st;
 	int fallback = 0;
 
@@ -343,8 +346,8 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 		return st;
 	c->via_execd = 0;
 	if (c->execd) {
-		st = run_channel(c, c->execd, cmd, stdin_data, stdin_len, on_out, out_ctx, errout,
-				 res, timeout_ms, &fallback, err);
+		st = run_channel(c, c->execd, cmd, &in, on_out, out_ctx, errout, res, timeout_ms,
+				 &fallback, err);
 		if (!fallback) {
 			c->via_execd = 1;
 			return st;
@@ -355,8 +358,26 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 		if (errout)
 			strbuf_reset(errout);
 	}
-	return run_channel(c, NULL, cmd, stdin_data, stdin_len, on_out, out_ctx, errout, res,
-			   timeout_ms, &fallback, err);
+	return run_channel(c, NULL, cmd, &in, on_out, out_ctx, errout, res, timeout_ms, &fallback,
+			   err);
+}
+
+enum go_status ssh_exec_talk(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
+			     ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+			     struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
+{
+	enum go_status st;
+	int fallback = 0;
+
+	if (res) {
+		res->exit_code = -1;
+		res->signal[0] = '\0';
+	}
+	if ((st = ssh_check_usable(c, err)))
+		return st;
+	c->via_execd = 0;
+	return run_channel(c, NULL, cmd, in, on_out, out_ctx, errout, res, timeout_ms, &fallback,
+			   err);
 }
 
 void ssh_use_execd(struct ssh_conn *c, const char *sock)

@@ -66,6 +66,22 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
 			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
 
+/* A command's stdin that its reader supplies as the conversation goes:
+ * on_out may point data at a longer buffer that starts with what was given
+ * so far (len the whole; the caller keeps it alive) and clear more. EOF is
+ * sent once all of it went and more is 0. */
+struct ssh_input {
+	const void *data;
+	size_t len;
+	int more;
+};
+/* ssh_exec_stream with such a stdin, always on an exec channel (never the
+ * execd, whose framing needs the length first): a command that answers
+ * before it is told the rest (the probe, then the plan made from it). */
+enum go_status ssh_exec_talk(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
+			     ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+			     struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
+
 /* From now on run commands on c through the host's execd listening on the
  * Unix socket sock (an absolute path on the host; docs/runner.md, "execd"):
  * a direct-streamlocal channel, no login shell. When it is not there or

@@ -1,0 +1,120 @@
+#!/bin/sh
+# cost: 40
+# asan: yes
+test_description='a fresh host is probed by the run'"'"'s one start command: planned from that probe on the same channel; a link lost mid-probe reconnects and probes again; a host lost for good is unreachable with its probe phase saying why; SIGINT mid-probe starts nothing'
+# The host's nvidia-smi is a stand-in that prints an H100 once a gate file
+# exists (so each test holds the probe for as long as it needs), and marks
+# each call it gets in a log.
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+run_requires_sshd_nvcc 'probe-first tests'
+
+SMI=$TRASH/smi
+GATE=$TRASH/smi-go
+CALLS=$TRASH/smi-calls
+
+XHOME=$TRASH/home
+
+# a fresh host for each case: no workdir or probe cache there, no kept probe here
+forget_host() {
+	rm -rf "$(sshd_var a WORKDIR)" "$XHOME/.cache" "$GPUORCH_CACHE_DIR"
+}
+
+test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU experiment' '
+	mkdir -p "$SMI" &&
+	cat >"$SMI/nvidia-smi" <<-EOF &&
+	#!/bin/sh
+	echo "called \$\$" >>"$CALLS"
+	i=0
+	while [ ! -f "$GATE" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
+	echo "NVIDIA H100 80GB HBM3, GPU-00000000-0000-0000-0000-fa4e00000001, 9.0, 580.159.04, 1980, 1980, 2619, 81559"
+	EOF
+	chmod +x "$SMI/nvidia-smi" &&
+	mkdir -p "$XHOME" &&
+	SSHD_a_EXTRA_ENV="HOME=$XHOME" && export SSHD_a_EXTRA_ENV &&
+	sshd_start_with_path a "$SMI" &&
+	sshd_write_hosts_json hosts.json a &&
+	project_init &&
+	cat >proj/experiments/cpu1.json <<-JSON &&
+	{"schema": 1, "name": "cpu1", "phase": "probe-first test",
+	 "sources": ["cpu/cputimer.c"], "targets": {"H100": "sm_90a"},
+	 "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+	 "problems": [{"name": "p", "params": {"work": 1000, "reps": 3}}],
+	 "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 60}]}
+	JSON
+	(cd proj && git add -A && git commit -qm cpu1)
+'
+
+test_expect_success 'a fresh host: the probe and the run on one command; the plan is made from that probe' '
+	forget_host && : >"$CALLS" && touch "$GATE" &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >fresh.out 2>&1 &&
+	cat fresh.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	jq_ $run/run.json hosts.0.info.gpu_name | grep "H100" &&
+	test "$(jq_ $run/run.json hosts.0.info.arch)" = sm_90a &&
+	test "$(jq_ $run/run.json hosts.0.phases.1.name)" = probe &&
+	test "$(jq_ $run/run.json hosts.0.phases.1.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.ship.files_sent)" = 1 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	test "$(wc -l <"$CALLS")" = 1 &&
+	test -s "$GPUORCH_CACHE_DIR"/probe-*.txt
+'
+
+test_expect_success 'the link lost mid-probe: the controller reconnects, probes again and the run passes' '
+	forget_host && rm -f "$GATE" && : >"$CALLS" &&
+	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
+		--reconnect-timeout 30 >../relink.out 2>&1; echo $? >../relink.rc) & } &&
+	wait_for 60 "test -s \"$CALLS\"" &&
+	sshd_kill a && sshd_restart a &&
+	touch "$GATE" &&
+	wait_for 120 "test -f relink.rc" &&
+	cat relink.out &&
+	test "$(cat relink.rc)" = 0 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	grep "reconnect" relink.out &&
+	test "$(wc -l <"$CALLS")" -ge 2
+'
+
+test_expect_success 'the host lost for good mid-probe: it is unreachable, its probe phase says why, nothing else is recorded' '
+	forget_host && rm -f "$GATE" && : >"$CALLS" &&
+	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
+		--reconnect-timeout 3 >../lost.out 2>&1; echo $? >../lost.rc) & } &&
+	wait_for 60 "test -s \"$CALLS\"" &&
+	sshd_kill a &&
+	touch "$GATE" &&
+	wait_for 120 "test -f lost.rc" &&
+	cat lost.out &&
+	test "$(cat lost.rc)" = 3 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json status)" = complete &&
+	test "$(jq_ $run/run.json hosts.0.status)" = unreachable &&
+	test "$(jq_ $run/run.json hosts.0.phases --len)" = 2 &&
+	test "$(jq_ $run/run.json hosts.0.phases.1.name)" = probe &&
+	test "$(jq_ $run/run.json hosts.0.phases.1.status)" != PASS &&
+	jq_ $run/run.json hosts.0.error | grep -i "connect" &&
+	! test -e "$GPUORCH_CACHE_DIR"/probe-*.txt
+'
+
+test_expect_success 'SIGINT mid-probe: nothing starts on the host, the run is incomplete' '
+	sshd_restart a &&
+	forget_host && rm -f "$GATE" && : >"$CALLS" &&
+	{ (cd proj && exec "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json \
+		--plain >../int.out 2>&1) & } &&
+	pid=$! &&
+	wait_for 60 "test -s \"$CALLS\"" &&
+	kill -INT $pid &&
+	wait $pid; rc=$? &&
+	cat int.out &&
+	test $rc = 130 &&
+	touch "$GATE" &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json status)" = incomplete &&
+	! ls "$(sshd_var a WORKDIR)"/runs/*/runner.pid 2>/dev/null
+'
+
+test_done
