@@ -82,6 +82,8 @@
  *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3|4 (D=64), -DFA_CWGMAX=3|4 (D=64),
  *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
  *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
+ *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe),
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
  *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
@@ -149,6 +151,46 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #ifndef FA_EXH
 #define FA_EXH 0
 #endif
+/* FA_OTMA=1 (D=64, the default; 0: direct stores): the epilogue through shared memory and a TMA store:
+ * each consumer warpgroup writes its 64 x 64 FP16 block of O into a 128B-swizzled 8 KB buffer of its own
+ * (16-byte chunk XOR row % 8, as the tensor map reads it: a warp's 8 rows hit 8 different chunks), fences
+ * the async proxy, meets its warpgroup at a named barrier (9 + c), and one thread issues the store (rows
+ * >= S clipped by TMA) and goes on to the next tile; the buffer is reused once that store has read it
+ * (cp.async.bulk.wait_group.read 0 before the first barrier of the next epilogue). The direct stores were
+ * 16 STG.E of 4 bytes a thread (a warp's store: 8 rows x 16 bytes). H100, direct runs, medians of 2 in
+ * one run: B16 H16 S512 D64 56.1-56.4 -> 52.0-52.3 us, causal 46.5-46.6 -> 42.7-43.4, B4 H16 S4096 D64
+ * 623-625 -> 613-618; ncu at S512: tensor pipe 37.9 -> 40.9 % active, long-scoreboard stalls 1.39 ->
+ * 1.13 an instruction. Not with the pipelined loop at three warpgroups (FA_PIPE=1 at D=64: ptxas spills
+ * 88-104 bytes at 160 registers with it), nor at D=128 (no shared memory left). */
+#ifndef FA_OTMA
+#define FA_OTMA 1
+#endif
+/* FA_PVSPLIT=2|4 (the plain loop; a knob, off = 1): a tile's P·V issued in 2 or 4 parts of 64 or 32 keys,
+ * each as soon as its exponentials are done (the row maxima, alpha and O's rescale first, over all 128
+ * keys), so the later keys' exponentials run while the first parts are in the tensor cores. H100, direct
+ * runs, medians of 2: no gain (S512 D64 55.7-56.8 us against 56.1-56.5 without the TMA-store epilogue,
+ * 52.1-52.5 against 52.1-52.3 with it; B4 H16 S4096 D64 614-630 against 613-628), and with FA_OTMA ptxas
+ * spills 32 bytes at FA_PVSPLIT=4 */
+#ifndef FA_PVSPLIT
+#define FA_PVSPLIT 1
+#endif
+/* FA_EMU=2|4|6|8 (a knob, off = 0): of a thread's 16 groups of 4 exponentials a 128-key tile, FA_EMU are
+ * computed on the FMA pipe (exp2_fma: 2^j by the exponent bits, 2^f by a degree-3 minimax polynomial,
+ * relative error 7.5e-5) instead of the MUFU, whose queue the three warpgroups' softmax fills at D=64
+ * (ncu's warp samples: 17 % of them on MUFU.EX2, mostly mio_throttle and wait). FlashAttention-4's trick.
+ * Slower at three warpgroups (H100, medians of 2 against FA_EMU=0 in one run, S512 D64 52.0-52.2 us):
+ * 2: 53.7-54.0, 4: 54.6-55.0, 8: 60.2-60.9; ncu at 4: 18.8 M -> 22.6 M warp instructions, tensor pipe
+ * 40.9 -> 39.2 %. Faster only on the two-warpgroup grid of B1 H8 S512 (4: 11.55-11.58 against 12.1-12.2). */
+#ifndef FA_EMU
+#define FA_EMU 0
+#endif
+#if FA_OTMA
+#define FA_OMAP_PARAM , const __grid_constant__ CUtensorMap tmO
+#define FA_OMAP_ARG , ws->o
+#else
+#define FA_OMAP_PARAM
+#define FA_OMAP_ARG
+#endif
 
 template <int D, int CW> struct fcfg {
 	static constexpr int CWG = CW;
@@ -181,7 +223,9 @@ template <int D, int CW> struct fcfg {
 #else
 	static constexpr int QBUF = D == 64 ? 2 : 1;            /* D=128: a second Q tile does not fit */
 #endif
-	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + 1024 /* align */ + 256 /* barriers */;
+	static constexpr int OTMA = FA_OTMA && D == 64 && !(PIPE && CWG == 3);   /* epilogue through smem + TMA store */
+	static constexpr int O_BYTES = OTMA ? CWG * 64 * D * 2 : 0;
+	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + 256 /* barriers */;
 	static_assert(QBUF == 1 || QBUF == 2, "FA_QBUF must be 1 or 2");
 	static_assert(CWG == 2 || CWG == 3 || (CWG == 4 && D == 64), "FA_CWG must be 2 or 3 (or 4 at D=64)");
 	static constexpr int QARR = FA_QARR == 256 ? 128 * CWG : 4 * CWG;   /* qempty arrivals per tile */
@@ -200,6 +244,19 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 {
 	__half2 h = __floats2half2_rn(lo, hi);
 	return *(uint32_t *)&h;
+}
+
+/* 2^x for x <= 0 on the FMA pipe (FA_EMU): x = j + f, j = rint(x) from the bits of x + 1.5 * 2^23,
+ * f in [-0.5, 0.5], 2^f by a degree-3 minimax polynomial (relative error 7.5e-5 in FP32), then j added
+ * to the exponent field; x is clamped at -126 so that 2^j 2^f stays a non-negative float (-inf gives
+ * 2^-126 times ~1, which is 0 in FP16 and ~1e-38 in the row sum) */
+__device__ __forceinline__ float exp2_fma(float x)
+{
+	x = fmaxf(x, -126.f);
+	const float t = __fadd_rn(x, 12582912.f);
+	const float f = __fsub_rn(x, __fsub_rn(t, 12582912.f));
+	const float p = fmaf(fmaf(fmaf(0.0551716685f, f, 0.242611125f), f, 0.693260968f), f, 0.999928057f);
+	return __int_as_float(__float_as_int(p) + (int)((unsigned)__float_as_int(t) << 23));
 }
 
 /* 2^x of both halves (FA_EXH): one MUFU instruction for two keys */
@@ -310,13 +367,31 @@ __device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[
 	wgmma_commit();
 }
 
+/* FA_PVSPLIT: O += P V over k-steps k0 .. k1 (keys 16 k0 .. 16 k1) of the tile, one commit group */
+template <int D, int BN>
+__device__ __forceinline__ void issue_pv_part(float (&o)[D / 2], const uint32_t (&p)[BN / 4], const unsigned char *v,
+					      int k0, int k1)
+{
+	wgmma_fence();
+#pragma unroll
+	for (int kk = k0; kk < k1; kk++) {
+		const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+		uint64_t bd = desc_mn_sw128(v + kk * 16 * 128, BN * 128);
+		if (FA_PLANT_BUG) /* LBO and SBO swapped */
+			bd = (bd & ~((0x3FFFull << 16) | (0x3FFFull << 32))) | ((uint64_t)(1024 >> 4) << 16) |
+			     ((uint64_t)(BN * 128 >> 4) << 32);
+		pv_t<D>::mma(o, a, bd);
+	}
+	wgmma_commit();
+}
+
 /* mask tile j, online softmax: sc becomes exp2(s * scale - max) (still FP32), mrow/lrow move on,
  * alpha is the factor for O. Accumulator element i: row row0 (i%4 < 2) or row1, key
  * n0 + 8(i/4) + 2(l%4) + i%2. rmin: this warpgroup's first row. */
-template <int BN, int EXH = 0>
-__device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, int causal, int rmin, int row0,
-					     int row1, int l, float scale_log2, float (&mrow)[2], float (&lrow)[2],
-					     float (&alpha)[2], uint32_t (&ph)[BN / 4])
+template <int BN>
+__device__ __forceinline__ void softmax_max(float (&sc)[BN / 2], int j, int S, int causal, int rmin, int row0,
+					    int row1, int l, float scale_log2, float (&mrow)[2], float (&lrow)[2],
+					    float (&alpha)[2], float (&base)[2])
 {
 	const int n0 = j * BN;
 	if (n0 + BN > S || (causal && n0 + BN - 1 > rmin)) {
@@ -327,7 +402,7 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 				sc[i] = -INFINITY;
 		}
 	}
-	float mx[2] = {mrow[0], mrow[1]}, base[2];
+	float mx[2] = {mrow[0], mrow[1]};
 	if (FA_SMAX) {
 		/* the row maximum of the raw scores as a tree (depth 5, not a chain of 16), scaled once:
 		 * max(a s, b s) = max(a, b) s for s > 0 in any rounding, so the result is the same bits */
@@ -365,6 +440,39 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 		mrow[h] = mx[h];
 		lrow[h] *= alpha[h];
 	}
+}
+
+/* sc[i0 .. i1) become exp2(s * scale - base) (FP32), their sums added to lrow; EMU: FA_EMU's groups on
+ * the FMA pipe (D=64's plain loop only) */
+template <int BN, int EMU = 0>
+__device__ __forceinline__ void softmax_exp(float (&sc)[BN / 2], int i0, int i1, const float (&base)[2],
+					    float scale_log2, float (&lrow)[2])
+{
+#pragma unroll
+	for (int i = i0; i < i1; i += 4) {
+		if (EMU && (i / 4) * EMU % 16 < EMU) {   /* FA_EMU of the 16 groups, spread out */
+			sc[i] = exp2_fma(sc[i] * scale_log2 - base[0]);
+			sc[i + 1] = exp2_fma(sc[i + 1] * scale_log2 - base[0]);
+			sc[i + 2] = exp2_fma(sc[i + 2] * scale_log2 - base[1]);
+			sc[i + 3] = exp2_fma(sc[i + 3] * scale_log2 - base[1]);
+		} else {
+			sc[i] = fast_exp2(sc[i] * scale_log2 - base[0]);
+			sc[i + 1] = fast_exp2(sc[i + 1] * scale_log2 - base[0]);
+			sc[i + 2] = fast_exp2(sc[i + 2] * scale_log2 - base[1]);
+			sc[i + 3] = fast_exp2(sc[i + 3] * scale_log2 - base[1]);
+		}
+		lrow[0] += sc[i] + sc[i + 1];
+		lrow[1] += sc[i + 2] + sc[i + 3];
+	}
+}
+
+template <int BN, int EXH = 0, int EMU = 0>
+__device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, int causal, int rmin, int row0,
+					     int row1, int l, float scale_log2, float (&mrow)[2], float (&lrow)[2],
+					     float (&alpha)[2], uint32_t (&ph)[BN / 4])
+{
+	float base[2];
+	softmax_max<BN>(sc, j, S, causal, rmin, row0, row1, l, scale_log2, mrow, lrow, alpha, base);
 	if constexpr (EXH == 2) {
 		/* FP32 exponentials as below, P packed here, l from the packed P (HADD2 tree) */
 #pragma unroll
@@ -388,15 +496,7 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 		lrow[0] += s0.x + s0.y;
 		lrow[1] += s1.x + s1.y;
 	} else {
-#pragma unroll
-	for (int i = 0; i < BN / 2; i += 4) {
-		sc[i] = fast_exp2(sc[i] * scale_log2 - base[0]);
-		sc[i + 1] = fast_exp2(sc[i + 1] * scale_log2 - base[0]);
-		sc[i + 2] = fast_exp2(sc[i + 2] * scale_log2 - base[1]);
-		sc[i + 3] = fast_exp2(sc[i + 3] * scale_log2 - base[1]);
-		lrow[0] += sc[i] + sc[i + 1];
-		lrow[1] += sc[i + 2] + sc[i + 3];
-	}
+		softmax_exp<BN, EMU>(sc, 0, BN / 2, base, scale_log2, lrow);
 	}
 }
 
@@ -421,7 +521,7 @@ template <int D, int CW>
 __global__ void __launch_bounds__(fcfg<D, CW>::NTHREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
 			  const __grid_constant__ CUtensorMap tmV, __half *__restrict__ O, int S, int BH,
-			  int causal, float scale_log2, unsigned *__restrict__ sched)
+			  int causal, float scale_log2, unsigned *__restrict__ sched FA_OMAP_PARAM)
 {
 #if HP_DEVICE_OK
 	using C = fcfg<D, CW>;
@@ -430,7 +530,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
 	constexpr int QB = C::QBUF;
 	unsigned char *sQ = smem, *sK = smem + QB * C::Q_BYTES, *sV = sK + (size_t)ST * C::KV_BYTES;
-	uint64_t *qfull = (uint64_t *)(sV + (size_t)ST * C::KV_BYTES);
+	unsigned char *sO = sV + (size_t)ST * C::KV_BYTES;   /* FA_OTMA: O blocks, one a consumer warpgroup */
+	uint64_t *qfull = (uint64_t *)(sO + C::O_BYTES);
 	uint64_t *kfull = qfull + QB, *vfull = kfull + ST, *empty = vfull + ST, *qempty = empty + ST;
 	int *tslot = (int *)(qempty + QB);   /* the tile whose Q is in buffer b; >= tiles: no more */
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
@@ -600,8 +701,41 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			pturn_pass<NW>(c);
 			wgmma_wait<0>();
-			softmax_tile<BN, FA_EXH>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow,
-						      alpha, p);
+#if FA_PVSPLIT > 1
+			{
+				static_assert(!FA_EXH, "FA_PVSPLIT needs FA_EXH=0");
+				static_assert(BN / 16 % FA_PVSPLIT == 0, "FA_PVSPLIT must divide the tile's k-steps");
+				float base[2];
+				softmax_max<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha,
+						base);
+#pragma unroll
+				for (int i = 0; i < D / 2; i++)
+					o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
+				if (j == ntiles - 1)
+					release_q(&qempty[qb], l);
+				mbar_wait(&vfull[s], ph);
+				pturn_wait(c);
+				constexpr int PK = BN / 16 / FA_PVSPLIT;   /* k-steps (16 keys) a part */
+#pragma unroll
+				for (int q = 0; q < FA_PVSPLIT; q++) {
+					softmax_exp<BN, D == 64 ? FA_EMU : 0>(sc, 8 * PK * q, 8 * PK * (q + 1), base, scale_log2, lrow);
+#pragma unroll
+					for (int i = 8 * PK * q; i < 8 * PK * (q + 1); i += 4) {
+						p[i / 2] = pack_half2(sc[i], sc[i + 1]);
+						p[i / 2 + 1] = pack_half2(sc[i + 2], sc[i + 3]);
+					}
+					issue_pv_part<D, BN>(o, p, sV + (size_t)s * C::KV_BYTES, PK * q, PK * (q + 1));
+				}
+				if (!(c == NW - 1 && j == ntiles - 1))
+					pturn_pass<NW>(c);
+				wgmma_wait<0>();
+				if (l == 0)
+					mbar_arrive(&empty[s]);
+				continue;
+			}
+#endif
+			softmax_tile<BN, FA_EXH, D == 64 ? FA_EMU : 0>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2,
+								       mrow, lrow, alpha, p);
 			if constexpr (!FA_EXH)
 				pack_p<BN>(p, sc);
 #pragma unroll
@@ -641,6 +775,31 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 2);
 		}
 		const float inv0 = lrow[0] > 0.f ? 1.f / lrow[0] : 0.f, inv1 = lrow[1] > 0.f ? 1.f / lrow[1] : 0.f;
+#if FA_OTMA
+		if constexpr (C::OTMA) {
+			unsigned char *ob = sO + c * 64 * D * 2;
+			if (tid == 0)
+				asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* last tile's store read it */
+			bar_named(9 + c, 128);
+			const int r0 = 16 * w + l / 4;   /* row0's row in the block; row1 = r0 + 8, same r % 8 */
+#pragma unroll
+			for (int i = 0; i < D / 2; i += 4) {
+				const int chunk = i / 4;   /* 8 columns = 16 bytes: columns 8 chunk + 2 (l % 4) */
+				unsigned char *a = ob + r0 * 128 + ((chunk ^ (r0 % 8)) * 16) + (l % 4) * 4;
+				*(__half2 *)a = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
+				*(__half2 *)(a + 8 * 128) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
+			}
+			asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+			bar_named(9 + c, 128);
+			if (tid == 0) {
+				tma_store_3d(&tmO, ob, 0, m0 + c * 64, bh);
+				asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+			}
+			if ((int)gridDim.x >= tiles)
+				break;   /* one CTA per tile */
+			continue;
+		}
+#endif
 		__half *out = O + (size_t)bh * S * D;
 #pragma unroll
 		for (int i = 0; i < D / 2; i += 4) {
@@ -653,6 +812,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		if ((int)gridDim.x >= tiles)
 			break;   /* one CTA per tile */
 	}
+#if FA_OTMA
+	if (C::OTMA && tid == 0)
+		asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
+#endif
 #else
 	(void)S; (void)BH; (void)causal; (void)scale_log2; (void)O; (void)sched;
 	__trap();
@@ -662,8 +825,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 /* ---- host ---- */
 
 struct fa_ws {
-	CUtensorMap q, k, v;
-	const void *pq, *pk, *pv;
+	CUtensorMap q, k, v, o;
+	const void *pq, *pk, *pv, *po;
 	int B, H, S, D, cw;
 	unsigned *sched;   /* the persistent grid's tile counter and done counter (zero between launches) */
 };
@@ -705,6 +868,12 @@ static int config_init()
 	hx_config_int("QKZ", FA_QKZ);
 	if (FA_EXH)
 		hx_config_int("EXH", FA_EXH);
+	if (FA_OTMA)
+		hx_config_int("OTMA", FA_OTMA);
+	if (FA_PVSPLIT != 1)
+		hx_config_int("PVSPLIT", FA_PVSPLIT);
+	if (FA_EMU)
+		hx_config_int("EMU", FA_EMU);
 	hx_config_int("PERSIST_D64", fcfg<64, 2>::PERSIST);
 	hx_config_int("PERSIST_D128", fcfg<128, 2>::PERSIST);
 	hx_config_int("SCHED_D64", fcfg<64, 2>::SCHED);
@@ -778,19 +947,21 @@ static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct 
 		attr_set = 1;
 	}
 	/* tensor maps are encoded on the host: again only when the buffers, the shape or BM change */
-	if (ws->pq != b->q || ws->pk != b->k || ws->pv != b->v || ws->B != p->B || ws->H != p->H || ws->S != p->S ||
+	if (ws->pq != b->q || ws->pk != b->k || ws->pv != b->v || (FA_OTMA && ws->po != b->o) || ws->B != p->B || ws->H != p->H || ws->S != p->S ||
 	    ws->D != p->D || ws->cw != CW) {
 		hp_make_map_3d(&ws->q, b->q, p->B * p->H, p->S, D, 64, C::BM);
 		hp_make_map_3d(&ws->k, b->k, p->B * p->H, p->S, D, 64, C::BN);
 		hp_make_map_3d(&ws->v, b->v, p->B * p->H, p->S, D, 64, C::BN);
-		ws->pq = b->q, ws->pk = b->k, ws->pv = b->v;
+		if (FA_OTMA)
+			hp_make_map_3d(&ws->o, b->o, p->B * p->H, p->S, D, 64, 64);
+		ws->pq = b->q, ws->pk = b->k, ws->pv = b->v, ws->po = b->o;
 		ws->B = p->B, ws->H = p->H, ws->S = p->S, ws->D = p->D, ws->cw = CW;
 	}
 	const int nsm = sm_count();
 	const int tiles = (p->S + C::BM - 1) / C::BM * p->B * p->H;
 	const int persist = C::PERSIST == 1 || (C::PERSIST == 2 && !p->causal);
 	attn_wgmma_kernel<D, CW><<<persist && tiles > nsm ? nsm : tiles, C::NTHREADS, C::SMEM, s>>>(
-		ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f, ws->sched);
+		ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f, ws->sched FA_OMAP_ARG);
 	HX_CK(cudaGetLastError());
 }
 

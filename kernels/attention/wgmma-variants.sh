@@ -5,7 +5,7 @@
 #   kernels/attention/wgmma-variants.sh OUTDIR "name:defines" ...
 #   e.g. wgmma-variants.sh $OUT "cwg2:-DFA_CWG=2" "cwg3:-DFA_CWG=3" "old::old.cu" (name:defines[:source])
 # OUTDIR/results.tsv (tag, JSON line), OUTDIR/log.txt (stderr), OUTDIR/ptxas.txt; a table last.
-# Env: REPS (2), MAXT (2 s per timing), NCU (1: profile the first two variants), SAN (1: sanitizers on the
+# Env: REPS (2), MAXT (2 s per timing), BENS (the timed shapes, ';'-separated), D128 (1: time D=128 too), NCU (1: profile the first two variants), SAN (1: sanitizers on the
 # first variant), SANS (the sanitizers' shapes, ';'-separated), SMOKE (1: a 30-s check of each variant
 # first; one that fails or hangs is dropped).
 set -u
@@ -64,12 +64,14 @@ run "check/${names[0]}/41640961281" $B/${names[0]} --mode=check --B=4 --H=16 --S
 BT="--max-time-s=${MAXT:-2}"
 BEN=("--B=16 --H=16 --S=512 --D=64 --causal=0" "--B=16 --H=16 --S=512 --D=64 --causal=1" "--B=1 --H=8 --S=512 --D=64 --causal=0"
 	"--B=4 --H=16 --S=4096 --D=64 --causal=0")
+[ -n "${BENS:-}" ] && IFS=';' read -r -a BEN <<< "$BENS"   # the timed shapes, ';'-separated
+D128=${D128:-1}   # 0: no D=128 timings
 for r in $(seq ${REPS:-2}); do
 	for n in "${names[@]}"; do
 		for s in "${BEN[@]}"; do run "bench$r/$n/$(echo $s | tr -d ' -' | sed 's/[A-Za-z]*=//g')" $B/$n --mode=bench $s $BT; done
 	done
 done
-for n in "${names[@]:0:2}"; do
+[ "$D128" = 1 ] && for n in "${names[@]:0:2}"; do
 	for s in "--B=4 --H=16 --S=4096 --D=128 --causal=0" "--B=4 --H=16 --S=4096 --D=128 --causal=1"; do
 		run "bench1/$n/$(echo $s | tr -d ' -' | sed 's/[A-Za-z]*=//g')" $B/$n --mode=bench $s $BT
 	done

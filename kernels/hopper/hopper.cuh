@@ -66,6 +66,12 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void 
 		     ::"l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(src)) : "memory");
 }
 
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, const void *src, int x, int y, int z)
+{
+	asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n"
+		     ::"l"((uint64_t)map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(src)) : "memory");
+}
+
 __device__ __forceinline__ void bar_named(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
 __device__ __forceinline__ uint64_t desc_sw128(const void *p, int swizzle)
