@@ -191,7 +191,9 @@ median() {
 }
 
 [ -x "$SRCDIR/build/tests/jsonq" ] ||
-	make -s -C "$SRCDIR" -f Makefile -f tests/tools/tools.mk build/tests/jsonq >/dev/null
+	make -s -C "$SRCDIR" -f Makefile -f tests/tools/tools.mk build/tests/jsonq >/dev/null || {
+	echo "bench-controller.sh: cannot build build/tests/jsonq, which reads the run records (build it" \
+	     "where the project builds, and copy it here)" >&2; exit 2; }
 
 # shell_cost ACCOUNT: wall and remote CPU of one `ssh host true`
 shell_cost() {
