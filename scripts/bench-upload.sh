@@ -86,7 +86,7 @@ while [ $r -le "$REPS" ]; do
 	t1=$(date +%s%N)
 	st=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
 	sz=$(wc -c <"$P/data/big.bin")
-	echo "rep $r: gpuorch upload $bytes bytes in $up s ($(mbps "$bytes" "$up") MB/s; SFTP write, fsync, rename), whole ship phase $secs s (+ start command, assembly on the host); scp $sz bytes in $st s ($(mbps "$sz" "$st") MB/s)"
+	echo "rep $r: gpuorch upload $bytes bytes in $up s ($(mbps "$bytes" "$up") MB/s; the start command that carried it on its stdin, until its runner began: transfer, unpack into the blob store, assembly of src/), whole ship phase $secs s (+ the first start, which found the file absent); scp $sz bytes in $st s ($(mbps "$sz" "$st") MB/s)"
 	g="$g $(mbps "$bytes" "$up")"
 	s="$s $(mbps "$sz" "$st")"
 	r=$((r + 1))
