@@ -57,7 +57,6 @@ void shipledger_load(const struct host *h, struct shipledger *l)
 
 	memset(l, 0, sizeof(*l));
 	if (path && access(path, R_OK) == 0 && fs_read_file(path, &text, &err) == GO_OK) {
-		l->known = 1;
 		for (p = text.buf; *p; p = *nl ? nl + 1 : nl) {
 			nl = strchr(p, '\n');
 			if (!nl)
@@ -94,7 +93,6 @@ void shipledger_add_pack(const struct host *h, struct shipledger *l, const struc
 	for (i = 0; i < l->n; i++)
 		strbuf_addf(&text, "%s\n", l->hashes[i]);
 	host_cache_write(h, "ledger", text.buf, text.len);
-	l->known = 1;
 	strbuf_release(&text);
 }
 

@@ -15,7 +15,6 @@
 struct shipledger {
 	char **hashes;      /* sorted */
 	int n;
-	int known;          /* a ledger was read for the host */
 };
 
 void shipledger_load(const struct host *h, struct shipledger *l);

@@ -329,12 +329,13 @@ out:
 	return st;
 }
 
-enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
-			       const void *stdin_data, size_t stdin_len,
-			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
-			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
+/* One command with stdin in: through the host's execd when c names one and
+ * the input is whole (may_use_execd), else on an exec channel. */
+static enum go_status exec_with(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
+				int may_use_execd, ssh_out_fn on_out, void *out_ctx,
+				struct strbuf *errout, struct ssh_exec_result *res, int timeout_ms,
+				struct strbuf *err)
 {
-	struct ssh_input in = { stdin_data, stdin_data ? stdin_len : 0, 0 };
 	enum go_status st;
 	int fallback = 0;
 
@@ -345,8 +346,8 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 	if ((st = ssh_check_usable(c, err)))
 		return st;
 	c->via_execd = 0;
-	if (c->execd) {
-		st = run_channel(c, c->execd, cmd, &in, on_out, out_ctx, errout, res, timeout_ms,
+	if (may_use_execd && c->execd) {
+		st = run_channel(c, c->execd, cmd, in, on_out, out_ctx, errout, res, timeout_ms,
 				 &fallback, err);
 		if (!fallback) {
 			c->via_execd = 1;
@@ -358,26 +359,24 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 		if (errout)
 			strbuf_reset(errout);
 	}
-	return run_channel(c, NULL, cmd, &in, on_out, out_ctx, errout, res, timeout_ms, &fallback,
+	return run_channel(c, NULL, cmd, in, on_out, out_ctx, errout, res, timeout_ms, &fallback,
 			   err);
+}
+
+enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
+			       const void *stdin_data, size_t stdin_len,
+			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
+{
+	struct ssh_input in = { stdin_data, stdin_data ? stdin_len : 0, 0 };
+	return exec_with(c, cmd, &in, 1, on_out, out_ctx, errout, res, timeout_ms, err);
 }
 
 enum go_status ssh_exec_talk(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
 			     ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
 			     struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
 {
-	enum go_status st;
-	int fallback = 0;
-
-	if (res) {
-		res->exit_code = -1;
-		res->signal[0] = '\0';
-	}
-	if ((st = ssh_check_usable(c, err)))
-		return st;
-	c->via_execd = 0;
-	return run_channel(c, NULL, cmd, in, on_out, out_ctx, errout, res, timeout_ms, &fallback,
-			   err);
+	return exec_with(c, cmd, in, 0, on_out, out_ctx, errout, res, timeout_ms, err);
 }
 
 void ssh_use_execd(struct ssh_conn *c, const char *sock)
