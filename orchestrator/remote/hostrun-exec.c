@@ -15,7 +15,6 @@
 #include "remote/blobs.h"
 #include "remote/probecache.h"
 #include "remote/runplan.h"
-#include "remote/shipledger.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
 
@@ -28,9 +27,6 @@
 #define KILL_FOLLOW_MS 60000         /* collecting what an interrupt killed */
 #define MAX_RUNNER_STARTS 4          /* a runner that keeps dying is an error */
 #define PROBE_FIRST_MS 120000        /* a start that probes first, until it has planned */
-/* Files the ledger does not list go with the first start unasked up to
- * this many bytes (more: the host is asked which it lacks first). */
-#define SEND_UNASKED_MAX (8u << 20)
 
 struct exec_state {
 	struct hostrun *hr;
@@ -39,14 +35,7 @@ struct exec_state {
 	char **bids;                  /* per plan build: the runner's id, NULL when not run */
 	int64_t t_ship, t_build, t_run;
 	int ship_recorded;
-	int asked;              /* the host said which blobs it lacks */
-	int nblobs;             /* files (distinct contents) the start commands carried */
-	int64_t upload_ms;      /* the start commands that carried them, whole */
-	uint64_t sent;
-	unsigned char *tar;     /* what the next start carries (blobs_tar), NULL: none */
-	size_t tar_len;
-	int tar_n;
-	int64_t t_call;         /* when the start that carries it was sent */
+	struct hr_ship ship;          /* what the starts carry (hostrun-ship.c) */
 	int stopping;                 /* interrupted: the runner is being stopped */
 	char *runner_error;           /* runner_ended "error": its message */
 	enum go_status feed_st;       /* a journal that cannot be read */
@@ -234,52 +223,10 @@ static enum go_status replan(struct hostrun *hr, struct exec_state *es, struct s
 	return prepare(hr, es, err);
 }
 
-/* The tar the start carried arrived: count it once, drop it. */
-static void count_tar(struct exec_state *es)
-{
-	if (!es->tar)
-		return;
-	es->upload_ms += time_mono_ms() - es->t_call;
-	es->sent += es->tar_len;
-	es->nblobs += es->tar_n;
-	free(es->tar);
-	es->tar = NULL;
-	es->tar_len = 0;
-	es->tar_n = 0;
-}
-
 static void record_ship(struct hostrun *hr, struct exec_state *es)
 {
-	const struct pack *pk = hr->ctx->pack;
-	int reused = !es->info.content_unpacked;
-	cJSON *ship;
-	char *d;
-
 	es->ship_recorded = 1;
-	count_tar(es);   /* the start got past its sources: what it carried arrived */
-	record_lock(hr->ctx->rec);
-	ship = cJSON_CreateObject();
-	json_add_num(ship, "bytes_sent", (double)es->sent);
-	json_add_bool(ship, "reused", reused);
-	json_add_str(ship, "remote_dir", hr->plan.content_dir);
-	json_add_num(ship, "files_sent", es->nblobs);
-	json_add_num(ship, "files", pk->nfiles);
-	if (es->nblobs)
-		json_add_num(ship, "upload_s", (double)es->upload_ms / 1000.0);
-	cJSON_ReplaceItemInObject(hr->hj, "ship", ship);
-	record_unlock(hr->ctx->rec);
-	d = reused && es->sent ? xstrfmt("content %.12s already on the host (%llu bytes sent with the "
-					 "start, unasked: the controller had no record of them there)",
-					 pk->content_id, (unsigned long long)es->sent)
-	    : reused ? xstrfmt("content %.12s already on the host: 0 bytes sent", pk->content_id)
-		   : es->nblobs < pk->nfiles
-		   ? xstrfmt("%llu bytes sent (%d of %d files; the host had the others)",
-			     (unsigned long long)es->sent, es->nblobs, pk->nfiles)
-		   : xstrfmt("%llu bytes sent (%d file%s)", (unsigned long long)es->sent, pk->nfiles,
-			     pk->nfiles == 1 ? "" : "s");
-	hr_phase(hr, "ship", "PASS", es->t_ship, d);
-	strbuf_addf(&hr->out, "  ship: %s\n", d);
-	free(d);
+	hr_ship_record(hr, &es->ship, !es->info.content_unpacked, es->t_ship);
 	es->t_build = time_mono_ms();
 }
 
@@ -412,52 +359,6 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 	return st;
 }
 
-/* The next start carries these n blobs (hashes) into the host's store. */
-static enum go_status carry_blobs(struct hostrun *hr, struct exec_state *es, char *const *hashes,
-				  int n, struct strbuf *err)
-{
-	enum go_status st;
-	free(es->tar);
-	es->tar = NULL;
-	es->tar_len = 0;
-	es->tar_n = 0;
-	if (!n)
-		return GO_OK;
-	st = blobs_tar(hr->ctx->pack, hashes, n, &es->tar, &es->tar_len, err);
-	if (!st)
-		es->tar_n = n;
-	return st;
-}
-
-/* The files the ledger does not list the host as holding, carried by the
- * first start without asking when they are few enough: a fresh host then
- * needs one start, not a start that asks and a second that carries. */
-static enum go_status send_unasked(struct hostrun *hr, struct exec_state *es,
-				   const struct shipledger *l, struct strbuf *err)
-{
-	const struct pack *pk = hr->ctx->pack;
-	char **want = xcalloc((size_t)pk->nfiles + 1, sizeof(*want));
-	size_t bytes = 0;
-	int i, j, n = 0;
-	enum go_status st = GO_OK;
-
-	for (i = 0; i < pk->nfiles; i++) {
-		const char *h = pk->files[i].sha256;
-		if (shipledger_has(l, h))
-			continue;
-		for (j = 0; j < n && strcmp(want[j], h); j++)
-			;
-		if (j < n)
-			continue;   /* the same content twice goes once */
-		want[n++] = pk->files[i].sha256;
-		bytes += pk->files[i].size;
-	}
-	if (n && bytes <= SEND_UNASKED_MAX)
-		st = carry_blobs(hr, es, want, n, err);
-	free(want);
-	return st;
-}
-
 /* A start that probes first ended before its probe did: the host failed
  * in its probe, or the run was interrupted; 1 when the loop is over (*st). */
 static int probe_first_ended(struct hostrun *hr, struct exec_state *es, enum go_status *st,
@@ -495,7 +396,6 @@ enum go_status hr_execute(struct hostrun *hr)
 	struct exec_state es;
 	struct strbuf err = STRBUF_INIT, manifest = STRBUF_INIT, probe_text = STRBUF_INIT;
 	int starts = 0, starts_seen = 0, via_execd_noted = 0, probe_first_done = 0;
-	struct shipledger ledger;
 	enum go_status st;
 
 	memset(&es, 0, sizeof(es));
@@ -507,7 +407,6 @@ enum go_status hr_execute(struct hostrun *hr)
 	strbuf_init(&es.prep_err, 0);
 	es.t_ship = es.t_build = time_mono_ms();
 	hr->cur_step = -1;
-	shipledger_load(hr->h, &ledger);
 	blobs_manifest(hr->ctx->pack, &manifest);
 	es.rr.manifest = manifest.buf;
 	if (hr->probe_pending) {
@@ -522,7 +421,7 @@ enum go_status hr_execute(struct hostrun *hr)
 		st = finish(hr, &es, st, err.buf);
 		goto out;
 	}
-	if ((st = send_unasked(hr, &es, &ledger, &err)) != GO_OK) {
+	if ((st = hr_ship_begin(hr, &es.ship, &err)) != GO_OK) {
 		st = finish(hr, &es, st, err.buf);
 		goto out;
 	}
@@ -541,10 +440,9 @@ enum go_status hr_execute(struct hostrun *hr)
 		journal_resync(&es.j);
 		strbuf_reset(&err);
 		remote_start_info_release(&es.info);
-		es.t_call = es.t_probe = time_mono_ms();
+		es.t_probe = time_mono_ms();
 		es.past_deadline = 0;
-		es.rr.blobs = es.tar;
-		es.rr.blobs_len = es.tar_len;
+		hr_ship_sending(&es.ship, &es.rr);
 		st = remote_runner_follow(hr->conn, &es.rr, es.j.offset, on_bytes, &es,
 					  left > 1000 ? (int)left : 1000, &es.info, &err);
 		if (es.past_deadline && st == GO_ERR_INTERRUPTED)
@@ -564,9 +462,9 @@ enum go_status hr_execute(struct hostrun *hr)
 			continue;
 		}
 		if (es.info.content_absent || es.info.content_present || es.info.content_unpacked)
-			count_tar(&es);   /* it arrived (else a lost link: it goes again) */
+			hr_ship_arrived(&es.ship);   /* else a lost link: it goes again */
 		if (es.info.content_present || es.info.content_unpacked)
-			shipledger_add_pack(hr->h, &ledger, hr->ctx->pack);
+			hr_ship_host_has(hr, &es.ship);
 		if (st == GO_ERR_INTERRUPTED && es.j.ended && !es.feed_st)
 			st = GO_OK;   /* on_bytes stopped at the journal's end */
 		if (!via_execd_noted && ssh_via_execd(hr->conn)) {
@@ -596,12 +494,10 @@ enum go_status hr_execute(struct hostrun *hr)
 				break;
 			continue;
 		}
-		if (st == GO_ERR_NOT_FOUND && es.info.content_absent && !es.asked && !es.stopping) {
-			/* the next start carries the files the host lacks: by
-			 * content, named by their hash */
-			es.asked = 1;
+		if (st == GO_ERR_NOT_FOUND && es.info.content_absent && !es.ship.asked && !es.stopping) {
+			/* the next start carries the files the host lacks */
 			strbuf_reset(&err);
-			if ((st = carry_blobs(hr, &es, es.info.missing, es.info.nmissing, &err)))
+			if ((st = hr_ship_missing(hr, &es.ship, es.info.missing, es.info.nmissing, &err)))
 				break;
 			continue;
 		}
@@ -645,8 +541,7 @@ enum go_status hr_execute(struct hostrun *hr)
 	}
 	st = finish(hr, &es, st, err.buf);
 out:
-	free(es.tar);
-	shipledger_release(&ledger);
+	hr_ship_end(&es.ship);
 	free_bids(hr, &es);
 	free(es.execd_dir);
 	free(es.execd_sock);

@@ -1,7 +1,8 @@
 /* hostrun-int.h -- what hostrun*.c share: the record and remote helpers, the phases.
  *
  * Calls go one way: hostrun.c -> hostrun-setup.c, hostrun-exec.c;
- * hostrun-exec.c -> hostrun-build.c, hostrun-steps.c; all -> hostrun-base.c.
+ * hostrun-exec.c -> hostrun-ship.c, hostrun-build.c, hostrun-steps.c; all ->
+ * hostrun-base.c.
  *
  * Internal to orchestrator/remote/hostrun*.c; hostrun.h stays the public contract. */
 #ifndef GPUORCH_HOSTRUN_INT_H
@@ -12,6 +13,7 @@
 #include "remote/hostrun.h"
 #include "remote/journal.h"
 #include "remote/remote.h"
+#include "remote/shipledger.h"
 #include "core/strbuf.h"
 
 #define OUTPUT_CAP (16u << 20)
@@ -56,6 +58,34 @@ void hr_probe_text(const struct hostrun *hr, struct strbuf *sb);
 enum go_status hr_probe_take(struct hostrun *hr, const char *out, int64_t t0);
 /* Make the host's plan of builds and steps (hr->plan). */
 void hr_make_plan(struct hostrun *hr);
+
+/* hostrun-ship.c: what the start commands carry of the sources */
+struct hr_ship {
+	struct shipledger ledger;     /* what the controller knows the host holds */
+	unsigned char *tar;           /* what the next start carries (blobs_tar); NULL: none */
+	size_t tar_len;
+	int tar_n;
+	int64_t t_call;               /* when the start that carries it was sent */
+	int asked;                    /* the host said which blobs it lacks */
+	int nblobs;                   /* files (distinct contents) that arrived */
+	uint64_t sent;                /* their bytes */
+	int64_t upload_ms;            /* the starts that carried them, until each began */
+};
+/* Read the ledger; the first start carries, unasked, the files it does not
+ * list, when they are few enough (else the host is asked first). */
+enum go_status hr_ship_begin(struct hostrun *hr, struct hr_ship *sh, struct strbuf *err);
+/* The host named the blobs it lacks: the next start carries them. */
+enum go_status hr_ship_missing(struct hostrun *hr, struct hr_ship *sh, char *const *hashes, int n,
+			       struct strbuf *err);
+/* A start is being sent: it carries what there is (rr->blobs). */
+void hr_ship_sending(struct hr_ship *sh, struct remote_runner *rr);
+/* That start got past its sources: what it carried arrived (counted once). */
+void hr_ship_arrived(struct hr_ship *sh);
+/* The host holds the whole content now: into the ledger. */
+void hr_ship_host_has(struct hostrun *hr, struct hr_ship *sh);
+/* The record's ship entry and phase (since t0). */
+void hr_ship_record(struct hostrun *hr, struct hr_ship *sh, int reused, int64_t t0);
+void hr_ship_end(struct hr_ship *sh);
 
 /* hostrun-exec.c: ship, then builds and steps through the host runner */
 /* Ship the sources, start (or attach to) the runner, follow its journal to
