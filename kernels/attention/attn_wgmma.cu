@@ -84,6 +84,7 @@
  *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe),
+ *   -DFA_START=0..31 (bits: the start of a tile, see below),
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
  *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
@@ -183,6 +184,28 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
  * 40.9 -> 39.2 %. Faster only on the two-warpgroup grid of B1 H8 S512 (4: 11.55-11.58 against 12.1-12.2). */
 #ifndef FA_EMU
 #define FA_EMU 0
+#endif
+/* FA_START (bits; 15, the default since 2026-11-25; 0 = the earlier kernel, byte for byte): the start of a
+ * tile, where the consumers' waits on a tile's Q and first
+ * K stage were 6.9 % of ncu's warp samples at B16 H16 S512 D64 (mostly each CTA's first tile, loaded from
+ * DRAM while every CTA loads at once).
+ *   1: thread 0 prefetches the tensor maps' descriptors (prefetch.tensormap) before it initializes the
+ *      mbarriers, so the first TMA does not wait for them;
+ *   2: thread 0 issues the first tile's Q and its first K and V stage right after the mbarrier init, before
+ *      the CTA's __syncthreads and the producer's setmaxnreg (the loop then skips those three loads);
+ *   4: a persistent CTA's later tiles load their Q after their first K stage, not before waiting for that
+ *      stage (D=64's two Q buffers only): at the start the second tile's Q no longer queues at DRAM in front
+ *      of the first tile's K and V (132 x 24 KB);
+ *   8: the consumers read the tile number beside Q with ld.shared (an LDS) instead of a volatile generic
+ *      load (LD.E.STRONG.SYS, which waited behind a long scoreboard: 2.5 % of the samples);
+ *  16: with 4, the Q after the tile's second K stage (its first when it has one).
+ * H100, direct runs, medians of 2 and 3 interleaved in two calls (every check passes; memcheck, synccheck,
+ * racecheck clean on B2 H12 S1000 D64 at 15 and 4): B16 H16 S512 D64 51.87-52.80 (0) -> 50.85-51.52 us (15),
+ * 51.55-51.68 (6), 52.03-52.45 (4), 51.97-52.54 (11), 52.90-53.15 (9), 52.03-52.48 (20); causal 42.78-43.26
+ * -> 42.18-42.78 (15); B1 H8 S512 11.65-12.29 -> 11.30-11.71 (15); B4 H16 S4096 D64 619-627 -> 618-623;
+ * D=128 S4k 990 -> 993, causal 558 -> 551 (one run each). */
+#ifndef FA_START
+#define FA_START 15
 #endif
 #if FA_OTMA
 #define FA_OMAP_PARAM , const __grid_constant__ CUtensorMap tmO
@@ -538,6 +561,15 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	const int nblk = (S + BM - 1) / BM, tiles = nblk * BH;
 
 	if (threadIdx.x == 0) {
+		if (FA_START & 1) {
+			hp_prefetch_tmap(&tmQ);
+			hp_prefetch_tmap(&tmK);
+			hp_prefetch_tmap(&tmV);
+#if FA_OTMA
+			if (C::OTMA)
+				hp_prefetch_tmap(&tmO);
+#endif
+		}
 		for (int b = 0; b < QB; b++) {
 			mbar_init(&qfull[b], 1);
 			mbar_init(&qempty[b], C::QARR);   /* every consumer thread: each read tslot */
@@ -548,6 +580,26 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			mbar_init(&empty[s], 4 * NW);   /* every consumer warp */
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+		if (FA_START & 2) {
+			/* FA_START & 2: the first tile's Q and first K/V stage now (blockIdx.x < tiles: the grid
+			 * has at most one CTA a tile); the producer loop below skips them */
+			const int t = blockIdx.x;
+			const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
+			const int bh = t / nblk;
+			tslot[0] = t;
+			mbar_expect_tx(&qfull[0], C::Q_BYTES);
+#pragma unroll
+			for (int b = 0; b < DB; b++)
+				tma_load_3d(sQ + b * BM * 128, &tmQ, b * 64, qblk * BM, bh, &qfull[0]);
+			mbar_expect_tx(&kfull[0], C::KV_BYTES);
+#pragma unroll
+			for (int b = 0; b < DB; b++)
+				tma_load_3d(sK + b * BN * 128, &tmK, b * 64, 0, bh, &kfull[0]);
+			mbar_expect_tx(&vfull[0], C::KV_BYTES);
+#pragma unroll
+			for (int b = 0; b < DB; b++)
+				tma_load_3d(sV + b * BN * 128, &tmV, b * 64, 0, bh, &vfull[0]);
+		}
 	}
 	__syncthreads();
 
@@ -562,7 +614,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				mbar_wait(&qempty[qb], ((unsigned)(n / QB) & 1u) ^ 1u);
 				if (n > 0)
 					t = tnext;
-				tslot[qb] = t;
+				const bool early = (FA_START & 2) && n == 0;   /* Q and stage 0 already issued */
+				if (!early)
+					tslot[qb] = t;
 				if (t >= tiles) {
 					mbar_arrive(&qfull[qb]);   /* releases tslot: the consumers stop */
 					break;
@@ -576,11 +630,20 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				int ntiles = (S + BN - 1) / BN;
 				if (causal)
 					ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
-				mbar_expect_tx(&qfull[qb], C::Q_BYTES);
+				/* FA_START & 4: this tile's Q after its first K stage (two Q buffers: the consumers
+				 * still have the last tile's K/V tiles to go when it lands) */
+				const bool qlate = (FA_START & 4) && QB == 2 && n > 0;
+				auto load_q = [&]() {
+					mbar_expect_tx(&qfull[qb], C::Q_BYTES);
 #pragma unroll
-				for (int b = 0; b < DB; b++)
-					tma_load_3d(sQ + qb * C::Q_BYTES + b * BM * 128, &tmQ, b * 64, m0, bh, &qfull[qb]);
+					for (int b = 0; b < DB; b++)
+						tma_load_3d(sQ + qb * C::Q_BYTES + b * BM * 128, &tmQ, b * 64, m0, bh, &qfull[qb]);
+				};
+				if (!early && !qlate)
+					load_q();
 				for (int j = 0; j < ntiles; j++, it++) {
+					if (early && j == 0)
+						continue;   /* issued before __syncthreads */
 					const int s = it % ST;
 					mbar_wait(&empty[s], ((unsigned)(it / ST) & 1u) ^ 1u);
 					unsigned char *k = sK + (size_t)s * C::KV_BYTES, *v = sV + (size_t)s * C::KV_BYTES;
@@ -588,6 +651,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 #pragma unroll
 					for (int b = 0; b < DB; b++)
 						tma_load_3d(k + b * BN * 128, &tmK, b * 64, j * BN, bh, &kfull[s]);
+					if (qlate && j == ((FA_START & 16) ? min(1, ntiles - 1) : 0))
+						load_q();
 					mbar_expect_tx(&vfull[s], C::KV_BYTES);
 #pragma unroll
 					for (int b = 0; b < DB; b++)
@@ -618,7 +683,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	for (int n = 0;; n++) {
 		const int qb = n % QB;
 		mbar_wait(&qfull[qb], (unsigned)(n / QB) & 1u);
-		const int t = *(volatile int *)&tslot[qb];
+		int t;
+		if (FA_START & 8)
+			asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(smem_u32(&tslot[qb])) : "memory");
+		else
+			t = *(volatile int *)&tslot[qb];
 		if (t >= tiles)
 			break;
 		const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
@@ -874,6 +943,8 @@ static int config_init()
 		hx_config_int("PVSPLIT", FA_PVSPLIT);
 	if (FA_EMU)
 		hx_config_int("EMU", FA_EMU);
+	if (FA_START)
+		hx_config_int("START", FA_START);
 	hx_config_int("PERSIST_D64", fcfg<64, 2>::PERSIST);
 	hx_config_int("PERSIST_D128", fcfg<128, 2>::PERSIST);
 	hx_config_int("SCHED_D64", fcfg<64, 2>::SCHED);

@@ -72,6 +72,12 @@ __device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, const void 
 		     ::"l"((uint64_t)map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(src)) : "memory");
 }
 
+/* fetch a TMA descriptor (a __grid_constant__ kernel parameter) into its cache before its first use */
+__device__ __forceinline__ void hp_prefetch_tmap(const CUtensorMap *map)
+{
+	asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)map) : "memory");
+}
+
 __device__ __forceinline__ void bar_named(int id, int n) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory"); }
 
 __device__ __forceinline__ uint64_t desc_sw128(const void *p, int swizzle)
