@@ -372,25 +372,9 @@ __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], const unsigned cha
 	wgmma_commit();
 }
 
-/* issue O += P V, one commit group: k-step kk = keys 16kk..16kk+15 = V rows 16kk.., 2048 bytes
+/* issue O += P V over k-steps k0 .. k1 of the tile, one commit group (issue_pv: all of them;
+ * FA_PVSPLIT issues a tile in parts): k-step kk = keys 16kk..16kk+15 = V rows 16kk.., 2048 bytes
  * further in each 64-column block; A = S accumulator groups 2kk, 2kk+1 (p[4kk..4kk+3]) */
-template <int D, int BN>
-__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4], const unsigned char *v)
-{
-	wgmma_fence();
-#pragma unroll
-	for (int kk = 0; kk < BN / 16; kk++) {
-		const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-		uint64_t bd = desc_mn_sw128(v + kk * 16 * 128, BN * 128);
-		if (FA_PLANT_BUG) /* LBO and SBO swapped */
-			bd = (bd & ~((0x3FFFull << 16) | (0x3FFFull << 32))) | ((uint64_t)(1024 >> 4) << 16) |
-			     ((uint64_t)(BN * 128 >> 4) << 32);
-		pv_t<D>::mma(o, a, bd);
-	}
-	wgmma_commit();
-}
-
-/* FA_PVSPLIT: O += P V over k-steps k0 .. k1 (keys 16 k0 .. 16 k1) of the tile, one commit group */
 template <int D, int BN>
 __device__ __forceinline__ void issue_pv_part(float (&o)[D / 2], const uint32_t (&p)[BN / 4], const unsigned char *v,
 					      int k0, int k1)
@@ -406,6 +390,12 @@ __device__ __forceinline__ void issue_pv_part(float (&o)[D / 2], const uint32_t 
 		pv_t<D>::mma(o, a, bd);
 	}
 	wgmma_commit();
+}
+
+template <int D, int BN>
+__device__ __forceinline__ void issue_pv(float (&o)[D / 2], const uint32_t (&p)[BN / 4], const unsigned char *v)
+{
+	issue_pv_part<D, BN>(o, p, v, 0, BN / 16);
 }
 
 /* mask tile j, online softmax: sc becomes exp2(s * scale - max) (still FP32), mrow/lrow move on,
