@@ -11,7 +11,13 @@ test_expect_success 'setup: one host, a project, two runs' '
 	sshd_start a && sshd_write_hosts_json hosts.json a && project_init &&
 	(cd proj && "$GPUORCH" run experiments/basic.json --hosts ../hosts.json) >run1.out 2>&1 &&
 	(cd proj && "$GPUORCH" run experiments/basic.json --hosts ../hosts.json) >run2.out 2>&1 &&
-	test $(ls -d reports/*/*/ | wc -l) = 2
+	test $(ls -d reports/*/*/ | wc -l) = 2 &&
+	: "both runs measured the figures the tests below read (else say what the runs printed)" &&
+	for d in reports/*/*/; do
+		test "$(jq_ $d/run.json outcome)" = passed &&
+		grep -q "\"samples_n\":[[:space:]]*[1-9]" $d/summary.json ||
+		{ cat run1.out run2.out; return 1; }
+	done
 '
 
 test_expect_success 'a run writes summary.json and samples.txt beside run.json' '
@@ -37,7 +43,7 @@ test_expect_success 'runs and history print the same from summaries as from run.
 	(cd proj && "$GPUORCH" history "$exp" --reports ../reports) >hist.full &&
 	diff -u runs.full runs.sum &&
 	diff -u hist.full hist.sum &&
-	grep "n=[0-9]" hist.sum &&
+	{ grep "n=[0-9]" hist.sum || { echo "history printed no sample count:"; cat hist.sum; false; }; } &&
 	for d in reports/*/*/; do
 		mv keep/$(basename $d).json $d/summary.json || return 1
 	done
@@ -64,7 +70,7 @@ test_expect_success 'history --metric speaks the spec names; the old name still 
 	(cd proj && "$GPUORCH" history "$exp" --reports ../reports --metric latency) >m2.out &&
 	diff -u m1.out m2.out &&
 	(cd proj && test_expect_code 2 "$GPUORCH" history "$exp" --reports ../reports --metric p50) 2>m3.err &&
-	grep "latency_us, tflops or gbps" m3.err
+	{ grep "latency_us, tflops or gbps" m3.err || { echo "history --metric p50 said:"; cat m3.err; false; }; }
 '
 
 test_expect_success 'every committed run under reports/ lists and charts without a summary' '
