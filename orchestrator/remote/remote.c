@@ -82,7 +82,7 @@ static const char follow_script[] =
 	"    { rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
 	"  echo 'gpuorch-start: content unpacked'\n"
 	"fi\n"
-"if [ \"$send\" = 1 ]; then\n"
+	"if [ \"$send\" = 1 ]; then\n"
 	"  mkdir -p \"$rd\" && [ -s \"$t/runner\" ] && [ -s \"$t/plan\" ] &&\n"
 	"    mv -f \"$t/runner\" \"$rd/runner.sh.tmp\" && mv -f \"$t/plan\" \"$rd/plan.sh.tmp\" &&\n"
 	"    mv -f \"$rd/runner.sh.tmp\" \"$rd/runner.sh\" && mv -f \"$rd/plan.sh.tmp\" \"$rd/plan.sh\" ||\n"
@@ -186,8 +186,50 @@ static void start_line(struct remote_start_info *info, const char *v)
 		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
 }
 
-static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, uint64_t offset);
-static void add_follow_input(struct strbuf *in, const struct remote_runner *r);
+static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, uint64_t offset)
+{
+	char num[32];
+	char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
+	char ver[EXECD_VERSION_LEN + 1];
+
+	assign(vars, "cdir", r->content_dir);
+	assign(vars, "bdir", r->blobs_dir);
+	assign(vars, "rd", r->run_dir);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
+	assign(vars, "off", num);
+	assign(vars, "send", r->plan ? "1" : "0");
+	snprintf(num, sizeof(num), "%zu", r->blobs ? r->blobs_len : 0);
+	assign(vars, "tarlen", num);
+	execd_version(ver);
+	assign(vars, "xd", sock ? r->execd_dir : "");
+	assign(vars, "xv", ver);
+	snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
+	assign(vars, "xidle", num);
+	free(sock);
+}
+
+/* stdin as follow_script reads it */
+static void add_follow_input(struct strbuf *in, const struct remote_runner *r)
+{
+	if (r->blobs)
+		strbuf_add(in, r->blobs, r->blobs_len);
+	if (r->manifest)
+		strbuf_addstr(in, r->manifest);
+	if (r->plan) {
+		strbuf_addstr(in, RUNNER_MARKER "\n");
+		strbuf_add(in, gpuorch_runner_sh, gpuorch_runner_sh_len);
+		if (in->len && in->buf[in->len - 1] != '\n')
+			strbuf_addch(in, '\n');
+		strbuf_addstr(in, PLAN_MARKER "\n");
+		strbuf_addstr(in, r->plan);
+		if (in->len && in->buf[in->len - 1] != '\n')
+			strbuf_addch(in, '\n');
+	}
+	if (r->execd_dir) {
+		strbuf_addstr(in, EXECD_MARKER "\n");
+		strbuf_add(in, gpuorch_execd_c, gpuorch_execd_c_len);
+	}
+}
 
 /* The probe's output is in: the caller plans from it, and the command is
  * told the rest (its variables, by count, then its stdin). */
@@ -245,51 +287,6 @@ static int split_out(const char *data, size_t len, void *ctx)
 		strbuf_setlen(&fs->head, fs->head.len - start);
 	}
 	return 0;
-}
-
-static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, uint64_t offset)
-{
-	char num[32];
-	char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
-	char ver[EXECD_VERSION_LEN + 1];
-
-	assign(vars, "cdir", r->content_dir);
-	assign(vars, "bdir", r->blobs_dir);
-	assign(vars, "rd", r->run_dir);
-	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
-	assign(vars, "off", num);
-	assign(vars, "send", r->plan ? "1" : "0");
-	snprintf(num, sizeof(num), "%zu", r->blobs ? r->blobs_len : 0);
-	assign(vars, "tarlen", num);
-	execd_version(ver);
-	assign(vars, "xd", sock ? r->execd_dir : "");
-	assign(vars, "xv", ver);
-	snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
-	assign(vars, "xidle", num);
-	free(sock);
-}
-
-/* stdin as follow_script reads it */
-static void add_follow_input(struct strbuf *in, const struct remote_runner *r)
-{
-	if (r->blobs)
-		strbuf_add(in, r->blobs, r->blobs_len);
-	if (r->manifest)
-		strbuf_addstr(in, r->manifest);
-	if (r->plan) {
-		strbuf_addstr(in, RUNNER_MARKER "\n");
-		strbuf_add(in, gpuorch_runner_sh, gpuorch_runner_sh_len);
-		if (in->len && in->buf[in->len - 1] != '\n')
-			strbuf_addch(in, '\n');
-		strbuf_addstr(in, PLAN_MARKER "\n");
-		strbuf_addstr(in, r->plan);
-		if (in->len && in->buf[in->len - 1] != '\n')
-			strbuf_addch(in, '\n');
-	}
-	if (r->execd_dir) {
-		strbuf_addstr(in, EXECD_MARKER "\n");
-		strbuf_add(in, gpuorch_execd_c, gpuorch_execd_c_len);
-	}
 }
 
 enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
