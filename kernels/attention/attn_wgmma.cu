@@ -15,15 +15,24 @@
  *                             (accumulator layout of m64nN == A layout of m64k16, per warp): no smem
  *       O(64xD)   += P·V      wgmma m64nDk16 with A from registers and B = V through an N-major
  *                             (imm-trans-b) 128B-swizzled descriptor: V is [keys, D] with D contiguous
- *     FA_PIPE=1 (the default for D=128) pipelines the loop: S_j = Q·K_jᵀ and O += P_{j-1}·V_{j-1} are issued as two
- *     commit groups together; wait_group 1 lets tile j's softmax run while P_{j-1}·V_{j-1} is still in
- *     the tensor cores (intra-warpgroup overlap), then O is rescaled once that GEMM is done. The two
+ *     FA_PIPE=1 (the default for D=128 and D=64's non-causal S <= 1024) pipelines the loop: S_j = Q·K_jᵀ
+ *     and O += P_{j-1}·V_{j-1} are issued as two commit groups together; wait_group 1 lets tile j's
+ *     softmax run while P_{j-1}·V_{j-1} is still in the tensor cores (intra-warpgroup overlap), then O
+ *     is rescaled once that GEMM is done. The two
  *     consumer warpgroups take turns issuing their GEMMs (named barriers 1 and 2: bar.sync for my turn,
  *     bar.arrive to hand it over), so one's softmax runs under the other's GEMMs (ping-pong).
- *     FA_PIPE=0 (the default for D=64): the plain loop (S, wait, softmax, P·V, wait) of the first version.
- *     At D=64 the GEMMs are half as long against the same softmax and the turns cost more than they
- *     hide (H100, direct runs of one build: B16 H16 S512 62.3 -> 57.1 us, S1024 196.8 -> 184.4,
- *     B4 H16 S4096 699.6 -> 676.1 with the plain loop), at D=128 the pipeline wins (994 vs 1012 us).
+ *     FA_PIPE=0 (the default for the rest of D=64): the plain loop (S, wait, softmax, P·V, wait) of
+ *     the first version. At D=64 the GEMMs are half as long against the same softmax and the turns cost
+ *     more than they hide (H100, direct runs of one build, before the TMA-store epilogue and FA_START:
+ *     B16 H16 S512 62.3 -> 57.1 us, S1024 196.8 -> 184.4, B4 H16 S4096 699.6 -> 676.1 with the plain
+ *     loop), at D=128 the pipeline wins (994 vs 1012 us). With both (FA_OTMA, FA_START=15) two
+ *     pipelined warpgroups beat three plain ones on short non-causal D=64 problems (H100,
+ *     wgmma-variants.sh, medians of 5: B16 H16 S512 51.68 -> 50.14 us, B1 H8 S512 11.46 -> 11.07)
+ *     but not on causal ones (B16 H16 S512 causal 43.01 -> 43.62) nor on long ones (PIPE2_SMAX),
+ *     hence the rule by problem (FA_CWG and FA_PIPE unset): D=64 non-causal S <= 1024 runs
+ *     <64, 2, 1>, the rest as FA_CWG=0 below with the plain loop. The loop is a template parameter of
+ *     the kernel (PP); FA_PIPE=0|1 forces one loop everywhere (FA_PIPE=0 with FA_CWG=0 is dff3f1c's
+ *     rule: three plain warpgroups for every D=64 grid of 192-row tiles that fills the GPU).
  *   Layout in shared memory: every tile is D/64 column blocks of rows x 128 B, as the 3-D tensor maps
  *   ({D, S, B*H}, box 64 x rows x 1, 128B swizzle) write them; TMA zero-fills rows >= S inside each
  *   (b, h) plane, and keys >= S are masked to -inf.  Causal CTAs stop after their diagonal tile and mask
@@ -39,8 +48,9 @@
  *   three warpgroups two can keep the tensor pipe busy while one exponentiates; K/V tiles are also read
  *   by 3 query blocks a head instead of 4. The warpgroup of a 192-row block with no row < S skips its
  *   GEMMs, and causal warpgroups skip the K/V tiles past their own diagonal (both still wait for each
- *   stage to fill before they release it). 0 (the default): 3 when the grid of 192-row tiles has a
- *   tile for every SM, else 2 (a problem that does not fill the GPU runs faster on more, shorter CTAs).
+ *   stage to fill before they release it). 0 (the default): non-causal problems of S <= 1024 2,
+ *   pipelined (above, FA_PIPE); the others 3 when the grid of 192-row tiles has a tile for every SM,
+ *   else 2 (a problem that does not fill the GPU runs faster on more, shorter CTAs).
  *   H100, direct runs of one build, medians of 2: B16 H16 S512 61.0-61.6 -> 56.6-56.9 us, causal
  *   52.2-52.7 -> 46.4-46.8, B4 H16 S4096 D64 696-705 -> 645-649; B1 H8 S512 (24 CTAs of 192 rows)
  *   11.8-12.0 -> 14.9-15.0 with 3, hence 2 there. D=128 keeps 2 (240 registers a consumer).
@@ -110,8 +120,9 @@ const char attn_kernel_name[] = "attn_wgmma";
 
 constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consumer warpgroups */
 
-/* FA_CWG: consumer warpgroups (64 query rows each) at D=64: 2, 3, or 0 = by problem (3 when the grid of
- * 192-row tiles has at least one tile per SM, else 2); D=128 keeps 2 (240 registers a thread) */
+/* FA_CWG: consumer warpgroups (64 query rows each) at D=64: 2, 3, or 0 = by problem (non-causal
+ * S <= 1024 2, pipelined; the others 3 when the grid of 192-row tiles has at least one tile per SM,
+ * else 2: pick_cwg); D=128 keeps 2 (240 registers a thread) */
 #ifndef FA_CWG
 #define FA_CWG 0
 #endif
@@ -215,7 +226,17 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #define FA_OMAP_ARG
 #endif
 
-template <int D, int CW> struct fcfg {
+/* FA_PIPE forced (0|1) for every kernel, or -1: by D and problem (pipe_for below) */
+#ifdef FA_PIPE
+constexpr int PIPE_FORCE = FA_PIPE;
+#else
+constexpr int PIPE_FORCE = -1;
+#endif
+static_assert(PIPE_FORCE == -1 || PIPE_FORCE == 0 || PIPE_FORCE == 1, "FA_PIPE must be 0 or 1");
+
+/* PP: the loop, 1 pipelined, 0 plain; its default is D=128's pipelined and D=64's plain loop (the one
+ * instantiation of D=64 that is pipelined by default is <64, 2, 1>, for non-causal problems: pipe_for) */
+template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> struct fcfg {
 	static constexpr int CWG = CW;
 	static constexpr int BM = 64 * CWG, NTHREADS = 128 * (CWG + 1);
 	static constexpr int BN = CWG == 4 ? 64 : ::BN;        /* keys a K/V tile */
@@ -236,11 +257,7 @@ template <int D, int CW> struct fcfg {
 #else
 	static constexpr int SCHED = D == 64 ? 1 : 0;
 #endif
-#ifdef FA_PIPE
-	static constexpr int PIPE = FA_PIPE;
-#else
-	static constexpr int PIPE = D == 128 ? 1 : 0;           /* measured: see DESIGN */
-#endif
+	static constexpr int PIPE = PP;                         /* measured: see DESIGN */
 #ifdef FA_QBUF
 	static constexpr int QBUF = FA_QBUF;
 #else
@@ -530,14 +547,14 @@ __device__ __forceinline__ void pack_p(uint32_t (&p)[BN / 4], const float (&sc)[
  * when causal. The producer runs on into the next tile's Q (once the consumers released its buffer:
  * qempty) and K/V (the ring's stages and phases go on across tiles), so a tile's first loads overlap
  * the previous tile's last GEMM and its epilogue. */
-template <int D, int CW>
-__global__ void __launch_bounds__(fcfg<D, CW>::NTHREADS, 1)
+template <int D, int CW, int PP>
+__global__ void __launch_bounds__(fcfg<D, CW, PP>::NTHREADS, 1)
 attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant__ CUtensorMap tmK,
 			  const __grid_constant__ CUtensorMap tmV, __half *__restrict__ O, int S, int BH,
 			  int causal, float scale_log2, unsigned *__restrict__ sched FA_OMAP_PARAM)
 {
 #if HP_DEVICE_OK
-	using C = fcfg<D, CW>;
+	using C = fcfg<D, CW, PP>;
 	constexpr int ST = C::STAGES, DB = C::DB, BM = C::BM, NW = C::CWG, BN = C::BN;
 	extern __shared__ unsigned char smem_raw[];
 	unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
@@ -894,9 +911,17 @@ static_assert(FA_CWG == 0 || FA_CWG == 2 || FA_CWG == 3 || FA_CWG == 4, "FA_CWG 
 static_assert(FA_CWGMAX == 3 || FA_CWGMAX == 4, "FA_CWGMAX must be 3 or 4");
 #define FA_HAS4 (FA_CWG == 4 || (FA_CWG == 0 && FA_CWGMAX == 4))   /* the four-warpgroup kernel is built */
 
+/* D=64, FA_CWG and FA_PIPE unset: non-causal problems of S <= PIPE2_SMAX (8 K/V tiles a query block at
+ * most) run on two pipelined consumer warpgroups. H100, wgmma-variants.sh, medians of 5 against three
+ * plain ones (two plain below the GPU's size): B16 H16 S512 51.55 -> 50.56 us, B1 H8 S512 11.62 ->
+ * 11.07, B2 H12 S1000 36.16 -> 26.50 (144 tiles of 192 rows on 132 SMs, 192 of 128 rows), but
+ * B4 H16 S4096 621.8 -> 635.0 (+2.1 %), hence the bound; between S1024 and S4096 not measured */
+constexpr int PIPE2_SMAX = 1024;
+
 /* consumer warpgroups for problem p on a device of nsm SMs: D=128 has 2; D=64 FA_CWG, or by problem
- * (FA_CWG=0): 3 (192 query rows a CTA) once the grid of 192-row tiles gives every SM one, else 2
- * (128 rows: more, shorter CTAs when the problem does not fill the GPU) */
+ * (FA_CWG=0): non-causal problems of S <= PIPE2_SMAX 2 with the pipelined loop (pipe_for; unless
+ * FA_PIPE=0), the others 3 (192 query rows a CTA) once the grid of 192-row tiles gives every SM one,
+ * else 2 (128 rows: more, shorter CTAs when the problem does not fill the GPU) */
 static int pick_cwg(const struct attn_problem *p, int nsm)
 {
 	if (p->D != 64)
@@ -905,7 +930,20 @@ static int pick_cwg(const struct attn_problem *p, int nsm)
 		return FA_CWG;
 	if (FA_CWGMAX == 4 && (p->S + 255) / 256 * p->B * p->H >= nsm)
 		return 4;
+	if (PIPE_FORCE != 0 && !p->causal && p->S <= PIPE2_SMAX)
+		return 2;
 	return (p->S + 191) / 192 * p->B * p->H >= nsm ? 3 : 2;
+}
+
+/* the loop for problem p with cw consumer warpgroups: FA_PIPE when set, else pipelined at D=128 and at
+ * D=64 for non-causal problems of S <= PIPE2_SMAX on two warpgroups (<64, 2, 1>), plain for the rest */
+static int pipe_for(const struct attn_problem *p, int cw)
+{
+	if (PIPE_FORCE >= 0)
+		return PIPE_FORCE;
+	if (p->D == 128)
+		return fcfg<128, 2>::PIPE;
+	return cw == 2 && !p->causal && p->S <= PIPE2_SMAX;
 }
 
 static int config_init()
@@ -919,7 +957,7 @@ static int config_init()
 	hx_config_int("BN", BN);
 	hx_config_int("STAGES_D64", fcfg<64, 2>::STAGES);
 	hx_config_int("STAGES_D128", fcfg<128, 2>::STAGES);
-	hx_config_int("PIPE_D64", fcfg<64, 2>::PIPE);
+	hx_config_int("PIPE_D64", PIPE_FORCE);   /* -1: by problem ("PIPE" below, per problem) */
 	hx_config_int("PIPE_D128", fcfg<128, 2>::PIPE);
 	hx_config_int("TURNS", FA_TURNS);
 	hx_config_int("SMAX", FA_SMAX);
@@ -957,8 +995,11 @@ int attn_kernel_supports(const struct attn_problem *p, const struct cudaDevicePr
 		return 1;
 	}
 	const int cw = pick_cwg(p, prop->multiProcessorCount);
-	size_t need = p->D == 128 ? fcfg<128, 2>::SMEM : cw == 4 ? fcfg<64, 4>::SMEM : cw == 3 ? fcfg<64, 3>::SMEM : fcfg<64, 2>::SMEM;
+	const int pp = pipe_for(p, cw);
+	size_t need = p->D == 128 ? fcfg<128, 2>::SMEM : cw == 4 ? fcfg<64, 4>::SMEM : cw == 3 ? fcfg<64, 3>::SMEM
+		    : pp ? fcfg<64, 2, 1>::SMEM : fcfg<64, 2, 0>::SMEM;
 	hx_config_int("CWG", cw);
+	hx_config_int("PIPE", pp);
 	hx_config_int("BM", 64 * cw);
 	hx_config_int("smem_bytes", (long long)need);
 	if (need > prop->sharedMemPerBlockOptin)
@@ -997,13 +1038,13 @@ static int sm_count(void)
 	return nsm;
 }
 
-template <int D, int CW>
+template <int D, int CW, int PP = fcfg<D, CW>::PIPE>
 static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct attn_bufs *b, cudaStream_t s)
 {
-	using C = fcfg<D, CW>;
+	using C = fcfg<D, CW, PP>;
 	static int attr_set = 0;
 	if (!attr_set) {
-		HX_CK(cudaFuncSetAttribute(attn_wgmma_kernel<D, CW>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+		HX_CK(cudaFuncSetAttribute(attn_wgmma_kernel<D, CW, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
 					   (int)C::SMEM));
 		attr_set = 1;
 	}
@@ -1021,7 +1062,7 @@ static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct 
 	const int nsm = sm_count();
 	const int tiles = (p->S + C::BM - 1) / C::BM * p->B * p->H;
 	const int persist = C::PERSIST == 1 || (C::PERSIST == 2 && !p->causal);
-	attn_wgmma_kernel<D, CW><<<persist && tiles > nsm ? nsm : tiles, C::NTHREADS, C::SMEM, s>>>(
+	attn_wgmma_kernel<D, CW, PP><<<persist && tiles > nsm ? nsm : tiles, C::NTHREADS, C::SMEM, s>>>(
 		ws->q, ws->k, ws->v, b->o, p->S, p->B * p->H, p->causal, p->scale * 1.4426950408889634f, ws->sched FA_OMAP_ARG);
 	HX_CK(cudaGetLastError());
 }
@@ -1038,6 +1079,11 @@ void attn_kernel_run(void *ws, const struct attn_problem *p, const struct attn_b
 #endif
 	else if (cw == 3)
 		launch<64, 3>(w, p, b, s);
-	else
+	else if constexpr (PIPE_FORCE < 0) {   /* by problem: both loops at two warpgroups */
+		if (pipe_for(p, cw))
+			launch<64, 2, 1>(w, p, b, s);
+		else
+			launch<64, 2, 0>(w, p, b, s);
+	} else
 		launch<64, 2>(w, p, b, s);
 }
