@@ -29,7 +29,8 @@
 #
 # Prints one line per case: wall time of the whole `gpuorch run` (1 host:
 # per host; N hosts: total, and as a multiple of one host), remote CPU per
-# host-run, and on fresh runs the nvcc time the record shows (builds.0).
+# host-run, and on fresh runs the nvcc time the record shows (builds.0) and
+# the run's phases; per execd case also the SSH floor (see floor()).
 # BENCH_SSHD: the sshd to run (default /usr/sbin/sshd), e.g. the one
 # ../shared/gpu-host/start-loopback-sshd.sh unpacks on the GPU machine.
 # Re-runs are the median of --reps runs. Needs nvcc, sshd, python3.
@@ -184,16 +185,28 @@ one() {
 		awk '{ printf "%.3f", $1 }')
 	_rs=$("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.builds.0.reused 2>/dev/null)
 	REUSED=$_rs
+	# host 0's phases as the record has them: "connect 0.031 probe 0.088 ..."
+	PHASES=
+	_k=0
+	while _pn=$("$SRCDIR/build/tests/jsonq" "$_run/run.json" "hosts.0.phases.$_k.name" 2>/dev/null) &&
+		[ -n "$_pn" ] && [ $_k -lt 20 ]; do
+		PHASES="$PHASES $_pn $("$SRCDIR/build/tests/jsonq" "$_run/run.json" "hosts.0.phases.$_k.duration_s" |
+			awk '{ printf "%.3f", $1 }')"
+		_k=$((_k + 1))
+	done
 }
 
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-[ -x "$SRCDIR/build/tests/jsonq" ] ||
-	make -s -C "$SRCDIR" -f Makefile -f tests/tools/tools.mk build/tests/jsonq >/dev/null || {
-	echo "bench-controller.sh: cannot build build/tests/jsonq, which reads the run records (build it" \
-	     "where the project builds, and copy it here)" >&2; exit 2; }
+for tool in jsonq sshtool; do
+	[ -x "$SRCDIR/build/tests/$tool" ] ||
+		make -s -C "$SRCDIR" -f Makefile -f tests/tools/tools.mk "build/tests/$tool" >/dev/null || {
+		echo "bench-controller.sh: cannot build build/tests/$tool (jsonq reads the run records, sshtool" \
+		     "measures the SSH floor; build it where the project builds, and copy it here)" >&2; exit 2; }
+done
+SSHTOOL=$SRCDIR/build/tests/sshtool
 
 # shell_cost ACCOUNT: wall and remote CPU of one `ssh host true`
 shell_cost() {
@@ -205,6 +218,46 @@ shell_cost() {
 	_c1=$(cpu_of "$1" 1)
 	awk -v a="$_t0" -v b="$_t1" -v c="$_c0" -v d="$_c1" \
 		'BEGIN { printf "wall %.3f s, remote CPU %.3f s", (b - a) / 1e9, d - c }'
+}
+
+# floor ACCOUNT: what SSH alone costs a re-run on these hosts -- connect,
+# key exchange, authentication and one command (`true`) through the host's
+# execd, with the libssh2 client gpuorch uses (tests/tools/sshtool, one
+# process per host) -- on one host, then on all NHOSTS at once; the median
+# of REPS. No runner, no step, no record: a floor under any run, whose
+# 16-host ratio no runner can beat while each run opens one SSH connection
+# per host.
+floor() {
+	_one= _all=
+	_r=0
+	while [ $_r -lt "$REPS" ]; do
+		_t0=$(date +%s%N)
+		floor_host "$1" 1 || return 0
+		_t1=$(date +%s%N)
+		_i=1
+		while [ $_i -le "$NHOSTS" ]; do
+			floor_host "$1" $_i &
+			_i=$((_i + 1))
+		done
+		wait
+		_t2=$(date +%s%N)
+		_one="$_one $(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+		_all="$_all $(awk -v a="$_t1" -v b="$_t2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+		_r=$((_r + 1))
+	done
+	_o=$(echo $_one | tr ' ' '\n' | median)
+	_a=$(echo $_all | tr ' ' '\n' | median)
+	echo "$1 SSH floor (connect, auth, \`true\` through the execd; libssh2): 1 host $_o s (median of$_one), $NHOSTS hosts at once $_a s (median of$_all), x$(awk -v a="$_a" -v b="$_o" 'BEGIN { printf "%.2f", a / b }') one host"
+}
+
+# floor_host ACCOUNT I: one `true` through host I's execd (see floor)
+floor_host() {
+	_s=$(ls "$(sshd_var "$1$2" WORKDIR)"/execd/*.sock 2>/dev/null | head -n 1)
+	[ -n "$_s" ] || { echo "  (no execd on $1$2: no SSH floor)"; return 1; }
+	"$SSHTOOL" --label "$1$2" --port "$(sshd_var "$1$2" PORT)" --key "$(sshd_var "$1$2" IDENTITY)" \
+		--known-hosts "$(sshd_var "$1$2" KNOWN_HOSTS)" --execd "$_s" exec true 2>"$TRASH/floor.$2.err" || {
+		echo "  (the floor's command failed on $1$2: $(cat "$TRASH/floor.$2.err"))"; return 1; }
+	grep -q 'via execd' "$TRASH/floor.$2.err" || echo "  (warning: $1$2's floor command did not go through the execd)"
 }
 
 echo "gpuorch: $GPUORCH ($("$GPUORCH" --version 2>/dev/null | head -n 1); built from the tree it is in)"
@@ -234,7 +287,7 @@ for case in $CASES; do
 		fresh "$acct" "$n"
 		one "$acct" "$n"
 		wait_execd "$acct" "$n"
-		echo "$case $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }') s, remote CPU $CPU s per host"
+		echo "$case $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }') s, remote CPU $CPU s per host; host 0's phases (s):$PHASES"
 		walls= cpus=
 		r=0
 		while [ $r -lt "$REPS" ]; do
@@ -247,6 +300,7 @@ for case in $CASES; do
 		w=$(echo $walls | tr ' ' '\n' | median)
 		c=$(echo $cpus | tr ' ' '\n' | median)
 		[ "$n" = 1 ] && one1=$w
-		echo "$case $n host(s) re-run: wall $w s (median of$walls), x$(awk -v a="$w" -v b="$one1" 'BEGIN { printf "%.2f", a / b }') one host, remote CPU $c s per host (median of$cpus)"
+		echo "$case $n host(s) re-run: wall $w s (median of$walls), x$(awk -v a="$w" -v b="$one1" 'BEGIN { printf "%.2f", a / b }') one host, remote CPU $c s per host (median of$cpus); host 0's phases in the last (s):$PHASES"
 	done
+	[ "$MODE" = execd ] && floor "$acct"
 done

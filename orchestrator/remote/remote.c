@@ -44,16 +44,25 @@
  * then the manifest, RUNNER_MARKER, runner.sh, PLAN_MARKER, the plan,
  * EXECD_MARKER, the execd's source; each part may be empty. The tar is
  * read with head -c, which reads no further than its count; the rest is
- * split once, into $t. */
+ * split once, into $t, but for the runner and the plan, which go straight
+ * to their .tmp names beside their places when sent (one rename each: every
+ * process counts on a re-run, docs/runner.md). */
 static const char follow_script[] =
-	"t=$(mktemp -d \"${TMPDIR:-/tmp}/gpuorch-in.XXXXXX\") || exit 1\n"
+	"if [ \"$send\" = 1 ]; then\n"
+	"  t=$rd/.in.$$\n"
+	"  mkdir -p \"$rd/.builds\" \"$t\" || { echo \"cannot create the run directory $rd\" >&2; exit 1; }\n"
+	"else\n"
+	"  t=$(mktemp -d \"${TMPDIR:-/tmp}/gpuorch-in.XXXXXX\") || exit 1\n"
+	"fi\n"
 	"if [ \"$tarlen\" -gt 0 ]; then\n"
 	"  head -c \"$tarlen\" > \"$t/blobs.tar\" && [ \"$(wc -c < \"$t/blobs.tar\")\" -eq \"$tarlen\" ] ||\n"
 	"    { rm -rf \"$t\"; echo \"the files sent did not all arrive (expected $tarlen bytes)\" >&2; exit 1; }\n"
 	"fi\n"
-	"awk -v d=\"$t\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
+	"rtmp=$t/runner ptmp=$t/plan\n"
+	"[ \"$send\" != 1 ] || rtmp=$rd/runner.sh.tmp ptmp=$rd/plan.sh.tmp\n"
+	"awk -v d=\"$t\" -v r=\"$rtmp\" -v p=\"$ptmp\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
 	"'$0 == a { s = 1; next } $0 == b { s = 2; next } $0 == c { s = 3; next } "
-	"{ print > (d \"/\" (s == 3 ? \"execd\" : s == 2 ? \"plan\" : s == 1 ? \"runner\" : \"manifest\")) }' || "
+	"{ print > (s == 3 ? d \"/execd\" : s == 2 ? p : s == 1 ? r : d \"/manifest\") }' || "
 	"{ rm -rf \"$t\"; exit 1; }\n"
 	"if [ -z \"$cdir\" ]; then\n"
 	"  :\n"
@@ -73,7 +82,7 @@ static const char follow_script[] =
 	"  fi\n"
 	"  miss=0\n"
 	"  while read -r h m p; do [ -f \"$bdir/$h\" ] || { echo \"gpuorch-start: missing $h\"; miss=1; }; done < \"$cdir/manifest\"\n"
-	"  if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf \"$t\"; exit 4; fi\n"
+	"  if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf \"$t\" \"$rtmp\" \"$ptmp\"; exit 4; fi\n"
 	"  ( cd \"$cdir\" && rm -rf src && mkdir src &&\n"
 	"    while read -r h m p; do\n"
 	"      case $p in */*) mkdir -p \"src/${p%/*}\" || exit 1;; esac\n"
@@ -83,13 +92,22 @@ static const char follow_script[] =
 	"  echo 'gpuorch-start: content unpacked'\n"
 	"fi\n"
 	"if [ \"$send\" = 1 ]; then\n"
-	"  mkdir -p \"$rd\" && [ -s \"$t/runner\" ] && [ -s \"$t/plan\" ] &&\n"
-	"    mv -f \"$t/runner\" \"$rd/runner.sh.tmp\" && mv -f \"$t/plan\" \"$rd/plan.sh.tmp\" &&\n"
-	"    mv -f \"$rd/runner.sh.tmp\" \"$rd/runner.sh\" && mv -f \"$rd/plan.sh.tmp\" \"$rd/plan.sh\" ||\n"
+	"  [ -s \"$rtmp\" ] && [ -s \"$ptmp\" ] && mv -f \"$rtmp\" \"$rd/runner.sh\" && mv -f \"$ptmp\" \"$rd/plan.sh\" ||\n"
 	"    { rm -rf \"$t\"; echo \"cannot write the runner and its plan into $rd\" >&2; exit 1; }\n"
 	"fi\n"
 	"[ -f \"$rd/runner.sh\" ] || { rm -rf \"$t\"; echo \"no runner in $rd (the run was never started there)\" >&2; exit 3; }\n"
-	"a=$(sh \"$rd/runner.sh\" start \"$rd\") || { rm -rf \"$t\"; exit 1; }\n"
+	/* a runner this command wrote is sourced: its start and follow run in
+	 * this shell (two shells fewer); one an earlier command left (another
+	 * gpuorch's, maybe) runs as a program of its own */
+	"lib=\n"
+	"if [ \"$send\" = 1 ]; then\n"
+	"  RUNNER_SH=$rd/runner.sh GPUORCH_RUNNER_LIB=1\n"
+	"  . \"$rd/runner.sh\"\n"
+	"  unset GPUORCH_RUNNER_LIB\n"
+	"  lib=1\n"
+	"fi\n"
+	"if [ -n \"$lib\" ]; then a=$(cmd_start \"$rd\"); else a=$(sh \"$rd/runner.sh\" start \"$rd\"); fi ||\n"
+	"  { rm -rf \"$t\"; exit 1; }\n"
 	/* the execd: started when built; built once per version, in the
 	 * background, after the run's runner has ended (flock on its lock) and
 	 * at the lowest priority, so it never shares the CPU with the run's
@@ -113,6 +131,7 @@ static const char follow_script[] =
 	"fi\n"
 	"rm -rf \"$t\"\n"
 	"echo \"gpuorch-start: runner $a\"\n"
+	"[ -z \"$lib\" ] || cmd_follow \"$rd\" \"$off\"\n"   /* it execs tail */
 	"exec sh \"$rd/runner.sh\" follow \"$rd\" \"$off\"\n";
 
 static const char kill_script[] =

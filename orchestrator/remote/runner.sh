@@ -21,6 +21,7 @@
 # ps, awk, date +%N, tail (GNU, for follow). Nothing here assumes SSH.
 
 RUNNER_VERSION=1
+RUNNER_SH=${RUNNER_SH:-$0}   # this file (set by a start command that sources it)
 GRACE_S=10        # a claimed item with no pgid after this long never started
 
 die() {
@@ -75,13 +76,25 @@ js() {
 # NAME_truncated fields (nothing when there is no file).
 text_field() {
 	[ -f "$1" ] || return 0
+	if [ ! -s "$1" ]; then
+		printf ',"%s_text":"","%s_truncated":false' "$2" "$2"
+		return 0
+	fi
 	{ head -c $((TEXT_CAP + 1)) "$1" | tr -d '\000'; printf x; } |
 		LC_ALL=C awk -v mode=text -v name="$2" -v cap="$TEXT_CAP" "$ESC_AWK"
 }
 
-# ev NAME FIELDS: append one event; FIELDS is a JSON fragment starting with ",".
+# ev NAME FIELDS: append one event; FIELDS is a JSON fragment starting with
+# ",". ev_again: the same, at the last clock reading (EVT: the event before
+# it, or spawn's), for an event written right after that reading: date is a
+# process of its own, and a re-run's processes are most of its cost.
 ev() {
-	printf '{"t":%s,"ev":"%s"%s}\n' "$(date +%s.%N)" "$1" "$2" >>"$J"
+	EVT=$(date +%s.%N)
+	printf '{"t":%s,"ev":"%s"%s}\n' "$EVT" "$1" "$2" >>"$J"
+}
+ev_again() {
+	[ -n "${EVT:-}" ] || EVT=$(date +%s.%N)
+	printf '{"t":%s,"ev":"%s"%s}\n' "$EVT" "$1" "$2" >>"$J"
 }
 
 # ------------------------------------------------------------------ processes
@@ -142,18 +155,18 @@ if ! cd "$cwd" 2>"$d/stderr"; then
 fi
 if [ -n "$lock" ]; then
   flock -w "$lw" -E 75 "$lock" sh -c '"'"'
-    date +%s > "$1/locked"; date +%s.%N > "$1/t_run"
+    tr=$(date +%s.%N); echo "${tr%.*}" > "$1/locked"; echo "$tr" > "$1/t_run"
     timeout -k 5 "$2" sh "$1/cmd"; r=$?
-    for p in $(ps -eo pid=,sid= | awk -v s="$3" -v a=$$ -v b=$PPID "\$2 == s && \$1 != s && \$1 != a && \$1 != b {print \$1}"); do
-      kill -KILL "$p" 2>/dev/null
+    for p in $(ps -o pid= -s "$3"); do
+      [ "$p" = "$3" ] || [ "$p" = $$ ] || [ "$p" = $PPID ] || kill -KILL "$p" 2>/dev/null
     done
     date +%s.%N > "$1/t_end"; exit $r'"'"' gpuorch-locked "$d" "$t" $$ > "$d/stdout" 2> "$d/stderr"
   rc=$?
   if [ ! -s "$d/locked" ] && [ "$rc" = 75 ]; then rc=lock-timeout; fi
-  start=$(cat "$d/locked" 2>/dev/null)
+  start=; [ ! -s "$d/locked" ] || read -r start < "$d/locked"
 else
-  start=$(date +%s)
-  date +%s.%N > "$d/t_run"
+  tr=$(date +%s.%N); start=${tr%.*}
+  echo "$tr" > "$d/t_run"
   timeout -k 5 "$t" sh "$d/cmd" > "$d/stdout" 2> "$d/stderr"
   rc=$?
 fi
@@ -161,18 +174,20 @@ fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
   if [ -n "$start" ] && [ $(( $(date +%s) - start )) -ge "$t" ]; then rc=timeout; fi
 fi
-for p in $(ps -eo pid=,sid= | awk -v s=$$ '"'"'$2 == s && $1 != s {print $1}'"'"'); do
-  kill -KILL "$p" 2>/dev/null
+for p in $(ps -o pid= -s $$); do
+  [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null
 done
 echo "$rc" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
 '
 
 # spawn DIR TIMEOUT LOCK LOCKWAIT COMMAND: write the command, stamp queued,
-# start the wrapper in its own session; SPAWNED is its pid.
+# start the wrapper in its own session; SPAWNED is its pid. The clock
+# reading of queued is EVT's: the caller's started event is ev_again.
 spawn() {
 	mkdir -p "$1" || return 1
 	printf '%s\n' "$5" >"$1/cmd" || return 1
-	date +%s >"$1/queued"
+	EVT=$(date +%s.%N)
+	echo "${EVT%.*}" >"$1/queued"
 	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" \
 		</dev/null >/dev/null 2>&1 8>&- 9>&- &
 	SPAWNED=$!
@@ -315,7 +330,7 @@ build_begin() {
 		BSTATE=done
 		return
 	fi
-	mkdir -p "${_d%/*}" || return 1
+	[ -d "${_d%/*}" ] || mkdir -p "${_d%/*}" || return 1
 	# decide under a lock shared by all runners of this host's builds
 	exec 8>>"${_d%/*}/.claim.lock"
 	flock -w 120 8
@@ -354,7 +369,7 @@ build_begin() {
 	exec 8>&-
 	eval "B_${1}_pid=\$SPAWNED"
 	js "$_d"
-	ev build_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":false"
+	ev_again build_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":false"
 }
 
 # build_check INDEX SLOW: 0 when build INDEX has ended (and was journaled).
@@ -384,7 +399,7 @@ kill_builds() {
 }
 
 phase_builds() {
-	ev phase_started ',"name":"build"'
+	ev_again phase_started ',"name":"build"'
 	RUNNING=
 	NRUN=0
 	BFAILED=0
@@ -437,7 +452,7 @@ phase_builds() {
 	else
 		_s=pass
 	fi
-	ev phase_ended ",\"name\":\"build\",\"status\":\"$_s\""
+	ev_again phase_ended ",\"name\":\"build\",\"status\":\"$_s\""
 }
 
 # step_wait DIR: wait (no process of ours to wait for) until the step has an
@@ -503,7 +518,7 @@ run_step() {
 			}
 			CUR=$_d
 			js "$_d"
-			ev step_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":false"
+			ev_again step_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":false"
 			wait $SPAWNED
 			_w=$?
 			# a signal to the runner interrupts wait: wait again while the
@@ -559,7 +574,7 @@ cmd_run() {
 		# a line torn by a runner killed mid-write ends here, as a bad line
 		[ -n "$(tail -c 1 "$J" | tr -d '\n')" ] && echo >>"$J"
 	fi
-	mkdir -p "$RD/.builds"
+	[ -d "$RD/.builds" ] || mkdir -p "$RD/.builds"
 	STOP=
 	CUR=
 	RUNNING=
@@ -576,7 +591,8 @@ cmd_run() {
 		[ -n "$SRC" ] || bad_plan "the plan names no src_dir"
 		[ "$MAXB" -ge 1 ] 2>/dev/null || bad_plan "max_builds must be at least 1"
 	fi
-	js "$(uname -n)"
+	{ read -r _hn </proc/sys/kernel/hostname; } 2>/dev/null || _hn=$(uname -n)
+	js "$_hn"
 	ev runner_started ",\"pid\":$$,\"host\":$JS,\"restart\":$_restart,\"version\":$RUNNER_VERSION,\"builds\":$NB,\"steps\":$NS,\"max_builds\":$MAXB"
 	if [ -n "$PLAN_ERR" ]; then
 		js "$PLAN_ERR"
@@ -589,20 +605,20 @@ cmd_run() {
 	trap 'on_signal HUP' HUP
 	phase_builds
 	if [ -z "$STOP" ]; then
-		ev phase_started ',"name":"run"'
+		ev_again phase_started ',"name":"run"'
 		_j=1
 		while [ $_j -le $NS ] && [ -z "$STOP" ]; do
 			run_step $_j
 			_j=$((_j + 1))
 		done
-		ev phase_ended ",\"name\":\"run\",\"status\":\"${STOP:-done}\""
+		ev_again phase_ended ",\"name\":\"run\",\"status\":\"${STOP:-done}\""
 	fi
 	if [ -n "$STOP" ]; then
 		js "$MSG"
 		ev runner_ended ",\"status\":\"$STOP\",\"message\":$JS"
 		exit 3
 	fi
-	ev runner_ended ',"status":"done"'
+	ev_again runner_ended ',"status":"done"'
 	: >"$RD/runner.done"
 	exit 0
 }
@@ -618,15 +634,15 @@ cmd_start() {
 	[ -f "$RD/plan.sh" ] || die "no plan at '$RD/plan.sh'"
 	if [ -f "$RD/runner.done" ] || [ -f "$RD/runner.stopped" ]; then echo finished; exit 0; fi
 	if held "$RD"; then echo "running $(cat "$RD/runner.pid" 2>/dev/null)"; exit 0; fi
-	rm -f "$RD/runner.pid"
+	[ ! -e "$RD/runner.pid" ] || rm -f "$RD/runner.pid"
 	# The handshake: setsid -f forks the runner off and returns; the runner
 	# holds the pipe's write end (fd 3) until its pid is written, so the read
 	# returns at that moment (or when it exits): no polling. A setsid without
 	# -f (util-linux < 2.31) starts nothing here: the old way then, polling.
-	GPUORCH_RUNNER_HS=1 setsid -f sh "$0" run "$RD" </dev/null 3>&1 >>"$RD/runner.log" 2>&1 |
+	GPUORCH_RUNNER_HS=1 setsid -f sh "$RUNNER_SH" run "$RD" </dev/null 3>&1 >>"$RD/runner.log" 2>&1 |
 		{ read -r _x || :; }
 	if [ ! -s "$RD/runner.pid" ] && [ ! -f "$RD/runner.done" ] && ! held "$RD"; then
-		setsid sh "$0" run "$RD" </dev/null >>"$RD/runner.log" 2>&1 &
+		setsid sh "$RUNNER_SH" run "$RD" </dev/null >>"$RD/runner.log" 2>&1 &
 	fi
 	_i=0
 	while [ ! -s "$RD/runner.pid" ] && [ ! -f "$RD/runner.done" ] && [ $_i -lt 500 ]; do
@@ -643,7 +659,8 @@ cmd_follow() {
 	case $2 in '' | *[!0-9]*) die "follow: offset '$2' is not a whole number" ;; esac
 	[ -f "$RD/journal" ] || : >>"$RD/journal"
 	if held "$RD" && [ -s "$RD/runner.pid" ]; then
-		exec tail -s 0.02 -c +$(($2 + 1)) -f --pid="$(cat "$RD/runner.pid")" "$RD/journal"
+		read -r _p <"$RD/runner.pid"
+		exec tail -s 0.02 -c +$(($2 + 1)) -f --pid="$_p" "$RD/journal"
 	fi
 	exec tail -c +$(($2 + 1)) "$RD/journal"
 }
@@ -701,6 +718,9 @@ cmd_kill() {
 	echo killed
 }
 
+# A start command may source this file with GPUORCH_RUNNER_LIB=1 and call
+# cmd_start and cmd_follow itself: two shells fewer per run (remote.c).
+[ -z "${GPUORCH_RUNNER_LIB:-}" ] || return 0
 case $1 in
 start) [ $# -eq 2 ] || die "usage: runner.sh start RUNDIR"; cmd_start "$2" ;;
 run) [ $# -eq 2 ] || die "usage: runner.sh run RUNDIR"; cmd_run "$2" ;;
