@@ -74,6 +74,35 @@ test_expect_success 'a CUDA_HOME with a bin/nvcc is used when nothing is on PATH
 	test "$(jq -r .nvcc.version info2.json)" = 12.4.131
 '
 
+test_expect_success 'a fresh probe runs its tools at once: three tools of 2 s each take the time of one, in order, leaving no part files' '
+	mkdir -p slowcuda/bin home-b &&
+	for t in nvcc ncu compute-sanitizer; do
+		case $t in
+		nvcc) v="Cuda compilation tools, release 12.4, V12.4.131" ;;
+		ncu) v="Version 2024.1.0.0 (build 33681293)" ;;
+		*) v="Version 2024.1.0 (build 33617286)" ;;
+		esac &&
+		printf "#!/bin/sh\nsleep 2\necho \"%s\"\n" "$v" >slowcuda/bin/$t &&
+		chmod +x slowcuda/bin/$t || return 1
+	done &&
+	SSHD_b_EXTRA_ENV=HOME=$TRASH/home-b && export SSHD_b_EXTRA_ENV &&
+	sshd_start b &&
+	t0=$(date +%s%N) &&
+	sshd_sshtool b probe "$SSHD_b_WORKDIR" "$TRASH/slowcuda" >info4.json &&
+	t1=$(date +%s%N) &&
+	ms=$(( (t1 - t0) / 1000000 )) &&
+	echo "probe took $ms ms (the tools one after another: over 6000)" &&
+	test "$ms" -lt 4500 &&
+	test "$(jq -r .nvcc.version info4.json)" = 12.4.131 &&
+	test "$(jq -r .ncu.path info4.json)" = "$TRASH/slowcuda/bin/ncu" &&
+	jq -r .ncu.version info4.json | grep "^2024\.1\.0" &&
+	jq . info4.json && test "$(jq -r .compute_sanitizer.path info4.json)" = "$TRASH/slowcuda/bin/compute-sanitizer" &&
+	ls -a home-b/.cache/gpuorch >left &&
+	cat left &&
+	test "$(grep -c "^probe-" left)" = 1 &&
+	! grep "\." left | grep -v "^\.\.\?$"
+'
+
 test_expect_success 'a workdir that does not exist yet still gets its disk space' '
 	sshd_sshtool a probe "$SSHD_a_WORKDIR/not/yet" >info3.json &&
 	test "$(jq -r .disk_free_kib info3.json)" -gt 0
