@@ -45,7 +45,7 @@ test_expect_success 'setup: an account whose .bashrc logs each shell, the execd 
 	sshd_sshtool a exec "true" &&
 	test "$(shells)" = 1 &&
 	mkdir -m 700 "$XD" &&
-	cc -O2 -Wall -Wextra -Werror -o "$XD/gpuorch-execd" "$SRCDIR/orchestrator/remote/host/gpuorch-execd.c" &&
+	cc -O2 -Wall -Wextra -Werror -o "$XD/gpuorch-execd" "${T1006_EXECD_SRC:-$SRCDIR/orchestrator/remote/host/gpuorch-execd.c}" &&
 	sshd_sshtool a exec "$XD/gpuorch-execd start $XS 600" >out &&
 	test_grep "^started [0-9]" out &&
 	test -S "$XS" &&
@@ -95,6 +95,24 @@ test_expect_success 'a command that does not read its stdin ends normally' '
 	echo done >expect &&
 	test_cmp expect out &&
 	test_grep "via execd" err
+'
+
+test_expect_success 'a command'"'"'s end reaches the client at once, not at the server'"'"'s 200 ms tick: 20 runs of true, median under 60 ms' '
+	xtool --repeat 20 exec true 2>err &&
+	cat err &&
+	test_grep "via execd" err &&
+	ms=$(sed -n "s/^sshtool: 20 runs, median \([0-9]*\) ms.*/\1/p" err) &&
+	test -n "$ms" &&
+	test "$ms" -lt 60
+'
+
+test_expect_success 'a command that closes its outputs and ends 20 ms later: its end reaches the client within 170 ms (the 200 ms tick: not)' '
+	xtool --repeat 10 exec "exec >/dev/null 2>&1; sleep 0.02" 2>err &&
+	cat err &&
+	test_grep "via execd" err &&
+	ms=$(sed -n "s/^sshtool: 10 runs, median \([0-9]*\) ms.*/\1/p" err) &&
+	test -n "$ms" &&
+	test "$ms" -lt 170
 '
 
 test_expect_success 'a client that leaves mid-command hangs the command up' '

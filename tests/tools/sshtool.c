@@ -8,6 +8,10 @@
  *                                (ssh_use_execd); after each command
  *                                "sshtool: via execd" or "sshtool: via exec" is
  *                                printed on stderr
+ *     --repeat N                 run the command N times on the one
+ *                                connection; then "sshtool: N runs, median
+ *                                M ms, max X ms" on stderr (each run's wall
+ *                                time, request to end)
  *   commands:
  *     check                      connect, print "fingerprint SHA256:..."
  *     exec CMD                   stdin is sent; remote stdout/stderr copied;
@@ -289,6 +293,12 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 	return 2;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
 int main(int argc, char **argv)
 {
 	struct ssh_opts o = { 0 };
@@ -297,6 +307,7 @@ int main(int argc, char **argv)
 	enum go_status st;
 	int i, rc, timeout_ms = 30000;
 	const char *execd = NULL;
+	int repeat = 1;
 
 	o.label = "test";
 	o.address = "127.0.0.1";
@@ -331,6 +342,8 @@ int main(int argc, char **argv)
 			timeout_ms = atoi(v);
 		else if (!strcmp(a, "--execd"))
 			execd = v;
+		else if (!strcmp(a, "--repeat") && atoi(v) >= 1)
+			repeat = atoi(v);
 		else
 			usage();
 	}
@@ -347,7 +360,19 @@ int main(int argc, char **argv)
 			fprintf(stderr, "note: %s\n", ssh_notice(c));
 		if (execd)
 			ssh_use_execd(c, execd);
-		rc = run(c, argc - i, argv + i, timeout_ms, &err);
+		int64_t *ms = xcalloc((size_t)repeat, sizeof(*ms));
+		int r;
+		for (r = 0, rc = 0; r < repeat && !rc; r++) {
+			int64_t t0 = time_mono_ms();
+			rc = run(c, argc - i, argv + i, timeout_ms, &err);
+			ms[r] = time_mono_ms() - t0;
+		}
+		if (repeat > 1 && !rc) {
+			qsort(ms, (size_t)repeat, sizeof(*ms), cmp_i64);
+			fprintf(stderr, "sshtool: %d runs, median %lld ms, max %lld ms\n", repeat,
+				(long long)ms[(repeat - 1) / 2], (long long)ms[repeat - 1]);
+		}
+		free(ms);
 		if (execd)
 			fprintf(stderr, "sshtool: via %s\n", ssh_via_execd(c) ? "execd" : "exec");
 	}

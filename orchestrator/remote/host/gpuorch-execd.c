@@ -413,9 +413,19 @@ static void handle(int fd)
 		pin[1] = -1;
 	}
 
+	int reap_wait = 1;   /* ms: the outputs closed, the command not yet reaped */
 	while (!(reaped && !open_out && !open_err)) {
 		struct pollfd p[4];
 		int np = 0, ic = -1, ip = -1, io = -1, ie = -1, timeout = 200;
+		/* A command's outputs close as it exits, a moment before it can
+		 * be reaped (on a host with cores to spare the handler wakes in
+		 * that moment), and one may close them and run on: look again
+		 * soon (1, 2, 4 ... 32 ms, then every 50), not at the 200 ms
+		 * tick, or every command's end waits for it. */
+		if (!open_out && !open_err && !reaped) {
+			timeout = reap_wait;
+			reap_wait = reap_wait < 32 ? reap_wait * 2 : 50;
+		}
 		int room = q.len - q.off < OUTQ_MAX;
 		ssize_t n;
 
