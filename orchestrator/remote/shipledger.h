@@ -15,6 +15,7 @@
 struct shipledger {
 	char **hashes;      /* sorted */
 	int n;
+	int alloc;          /* room in hashes */
 };
 
 void shipledger_load(const struct host *h, struct shipledger *l);
