@@ -43,6 +43,7 @@
 #include "remote/runplan.h"
 #include "remote/probe.h"
 #include "core/timeutil.h"
+#include "core/stats.h"
 #include "core/fsutil.h"
 #include "core/banned.h"
 
@@ -293,12 +294,6 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 	return 2;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
 	struct ssh_opts o = { 0 };
@@ -360,17 +355,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "note: %s\n", ssh_notice(c));
 		if (execd)
 			ssh_use_execd(c, execd);
-		int64_t *ms = xcalloc((size_t)repeat, sizeof(*ms));
+		double *ms = xcalloc((size_t)repeat, sizeof(*ms));
 		int r;
 		for (r = 0, rc = 0; r < repeat && !rc; r++) {
 			int64_t t0 = time_mono_ms();
 			rc = run(c, argc - i, argv + i, timeout_ms, &err);
-			ms[r] = time_mono_ms() - t0;
+			ms[r] = (double)(time_mono_ms() - t0);
 		}
 		if (repeat > 1 && !rc) {
-			qsort(ms, (size_t)repeat, sizeof(*ms), cmp_i64);
-			fprintf(stderr, "sshtool: %d runs, median %lld ms, max %lld ms\n", repeat,
-				(long long)ms[(repeat - 1) / 2], (long long)ms[repeat - 1]);
+			stats_sort(ms, repeat);
+			fprintf(stderr, "sshtool: %d runs, median %.0f ms, max %.0f ms\n", repeat,
+				stats_median(ms, repeat), ms[repeat - 1]);
 		}
 		free(ms);
 		if (execd)
