@@ -99,15 +99,14 @@ static const char follow_script[] =
 	/* a runner this command wrote is sourced: its start and follow run in
 	 * this shell (two shells fewer); one an earlier command left (another
 	 * gpuorch's, maybe) runs as a program of its own */
-	"lib=\n"
 	"if [ \"$send\" = 1 ]; then\n"
 	"  RUNNER_SH=$rd/runner.sh GPUORCH_RUNNER_LIB=1\n"
 	"  . \"$rd/runner.sh\"\n"
 	"  unset GPUORCH_RUNNER_LIB\n"
-	"  lib=1\n"
-	"fi\n"
-	"if [ -n \"$lib\" ]; then a=$(cmd_start \"$rd\"); else a=$(sh \"$rd/runner.sh\" start \"$rd\"); fi ||\n"
-	"  { rm -rf \"$t\"; exit 1; }\n"
+	"  a=$(cmd_start \"$rd\")\n"
+	"else\n"
+	"  a=$(sh \"$rd/runner.sh\" start \"$rd\")\n"
+	"fi || { rm -rf \"$t\"; exit 1; }\n"
 	/* the execd: started when built; built once per version, in the
 	 * background, after the run's runner has ended (flock on its lock) and
 	 * at the lowest priority, so it never shares the CPU with the run's
@@ -131,7 +130,7 @@ static const char follow_script[] =
 	"fi\n"
 	"rm -rf \"$t\"\n"
 	"echo \"gpuorch-start: runner $a\"\n"
-	"[ -z \"$lib\" ] || cmd_follow \"$rd\" \"$off\"\n"   /* it execs tail */
+	"[ \"$send\" != 1 ] || cmd_follow \"$rd\" \"$off\"\n"   /* it execs tail */
 	"exec sh \"$rd/runner.sh\" follow \"$rd\" \"$off\"\n";
 
 static const char kill_script[] =
