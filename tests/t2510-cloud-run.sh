@@ -43,7 +43,7 @@ IDLE_S=12
 
 # the guard's action: a marker, then the stand-in cloud's stop (as a real
 # guard would power the machine off)
-ACTION="echo fired >>$TRASH/fired; FAKECLOUD_DIR=$TRASH/cloud-box $SRCDIR/tests/fixtures/cloud/fakecloud.sh stop"
+ACTION="echo fired >>$TRASH/fired; ${T2510_ACTION_DELAY:+sleep $T2510_ACTION_DELAY; }FAKECLOUD_DIR=$TRASH/cloud-box $SRCDIR/tests/fixtures/cloud/fakecloud.sh stop"
 
 test_expect_success 'setup: a stopped instance, a project' '
 	cloud_init box && project_init &&
@@ -161,6 +161,8 @@ test_expect_success 'the controller SIGKILLed mid-run: the guard on the instance
 	sleep 2 && test ! -f fired &&
 	wait_for 40 "test -s fired" &&
 	test "$(cut -d" " -f1 "$(sshd_var box WORKDIR)/guard/fired")" = idle &&
+	: "the action echoes its marker first, then calls the stand-in cloud stop: wait for that stop too (under load it came after the status calls below)" &&
+	wait_for 30 "test \"\$(state)\" != RUNNING" &&
 	FAKECLOUD_DIR=$FAKECLOUD_DIR "$FAKECLOUD" status >/dev/null &&
 	FAKECLOUD_DIR=$FAKECLOUD_DIR "$FAKECLOUD" status >/dev/null &&
 	test "$(state)" = TERMINATED && ! cloud_reachable box &&
