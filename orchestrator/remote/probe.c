@@ -115,7 +115,7 @@ static const char probe_script[] =
 	"  return 0\n"
 	"}\n"
 	"kv sig \"$sig\"\n"
-	"cache=${HOME:-/tmp}/.cache/gpuorch/probe-$gpu\n"
+	"cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gpuorch/probe-$gpu\n"
 	"if [ -n \"$boot\" ] && [ -f \"$cache\" ] && [ \"$(head -n 1 \"$cache\")\" = \"$sig\" ]; then\n"
 	"  tail -n +2 \"$cache\"\n"
 	"  kv probe_cached 1\n"

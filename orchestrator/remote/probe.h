@@ -4,7 +4,8 @@
  * lines; tools are found on PATH, then in CUDA_HOME/bin, /usr/local/cuda/bin,
  * /usr/local/cuda-N/bin and /opt/nvidia/nsight-compute/VERSION (a non-login SSH
  * PATH often lacks them). The slow part (nvidia-smi, tool versions, the torch
- * import) is cached on the host in ~/.cache/gpuorch/probe-<gpu> and reused
+ * import) is cached on the host in $XDG_CACHE_HOME/gpuorch/probe-<gpu> (else
+ * ~/.cache/gpuorch/probe-<gpu>) and reused
  * while the host is unchanged: same boot id, same tool paths, each tool file
  * of the same size, mtime and inode. */
 #ifndef GPUORCH_PROBE_H

@@ -126,6 +126,13 @@ EOF
 sshd_launch_() {
 	_d=$(sshd_var "$1" DIR)
 	_env=$(sshd_var "$1" EXTRA_ENV)
+	# a probe cache of its own (gpuorch keeps the host side of the probe in
+	# $XDG_CACHE_HOME/gpuorch): servers of tests running side by side must not
+	# overwrite one another's, unless the test gave the account a HOME of its own
+	case " $_env" in
+	*" HOME="*|*" XDG_CACHE_HOME="*) ;;
+	*) _env="${_env:+$_env }XDG_CACHE_HOME=$_d/cache" ;;
+	esac
 	sshd_write_config_ "$_d" "$2" "$(sshd_var "$1" EXTRA_PATH)" "${_env:+ $_env}" \
 		"$(sshd_var "$1" EXTRA_CONFIG)"
 	rm -f "$_d/sshd.pid"
