@@ -30,7 +30,10 @@
 # Prints one line per case: wall time of the whole `gpuorch run` (1 host:
 # per host; N hosts: total, and as a multiple of one host), remote CPU per
 # host-run, and on fresh runs the nvcc time the record shows (builds.0) and
-# the run's phases; per execd case also the SSH floor (see floor()).
+# the run's phases; then an edited-source run (a comment added to the
+# program's source on hosts that already ran it: one file ships, nvcc
+# rebuilds; the median of --reps edits) with its time beyond nvcc; per
+# execd case also the SSH floor (see floor()).
 # BENCH_SSHD: the sshd to run (default /usr/sbin/sshd), e.g. the one
 # ../shared/gpu-host/start-loopback-sshd.sh unpacks on the GPU machine.
 # Re-runs are the median of --reps runs. Needs nvcc, sshd, python3.
@@ -185,6 +188,7 @@ one() {
 		awk '{ printf "%.3f", $1 }')
 	_rs=$("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.builds.0.reused 2>/dev/null)
 	REUSED=$_rs
+	SHIPPED=$("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.phases.2.detail 2>/dev/null)
 	# host 0's phases as the record has them: "connect 0.031 probe 0.088 ..."
 	PHASES=
 	_k=0
@@ -301,6 +305,23 @@ for case in $CASES; do
 		c=$(echo $cpus | tr ' ' '\n' | median)
 		[ "$n" = 1 ] && one1=$w
 		echo "$case $n host(s) re-run: wall $w s (median of$walls), x$(awk -v a="$w" -v b="$one1" 'BEGIN { printf "%.2f", a / b }') one host, remote CPU $c s per host (median of$cpus); host 0's phases in the last (s):$PHASES"
+		# an edited source on hosts that know gpuorch (execd up, probe kept):
+		# the kernel engineer's loop, edit and run again; each edit is a new
+		# comment line, so the program's build key changes and nvcc runs
+		walls= cpus= beyond= nvccs=
+		r=0
+		while [ $r -lt "$REPS" ]; do
+			echo "/* bench edit $case $n $r */" >>"$P/cpu/cputimer.c"
+			one "$acct" "$n"
+			[ "$REUSED" = false ] || echo "  (warning: the edited source did not rebuild)"
+			walls="$walls $WALL"
+			cpus="$cpus $CPU"
+			nvccs="$nvccs $NVCC"
+			beyond="$beyond $(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }')"
+			r=$((r + 1))
+		done
+		(cd "$P" && git checkout -q -- cpu/cputimer.c)
+		echo "$case $n host(s) edited source (execd up, probe kept): wall $(echo $walls | tr ' ' '\n' | median) s (median of$walls), nvcc $(echo $nvccs | tr ' ' '\n' | median) s, beyond nvcc $(echo $beyond | tr ' ' '\n' | median) s (median of$beyond), remote CPU $(echo $cpus | tr ' ' '\n' | median) s per host; host 0 in the last: ship \"$SHIPPED\", phases (s):$PHASES"
 	done
 	[ "$MODE" = execd ] && floor "$acct"
 done
