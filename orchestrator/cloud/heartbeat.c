@@ -4,11 +4,15 @@
  * (connecting when it has no connection, dropping the connection after a
  * failure so the next beat reconnects) and sleeps again. A slot being
  * removed waits for the beat in flight, so no heartbeat can land after a
- * disarm. Beats are bounded by the SSH timeouts (guard.c). */
+ * disarm. Beats are bounded by the SSH timeouts (guard.c). The sleep is a
+ * wait on a condition that heartbeat_stop() signals: every run starts this
+ * thread, and a plain sleep made each one wait up to 200 ms for it at the
+ * end (tests/unit/test_heartbeat.c). */
 #include "cloud/heartbeat.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include "cloud/guard.h"
 #include "core/timeutil.h"
@@ -26,6 +30,7 @@ struct slot {
 struct heartbeat {
 	pthread_t thread;
 	pthread_mutex_t mu;       /* slots' active/h/in and stop */
+	pthread_cond_t wake;      /* signalled with mu held when stop is set */
 	pthread_mutex_t beat_mu;  /* held while a beat is in flight */
 	struct slot *s;
 	int n;
@@ -79,7 +84,17 @@ static void *loop(void *arg)
 			}
 			pthread_mutex_unlock(&hb->beat_mu);
 		}
-		time_sleep_ms(200);
+		pthread_mutex_lock(&hb->mu);
+		if (!hb->stop) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += 200L * 1000000L;
+			ts.tv_sec += ts.tv_nsec / 1000000000L;
+			ts.tv_nsec %= 1000000000L;
+			/* a spurious or early wake only means one more look at the slots */
+			pthread_cond_timedwait(&hb->wake, &hb->mu, &ts);
+		}
+		pthread_mutex_unlock(&hb->mu);
 	}
 	return NULL;
 }
@@ -90,8 +105,13 @@ struct heartbeat *heartbeat_start(int n, int accept_new_hostkey)
 	hb->n = n;
 	hb->s = xcalloc((size_t)(n > 0 ? n : 1), sizeof(*hb->s));
 	hb->accept_new = accept_new_hostkey;
+	pthread_condattr_t ca;
 	pthread_mutex_init(&hb->mu, NULL);
 	pthread_mutex_init(&hb->beat_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&hb->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	hb->started = pthread_create(&hb->thread, NULL, loop, hb) == 0;
 	return hb;
 }
@@ -140,11 +160,13 @@ void heartbeat_stop(struct heartbeat *hb)
 		return;
 	pthread_mutex_lock(&hb->mu);
 	hb->stop = 1;
+	pthread_cond_signal(&hb->wake);
 	pthread_mutex_unlock(&hb->mu);
 	if (hb->started)
 		pthread_join(hb->thread, NULL);
 	for (i = 0; i < hb->n; i++)
 		ssh_disconnect(hb->s[i].conn);
+	pthread_cond_destroy(&hb->wake);
 	pthread_mutex_destroy(&hb->mu);
 	pthread_mutex_destroy(&hb->beat_mu);
 	free(hb->s);
