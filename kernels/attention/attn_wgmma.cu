@@ -98,7 +98,10 @@
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
  *   -DFA_QBUF=1|2 (D=128 fits 1), -DFA_PLANT_BUG=1 (negative control: V's descriptor with LBO and SBO
- *   swapped: wrong results at D=64 and D=128).
+ *   swapped: wrong results at D=64 and D=128),
+ *   -DFA_BN128=128|160|176|192 (keys a K/V tile at D=128; over 128: 2 stages), -DFA_KVREL=0|1|2 (a stage's K
+ *   and V released separately, FlashAttention-3's two pipelines; 2 also loads V one tile behind K). Both
+ *   off, not yet run on a GPU (see below).
  */
 #include "attn_common.cuh"
 #include "../harness/harness.h"
@@ -226,6 +229,35 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #define FA_OMAP_ARG
 #endif
 
+/* FA_BN128 (a knob, off = 128): keys a K/V tile at D=128, 128, 160, 176 or 192 (FlashAttention-3 runs 176
+ * at D=128 for non-causal problems). Q·Kᵀ is then one wgmma m64nBNk16 a k-step (hopper.cuh wgmma_n160/176/
+ * 192), P·V BN/16 k-steps; S is BN/2 registers a thread and P BN/4, so the pipelined loop holds O (64) +
+ * S_j (BN/2) + P_{j-1} (BN/4) = 196 at 176 against 160 at 128. A stage of K and V is 2 x BN x 256 bytes: 3
+ * stages of 176 keys (296 KB) do not fit, so BN > 128 gets 2 (FA_STAGES overrides), where the pipelined
+ * loop of 2 stages of 128 keys was slower than 3 (1151 against 1019 us at B4 H16 S4096 D128, before
+ * FA_KVREL: a stage's K was held until its P·V was done). Larger tiles mean fewer per-tile costs a key
+ * (O's rescale, the row maxima's shuffles, the turns, the barrier waits) and longer GEMMs between the
+ * warpgroups' turns; the last tile of S = 4096 is 0.27 full at 176 (4224 keys computed, +3.1 %). */
+#ifndef FA_BN128
+#define FA_BN128 128
+#endif
+static_assert(FA_BN128 == 128 || FA_BN128 == 160 || FA_BN128 == 176 || FA_BN128 == 192, "FA_BN128 must be 128, 160, 176 or 192");
+/* FA_KVREL=1 (a knob, off = 0): a stage's K and V are released separately (FlashAttention-3's two
+ * pipelines): K once this warpgroup's S = Q·Kᵀ from it is done (the pipelined loop's wait_group 1), V
+ * once its P·V is done; the producer waits for the K half before it loads K and for the V half (a second
+ * mbarrier a stage, vempty) before it loads V. In the pipelined loop S_j and P_{j-1}·V_{j-1} run together,
+ * so with one release a stage K_{j-1} stayed held until P_{j-1}·V_{j-1} had finished and a 2-stage ring
+ * could not have K_{j+1} in flight while iteration j ran; with FA_KVREL it can (K_{j+1} goes into K_{j-1}'s
+ * slot, freed in iteration j-1, V_j into V_{j-2}'s). For every kernel when set. */
+/* FA_KVREL=2: that, and the producer loads V one tile behind K (K_0, then K_{j+1} before V_j, V_last after
+ * the tile's last K), the order the pipelined loop reads them in (FlashAttention-3's producer): with 1 the
+ * producer's wait for V_{j-1}'s stage comes before K_{j+ST}'s load, so K_{j+ST} cannot go before V_{j-1}'s
+ * release at the end of iteration j even though K_j was released in its middle; with 2 it goes then. */
+#ifndef FA_KVREL
+#define FA_KVREL 0
+#endif
+static_assert(FA_KVREL == 0 || FA_KVREL == 1 || FA_KVREL == 2, "FA_KVREL must be 0, 1 or 2");
+
 /* FA_PIPE forced (0|1) for every kernel, or -1: by D and problem (pipe_for below) */
 #ifdef FA_PIPE
 constexpr int PIPE_FORCE = FA_PIPE;
@@ -239,11 +271,11 @@ static_assert(PIPE_FORCE == -1 || PIPE_FORCE == 0 || PIPE_FORCE == 1, "FA_PIPE m
 template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> struct fcfg {
 	static constexpr int CWG = CW;
 	static constexpr int BM = 64 * CWG, NTHREADS = 128 * (CWG + 1);
-	static constexpr int BN = CWG == 4 ? 64 : ::BN;        /* keys a K/V tile */
+	static constexpr int BN = CWG == 4 ? 64 : D == 128 ? FA_BN128 : ::BN;   /* keys a K/V tile */
 #ifdef FA_STAGES
 	static constexpr int STAGES = CWG == 4 ? FA_STAGES4 : FA_STAGES;
 #else
-	static constexpr int STAGES = CWG == 4 ? FA_STAGES4 : D == 64 ? 4 : 3;
+	static constexpr int STAGES = CWG == 4 ? FA_STAGES4 : D == 64 ? 4 : BN > 128 ? 2 : 3;
 #endif
 	static constexpr int DB = D / 64;                       /* 64-column (128-byte) blocks per row */
 	static constexpr int Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2;
@@ -265,7 +297,9 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 #endif
 	static constexpr int OTMA = FA_OTMA && D == 64 && !(PIPE && CWG == 3);   /* epilogue through smem + TMA store */
 	static constexpr int O_BYTES = OTMA ? CWG * 64 * D * 2 : 0;
-	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + 256 /* barriers */;
+	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
+	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + BAR_BYTES /* barriers */;
+	static_assert((2 * QBUF + (FA_KVREL ? 4 : 3) * STAGES) * 8 + 4 * QBUF <= BAR_BYTES, "mbarriers over their bytes");
 	static_assert(QBUF == 1 || QBUF == 2, "FA_QBUF must be 1 or 2");
 	static_assert(CWG == 2 || CWG == 3 || (CWG == 4 && D == 64), "FA_CWG must be 2 or 3 (or 4 at D=64)");
 	static constexpr int QARR = FA_QARR == 256 ? 128 * CWG : 4 * CWG;   /* qempty arrivals per tile */
@@ -315,6 +349,15 @@ template <int N> __device__ __forceinline__ __half2 hsum_tree(const uint32_t *v,
 	} else {
 		return __hadd2(hsum_tree<N / 2>(v, stride), hsum_tree<N / 2>(v + (N / 2) * stride, stride));
 	}
+}
+
+/* the maximum of N values as a balanced tree (FA_BN128's row maxima) */
+template <int N> __device__ __forceinline__ float tree_max(const float *v)
+{
+	if constexpr (N == 1)
+		return v[0];
+	else
+		return fmaxf(tree_max<N / 2>(v), tree_max<N - N / 2>(v + N / 2));
 }
 
 template <int D> struct pv_t;
@@ -436,7 +479,7 @@ __device__ __forceinline__ void softmax_max(float (&sc)[BN / 2], int j, int S, i
 	if (FA_SMAX) {
 		/* the row maximum of the raw scores as a tree (depth 5, not a chain of 16), scaled once:
 		 * max(a s, b s) = max(a, b) s for s > 0 in any rounding, so the result is the same bits */
-		static_assert(BN == 128 || BN == 64, "the tree below is written for 32 or 16 values a row");
+		static_assert(BN % 16 == 0, "the tree below takes groups of 16 keys");
 		constexpr int NT = BN / 16;
 		float t0[NT], t1[NT];
 #pragma unroll
@@ -448,9 +491,12 @@ __device__ __forceinline__ void softmax_max(float (&sc)[BN / 2], int j, int S, i
 		if constexpr (NT == 8) {
 			r0 = fmaxf(fmaxf(fmaxf(t0[0], t0[1]), fmaxf(t0[2], t0[3])), fmaxf(fmaxf(t0[4], t0[5]), fmaxf(t0[6], t0[7])));
 			r1 = fmaxf(fmaxf(fmaxf(t1[0], t1[1]), fmaxf(t1[2], t1[3])), fmaxf(fmaxf(t1[4], t1[5]), fmaxf(t1[6], t1[7])));
-		} else {
+		} else if constexpr (NT == 4) {
 			r0 = fmaxf(fmaxf(t0[0], t0[1]), fmaxf(t0[2], t0[3]));
 			r1 = fmaxf(fmaxf(t1[0], t1[1]), fmaxf(t1[2], t1[3]));
+		} else {   /* FA_BN128 > 128: 10, 11 or 12 groups */
+			r0 = tree_max<NT>(t0);
+			r1 = tree_max<NT>(t1);
 		}
 		mx[0] = fmaxf(mx[0], r0 * scale_log2);
 		mx[1] = fmaxf(mx[1], r1 * scale_log2);
@@ -501,6 +547,7 @@ __device__ __forceinline__ void softmax_tile(float (&sc)[BN / 2], int j, int S, 
 					     int row1, int l, float scale_log2, float (&mrow)[2], float (&lrow)[2],
 					     float (&alpha)[2], uint32_t (&ph)[BN / 4])
 {
+	static_assert(!EXH || (BN & (BN - 1)) == 0, "FA_EXH's HADD2 tree needs a power-of-two BN (not FA_BN128 > 128)");
 	float base[2];
 	softmax_max<BN>(sc, j, S, causal, rmin, row0, row1, l, scale_log2, mrow, lrow, alpha, base);
 	if constexpr (EXH == 2) {
@@ -563,7 +610,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	unsigned char *sO = sV + (size_t)ST * C::KV_BYTES;   /* FA_OTMA: O blocks, one a consumer warpgroup */
 	uint64_t *qfull = (uint64_t *)(sO + C::O_BYTES);
 	uint64_t *kfull = qfull + QB, *vfull = kfull + ST, *empty = vfull + ST, *qempty = empty + ST;
-	int *tslot = (int *)(qempty + QB);   /* the tile whose Q is in buffer b; >= tiles: no more */
+	/* FA_KVREL: empty[s] is the K half of a stage's release, vempty[s] the V half; else empty[s] both */
+	uint64_t *vempty = FA_KVREL ? qempty + QB : empty;
+	int *tslot = (int *)(qempty + QB + (FA_KVREL ? ST : 0));   /* the tile whose Q is in buffer b; >= tiles: no more */
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	const int nblk = (S + BM - 1) / BM, tiles = nblk * BH;
 
@@ -585,6 +634,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			mbar_init(&kfull[s], 1);
 			mbar_init(&vfull[s], 1);
 			mbar_init(&empty[s], 4 * NW);   /* every consumer warp */
+			if (FA_KVREL)
+				mbar_init(&vempty[s], 4 * NW);
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 		if (FA_START & 2) {
@@ -648,23 +699,37 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				};
 				if (!early && !qlate)
 					load_q();
+				/* V of the ring's item i (the tile's K/V tile jj) into stage i % ST */
+				auto load_v = [&](int i, int jj) {
+					const int sv = i % ST;
+					if (FA_KVREL)
+						mbar_wait(&vempty[sv], ((unsigned)(i / ST) & 1u) ^ 1u);
+					mbar_expect_tx(&vfull[sv], C::KV_BYTES);
+#pragma unroll
+					for (int b = 0; b < DB; b++)
+						tma_load_3d(sV + (size_t)sv * C::KV_BYTES + b * BN * 128, &tmV, b * 64, jj * BN, bh, &vfull[sv]);
+				};
 				for (int j = 0; j < ntiles; j++, it++) {
 					if (early && j == 0)
 						continue;   /* issued before __syncthreads */
 					const int s = it % ST;
 					mbar_wait(&empty[s], ((unsigned)(it / ST) & 1u) ^ 1u);
-					unsigned char *k = sK + (size_t)s * C::KV_BYTES, *v = sV + (size_t)s * C::KV_BYTES;
+					unsigned char *k = sK + (size_t)s * C::KV_BYTES;
 					mbar_expect_tx(&kfull[s], C::KV_BYTES);
 #pragma unroll
 					for (int b = 0; b < DB; b++)
 						tma_load_3d(k + b * BN * 128, &tmK, b * 64, j * BN, bh, &kfull[s]);
 					if (qlate && j == ((FA_START & 16) ? min(1, ntiles - 1) : 0))
 						load_q();
-					mbar_expect_tx(&vfull[s], C::KV_BYTES);
-#pragma unroll
-					for (int b = 0; b < DB; b++)
-						tma_load_3d(v + b * BN * 128, &tmV, b * 64, j * BN, bh, &vfull[s]);
+					if (FA_KVREL == 2) {   /* V one behind K, as the pipelined loop reads them */
+						if (j > 0 && !(early && j == 1))
+							load_v(it - 1, j - 1);
+					} else {
+						load_v(it, j);
+					}
 				}
+				if (FA_KVREL == 2 && !(early && ntiles == 1))
+					load_v(it - 1, ntiles - 1);
 				if (!persistent)
 					break;   /* one CTA per tile: no next tile to announce */
 			}
@@ -722,6 +787,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (!(c == NW - 1 && ntiles == 1))
 				turn_pass<NW>(c);
 			wgmma_wait<0>();
+			if (FA_KVREL && l == 0)
+				mbar_arrive(&empty[s]);   /* K_0 read */
 			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			pack_p<BN>(p, sc);
 		}
@@ -735,10 +802,12 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (!(c == NW - 1 && j == ntiles - 1))
 				turn_pass<NW>(c);
 			wgmma_wait<1>();
+			if (FA_KVREL && l == 0)
+				mbar_arrive(&empty[s]);   /* S_j is done: K_j read */
 			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			wgmma_wait<0>();
 			if (l == 0)
-				mbar_arrive(&empty[sp]);
+				mbar_arrive(&vempty[sp]);   /* V_{j-1} (FA_KVREL=0: the whole stage) */
 #pragma unroll
 			for (int i = 0; i < D / 2; i++)
 				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
@@ -752,7 +821,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			issue_pv<D, BN>(o, p, sV + (size_t)sl * C::KV_BYTES);
 			wgmma_wait<0>();
 			if (l == 0)
-				mbar_arrive(&empty[sl]);
+				mbar_arrive(&vempty[sl]);
 		}
 		} else {
 		/* this warpgroup's K/V tiles: none when its 64 rows are all >= S (the last query block of a
@@ -777,6 +846,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			pturn_pass<NW>(c);
 			wgmma_wait<0>();
+			if (FA_KVREL && l == 0)
+				mbar_arrive(&empty[s]);   /* K read */
 #if FA_PVSPLIT > 1
 			{
 				static_assert(!FA_EXH, "FA_PVSPLIT needs FA_EXH=0");
@@ -806,7 +877,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 					pturn_pass<NW>(c);
 				wgmma_wait<0>();
 				if (l == 0)
-					mbar_arrive(&empty[s]);
+					mbar_arrive(&vempty[s]);
 				continue;
 			}
 #endif
@@ -826,7 +897,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				pturn_pass<NW>(c);
 			wgmma_wait<0>();
 			if (l == 0)
-				mbar_arrive(&empty[s]);
+				mbar_arrive(&vempty[s]);
 		}
 		if constexpr (NW >= 3) {
 			for (int j = nact; j < ntiles; j++) {
@@ -839,8 +910,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 					pturn_pass<NW>(c);
 				if (j == ntiles - 1)
 					release_q(&qempty[qb], l);
-				if (l == 0)
+				if (l == 0) {
 					mbar_arrive(&empty[s]);
+					if (FA_KVREL)
+						mbar_arrive(&vempty[s]);
+				}
 			}
 		}
 		}
@@ -955,6 +1029,10 @@ static int config_init()
 		hx_config_int("STAGES_CWG4", fcfg<64, 4>::STAGES);
 	}
 	hx_config_int("BN", BN);
+	if (FA_BN128 != BN)
+		hx_config_int("BN_D128", FA_BN128);
+	if (FA_KVREL)
+		hx_config_int("KVREL", FA_KVREL);
 	hx_config_int("STAGES_D64", fcfg<64, 2>::STAGES);
 	hx_config_int("STAGES_D128", fcfg<128, 2>::STAGES);
 	hx_config_int("PIPE_D64", PIPE_FORCE);   /* -1: by problem ("PIPE" below, per problem) */

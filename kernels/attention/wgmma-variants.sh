@@ -5,7 +5,7 @@
 #   kernels/attention/wgmma-variants.sh OUTDIR "name:defines" ...
 #   e.g. wgmma-variants.sh $OUT "cwg2:-DFA_CWG=2" "cwg3:-DFA_CWG=3" "old::old.cu" (name:defines[:source])
 # OUTDIR/results.tsv (tag, JSON line), OUTDIR/log.txt (stderr), OUTDIR/ptxas.txt; a table last.
-# Env: REPS (2), MAXT (2 s per timing), BENS (the timed shapes, ';'-separated), D128 (1: time D=128 too), NCU (1: profile the first two variants), SAN (1: sanitizers on the
+# Env: REPS (2), MAXT (2 s per timing), BENS (the timed shapes, ';'-separated), D128 (1: time D=128 too), NCU (1: profile the first two variants), NCUS (the profiled shape), SAN (1: sanitizers on the
 # first variant), SANS (the sanitizers' shapes, ';'-separated), SMOKE (1: a 30-s check of each variant
 # first; one that fails or hangs is dropped).
 set -u
@@ -92,7 +92,7 @@ if [ "${NCU:-1}" = 1 ]; then
 	for n in "${names[@]:0:2}"; do
 		timeout 200 ncu --kernel-name regex:attn_wgmma --launch-count 1 --metrics \
 sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum,dram__bytes.sum,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__inst_executed.sum \
-			$B/$n --mode=profile --B=16 --H=16 --S=512 --D=64 --causal=0 > "$O/ncu-$n.txt" 2>&1
+			$B/$n --mode=profile ${NCUS:---B=16 --H=16 --S=512 --D=64 --causal=0} > "$O/ncu-$n.txt" 2>&1
 		echo "== ncu $n"; grep -E "^\s+(sm__|lts__|dram__|gpu__|smsp__)" "$O/ncu-$n.txt"
 	done
 fi
