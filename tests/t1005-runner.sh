@@ -127,6 +127,33 @@ test_expect_success 'builds run at most max_builds at once (timestamps)' '
 		END { print \"most at once:\", max; exit !(max == 2) }"
 '
 
+test_expect_success 'a build'"'"'s end is seen when its wrapper ends, not at the next look (builds vs steps, same work)' '
+	R=$TRASH/runs/wake &&
+	plan "$R" 1 &&
+	# seven builds of 0.2 s one at a time, then seven steps of 0.2 s (a step
+	# is waited for with wait): a runner that only looked every 0.5 s would
+	# see each build end 0.5 s after it started, 2 s more in all
+	for i in 1 2 3 4 5 6 7; do
+		pbuild wake$i 60 "$SLEEPER 0.2" || return 1
+	done &&
+	for i in 1 2 3 4 5 6 7; do
+		pstep "$R" w$i 30 "" 0 "" "$SLEEPER 0.2" || return 1
+	done &&
+	runner run "$R" &&
+	events "$R" &&
+	test $(grep -c "^build_end wake. exited 0" "$R/events") = 7 &&
+	test $(grep -c "^step_end w. exited 0" "$R/events") = 7 &&
+	sed -n "s/^{\"t\":\([0-9.]*\),\"ev\":\"phase_\(started\|ended\)\",\"name\":\"\([a-z]*\)\".*/\3 \2 \1/p" \
+		"$R/journal" >phases &&
+	cat phases &&
+	awk "{ t[\$1 \" \" \$2] = \$3 }
+		END {
+			b = t[\"build ended\"] - t[\"build started\"]; r = t[\"run ended\"] - t[\"run started\"]
+			printf \"builds %.3f s, steps %.3f s\\n\", b, r
+			exit !(b > 0 && r > 0 && b < r + 1.0)
+		}" phases
+'
+
 test_expect_success 'a failing build kills its running siblings and starts no more (fail_fast)' '
 	R=$TRASH/runs/failfast &&
 	plan "$R" 3 1 &&

@@ -147,7 +147,9 @@ stale() {
 # GPU lock when given, runs `timeout -k 5 T sh DIR/cmd` in SRC, kills what
 # the command left in its session (inside the lock), stamps t_run/t_end and
 # writes rc last, atomically: the exit status, "timeout" or "lock-timeout".
-WRAPPER='d=$1; t=$2; lock=$3; lw=$4; cwd=$5
+# Then, given a wake FIFO (builds: see nap), it writes a line to it; opened
+# read-write, so it never blocks, whether or not the runner still reads.
+WRAPPER='d=$1; t=$2; lock=$3; lw=$4; cwd=$5; wake=$6
 mkdir "$d/.launch" 2>/dev/null || exit 3
 echo $$ > "$d/pgid"
 if ! cd "$cwd" 2>"$d/stderr"; then
@@ -178,18 +180,19 @@ for p in $(ps -o pid= -s $$); do
   [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null
 done
 echo "$rc" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
+if [ -n "$wake" ] && [ -p "$wake" ]; then { echo e >&7; } 7<>"$wake" 2>/dev/null; fi
 '
 
-# spawn DIR TIMEOUT LOCK LOCKWAIT COMMAND: write the command, stamp queued,
-# start the wrapper in its own session; SPAWNED is its pid. The clock
-# reading of queued is EVT's: the caller's started event is ev_again.
+# spawn DIR TIMEOUT LOCK LOCKWAIT COMMAND [WAKE]: write the command, stamp
+# queued, start the wrapper in its own session; SPAWNED is its pid. The
+# clock reading of queued is EVT's: the caller's started event is ev_again.
 spawn() {
 	mkdir -p "$1" || return 1
 	printf '%s\n' "$5" >"$1/cmd" || return 1
 	EVT=$(date +%s.%N)
 	echo "${EVT%.*}" >"$1/queued"
-	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" \
-		</dev/null >/dev/null 2>&1 8>&- 9>&- &
+	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" "${6:-}" \
+		</dev/null >/dev/null 2>&1 7>&- 8>&- 9>&- &
 	SPAWNED=$!
 	# started means its session exists: wait (bounded) for the wrapper to
 	# record its pgid, unless it is already gone
@@ -365,7 +368,8 @@ build_begin() {
 	fi
 	rm -rf "$_d"
 	mkdir -p "$_d" && echo "$RD" >"$_d/owner"
-	spawn "$_d" "$_t" "" 0 "$_cmd"
+	wake_open
+	spawn "$_d" "$_t" "" 0 "$_cmd" "$WAKE"
 	exec 8>&-
 	eval "B_${1}_pid=\$SPAWNED"
 	js "$_d"
@@ -398,8 +402,38 @@ kill_builds() {
 	done
 }
 
+# wake_open: the FIFO through which a build's wrapper tells the runner it
+# ended (RD/.wake, on fd 7, opened read-write so that no open blocks), made
+# before the first build is started: a run whose builds are all reused makes
+# none. Without mkfifo, WAKE stays empty and nap sleeps its half second.
+wake_open() {
+	[ -z "$WAKE_TRIED" ] || return 0
+	WAKE_TRIED=1
+	rm -f "$RD/.wake"
+	if mkfifo "$RD/.wake" 2>/dev/null && exec 7<>"$RD/.wake"; then WAKE=$RD/.wake; fi
+}
+
+# nap: half a second, or less: until a build's wrapper writes to the wake
+# FIFO. The timer writes to it too, so the read ends by then either way; a
+# line left from an earlier wake only makes one look more. (Not SIGCHLD
+# and wait: bash, as sh, misparses command substitutions while a CHLD trap runs.)
+nap() {
+	if [ -z "$WAKE" ]; then
+		sleep 0.5
+		return
+	fi
+	# not holding the run lock (9) nor a build claim (8): the timer's sleep
+	# may outlive the nap, and the runner, by up to half a second
+	{ sleep 0.5; echo t >&7; } 8>&- 9>&- &
+	_np=$!
+	read -r _x <&7
+	kill $_np 2>/dev/null
+}
+
 phase_builds() {
 	ev_again phase_started ',"name":"build"'
+	WAKE=
+	WAKE_TRIED=
 	RUNNING=
 	NRUN=0
 	BFAILED=0
@@ -425,9 +459,10 @@ phase_builds() {
 			_i=$((_i + 1))
 		done
 		[ $NRUN -eq 0 ] && { [ $_i -gt $NB ] || [ -n "$STOP" ]; } && break
+		# a wrapper gone without its rc: looked for about once a second
 		_slow=0
 		_tick=$((_tick + 1))
-		[ $((_tick % 10)) -eq 0 ] && _slow=1
+		[ $((_tick % 2)) -eq 0 ] && _slow=1
 		_left=
 		_ended=0
 		for _k in $RUNNING; do
@@ -443,8 +478,12 @@ phase_builds() {
 			kill_builds
 			continue
 		fi
-		[ $_ended = 1 ] || sleep 0.1
+		[ $_ended = 1 ] || nap
 	done
+	if [ -n "$WAKE" ]; then
+		exec 7>&-
+		rm -f "$WAKE"
+	fi
 	if [ -n "$STOP" ]; then
 		_s=killed
 	elif [ "$BFAILED" = 1 ]; then
