@@ -6,6 +6,11 @@ test_description='gpuorch run: a re-run reuses the shipped sources and builds; a
 # would be measured otherwise), while an unchanged re-run ships nothing and
 # builds nothing. Checks are && chains without `return` (see tests/lib/testlib.sh).
 . "$(dirname "$0")/lib/testlib.sh"
+# the host's sessions run under umask 077 (sshd's own, inherited): the
+# sources it assembles must still have their modes exactly
+printf '#!/bin/sh\numask 077\nexec "%s" "$@"\n' "${SSHD_BIN:-/usr/sbin/sshd}" >"$TRASH/sshd-umask077" &&
+chmod +x "$TRASH/sshd-umask077" || exit 1
+SSHD_BIN=$TRASH/sshd-umask077
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
@@ -187,6 +192,32 @@ test_expect_success 'an #include of a macro: that program is keyed by everything
 	(cd proj && "$GPUORCH" run experiments/deps.json --hosts ../hosts.json) >d5.out 2>&1;
 	cat d5.out && run=$(last_run_dir) &&
 	! reused $run a && reused $run b && ! reused $run c
+'
+
+test_expect_success 'the host assembles the sources with their modes and directories, names with spaces too (host umask 077)' '
+	mkdir -p "proj/to ols/deep er" &&
+	printf "#!/bin/sh\necho ran\n" >"proj/to ols/deep er/run me.sh" && chmod 755 "proj/to ols/deep er/run me.sh" &&
+	printf "x\n" >"proj/to ols/ro.txt" && chmod 600 "proj/to ols/ro.txt" &&
+	: "git keeps 644 and 755 only: ro.txt ships as 644, and the host umask 077 must not make it 600" &&
+	sed "s|\"sources\": \[\"cpu/a.c\", \"cpu/b.c\"|\"sources\": [\"to ols/deep er/run me.sh\", \"to ols/ro.txt\", \"cpu/a.c\", \"cpu/b.c\"|" \
+		proj/experiments/deps.json >proj/experiments/modes.json &&
+	grep -F "run me.sh" proj/experiments/modes.json &&
+	(cd proj && git add -A && git commit -qm modes) &&
+	test "$(sshd_ssh a umask)" = 0077 &&
+	(cd proj && "$GPUORCH" run experiments/modes.json --hosts ../hosts.json) >m1.out 2>&1;
+	cat m1.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	(cd "$cdir/src" && stat -c "%a %n" "to ols/deep er/run me.sh" "to ols/ro.txt" cpu/a.c) &&
+	cmp "$cdir/src/to ols/deep er/run me.sh" "proj/to ols/deep er/run me.sh" &&
+	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 755 &&
+	test "$(stat -c %a "$cdir/src/to ols/ro.txt")" = 644 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 644 &&
+	test "$("$cdir/src/to ols/deep er/run me.sh")" = ran &&
+	(cd "$cdir/src" && find . -type f | sort) >files &&
+	printf "%s\n" "./cpu/a.c" "./cpu/b.c" "./cpu/c.c" "./inc/only_a.h" "./inc/shared.h" "./inc/sub/deep.h" \
+		"./to ols/deep er/run me.sh" "./to ols/ro.txt" >expect &&
+	test_cmp expect files
 '
 
 test_done
