@@ -209,7 +209,7 @@ static enum go_status get_int(struct hctx *c, const cJSON *obj, const char *key,
 	return GO_OK;
 }
 
-static void slurm_release(struct host_slurm *s)
+static void host_slurm_free(struct host_slurm *s)
 {
 	if (!s)
 		return;
@@ -227,7 +227,7 @@ static void slurm_release(struct host_slurm *s)
 
 static void host_release(struct host *h)
 {
-	slurm_release(h->slurm);
+	host_slurm_free(h->slurm);
 	free(h->name);
 	free(h->address);
 	free(h->user);
