@@ -427,7 +427,9 @@ nap() {
 	{ sleep 0.5; echo t >&7; } 8>&- 9>&- &
 	_np=$!
 	read -r _x <&7
+	# the timer ends (or has): reaped, so a long build does not pile up jobs
 	kill $_np 2>/dev/null
+	wait $_np 2>/dev/null
 }
 
 phase_builds() {
