@@ -74,7 +74,8 @@ enum go_status git_info_worktree(const char *root, struct git_info *gi, struct s
 	enum go_status st;
 	int code = 0;
 	const char *top[] = { "git", "rev-parse", "--show-toplevel", NULL };
-	const char *status[] = { "git", "status", "--porcelain=v2", "--branch", "--untracked-files=no", NULL };
+	const char *status[] = { "git", "--no-optional-locks", "status", "--porcelain=v2", "--branch",
+				 "--untracked-files=no", NULL };
 	const char *empty_tree[] = { "git", "hash-object", "-t", "tree", "/dev/null", NULL };
 	const char *p;
 
