@@ -188,7 +188,8 @@ one() {
 		awk '{ printf "%.3f", $1 }')
 	_rs=$("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.builds.0.reused 2>/dev/null)
 	REUSED=$_rs
-	SHIPPED=$("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.phases.2.detail 2>/dev/null)
+	SHIPPED="$("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.ship.bytes_sent 2>/dev/null) bytes,\
+ $("$SRCDIR/build/tests/jsonq" "$_run/run.json" hosts.0.ship.files_sent 2>/dev/null) file(s)"
 	# host 0's phases as the record has them: "connect 0.031 probe 0.088 ..."
 	PHASES=
 	_k=0
@@ -321,7 +322,7 @@ for case in $CASES; do
 			r=$((r + 1))
 		done
 		(cd "$P" && git checkout -q -- cpu/cputimer.c)
-		echo "$case $n host(s) edited source (execd up, probe kept): wall $(echo $walls | tr ' ' '\n' | median) s (median of$walls), nvcc $(echo $nvccs | tr ' ' '\n' | median) s, beyond nvcc $(echo $beyond | tr ' ' '\n' | median) s (median of$beyond), remote CPU $(echo $cpus | tr ' ' '\n' | median) s per host; host 0 in the last: ship \"$SHIPPED\", phases (s):$PHASES"
+		echo "$case $n host(s) edited source (execd up, probe kept): wall $(echo $walls | tr ' ' '\n' | median) s (median of$walls), nvcc $(echo $nvccs | tr ' ' '\n' | median) s, beyond nvcc $(echo $beyond | tr ' ' '\n' | median) s (median of$beyond), remote CPU $(echo $cpus | tr ' ' '\n' | median) s per host; host 0 in the last: shipped $SHIPPED, phases (s):$PHASES"
 	done
 	[ "$MODE" = execd ] && floor "$acct"
 done

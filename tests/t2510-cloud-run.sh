@@ -42,7 +42,8 @@ state() {
 IDLE_S=12
 
 # the guard's action: a marker, then the stand-in cloud's stop (as a real
-# guard would power the machine off)
+# guard would power the machine off). T2510_ACTION_DELAY=S puts S seconds
+# between the two, to check by hand that the tests wait for the stop itself
 ACTION="echo fired >>$TRASH/fired; ${T2510_ACTION_DELAY:+sleep $T2510_ACTION_DELAY; }FAKECLOUD_DIR=$TRASH/cloud-box $SRCDIR/tests/fixtures/cloud/fakecloud.sh stop"
 
 test_expect_success 'setup: a stopped instance, a project' '

@@ -487,17 +487,8 @@ __device__ __forceinline__ void softmax_max(float (&sc)[BN / 2], int j, int S, i
 			t0[k] = fmaxf(fmaxf(sc[8 * k], sc[8 * k + 1]), fmaxf(sc[8 * k + 4], sc[8 * k + 5]));
 			t1[k] = fmaxf(fmaxf(sc[8 * k + 2], sc[8 * k + 3]), fmaxf(sc[8 * k + 6], sc[8 * k + 7]));
 		}
-		float r0, r1;
-		if constexpr (NT == 8) {
-			r0 = fmaxf(fmaxf(fmaxf(t0[0], t0[1]), fmaxf(t0[2], t0[3])), fmaxf(fmaxf(t0[4], t0[5]), fmaxf(t0[6], t0[7])));
-			r1 = fmaxf(fmaxf(fmaxf(t1[0], t1[1]), fmaxf(t1[2], t1[3])), fmaxf(fmaxf(t1[4], t1[5]), fmaxf(t1[6], t1[7])));
-		} else if constexpr (NT == 4) {
-			r0 = fmaxf(fmaxf(t0[0], t0[1]), fmaxf(t0[2], t0[3]));
-			r1 = fmaxf(fmaxf(t1[0], t1[1]), fmaxf(t1[2], t1[3]));
-		} else {   /* FA_BN128 > 128: 10, 11 or 12 groups */
-			r0 = tree_max<NT>(t0);
-			r1 = tree_max<NT>(t1);
-		}
+		/* 4 or 8 groups, or with FA_BN128 > 128 10, 11 or 12 */
+		const float r0 = tree_max<NT>(t0), r1 = tree_max<NT>(t1);
 		mx[0] = fmaxf(mx[0], r0 * scale_log2);
 		mx[1] = fmaxf(mx[1], r1 * scale_log2);
 	} else {
