@@ -189,6 +189,20 @@ void strbuf_trim(struct strbuf *sb)
 	strbuf_setlen(sb, e - b);
 }
 
+void strbuf_add_double(struct strbuf *sb, double x)
+{
+	char buf[40];
+	int prec;
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	if (prec == 17)
+		snprintf(buf, sizeof(buf), "%.17g", x);
+	strbuf_addstr(sb, buf);
+}
+
 void strbuf_add_shell_quoted(struct strbuf *sb, const char *s)
 {
 	strbuf_addch(sb, '\'');

@@ -34,6 +34,10 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 void strbuf_trim(struct strbuf *sb);
+/* Append a finite double in the fewest significant digits (15, 16 or 17)
+ * that strtod reads back as the very same double: 880.608, not
+ * 880.60799999999995. */
+void strbuf_add_double(struct strbuf *sb, double x);
 /* Append s quoted for a POSIX shell: the one quoting function of gpuorch. */
 void strbuf_add_shell_quoted(struct strbuf *sb, const char *s);
 

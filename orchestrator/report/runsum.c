@@ -50,8 +50,11 @@ static void add_samples(cJSON *timing, const cJSON *arr, struct strbuf *samples)
 	}
 	off = samples->len;
 	cJSON_ArrayForEach(x, arr)
-		if (cJSON_IsNumber(x) && isfinite(x->valuedouble))
-			strbuf_addf(samples, "%s%.17g", n++ ? " " : "", x->valuedouble);
+		if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) {
+			if (n++)
+				strbuf_addch(samples, ' ');
+			strbuf_add_double(samples, x->valuedouble);
+		}
 	strbuf_addch(samples, '\n');
 	{
 		cJSON *at = json_add_arr(timing, "samples_at");

@@ -9,7 +9,8 @@
  *                 ("schema": "gpuorch.summary/1"), and where each
  *                 benchmark's samples are in
  *   samples.txt   one line per benchmark step: its samples_us, space-separated
- *                 (%.17g: the same doubles), read only for the figures a
+ *                 (strbuf_add_double: the same doubles in the fewest
+ *                 digits), read only for the figures a
  *                 command looks at (history's points).
  * The summary records run.json's size and mtime: when run.json changed after
  * it (or there is no summary: every run recorded before, or a controller

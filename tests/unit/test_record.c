@@ -184,6 +184,9 @@ static void summary_tests(void)
 	      json_num(json_path(step, "result.timing"), "samples_n", 0) == 5,
 	      "the figures stay, and how many samples there are", "median %g",
 	      json_num(json_path(step, "result.timing"), "median_us", 0));
+	CHECK(!strcmp(samples.buf, "41.3 0.1 1e-300 123456789.12345679 41.29999999999999\n"),
+	      "samples.txt: each double in the fewest digits that read back as it (15, 16, 17)",
+	      "'%s'", samples.buf);
 	cJSON_Delete(sum);
 	strbuf_release(&samples);
 
