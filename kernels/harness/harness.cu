@@ -157,13 +157,30 @@ static struct {
 } g_config[HX_MAX_CONFIG];
 static int g_nconfig;
 
+static int g_nconfig_dropped;   /* keys refused so far: each is reported once */
+static char g_config_dropped[HX_MAX_CONFIG][HX_NAME_MAX];
+
 static int config_slot(const char *key)
 {
 	for (int i = 0; i < g_nconfig; i++)
 		if (!strcmp(g_config[i].key, key))
 			return i;
-	if (g_nconfig >= HX_MAX_CONFIG) {
-		fprintf(stderr, "harness: more than %d config keys, '%s' dropped\n", HX_MAX_CONFIG, key);
+	const size_t n = strlen(key);
+	if (n == 0 || n >= HX_NAME_MAX || g_nconfig >= HX_MAX_CONFIG) {
+		/* a long key stored cut would never match itself again and take a new slot each time */
+		for (int i = 0; i < g_nconfig_dropped; i++)
+			if (!strncmp(g_config_dropped[i], key, HX_NAME_MAX - 1))
+				return -1;
+		if (g_nconfig_dropped < HX_MAX_CONFIG)
+			snprintf(g_config_dropped[g_nconfig_dropped++], HX_NAME_MAX, "%s", key);
+		if (n == 0 || n >= HX_NAME_MAX)
+			fprintf(stderr, "harness: config key '%s' not recorded: a key has 1 to %d characters\n", key,
+				HX_NAME_MAX - 1);
+		else
+			fprintf(stderr,
+				"harness: config key '%s' not recorded: the table holds %d keys (HX_MAX_CONFIG in "
+				"kernels/harness/harness.h)\n",
+				key, HX_MAX_CONFIG);
 		return -1;
 	}
 	snprintf(g_config[g_nconfig].key, HX_NAME_MAX, "%s", key);

@@ -94,9 +94,13 @@ int hx_main(int argc, char **argv, const struct hx_program *prog);
 
 /* Record KEY = VALUE in the "config" object of every result printed from now
  * on (errors included); setting a key again replaces its value in place, so
- * keys keep the order of their first setting.  At most HX_MAX_CONFIG keys.
- * Safe to call from a static initializer (the table is zero-initialized). */
-#define HX_MAX_CONFIG 16
+ * keys keep the order of their first setting.  At most HX_MAX_CONFIG keys
+ * (a static table of HX_MAX_CONFIG x ~112 bytes; attn_wgmma sets up to 30):
+ * a key past that, or one of HX_NAME_MAX or more characters, is not recorded
+ * and the harness says so on stderr, once a key.  String values are cut at
+ * HX_VALUE_MAX - 1 characters.  Safe to call from a static initializer (the
+ * table is zero-initialized). */
+#define HX_MAX_CONFIG 64
 void hx_config_int(const char *key, long long v);
 void hx_config_str(const char *key, const char *v);
 
