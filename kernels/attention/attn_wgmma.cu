@@ -101,7 +101,9 @@
  *   swapped: wrong results at D=64 and D=128),
  *   -DFA_BN128=128|160|176|192 (keys a K/V tile at D=128; over 128: 2 stages), -DFA_KVREL=0|1|2 (a stage's K
  *   and V released separately, FlashAttention-3's two pipelines; 2 also loads V one tile behind K). Both
- *   off, not yet run on a GPU (see below).
+ *   off. H100, 2026-11-25: no gain at D=128 (docs/kernels.md); FA_KVREL was wrong (2) or hung (1) on D=64
+ *   causal shapes of three warpgroups (the skipped tiles' V release, fixed below; the fix not yet run on a
+ *   GPU).
  */
 #include "attn_common.cuh"
 #include "../harness/harness.h"
@@ -901,11 +903,23 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 					pturn_pass<NW>(c);
 				if (j == ntiles - 1)
 					release_q(&qempty[qb], l);
-				if (l == 0) {
+#if FA_KVREL
+				/* V's half only once V has landed: kfull[s] of item it + j completes as soon as every
+				 * warp has released K of item it + j - ST (empty[s], before that item's P·V), so an
+				 * arrival on vempty[s] after kfull alone can count toward item it + j - ST's phase of
+				 * vempty[s] while another warpgroup's P·V still reads (or has yet to read) its V: the
+				 * producer then overwrites that V (wrong results), or V lands twice before that
+				 * warpgroup's vfull wait, whose parity then reads "not done" (a hang). Waiting for
+				 * vfull[s] of item it + j orders this arrival after item it + j - ST's phase. */
+				if (l == 0)
 					mbar_arrive(&empty[s]);
-					if (FA_KVREL)
-						mbar_arrive(&vempty[s]);
-				}
+				mbar_wait(&vfull[s], (unsigned)((it + j) / ST) & 1u);
+				if (l == 0)
+					mbar_arrive(&vempty[s]);
+#else
+				if (l == 0)
+					mbar_arrive(&empty[s]);
+#endif
 			}
 		}
 		}

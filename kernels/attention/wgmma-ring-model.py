@@ -3,13 +3,31 @@
 # producer thread (FA_KVREL 0: one release a stage; 1: K and V released separately; 2: also V loaded one tile
 # behind K), 2 or 3 consumer warpgroups running the pipelined loop (FA_PIPE=1, with the turns) or the plain
 # one, TMA loads and wgmma groups completing at random times, persistent CTAs of 1-5 K/V tiles a tile, in
-# random interleavings. It checks: no deadlock, every wgmma reads the item it wants, no TMA write into a slot
-# that a wgmma still reads. Not modelled: Q and qempty, FA_START's early loads, the mask.
-#   python3 kernels/attention/wgmma-ring-model.py          # every configuration, 2000 runs each: exit 0
+# random interleavings. Also modelled: the Q buffers (FA_QBUF 1|2: qfull, qempty, the consumers' release after
+# the tile's last Q·Kᵀ, the producer's final qfull arrival that stops them), FA_START's early loads (bit 2:
+# the first tile's Q, K_0 and V_0 before the loop) and late Q (bits 4, 16), and the plain loop's skipped K/V
+# tiles at three warpgroups (a causal warpgroup past its own diagonal, or one whose 64 rows are all >= S:
+# nact < ntiles; it only waits for the stage and releases it, lines "for (int j = nact; j < ntiles; j++)").
+# The causal mask's arithmetic is not modelled, only which warpgroups read which tiles.
+# It checks: no deadlock, every wgmma reads the item it wants (K, V and Q), no TMA write into a slot that a
+# wgmma still reads or is about to read (issued while the write is in flight, or in flight when it lands).
+#   python3 kernels/attention/wgmma-ring-model.py          # every configuration (192), 2000 runs each: exit 0
+#                                                          # (about 25 minutes; `... 300` about 4)
 #   python3 kernels/attention/wgmma-ring-model.py --bug    # negative control: K released before its
 #                                                          # Q·Kᵀ's wait (fails under FA_KVREL=2)
+#   python3 kernels/attention/wgmma-ring-model.py --skipbug  # b51e4c1's skipped tiles: V's release (vempty)
+#       # without waiting for V to land (fails under FA_KVREL=1|2 at three plain warpgroups: stale reads,
+#       # TMA writes under a wgmma, and deadlocks, as on the H100 on D=64 causal shapes of 192-row tiles)
+#   python3 kernels/attention/wgmma-ring-model.py --qrace  # drop the assumption that the producer thread's first
+#       # qempty wait runs before the consumers can release tile 0's Q (see run(); deadlocks, every FA_KVREL)
+#   python3 kernels/attention/wgmma-ring-model.py N        # N runs a configuration instead of 2000
 import random, sys
 BUG = "--bug" in sys.argv
+SKIPBUG = "--skipbug" in sys.argv
+QRACE = "--qrace" in sys.argv
+NRUNS = next((int(a) for a in sys.argv[1:] if a.isdigit()), 2000)
+
+class Overarrive(Exception): pass
 
 class Bar:  # mbarrier: count arrivals + tx; phase parity flips when both done
     def __init__(s, count): s.count = count; s.pending = count; s.tx = 0; s.phase = 0
@@ -20,21 +38,33 @@ class Bar:  # mbarrier: count arrivals + tx; phase parity flips when both done
     def txdone(s):
         s.tx -= 1; s._chk()
     def _chk(s):
-        assert s.pending >= 0
+        if s.pending < 0:   # an arrival past the phase's count (e.g. a second expect_tx before the first
+            raise Overarrive()   # load landed): undefined on the hardware, an error here
         if s.pending == 0 and s.tx == 0:
             s.phase ^= 1; s.pending = s.count
     def done(s, parity):  # mbar_wait(b, parity) returns when the phase with that parity completed
-        return s.phase != parity
+        return s.phase != parity   # (the hardware keeps only the parity: two phases ahead reads as not done)
 
-def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1):
+def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
     rnd = random.Random(seed)
     if tiles is None:
-        tiles = [rnd.randint(1, 5) for _ in range(rnd.randint(1, 4))]
+        tiles = []
+        for _ in range(rnd.randint(1, 4)):
+            nt = rnd.randint(1, 5)
+            # tiles each warpgroup reads: all of them, except at three plain warpgroups (the kernel's
+            # nact): a causal warpgroup stops at its diagonal, one past S reads none; one has them all
+            if NW >= 3 and not PIPE:
+                nact = [rnd.choice((nt, nt, rnd.randint(0, nt))) for _ in range(NW)]
+                nact[rnd.randrange(NW)] = nt
+            else:
+                nact = [nt] * NW
+            tiles.append((nt, nact))
     kfull = [Bar(1) for _ in range(ST)]; vfull = [Bar(1) for _ in range(ST)]
     empty = [Bar(NW) for _ in range(ST)]
     vempty = [Bar(NW) for _ in range(ST)] if KVREL else empty
-    kslot = [None] * ST; vslot = [None] * ST
-    reads = {}  # ('K'|'V', slot) -> count of wgmma reads in flight
+    qfull = [Bar(1) for _ in range(QB)]; qempty = [Bar(NW) for _ in range(QB)]
+    slots = {'K': [None] * ST, 'V': [None] * ST, 'Q': [None] * QB}
+    reads = {}  # ('K'|'V'|'Q', slot) -> count of wgmma reads in flight
     tma = []    # in-flight TMA: (kind, slot, item, bar)
     wg_groups = [[] for _ in range(NW)]  # per WG: list of commit groups, each a list of (kind, slot, item)
     tokens = [0] * NW
@@ -43,51 +73,74 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1):
     def tma_issue(kind, s, item, bar):
         if reads.get((kind, s), 0):
             errors.append("TMA write into %s slot %d while read" % (kind, s))
-        tma.append((kind, s, item, bar))
+        bar.expect(); tma.append((kind, s, item, bar))
 
     def load_v(i):
         sv = i % ST; ph = ((i // ST) & 1) ^ 1
         if KVREL:
             yield lambda: vempty[sv].done(ph)
-        vfull[sv].expect(); tma_issue('V', sv, i, vfull[sv])
+        tma_issue('V', sv, i, vfull[sv])
 
     def producer():
         it = 0
-        for nt in tiles:
+        if START & 2:   # before __syncthreads: the first tile's Q, K_0, V_0
+            tma_issue('Q', 0, 0, qfull[0]); tma_issue('K', 0, 0, kfull[0]); tma_issue('V', 0, 0, vfull[0])
+        for n in range(len(tiles) + 1):
+            qb = n % QB
+            yield lambda qb=qb, p=((n // QB) & 1) ^ 1: qempty[qb].done(p)
+            if n == len(tiles):
+                qfull[qb].arrive()   # tslot >= tiles: the consumers stop
+                return
+            nt = tiles[n][0]
+            early = (START & 2) and n == 0
+            qlate = (START & 4) and QB == 2 and n > 0
+            if not early and not qlate:
+                tma_issue('Q', qb, n, qfull[qb])
             for j in range(nt):
+                if early and j == 0:
+                    it += 1; continue
                 s = it % ST; ph = ((it // ST) & 1) ^ 1
                 yield lambda s=s, ph=ph: empty[s].done(ph)
-                kfull[s].expect(); tma_issue('K', s, it, kfull[s])
+                tma_issue('K', s, it, kfull[s])
+                if qlate and j == (min(1, nt - 1) if START & 16 else 0):
+                    tma_issue('Q', qb, n, qfull[qb])
                 if KVREL == 2:
-                    if j > 0:
+                    if j > 0 and not (early and j == 1):
                         yield from load_v(it - 1)
                 else:
                     yield from load_v(it)
                 it += 1
-            if KVREL == 2:
+            if KVREL == 2 and not (early and nt == 1):
                 yield from load_v(it - 1)
 
     def issue(c, ops):
         for kind, s, item in ops:
-            slot = kslot if kind == 'K' else vslot
-            if slot[s] != item:
-                errors.append("WG%d reads %s slot %d: has %s, wants %s" % (c, kind, s, slot[s], item))
+            if slots[kind][s] != item:
+                errors.append("WG%d reads %s slot %d: has %s, wants %s" % (c, kind, s, slots[kind][s], item))
+            if any(k == kind and t == s for k, t, _, _ in tma):
+                errors.append("WG%d reads %s slot %d (item %s) while a TMA writes it" % (c, kind, s, item))
             reads[(kind, s)] = reads.get((kind, s), 0) + 1
         wg_groups[c].append(list(ops))
 
     def wait_groups(c, n):
         return lambda: len(wg_groups[c]) <= n
 
+    def wait_q(n):
+        qb = n % QB
+        return lambda: qfull[qb].done((n // QB) & 1)
+
     def consumer(c):
         it = 0
-        for nt in tiles:
+        for n, (nt, _) in enumerate(tiles):
+            qb = n % QB
+            yield wait_q(n)
             if c == NW - 1:
                 tokens[(c + 1) % NW] += 1
             s = it % ST
             yield lambda s=s, p=(it // ST) & 1: kfull[s].done(p)
             yield lambda: tokens[c] > 0
             tokens[c] -= 1
-            issue(c, [('K', s, it)])
+            issue(c, [('Q', qb, n), ('K', s, it)])
             if not (c == NW - 1 and nt == 1):
                 tokens[(c + 1) % NW] += 1
             yield wait_groups(c, 0)
@@ -98,7 +151,7 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1):
                 yield lambda sp=sp, p=((it + j - 1) // ST) & 1: vfull[sp].done(p)
                 yield lambda: tokens[c] > 0
                 tokens[c] -= 1
-                issue(c, [('K', s, it + j)])
+                issue(c, [('Q', qb, n), ('K', s, it + j)])
                 issue(c, [('V', sp, it + j - 1)])
                 if not (c == NW - 1 and j == nt - 1):
                     tokens[(c + 1) % NW] += 1
@@ -107,31 +160,54 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1):
                 if KVREL and not BUG: empty[s].arrive()
                 yield wait_groups(c, 0)
                 vempty[sp].arrive()
+            qempty[qb].arrive()   # release_q: every Q·Kᵀ of the tile is done
             sl = (it + nt - 1) % ST
             yield lambda sl=sl, p=((it + nt - 1) // ST) & 1: vfull[sl].done(p)
             issue(c, [('V', sl, it + nt - 1)])
             yield wait_groups(c, 0)
             vempty[sl].arrive()
             it += nt
+        yield wait_q(len(tiles))
 
     def consumer_plain(c):
         it = 0
-        for nt in tiles:
-            for j in range(nt):
+        for n, (nt, nact) in enumerate(tiles):
+            qb = n % QB
+            yield wait_q(n)
+            for j in range(nact[c]):
                 s = (it + j) % ST; p = ((it + j) // ST) & 1
                 yield lambda s=s, p=p: kfull[s].done(p)
-                issue(c, [('K', s, it + j)])
+                issue(c, [('Q', qb, n), ('K', s, it + j)])
                 yield wait_groups(c, 0)
                 if KVREL: empty[s].arrive()
+                if j == nt - 1: qempty[qb].arrive()
                 yield lambda s=s, p=p: vfull[s].done(p)
                 issue(c, [('V', s, it + j)])
                 yield wait_groups(c, 0)
                 vempty[s].arrive()
+            for j in range(nact[c], nt):   # past this warpgroup's tiles: wait for the stage, release it
+                s = (it + j) % ST; p = ((it + j) // ST) & 1
+                yield lambda s=s, p=p: kfull[s].done(p)
+                if j == nt - 1: qempty[qb].arrive()
+                empty[s].arrive()
+                if KVREL:
+                    if not SKIPBUG:   # V's half only once V has landed (b51e4c1 released it unwaited)
+                        yield lambda s=s, p=p: vfull[s].done(p)
+                    vempty[s].arrive()
             it += nt
+        yield wait_q(len(tiles))
 
     agents = {'P': producer()}
     for c in range(NW): agents['C%d' % c] = consumer(c) if PIPE else consumer_plain(c)
     waits = {k: (lambda: True) for k in agents}
+    if not QRACE:
+        # the producer thread's first wait (qempty[0], parity 1 on a fresh barrier: passes) comes a few
+        # instructions after __syncthreads, before the consumers can have done tile 0's GEMMs and released
+        # its Q. An assumption of timing, not a guarantee: with --qrace the scheduler may delay it past that
+        # release (FA_START & 2 and a first tile of one K/V tile), and the wait then reads phase 0's
+        # completion as "not done" and waits for a phase that never comes (a deadlock, KVREL=0 too)
+        waits['P'] = next(agents['P'])
+        assert waits['P'](); waits['P'] = lambda: True
     steps = 0
     while True:
         cands = [k for k in agents if waits[k]()]
@@ -143,7 +219,9 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1):
         a = rnd.choice(cands); steps += 1
         if a == 'TMA':
             i = rnd.randrange(len(tma)); kind, s, item, bar = tma.pop(i)
-            (kslot if kind == 'K' else vslot)[s] = item; bar.txdone()
+            if reads.get((kind, s), 0):
+                errors.append("TMA of %s item %d landed in slot %d while a wgmma reads it" % (kind, item, s))
+            slots[kind][s] = item; bar.txdone()
         elif a == 'TC':
             c = rnd.choice([c for c in range(NW) if wg_groups[c]])
             for kind, s, item in wg_groups[c].pop(0):   # groups complete in order
@@ -153,6 +231,8 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1):
                 waits[a] = next(agents[a])
             except StopIteration:
                 del agents[a]; del waits[a]
+            except Overarrive:
+                errors.append("%s arrives on a mbarrier past its phase's count" % a)
         if errors: return "ERROR " + errors[0] + " tiles=%s" % tiles
     return None
 
@@ -160,9 +240,10 @@ bad = 0
 for PIPE, NW in ((1, 2), (1, 3), (0, 2), (0, 3)):
   for KVREL in (0, 1, 2):
     for ST in (2, 3, 4):
+      for QB, START in ((2, 15), (1, 15), (2, 0), (2, 31)):
         n = 0
-        for seed in range(2000):
-            r = run(seed, KVREL, ST, NW=NW, PIPE=PIPE)
-            if r: bad += 1; n += 1; print("PIPE=%d NW=%d KVREL=%d ST=%d seed=%d: %s" % (PIPE, NW, KVREL, ST, seed, r)) if n <= 2 else None
-        print("PIPE=%d NW=%d KVREL=%d ST=%d: %d of 2000 runs failed" % (PIPE, NW, KVREL, ST, n))
+        for seed in range(NRUNS):
+            r = run(seed, KVREL, ST, NW=NW, PIPE=PIPE, QB=QB, START=START)
+            if r: bad += 1; n += 1; print("PIPE=%d NW=%d KVREL=%d ST=%d QBUF=%d START=%d seed=%d: %s" % (PIPE, NW, KVREL, ST, QB, START, seed, r)) if n <= 2 else None
+        print("PIPE=%d NW=%d KVREL=%d ST=%d QBUF=%d START=%d: %d of %d runs failed" % (PIPE, NW, KVREL, ST, QB, START, n, NRUNS))
 sys.exit(1 if bad else 0)
