@@ -233,15 +233,22 @@ const char *stats_verdict_name(enum stats_verdict v)
 void stats_compare(const double *a, int na, const double *b, int nb, double alpha,
 		   double factor, struct stats_cmp *out)
 {
+	stats_compare_medians(a, na, b, nb, NAN, NAN, alpha, factor, out);
+}
+
+void stats_compare_medians(const double *a, int na, const double *b, int nb, double med_a,
+			   double med_b, double alpha, double factor, struct stats_cmp *out)
+{
 	struct stats_mwu t;
+	int given = med_a > 0 && med_b > 0;   /* false for NaN */
 	memset(out, 0, sizeof(*out));
 	out->na = na;
 	out->nb = nb;
 	out->p = NAN;
 	out->ratio = NAN;
-	out->median_a = na > 0 ? stats_median(a, na) : NAN;
-	out->median_b = nb > 0 ? stats_median(b, nb) : NAN;
-	if (na > 0 && nb > 0 && out->median_a > 0)
+	out->median_a = given ? med_a : na > 0 ? stats_median(a, na) : NAN;
+	out->median_b = given ? med_b : nb > 0 ? stats_median(b, nb) : NAN;
+	if ((given || (na > 0 && nb > 0)) && out->median_a > 0)
 		out->ratio = out->median_b / out->median_a;
 	out->verdict = STATS_INSUFFICIENT;
 	if (na < 2 || nb < 2) {

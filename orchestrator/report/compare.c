@@ -331,7 +331,10 @@ static void judge(struct cmp_row *r, const struct cmp_opts *o)
 		judge_named(r, o);
 		return;
 	}
-	stats_compare(a->samples, a->nsamples, b->samples, b->nsamples, o->alpha, o->factor, &r->t);
+	/* the ratio of the medians the table shows (the program's, over all its
+	 * timed runs), the test on the samples it kept */
+	stats_compare_medians(a->samples, a->nsamples, b->samples, b->nsamples, a->median_us,
+			      b->median_us, o->alpha, o->factor, &r->t);
 	if (!same_str(a->status, b->status)) {
 		add_change(&r->changes, "step", a->status, b->status);
 		correctness = 1;

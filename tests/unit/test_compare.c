@@ -143,6 +143,39 @@ int main(void)
 		figures_release(&fa);
 		figures_release(&fb);
 	}
+	{
+		/* The harness keeps 2,000 of ~10,000 samples: the table shows the
+		 * program's median over all of them, and the ratio is of those
+		 * medians. Here B's samples are A's x1.10 (the U test: significant)
+		 * while B's own median is 5.6 against 5.5 (x1.018: within x1.05). */
+		cJSON *b = make_run("H", 5.5 * 1.10, 40, "PASS", 32, "13.0.88");
+		struct figures fa, fb;
+		struct cmp_result r;
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(json_path(b, "hosts.0.steps.1.result"), "timing"),
+					  "median_us", cJSON_CreateNumber(5.6));
+		figures_of_run(a, &fa);
+		figures_of_run(b, &fb);
+		compare_runs(&fa, &fb, &o, &r);
+		CHECK(row_of(&r, "k") && row_of(&r, "k")->verdict == CMP_SAME &&
+		      row_of(&r, "k")->t.significant && fabs(row_of(&r, "k")->t.ratio - 5.6 / 5.5) < 1e-12 &&
+		      row_of(&r, "k")->t.median_b == 5.6,
+		      "the ratio is of the medians shown (5.6 / 5.5), the test on the kept samples",
+		      "verdict %s ratio %g", row_of(&r, "k") ? compare_verdict_name(row_of(&r, "k")->verdict, 0) : "-",
+		      row_of(&r, "k") ? row_of(&r, "k")->t.ratio : NAN);
+		compare_result_release(&r);
+		figures_release(&fb);
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(json_path(b, "hosts.0.steps.1.result"), "timing"),
+					  "median_us", cJSON_CreateNumber(5.5 * 1.10));
+		figures_of_run(b, &fb);
+		compare_runs(&fa, &fb, &o, &r);
+		CHECK(row_of(&r, "k") && row_of(&r, "k")->verdict == CMP_SLOWER,
+		      "the same samples with their own median (x1.10): slower", "%s",
+		      row_of(&r, "k") ? compare_verdict_name(row_of(&r, "k")->verdict, 0) : "-");
+		compare_result_release(&r);
+		figures_release(&fa);
+		figures_release(&fb);
+		cJSON_Delete(b);
+	}
 	cJSON_Delete(a);
 	cJSON_Delete(same);
 	cJSON_Delete(slow);
