@@ -201,7 +201,8 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #ifndef FA_EMU
 #define FA_EMU 0
 #endif
-/* FA_START (bits; 15, the default since 2026-11-25; 0 = the earlier kernel, byte for byte): the start of a
+/* FA_START (bits; 15, the default since 2026-11-25; 0 = the earlier kernel, byte for byte until the producer
+ * skipped its first QBUF qempty waits, see the producer loop): the start of a
  * tile, where the consumers' waits on a tile's Q and first
  * K stage were 6.9 % of ncu's warp samples at B16 H16 S512 D64 (mostly each CTA's first tile, loaded from
  * DRAM while every CTA loads at once).
@@ -660,9 +661,13 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			const bool persistent = (int)gridDim.x < tiles;   /* else one tile per CTA */
 			int it = 0, t = blockIdx.x, tnext = tiles;
 			for (int n = 0;; n++) {
-				/* Q buffer n % QB: free once tile n - QB's Q·Kᵀ are done */
+				/* Q buffer n % QB: free once tile n - QB's Q·Kᵀ are done. The first QB tiles skip the
+				 * wait (their buffers start free): with FA_START & 2 tile 0 of one K/V tile needs nothing
+				 * more from this thread, so its Q could be released before a wait here, which would then
+				 * read qempty[0]'s parity 1 as the phase after the release (never completes: a hang) */
 				const int qb = n % QB;
-				mbar_wait(&qempty[qb], ((unsigned)(n / QB) & 1u) ^ 1u);
+				if (n >= QB)
+					mbar_wait(&qempty[qb], ((unsigned)(n / QB) & 1u) ^ 1u);
 				if (n > 0)
 					t = tnext;
 				const bool early = (FA_START & 2) && n == 0;   /* Q and stage 0 already issued */

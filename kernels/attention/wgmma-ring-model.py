@@ -11,20 +11,25 @@
 # The causal mask's arithmetic is not modelled, only which warpgroups read which tiles.
 # It checks: no deadlock, every wgmma reads the item it wants (K, V and Q), no TMA write into a slot that a
 # wgmma still reads or is about to read (issued while the write is in flight, or in flight when it lands).
-#   python3 kernels/attention/wgmma-ring-model.py          # every configuration (192), 2000 runs each: exit 0
+#   python3 kernels/attention/wgmma-ring-model.py          # every configuration (144), 2000 runs each: exit 0
 #                                                          # (about 25 minutes; `... 300` about 4)
 #   python3 kernels/attention/wgmma-ring-model.py --bug    # negative control: K released before its
 #                                                          # Q·Kᵀ's wait (fails under FA_KVREL=2)
 #   python3 kernels/attention/wgmma-ring-model.py --skipbug  # b51e4c1's skipped tiles: V's release (vempty)
 #       # without waiting for V to land (fails under FA_KVREL=1|2 at three plain warpgroups: stale reads,
 #       # TMA writes under a wgmma, and deadlocks, as on the H100 on D=64 causal shapes of 192-row tiles)
-#   python3 kernels/attention/wgmma-ring-model.py --qrace  # drop the assumption that the producer thread's first
-#       # qempty wait runs before the consumers can release tile 0's Q (see run(); deadlocks, every FA_KVREL)
+#   python3 kernels/attention/wgmma-ring-model.py --qrace  # adversarial start: in half the runs the producer
+#       # thread (after FA_START's early loads) runs only when nothing else can (see run()); passes with the fix
+#   python3 kernels/attention/wgmma-ring-model.py --qwait0 [--qrace]  # the kernel before the fix: the producer
+#       # also waits on qempty for its first QBUF tiles. Passes only under the old timing assumption (that
+#       # first wait runs before the consumers can release tile 0's Q); with --qrace it deadlocks in the held
+#       # runs where FA_START & 2 and the first tile has one K/V tile (every FA_KVREL, both loops)
 #   python3 kernels/attention/wgmma-ring-model.py N        # N runs a configuration instead of 2000
 import random, sys
 BUG = "--bug" in sys.argv
 SKIPBUG = "--skipbug" in sys.argv
 QRACE = "--qrace" in sys.argv
+QWAIT0 = "--qwait0" in sys.argv
 NRUNS = next((int(a) for a in sys.argv[1:] if a.isdigit()), 2000)
 
 class Overarrive(Exception): pass
@@ -85,9 +90,12 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
         it = 0
         if START & 2:   # before __syncthreads: the first tile's Q, K_0, V_0
             tma_issue('Q', 0, 0, qfull[0]); tma_issue('K', 0, 0, kfull[0]); tma_issue('V', 0, 0, vfull[0])
+        if QRACE:
+            yield lambda: True   # __syncthreads: what follows may come at any time
         for n in range(len(tiles) + 1):
             qb = n % QB
-            yield lambda qb=qb, p=((n // QB) & 1) ^ 1: qempty[qb].done(p)
+            if n >= QB or QWAIT0:   # the first QB buffers start free: no wait (the fix)
+                yield lambda qb=qb, p=((n // QB) & 1) ^ 1: qempty[qb].done(p)
             if n == len(tiles):
                 qfull[qb].arrive()   # tslot >= tiles: the consumers stop
                 return
@@ -200,19 +208,28 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
     agents = {'P': producer()}
     for c in range(NW): agents['C%d' % c] = consumer(c) if PIPE else consumer_plain(c)
     waits = {k: (lambda: True) for k in agents}
-    if not QRACE:
-        # the producer thread's first wait (qempty[0], parity 1 on a fresh barrier: passes) comes a few
-        # instructions after __syncthreads, before the consumers can have done tile 0's GEMMs and released
-        # its Q. An assumption of timing, not a guarantee: with --qrace the scheduler may delay it past that
-        # release (FA_START & 2 and a first tile of one K/V tile), and the wait then reads phase 0's
-        # completion as "not done" and waits for a phase that never comes (a deadlock, KVREL=0 too)
+    if QWAIT0 and not QRACE:
+        # the kernel before the fix: the producer thread's first wait (qempty[0], parity 1 on a fresh
+        # barrier: passes) comes a few instructions after __syncthreads, before the consumers can have done
+        # tile 0's GEMMs and released its Q. An assumption of timing, not a guarantee: if the release came
+        # first (FA_START & 2 and a first tile of one K/V tile) the wait would read phase 0's completion as
+        # "not done" and wait for a phase that never comes (a deadlock, KVREL=0 too). With the fix there
+        # is no such wait and the model assumes no order
         waits['P'] = next(agents['P'])
         assert waits['P'](); waits['P'] = lambda: True
+    # --qrace: the early loads (before __syncthreads) first; then in half the runs the producer is held
+    # until nothing else can run, the latest start any timing allows
+    if QRACE:
+        waits['P'] = next(agents['P'])
+    hold = QRACE and rnd.random() < 0.5
     steps = 0
     while True:
         cands = [k for k in agents if waits[k]()]
         if tma: cands.append('TMA')
         if any(wg_groups): cands.append('TC')
+        if hold:
+            if cands == ['P']: hold = False
+            elif 'P' in cands: cands.remove('P')
         if not cands:
             if agents: return "DEADLOCK %s tiles=%s" % (sorted(agents), tiles)
             break
