@@ -27,6 +27,8 @@ enum go_status hr_connect(struct hostrun *hr)
 	} else {
 		char *d = xstrfmt("host key %s%s", ssh_fingerprint(hr->conn),
 				  ssh_via_keeper(hr->conn) ? " (kept session)" : "");
+		if (ssh_via_keeper(hr->conn))
+			strbuf_addstr(&hr->out, "  through its session keeper (kept session: no new SSH connection)\n");
 		if (hr->h->persist_s && ssh_notice(hr->conn))
 			strbuf_addf(&hr->out, "  note: %s\n", ssh_notice(hr->conn));
 		hr_phase(hr, "connect", "PASS", t0, d);

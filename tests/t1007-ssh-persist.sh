@@ -1,0 +1,200 @@
+#!/bin/sh
+# cost: 60
+# asan: yes
+test_description='the session keeper (persist_s): a re-run opens no SSH connection, none without persist_s, the keeper leaves when unused or when its session breaks and removes its socket, a host down is reported without hanging, a stale socket breaks nothing, private directory and socket, a keeper made for one identity is never used for another'
+# "Accepted publickey" lines in sshd's log count the SSH connections that
+# authenticated (one per connection: gpuorch offers one key).
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+
+if ! why=$(sshd_available); then
+	test_skip 'session keeper tests' "$why"
+	test_done
+fi
+if ! test_have_cmd cc; then
+	test_skip 'session keeper tests' 'no C compiler (cc) to build the execd with'
+	test_done
+fi
+
+# the keepers' private directory: $XDG_RUNTIME_DIR/gpuorch-mux
+XDG_RUNTIME_DIR=$TRASH/rt
+export XDG_RUNTIME_DIR
+MUX=$XDG_RUNTIME_DIR/gpuorch-mux
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+KEEPER="__ssh-keeper $MUX/"
+test_at_exit "pkill -KILL -f '$KEEPER'; pkill -f '$TRASH/.*gpuorch-execd'"
+
+accepted() {
+	grep -c "Accepted publickey" "$(sshd_var "$1" LOG)"
+}
+keepers() {
+	pgrep -f "$KEEPER" | wc -l | tr -d ' '
+}
+sockets() {
+	ls "$MUX"/*.sock 2>/dev/null | wc -l | tr -d ' '
+}
+# run NAME HOSTS: gpuorch run of cpu1 into NAME (at most 60 s)
+run() {
+	(cd proj && timeout 60 "$GPUORCH" run experiments/cpu1.json --hosts "../$2" --plain --reconnect-timeout 3) >"$1" 2>&1
+}
+
+test_expect_success 'setup: a project with one CPU program, hosts with and without persist_s' '
+	project_init &&
+	cat >proj/experiments/cpu1.json <<-JSON &&
+	{"schema": 1, "name": "cpu1", "phase": "keeper test",
+	 "sources": ["cpu/cputimer.c"], "targets": {"H100": "sm_90a"},
+	 "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+	 "problems": [{"name": "p", "params": {"work": 1000, "reps": 3}}],
+	 "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 60}]}
+	JSON
+	sshd_start a &&
+	sshd_write_hosts_json plain.json a &&
+	sed "s|\"connect_timeout_s\": 5|\"connect_timeout_s\": 5, \"persist_s\": 600|" plain.json >hosts.json &&
+	grep -q "\"persist_s\": 600" hosts.json
+'
+
+test_expect_success 'hosts.json: a bad persist_s names the host and the fix' '
+	sed "s|\"persist_s\": 600|\"persist_s\": -1|" hosts.json >bad1.json &&
+	test_must_fail "$GPUORCH" hosts list --hosts bad1.json 2>err &&
+	test_grep "persist_s" err &&
+	sed "s|\"persist_s\": 600|\"persist_s\": 600, \"execd_idle_s\": 0|" hosts.json >bad2.json &&
+	test_must_fail "$GPUORCH" hosts list --hosts bad2.json 2>err &&
+	cat err &&
+	test_grep "host .a.: a kept session .*set \"execd_idle_s\" above 0 or \"persist_s\" to 0" err
+'
+
+test_expect_success 'without persist_s: no keeper, no socket, one connection per run' '
+	run r0 plain.json &&
+	W=$(sshd_var a WORKDIR) &&
+	wait_for 60 "ls \"$W\"/execd/*.sock >/dev/null 2>&1" &&
+	n=$(accepted a) &&
+	run r1 plain.json &&
+	test_grep "through the host.s execd" r1 &&
+	test "$(accepted a)" = $((n + 1)) &&
+	test "$(keepers)" = 0 &&
+	test "$(sockets)" = 0
+'
+
+test_expect_success 'with persist_s: the first run starts a keeper, a re-run opens no SSH connection' '
+	run r2 hosts.json &&
+	cat r2 &&
+	test_grep "PASS" r2 &&
+	! grep "kept session" r2 &&
+	test "$(keepers)" = 1 &&
+	test "$(sockets)" = 1 &&
+	n=$(accepted a) &&
+	run r3 hosts.json &&
+	cat r3 &&
+	test_grep "(kept session: no new SSH connection)" r3 &&
+	test_grep "host key SHA256:.* (kept session)" "$(last_run_dir)/run.json" &&
+	test_grep "through the host.s execd" r3 &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.steps.0.status)" = PASS &&
+	test "$(accepted a)" = "$n" &&
+	run r4 hosts.json &&
+	test "$(accepted a)" = "$n" &&
+	test "$(keepers)" = 1
+'
+
+test_expect_success 'an edited source rides through the keeper too' '
+	echo "/* edited */" >>proj/cpu/cputimer.c &&
+	n=$(accepted a) &&
+	run r5 hosts.json &&
+	cat r5 &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 1 &&
+	test "$(accepted a)" = "$n"
+'
+
+test_expect_success 'the keepers directory is 0700, the socket 0600, both ours' '
+	test "$(stat -c %a "$MUX")" = 700 &&
+	test "$(stat -c %u "$MUX")" = "$(id -u)" &&
+	S=$(ls "$MUX"/*.sock) &&
+	test -S "$S" &&
+	test "$(stat -c %a "$S")" = 600 &&
+	test "$(stat -c %u "$S")" = "$(id -u)"
+'
+
+test_expect_success 'a directory that others can enter is refused: the run connects the ordinary way' '
+	chmod 755 "$MUX" &&
+	n=$(accepted a) &&
+	run r6 hosts.json &&
+	chmod 700 "$MUX" &&
+	cat r6 &&
+	test_grep "PASS" r6 &&
+	test_grep "not a private directory" r6 &&
+	test "$(accepted a)" = $((n + 1))
+'
+
+test_expect_success 'a keeper made for identity A is not used with identity B; B'"'"'s leaves after persist_s unused and removes its socket' '
+	D=$(sshd_var a DIR) &&
+	ssh-keygen -q -t ed25519 -N "" -C keyB -f "$TRASH/id_b" &&
+	cat "$TRASH/id_b.pub" >>"$D/authorized_keys" &&
+	sed -e "s|$(sshd_var a IDENTITY)|$TRASH/id_b|" -e "s|\"persist_s\": 600|\"persist_s\": 3|" \
+		hosts.json >hb.json &&
+	grep -q id_b hb.json &&
+	fpb=$(ssh-keygen -lf "$TRASH/id_b.pub" | cut -d" " -f2) &&
+	n=$(accepted a) &&
+	run r7 hb.json &&
+	cat r7 &&
+	! grep "kept session" r7 &&
+	test_grep "PASS" r7 &&
+	test "$(accepted a)" -gt "$n" &&
+	tail -n 20 "$(sshd_var a LOG)" | grep "Accepted publickey" | grep -q "$fpb" &&
+	test "$(sockets)" = 2 &&
+	test "$(keepers)" = 2 &&
+	wait_for 20 "test \"\$(sockets)\" = 1" &&
+	wait_for 5 "test \"\$(keepers)\" = 1" &&
+	cat "$MUX"/*.log >klog &&
+	test_grep "unused for 3 s: leaving" klog
+'
+
+test_expect_success 'a keeper killed (its socket left behind): the next run connects and starts a new one' '
+	pkill -KILL -f "$KEEPER" &&
+	wait_for 5 "test \"\$(keepers)\" = 0" &&
+	test "$(sockets)" = 1 &&
+	n=$(accepted a) &&
+	run r8 hosts.json &&
+	cat r8 &&
+	! grep "kept session" r8 &&
+	test_grep "PASS" r8 &&
+	test "$(keepers)" = 1 &&
+	run r9 hosts.json &&
+	test_grep "kept session" r9 &&
+	test_grep "PASS" r9 &&
+	test "$(accepted a)" = $((n + 2))
+'
+
+test_expect_success 'sshd killed: the keeper leaves and removes its socket; a run reports the host down without hanging; after a restart runs pass again' '
+	sshd_kill a &&
+	wait_for 20 "test \"\$(keepers)\" = 0" &&
+	test "$(sockets)" = 0 &&
+	cat "$MUX"/*.log >klog &&
+	test_grep "session was lost" klog &&
+	test_must_fail run r10 hosts.json &&
+	cat r10 &&
+	test_grep "connection refused" r10 &&
+	sshd_restart a &&
+	run r11 hosts.json &&
+	test_grep "PASS" r11 &&
+	run r12 hosts.json &&
+	test_grep "kept session" r12 &&
+	test_grep "PASS" r12
+'
+
+test_expect_success 'sshd killed while the keeper lives and a run goes on: no hang, the host fails clearly' '
+	test "$(keepers)" = 1 &&
+	sshd_kill a &&
+	test_must_fail run r13 hosts.json &&
+	cat r13 &&
+	! grep "timed out after 60" r13 &&
+	test_grep "refused\|lost" r13 &&
+	wait_for 20 "test \"\$(keepers)\" = 0" &&
+	test "$(sockets)" = 0 &&
+	sshd_restart a
+'
+
+test_done
