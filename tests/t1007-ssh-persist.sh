@@ -10,11 +10,77 @@ test_description='the session keeper (persist_s): a re-run opens no SSH connecti
 
 if ! why=$(sshd_available); then
 	test_skip 'session keeper tests' "$why"
-	test_done
+	test_expect_success 'a keeper that does not answer (stopped): the run connects the ordinary way without waiting long' '
+	run r14 hosts.json &&
+	test "$(keepers)" = 1 &&
+	pkill -STOP -f "$KEEPER" &&
+	t0=$(test_now_ms) &&
+	run r15 hosts.json &&
+	t1=$(test_now_ms) &&
+	pkill -CONT -f "$KEEPER" &&
+	cat r15 &&
+	! grep "kept session" r15 &&
+	test_grep "PASS" r15 &&
+	echo "run beside a stopped keeper: $((t1 - t0)) ms" &&
+	test $((t1 - t0)) -lt 30000 &&
+	run r16 hosts.json &&
+	test_grep "kept session" r16
+'
+
+test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its socket' '
+	test "$(keepers)" = 1 &&
+	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+	cat out &&
+	test_grep "^a  session keeper stopped" out &&
+	wait_for 5 "test \"\$(keepers)\" = 0" &&
+	test "$(sockets)" = 0 &&
+	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+	test_grep "no session keeper is running" out
+'
+
+test_expect_success 'the keepers logged no sanitizer report (under ASan their stderr is the log)' '
+	cat "$MUX"/*.log >klog &&
+	! grep -n "Sanitizer\|runtime error" klog
+'
+
+test_done
 fi
 if ! test_have_cmd cc; then
 	test_skip 'session keeper tests' 'no C compiler (cc) to build the execd with'
-	test_done
+	test_expect_success 'a keeper that does not answer (stopped): the run connects the ordinary way without waiting long' '
+	run r14 hosts.json &&
+	test "$(keepers)" = 1 &&
+	pkill -STOP -f "$KEEPER" &&
+	t0=$(test_now_ms) &&
+	run r15 hosts.json &&
+	t1=$(test_now_ms) &&
+	pkill -CONT -f "$KEEPER" &&
+	cat r15 &&
+	! grep "kept session" r15 &&
+	test_grep "PASS" r15 &&
+	echo "run beside a stopped keeper: $((t1 - t0)) ms" &&
+	test $((t1 - t0)) -lt 30000 &&
+	run r16 hosts.json &&
+	test_grep "kept session" r16
+'
+
+test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its socket' '
+	test "$(keepers)" = 1 &&
+	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+	cat out &&
+	test_grep "^a  session keeper stopped" out &&
+	wait_for 5 "test \"\$(keepers)\" = 0" &&
+	test "$(sockets)" = 0 &&
+	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+	test_grep "no session keeper is running" out
+'
+
+test_expect_success 'the keepers logged no sanitizer report (under ASan their stderr is the log)' '
+	cat "$MUX"/*.log >klog &&
+	! grep -n "Sanitizer\|runtime error" klog
+'
+
+test_done
 fi
 
 # the keepers' private directory: $XDG_RUNTIME_DIR/gpuorch-mux
@@ -23,7 +89,7 @@ export XDG_RUNTIME_DIR
 MUX=$XDG_RUNTIME_DIR/gpuorch-mux
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 KEEPER="__ssh-keeper $MUX/"
-test_at_exit "pkill -KILL -f '$KEEPER'; pkill -f '$TRASH/.*gpuorch-execd'"
+test_at_exit "pkill -CONT -f '$KEEPER'; pkill -KILL -f '$KEEPER'; pkill -f '$TRASH/.*gpuorch-execd'"
 
 accepted() {
 	grep -c "Accepted publickey" "$(sshd_var "$1" LOG)"
@@ -195,6 +261,39 @@ test_expect_success 'sshd killed while the keeper lives and a run goes on: no ha
 	wait_for 20 "test \"\$(keepers)\" = 0" &&
 	test "$(sockets)" = 0 &&
 	sshd_restart a
+'
+
+test_expect_success 'a keeper that does not answer (stopped): the run connects the ordinary way without waiting long' '
+	run r14 hosts.json &&
+	test "$(keepers)" = 1 &&
+	pkill -STOP -f "$KEEPER" &&
+	t0=$(test_now_ms) &&
+	run r15 hosts.json &&
+	t1=$(test_now_ms) &&
+	pkill -CONT -f "$KEEPER" &&
+	cat r15 &&
+	! grep "kept session" r15 &&
+	test_grep "PASS" r15 &&
+	echo "run beside a stopped keeper: $((t1 - t0)) ms" &&
+	test $((t1 - t0)) -lt 30000 &&
+	run r16 hosts.json &&
+	test_grep "kept session" r16
+'
+
+test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its socket' '
+	test "$(keepers)" = 1 &&
+	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+	cat out &&
+	test_grep "^a  session keeper stopped" out &&
+	wait_for 5 "test \"\$(keepers)\" = 0" &&
+	test "$(sockets)" = 0 &&
+	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+	test_grep "no session keeper is running" out
+'
+
+test_expect_success 'the keepers logged no sanitizer report (under ASan their stderr is the log)' '
+	cat "$MUX"/*.log >klog &&
+	! grep -n "Sanitizer\|runtime error" klog
 '
 
 test_done
