@@ -257,6 +257,14 @@ shell_cost() {
 floor() {
 	_one= _all=
 	_r=0
+	if [ "$MODE" = persist ]; then
+		# through the session keepers: the first command on each host starts its keeper
+		_i=1
+		while [ $_i -le "$NHOSTS" ]; do
+			floor_host "$1" $_i warm || return 0
+			_i=$((_i + 1))
+		done
+	fi
 	while [ $_r -lt "$REPS" ]; do
 		_t0=$(date +%s%N)
 		floor_host "$1" 1 || return 0
@@ -274,17 +282,24 @@ floor() {
 	done
 	_o=$(echo $_one | tr ' ' '\n' | median)
 	_a=$(echo $_all | tr ' ' '\n' | median)
-	echo "$1 SSH floor (connect, auth, \`true\` through the execd; libssh2): 1 host $_o s (median of$_one), $NHOSTS hosts at once $_a s (median of$_all), x$(awk -v a="$_a" -v b="$_o" 'BEGIN { printf "%.2f", a / b }') one host"
+	_what="connect, auth, \`true\` through the execd; libssh2"
+	[ "$MODE" != persist ] || _what="\`true\` through the session keeper and the execd: no connect"
+	echo "$1 $MODE SSH floor ($_what): 1 host $_o s (median of$_one), $NHOSTS hosts at once $_a s (median of$_all), x$(awk -v a="$_a" -v b="$_o" 'BEGIN { printf "%.2f", a / b }') one host"
 }
 
 # floor_host ACCOUNT I: one `true` through host I's execd (see floor)
 floor_host() {
 	_s=$(ls "$(sshd_var "$1$2" WORKDIR)"/execd/*.sock 2>/dev/null | head -n 1)
 	[ -n "$_s" ] || { echo "  (no execd on $1$2: no SSH floor)"; return 1; }
+	_persist=0
+	[ "$MODE" != persist ] || _persist=600
 	"$SSHTOOL" --label "$1$2" --port "$(sshd_var "$1$2" PORT)" --key "$(sshd_var "$1$2" IDENTITY)" \
-		--known-hosts "$(sshd_var "$1$2" KNOWN_HOSTS)" --execd "$_s" exec true 2>"$TRASH/floor.$2.err" || {
+		--known-hosts "$(sshd_var "$1$2" KNOWN_HOSTS)" --execd "$_s" --persist $_persist \
+		exec true 2>"$TRASH/floor.$2.err" || {
 		echo "  (the floor's command failed on $1$2: $(cat "$TRASH/floor.$2.err"))"; return 1; }
 	grep -q 'via execd' "$TRASH/floor.$2.err" || echo "  (warning: $1$2's floor command did not go through the execd)"
+	[ "$MODE" != persist ] || [ "$3" = warm ] || grep -q 'via keeper' "$TRASH/floor.$2.err" ||
+		echo "  (warning: $1$2's floor command did not go through its session keeper)"
 }
 
 echo "gpuorch: $GPUORCH ($("$GPUORCH" --version 2>/dev/null | head -n 1); built from the tree it is in)"
