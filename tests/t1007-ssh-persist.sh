@@ -38,6 +38,34 @@ test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its s
 	test_grep "no session keeper is running" out
 '
 
+if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1; then
+	test_skip 'the keeper under valgrind' 'valgrind is not installed (or GPUORCH_NO_VALGRIND=1)'
+else
+	test_expect_success 'the keeper under valgrind (the plain build): relays a run, leaves when asked, leaks nothing' '
+		run r17 hosts.json &&
+		test "$(keepers)" = 1 &&
+		S=$(ls "$MUX"/*.sock) &&
+		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+		wait_for 5 "test \"\$(keepers)\" = 0" &&
+		valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+			--errors-for-leak-kinds=definite,indirect --log-file="$TRASH/vgk.%p" \
+			"$SRCDIR/build/gpuorch" __ssh-keeper "$S" a 127.0.0.1 "$(sshd_var a PORT)" "$(id -un)" \
+			"$(sshd_var a IDENTITY)" "$(sshd_var a KNOWN_HOSTS)" 20000 15 600 &&
+		test -S "$S" &&
+		run r18 hosts.json &&
+		cat r18 &&
+		test_grep "kept session" r18 &&
+		test_grep "PASS" r18 &&
+		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+		test_grep "session keeper stopped" out &&
+		wait_for 20 "test \"\$(keepers)\" = 0" &&
+		ls "$TRASH"/vgk.* &&
+		cat "$TRASH"/vgk.* &&
+		! test -s "$(ls "$TRASH"/vgk.* | tail -n 1)" &&
+		test "$(cat "$TRASH"/vgk.* | wc -c)" = 0
+	'
+fi
+
 test_expect_success 'the keepers logged no sanitizer report (under ASan their stderr is the log)' '
 	cat "$MUX"/*.log >klog &&
 	! grep -n "Sanitizer\|runtime error" klog
@@ -74,6 +102,34 @@ test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its s
 	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
 	test_grep "no session keeper is running" out
 '
+
+if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1; then
+	test_skip 'the keeper under valgrind' 'valgrind is not installed (or GPUORCH_NO_VALGRIND=1)'
+else
+	test_expect_success 'the keeper under valgrind (the plain build): relays a run, leaves when asked, leaks nothing' '
+		run r17 hosts.json &&
+		test "$(keepers)" = 1 &&
+		S=$(ls "$MUX"/*.sock) &&
+		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+		wait_for 5 "test \"\$(keepers)\" = 0" &&
+		valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+			--errors-for-leak-kinds=definite,indirect --log-file="$TRASH/vgk.%p" \
+			"$SRCDIR/build/gpuorch" __ssh-keeper "$S" a 127.0.0.1 "$(sshd_var a PORT)" "$(id -un)" \
+			"$(sshd_var a IDENTITY)" "$(sshd_var a KNOWN_HOSTS)" 20000 15 600 &&
+		test -S "$S" &&
+		run r18 hosts.json &&
+		cat r18 &&
+		test_grep "kept session" r18 &&
+		test_grep "PASS" r18 &&
+		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+		test_grep "session keeper stopped" out &&
+		wait_for 20 "test \"\$(keepers)\" = 0" &&
+		ls "$TRASH"/vgk.* &&
+		cat "$TRASH"/vgk.* &&
+		! test -s "$(ls "$TRASH"/vgk.* | tail -n 1)" &&
+		test "$(cat "$TRASH"/vgk.* | wc -c)" = 0
+	'
+fi
 
 test_expect_success 'the keepers logged no sanitizer report (under ASan their stderr is the log)' '
 	cat "$MUX"/*.log >klog &&
@@ -290,6 +346,34 @@ test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its s
 	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
 	test_grep "no session keeper is running" out
 '
+
+if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1; then
+	test_skip 'the keeper under valgrind' 'valgrind is not installed (or GPUORCH_NO_VALGRIND=1)'
+else
+	test_expect_success 'the keeper under valgrind (the plain build): relays a run, leaves when asked, leaks nothing' '
+		run r17 hosts.json &&
+		test "$(keepers)" = 1 &&
+		S=$(ls "$MUX"/*.sock) &&
+		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+		wait_for 5 "test \"\$(keepers)\" = 0" &&
+		valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+			--errors-for-leak-kinds=definite,indirect --log-file="$TRASH/vgk.%p" \
+			"$SRCDIR/build/gpuorch" __ssh-keeper "$S" a 127.0.0.1 "$(sshd_var a PORT)" "$(id -un)" \
+			"$(sshd_var a IDENTITY)" "$(sshd_var a KNOWN_HOSTS)" 20000 15 600 &&
+		test -S "$S" &&
+		run r18 hosts.json &&
+		cat r18 &&
+		test_grep "kept session" r18 &&
+		test_grep "PASS" r18 &&
+		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+		test_grep "session keeper stopped" out &&
+		wait_for 20 "test \"\$(keepers)\" = 0" &&
+		ls "$TRASH"/vgk.* &&
+		cat "$TRASH"/vgk.* &&
+		! test -s "$(ls "$TRASH"/vgk.* | tail -n 1)" &&
+		test "$(cat "$TRASH"/vgk.* | wc -c)" = 0
+	'
+fi
 
 test_expect_success 'the keepers logged no sanitizer report (under ASan their stderr is the log)' '
 	cat "$MUX"/*.log >klog &&
