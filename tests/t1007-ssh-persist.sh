@@ -10,133 +10,11 @@ test_description='the session keeper (persist_s): a re-run opens no SSH connecti
 
 if ! why=$(sshd_available); then
 	test_skip 'session keeper tests' "$why"
-	test_expect_success 'a keeper that does not answer (stopped): the run connects the ordinary way without waiting long' '
-	run r14 hosts.json &&
-	test "$(keepers)" = 1 &&
-	pkill -STOP -f "$KEEPER" &&
-	t0=$(test_now_ms) &&
-	run r15 hosts.json &&
-	t1=$(test_now_ms) &&
-	pkill -CONT -f "$KEEPER" &&
-	cat r15 &&
-	! grep "kept session" r15 &&
-	test_grep "PASS" r15 &&
-	echo "run beside a stopped keeper: $((t1 - t0)) ms" &&
-	test $((t1 - t0)) -lt 30000 &&
-	run r16 hosts.json &&
-	test_grep "kept session" r16
-'
-
-test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its socket' '
-	test "$(keepers)" = 1 &&
-	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-	cat out &&
-	test_grep "^a  session keeper stopped" out &&
-	wait_for 5 "test \"\$(keepers)\" = 0" &&
-	test "$(sockets)" = 0 &&
-	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-	test_grep "no session keeper is running" out
-'
-
-if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1; then
-	test_skip 'the keeper under valgrind' 'valgrind is not installed (or GPUORCH_NO_VALGRIND=1)'
-else
-	test_expect_success 'the keeper under valgrind (the plain build): relays a run, leaves when asked, leaks nothing' '
-		run r17 hosts.json &&
-		test "$(keepers)" = 1 &&
-		S=$(ls "$MUX"/*.sock) &&
-		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-		wait_for 5 "test \"\$(keepers)\" = 0" &&
-		valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
-			--errors-for-leak-kinds=definite,indirect --log-file="$TRASH/vgk.%p" \
-			"$SRCDIR/build/gpuorch" __ssh-keeper "$S" a 127.0.0.1 "$(sshd_var a PORT)" "$(id -un)" \
-			"$(sshd_var a IDENTITY)" "$(sshd_var a KNOWN_HOSTS)" 20000 15 600 &&
-		test -S "$S" &&
-		run r18 hosts.json &&
-		cat r18 &&
-		test_grep "kept session" r18 &&
-		test_grep "PASS" r18 &&
-		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-		test_grep "session keeper stopped" out &&
-		wait_for 20 "test \"\$(keepers)\" = 0" &&
-		ls "$TRASH"/vgk.* &&
-		cat "$TRASH"/vgk.* &&
-		! test -s "$(ls "$TRASH"/vgk.* | tail -n 1)" &&
-		test "$(cat "$TRASH"/vgk.* | wc -c)" = 0
-	'
-fi
-
-test_expect_success 'the keepers logged no sanitizer report (under ASan their stderr is the log)' '
-	cat "$MUX"/*.log >klog &&
-	! grep -n "Sanitizer\|runtime error" klog
-'
-
-test_done
+	test_done
 fi
 if ! test_have_cmd cc; then
 	test_skip 'session keeper tests' 'no C compiler (cc) to build the execd with'
-	test_expect_success 'a keeper that does not answer (stopped): the run connects the ordinary way without waiting long' '
-	run r14 hosts.json &&
-	test "$(keepers)" = 1 &&
-	pkill -STOP -f "$KEEPER" &&
-	t0=$(test_now_ms) &&
-	run r15 hosts.json &&
-	t1=$(test_now_ms) &&
-	pkill -CONT -f "$KEEPER" &&
-	cat r15 &&
-	! grep "kept session" r15 &&
-	test_grep "PASS" r15 &&
-	echo "run beside a stopped keeper: $((t1 - t0)) ms" &&
-	test $((t1 - t0)) -lt 30000 &&
-	run r16 hosts.json &&
-	test_grep "kept session" r16
-'
-
-test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its socket' '
-	test "$(keepers)" = 1 &&
-	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-	cat out &&
-	test_grep "^a  session keeper stopped" out &&
-	wait_for 5 "test \"\$(keepers)\" = 0" &&
-	test "$(sockets)" = 0 &&
-	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-	test_grep "no session keeper is running" out
-'
-
-if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1; then
-	test_skip 'the keeper under valgrind' 'valgrind is not installed (or GPUORCH_NO_VALGRIND=1)'
-else
-	test_expect_success 'the keeper under valgrind (the plain build): relays a run, leaves when asked, leaks nothing' '
-		run r17 hosts.json &&
-		test "$(keepers)" = 1 &&
-		S=$(ls "$MUX"/*.sock) &&
-		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-		wait_for 5 "test \"\$(keepers)\" = 0" &&
-		valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
-			--errors-for-leak-kinds=definite,indirect --log-file="$TRASH/vgk.%p" \
-			"$SRCDIR/build/gpuorch" __ssh-keeper "$S" a 127.0.0.1 "$(sshd_var a PORT)" "$(id -un)" \
-			"$(sshd_var a IDENTITY)" "$(sshd_var a KNOWN_HOSTS)" 20000 15 600 &&
-		test -S "$S" &&
-		run r18 hosts.json &&
-		cat r18 &&
-		test_grep "kept session" r18 &&
-		test_grep "PASS" r18 &&
-		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-		test_grep "session keeper stopped" out &&
-		wait_for 20 "test \"\$(keepers)\" = 0" &&
-		ls "$TRASH"/vgk.* &&
-		cat "$TRASH"/vgk.* &&
-		! test -s "$(ls "$TRASH"/vgk.* | tail -n 1)" &&
-		test "$(cat "$TRASH"/vgk.* | wc -c)" = 0
-	'
-fi
-
-test_expect_success 'the keepers logged no sanitizer report (under ASan their stderr is the log)' '
-	cat "$MUX"/*.log >klog &&
-	! grep -n "Sanitizer\|runtime error" klog
-'
-
-test_done
+	test_done
 fi
 
 # the keepers' private directory: $XDG_RUNTIME_DIR/gpuorch-mux
@@ -345,6 +223,34 @@ test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its s
 	test "$(sockets)" = 0 &&
 	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
 	test_grep "no session keeper is running" out
+'
+
+test_expect_success 'through a keeper, an exec channel and SFTP open the connection'"'"'s own session when they need it' '
+	W=$(sshd_var a WORKDIR) &&
+	XS=$(ls "$W"/execd/*.sock) &&
+	sshd_sshtool a --user "$(id -un)" --persist 600 --execd "$XS" exec "echo first" >out 2>err &&
+	test "$(keepers)" = 1 &&
+	n=$(accepted a) &&
+	sshd_sshtool a --user "$(id -un)" --persist 600 --execd "$XS" exec "echo kept" >out 2>err &&
+	test_grep "^kept$" out &&
+	test_grep "via keeper" err &&
+	head -c 3000000 /dev/urandom | od -An -tx1 >input &&
+	test_expect_code 3 sshd_sshtool a --user "$(id -un)" --persist 600 --execd "$XS" \
+		exec "cat; head -c 2000000 /dev/zero | tr \"\\0\" x >&2; exit 3" <input >out 2>err &&
+	test_cmp input out &&
+	test "$(head -c 2000000 err | tr -d x | wc -c)" -eq 0 &&
+	test_grep "via keeper" err &&
+	test "$(accepted a)" = "$n" &&
+	echo payload >up.txt &&
+	sshd_sshtool a --user "$(id -un)" --persist 600 upload up.txt "$W/up.txt" >out 2>err &&
+	cat out err &&
+	cmp up.txt "$W/up.txt" &&
+	test "$(accepted a)" = $((n + 1)) &&
+	sshd_sshtool a --user "$(id -un)" --persist 600 exec "echo plain" >out 2>err &&
+	test_grep "^plain$" out &&
+	test "$(accepted a)" = $((n + 2)) &&
+	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+	wait_for 5 "test \"\$(keepers)\" = 0"
 '
 
 if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1; then

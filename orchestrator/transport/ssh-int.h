@@ -1,7 +1,8 @@
 /* ssh-int.h -- what ssh*.c share: struct ssh_conn, its states, error mapping, socket waits.
  *
  * Calls go one way: ssh.c -> ssh-hostkey.c, ssh-auth.c -> ssh-conn.c;
- * ssh-exec.c, ssh-sftp.c -> ssh-conn.c.
+ * ssh-exec.c, ssh-sftp.c -> ssh-conn.c; ssh.c, ssh-exec.c -> ssh-mux.c;
+ * ssh-keeper.c -> ssh.c, ssh-conn.c.
  *
  * Internal to orchestrator/transport/ssh*.c; ssh.h stays the public contract. */
 #ifndef GPUORCH_SSH_INT_H

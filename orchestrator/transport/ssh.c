@@ -24,12 +24,20 @@
  * ssh_map_error() is the one function that turns a libssh2 (or SFTP) error
  * into an enum go_status and a message that names the host.
  *
+ * A host with persist_s may be reached through its session keeper
+ * (ssh-mux.c): ssh_connect then returns a READY connection with no session
+ * of its own (c->mux set, c->lazy a copy of the options), whose execd
+ * commands go to the keeper; ssh_need_session() opens its own session the
+ * ordinary way the first time a command needs one (exec, SFTP), or after the
+ * keeper is found gone.
+ *
  * FILES
  * ssh.c: global init, TCP, connect/disconnect (on top of the others);
  * ssh-conn.c: the connection's state, error mapping, waiting (under all the
  * others); ssh-hostkey.c: known_hosts and the host key check; ssh-auth.c: agent
  * and key-file authentication; ssh-exec.c: ssh_exec; ssh-sftp.c: SFTP
- * upload and download; ssh-int.h: what they share. */
+ * upload and download; ssh-mux.c: the session keeper's client side;
+ * ssh-keeper.c: the keeper process; ssh-int.h: what they share. */
 #include "transport/ssh-int.h"
 
 #include <errno.h>
