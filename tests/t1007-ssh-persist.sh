@@ -253,6 +253,29 @@ test_expect_success 'through a keeper, an exec channel and SFTP open the connect
 	wait_for 5 "test \"\$(keepers)\" = 0"
 '
 
+test_expect_success 'a keeper killed in the middle of a command: the command fails at once, naming the host and the keeper; the next one connects' '
+	W=$(sshd_var a WORKDIR) &&
+	XS=$(ls "$W"/execd/*.sock) &&
+	sshd_sshtool a --user "$(id -un)" --persist 600 --execd "$XS" exec true 2>err &&
+	test "$(keepers)" = 1 &&
+	t0=$(test_now_ms) &&
+	{ sshd_sshtool a --user "$(id -un)" --persist 600 --execd "$XS" --timeout-ms 30000 \
+		exec "touch $TRASH/started; sleep 20; echo never" >out 2>err & } &&
+	wait_for 10 "test -e \"$TRASH/started\"" &&
+	pkill -KILL -f "$KEEPER" &&
+	wait &&
+	t1=$(test_now_ms) &&
+	cat out err &&
+	! grep never out &&
+	test_grep "a (127.0.0.1:[0-9]*): the host.s execd dropped the command before it ended (through the session keeper)" err &&
+	test $((t1 - t0)) -lt 15000 &&
+	sshd_sshtool a --user "$(id -un)" --persist 600 --execd "$XS" exec "echo again" >out 2>err &&
+	test_grep "^again$" out &&
+	! grep "via keeper" err &&
+	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
+	wait_for 5 "test \"\$(keepers)\" = 0"
+'
+
 if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1; then
 	test_skip 'the keeper under valgrind' 'valgrind is not installed (or GPUORCH_NO_VALGRIND=1)'
 else
