@@ -10,7 +10,12 @@
 # A case is ACCOUNT-MODE: MODE execd is gpuorch as it comes (commands through
 # the host's execd once a first run started it: no login shell), MODE shell
 # sets execd_idle_s 0 (every command through the login shell, as before the
-# execd). A fresh run of an execd case is followed by a wait for the execds
+# execd), MODE persist is execd with "persist_s": 600 (a session keeper per
+# host holds the SSH session between runs, docs/design.md "Session keeper":
+# the fresh run starts the keepers, its re-runs open no SSH connection; the
+# keepers live under $TRASH/rt and are stopped before each fresh run). Cases
+# not given by default: clean-persist, rc-persist.
+# A fresh run of an execd (or persist) case is followed by a wait for the execds
 # it builds in the background, so its re-runs find them.
 #
 # Hosts are real OpenSSH servers on 127.0.0.1 started with tests/lib/sshd.sh.
@@ -120,6 +125,19 @@ JSON
 (cd "$P" && git init -q && git config user.email b@example.com && git config user.name bench &&
 	git add -A && git commit -qm bench) || exit 1
 GPUORCH_REPORTS=$TRASH/reports
+# the session keepers of MODE persist: their sockets under $TRASH/rt
+XDG_RUNTIME_DIR=$TRASH/rt
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+export XDG_RUNTIME_DIR
+stop_keepers() {
+	pkill -f "__ssh-keeper $XDG_RUNTIME_DIR/" 2>/dev/null
+	_w=0
+	while pgrep -f "__ssh-keeper $XDG_RUNTIME_DIR/" >/dev/null && [ $_w -lt 50 ]; do
+		sleep 0.1
+		_w=$((_w + 1))
+	done
+}
+test_at_exit stop_keepers
 # the controller's kept probes (a fresh run starts without them)
 GPUORCH_CACHE_DIR=$TRASH/ctl-cache
 export GPUORCH_REPORTS GPUORCH_CACHE_DIR
@@ -136,6 +154,9 @@ hosts() {
 	sshd_write_hosts_json "$hf.tmp" $hnames
 	if [ "$MODE" = shell ]; then
 		sed 's/"connect_timeout_s": 5/"connect_timeout_s": 5, "execd_idle_s": 0/' "$hf.tmp" >"$hf"
+		rm -f "$hf.tmp"
+	elif [ "$MODE" = persist ]; then
+		sed 's/"connect_timeout_s": 5/"connect_timeout_s": 5, "persist_s": 600/' "$hf.tmp" >"$hf"
 		rm -f "$hf.tmp"
 	else
 		mv -f "$hf.tmp" "$hf"
@@ -159,9 +180,10 @@ cpu_of() {
 }
 
 # fresh ACCOUNT N: nothing of gpuorch on the hosts (workdir and execd, probe
-# cache) nor in the controller's kept probes
+# cache) nor in the controller's kept probes and session keepers
 fresh() {
 	rm -rf "$GPUORCH_CACHE_DIR"
+	stop_keepers
 	_i=1
 	while [ $_i -le "$2" ]; do
 		pkill -f "^$(sshd_var "$1$_i" WORKDIR)/execd/gpuorch-execd"
@@ -235,6 +257,14 @@ shell_cost() {
 floor() {
 	_one= _all=
 	_r=0
+	if [ "$MODE" = persist ]; then
+		# through the session keepers: the first command on each host starts its keeper
+		_i=1
+		while [ $_i -le "$NHOSTS" ]; do
+			floor_host "$1" $_i warm || return 0
+			_i=$((_i + 1))
+		done
+	fi
 	while [ $_r -lt "$REPS" ]; do
 		_t0=$(date +%s%N)
 		floor_host "$1" 1 || return 0
@@ -252,17 +282,24 @@ floor() {
 	done
 	_o=$(echo $_one | tr ' ' '\n' | median)
 	_a=$(echo $_all | tr ' ' '\n' | median)
-	echo "$1 SSH floor (connect, auth, \`true\` through the execd; libssh2): 1 host $_o s (median of$_one), $NHOSTS hosts at once $_a s (median of$_all), x$(awk -v a="$_a" -v b="$_o" 'BEGIN { printf "%.2f", a / b }') one host"
+	_what="connect, auth, \`true\` through the execd; libssh2"
+	[ "$MODE" != persist ] || _what="\`true\` through the session keeper and the execd: no connect"
+	echo "$1 $MODE SSH floor ($_what): 1 host $_o s (median of$_one), $NHOSTS hosts at once $_a s (median of$_all), x$(awk -v a="$_a" -v b="$_o" 'BEGIN { printf "%.2f", a / b }') one host"
 }
 
 # floor_host ACCOUNT I: one `true` through host I's execd (see floor)
 floor_host() {
 	_s=$(ls "$(sshd_var "$1$2" WORKDIR)"/execd/*.sock 2>/dev/null | head -n 1)
 	[ -n "$_s" ] || { echo "  (no execd on $1$2: no SSH floor)"; return 1; }
+	_persist=0
+	[ "$MODE" != persist ] || _persist=600
 	"$SSHTOOL" --label "$1$2" --port "$(sshd_var "$1$2" PORT)" --key "$(sshd_var "$1$2" IDENTITY)" \
-		--known-hosts "$(sshd_var "$1$2" KNOWN_HOSTS)" --execd "$_s" exec true 2>"$TRASH/floor.$2.err" || {
+		--known-hosts "$(sshd_var "$1$2" KNOWN_HOSTS)" --execd "$_s" --persist $_persist \
+		exec true 2>"$TRASH/floor.$2.err" || {
 		echo "  (the floor's command failed on $1$2: $(cat "$TRASH/floor.$2.err"))"; return 1; }
 	grep -q 'via execd' "$TRASH/floor.$2.err" || echo "  (warning: $1$2's floor command did not go through the execd)"
+	[ "$MODE" != persist ] || [ "$3" = warm ] || grep -q 'via keeper' "$TRASH/floor.$2.err" ||
+		echo "  (warning: $1$2's floor command did not go through its session keeper)"
 }
 
 echo "gpuorch: $GPUORCH ($("$GPUORCH" --version 2>/dev/null | head -n 1); built from the tree it is in)"
@@ -270,7 +307,7 @@ echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) (shared with
 echo "one 'ssh host true': clean account $(shell_cost clean); rc account $(shell_cost rc)"
 # wait_execd ACCOUNT N: the execds the fresh run built in the background run
 wait_execd() {
-	[ "$MODE" = execd ] || return 0
+	[ "$MODE" != shell ] || return 0
 	_w=0
 	while [ $_w -lt 600 ]; do
 		_up=0 _i=1
@@ -324,5 +361,5 @@ for case in $CASES; do
 		(cd "$P" && git checkout -q -- cpu/cputimer.c)
 		echo "$case $n host(s) edited source (execd up, probe kept): wall $(echo $walls | tr ' ' '\n' | median) s (median of$walls), nvcc $(echo $nvccs | tr ' ' '\n' | median) s, beyond nvcc $(echo $beyond | tr ' ' '\n' | median) s (median of$beyond), remote CPU $(echo $cpus | tr ' ' '\n' | median) s per host; host 0 in the last: shipped $SHIPPED, phases (s):$PHASES"
 	done
-	[ "$MODE" = execd ] && floor "$acct"
+	[ "$MODE" != shell ] && floor "$acct"
 done

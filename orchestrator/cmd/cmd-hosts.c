@@ -21,6 +21,7 @@ static const char usage[] =
 	"   or: gpuorch hosts list --hosts FILE\n"
 	"   or: gpuorch hosts up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key]\n"
 	"   or: gpuorch hosts clean --hosts FILE [--host NAME ...] [--older-than DAYS] [--dry-run]\n"
+	"   or: gpuorch hosts disconnect --hosts FILE [--host NAME ...]\n"
 	"\n"
 	"    check   connect to every host in parallel and show its GPU, compute\n"
 	"            capability, driver, clocks, and where nvcc, ncu and\n"
@@ -34,6 +35,8 @@ static const char usage[] =
 	"    clean   remove from each host's work directory the runs, sources, builds\n"
 	"            and shipped files no run has used for DAYS (default 14; a live\n"
 	"            run's are always kept); --dry-run says what it would remove\n"
+	"    disconnect  stop each host's session keeper (\"persist_s\", docs/hosts.md):\n"
+	"            the next run connects anew\n"
 	"\n"
 	"exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n";
 
@@ -85,6 +88,26 @@ static void print_check(const struct host_probe *t)
 		printf("    warning: missing %s%s%s: steps cannot run detached and bounded\n",
 		       hi->has_flock ? "" : "flock ", hi->has_timeout ? "" : "timeout ",
 		       hi->has_setsid ? "" : "setsid");
+}
+
+/* hosts disconnect: each host's session keeper leaves (none running is no error) */
+static int disconnect_hosts(const struct hosts *hs)
+{
+	int i;
+	for (i = 0; i < hs->n; i++) {
+		const struct host *h = &hs->v[i];
+		struct strbuf err = STRBUF_INIT;
+		struct ssh_opts o;
+		host_ssh_opts(h, 0, &o);
+		if (h->slurm)
+			printf("%s  cluster: no session keeper\n", h->name);
+		else if (ssh_keeper_stop(&o, &err) == GO_OK)
+			printf("%s  session keeper stopped\n", h->name);
+		else
+			printf("%s  %s\n", h->name, err.buf);
+		strbuf_release(&err);
+	}
+	return GO_EXIT_OK;
 }
 
 /* hosts clean: one host after another (one command each) */
@@ -162,11 +185,13 @@ static int hosts_exec(int argc, char **argv)
 	if (argc < 2) {
 		free(names);
 		return cmd_usage_error(&cmd_hosts_entry,
-				       "no verb given: 'check', 'list', 'up', 'down', 'status' or 'clean'");
+				       "no verb given: 'check', 'list', 'up', 'down', 'status', 'clean' "
+				       "or 'disconnect'");
 	}
 	verb = argv[1];
 	if (strcmp(verb, "check") && strcmp(verb, "list") && strcmp(verb, "up") &&
-	    strcmp(verb, "down") && strcmp(verb, "status") && strcmp(verb, "clean")) {
+	    strcmp(verb, "down") && strcmp(verb, "status") && strcmp(verb, "clean") &&
+	    strcmp(verb, "disconnect")) {
 		free(names);
 		return cmd_usage_error(&cmd_hosts_entry, "unknown verb '%s'", verb);
 	}
@@ -221,6 +246,10 @@ static int hosts_exec(int argc, char **argv)
 	}
 	if (!strcmp(verb, "clean")) {
 		rc = clean_hosts(hs, accept_new, days, dry_run);
+		goto out;
+	}
+	if (!strcmp(verb, "disconnect")) {
+		rc = disconnect_hosts(hs);
 		goto out;
 	}
 	if (!strcmp(verb, "up") || !strcmp(verb, "down") || !strcmp(verb, "status")) {

@@ -57,6 +57,17 @@ int main(int argc, char **argv)
 		print_main_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? GO_EXIT_USAGE : cmd_finish_stdout(0);
 	}
+	if (!strcmp(argv[1], SSH_KEEPER_ARG)) {
+		/* hidden: the session keeper that ssh_connect starts (ssh-mux.c) */
+		if (ssh_global_init(&err) != GO_OK) {
+			fprintf(stderr, "error: %s\n", err.buf);
+			strbuf_release(&err);
+			return GO_EXIT_LOCAL;
+		}
+		rc = ssh_keeper_main(argc - 2, argv + 2);
+		ssh_global_cleanup();
+		return rc;
+	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("gpuorch %s\n", GPUORCH_VERSION);
 		return cmd_finish_stdout(0);

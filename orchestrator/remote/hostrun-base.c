@@ -77,6 +77,7 @@ enum go_status hr_reconnect(struct hostrun *hr, struct strbuf *err)
 	ssh_disconnect(hr->conn);
 	hr->conn = NULL;
 	host_ssh_opts(hr->h, 0, &o);
+	o.persist_s = hr->h->persist_s;
 	strbuf_addf(&hr->out, "  connection lost; reconnecting (up to %d s)\n",
 		    hr->ctx->reconnect_timeout_s);
 	live_set(hr->ctx->live, hr->index, "reconnect", err->buf);

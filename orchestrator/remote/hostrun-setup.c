@@ -20,11 +20,17 @@ enum go_status hr_connect(struct hostrun *hr)
 
 	live_set(hr->ctx->live, hr->index, "connect", hr->h->address);
 	host_ssh_opts(hr->h, hr->ctx->accept_new_hostkey, &o);
+	o.persist_s = hr->h->persist_s;
 	st = ssh_connect(&o, &hr->conn, &err);
 	if (st != GO_OK) {
 		hr_fail_host(hr, "connect", t0, err.buf);
 	} else {
-		char *d = xstrfmt("host key %s", ssh_fingerprint(hr->conn));
+		char *d = xstrfmt("host key %s%s", ssh_fingerprint(hr->conn),
+				  ssh_via_keeper(hr->conn) ? " (kept session)" : "");
+		if (ssh_via_keeper(hr->conn))
+			strbuf_addstr(&hr->out, "  through its session keeper (kept session: no new SSH connection)\n");
+		if (hr->h->persist_s && ssh_notice(hr->conn))
+			strbuf_addf(&hr->out, "  note: %s\n", ssh_notice(hr->conn));
 		hr_phase(hr, "connect", "PASS", t0, d);
 		free(d);
 	}

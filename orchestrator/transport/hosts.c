@@ -432,7 +432,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	static const char *const keys[] = { "name", "address", "port", "user", "identity",
 					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
 					    "connect_timeout_s", "gpu_index", "ssh_alias",
-					    "ssh_config", "python", "max_builds", "execd_idle_s", "slurm",
+					    "ssh_config", "python", "max_builds", "execd_idle_s", "persist_s", "slurm",
 					    "login", "instance", NULL };
 	static const char *const login_keys[] = { "address", "port", "user", "identity",
 						  "known_hosts", "ssh_alias", "ssh_config",
@@ -504,6 +504,17 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	TRY(get_int(c, v, "max_builds", 1, 1024, &h->max_builds, NULL));
 	h->execd_idle_s = DEFAULT_EXECD_IDLE_S;
 	TRY(get_int(c, v, "execd_idle_s", 0, 604800, &h->execd_idle_s, NULL));
+	TRY(get_int(c, v, "persist_s", 0, 86400, &h->persist_s, NULL));
+	if (h->persist_s && h->slurm) {
+		push(c, ".persist_s");
+		return bad(c, "host '%s': \"persist_s\" is for a plain SSH host; remove it from the cluster entry",
+			   h->name);
+	}
+	if (h->persist_s && !h->execd_idle_s) {
+		push(c, ".persist_s");
+		return bad(c, "host '%s': a kept session carries the commands that go through the host's execd, and \"execd_idle_s\" is 0; set \"execd_idle_s\" above 0 or \"persist_s\" to 0",
+			   h->name);
+	}
 	{
 		/* A cloud instance behind the host: checked by cloud/instance.c
 		 * (a layer above), before anything starts; kept here as given. */

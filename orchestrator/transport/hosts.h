@@ -46,6 +46,8 @@ struct host {
 	int max_builds;       /* builds at once on the host; 0: one per core (probed) */
 	int execd_idle_s;     /* the host's execd (docs/runner.md) leaves after this long
 			       * unused; 0: no execd, every command through the login shell */
+	int persist_s;        /* keep the SSH session open between runs in a session keeper
+			       * that leaves after this long unused; 0: off (docs/hosts.md) */
 	struct cJSON *instance; /* "instance": the cloud instance behind it (cloud/instance.h), or NULL */
 	char *instance_path;  /* its JSON path for messages, "hosts[1].instance" */
 };

@@ -7,13 +7,24 @@
  * without starting any shell; the execd runs `/bin/sh -c CMD` and frames its
  * stdout, stderr and end on the one stream (execd-proto.h). An execd that is
  * not there (the channel is refused) or answers "stale" has run nothing: the
- * command then runs the ordinary way and the connection forgets the execd. */
+ * command then runs the ordinary way and the connection forgets the execd.
+ *
+ * A connection through a session keeper (ssh-mux.c) has no session of its
+ * own: its execd commands go over a local stream to the keeper, which
+ * relays it byte for byte to a direct-streamlocal channel of its session.
+ * run_channel reads and writes either kind through struct chan's few calls,
+ * so both go through the one loop; anything else (an exec channel, SFTP)
+ * opens the connection's own session first (ssh_need_session). */
 #include "transport/ssh-int.h"
 #include "transport/execd-proto.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "core/timeutil.h"
 #include "core/banned.h"
 
@@ -116,6 +127,93 @@ static LIBSSH2_CHANNEL *open_streamlocal(struct ssh_conn *c, const char *sock, i
 	return ch;
 }
 
+/* ------------------------------------------------------------------ */
+/* a command's stream: a libssh2 channel, or a keeper's local stream     */
+
+struct chan {
+	struct ssh_conn *c;
+	LIBSSH2_CHANNEL *ch;    /* on c's session; NULL with fd */
+	int fd;                 /* the keeper's stream; -1 with ch */
+	int fd_eof;             /* the keeper closed it */
+	int fd_errno;           /* why it failed */
+};
+
+/* A failed stream read or write (rc < 0, not EAGAIN) as a go_status. */
+static enum go_status chan_fail(struct chan *k, ssize_t rc, const char *what, struct strbuf *err)
+{
+	if (k->fd < 0)
+		return ssh_map_error(k->c, (int)rc, what, err);
+	return go_fail(err, GO_ERR_SSH, "%s: %s: the session keeper's stream failed (%s)",
+		       k->c->where, what, strerror(k->fd_errno ? k->fd_errno : EPIPE));
+}
+
+static ssize_t chan_write(struct chan *k, const char *p, size_t n)
+{
+	ssize_t w;
+
+	if (k->fd < 0)
+		return libssh2_channel_write(k->ch, p, n);
+	w = send(k->fd, p, n, MSG_NOSIGNAL);
+	if (w >= 0)
+		return w;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return LIBSSH2_ERROR_EAGAIN;
+	k->fd_errno = errno;
+	return LIBSSH2_ERROR_SOCKET_SEND;
+}
+
+/* 0 is "nothing now" for both kinds: chan_eof says whether it ended. */
+static ssize_t chan_read(struct chan *k, char *buf, size_t n)
+{
+	ssize_t r;
+
+	if (k->fd < 0)
+		return libssh2_channel_read(k->ch, buf, n);
+	if (k->fd_eof)
+		return 0;
+	r = recv(k->fd, buf, n, 0);
+	if (r > 0)
+		return r;
+	if (r == 0) {
+		k->fd_eof = 1;
+		return 0;
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+		return LIBSSH2_ERROR_EAGAIN;
+	k->fd_errno = errno;
+	return LIBSSH2_ERROR_SOCKET_RECV;
+}
+
+/* The keeper's stream has no stderr: the execd frames it into stdout. */
+static ssize_t chan_read_stderr(struct chan *k, char *buf, size_t n)
+{
+	return k->fd < 0 ? libssh2_channel_read_stderr(k->ch, buf, n) : LIBSSH2_ERROR_EAGAIN;
+}
+
+static int chan_eof(struct chan *k)
+{
+	return k->fd < 0 ? libssh2_channel_eof(k->ch) : k->fd_eof;
+}
+
+/* Wait for the stream until the deadline: -1 past it (ssh_wait_socket). */
+static int chan_wait(struct chan *k, int want_write, int64_t deadline)
+{
+	struct pollfd pfd;
+	int64_t left;
+
+	if (k->fd < 0)
+		return ssh_wait_socket(k->c, deadline);
+	left = deadline - time_mono_ms();
+	if (left <= 0)
+		return -1;
+	pfd.fd = k->fd;
+	pfd.events = POLLIN | (want_write ? POLLOUT : 0);
+	pfd.revents = 0;
+	if (poll(&pfd, 1, left > 1000 ? 1000 : (int)left) < 0 && errno != EINTR)
+		time_sleep_ms(10);
+	return 0;
+}
+
 /* One command on one channel: an exec request (execd NULL), or framed
  * through the execd at that socket. *fallback is set when the execd ran
  * nothing (absent, refused the channel, stale): run it the ordinary way. */
@@ -126,7 +224,7 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 				  struct strbuf *err)
 {
 	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	LIBSSH2_CHANNEL *ch = NULL;
+	struct chan k = { c, NULL, -1, 0, 0 };
 	struct strbuf framed_in = STRBUF_INIT;
 	struct execd_rx rx;
 	struct execd_sink sink = { on_out, out_ctx, errout };
@@ -138,9 +236,15 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 
 	execd_rx_init(&rx);
 	if (execd) {
-		int refused;
-		ch = open_streamlocal(c, execd, deadline, timeout_ms, &refused, &st, err);
-		if (!ch) {
+		int refused = 0;
+		if (c->mux)
+			k.fd = ssh_mux_open(c, execd, deadline, &refused);
+		if (k.fd < 0 && !refused) {
+			/* no keeper (or it is gone): c's own session */
+			if ((st = ssh_need_session(c, err)) == GO_OK)
+				k.ch = open_streamlocal(c, execd, deadline, timeout_ms, &refused, &st, err);
+		}
+		if (k.fd < 0 && !k.ch) {
 			*fallback = refused;
 			execd_rx_release(&rx);
 			return st;
@@ -155,9 +259,13 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		in = &framed;
 		keep_open = 1;
 	} else {
+		if ((st = ssh_need_session(c, err))) {
+			execd_rx_release(&rx);
+			return st;
+		}
 		for (;;) {
-			ch = libssh2_channel_open_session(c->session);
-			if (ch)
+			k.ch = libssh2_channel_open_session(c->session);
+			if (k.ch)
 				break;
 			rc = libssh2_session_last_errno(c->session);
 			if (rc != LIBSSH2_ERROR_EAGAIN) {
@@ -169,7 +277,7 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 				return ssh_fail_timeout(c, "opening an SSH channel", timeout_ms, err);
 			}
 		}
-		SSH_RETRY(c, deadline, rc, libssh2_channel_exec(ch, cmd));
+		SSH_RETRY(c, deadline, rc, libssh2_channel_exec(k.ch, cmd));
 		if (rc == LIBSSH2_ERROR_TIMEOUT) {
 			st = ssh_fail_timeout(c, "starting a remote command", timeout_ms, err);
 			goto out;
@@ -191,24 +299,24 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 			size_t chunk = in->len - sent;
 			if (chunk > SSH_IO_CHUNK)
 				chunk = SSH_IO_CHUNK;
-			n = libssh2_channel_write(ch, (const char *)in->data + sent, chunk);
+			n = chan_write(&k, (const char *)in->data + sent, chunk);
 			if (n > 0) {
 				sent += (size_t)n;
 				progress = 1;
 			} else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
 				/* the command closed its stdin: stop feeding it */
 				if (n == LIBSSH2_ERROR_CHANNEL_EOF_SENT ||
-				    n == LIBSSH2_ERROR_CHANNEL_CLOSED || libssh2_channel_eof(ch)) {
+				    n == LIBSSH2_ERROR_CHANNEL_CLOSED || chan_eof(&k) || k.fd >= 0) {
 					sent = in->len;
 					in->more = 0;
 				} else {
-					st = ssh_map_error(c, (int)n, "cannot send input to a remote command", err);
+					st = chan_fail(&k, n, "cannot send input to a remote command", err);
 					goto out;
 				}
 			}
 		}
 		if (!eof_sent && !keep_open && !in->more && sent >= (in->data ? in->len : 0)) {
-			rc = libssh2_channel_send_eof(ch);
+			rc = libssh2_channel_send_eof(k.ch);
 			if (rc == 0 || rc != LIBSSH2_ERROR_EAGAIN) {
 				/* an error here (channel closed already) is not fatal */
 				eof_sent = 1;
@@ -216,7 +324,7 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 			}
 		}
 
-		n = libssh2_channel_read(ch, buf, SSH_IO_CHUNK);
+		n = chan_read(&k, buf, SSH_IO_CHUNK);
 		if (n > 0 && execd) {
 			if (execd_rx_feed(&rx, buf, (size_t)n, &sink)) {
 				st = go_fail(err, GO_ERR_INTERRUPTED, "%s: remote command stopped by its reader",
@@ -238,16 +346,16 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 			}
 			progress = 1;
 		} else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
-			st = ssh_map_error(c, (int)n, "cannot read the output of a remote command", err);
+			st = chan_fail(&k, n, "cannot read the output of a remote command", err);
 			goto out;
 		}
-		n = libssh2_channel_read_stderr(ch, buf, SSH_IO_CHUNK);
+		n = chan_read_stderr(&k, buf, SSH_IO_CHUNK);
 		if (n > 0) {
 			if (errout)
 				strbuf_add(errout, buf, (size_t)n);
 			progress = 1;
 		} else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
-			st = ssh_map_error(c, (int)n, "cannot read the output of a remote command", err);
+			st = chan_fail(&k, n, "cannot read the output of a remote command", err);
 			goto out;
 		}
 		if (progress) {
@@ -259,11 +367,12 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		}
 		/* no data now: finished only when the remote side sent EOF
 		 * and both streams are drained (0-byte reads above) */
-		if (libssh2_channel_eof(ch)) {
+		if (chan_eof(&k)) {
 			if (execd) {
-				/* the execd's handler went before the end frame */
+				/* the execd's handler (or the keeper) went before the end frame */
 				st = go_fail(err, GO_ERR_SSH, "%s: the host's execd dropped the command "
-					     "before it ended", c->where);
+					     "before it ended%s", c->where,
+					     k.fd >= 0 ? " (through the session keeper)" : "");
 				goto out;
 			}
 			break;
@@ -278,11 +387,11 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 				goto out;
 			}
 			if (ask < deadline) {
-				ssh_wait_socket(c, ask);
+				chan_wait(&k, sent < (in->data ? in->len : 0), ask);
 				continue;
 			}
 		}
-		if (ssh_wait_socket(c, deadline) < 0) {
+		if (chan_wait(&k, sent < (in->data ? in->len : 0), deadline) < 0) {
 			st = ssh_fail_timeout(c, "remote command", timeout_ms, err);
 			goto out;
 		}
@@ -297,9 +406,9 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		}
 		goto out;   /* the channel goes as a discarded one: the execd closes it */
 	}
-	SSH_RETRY(c, deadline, rc, libssh2_channel_close(ch));
+	SSH_RETRY(c, deadline, rc, libssh2_channel_close(k.ch));
 	if (!rc)
-		SSH_RETRY(c, deadline, rc, libssh2_channel_wait_closed(ch));
+		SSH_RETRY(c, deadline, rc, libssh2_channel_wait_closed(k.ch));
 	if (rc == LIBSSH2_ERROR_TIMEOUT) {
 		st = ssh_fail_timeout(c, "remote command", timeout_ms, err);
 		goto out;
@@ -311,19 +420,21 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 	if (res) {
 		char *sig = NULL;
 		size_t siglen = 0;
-		res->exit_code = libssh2_channel_get_exit_status(ch);
-		if (libssh2_channel_get_exit_signal(ch, &sig, &siglen, NULL, NULL, NULL, NULL) == 0 &&
+		res->exit_code = libssh2_channel_get_exit_status(k.ch);
+		if (libssh2_channel_get_exit_signal(k.ch, &sig, &siglen, NULL, NULL, NULL, NULL) == 0 &&
 		    sig) {
 			snprintf(res->signal, sizeof(res->signal), "%.*s", (int)siglen, sig);
 			libssh2_free(c->session, sig);
 		}
 	}
-	SSH_RETRY(c, deadline, rc, libssh2_channel_free(ch));
-	ch = NULL;
+	SSH_RETRY(c, deadline, rc, libssh2_channel_free(k.ch));
+	k.ch = NULL;
 out:
 	free(buf);
-	if (ch)
-		channel_discard(c, ch, SSH_ABANDON_GRACE_MS);
+	if (k.ch)
+		channel_discard(c, k.ch, SSH_ABANDON_GRACE_MS);
+	if (k.fd >= 0)
+		close(k.fd);   /* the keeper closes its channel: the execd hangs up */
 	strbuf_release(&framed_in);
 	execd_rx_release(&rx);
 	return st;

@@ -1,7 +1,8 @@
 /* ssh-int.h -- what ssh*.c share: struct ssh_conn, its states, error mapping, socket waits.
  *
  * Calls go one way: ssh.c -> ssh-hostkey.c, ssh-auth.c -> ssh-conn.c;
- * ssh-exec.c, ssh-sftp.c -> ssh-conn.c.
+ * ssh-exec.c, ssh-sftp.c -> ssh-conn.c; ssh.c, ssh-exec.c -> ssh-mux.c;
+ * ssh-keeper.c -> ssh.c, ssh-conn.c.
  *
  * Internal to orchestrator/transport/ssh*.c; ssh.h stays the public contract. */
 #ifndef GPUORCH_SSH_INT_H
@@ -40,6 +41,11 @@ struct ssh_conn {
 	int keepalive_s;
 	char *execd;            /* the host's execd socket (ssh_use_execd); NULL: none */
 	int via_execd;          /* the last command went through it */
+	/* the session keeper (ssh-mux.c) */
+	char *mux;              /* its socket, while c uses it; NULL: none */
+	struct ssh_opts *lazy;  /* the options for opening c's own session when a
+				 * command needs one (a copy; NULL: c has one already) */
+	int mux_launcher;       /* pid of the keeper's launcher, reaped in ssh_disconnect; 0: none */
 };
 
 /* ssh-conn.c: state, errors, waiting (every other ssh*.c stands on these) */
@@ -75,6 +81,25 @@ enum go_status ssh_check_usable(struct ssh_conn *c, struct strbuf *err);
 			}                                                  \
 		}                                                          \
 	} while (0)
+
+/* ssh.c: the session itself */
+/* Open c's own session when it has none yet (a connection through a
+ * keeper, ssh-mux.c): GO_OK at once when it has one. */
+enum go_status ssh_need_session(struct ssh_conn *c, struct strbuf *err);
+
+/* ssh-mux.c: the session keeper's client side */
+/* The keeper's socket for these options in a private directory, or NULL
+ * (why in *why) when there can be none. */
+char *ssh_mux_path(const struct ssh_opts *o, struct strbuf *why);
+/* Is the keeper at path alive? 0 with its host key's fingerprint in fp. */
+int ssh_mux_hello(const char *path, char *fp, size_t fplen, int timeout_ms);
+/* Start a keeper for o at path (after c connected the ordinary way). */
+void ssh_mux_launch(struct ssh_conn *c, const struct ssh_opts *o, const char *path);
+/* A local stream through c's keeper to the Unix socket sock on the host:
+ * an fd, or -1 with *refused when the keeper's sshd would not connect it
+ * (as open_streamlocal), or -1 with *refused 0 when the keeper is gone or
+ * broken (c->mux is then forgotten: use c's own session). */
+int ssh_mux_open(struct ssh_conn *c, const char *sock, int64_t deadline, int *refused);
 
 /* ssh-hostkey.c: known_hosts, fingerprints (called by ssh.c's connect) */
 /* Check the server's host key against o->known_hosts (or record a new one). */

@@ -15,8 +15,8 @@ static enum go_status sftp_ready(struct ssh_conn *c, int64_t deadline, int timeo
 	enum go_status st;
 	int rc;
 
-	if ((st = ssh_check_usable(c, err)))
-		return st;
+	if ((st = ssh_check_usable(c, err)) || (st = ssh_need_session(c, err)))
+		return st;   /* (a connection through a keeper opens its own session here) */
 	while (!c->sftp) {
 		c->sftp = libssh2_sftp_init(c->session);
 		if (c->sftp)

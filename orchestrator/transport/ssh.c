@@ -24,12 +24,20 @@
  * ssh_map_error() is the one function that turns a libssh2 (or SFTP) error
  * into an enum go_status and a message that names the host.
  *
+ * A host with persist_s may be reached through its session keeper
+ * (ssh-mux.c): ssh_connect then returns a READY connection with no session
+ * of its own (c->mux set, c->lazy a copy of the options), whose execd
+ * commands go to the keeper; ssh_need_session() opens its own session the
+ * ordinary way the first time a command needs one (exec, SFTP), or after the
+ * keeper is found gone.
+ *
  * FILES
  * ssh.c: global init, TCP, connect/disconnect (on top of the others);
  * ssh-conn.c: the connection's state, error mapping, waiting (under all the
  * others); ssh-hostkey.c: known_hosts and the host key check; ssh-auth.c: agent
  * and key-file authentication; ssh-exec.c: ssh_exec; ssh-sftp.c: SFTP
- * upload and download; ssh-int.h: what they share. */
+ * upload and download; ssh-mux.c: the session keeper's client side;
+ * ssh-keeper.c: the keeper process; ssh-int.h: what they share. */
 #include "transport/ssh-int.h"
 
 #include <errno.h>
@@ -40,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -48,6 +57,9 @@
 
 #define SSH_DEFAULT_CONNECT_MS 10000
 #define SSH_DEFAULT_KEEPALIVE_S 15
+#define SSH_MUX_HELLO_MS 2000
+
+static void close_session(struct ssh_conn *c);
 
 static int global_ready;
 
@@ -181,38 +193,19 @@ static enum go_status tcp_connect(struct ssh_conn *c, int64_t deadline, int time
 /* ------------------------------------------------------------------ */
 /* connect / disconnect                                                */
 
-enum go_status ssh_connect(const struct ssh_opts *o, struct ssh_conn **out,
-			   struct strbuf *err)
+/* Open c's session: TCP, handshake, host key, authentication. On failure
+ * c has no session or socket left (c->state says how far it got). */
+static enum go_status conn_open(struct ssh_conn *c, const struct ssh_opts *o,
+				struct strbuf *err)
 {
-	struct ssh_conn *c;
 	int timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : SSH_DEFAULT_CONNECT_MS;
 	int64_t deadline = time_mono_ms() + timeout_ms;
 	enum go_status st;
 	int rc;
 
-	*out = NULL;
-	if (!global_ready && (st = ssh_global_init(err)))
-		return st;
-	c = xcalloc(1, sizeof(*c));
-	c->sock = -1;
-	c->label = xstrdup(o->label ? o->label : o->address);
-	c->address = xstrdup(o->address ? o->address : "");
-	c->port = o->port > 0 ? o->port : 22;
-	c->user = xstrdup(o->user ? o->user : "");
-	c->keepalive_s = o->keepalive_s > 0 ? o->keepalive_s : SSH_DEFAULT_KEEPALIVE_S;
-	c->where = xstrfmt("%s (%s:%d)", c->label, c->address, c->port);
-
-	if (!o->address || !*o->address) {
-		st = go_fail(err, GO_ERR_HOSTS, "%s: no address to connect to", c->label);
-		goto fail;
-	}
-	if (!*c->user) {
-		st = go_fail(err, GO_ERR_HOSTS, "%s: no user to log in as", c->where);
-		goto fail;
-	}
 	st = tcp_connect(c, deadline, timeout_ms, err);
 	if (st)
-		goto fail;
+		return st;
 
 	c->session = libssh2_session_init();
 	if (!c->session) {
@@ -243,11 +236,142 @@ enum go_status ssh_connect(const struct ssh_opts *o, struct ssh_conn **out,
 	if (st)
 		goto fail;
 	ssh_conn_set_state(c, CONN_READY);
+	return GO_OK;
+fail:
+	close_session(c);
+	return st;
+}
+
+static struct ssh_opts *opts_copy(const struct ssh_opts *o)
+{
+	struct ssh_opts *d = xmalloc(sizeof(*d));
+	*d = *o;
+	d->label = o->label ? xstrdup(o->label) : NULL;
+	d->address = xstrdup(o->address);
+	d->user = xstrdup(o->user);
+	d->identity = o->identity ? xstrdup(o->identity) : NULL;
+	d->known_hosts = o->known_hosts ? xstrdup(o->known_hosts) : NULL;
+	return d;
+}
+
+static void opts_free(struct ssh_opts *o)
+{
+	if (!o)
+		return;
+	free((char *)o->label);
+	free((char *)o->address);
+	free((char *)o->user);
+	free((char *)o->identity);
+	free((char *)o->known_hosts);
+	free(o);
+}
+
+enum go_status ssh_connect(const struct ssh_opts *o, struct ssh_conn **out,
+			   struct strbuf *err)
+{
+	struct ssh_conn *c;
+	enum go_status st;
+	char *mux = NULL;
+
+	*out = NULL;
+	if (!global_ready && (st = ssh_global_init(err)))
+		return st;
+	c = xcalloc(1, sizeof(*c));
+	c->sock = -1;
+	c->label = xstrdup(o->label ? o->label : o->address);
+	c->address = xstrdup(o->address ? o->address : "");
+	c->port = o->port > 0 ? o->port : 22;
+	c->user = xstrdup(o->user ? o->user : "");
+	c->keepalive_s = o->keepalive_s > 0 ? o->keepalive_s : SSH_DEFAULT_KEEPALIVE_S;
+	c->where = xstrfmt("%s (%s:%d)", c->label, c->address, c->port);
+
+	if (!o->address || !*o->address) {
+		st = go_fail(err, GO_ERR_HOSTS, "%s: no address to connect to", c->label);
+		goto fail;
+	}
+	if (!*c->user) {
+		st = go_fail(err, GO_ERR_HOSTS, "%s: no user to log in as", c->where);
+		goto fail;
+	}
+	if (o->persist_s > 0) {
+		struct strbuf why = STRBUF_INIT;
+		mux = ssh_mux_path(o, &why);
+		if (!mux)
+			c->notice = xstrfmt("%s: no session keeper: %s", c->where, why.buf);
+		strbuf_release(&why);
+		if (mux && !ssh_mux_hello(mux, c->fingerprint, sizeof(c->fingerprint),
+					  SSH_MUX_HELLO_MS)) {
+			/* the keeper holds a verified, authenticated session:
+			 * c opens its own only when a command needs one */
+			c->mux = mux;
+			c->lazy = opts_copy(o);
+			c->lazy->accept_new_hostkey = 0;
+			ssh_conn_set_state(c, CONN_READY);
+			*out = c;
+			return GO_OK;
+		}
+	}
+	st = conn_open(c, o, err);
+	if (st)
+		goto fail;
+	if (mux)
+		ssh_mux_launch(c, o, mux);   /* for the next run */
+	free(mux);
 	*out = c;
 	return GO_OK;
 fail:
+	free(mux);
 	ssh_disconnect(c);
 	return st;
+}
+
+enum go_status ssh_need_session(struct ssh_conn *c, struct strbuf *err)
+{
+	enum go_status st;
+
+	if (c->session)
+		return GO_OK;
+	if (!c->lazy || c->state == CONN_BROKEN)
+		return ssh_check_usable(c, err);
+	/* its keeper's session was verified by ssh_connect with the same
+	 * known_hosts; this one is checked again all the same */
+	free(c->mux);
+	c->mux = NULL;
+	ssh_conn_set_state(c, CONN_NEW);
+	st = conn_open(c, c->lazy, err);
+	opts_free(c->lazy);
+	c->lazy = NULL;
+	if (st)
+		ssh_conn_set_state(c, CONN_BROKEN);
+	return st;
+}
+
+int ssh_via_keeper(const struct ssh_conn *c)
+{
+	return c && c->mux && !c->session;
+}
+
+/* Free c's session and close its socket (a failed open). */
+static void close_session(struct ssh_conn *c)
+{
+	if (c->session) {
+		int64_t deadline = time_mono_ms() + SSH_CLOSE_GRACE_MS;
+		int i, rc;
+		if (c->state != CONN_BROKEN && c->state >= CONN_HANDSHAKE) {
+			SSH_RETRY(c, deadline, rc,
+				  libssh2_session_disconnect(c->session, "gpuorch: done"));
+			(void)rc;
+		}
+		if (c->sock >= 0)
+			shutdown(c->sock, SHUT_RDWR);
+		for (i = 0; i < 1000; i++)
+			if (libssh2_session_free(c->session) != LIBSSH2_ERROR_EAGAIN)
+				break;
+		c->session = NULL;
+	}
+	if (c->sock >= 0)
+		close(c->sock);
+	c->sock = -1;
 }
 
 void ssh_disconnect(struct ssh_conn *c)
@@ -283,5 +407,13 @@ void ssh_disconnect(struct ssh_conn *c)
 	free(c->user);
 	free(c->notice);
 	free(c->execd);
+	free(c->mux);
+	opts_free(c->lazy);
+	if (c->mux_launcher > 0) {
+		/* the launcher leaves once its keeper is ready or has failed
+		 * (within the connect timeout): the next run finds it */
+		while (waitpid(c->mux_launcher, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	free(c);
 }

@@ -21,6 +21,9 @@ struct ssh_opts {
 	int accept_new_hostkey;     /* unknown key: add it to known_hosts (never a changed one) */
 	int connect_timeout_ms;     /* TCP connect + handshake + auth */
 	int keepalive_s;            /* 0: default 15 */
+	int persist_s;              /* >0: keep the session open between runs in a session
+				     * keeper (ssh-mux.c) that leaves after this long unused;
+				     * commands through the execd go through it */
 };
 
 struct ssh_conn;
@@ -90,6 +93,23 @@ enum go_status ssh_exec_talk(struct ssh_conn *c, const char *cmd, struct ssh_inp
 void ssh_use_execd(struct ssh_conn *c, const char *sock);
 /* 1 when c's last command went to the execd (whatever its outcome). */
 int ssh_via_execd(const struct ssh_conn *c);
+
+/* ---- the session keeper (ssh-mux.c; docs/design.md, "Session keeper") ----
+ * For a host with persist_s, ssh_connect first asks the host's keeper, a
+ * process of its own that holds an authenticated session and relays each
+ * local client to a new direct-streamlocal channel to the execd. When it
+ * answers, c opens no session of its own until a command needs one (an exec
+ * channel, SFTP); when it does not, c connects the ordinary way and starts a
+ * keeper for the next run. */
+/* 1 while c has no session of its own and its commands go through a keeper. */
+int ssh_via_keeper(const struct ssh_conn *c);
+/* The hidden command `gpuorch SSH_KEEPER_ARG ...` that ssh_connect starts:
+ * returns the process exit code. */
+#define SSH_KEEPER_ARG "__ssh-keeper"
+int ssh_keeper_main(int argc, char **argv);
+/* Ask the keeper of the host reached with o to leave now: GO_OK when one
+ * left, GO_ERR_NOT_FOUND when none was running. */
+enum go_status ssh_keeper_stop(const struct ssh_opts *o, struct strbuf *err);
 
 /* SFTP upload of a buffer: written to REMOTE.part with large writes, then
  * renamed over REMOTE. *bytes_sent counts payload bytes. */

@@ -8,6 +8,10 @@
  *                                (ssh_use_execd); after each command
  *                                "sshtool: via execd" or "sshtool: via exec" is
  *                                printed on stderr
+ *     --persist S                persist_s: through the host's session keeper
+ *                                (started by the first connection); with
+ *                                --execd, "sshtool: via keeper" when c had
+ *                                no session of its own
  *     --repeat N                 run the command N times on the one
  *                                connection; then "sshtool: N runs, median
  *                                M ms, max X ms" on stderr (each run's wall
@@ -309,6 +313,14 @@ int main(int argc, char **argv)
 	o.port = 22;
 	o.user = getenv("USER") ? getenv("USER") : "root";
 	o.connect_timeout_ms = 5000;
+	if (argc > 1 && !strcmp(argv[1], SSH_KEEPER_ARG)) {
+		/* the keeper that --persist starts runs this binary (ssh-mux.c) */
+		if ((st = ssh_global_init(&err)))
+			return fail(st, &err);
+		rc = ssh_keeper_main(argc - 2, argv + 2);
+		ssh_global_cleanup();
+		return rc;
+	}
 	for (i = 1; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -337,6 +349,8 @@ int main(int argc, char **argv)
 			timeout_ms = atoi(v);
 		else if (!strcmp(a, "--execd"))
 			execd = v;
+		else if (!strcmp(a, "--persist"))
+			o.persist_s = atoi(v);
 		else if (!strcmp(a, "--repeat") && atoi(v) >= 1)
 			repeat = atoi(v);
 		else
@@ -370,6 +384,8 @@ int main(int argc, char **argv)
 		free(ms);
 		if (execd)
 			fprintf(stderr, "sshtool: via %s\n", ssh_via_execd(c) ? "execd" : "exec");
+		if (execd && ssh_via_keeper(c))
+			fprintf(stderr, "sshtool: via keeper\n");
 	}
 	ssh_disconnect(c);
 	ssh_global_cleanup();
