@@ -83,32 +83,39 @@ static void add_ssh_string(struct strbuf *sb, const char *s)
 
 #define STREAMLOCAL "direct-streamlocal@openssh.com"
 
-/* A channel to the Unix socket sock on the host (OpenSSH's PROTOCOL,
- * "direct-streamlocal@openssh.com": string path, string reserved, uint32
- * reserved). NULL with *refused set when sshd would not connect it (no
- * such socket, nobody listening, forwarding disabled): *refused = 0 and an
- * error otherwise. */
+/* OpenSSH's PROTOCOL: string path, string reserved, uint32 reserved. */
+LIBSSH2_CHANNEL *ssh_streamlocal_try(struct ssh_conn *c, const char *path, int *rc)
+{
+	static const unsigned char zero[4] = { 0, 0, 0, 0 };
+	struct strbuf msg = STRBUF_INIT;
+	LIBSSH2_CHANNEL *ch;
+
+	add_ssh_string(&msg, path);
+	add_ssh_string(&msg, "");
+	strbuf_add(&msg, zero, 4);
+	ch = libssh2_channel_open_ex(c->session, STREAMLOCAL, sizeof(STREAMLOCAL) - 1,
+				     LIBSSH2_CHANNEL_WINDOW_DEFAULT, LIBSSH2_CHANNEL_PACKET_DEFAULT,
+				     msg.buf, (unsigned int)msg.len);
+	*rc = ch ? 0 : libssh2_session_last_errno(c->session);
+	strbuf_release(&msg);
+	return ch;
+}
+
+/* A channel to the execd's socket sock on the host. NULL with *refused set
+ * when sshd would not connect it (no such socket, nobody listening,
+ * forwarding disabled): *refused = 0 and an error otherwise. */
 static LIBSSH2_CHANNEL *open_streamlocal(struct ssh_conn *c, const char *sock, int64_t deadline,
 					 int timeout_ms, int *refused, enum go_status *st,
 					 struct strbuf *err)
 {
-	struct strbuf msg = STRBUF_INIT;
 	LIBSSH2_CHANNEL *ch;
-	static const unsigned char zero[4] = { 0, 0, 0, 0 };
 
 	*refused = 0;
-	add_ssh_string(&msg, sock);
-	add_ssh_string(&msg, "");
-	strbuf_add(&msg, zero, 4);
 	for (;;) {
 		int rc;
-		ch = libssh2_channel_open_ex(c->session, STREAMLOCAL, sizeof(STREAMLOCAL) - 1,
-					     LIBSSH2_CHANNEL_WINDOW_DEFAULT,
-					     LIBSSH2_CHANNEL_PACKET_DEFAULT, msg.buf,
-					     (unsigned int)msg.len);
+		ch = ssh_streamlocal_try(c, sock, &rc);
 		if (ch)
 			break;
-		rc = libssh2_session_last_errno(c->session);
 		if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE) {
 			*refused = 1;
 			break;
@@ -123,7 +130,6 @@ static LIBSSH2_CHANNEL *open_streamlocal(struct ssh_conn *c, const char *sock, i
 			break;
 		}
 	}
-	strbuf_release(&msg);
 	return ch;
 }
 

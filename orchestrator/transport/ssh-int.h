@@ -63,6 +63,11 @@ enum go_status ssh_fail_timeout(struct ssh_conn *c, const char *what, int timeou
 				struct strbuf *err);
 /* Wait for the socket in libssh2's blocked direction; -1 past the deadline. */
 int ssh_wait_socket(struct ssh_conn *c, int64_t deadline);
+/* One try at a channel to the Unix socket path on the host (OpenSSH's
+ * "direct-streamlocal@openssh.com"): the channel, or NULL with libssh2's
+ * error in *rc (LIBSSH2_ERROR_EAGAIN: wait with ssh_wait_socket and try
+ * again; LIBSSH2_ERROR_CHANNEL_FAILURE: sshd would not connect it). */
+LIBSSH2_CHANNEL *ssh_streamlocal_try(struct ssh_conn *c, const char *path, int *rc);
 /* GO_OK when the connection is READY, else GO_ERR_CONNECT. */
 enum go_status ssh_check_usable(struct ssh_conn *c, struct strbuf *err);
 

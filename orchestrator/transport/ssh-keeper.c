@@ -116,22 +116,9 @@ static void drop_client(struct keeper *k, int i)
 		k->last_used = time_mono_ms();
 }
 
-static const char streamlocal[] = "direct-streamlocal@openssh.com";
-
-static void add_string(struct strbuf *sb, const char *s)
-{
-	size_t n = strlen(s);
-	unsigned char h[4] = { (unsigned char)(n >> 24), (unsigned char)(n >> 16),
-			       (unsigned char)(n >> 8), (unsigned char)n };
-	strbuf_add(sb, h, 4);
-	strbuf_add(sb, s, n);
-}
-
 /* The client's line is in: answer it. 1 when the client stays (relaying). */
 static int client_line(struct keeper *k, struct client *cl)
 {
-	static const unsigned char zero[4] = { 0, 0, 0, 0 };
-	struct strbuf msg = STRBUF_INIT;
 	int64_t deadline = time_mono_ms() + k->timeout_ms;
 	char *ans;
 	int rc = 0;
@@ -152,25 +139,12 @@ static int client_line(struct keeper *k, struct client *cl)
 		send_line(cl->fd, "error unknown request\n");
 		return 0;
 	}
-	add_string(&msg, cl->line + 8);
-	add_string(&msg, "");
-	strbuf_add(&msg, zero, 4);
-	for (;;) {
-		cl->ch = libssh2_channel_open_ex(k->c->session, streamlocal, sizeof(streamlocal) - 1,
-						 LIBSSH2_CHANNEL_WINDOW_DEFAULT,
-						 LIBSSH2_CHANNEL_PACKET_DEFAULT, msg.buf,
-						 (unsigned int)msg.len);
-		if (cl->ch)
-			break;
-		rc = libssh2_session_last_errno(k->c->session);
-		if (rc != LIBSSH2_ERROR_EAGAIN)
-			break;
+	while (!(cl->ch = ssh_streamlocal_try(k->c, cl->line + 8, &rc)) && rc == LIBSSH2_ERROR_EAGAIN) {
 		if (ssh_wait_socket(k->c, deadline) < 0) {
 			rc = LIBSSH2_ERROR_TIMEOUT;
 			break;
 		}
 	}
-	strbuf_release(&msg);
 	if (cl->ch) {
 		send_line(cl->fd, "ok\n");
 		return 1;

@@ -351,7 +351,8 @@ int ssh_via_keeper(const struct ssh_conn *c)
 	return c && c->mux && !c->session;
 }
 
-/* Free c's session and close its socket (a failed open). */
+/* Say goodbye on c's session (unless it is broken), free it and close its
+ * socket: the end of a connection, and of a failed open. */
 static void close_session(struct ssh_conn *c)
 {
 	if (c->session) {
@@ -362,6 +363,9 @@ static void close_session(struct ssh_conn *c)
 				  libssh2_session_disconnect(c->session, "gpuorch: done"));
 			(void)rc;
 		}
+		/* Once the socket is shut down, libssh2 sees the disconnect and
+		 * frees channels still waiting for the server's close (see
+		 * channel_discard) instead of answering EAGAIN for ever. */
 		if (c->sock >= 0)
 			shutdown(c->sock, SHUT_RDWR);
 		for (i = 0; i < 1000; i++)
@@ -378,29 +382,16 @@ void ssh_disconnect(struct ssh_conn *c)
 {
 	if (!c)
 		return;
-	if (c->session) {
+	if (c->session && c->sftp) {
 		int64_t deadline = time_mono_ms() + SSH_CLOSE_GRACE_MS;
-		int rc, i;
+		int rc;
 		if (c->state == CONN_BROKEN && c->sock >= 0)
 			shutdown(c->sock, SHUT_RDWR);
-		if (c->sftp)
-			SSH_RETRY(c, deadline, rc, libssh2_sftp_shutdown(c->sftp));
-		c->sftp = NULL;
-		if (c->state != CONN_BROKEN && c->state >= CONN_HANDSHAKE)
-			SSH_RETRY(c, deadline, rc,
-				  libssh2_session_disconnect(c->session, "gpuorch: done"));
+		SSH_RETRY(c, deadline, rc, libssh2_sftp_shutdown(c->sftp));
 		(void)rc;
-		/* Once the socket is shut down, libssh2 sees the disconnect and
-		 * frees channels still waiting for the server's close (see
-		 * channel_discard) instead of answering EAGAIN for ever. */
-		if (c->sock >= 0)
-			shutdown(c->sock, SHUT_RDWR);
-		for (i = 0; i < 1000; i++)
-			if (libssh2_session_free(c->session) != LIBSSH2_ERROR_EAGAIN)
-				break;
 	}
-	if (c->sock >= 0)
-		close(c->sock);
+	c->sftp = NULL;
+	close_session(c);
 	free(c->where);
 	free(c->label);
 	free(c->address);
