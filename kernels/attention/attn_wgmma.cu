@@ -104,6 +104,8 @@
  *   off. H100, 2026-11-25: no gain at D=128 (docs/kernels.md); FA_KVREL was wrong (2) or hung (1) on D=64
  *   causal shapes of three warpgroups (the skipped tiles' V release, fixed below; the fix not yet run on a
  *   GPU).
+ *   -DFA_CARRY=0|1 (D=128's pipelined loop carried across the persistent grid's tiles, Q in per-warpgroup
+ *   halves; off; not yet run on a GPU).
  */
 #include "attn_common.cuh"
 #include "../harness/harness.h"
@@ -260,6 +262,23 @@ static_assert(FA_BN128 == 128 || FA_BN128 == 160 || FA_BN128 == 176 || FA_BN128 
 #define FA_KVREL 0
 #endif
 static_assert(FA_KVREL == 0 || FA_KVREL == 1 || FA_KVREL == 2, "FA_KVREL must be 0, 1 or 2");
+/* FA_CARRY=1 (a knob, off = 0; not yet run on a GPU): D=128's pipelined loop carried across the persistent
+ * grid's tiles. Without it each tile of a CTA starts and ends alone: the tile's last P·V is issued by itself
+ * and waited for, then the epilogue's stores, then both warpgroups wait for the next tile's Q (one buffer at
+ * D=128, released only after both warpgroups' last softmax), then the first Q·Kᵀ, its wait and softmax with
+ * no P·V beside it. With it:
+ *   - each consumer warpgroup's 64 rows of Q are a half with barriers of their own (qfull[c], qempty[c],
+ *     tslot[c]; the Q tensor map's box is 64 rows), released as soon as that warpgroup's last S = Q·Kᵀ of
+ *     the tile is done (wait_group 1 of the last iteration), not after the tile's last softmax;
+ *   - the producer loads half 0 of the next tile as soon as warpgroup 0 released it, then the first K/V
+ *     stage, then half 1 (warpgroup 1 is half an iteration behind in the ping-pong);
+ *   - the tile's last P·V is issued together with the next tile's first Q·Kᵀ (one turn, two commit groups,
+ *     as inside the loop), the next tile's first softmax runs while it is in the tensor cores, and the
+ *     epilogue's stores follow its wait; the turns run on across tiles (the CTA's last P·V takes a turn).
+ * D=128 pipelined two-warpgroup kernels only (<128, 2, 1>): the D=64 kernels are unchanged. */
+#ifndef FA_CARRY
+#define FA_CARRY 0
+#endif
 
 /* FA_PIPE forced (0|1) for every kernel, or -1: by D and problem (pipe_for below) */
 #ifdef FA_PIPE
@@ -298,11 +317,14 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 #else
 	static constexpr int QBUF = D == 64 ? 2 : 1;            /* D=128: a second Q tile does not fit */
 #endif
+	/* FA_CARRY: the pipeline carried across tiles, Q in halves (QS barrier slots, a box of QROWS rows) */
+	static constexpr int CARRY = FA_CARRY && D == 128 && PP && CW == 2 && QBUF == 1;
+	static constexpr int QS = CARRY ? 2 : QBUF, QROWS = CARRY ? 64 : BM;
 	static constexpr int OTMA = FA_OTMA && D == 64 && !(PIPE && CWG == 3);   /* epilogue through smem + TMA store */
 	static constexpr int O_BYTES = OTMA ? CWG * 64 * D * 2 : 0;
 	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + BAR_BYTES /* barriers */;
-	static_assert((2 * QBUF + (FA_KVREL ? 4 : 3) * STAGES) * 8 + 4 * QBUF <= BAR_BYTES, "mbarriers over their bytes");
+	static_assert((2 * QS + (FA_KVREL ? 4 : 3) * STAGES) * 8 + 4 * QS <= BAR_BYTES, "mbarriers over their bytes");
 	static_assert(QBUF == 1 || QBUF == 2, "FA_QBUF must be 1 or 2");
 	static_assert(CWG == 2 || CWG == 3 || (CWG == 4 && D == 64), "FA_CWG must be 2 or 3 (or 4 at D=64)");
 	static constexpr int QARR = FA_QARR == 256 ? 128 * CWG : 4 * CWG;   /* qempty arrivals per tile */
@@ -603,10 +625,12 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	unsigned char *sQ = smem, *sK = smem + QB * C::Q_BYTES, *sV = sK + (size_t)ST * C::KV_BYTES;
 	unsigned char *sO = sV + (size_t)ST * C::KV_BYTES;   /* FA_OTMA: O blocks, one a consumer warpgroup */
 	uint64_t *qfull = (uint64_t *)(sO + C::O_BYTES);
-	uint64_t *kfull = qfull + QB, *vfull = kfull + ST, *empty = vfull + ST, *qempty = empty + ST;
+	/* QS: Q barrier slots, one a Q buffer, or (FA_CARRY) one a consumer warpgroup's half of the one buffer */
+	constexpr int QS = C::QS;
+	uint64_t *kfull = qfull + QS, *vfull = kfull + ST, *empty = vfull + ST, *qempty = empty + ST;
 	/* FA_KVREL: empty[s] is the K half of a stage's release, vempty[s] the V half; else empty[s] both */
-	uint64_t *vempty = FA_KVREL ? qempty + QB : empty;
-	int *tslot = (int *)(qempty + QB + (FA_KVREL ? ST : 0));   /* the tile whose Q is in buffer b; >= tiles: no more */
+	uint64_t *vempty = FA_KVREL ? qempty + QS : empty;
+	int *tslot = (int *)(qempty + QS + (FA_KVREL ? ST : 0));   /* the tile whose Q is in buffer b; >= tiles: no more */
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	const int nblk = (S + BM - 1) / BM, tiles = nblk * BH;
 
@@ -620,9 +644,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				hp_prefetch_tmap(&tmO);
 #endif
 		}
-		for (int b = 0; b < QB; b++) {
+		for (int b = 0; b < QS; b++) {
 			mbar_init(&qfull[b], 1);
-			mbar_init(&qempty[b], C::QARR);   /* every consumer thread: each read tslot */
+			/* every consumer thread (of its warpgroup, FA_CARRY): each read tslot */
+			mbar_init(&qempty[b], C::CARRY ? C::QARR / NW : C::QARR);
 		}
 		for (int s = 0; s < ST; s++) {
 			mbar_init(&kfull[s], 1);
@@ -638,11 +663,21 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			const int t = blockIdx.x;
 			const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
 			const int bh = t / nblk;
+			if constexpr (C::CARRY) {   /* both halves, each on its own barrier */
+				for (int h = 0; h < 2; h++) {
+					tslot[h] = t;
+					mbar_expect_tx(&qfull[h], C::Q_BYTES / 2);
+#pragma unroll
+					for (int b = 0; b < DB; b++)
+						tma_load_3d(sQ + b * BM * 128 + h * 64 * 128, &tmQ, b * 64, qblk * BM + h * 64, bh, &qfull[h]);
+				}
+			} else {
 			tslot[0] = t;
 			mbar_expect_tx(&qfull[0], C::Q_BYTES);
 #pragma unroll
 			for (int b = 0; b < DB; b++)
 				tma_load_3d(sQ + b * BM * 128, &tmQ, b * 64, qblk * BM, bh, &qfull[0]);
+			}
 			mbar_expect_tx(&kfull[0], C::KV_BYTES);
 #pragma unroll
 			for (int b = 0; b < DB; b++)
@@ -675,6 +710,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 					tslot[qb] = t;
 				if (t >= tiles) {
 					mbar_arrive(&qfull[qb]);   /* releases tslot: the consumers stop */
+					if constexpr (C::CARRY) {   /* warpgroup 1's half too, once it is free */
+						mbar_wait(&qempty[1], ((unsigned)n & 1u) ^ 1u);
+						tslot[1] = t;
+						mbar_arrive(&qfull[1]);
+					}
 					break;
 				}
 				/* the next tile is taken now, its atomic's latency hidden under this tile's
@@ -689,8 +729,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				/* FA_START & 4: this tile's Q after its first K stage (two Q buffers: the consumers
 				 * still have the last tile's K/V tiles to go when it lands) */
 				const bool qlate = (FA_START & 4) && QB == 2 && n > 0;
-				auto load_q = [&]() {
-					mbar_expect_tx(&qfull[qb], C::Q_BYTES);
+				auto load_q = [&]() {   /* FA_CARRY: warpgroup 0's half (rows m0 .. m0 + 63) */
+					mbar_expect_tx(&qfull[qb], C::CARRY ? C::Q_BYTES / 2 : C::Q_BYTES);
 #pragma unroll
 					for (int b = 0; b < DB; b++)
 						tma_load_3d(sQ + qb * C::Q_BYTES + b * BM * 128, &tmQ, b * 64, m0, bh, &qfull[qb]);
@@ -725,6 +765,19 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 					} else {
 						load_v(it, j);
 					}
+					if constexpr (C::CARRY) {
+						/* warpgroup 1's half after the tile's first stage: it frees half an iteration
+						 * after warpgroup 0's (the ping-pong), and the first stage's slot before it */
+						if (j == 0) {
+							if (n >= 1)
+								mbar_wait(&qempty[1], ((unsigned)n & 1u) ^ 1u);
+							tslot[1] = t;
+							mbar_expect_tx(&qfull[1], C::Q_BYTES / 2);
+#pragma unroll
+							for (int b = 0; b < DB; b++)
+								tma_load_3d(sQ + b * BM * 128 + 64 * 128, &tmQ, b * 64, m0 + 64, bh, &qfull[1]);
+						}
+					}
 				}
 				if (FA_KVREL == 2 && !(early && ntiles == 1))
 					load_v(it - 1, ntiles - 1);
@@ -750,6 +803,150 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
 	const int c = wg - 1, w = tid / 32, l = tid % 32;
 	int it = 0;
+	if constexpr (C::CARRY) {
+		/* FA_CARRY: one pipeline across the CTA's tiles (see FA_CARRY at the top). This warpgroup's Q is
+		 * half c (qfull[c], qempty[c], tslot[c]); the turns run on across tiles, so the CTA's last P·V
+		 * takes one too on the persistent grid (launched with a CTA per tile, nothing changes there:
+		 * the last P·V goes without a turn and the last warpgroup keeps its last hand-over) */
+		const bool persist = (int)gridDim.x < tiles;
+		const unsigned char *qa = sQ + c * 64 * 128;
+		auto read_tslot = [&]() {
+			int v;
+			if (FA_START & 8)
+				asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(smem_u32(&tslot[c])) : "memory");
+			else
+				v = *(volatile int *)&tslot[c];
+			return v;
+		};
+		auto ntiles_of = [&](int mm) {
+			int nt = (S + BN - 1) / BN;
+			if (causal)
+				nt = min(nt, (mm + BM - 1) / BN + 1);
+			return nt;
+		};
+		/* the epilogue: O / l, direct stores */
+		auto store_o = [&](const float (&oo)[D / 2], float (&lr)[2], int r0, int r1, int bhh) {
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				lr[h] += __shfl_xor_sync(0xffffffff, lr[h], 1);
+				lr[h] += __shfl_xor_sync(0xffffffff, lr[h], 2);
+			}
+			const float inv0 = lr[0] > 0.f ? 1.f / lr[0] : 0.f, inv1 = lr[1] > 0.f ? 1.f / lr[1] : 0.f;
+			__half *out = O + (size_t)bhh * S * D;
+#pragma unroll
+			for (int i = 0; i < D / 2; i += 4) {
+				const int col = 8 * (i / 4) + 2 * (l % 4);
+				if (r0 < S)
+					*(__half2 *)(out + (size_t)r0 * D + col) = __floats2half2_rn(oo[i] * inv0, oo[i + 1] * inv0);
+				if (r1 < S)
+					*(__half2 *)(out + (size_t)r1 * D + col) = __floats2half2_rn(oo[i + 2] * inv1, oo[i + 3] * inv1);
+			}
+		};
+		int n = 0;
+		mbar_wait(&qfull[c], 0u);
+		int t = read_tslot();
+		if (t >= tiles)
+			return;
+		int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
+		int bh = t / nblk, m0 = qblk * BM;
+		int row0 = m0 + c * 64 + 16 * w + l / 4, row1 = row0 + 8;
+		int ntiles = ntiles_of(m0);
+		float o[D / 2], sc[BN / 2], alpha[2];
+		float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};
+		uint32_t p[BN / 4];
+#pragma unroll
+		for (int i = 0; i < D / 2; i++)
+			o[i] = 0.f;
+		if (c == NW - 1)
+			turn_pass<NW>(c);   /* the last warpgroup hands warpgroup 0 the CTA's first turn */
+		{
+			const int s = it % ST;
+			mbar_wait(&kfull[s], (unsigned)(it / ST) & 1u);
+			turn_wait(c);
+			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+			if (!(c == NW - 1 && ntiles == 1 && !persist))
+				turn_pass<NW>(c);
+			wgmma_wait<0>();
+			if (FA_KVREL && l == 0)
+				mbar_arrive(&empty[s]);
+			if (ntiles == 1)
+				release_q(&qempty[c], l);   /* the tile's last Q·Kᵀ is done: this half of Q is free */
+			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+			pack_p<BN>(p, sc);
+		}
+		for (;;) {
+			for (int j = 1; j < ntiles; j++) {
+				const int s = (it + j) % ST, sp = (it + j - 1) % ST;
+				mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
+				mbar_wait(&vfull[sp], (unsigned)((it + j - 1) / ST) & 1u);
+				turn_wait(c);
+				issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
+				issue_pv<D, BN>(o, p, sV + (size_t)sp * C::KV_BYTES);
+				if (!(c == NW - 1 && j == ntiles - 1 && !persist))
+					turn_pass<NW>(c);
+				wgmma_wait<1>();
+				if (FA_KVREL && l == 0)
+					mbar_arrive(&empty[s]);
+				if (j == ntiles - 1)
+					release_q(&qempty[c], l);   /* S_last is done: the producer may load the next Q half */
+				softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+				wgmma_wait<0>();
+				if (l == 0)
+					mbar_arrive(&vempty[sp]);
+#pragma unroll
+				for (int i = 0; i < D / 2; i++)
+					o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
+				pack_p<BN>(p, sc);
+			}
+			/* the tile's last P·V: with the next tile's first Q·Kᵀ when there is a next tile */
+			const int sl = (it + ntiles - 1) % ST;
+			mbar_wait(&vfull[sl], (unsigned)((it + ntiles - 1) / ST) & 1u);
+			int tn = tiles;
+			if (persist) {
+				n++;
+				mbar_wait(&qfull[c], (unsigned)n & 1u);
+				tn = read_tslot();
+			}
+			if (tn >= tiles) {
+				if (persist)
+					turn_wait(c);
+				issue_pv<D, BN>(o, p, sV + (size_t)sl * C::KV_BYTES);
+				if (persist && c != NW - 1)
+					turn_pass<NW>(c);
+				wgmma_wait<0>();
+				if (l == 0)
+					mbar_arrive(&vempty[sl]);
+				store_o(o, lrow, row0, row1, bh);
+				return;
+			}
+			const int it2 = it + ntiles, s2 = it2 % ST;
+			const int qblk2 = causal ? nblk - 1 - tn % nblk : tn % nblk;
+			const int bh2 = tn / nblk, m02 = qblk2 * BM, ntiles2 = ntiles_of(m02);
+			const int row0n = m02 + c * 64 + 16 * w + l / 4, row1n = row0n + 8;
+			float mrow2[2] = {-INFINITY, -INFINITY}, lrow2[2] = {0.f, 0.f};
+			mbar_wait(&kfull[s2], (unsigned)(it2 / ST) & 1u);
+			turn_wait(c);
+			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s2 * C::KV_BYTES);
+			issue_pv<D, BN>(o, p, sV + (size_t)sl * C::KV_BYTES);
+			turn_pass<NW>(c);   /* persistent: a next turn always comes */
+			wgmma_wait<1>();
+			if (FA_KVREL && l == 0)
+				mbar_arrive(&empty[s2]);
+			if (ntiles2 == 1)
+				release_q(&qempty[c], l);
+			softmax_tile<BN>(sc, 0, S, causal, m02 + c * 64, row0n, row1n, l, scale_log2, mrow2, lrow2, alpha, p);
+			wgmma_wait<0>();
+			if (l == 0)
+				mbar_arrive(&vempty[sl]);
+			store_o(o, lrow, row0, row1, bh);   /* tile n's O, while the other warpgroup's GEMMs run */
+#pragma unroll
+			for (int i = 0; i < D / 2; i++)
+				o[i] = 0.f;
+			pack_p<BN>(p, sc);
+			it = it2, ntiles = ntiles2, bh = bh2, m0 = m02, row0 = row0n, row1 = row1n;
+			mrow[0] = mrow2[0], mrow[1] = mrow2[1], lrow[0] = lrow2[0], lrow[1] = lrow2[1];
+		}
+	} else {   /* without FA_CARRY: each tile starts and ends alone */
 	for (int n = 0;; n++) {
 		const int qb = n % QB;
 		mbar_wait(&qfull[qb], (unsigned)(n / QB) & 1u);
@@ -972,6 +1169,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		if ((int)gridDim.x >= tiles)
 			break;   /* one CTA per tile */
 	}
+	}
 #if FA_OTMA
 	if (C::OTMA && tid == 0)
 		asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
@@ -1139,7 +1337,7 @@ static void launch(struct fa_ws *ws, const struct attn_problem *p, const struct 
 	/* tensor maps are encoded on the host: again only when the buffers, the shape or BM change */
 	if (ws->pq != b->q || ws->pk != b->k || ws->pv != b->v || (FA_OTMA && ws->po != b->o) || ws->B != p->B || ws->H != p->H || ws->S != p->S ||
 	    ws->D != p->D || ws->cw != CW) {
-		hp_make_map_3d(&ws->q, b->q, p->B * p->H, p->S, D, 64, C::BM);
+		hp_make_map_3d(&ws->q, b->q, p->B * p->H, p->S, D, 64, C::QROWS);   /* FA_CARRY: 64-row halves */
 		hp_make_map_3d(&ws->k, b->k, p->B * p->H, p->S, D, 64, C::BN);
 		hp_make_map_3d(&ws->v, b->v, p->B * p->H, p->S, D, 64, C::BN);
 		if (FA_OTMA)

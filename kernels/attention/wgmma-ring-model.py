@@ -24,6 +24,12 @@
 #       # also waits on qempty for its first QBUF tiles. Passes only under the old timing assumption (that
 #       # first wait runs before the consumers can release tile 0's Q); with --qrace it deadlocks in the held
 #       # runs where FA_START & 2 and the first tile has one K/V tile (every FA_KVREL, both loops)
+#   python3 kernels/attention/wgmma-ring-model.py --carry  # FA_CARRY's configurations only (two pipelined
+#       # warpgroups, one Q buffer in halves, the pipeline carried across tiles: consumer_carry below);
+#       # the full run includes them. Controls, each of which the model must catch:
+#       # --carrybug=1 a Q half released right after its last Q·Kᵀ is issued, before wait_group 1 (TMA writes
+#       #   under a wgmma); 2 the producer loads half 1 after waiting for half 0's release only (the same);
+#       # 3 the last warpgroup skips its hand-over at a tile's last iteration as without FA_CARRY (deadlock)
 #   python3 kernels/attention/wgmma-ring-model.py N        # N runs a configuration instead of 2000
 import random, sys
 BUG = "--bug" in sys.argv
@@ -31,6 +37,8 @@ SKIPBUG = "--skipbug" in sys.argv
 QRACE = "--qrace" in sys.argv
 QWAIT0 = "--qwait0" in sys.argv
 NRUNS = next((int(a) for a in sys.argv[1:] if a.isdigit()), 2000)
+CARRYONLY = "--carry" in sys.argv
+CARRYBUG = next((int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("--carrybug=")), 0)
 
 class Overarrive(Exception): pass
 
@@ -50,8 +58,12 @@ class Bar:  # mbarrier: count arrivals + tx; phase parity flips when both done
     def done(s, parity):  # mbar_wait(b, parity) returns when the phase with that parity completed
         return s.phase != parity   # (the hardware keeps only the parity: two phases ahead reads as not done)
 
-def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
+def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
     rnd = random.Random(seed)
+    QS = 2 if CARRY else QB   # Q barrier slots: FA_CARRY's halves of one buffer (one a warpgroup)
+    # FA_CARRY: also a CTA of the one-CTA-per-tile grid (a fifth of the runs): one tile, no stop arrival,
+    # the CTA's last P·V without a turn
+    persist = not CARRY or rnd.random() < 0.8
     if tiles is None:
         tiles = []
         for _ in range(rnd.randint(1, 4)):
@@ -64,11 +76,14 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
             else:
                 nact = [nt] * NW
             tiles.append((nt, nact))
+    if not persist:
+        tiles = tiles[:1]
     kfull = [Bar(1) for _ in range(ST)]; vfull = [Bar(1) for _ in range(ST)]
     empty = [Bar(NW) for _ in range(ST)]
     vempty = [Bar(NW) for _ in range(ST)] if KVREL else empty
-    qfull = [Bar(1) for _ in range(QB)]; qempty = [Bar(NW) for _ in range(QB)]
-    slots = {'K': [None] * ST, 'V': [None] * ST, 'Q': [None] * QB}
+    qfull = [Bar(1) for _ in range(QS)]; qempty = [Bar(1 if CARRY else NW) for _ in range(QS)]
+    slots = {'K': [None] * ST, 'V': [None] * ST, 'Q': [None] * QS}
+    tslot = [None] * QS   # the tile number beside each Q buffer (half): its index n, or len(tiles) to stop
     reads = {}  # ('K'|'V'|'Q', slot) -> count of wgmma reads in flight
     tma = []    # in-flight TMA: (kind, slot, item, bar)
     wg_groups = [[] for _ in range(NW)]  # per WG: list of commit groups, each a list of (kind, slot, item)
@@ -88,16 +103,25 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
 
     def producer():
         it = 0
-        if START & 2:   # before __syncthreads: the first tile's Q, K_0, V_0
-            tma_issue('Q', 0, 0, qfull[0]); tma_issue('K', 0, 0, kfull[0]); tma_issue('V', 0, 0, vfull[0])
+        if START & 2:   # before __syncthreads: the first tile's Q (both halves: FA_CARRY), K_0, V_0
+            for h in range(QS if CARRY else 1):
+                tslot[h] = 0; tma_issue('Q', h, 0, qfull[h])
+            tma_issue('K', 0, 0, kfull[0]); tma_issue('V', 0, 0, vfull[0])
         if QRACE:
             yield lambda: True   # __syncthreads: what follows may come at any time
         for n in range(len(tiles) + 1):
+            if not persist and n == 1:
+                return   # one CTA per tile: nothing to announce
             qb = n % QB
             if n >= QB or QWAIT0:   # the first QB buffers start free: no wait (the fix)
                 yield lambda qb=qb, p=((n // QB) & 1) ^ 1: qempty[qb].done(p)
+            if not ((START & 2) and n == 0):
+                tslot[qb] = n
             if n == len(tiles):
                 qfull[qb].arrive()   # tslot >= tiles: the consumers stop
+                if CARRY:   # warpgroup 1's half, once it is free
+                    yield lambda p=(n & 1) ^ 1: qempty[1].done(p)
+                    tslot[1] = n; qfull[1].arrive()
                 return
             nt = tiles[n][0]
             early = (START & 2) and n == 0
@@ -117,6 +141,10 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
                         yield from load_v(it - 1)
                 else:
                     yield from load_v(it)
+                if CARRY and j == 0:   # warpgroup 1's half after the first stage
+                    if n >= 1 and CARRYBUG != 2:   # the control: no wait for half 1's release
+                        yield lambda p=(n & 1) ^ 1: qempty[1].done(p)
+                    tslot[1] = n; tma_issue('Q', 1, n, qfull[1])
                 it += 1
             if KVREL == 2 and not (early and nt == 1):
                 yield from load_v(it - 1)
@@ -137,11 +165,87 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
         qb = n % QB
         return lambda: qfull[qb].done((n // QB) & 1)
 
+    def read_tslot(c, h, n):   # the consumer reads the tile number beside Q after its qfull wait
+        if tslot[h] != n:
+            errors.append("WG%d reads tslot[%d] = %s, wants %d" % (c, h, tslot[h], n))
+
+    def turn(c):   # turn_wait: bar.sync on this warpgroup's named barrier
+        yield lambda: tokens[c] > 0
+        tokens[c] -= 1
+
+    def consumer_carry(c):
+        # FA_CARRY (attn_wgmma.cu, the `if constexpr (C::CARRY)` consumer): Q half c; the tile's last P·V
+        # with the next tile's first Q·Kᵀ; the half released once the tile's last Q·Kᵀ is done
+        it = 0; n = 0
+        yield lambda: qfull[c].done(0)
+        read_tslot(c, c, 0)
+        nt = tiles[0][0]
+        if c == NW - 1:
+            tokens[(c + 1) % NW] += 1
+        s = it % ST
+        yield lambda s=s, p=(it // ST) & 1: kfull[s].done(p)
+        yield from turn(c)
+        issue(c, [('Q', c, n), ('K', s, it)])
+        if not (c == NW - 1 and nt == 1 and not persist):
+            tokens[(c + 1) % NW] += 1
+        if CARRYBUG == 1 and nt == 1: qempty[c].arrive()
+        yield wait_groups(c, 0)
+        if KVREL: empty[s].arrive()
+        if nt == 1 and CARRYBUG != 1: qempty[c].arrive()
+        while True:
+            for j in range(1, nt):
+                s = (it + j) % ST; sp = (it + j - 1) % ST
+                yield lambda s=s, p=((it + j) // ST) & 1: kfull[s].done(p)
+                yield lambda sp=sp, p=((it + j - 1) // ST) & 1: vfull[sp].done(p)
+                yield from turn(c)
+                issue(c, [('Q', c, n), ('K', s, it + j)])
+                issue(c, [('V', sp, it + j - 1)])
+                last_pass_skipped = c == NW - 1 and j == nt - 1 and (not persist or CARRYBUG == 3)
+                if not last_pass_skipped:
+                    tokens[(c + 1) % NW] += 1
+                if CARRYBUG == 1 and j == nt - 1: qempty[c].arrive()
+                yield wait_groups(c, 1)
+                if KVREL: empty[s].arrive()
+                if j == nt - 1 and CARRYBUG != 1: qempty[c].arrive()
+                yield wait_groups(c, 0)
+                vempty[sp].arrive()
+            sl = (it + nt - 1) % ST
+            yield lambda sl=sl, p=((it + nt - 1) // ST) & 1: vfull[sl].done(p)
+            last = True
+            if persist:
+                n += 1
+                yield lambda p=n & 1: qfull[c].done(p)
+                read_tslot(c, c, n)
+                last = n >= len(tiles)
+            if last:
+                if persist:
+                    yield from turn(c)
+                issue(c, [('V', sl, it + nt - 1)])
+                if persist and c != NW - 1:
+                    tokens[(c + 1) % NW] += 1
+                yield wait_groups(c, 0)
+                vempty[sl].arrive()
+                return
+            it2 = it + nt; nt2 = tiles[n][0]; s2 = it2 % ST
+            yield lambda s2=s2, p=(it2 // ST) & 1: kfull[s2].done(p)
+            yield from turn(c)
+            issue(c, [('Q', c, n), ('K', s2, it2)])
+            issue(c, [('V', sl, it + nt - 1)])
+            tokens[(c + 1) % NW] += 1
+            if CARRYBUG == 1 and nt2 == 1: qempty[c].arrive()
+            yield wait_groups(c, 1)
+            if KVREL: empty[s2].arrive()
+            if nt2 == 1 and CARRYBUG != 1: qempty[c].arrive()
+            yield wait_groups(c, 0)
+            vempty[sl].arrive()
+            it = it2; nt = nt2
+
     def consumer(c):
         it = 0
         for n, (nt, _) in enumerate(tiles):
             qb = n % QB
             yield wait_q(n)
+            read_tslot(c, qb, n)
             if c == NW - 1:
                 tokens[(c + 1) % NW] += 1
             s = it % ST
@@ -176,12 +280,14 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
             vempty[sl].arrive()
             it += nt
         yield wait_q(len(tiles))
+        read_tslot(c, len(tiles) % QB, len(tiles))
 
     def consumer_plain(c):
         it = 0
         for n, (nt, nact) in enumerate(tiles):
             qb = n % QB
             yield wait_q(n)
+            read_tslot(c, qb, n)
             for j in range(nact[c]):
                 s = (it + j) % ST; p = ((it + j) // ST) & 1
                 yield lambda s=s, p=p: kfull[s].done(p)
@@ -204,9 +310,10 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
                     vempty[s].arrive()
             it += nt
         yield wait_q(len(tiles))
+        read_tslot(c, len(tiles) % QB, len(tiles))
 
     agents = {'P': producer()}
-    for c in range(NW): agents['C%d' % c] = consumer(c) if PIPE else consumer_plain(c)
+    for c in range(NW): agents['C%d' % c] = consumer_carry(c) if CARRY else consumer(c) if PIPE else consumer_plain(c)
     waits = {k: (lambda: True) for k in agents}
     if QWAIT0 and not QRACE:
         # the kernel before the fix: the producer thread's first wait (qempty[0], parity 1 on a fresh
@@ -251,16 +358,24 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15):
             except Overarrive:
                 errors.append("%s arrives on a mbarrier past its phase's count" % a)
         if errors: return "ERROR " + errors[0] + " tiles=%s" % tiles
+    if any(tokens):   # a turn handed over that no warpgroup took (bar.arrive never matched)
+        return "ERROR turn passes never taken: %s tiles=%s" % (tokens, tiles)
     return None
 
+# the configurations: (PIPE, NW, QB, START, CARRY) x FA_KVREL x stages; FA_CARRY: two pipelined warpgroups,
+# one Q buffer (D=128's), FA_START 15 or 0 (its bits 4 and 16 need two Q buffers)
+CONFS = [(PIPE, NW, QB, START, 0) for PIPE, NW in ((1, 2), (1, 3), (0, 2), (0, 3))
+         for QB, START in ((2, 15), (1, 15), (2, 0), (2, 31))]
+CONFS += [(1, 2, 1, START, 1) for START in (15, 0)]
+if CARRYONLY:
+    CONFS = [x for x in CONFS if x[4]]
 bad = 0
-for PIPE, NW in ((1, 2), (1, 3), (0, 2), (0, 3)):
+for PIPE, NW, QB, START, CARRY in CONFS:
   for KVREL in (0, 1, 2):
     for ST in (2, 3, 4):
-      for QB, START in ((2, 15), (1, 15), (2, 0), (2, 31)):
         n = 0
         for seed in range(NRUNS):
-            r = run(seed, KVREL, ST, NW=NW, PIPE=PIPE, QB=QB, START=START)
-            if r: bad += 1; n += 1; print("PIPE=%d NW=%d KVREL=%d ST=%d QBUF=%d START=%d seed=%d: %s" % (PIPE, NW, KVREL, ST, QB, START, seed, r)) if n <= 2 else None
-        print("PIPE=%d NW=%d KVREL=%d ST=%d QBUF=%d START=%d: %d of %d runs failed" % (PIPE, NW, KVREL, ST, QB, START, n, NRUNS))
+            r = run(seed, KVREL, ST, NW=NW, PIPE=PIPE, QB=QB, START=START, CARRY=CARRY)
+            if r: bad += 1; n += 1; print("PIPE=%d NW=%d KVREL=%d ST=%d QBUF=%d START=%d CARRY=%d seed=%d: %s" % (PIPE, NW, KVREL, ST, QB, START, CARRY, seed, r)) if n <= 2 else None
+        print("PIPE=%d NW=%d KVREL=%d ST=%d QBUF=%d START=%d CARRY=%d: %d of %d runs failed" % (PIPE, NW, KVREL, ST, QB, START, CARRY, n, NRUNS))
 sys.exit(1 if bad else 0)

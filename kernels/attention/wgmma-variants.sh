@@ -7,7 +7,7 @@
 # OUTDIR/results.tsv (tag, JSON line), OUTDIR/log.txt (stderr), OUTDIR/ptxas.txt; a table last.
 # Env: REPS (2), MAXT (2 s per timing), BENS (the timed shapes, ';'-separated), D128 (1: time D=128 too), NCU (1: profile the first two variants), NCUS (the profiled shape), SAN (1: sanitizers on the
 # first variant), SANS (the sanitizers' shapes, ';'-separated), SMOKE (1: a 30-s check of each variant
-# first; one that fails or hangs is dropped).
+# first; one that fails or hangs is dropped), CHKX (more check shapes for every variant, ';'-separated).
 set -u
 cd "$(dirname "$0")/../.."
 O=$1; shift
@@ -56,6 +56,7 @@ CHK=("--B=16 --H=16 --S=512 --D=64 --causal=0" "--B=16 --H=16 --S=512 --D=64 --c
 	"--B=2 --H=9 --S=1000 --D=64 --causal=1" "--B=2 --H=9 --S=1000 --D=64 --causal=0" "--B=1 --H=2 --S=77 --D=64 --causal=1"
 	"--B=2 --H=12 --S=1000 --D=64 --causal=1" "--B=2 --H=12 --S=1000 --D=64 --causal=0"
 	"--B=2 --H=3 --S=1000 --D=128 --causal=0" "--B=2 --H=3 --S=1000 --D=128 --causal=1")
+[ -n "${CHKX:-}" ] && { IFS=';' read -r -a chkx <<< "$CHKX"; CHK+=("${chkx[@]}"); }
 for n in "${names[@]}"; do
 	case $n in head*) continue ;; esac   # the committed kernel: checked when it landed
 	for s in "${CHK[@]}"; do run "check/$n/$(echo $s | tr -d ' -' | sed 's/[A-Za-z]*=//g')" $B/$n --mode=check $s $AT; done
