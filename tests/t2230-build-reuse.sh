@@ -220,4 +220,116 @@ test_expect_success 'the host assembles the sources with their modes and directo
 	test_cmp expect files
 '
 
+# Per-source objects (plan.c, gpuorch_obj): two programs share lib.cu (a
+# kernel, so its compile has a ptxas report); lib.h is read by lib.cu and
+# m1.c, not m2.c. objs RUN FIELD: the sum of FIELD over the run's builds
+# that ran (objects_compiled / objects_reused).
+objs() {
+	_i=0 _n=0
+	while [ $_i -lt $(jq_ $1/run.json hosts.0.builds --len) ]; do
+		_v=$(jq_ $1/run.json hosts.0.builds.$_i.$2 2>/dev/null) && _n=$((_n + _v))
+		_i=$((_i + 1))
+	done
+	echo $_n
+}
+# build_of RUN PROGRAM: the index of PROGRAM's build
+build_of() {
+	_i=0
+	while [ $_i -lt $(jq_ $1/run.json hosts.0.builds --len) ]; do
+		[ "$(jq_ $1/run.json hosts.0.builds.$_i.program)" = "$2" ] && { echo $_i; return 0; }
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+test_expect_success 'setup: two programs that share a source (lib.cu, a kernel); a header two of the three sources read' '
+	printf "#define LIB_SCALE 3\n" >proj/inc/lib.h &&
+	cat >proj/cpu/lib.cu <<-\EOF &&
+	#include "lib.h"
+	__global__ void lib_kernel(int *p) { p[threadIdx.x] *= LIB_SCALE; }
+	extern "C" int lib_value(void) { return 7 * LIB_SCALE; }
+	EOF
+	cat >proj/cpu/m1.c <<-\EOF &&
+	#include "lib.h"
+	#include <stdio.h>
+	int lib_value(void);
+	int main(void) { printf("{\"schema\":\"gpuorch.result/1\",\"status\":\"%s\"}\n", lib_value() == 21 ? "pass" : "fail"); return 0; }
+	EOF
+	sed 1d proj/cpu/m1.c >proj/cpu/m2.c &&
+	! grep lib.h proj/cpu/m2.c && grep "^int lib_value" proj/cpu/m2.c &&
+	cat >proj/experiments/objs.json <<-\JSON &&
+	{
+	  "schema": 1, "name": "objs", "phase": "Test phase: per-source objects",
+	  "sources": ["cpu/m1.c", "cpu/m2.c", "cpu/lib.cu", "inc/lib.h"],
+	  "build": {"flags": ["-O2", "-Iinc"], "defines": {"EXTRA": 1}},
+	  "targets": {"H100": "sm_90a"},
+	  "programs": {"p1": {"sources": ["cpu/m1.c", "cpu/lib.cu"], "needs_gpu": false},
+	               "p2": {"sources": ["cpu/m2.c", "cpu/lib.cu"], "needs_gpu": false}},
+	  "problems": [{"name": "p"}],
+	  "steps": [{"kind": "correctness", "program": "p1", "timeout_s": 60},
+	            {"kind": "correctness", "program": "p2", "timeout_s": 60}]
+	}
+	JSON
+	(cd proj && git add -A && git commit -qm objs)
+'
+
+test_expect_success 'programs that share a source compile it once: 3 objects for 4 sources, the shared one reused' '
+	(cd proj && "$GPUORCH" run experiments/objs.json --hosts ../hosts.json) >o1.out 2>&1;
+	cat o1.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(objs $run objects_compiled)" = 3 && test "$(objs $run objects_reused)" = 1 &&
+	b1=$(build_of $run p1) && b2=$(build_of $run p2) &&
+	: "both builds carry lib_kernel in their ptxas report, compiled or replayed" &&
+	jq_ $run/run.json hosts.0.builds.$b1.resources >r1 && grep lib_kernel r1 &&
+	jq_ $run/run.json hosts.0.builds.$b2.resources >r2 && grep lib_kernel r2 &&
+	cat "$run/$(jq_ $run/run.json hosts.0.builds.$b1.log)" "$run/$(jq_ $run/run.json hosts.0.builds.$b2.log)" >logs &&
+	test "$(grep -c "cpu/lib.cu: object reused" logs)" = 1
+'
+
+test_expect_success 'an edit to one source recompiles that object alone; the other build is reused whole' '
+	echo "/* edited */" >>proj/cpu/m2.c && (cd proj && git commit -qam "edit m2.c") &&
+	(cd proj && "$GPUORCH" run experiments/objs.json --hosts ../hosts.json) >o2.out 2>&1;
+	cat o2.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	reused $run p1 && ! reused $run p2 &&
+	b2=$(build_of $run p2) &&
+	test "$(jq_ $run/run.json hosts.0.builds.$b2.objects_compiled)" = 1 &&
+	test "$(jq_ $run/run.json hosts.0.builds.$b2.objects_reused)" = 1 &&
+	jq_ $run/run.json hosts.0.builds.$b2.resources | grep lib_kernel
+'
+
+test_expect_success 'an edit to a header recompiles the objects that read it (lib.cu, m1.c), not m2.c' '
+	echo "/* edited */" >>proj/inc/lib.h && (cd proj && git commit -qam "edit lib.h") &&
+	(cd proj && "$GPUORCH" run experiments/objs.json --hosts ../hosts.json) >o3.out 2>&1;
+	cat o3.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	! reused $run p1 && ! reused $run p2 &&
+	test "$(objs $run objects_compiled)" = 2 && test "$(objs $run objects_reused)" = 2
+'
+
+test_expect_success 'a changed define recompiles every object (the defines are in each object key)' '
+	sed -i "s/\"EXTRA\": 1/\"EXTRA\": 2/" proj/experiments/objs.json && (cd proj && git commit -qam "EXTRA 2") &&
+	(cd proj && "$GPUORCH" run experiments/objs.json --hosts ../hosts.json) >o4.out 2>&1;
+	cat o4.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(objs $run objects_compiled)" = 3 && test "$(objs $run objects_reused)" = 1
+'
+
+test_expect_success 'a failed compile leaves no object behind; the fixed source compiles and links' '
+	W=$(sshd_var a WORKDIR) && ls "$W/objects" | sort >objs.before &&
+	cp proj/cpu/m2.c m2.good && echo "int broken(" >>proj/cpu/m2.c && (cd proj && git commit -qam "break m2.c") &&
+	(cd proj && "$GPUORCH" run experiments/objs.json --hosts ../hosts.json) >o5.out 2>&1;
+	cat o5.out && run=$(last_run_dir) &&
+	b2=$(build_of $run p2) && test "$(jq_ $run/run.json hosts.0.builds.$b2.status)" = FAIL &&
+	ls "$W/objects" | sort >objs.after &&
+	comm -13 objs.before objs.after >objs.new && cat objs.new &&
+	: "only the failed compile s lock is new: no object, no temporary" &&
+	! grep -v "\.lock$" objs.new &&
+	{ cat m2.good; echo "/* fixed */"; } >proj/cpu/m2.c && (cd proj && git commit -qam "fix m2.c") &&
+	(cd proj && "$GPUORCH" run experiments/objs.json --hosts ../hosts.json) >o6.out 2>&1;
+	cat o6.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	b2=$(build_of $run p2) && test "$(jq_ $run/run.json hosts.0.builds.$b2.objects_compiled)" = 1
+'
+
 test_done

@@ -143,10 +143,11 @@ static int clean_hosts(const struct hosts *hs, int accept_new, double days, int 
 		} else {
 			nok++;
 			printf("%s  %s %s: %d run%s, %d source tree%s, %d build%s, %d shipped file%s, "
-			       "%.1f MiB (unused for %g day%s)%s%s\n", h->name,
+			       "%d object%s, %.1f MiB (unused for %g day%s)%s%s\n", h->name,
 			       dry_run ? "would remove from" : "removed from", w, r.runs, r.runs == 1 ? "" : "s",
 			       r.contents, r.contents == 1 ? "" : "s", r.builds, r.builds == 1 ? "" : "s",
-			       r.blobs, r.blobs == 1 ? "" : "s", (double)r.kib / 1024.0, days,
+			       r.blobs, r.blobs == 1 ? "" : "s", r.objects, r.objects == 1 ? "" : "s",
+			       (double)r.kib / 1024.0, days,
 			       days == 1 ? "" : "s", r.kept_live ? "; kept the sources of a live run" : "",
 			       r.execds ? "; and old execd builds (see below)" : "");
 			if (log.len) {

@@ -24,6 +24,7 @@ static const char clean_script[] =
 	"  if [ -f \"$r/runner.lock\" ] && ! flock -n \"$r/runner.lock\" true 2>/dev/null; then\n"
 	"    c=$(sed -n \"s|^src_dir '\\(.*\\)/src'\\$|\\1|p\" \"$r/plan.sh\" 2>/dev/null | head -n 1)\n"
 	"    live=\"$live${c##*/} $(grep -o 'builds/[0-9a-f]*' \"$r/plan.sh\" 2>/dev/null | sed 's|^builds/||' | tr '\\n' ' ')\"\n"
+	"    live=\"$live$(grep -o 'gpuorch_obj [0-9a-f]*' \"$r/plan.sh\" 2>/dev/null | sed 's|^gpuorch_obj ||' | tr '\\n' ' ')\"\n"
 	"    continue\n"
 	"  fi\n"
 	"  [ -z \"$(find \"$r\" -mindepth 1 -maxdepth 1 -mmin -\"$m\" 2>/dev/null | head -n 1)\" ] && old \"$r\" && gone run \"$r\"\n"
@@ -40,6 +41,18 @@ static const char clean_script[] =
 	"  case $live in *\" ${b##*/} \"*) continue;; esac\n"
 	"  if [ -f \"$b/rc\" ]; then t=\"$b/rc\"; else t=$b; fi\n"
 	"  old \"$t\" && gone build \"$b\"\n"
+	"done\n"
+	/* objects (W/objects/KEY.o, touched on every reuse) with their replayed
+	 * outputs and lock; then a killed compile's temporaries and lone locks */
+	"for f in objects/*.o; do\n"
+	"  [ -f \"$f\" ] || continue\n"
+	"  k=${f#objects/}; k=${k%.o}\n"
+	"  case $live in *\" $k \"*) continue;; esac\n"
+	"  old \"$f\" && gone object \"$f\" && { [ \"$dry\" = 1 ] || rm -f \"objects/$k.out\" \"objects/$k.err\" \"objects/$k.lock\"; }\n"
+	"done\n"
+	"for f in objects/*; do\n"
+	"  case $f in *.o) continue;; *.lock) [ ! -e \"${f%.lock}.o\" ] || continue;; *.out|*.err) [ ! -e \"${f%.*}.o\" ] || continue;; esac\n"
+	"  [ -f \"$f\" ] && old \"$f\" && [ \"$dry\" != 1 ] && rm -f \"$f\"\n"
 	"done\n"
 	"if [ -d blobs ]; then\n"
 	"  awk '{ print $1 }' \"$keep\" | sort -u >\"$keep.s\"\n"
@@ -111,7 +124,8 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 		} else if (sscanf(line, "%15s %lld %4095[^\n]", kind, &kib, path) == 3) {
 			int *n = !strcmp(kind, "run") ? &res->runs : !strcmp(kind, "content") ? &res->contents
 				 : !strcmp(kind, "build") ? &res->builds : !strcmp(kind, "blob") ? &res->blobs
-				 : !strcmp(kind, "execd") ? &res->execds : NULL;
+				 : !strcmp(kind, "execd") ? &res->execds
+				 : !strcmp(kind, "object") ? &res->objects : NULL;
 			if (n)
 				(*n)++;
 			res->kib += kib;

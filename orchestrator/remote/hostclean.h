@@ -6,7 +6,9 @@
  * mtime, touched by every start that finds the content) is older, unless a
  * live run builds or runs from them; builds (W/builds/<key>) whose last use
  * (rc's mtime, touched on every reuse) is older, unless a live run's plan
- * names them; then every blob
+ * names them; compiled objects (W/objects/<key>.o) whose last use (their
+ * mtime, touched on every reuse) is older, unless a live run's plan names
+ * them; then every blob
  * (W/blobs/<sha256>) that no remaining content's manifest names; and the
  * execd (W/execd) of each version that is not running and was last started
  * longer ago. One remote
@@ -19,6 +21,7 @@
 struct hostclean_result {
 	int runs, contents, builds, blobs;   /* removed (or, dry, to remove) */
 	int execds;                          /* execd builds (W/execd) of versions not running */
+	int objects;                         /* compiled objects (W/objects) */
 	long long kib;                       /* their size */
 	int kept_live;                       /* content dirs kept for a live run */
 };

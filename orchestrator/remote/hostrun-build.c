@@ -73,6 +73,28 @@ static char *first_line_with(const char *text, const char *what)
 	return xstrfmt("%.*s", (int)(n > 300 ? 300 : n), bol);
 }
 
+/* An nvcc build that ran: of its sources, how many objects it found made
+ * (plan.c's gpuorch_obj says "object reused" on stderr) and how many it
+ * compiled. */
+static void add_objects(cJSON *bj, const struct plan_build *b, const char *errout)
+{
+	const char *p = errout;
+	int n = 0, nreused = 0;
+	if (b->prog->build_cmds || !b->prog->sources || !b->command ||
+	    !strstr(b->command, "gpuorch_obj "))
+		return;
+	while (b->prog->sources[n])
+		n++;
+	while (p && (p = strstr(p, ": object reused (")) != NULL) {
+		nreused++;
+		p++;
+	}
+	if (nreused > n)
+		nreused = n;
+	json_add_num(bj, "objects_reused", nreused);
+	json_add_num(bj, "objects_compiled", n - nreused);
+}
+
 void hr_build_ended(struct hostrun *hr, int i, const struct journal_event *e)
 {
 	const struct plan_build *b = &hr->plan.builds[i];
@@ -123,6 +145,8 @@ void hr_build_ended(struct hostrun *hr, int i, const struct journal_event *e)
 		res = ptxas_parse(errout ? errout : "", errout ? strlen(errout) : 0, NULL);
 	}
 	keep(hr, i, status, reason.len ? reason.buf : NULL, reused, exit_code, dur, rel, res);
+	if (!reused && !strcmp(status, "PASS") && hr->build_rec[i])
+		add_objects(hr->build_rec[i], b, errout);
 	free(name);
 	free(rel);
 	free(why);

@@ -199,23 +199,23 @@ static int include_dirs(const struct spec *s, char ***out)
 	return 1;
 }
 
-/* Feed the files an nvcc build reads -- its sources and, transitively,
+/* Feed the files a compile of roots reads -- those sources and, transitively,
  * the shipped files they #include ("name": beside the includer, then the
  * -I directories, then the root; <name>: the -I directories; an <name>
  * found in none is the toolkit's or the system's). 0, feeding nothing,
  * when that cannot be known: a source not shipped, an #include of a macro,
  * a "name" found nowhere, a forced -include. */
-static int feed_deps(struct sha256_ctx *c, const struct plan_build *b, const struct spec *s,
+static int feed_deps(struct sha256_ctx *c, char *const *roots, const struct spec *s,
 		     const struct plan_host *h)
 {
 	const struct plan_source **dep = NULL;
 	char **dirs = NULL;
 	int n = 0, i, j, k, ok = 1;
 
-	if (!h->sources || b->prog->build_cmds || !include_dirs(s, &dirs))
+	if (!h->sources || !include_dirs(s, &dirs))
 		return 0;
-	for (i = 0; ok && b->prog->sources && b->prog->sources[i]; i++) {
-		const struct plan_source *f = find_source(h, "", b->prog->sources[i]);
+	for (i = 0; ok && roots && roots[i]; i++) {
+		const struct plan_source *f = find_source(h, "", roots[i]);
 		if (!f)
 			ok = 0;
 		else {
@@ -276,7 +276,7 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 #define FEED(str) do { const char *_v = (str) ? (str) : ""; sha256_update(c, _v, strlen(_v) + 1); } while (0)
 	FEED("gpuorch-build/1");
 	/* the files this compile reads when they can be known, else everything shipped */
-	if (!feed_deps(c, b, s, h)) {
+	if (b->prog->build_cmds || !feed_deps(c, b->prog->sources, s, h)) {
 		FEED("|content");
 		FEED(h->content_id);
 	}
@@ -420,11 +420,88 @@ static void project_build(struct strbuf *cmd, struct plan_build *b, const struct
 			   "(named in build.outputs)\" >&2; exit 1; }; done");
 }
 
+/* Per-source objects. An nvcc build compiles each of its sources into an
+ * object of its own under W/objects, named by a key of everything that
+ * compile reads and says (object_key), then links them: an edit recompiles
+ * the sources that read the edited file, and programs that share a source
+ * (the harness) share its object. gpuorch_obj KEY SOURCE NVCC-WORDS...
+ * reuses KEY.o when it is there (its compile's stdout and stderr replayed,
+ * so the ptxas report of the build stays whole; "object reused" said on
+ * stderr), else compiles it under a temporary name and renames it in last;
+ * flock on KEY.lock makes builds that need the same object at once compile
+ * it once. A failed compile leaves no object. */
+#define OBJ_KEY_LEN 32
+#define OBJ_FUNCTION \
+	"gpuorch_obj() { k=$1 f=$2; shift 2; ( flock 9 || exit 1; " \
+	"if [ -f \"$o/$k.o\" ]; then touch \"$o/$k.o\"; cat \"$o/$k.out\"; cat \"$o/$k.err\" >&2; " \
+	"echo \"gpuorch: $f: object reused ($o/$k.o)\" >&2; exit 0; fi; " \
+	"\"$@\" -o \"$o/$k.o.$$\" >\"$o/$k.out.$$\" 2>\"$o/$k.err.$$\"; r=$?; " \
+	"cat \"$o/$k.out.$$\"; cat \"$o/$k.err.$$\" >&2; " \
+	"if [ $r = 0 ]; then mv -f \"$o/$k.out.$$\" \"$o/$k.out\" && mv -f \"$o/$k.err.$$\" \"$o/$k.err\" && " \
+	"mv -f \"$o/$k.o.$$\" \"$o/$k.o\"; else rm -f \"$o/$k.o.$$\" \"$o/$k.out.$$\" \"$o/$k.err.$$\"; exit $r; fi " \
+	") 9>\"$o/$k.lock\"; }"
+
+/* nvcc, the arch, the build's flags, -Xptxas=-v and the defines (a sweep's
+ * value over the spec's): the words every compile of build b starts with */
+static void add_compile_words(struct strbuf *cmd, const struct plan_build *b, const struct spec *s,
+			      const struct plan_host *h, const char *gencode)
+{
+	int i;
+	strbuf_add_shell_quoted(cmd, h->nvcc ? h->nvcc : "nvcc");
+	strbuf_addch(cmd, ' ');
+	strbuf_add_shell_quoted(cmd, gencode);
+	for (i = 0; s->build_flags && s->build_flags[i]; i++) {
+		strbuf_addch(cmd, ' ');
+		strbuf_add_shell_quoted(cmd, s->build_flags[i]);
+	}
+	strbuf_addstr(cmd, " -Xptxas=-v");
+	for (i = 0; i < s->ndefines; i++) {
+		char *d;
+		if (variant_defines(b->variant, s->defines[i].key))
+			continue;   /* the sweep's value wins */
+		d = xstrfmt("-D%s=%s", s->defines[i].key, s->defines[i].value);
+		strbuf_addch(cmd, ' ');
+		strbuf_add_shell_quoted(cmd, d);
+		free(d);
+	}
+	for (i = 0; b->variant && i < b->variant->ndefines; i++) {
+		char *d = xstrfmt("-D%s=%s", b->variant->defines[i].key,
+				  b->variant->defines[i].value);
+		strbuf_addch(cmd, ' ');
+		strbuf_add_shell_quoted(cmd, d);
+		free(d);
+	}
+}
+
+/* An object's key: its compile command (nvcc's path, arch, flags, defines,
+ * the source's name), the files that compile reads (else everything
+ * shipped) and nvcc's version. */
+static void object_key(char key[SHA256_HEX_LEN + 1], const char *compile, const char *src,
+		       const struct spec *s, const struct plan_host *h)
+{
+	struct sha256_ctx *c = sha256_begin();
+	char *roots[2];
+	roots[0] = (char *)src;
+	roots[1] = NULL;
+	sha256_update(c, "gpuorch-obj/1", 14);
+	sha256_update(c, compile, strlen(compile) + 1);
+	if (!feed_deps(c, roots, s, h)) {
+		const char *cid = h->content_id ? h->content_id : "";
+		sha256_update(c, "|content", 9);
+		sha256_update(c, cid, strlen(cid) + 1);
+	}
+	{
+		const char *v = h->nvcc_version ? h->nvcc_version : "";
+		sha256_update(c, v, strlen(v) + 1);
+	}
+	sha256_end(c, key);
+}
+
 static void make_build(struct plan_build *b, const struct spec *s, const struct plan *p,
 		       const struct plan_host *h)
 {
 	struct strbuf cmd = STRBUF_INIT;
-	char *gencode, *slug;
+	char *gencode, *slug, *objdir, **keys = NULL;
 	int i;
 
 	build_key(b, s, h);
@@ -456,6 +533,27 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 	strbuf_add_shell_quoted(&cmd, p->src_dir);
 	strbuf_addstr(&cmd, " && ");
 	add_top_probe(&cmd, h->nvcc);
+	objdir = xstrfmt("%s/objects", h->workdir);
+	strbuf_addstr(&cmd, "o=");
+	strbuf_add_shell_quoted(&cmd, objdir);
+	strbuf_addstr(&cmd, " && mkdir -p \"$o\" && " OBJ_FUNCTION);
+	for (i = 0; b->prog->sources && b->prog->sources[i]; i++) {
+		struct strbuf cc = STRBUF_INIT;
+		char key[SHA256_HEX_LEN + 1];
+		add_compile_words(&cc, b, s, h, gencode);
+		strbuf_addstr(&cc, " -c ");
+		strbuf_add_shell_quoted(&cc, b->prog->sources[i]);
+		object_key(key, cc.buf, b->prog->sources[i], s, h);
+		keys = xrealloc(keys, (size_t)(i + 1) * sizeof(*keys));
+		keys[i] = xstrfmt("%.*s", OBJ_KEY_LEN, key);
+		strbuf_addf(&cmd, " && gpuorch_obj %s ", keys[i]);
+		strbuf_add_shell_quoted(&cmd, b->prog->sources[i]);
+		strbuf_addch(&cmd, ' ');
+		strbuf_add(&cmd, cc.buf, cc.len);
+		strbuf_release(&cc);
+	}
+	/* the link: the objects, in the sources' order, with the libraries */
+	strbuf_addstr(&cmd, " && ");
 	strbuf_add_shell_quoted(&cmd, h->nvcc ? h->nvcc : "nvcc");
 	strbuf_addch(&cmd, ' ');
 	strbuf_add_shell_quoted(&cmd, gencode);
@@ -463,29 +561,14 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 		strbuf_addch(&cmd, ' ');
 		strbuf_add_shell_quoted(&cmd, s->build_flags[i]);
 	}
-	strbuf_addstr(&cmd, " -Xptxas=-v");
-	for (i = 0; i < s->ndefines; i++) {
-		char *d;
-		if (variant_defines(b->variant, s->defines[i].key))
-			continue;   /* the sweep's value wins */
-		d = xstrfmt("-D%s=%s", s->defines[i].key, s->defines[i].value);
-		strbuf_addch(&cmd, ' ');
-		strbuf_add_shell_quoted(&cmd, d);
-		free(d);
-	}
-	for (i = 0; b->variant && i < b->variant->ndefines; i++) {
-		char *d = xstrfmt("-D%s=%s", b->variant->defines[i].key,
-				  b->variant->defines[i].value);
-		strbuf_addch(&cmd, ' ');
-		strbuf_add_shell_quoted(&cmd, d);
-		free(d);
-	}
 	strbuf_addstr(&cmd, " -o ");
 	strbuf_add_shell_quoted(&cmd, b->bin);
 	for (i = 0; b->prog->sources && b->prog->sources[i]; i++) {
-		strbuf_addch(&cmd, ' ');
-		strbuf_add_shell_quoted(&cmd, b->prog->sources[i]);
+		strbuf_addf(&cmd, " \"$o\"/%s.o", keys[i]);
+		free(keys[i]);
 	}
+	free(keys);
+	free(objdir);
 	for (i = 0; b->prog->libs && b->prog->libs[i]; i++) {
 		strbuf_addch(&cmd, ' ');
 		strbuf_add_shell_quoted(&cmd, b->prog->libs[i]);
