@@ -150,10 +150,28 @@ static void test_build_commands(void)
 		return;
 	}
 	CHECK(strstr(plain->command, "'/usr/local/cuda/bin/nvcc' '-gencode=arch=compute_90a,code=sm_90a' '-O3' -Xptxas=-v") &&
-	      strstr(plain->command, " '-DTILE=64' '-DMODE=1' -o ") &&
-	      strstr(plain->command, " 'k.cu' ") && strstr(plain->command, "-rpath=/usr/local/cuda/lib64"),
-	      "nvcc command: gencode, flags, -Xptxas=-v, defines, output, sources, rpath",
+	      strstr(plain->command, " '-DTILE=64' '-DMODE=1' -c 'k.cu' && ") &&
+	      strstr(plain->command, " o='/w/objects' && mkdir -p \"$o\" && gpuorch_obj() { ") &&
+	      strstr(plain->command, " && gpuorch_obj ") &&
+	      strstr(plain->command, "'/usr/local/cuda/bin/nvcc' '-gencode=arch=compute_90a,code=sm_90a' '-O3' -o '/w/builds/") &&
+	      strstr(plain->command, "-rpath=/usr/local/cuda/lib64"),
+	      "nvcc command: each source compiled to its object (gencode, flags, -Xptxas=-v, defines), then "
+	      "linked (output, objects, rpath)",
 	      "%s", plain->command);
+	{
+		/* the object of k.cu: named by a key that the defines change */
+		const char *a = strstr(plain->command, "&& gpuorch_obj "), *b = strstr(v128->command, "&& gpuorch_obj ");
+		char ka[33] = "", kb[33] = "";
+		if (a)
+			snprintf(ka, sizeof(ka), "%.32s", a + 15);
+		if (b)
+			snprintf(kb, sizeof(kb), "%.32s", b + 15);
+		CHECK(a && b && strlen(ka) == 32 && strspn(ka, "0123456789abcdef") == 32 &&
+		      strcmp(ka, kb) && strstr(plain->command, "\"$o\"/") &&
+		      strstr(strstr(plain->command, "\"$o\"/"), ka),
+		      "an object per source, keyed by its compile (a sweep's define makes another) and linked by that key",
+		      "%s | %s", ka, kb);
+	}
 	CHECK(strstr(v128->command, "'-DTILE=128'") && !strstr(v128->command, "-DTILE=64") &&
 	      strstr(v128->command, "'-DMODE=1'"),
 	      "a sweep's value replaces the global define of the same name", "%s", v128->command);
