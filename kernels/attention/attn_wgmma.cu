@@ -104,8 +104,9 @@
  *   off. H100, 2026-11-25: no gain at D=128 (docs/kernels.md); FA_KVREL was wrong (2) or hung (1) on D=64
  *   causal shapes of three warpgroups (the skipped tiles' V release, fixed below; the fix not yet run on a
  *   GPU).
- *   -DFA_CARRY=0|1 (D=128's pipelined loop carried across the persistent grid's tiles, Q in per-warpgroup
- *   halves; off; not yet run on a GPU).
+ *   -DFA_CARRY=0|1|2 (D=128's pipelined loop carried across the persistent grid's tiles, Q in per-warpgroup
+ *   halves; off. H100, 2026-11-26: 1 was 3-4 % slower non-causal and 4-5 % slower causal (docs/kernels.md);
+ *   2 builds only its Q halves and producer order, each tile's loop alone, to tell the parts apart).
  */
 #include "attn_common.cuh"
 #include "../harness/harness.h"
@@ -262,7 +263,8 @@ static_assert(FA_BN128 == 128 || FA_BN128 == 160 || FA_BN128 == 176 || FA_BN128 
 #define FA_KVREL 0
 #endif
 static_assert(FA_KVREL == 0 || FA_KVREL == 1 || FA_KVREL == 2, "FA_KVREL must be 0, 1 or 2");
-/* FA_CARRY=1 (a knob, off = 0; not yet run on a GPU): D=128's pipelined loop carried across the persistent
+/* FA_CARRY=1 (a knob, off = 0; on the H100 3-4 % slower non-causal, 4-5 % causal: docs/kernels.md):
+ * D=128's pipelined loop carried across the persistent
  * grid's tiles. Without it each tile of a CTA starts and ends alone: the tile's last P·V is issued by itself
  * and waited for, then the epilogue's stores, then both warpgroups wait for the next tile's Q (one buffer at
  * D=128, released only after both warpgroups' last softmax), then the first Q·Kᵀ, its wait and softmax with
@@ -275,9 +277,22 @@ static_assert(FA_KVREL == 0 || FA_KVREL == 1 || FA_KVREL == 2, "FA_KVREL must be
  *   - the tile's last P·V is issued together with the next tile's first Q·Kᵀ (one turn, two commit groups,
  *     as inside the loop), the next tile's first softmax runs while it is in the tensor cores, and the
  *     epilogue's stores follow its wait; the turns run on across tiles (the CTA's last P·V takes a turn).
- * D=128 pipelined two-warpgroup kernels only (<128, 2, 1>): the D=64 kernels are unchanged. */
+ * D=128 pipelined two-warpgroup kernels only (<128, 2, 1>): the D=64 kernels are unchanged.
+ * FA_CARRY=2 (a diagnostic): the Q halves, their early release and the producer's order of FA_CARRY=1, but
+ * the consumer's loop without FA_CARRY (each tile ends alone: last P·V by itself, its wait, O's stores, then
+ * the next tile's Q half). On the one-CTA-per-tile grid it runs the same protocol as FA_CARRY=1 in the old
+ * loop's code, on the persistent grid FA_CARRY=1 without the carry. */
 #ifndef FA_CARRY
 #define FA_CARRY 0
+#endif
+static_assert(FA_CARRY == 0 || FA_CARRY == 1 || FA_CARRY == 2, "FA_CARRY must be 0, 1 or 2");
+/* FA_QSHFL=1 (with FA_CARRY): the consumer's Q-half index c (its barriers qfull[c], qempty[c], tslot[c])
+ * taken through __shfl_sync. Local SASS (nvcc 13.0): with the plain c in those addresses ptxas moves the
+ * D=128 loop's address and wgmma-descriptor arithmetic off the uniform datapath (about 95 uniform
+ * instructions of an iteration become vector ones plus 32 R2UR: 762 -> 787 (FA_CARRY=1) and 793 (2)
+ * instructions from the first K/V wait to the softmax's end); with the shuffle it stays there (768 at 2) */
+#ifndef FA_QSHFL
+#define FA_QSHFL 0
 #endif
 
 /* FA_PIPE forced (0|1) for every kernel, or -1: by D and problem (pipe_for below) */
@@ -320,6 +335,9 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 	/* FA_CARRY: the pipeline carried across tiles, Q in halves (QS barrier slots, a box of QROWS rows) */
 	static constexpr int CARRY = FA_CARRY && D == 128 && PP && CW == 2 && QBUF == 1;
 	static constexpr int QS = CARRY ? 2 : QBUF, QROWS = CARRY ? 64 : BM;
+	/* FA_CARRY=1: the consumer's carried loop (XT); FA_CARRY=2: Q halves and the producer's order, with the
+	 * loop of each tile alone (the consumer below without FA_CARRY, its Q barriers the halves') */
+	static constexpr int XT = CARRY && FA_CARRY == 1;
 	static constexpr int OTMA = FA_OTMA && D == 64 && !(PIPE && CWG == 3);   /* epilogue through smem + TMA store */
 	static constexpr int O_BYTES = OTMA ? CWG * 64 * D * 2 : 0;
 	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
@@ -803,19 +821,20 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
 	const int c = wg - 1, w = tid / 32, l = tid % 32;
 	int it = 0;
-	if constexpr (C::CARRY) {
+	if constexpr (C::XT) {
 		/* FA_CARRY: one pipeline across the CTA's tiles (see FA_CARRY at the top). This warpgroup's Q is
 		 * half c (qfull[c], qempty[c], tslot[c]); the turns run on across tiles, so the CTA's last P·V
 		 * takes one too on the persistent grid (launched with a CTA per tile, nothing changes there:
 		 * the last P·V goes without a turn and the last warpgroup keeps its last hand-over) */
 		const bool persist = (int)gridDim.x < tiles;
 		const unsigned char *qa = sQ + c * 64 * 128;
+		const int cq = FA_QSHFL ? __shfl_sync(0xffffffffu, c, 0) : c;   /* this warpgroup's Q half */
 		auto read_tslot = [&]() {
 			int v;
 			if (FA_START & 8)
-				asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(smem_u32(&tslot[c])) : "memory");
+				asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(smem_u32(&tslot[cq])) : "memory");
 			else
-				v = *(volatile int *)&tslot[c];
+				v = *(volatile int *)&tslot[cq];
 			return v;
 		};
 		auto ntiles_of = [&](int mm) {
@@ -843,7 +862,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			}
 		};
 		int n = 0;
-		mbar_wait(&qfull[c], 0u);
+		mbar_wait(&qfull[cq], 0u);
 		int t = read_tslot();
 		if (t >= tiles)
 			return;
@@ -870,7 +889,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);
 			if (ntiles == 1)
-				release_q(&qempty[c], l);   /* the tile's last Q·Kᵀ is done: this half of Q is free */
+				release_q(&qempty[cq], l);   /* the tile's last Q·Kᵀ is done: this half of Q is free */
 			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			pack_p<BN>(p, sc);
 		}
@@ -888,7 +907,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				if (FA_KVREL && l == 0)
 					mbar_arrive(&empty[s]);
 				if (j == ntiles - 1)
-					release_q(&qempty[c], l);   /* S_last is done: the producer may load the next Q half */
+					release_q(&qempty[cq], l);   /* S_last is done: the producer may load the next Q half */
 				softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 				wgmma_wait<0>();
 				if (l == 0)
@@ -904,7 +923,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			int tn = tiles;
 			if (persist) {
 				n++;
-				mbar_wait(&qfull[c], (unsigned)n & 1u);
+				mbar_wait(&qfull[cq], (unsigned)n & 1u);
 				tn = read_tslot();
 			}
 			if (tn >= tiles) {
@@ -933,7 +952,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s2]);
 			if (ntiles2 == 1)
-				release_q(&qempty[c], l);
+				release_q(&qempty[cq], l);
 			softmax_tile<BN>(sc, 0, S, causal, m02 + c * 64, row0n, row1n, l, scale_log2, mrow2, lrow2, alpha, p);
 			wgmma_wait<0>();
 			if (l == 0)
@@ -946,15 +965,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			it = it2, ntiles = ntiles2, bh = bh2, m0 = m02, row0 = row0n, row1 = row1n;
 			mrow[0] = mrow2[0], mrow[1] = mrow2[1], lrow[0] = lrow2[0], lrow[1] = lrow2[1];
 		}
-	} else {   /* without FA_CARRY: each tile starts and ends alone */
+	} else {   /* without FA_CARRY (or FA_CARRY=2): each tile starts and ends alone */
 	for (int n = 0;; n++) {
 		const int qb = n % QB;
-		mbar_wait(&qfull[qb], (unsigned)(n / QB) & 1u);
+		/* FA_CARRY=2: this warpgroup's half (qfull[c], tslot[c]; one buffer, so phase n & 1) */
+		const int qs = C::CARRY ? (FA_QSHFL ? __shfl_sync(0xffffffffu, c, 0) : c) : qb;
+		mbar_wait(&qfull[qs], (unsigned)(n / QB) & 1u);
 		int t;
 		if (FA_START & 8)
-			asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(smem_u32(&tslot[qb])) : "memory");
+			asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(t) : "r"(smem_u32(&tslot[qs])) : "memory");
 		else
-			t = *(volatile int *)&tslot[qb];
+			t = *(volatile int *)&tslot[qs];
 		if (t >= tiles)
 			break;
 		const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
@@ -984,6 +1005,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			wgmma_wait<0>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);   /* K_0 read */
+			if (C::CARRY && ntiles == 1)
+				release_q(&qempty[qs], l);   /* FA_CARRY=2: the tile's last Q·Kᵀ is done, as FA_CARRY=1 */
 			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			pack_p<BN>(p, sc);
 		}
@@ -999,6 +1022,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			wgmma_wait<1>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);   /* S_j is done: K_j read */
+			if (C::CARRY && j == ntiles - 1)
+				release_q(&qempty[qs], l);   /* FA_CARRY=2: S_last is done, as FA_CARRY=1 */
 			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			wgmma_wait<0>();
 			if (l == 0)
@@ -1008,8 +1033,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
 			pack_p<BN>(p, sc);
 		}
-		/* every Q·Kᵀ of the tile is done: the producer may load the next tile's Q */
-		release_q(&qempty[qb], l);
+		/* every Q·Kᵀ of the tile is done: the producer may load the next tile's Q (FA_CARRY=2: done above) */
+		if constexpr (!C::CARRY)
+			release_q(&qempty[qb], l);
 		{
 			const int sl = (it + ntiles - 1) % ST;
 			mbar_wait(&vfull[sl], (unsigned)((it + ntiles - 1) / ST) & 1u);

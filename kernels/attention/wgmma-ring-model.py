@@ -29,7 +29,9 @@
 #       # the full run includes them. Controls, each of which the model must catch:
 #       # --carrybug=1 a Q half released right after its last Q·Kᵀ is issued, before wait_group 1 (TMA writes
 #       #   under a wgmma); 2 the producer loads half 1 after waiting for half 0's release only (the same);
-#       # 3 the last warpgroup skips its hand-over at a tile's last iteration as without FA_CARRY (deadlock)
+#       # 3 the last warpgroup skips its hand-over at a tile's last iteration as without FA_CARRY (deadlock).
+#       # FA_CARRY=2 (CARRY=2: the Q halves and the producer's order, each tile's loop alone: consumer_halves)
+#       # is in --carry too; controls 1 and 2 apply to it, 3 does not (its turns are the old tile-local ones)
 #   python3 kernels/attention/wgmma-ring-model.py N        # N runs a configuration instead of 2000
 import random, sys
 BUG = "--bug" in sys.argv
@@ -282,6 +284,51 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
         yield wait_q(len(tiles))
         read_tslot(c, len(tiles) % QB, len(tiles))
 
+    def consumer_halves(c):
+        # FA_CARRY=2 (attn_wgmma.cu, the consumer without FA_CARRY with qs = c): Q half c, each tile's loop
+        # alone (tile-local turns), the half released once the tile's last Q·Kᵀ is done; the producer as
+        # for FA_CARRY=1. One-CTA-per-tile runs: one tile, no stop arrival to wait for
+        it = 0
+        for n, (nt, _) in enumerate(tiles):
+            yield lambda p=n & 1: qfull[c].done(p)
+            read_tslot(c, c, n)
+            if c == NW - 1:
+                tokens[(c + 1) % NW] += 1
+            s = it % ST
+            yield lambda s=s, p=(it // ST) & 1: kfull[s].done(p)
+            yield from turn(c)
+            issue(c, [('Q', c, n), ('K', s, it)])
+            if not (c == NW - 1 and nt == 1):
+                tokens[(c + 1) % NW] += 1
+            if CARRYBUG == 1 and nt == 1: qempty[c].arrive()
+            yield wait_groups(c, 0)
+            if KVREL: empty[s].arrive()
+            if nt == 1 and CARRYBUG != 1: qempty[c].arrive()
+            for j in range(1, nt):
+                s = (it + j) % ST; sp = (it + j - 1) % ST
+                yield lambda s=s, p=((it + j) // ST) & 1: kfull[s].done(p)
+                yield lambda sp=sp, p=((it + j - 1) // ST) & 1: vfull[sp].done(p)
+                yield from turn(c)
+                issue(c, [('Q', c, n), ('K', s, it + j)])
+                issue(c, [('V', sp, it + j - 1)])
+                if not (c == NW - 1 and j == nt - 1):
+                    tokens[(c + 1) % NW] += 1
+                if CARRYBUG == 1 and j == nt - 1: qempty[c].arrive()
+                yield wait_groups(c, 1)
+                if KVREL: empty[s].arrive()
+                if j == nt - 1 and CARRYBUG != 1: qempty[c].arrive()
+                yield wait_groups(c, 0)
+                vempty[sp].arrive()
+            sl = (it + nt - 1) % ST
+            yield lambda sl=sl, p=((it + nt - 1) // ST) & 1: vfull[sl].done(p)
+            issue(c, [('V', sl, it + nt - 1)])
+            yield wait_groups(c, 0)
+            vempty[sl].arrive()
+            it += nt
+        if persist:
+            yield lambda p=len(tiles) & 1: qfull[c].done(p)
+            read_tslot(c, c, len(tiles))
+
     def consumer_plain(c):
         it = 0
         for n, (nt, nact) in enumerate(tiles):
@@ -313,7 +360,9 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
         read_tslot(c, len(tiles) % QB, len(tiles))
 
     agents = {'P': producer()}
-    for c in range(NW): agents['C%d' % c] = consumer_carry(c) if CARRY else consumer(c) if PIPE else consumer_plain(c)
+    for c in range(NW):
+        agents['C%d' % c] = (consumer_carry(c) if CARRY == 1 else consumer_halves(c) if CARRY == 2 else
+                             consumer(c) if PIPE else consumer_plain(c))
     waits = {k: (lambda: True) for k in agents}
     if QWAIT0 and not QRACE:
         # the kernel before the fix: the producer thread's first wait (qempty[0], parity 1 on a fresh
@@ -366,7 +415,7 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
 # one Q buffer (D=128's), FA_START 15 or 0 (its bits 4 and 16 need two Q buffers)
 CONFS = [(PIPE, NW, QB, START, 0) for PIPE, NW in ((1, 2), (1, 3), (0, 2), (0, 3))
          for QB, START in ((2, 15), (1, 15), (2, 0), (2, 31))]
-CONFS += [(1, 2, 1, START, 1) for START in (15, 0)]
+CONFS += [(1, 2, 1, START, CARRY) for CARRY in (1, 2) for START in (15, 0)]
 if CARRYONLY:
     CONFS = [x for x in CONFS if x[4]]
 bad = 0

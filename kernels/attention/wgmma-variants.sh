@@ -7,7 +7,8 @@
 # OUTDIR/results.tsv (tag, JSON line), OUTDIR/log.txt (stderr), OUTDIR/ptxas.txt; a table last.
 # Env: REPS (2), MAXT (2 s per timing), BENS (the timed shapes, ';'-separated), D128 (1: time D=128 too), NCU (1: profile the first two variants), NCUS (the profiled shape), SAN (1: sanitizers on the
 # first variant), SANS (the sanitizers' shapes, ';'-separated), SMOKE (1: a 30-s check of each variant
-# first; one that fails or hangs is dropped), CHKX (more check shapes for every variant, ';'-separated).
+# first; one that fails or hangs is dropped), CHKX (more check shapes for every variant, ';'-separated),
+# CHKV (the variants to check, space-separated; default every one not named head*).
 set -u
 cd "$(dirname "$0")/../.."
 O=$1; shift
@@ -59,6 +60,7 @@ CHK=("--B=16 --H=16 --S=512 --D=64 --causal=0" "--B=16 --H=16 --S=512 --D=64 --c
 [ -n "${CHKX:-}" ] && { IFS=';' read -r -a chkx <<< "$CHKX"; CHK+=("${chkx[@]}"); }
 for n in "${names[@]}"; do
 	case $n in head*) continue ;; esac   # the committed kernel: checked when it landed
+	[ -n "${CHKV:-}" ] && case " $CHKV " in *" $n "*) ;; *) continue ;; esac   # CHKV: only these variants
 	for s in "${CHK[@]}"; do run "check/$n/$(echo $s | tr -d ' -' | sed 's/[A-Za-z]*=//g')" $B/$n --mode=check $s $AT; done
 done
 run "check/${names[0]}/41640961281" $B/${names[0]} --mode=check --B=4 --H=16 --S=4096 --D=128 --causal=1 $AT
