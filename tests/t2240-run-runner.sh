@@ -3,9 +3,11 @@
 # asan: yes
 test_description='gpuorch run through the host runner: builds bounded per host, a failing build phase kills its builds, a busy host is not a lost host, the probe reused while the host is unchanged, a rebooted host reports its step lost'
 # The host's nvcc is a stand-in (first on the session's PATH) that logs when
-# each build starts and ends, is slow or fails for some programs by name, and
-# otherwise runs the real nvcc (--version and --dryrun, which a build asks of a
-# wrapper nvcc outside a CUDA tree for its TOP, go straight to the real one). Checks are && chains (tests/lib/testlib.sh).
+# each build's link starts and ends, is slow or fails for some programs by
+# name (the name is in the link's -o), and otherwise runs the real nvcc
+# (--version and --dryrun, which a build asks of a wrapper nvcc outside a CUDA
+# tree for its TOP, and the compiles of the sources into objects, -c, go
+# straight to the real one: the programs share one source, so one object). Checks are && chains (tests/lib/testlib.sh).
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
@@ -57,7 +59,7 @@ test_expect_success 'setup: a host whose nvcc is a logging stand-in, max_builds 
 	mkdir -p "$TRASH/bin" &&
 	cat >"$TRASH/bin/nvcc" <<-EOF &&
 	#!/bin/sh
-	case "\$*" in *--version*|*--dryrun*) exec "$REAL_NVCC" "\$@" ;; esac
+	case "\$*" in *--version*|*--dryrun*|*" -c "*) exec "$REAL_NVCC" "\$@" ;; esac
 	echo "start \$(date +%s%N) \$\$" >>"$BLOG"
 	case "\$*" in
 	*badprog*) "$SLEEPER" 0.5; echo "nvcc stand-in: error: badprog does not compile" >&2
