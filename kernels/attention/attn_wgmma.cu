@@ -403,6 +403,35 @@ template <int N> __device__ __forceinline__ float tree_max(const float *v)
 		return fmaxf(tree_max<N / 2>(v), tree_max<N - N / 2>(v + N / 2));
 }
 
+/* the epilogue's row sums: l of rows row0 and row1 summed over the 4 threads that share them (one
+ * lane / 4), and their inverses (0 for a row without keys) */
+__device__ __forceinline__ void row_sum_inv(float (&lr)[2], float &inv0, float &inv1)
+{
+#pragma unroll
+	for (int h = 0; h < 2; h++) {
+		lr[h] += __shfl_xor_sync(0xffffffff, lr[h], 1);
+		lr[h] += __shfl_xor_sync(0xffffffff, lr[h], 2);
+	}
+	inv0 = lr[0] > 0.f ? 1.f / lr[0] : 0.f;
+	inv1 = lr[1] > 0.f ? 1.f / lr[1] : 0.f;
+}
+
+/* the epilogue's direct stores: O / l as __half2 into out (one b*h's S x D block), rows r0 and r1
+ * where < S; l is the lane */
+template <int D>
+__device__ __forceinline__ void store_o_rows(__half *out, const float (&o)[D / 2], float inv0, float inv1, int r0,
+					     int r1, int S, int l)
+{
+#pragma unroll
+	for (int i = 0; i < D / 2; i += 4) {
+		const int col = 8 * (i / 4) + 2 * (l % 4);
+		if (r0 < S)
+			*(__half2 *)(out + (size_t)r0 * D + col) = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
+		if (r1 < S)
+			*(__half2 *)(out + (size_t)r1 * D + col) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
+	}
+}
+
 template <int D> struct pv_t;
 template <> struct pv_t<64> {
 	static __device__ __forceinline__ void mma(float (&o)[32], const uint32_t (&a)[4], uint64_t b) { wgmma_rs_n64_tb(o, a, b); }
@@ -845,21 +874,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		};
 		/* the epilogue: O / l, direct stores */
 		auto store_o = [&](const float (&oo)[D / 2], float (&lr)[2], int r0, int r1, int bhh) {
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				lr[h] += __shfl_xor_sync(0xffffffff, lr[h], 1);
-				lr[h] += __shfl_xor_sync(0xffffffff, lr[h], 2);
-			}
-			const float inv0 = lr[0] > 0.f ? 1.f / lr[0] : 0.f, inv1 = lr[1] > 0.f ? 1.f / lr[1] : 0.f;
-			__half *out = O + (size_t)bhh * S * D;
-#pragma unroll
-			for (int i = 0; i < D / 2; i += 4) {
-				const int col = 8 * (i / 4) + 2 * (l % 4);
-				if (r0 < S)
-					*(__half2 *)(out + (size_t)r0 * D + col) = __floats2half2_rn(oo[i] * inv0, oo[i + 1] * inv0);
-				if (r1 < S)
-					*(__half2 *)(out + (size_t)r1 * D + col) = __floats2half2_rn(oo[i + 2] * inv1, oo[i + 3] * inv1);
-			}
+			float inv0, inv1;
+			row_sum_inv(lr, inv0, inv1);
+			store_o_rows<D>(O + (size_t)bhh * S * D, oo, inv0, inv1, r0, r1, S, l);
 		};
 		int n = 0;
 		mbar_wait(&qfull[cq], 0u);
@@ -1152,12 +1169,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		}
 		}
 		it += ntiles;
-#pragma unroll
-		for (int h = 0; h < 2; h++) {
-			lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 1);
-			lrow[h] += __shfl_xor_sync(0xffffffff, lrow[h], 2);
-		}
-		const float inv0 = lrow[0] > 0.f ? 1.f / lrow[0] : 0.f, inv1 = lrow[1] > 0.f ? 1.f / lrow[1] : 0.f;
+		float inv0, inv1;
+		row_sum_inv(lrow, inv0, inv1);
 #if FA_OTMA
 		if constexpr (C::OTMA) {
 			unsigned char *ob = sO + c * 64 * D * 2;
@@ -1183,15 +1196,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			continue;
 		}
 #endif
-		__half *out = O + (size_t)bh * S * D;
-#pragma unroll
-		for (int i = 0; i < D / 2; i += 4) {
-			const int col = 8 * (i / 4) + 2 * (l % 4);
-			if (row0 < S)
-				*(__half2 *)(out + (size_t)row0 * D + col) = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
-			if (row1 < S)
-				*(__half2 *)(out + (size_t)row1 * D + col) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
-		}
+		store_o_rows<D>(O + (size_t)bh * S * D, o, inv0, inv1, row0, row1, S, l);
 		if ((int)gridDim.x >= tiles)
 			break;   /* one CTA per tile */
 	}

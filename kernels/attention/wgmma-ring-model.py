@@ -175,6 +175,38 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
         yield lambda: tokens[c] > 0
         tokens[c] -= 1
 
+    def pv_alone(c, v):   # a tile's last P·V by itself (no turn): wait for V item v, read it, release it
+        sl = v % ST
+        yield lambda sl=sl, p=(v // ST) & 1: vfull[sl].done(p)
+        issue(c, [('V', sl, v)])
+        yield wait_groups(c, 0)
+        vempty[sl].arrive()
+
+    def half_turn(c, n, k, last, pass_turn, v=None, wait_v=True):
+        # one turn of a Q-half consumer (FA_CARRY=1|2): S = Q·Kᵀ of Q half c (tile n) with K item k, then
+        # (v given) P·V of V item v, whose vfull wait comes after K's unless wait_v is false (done before);
+        # the turn passed on if pass_turn; the half released once this Q·Kᵀ is done if it is the tile's
+        # last (last), or before (the control --carrybug=1)
+        s = k % ST
+        yield lambda s=s, p=(k // ST) & 1: kfull[s].done(p)
+        if v is not None:
+            sv = v % ST
+            if wait_v:
+                yield lambda sv=sv, p=(v // ST) & 1: vfull[sv].done(p)
+        yield from turn(c)
+        issue(c, [('Q', c, n), ('K', s, k)])
+        if v is not None:
+            issue(c, [('V', sv, v)])
+        if pass_turn:
+            tokens[(c + 1) % NW] += 1
+        if CARRYBUG == 1 and last: qempty[c].arrive()
+        yield wait_groups(c, 0 if v is None else 1)
+        if KVREL: empty[s].arrive()
+        if last and CARRYBUG != 1: qempty[c].arrive()
+        if v is not None:
+            yield wait_groups(c, 0)
+            vempty[sv].arrive()
+
     def consumer_carry(c):
         # FA_CARRY (attn_wgmma.cu, the `if constexpr (C::CARRY)` consumer): Q half c; the tile's last P·V
         # with the next tile's first Q·Kᵀ; the half released once the tile's last Q·Kᵀ is done
@@ -184,33 +216,11 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
         nt = tiles[0][0]
         if c == NW - 1:
             tokens[(c + 1) % NW] += 1
-        s = it % ST
-        yield lambda s=s, p=(it // ST) & 1: kfull[s].done(p)
-        yield from turn(c)
-        issue(c, [('Q', c, n), ('K', s, it)])
-        if not (c == NW - 1 and nt == 1 and not persist):
-            tokens[(c + 1) % NW] += 1
-        if CARRYBUG == 1 and nt == 1: qempty[c].arrive()
-        yield wait_groups(c, 0)
-        if KVREL: empty[s].arrive()
-        if nt == 1 and CARRYBUG != 1: qempty[c].arrive()
+        yield from half_turn(c, n, it, nt == 1, not (c == NW - 1 and nt == 1 and not persist))
         while True:
             for j in range(1, nt):
-                s = (it + j) % ST; sp = (it + j - 1) % ST
-                yield lambda s=s, p=((it + j) // ST) & 1: kfull[s].done(p)
-                yield lambda sp=sp, p=((it + j - 1) // ST) & 1: vfull[sp].done(p)
-                yield from turn(c)
-                issue(c, [('Q', c, n), ('K', s, it + j)])
-                issue(c, [('V', sp, it + j - 1)])
                 last_pass_skipped = c == NW - 1 and j == nt - 1 and (not persist or CARRYBUG == 3)
-                if not last_pass_skipped:
-                    tokens[(c + 1) % NW] += 1
-                if CARRYBUG == 1 and j == nt - 1: qempty[c].arrive()
-                yield wait_groups(c, 1)
-                if KVREL: empty[s].arrive()
-                if j == nt - 1 and CARRYBUG != 1: qempty[c].arrive()
-                yield wait_groups(c, 0)
-                vempty[sp].arrive()
+                yield from half_turn(c, n, it + j, j == nt - 1, not last_pass_skipped, v=it + j - 1)
             sl = (it + nt - 1) % ST
             yield lambda sl=sl, p=((it + nt - 1) // ST) & 1: vfull[sl].done(p)
             last = True
@@ -228,18 +238,9 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
                 yield wait_groups(c, 0)
                 vempty[sl].arrive()
                 return
-            it2 = it + nt; nt2 = tiles[n][0]; s2 = it2 % ST
-            yield lambda s2=s2, p=(it2 // ST) & 1: kfull[s2].done(p)
-            yield from turn(c)
-            issue(c, [('Q', c, n), ('K', s2, it2)])
-            issue(c, [('V', sl, it + nt - 1)])
-            tokens[(c + 1) % NW] += 1
-            if CARRYBUG == 1 and nt2 == 1: qempty[c].arrive()
-            yield wait_groups(c, 1)
-            if KVREL: empty[s2].arrive()
-            if nt2 == 1 and CARRYBUG != 1: qempty[c].arrive()
-            yield wait_groups(c, 0)
-            vempty[sl].arrive()
+            # the next tile's first Q·Kᵀ with this tile's last P·V (its vfull waited above)
+            it2 = it + nt; nt2 = tiles[n][0]
+            yield from half_turn(c, n, it2, nt2 == 1, True, v=it + nt - 1, wait_v=False)
             it = it2; nt = nt2
 
     def consumer(c):
@@ -275,11 +276,7 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
                 yield wait_groups(c, 0)
                 vempty[sp].arrive()
             qempty[qb].arrive()   # release_q: every Q·Kᵀ of the tile is done
-            sl = (it + nt - 1) % ST
-            yield lambda sl=sl, p=((it + nt - 1) // ST) & 1: vfull[sl].done(p)
-            issue(c, [('V', sl, it + nt - 1)])
-            yield wait_groups(c, 0)
-            vempty[sl].arrive()
+            yield from pv_alone(c, it + nt - 1)
             it += nt
         yield wait_q(len(tiles))
         read_tslot(c, len(tiles) % QB, len(tiles))
@@ -294,36 +291,10 @@ def run(seed, KVREL, ST, NW=2, tiles=None, PIPE=1, QB=2, START=15, CARRY=0):
             read_tslot(c, c, n)
             if c == NW - 1:
                 tokens[(c + 1) % NW] += 1
-            s = it % ST
-            yield lambda s=s, p=(it // ST) & 1: kfull[s].done(p)
-            yield from turn(c)
-            issue(c, [('Q', c, n), ('K', s, it)])
-            if not (c == NW - 1 and nt == 1):
-                tokens[(c + 1) % NW] += 1
-            if CARRYBUG == 1 and nt == 1: qempty[c].arrive()
-            yield wait_groups(c, 0)
-            if KVREL: empty[s].arrive()
-            if nt == 1 and CARRYBUG != 1: qempty[c].arrive()
+            yield from half_turn(c, n, it, nt == 1, not (c == NW - 1 and nt == 1))
             for j in range(1, nt):
-                s = (it + j) % ST; sp = (it + j - 1) % ST
-                yield lambda s=s, p=((it + j) // ST) & 1: kfull[s].done(p)
-                yield lambda sp=sp, p=((it + j - 1) // ST) & 1: vfull[sp].done(p)
-                yield from turn(c)
-                issue(c, [('Q', c, n), ('K', s, it + j)])
-                issue(c, [('V', sp, it + j - 1)])
-                if not (c == NW - 1 and j == nt - 1):
-                    tokens[(c + 1) % NW] += 1
-                if CARRYBUG == 1 and j == nt - 1: qempty[c].arrive()
-                yield wait_groups(c, 1)
-                if KVREL: empty[s].arrive()
-                if j == nt - 1 and CARRYBUG != 1: qempty[c].arrive()
-                yield wait_groups(c, 0)
-                vempty[sp].arrive()
-            sl = (it + nt - 1) % ST
-            yield lambda sl=sl, p=((it + nt - 1) // ST) & 1: vfull[sl].done(p)
-            issue(c, [('V', sl, it + nt - 1)])
-            yield wait_groups(c, 0)
-            vempty[sl].arrive()
+                yield from half_turn(c, n, it + j, j == nt - 1, not (c == NW - 1 and j == nt - 1), v=it + j - 1)
+            yield from pv_alone(c, it + nt - 1)
             it += nt
         if persist:
             yield lambda p=len(tiles) & 1: qfull[c].done(p)
