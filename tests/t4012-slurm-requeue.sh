@@ -201,8 +201,9 @@ test_expect_success 'a build job preempted: the step job waiting on it is withdr
 	preempt_jobs 1 build preempted4 &
 	ppid=$! &&
 	(cd proj && SLURM_JWT=$tok timeout 300 "$GPUORCH" run experiments/slowbuild.json --hosts ../hosts.json --host hpc) >r4.out 2>r4.err
-	rc=$? && wait $ppid &&
-	cat r4.out && test $rc = 0 &&
+	rc=$?; wait $ppid; prc=$?
+	cat r4.out r4.err; echo "run exit $rc, preempt_jobs exit $prc, preempted: $(cat preempted4)"; squeue -h -o "%i %j %T %r" &&
+	test $rc = 0 && test $prc = 0 &&
 	test "$(wc -l <preempted4)" = 1 && b1=$(cat preempted4) &&
 	scontrol -o show job "$b1" | grep "JobState=PREEMPTED" &&
 	run=$(last_run_dir) &&
