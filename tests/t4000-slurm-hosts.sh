@@ -151,7 +151,7 @@ test_expect_success 'an unknown partition is named' '
 
 test_expect_success 'a reply that is not JSON (not a slurmrestd) is a clear error' '
 	rm -f port.txt req.txt &&
-	"$HTTPSINK" port.txt req.txt 200 &
+	{ "$HTTPSINK" port.txt req.txt 200 & } &&
 	sink=$! &&
 	wait_for 10 "test -s port.txt" &&
 	cluster_json sink.json "http://127.0.0.1:$(cat port.txt)" &&

@@ -198,7 +198,9 @@ test_expect_success 'a build job preempted: the step job waiting on it is withdr
 		-e "s/\"sleep\": 6/\"sleep\": 1/" proj/experiments/nap.json >proj/experiments/slowbuild.json &&
 	grep -c slowpad proj/experiments/slowbuild.json | grep -x 2 &&
 	(cd proj && git add -A && git commit -qm slowbuild) &&
-	preempt_jobs 1 build preempted4 &
+	: "only the preempter in the background: an & after the && chain ran the whole chain there, so the" &&
+	: "run below could start before slowbuild.json existed (cannot open it) or beside the git commit" &&
+	{ preempt_jobs 1 build preempted4 & } &&
 	ppid=$! &&
 	(cd proj && SLURM_JWT=$tok timeout 300 "$GPUORCH" run experiments/slowbuild.json --hosts ../hosts.json --host hpc) >r4.out 2>r4.err
 	rc=$?; wait $ppid; prc=$?
