@@ -332,4 +332,33 @@ test_expect_success 'a failed compile leaves no object behind; the fixed source 
 	b2=$(build_of $run p2) && test "$(jq_ $run/run.json hosts.0.builds.$b2.objects_compiled)" = 1
 '
 
+test_expect_success 'a sweep that names its sources: lib.cu keeps one object for both variants, unless its files name a define' '
+	cat >proj/experiments/sweepsrc.json <<-\JSON &&
+	{
+	  "schema": 1, "name": "sweepsrc", "phase": "Test phase: a sweep with sources",
+	  "sources": ["cpu/m1.c", "cpu/lib.cu", "inc/lib.h"],
+	  "build": {"flags": ["-O2", "-Iinc"]},
+	  "targets": {"H100": "sm_90a"},
+	  "programs": {"p1": {"sources": ["cpu/m1.c", "cpu/lib.cu"], "needs_gpu": false}},
+	  "problems": [{"name": "p"}],
+	  "steps": [{"kind": "sweep", "program": "p1", "sources": ["cpu/m1.c"], "defines": {"SWEEPKNOB": [1, 2]}}]
+	}
+	JSON
+	(cd proj && git add -A && git commit -qm sweepsrc) &&
+	(cd proj && "$GPUORCH" run experiments/sweepsrc.json --hosts ../hosts.json) >sw1.out 2>&1;
+	cat sw1.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	: "m1.c twice (one per variant), lib.cu once" &&
+	test "$(objs $run objects_compiled)" = 3 && test "$(objs $run objects_reused)" = 1 &&
+	jq_ $run/run.json hosts.0.builds.0.command | grep -- "-DSWEEPKNOB=[12]. -c .cpu/m1.c." &&
+	! jq_ $run/run.json hosts.0.builds.0.command | grep -- "-DSWEEPKNOB=[12]. -c .cpu/lib.cu." &&
+	echo "#define SWEEP_USES (SWEEPKNOB + 0)" >>proj/inc/lib.h && (cd proj && git commit -qam "lib.h names the knob") &&
+	(cd proj && "$GPUORCH" run experiments/sweepsrc.json --hosts ../hosts.json) >sw2.out 2>&1;
+	cat sw2.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	: "lib.h (read by lib.cu and m1.c) names SWEEPKNOB: the define reaches lib.cu, an object per variant" &&
+	jq_ $run/run.json hosts.0.builds.0.command | grep -- "-DSWEEPKNOB=[12]. -c .cpu/lib.cu." &&
+	test "$(objs $run objects_compiled)" = 4 && test "$(objs $run objects_reused)" = 0
+'
+
 test_done

@@ -216,6 +216,11 @@ static enum go_status pack_build(char *const *files, pack_reader reader, void *r
 		pf->exec = exec;
 		sha256_hex(data.buf, data.len, pf->sha256);
 		scan_includes(data.buf, data.len, pf);
+		if (data.len <= PACK_TEXT_MAX) {
+			pf->text = xmalloc(data.len + 1);
+			memcpy(pf->text, data.buf, data.len);
+			pf->text[data.len] = '\0';
+		}
 		out->nfiles = i + 1;
 	}
 	if (archive_write_close(a) != ARCHIVE_OK) {
@@ -543,6 +548,7 @@ void pack_release(struct pack *p)
 	free(p->data);
 	for (i = 0; i < p->nfiles; i++) {
 		free(p->files[i].path);
+		free(p->files[i].text);
 		pack_free_files(p->files[i].includes);
 	}
 	free(p->files);
@@ -575,6 +581,8 @@ struct plan_source *pack_plan_sources(const struct pack *p)
 		v[i].sha256 = p->files[i].sha256;
 		v[i].includes = p->files[i].includes;
 		v[i].include_macro = p->files[i].include_macro;
+		v[i].text = p->files[i].text;
+		v[i].size = p->files[i].size;
 	}
 	return v;
 }

@@ -23,7 +23,11 @@ struct pack_file {
 	char **includes;
 	int include_macro;
 	int exec;          /* shipped with mode 0755 (else 0644) */
+	/* the file's bytes when it is at most PACK_TEXT_MAX (plan.c looks in
+	 * them for the names a sweep defines), else NULL */
+	char *text;
 };
+#define PACK_TEXT_MAX (1u << 20)
 
 struct pack {
 	unsigned char *data;

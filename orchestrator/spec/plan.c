@@ -199,19 +199,22 @@ static int include_dirs(const struct spec *s, char ***out)
 	return 1;
 }
 
-/* Feed the files a compile of roots reads -- those sources and, transitively,
+/* The files a compile of roots reads -- those sources and, transitively,
  * the shipped files they #include ("name": beside the includer, then the
  * -I directories, then the root; <name>: the -I directories; an <name>
- * found in none is the toolkit's or the system's). 0, feeding nothing,
- * when that cannot be known: a source not shipped, an #include of a macro,
- * a "name" found nowhere, a forced -include. */
-static int feed_deps(struct sha256_ctx *c, char *const *roots, const struct spec *s,
-		     const struct plan_host *h)
+ * found in none is the toolkit's or the system's), into *out (n of them,
+ * the caller frees the array). 0, with *out NULL, when that cannot be
+ * known: a source not shipped, an #include of a macro, a "name" found
+ * nowhere, a forced -include. */
+static int dep_closure(char *const *roots, const struct spec *s, const struct plan_host *h,
+		       const struct plan_source ***out, int *nout)
 {
 	const struct plan_source **dep = NULL;
 	char **dirs = NULL;
 	int n = 0, i, j, k, ok = 1;
 
+	*out = NULL;
+	*nout = 0;
 	if (!h->sources || !include_dirs(s, &dirs))
 		return 0;
 	for (i = 0; ok && roots && roots[i]; i++) {
@@ -252,20 +255,36 @@ static int feed_deps(struct sha256_ctx *c, char *const *roots, const struct spec
 		}
 		free(dir);
 	}
-	if (ok) {
-		/* in the order of the (sorted) shipped files: the same set, the same key */
-		for (k = 0; k < h->nsources; k++)
-			for (i = 0; i < n; i++)
-				if (dep[i] == &h->sources[k]) {
-					sha256_update(c, dep[i]->path, strlen(dep[i]->path) + 1);
-					sha256_update(c, dep[i]->sha256, strlen(dep[i]->sha256) + 1);
-				}
-	}
 	for (i = 0; dirs && dirs[i]; i++)
 		free(dirs[i]);
 	free(dirs);
+	if (!ok) {
+		free(dep);
+		return 0;
+	}
+	*out = dep;
+	*nout = n;
+	return 1;
+}
+
+/* Feed the files a compile of roots reads (dep_closure) into c, in the
+ * order of the shipped files (the same set, the same key); 0, feeding
+ * nothing, when they cannot be known. */
+static int feed_deps(struct sha256_ctx *c, char *const *roots, const struct spec *s,
+		     const struct plan_host *h)
+{
+	const struct plan_source **dep;
+	int n, i, k;
+	if (!dep_closure(roots, s, h, &dep, &n))
+		return 0;
+	for (k = 0; k < h->nsources; k++)
+		for (i = 0; i < n; i++)
+			if (dep[i] == &h->sources[k]) {
+				sha256_update(c, dep[i]->path, strlen(dep[i]->path) + 1);
+				sha256_update(c, dep[i]->sha256, strlen(dep[i]->sha256) + 1);
+			}
 	free(dep);
-	return ok;
+	return 1;
 }
 
 static void build_key(struct plan_build *b, const struct spec *s, const struct plan_host *h)
@@ -441,10 +460,56 @@ static void project_build(struct strbuf *cmd, struct plan_build *b, const struct
 	"mv -f \"$o/$k.o.$$\" \"$o/$k.o\"; else rm -f \"$o/$k.o.$$\" \"$o/$k.out.$$\" \"$o/$k.err.$$\"; exit $r; fi " \
 	") 9>\"$o/$k.lock\"; }"
 
-/* nvcc, the arch, the build's flags, -Xptxas=-v and the defines (a sweep's
- * value over the spec's): the words every compile of build b starts with */
+/* Whether `name` stands in text as a whole identifier. */
+static int names_identifier(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = text;
+	while ((p = strstr(p, name)) != NULL) {
+		int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+		if (!before && !after)
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* Whether build b's sweep defines reach the compile of src: always, unless
+ * the sweep names its "sources" and src is not one of them -- and even then
+ * when a file that compile reads names one of the defines, or when those
+ * files or their text cannot be known (a define must never be dropped from
+ * a compile that could see it). */
+static int variant_reaches(const struct plan_build *b, const char *src, const struct spec *s,
+			   const struct plan_host *h)
+{
+	const struct plan_source **dep;
+	char *roots[2];
+	int n, i, k, reach = 0;
+	if (!b->variant || !b->variant->sources)
+		return 1;
+	for (i = 0; b->variant->sources[i]; i++)
+		if (!strcmp(b->variant->sources[i], src))
+			return 1;
+	roots[0] = (char *)src;
+	roots[1] = NULL;
+	if (!dep_closure(roots, s, h, &dep, &n))
+		return 1;
+	for (i = 0; !reach && i < n; i++) {
+		if (!dep[i]->text || strlen(dep[i]->text) != dep[i]->size)
+			reach = 1;   /* not kept, or NUL bytes in it: not read here */
+		for (k = 0; !reach && k < b->variant->ndefines; k++)
+			reach = names_identifier(dep[i]->text, b->variant->defines[k].key);
+	}
+	free(dep);
+	return reach;
+}
+
+/* nvcc, the arch, the build's flags, -Xptxas=-v and the defines: the words
+ * every compile of build b starts with. with_variant: the sweep's defines
+ * too, each over the spec's value of the same name; else the spec's alone */
 static void add_compile_words(struct strbuf *cmd, const struct plan_build *b, const struct spec *s,
-			      const struct plan_host *h, const char *gencode)
+			      const struct plan_host *h, const char *gencode, int with_variant)
 {
 	int i;
 	strbuf_add_shell_quoted(cmd, h->nvcc ? h->nvcc : "nvcc");
@@ -457,14 +522,14 @@ static void add_compile_words(struct strbuf *cmd, const struct plan_build *b, co
 	strbuf_addstr(cmd, " -Xptxas=-v");
 	for (i = 0; i < s->ndefines; i++) {
 		char *d;
-		if (variant_defines(b->variant, s->defines[i].key))
+		if (with_variant && variant_defines(b->variant, s->defines[i].key))
 			continue;   /* the sweep's value wins */
 		d = xstrfmt("-D%s=%s", s->defines[i].key, s->defines[i].value);
 		strbuf_addch(cmd, ' ');
 		strbuf_add_shell_quoted(cmd, d);
 		free(d);
 	}
-	for (i = 0; b->variant && i < b->variant->ndefines; i++) {
+	for (i = 0; with_variant && b->variant && i < b->variant->ndefines; i++) {
 		char *d = xstrfmt("-D%s=%s", b->variant->defines[i].key,
 				  b->variant->defines[i].value);
 		strbuf_addch(cmd, ' ');
@@ -540,7 +605,7 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 	for (i = 0; b->prog->sources && b->prog->sources[i]; i++) {
 		struct strbuf cc = STRBUF_INIT;
 		char key[SHA256_HEX_LEN + 1];
-		add_compile_words(&cc, b, s, h, gencode);
+		add_compile_words(&cc, b, s, h, gencode, variant_reaches(b, b->prog->sources[i], s, h));
 		strbuf_addstr(&cc, " -c ");
 		strbuf_add_shell_quoted(&cc, b->prog->sources[i]);
 		object_key(key, cc.buf, b->prog->sources[i], s, h);

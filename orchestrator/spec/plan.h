@@ -52,6 +52,8 @@ struct plan_source {
 	const char *sha256;
 	char *const *includes;   /* "q:name" / "a:name" (remote/pack.h) */
 	int include_macro;
+	const char *text;        /* its bytes, NUL-terminated; NULL when not kept (large) */
+	size_t size;
 };
 
 struct plan_host {

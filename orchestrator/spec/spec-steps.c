@@ -124,6 +124,46 @@ static enum go_status parse_sanitize(struct spec_ctx *c, const cJSON *v, struct 
 	return GO_OK;
 }
 
+/* sweep: "sources": [the program's sources the defines are for], optional.
+ * Each variant points to the list (plan.c passes the defines to those
+ * sources' compiles, and to any other whose files name a define). */
+static enum go_status parse_sweep_sources(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(v, "sources"), *x;
+	size_t mark;
+	int n, i, j;
+
+	if (!a)
+		return GO_OK;
+	mark = spec_push_key(c, "sources");
+	TRY(spec_need_type(c, a, cJSON_IsArray(a), "an array of the program's source files"));
+	n = cJSON_GetArraySize(a);
+	if (!n)
+		return spec_bad(c, "name at least one of program '%s''s sources (or leave 'sources' out: "
+			       "the defines then reach every source)", st->prog->name);
+	st->sweep_sources = xcalloc((size_t)n + 1, sizeof(char *));
+	i = 0;
+	cJSON_ArrayForEach(x, a) {
+		size_t m2 = spec_push_index(c, i);
+		int found = 0;
+		TRY(spec_need_type(c, x, cJSON_IsString(x), "a source file of the program"));
+		for (j = 0; st->prog->sources && st->prog->sources[j]; j++)
+			found |= !strcmp(st->prog->sources[j], x->valuestring);
+		if (!found)
+			return spec_bad(c, "'%s' is not one of program '%s''s sources", x->valuestring,
+				       st->prog->name);
+		for (j = 0; j < i; j++)
+			if (!strcmp(st->sweep_sources[j], x->valuestring))
+				return spec_bad(c, "'%s' is listed twice", x->valuestring);
+		st->sweep_sources[i++] = xstrdup(x->valuestring);
+		spec_pop(c, m2);
+	}
+	for (j = 0; j < st->nvariants; j++)
+		st->variants[j].sources = st->sweep_sources;
+	spec_pop(c, mark);
+	return GO_OK;
+}
+
 /* sweep: "defines": {"KEY": [v1, v2], ...} -> the cartesian product, the
  * first key varying slowest. */
 static enum go_status parse_sweep(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
@@ -222,6 +262,9 @@ static enum go_status parse_sweep(struct spec_ctx *c, const cJSON *v, struct spe
 				    var->defines[j].value);
 		var->label = strbuf_detach(&label, NULL);
 	}
+	rc = parse_sweep_sources(c, v, st);
+	if (rc != GO_OK)
+		goto out;
 	st->sweep_check = 1;
 	x = cJSON_GetObjectItemCaseSensitive(v, "check");
 	if (x) {
@@ -256,7 +299,7 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 	static const char *const keys_sanitize[] = { "kind", "program", "problems", "timeout_s",
 						     "tools", "print_limit", NULL };
 	static const char *const keys_sweep[] = { "kind", "program", "problems", "timeout_s",
-						  "defines", "check", NULL };
+						  "defines", "check", "sources", NULL };
 	static const char *const keys_ktime[] = { "kind", "program", "problems", "timeout_s",
 						  "repeat", NULL };
 	static const char *const kinds[] = { "correctness", "benchmark", "profile", "sanitize",

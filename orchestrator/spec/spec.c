@@ -532,6 +532,7 @@ void spec_free(struct spec *s)
 			free_kv(st->variants[j].defines, st->variants[j].ndefines);
 		}
 		free(st->variants);
+		free_strv(st->sweep_sources);
 	}
 	free(s->steps);
 	cJSON_Delete(s->baselines);

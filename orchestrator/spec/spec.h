@@ -52,6 +52,10 @@ struct spec_variant {
 	char *label;            /* "TILE_M=64,TILE_N=128" */
 	struct spec_kv *defines;
 	int ndefines;
+	char *const *sources;   /* the sweep's "sources" (its step's list): the
+				 * defines reach these sources' compiles, and any
+				 * other whose files name one of them; NULL: every
+				 * source */
 };
 
 struct spec_step {
@@ -78,6 +82,7 @@ struct spec_step {
 	struct spec_variant *variants;
 	int nvariants;
 	int sweep_check;        /* a correctness run per variant before its benchmark (default 1) */
+	char **sweep_sources;   /* NULL-terminated, or NULL: every source (spec_variant.sources) */
 };
 
 struct spec_target {

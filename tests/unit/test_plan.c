@@ -350,6 +350,112 @@ out:
 	strbuf_release(&out);
 }
 
+/* The compile words of source src in build b's command: from its
+ * "gpuorch_obj KEY 'src' " to the next " && " (NULL when absent). */
+static char *compile_of(const struct plan_build *b, const char *src)
+{
+	char *pat = xstrfmt(" '%s' ", src);
+	const char *p = strstr(b->command, "&& gpuorch_obj "), *q, *e;
+	char *out = NULL;
+	for (; p && !out; p = strstr(p + 1, "&& gpuorch_obj ")) {
+		q = p + 15 + 32;
+		if (strncmp(q, pat, strlen(pat)))
+			continue;
+		e = strstr(q, " && ");
+		out = e ? xstrfmt("%.*s", (int)(e - p), p) : xstrdup(p);
+	}
+	free(pat);
+	return out;
+}
+
+/* A sweep that names its "sources": its defines reach those sources'
+ * compiles, and any other's whose files name a define; the others keep one
+ * object for every variant. */
+static void test_sweep_sources(void)
+{
+	static const char spec_text[] =
+		"{\"schema\": 1, \"name\": \"sweep sources\", \"phase\": \"p\","
+		" \"sources\": [\"k.cu\", \"h.cu\", \"u.cu\", \"knob.h\", \"plain.h\"],"
+		" \"build\": {\"defines\": {\"TILE\": 16}},"
+		" \"targets\": {\"H100\": \"sm_90a\"},"
+		" \"programs\": {\"k\": {\"sources\": [\"k.cu\", \"h.cu\", \"u.cu\"]}},"
+		" \"problems\": [{\"name\": \"small\"}],"
+		" \"steps\": [{\"kind\": \"sweep\", \"program\": \"k\", \"sources\": [\"k.cu\"],"
+		"  \"defines\": {\"TILE\": [64, 128]}}]}";
+	/* h.cu reads plain.h only; u.cu reads knob.h, which names TILE */
+	static char *const inc_h[] = { "q:plain.h", NULL }, *const inc_u[] = { "q:knob.h", NULL };
+	struct plan_source src[] = {
+		{ "h.cu", "11", inc_h, 0, "#include \"plain.h\"\nint TILES = 3; /* TILE_X, xTILE */\n", 0 },
+		{ "k.cu", "22", NULL, 0, "int k = TILE;\n", 0 },
+		{ "knob.h", "33", NULL, 0, "#define WIDTH (2 * TILE)\n", 0 },
+		{ "plain.h", "44", NULL, 0, "#define PLAIN 1\n", 0 },
+		{ "u.cu", "55", inc_u, 0, "#include \"knob.h\"\n", 0 },
+	};
+	struct strbuf err = STRBUF_INIT;
+	struct spec *s = NULL;
+	struct plan_host h;
+	struct plan p;
+	const struct plan_build *v64 = NULL, *v128 = NULL;
+	char *k64, *k128, *h64, *h128, *u64, *u128;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		src[i].size = strlen(src[i].text);
+	host_init(&h);
+	h.sources = src;
+	h.nsources = 5;
+	if (spec_parse("plan.json", spec_text, strlen(spec_text), ".", 0, &s, &err) != GO_OK) {
+		CHECK(0, "a sweep with sources parses", "%s", err.buf);
+		strbuf_release(&err);
+		return;
+	}
+	plan_make(&p, s, &h);
+	for (i = 0; i < p.nbuilds; i++) {
+		if (p.builds[i].variant && !strcmp(p.builds[i].variant->label, "TILE=64"))
+			v64 = &p.builds[i];
+		if (p.builds[i].variant && !strcmp(p.builds[i].variant->label, "TILE=128"))
+			v128 = &p.builds[i];
+	}
+	k64 = v64 ? compile_of(v64, "k.cu") : NULL;
+	k128 = v128 ? compile_of(v128, "k.cu") : NULL;
+	h64 = v64 ? compile_of(v64, "h.cu") : NULL;
+	h128 = v128 ? compile_of(v128, "h.cu") : NULL;
+	u64 = v64 ? compile_of(v64, "u.cu") : NULL;
+	u128 = v128 ? compile_of(v128, "u.cu") : NULL;
+	CHECK(k64 && k128 && strstr(k64, "'-DTILE=64'") && !strstr(k64, "-DTILE=16") &&
+	      strstr(k128, "'-DTILE=128'") && strncmp(k64, k128, 47),
+	      "a source the sweep names: its variant's define, an object per variant", "%s | %s",
+	      k64 ? k64 : "-", k128 ? k128 : "-");
+	CHECK(h64 && h128 && strstr(h64, "'-DTILE=16'") && !strstr(h64, "-DTILE=64") &&
+	      !strcmp(h64, h128),
+	      "a source it does not name, whose files do not name TILE (TILES, TILE_X, xTILE are other "
+	      "names): the spec's value, one object for both variants", "%s | %s",
+	      h64 ? h64 : "-", h128 ? h128 : "-");
+	CHECK(u64 && u128 && strstr(u64, "'-DTILE=64'") && strstr(u128, "'-DTILE=128'"),
+	      "a source it does not name that reads a header naming TILE: the define reaches it anyway",
+	      "%s | %s", u64 ? u64 : "-", u128 ? u128 : "-");
+	free(k64);
+	free(k128);
+	free(h64);
+	free(h128);
+	free(u64);
+	free(u128);
+	plan_release(&p);
+	/* without the files' text (a large file, not kept) the define reaches it */
+	src[3].text = NULL;
+	plan_make(&p, s, &h);
+	for (i = 0, v64 = NULL; i < p.nbuilds; i++)
+		if (p.builds[i].variant && !strcmp(p.builds[i].variant->label, "TILE=64"))
+			v64 = &p.builds[i];
+	h64 = v64 ? compile_of(v64, "h.cu") : NULL;
+	CHECK(h64 && strstr(h64, "'-DTILE=64'"), "a file whose text is not known: the define reaches its readers",
+	      "%s", h64 ? h64 : "-");
+	free(h64);
+	plan_release(&p);
+	spec_free(s);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	test_build_keys();
@@ -357,5 +463,6 @@ int main(void)
 	test_tool_commands();
 	test_small();
 	test_wrapper_rpath();
+	test_sweep_sources();
 	return check_summary();
 }

@@ -578,6 +578,18 @@ static void test_tool_steps(void)
 	expect_error("sweeps are bounded", "steps.1",
 		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": {\"A\": [1,2,3,4,5,6,7,8], \"B\": [1,2,3,4,5,6,7,8], \"C\": [1,2,3,4,5]}}", NULL, NULL,
 		     "'steps[1].defines.C': the sweep has more than 256 variants");
+	expect_error("a sweep's sources are the program's", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": {\"X\": [1]}, \"sources\": [\"kernels/harness/harness.cu\", \"kernels/other.cu\"]}", NULL, NULL,
+		     "'steps[1].sources[1]': 'kernels/other.cu' is not one of program 'attn_wmma''s sources");
+	expect_error("a sweep's sources: each once", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": {\"X\": [1]}, \"sources\": [\"kernels/harness/harness.cu\", \"kernels/harness/harness.cu\"]}", NULL, NULL,
+		     "'steps[1].sources[1]': 'kernels/harness/harness.cu' is listed twice");
+	expect_error("a sweep's sources: at least one", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": {\"X\": [1]}, \"sources\": []}", NULL, NULL,
+		     "'steps[1].sources': name at least one of program 'attn_wmma''s sources");
+	expect_error("a sweep's sources are strings", "steps.1",
+		     "{\"kind\": \"sweep\", \"program\": \"attn_wmma\", \"defines\": {\"X\": [1]}, \"sources\": \"kernels/harness/harness.cu\"}", NULL, NULL,
+		     "'steps[1].sources': expected an array of the program's source files");
 	expect_error("profile clock control is base or none", "steps.1",
 		     "{\"kind\": \"profile\", \"program\": \"attn_wmma\", \"clock_control\": \"bas\"}", NULL, NULL,
 		     "'steps[1].clock_control': unknown clock_control 'bas' (did you mean 'base'?)");
