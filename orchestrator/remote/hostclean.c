@@ -36,14 +36,18 @@ static const char clean_script[] =
 	"  if [ -f \"$c/.complete\" ]; then t=\"$c/.complete\"; else t=$c; fi\n"
 	"  if old \"$t\"; then gone content \"$c\"; else cat \"$c/manifest\" >>\"$keep\" 2>/dev/null; fi\n"
 	"done\n"
+	/* kb: the object lists (BUILD/objects) of the builds that stay */
+	"kb=\n"
 	"for b in builds/*; do\n"
 	"  [ -d \"$b\" ] || continue\n"
-	"  case $live in *\" ${b##*/} \"*) continue;; esac\n"
+	"  case $live in *\" ${b##*/} \"*) kb=\"$kb $b/objects\"; continue;; esac\n"
 	"  if [ -f \"$b/rc\" ]; then t=\"$b/rc\"; else t=$b; fi\n"
-	"  old \"$t\" && gone build \"$b\"\n"
+	"  if old \"$t\"; then gone build \"$b\"; else kb=\"$kb $b/objects\"; fi\n"
 	"done\n"
-	/* objects (W/objects/KEY.o, touched on every reuse) with their replayed
-	 * outputs and lock; then a killed compile's temporaries and lone locks */
+	"[ -z \"$kb\" ] || live=\"$live $(cat $kb 2>/dev/null | tr '\\n' ' ') \"\n"
+	/* objects (W/objects/KEY.o, touched on every reuse) that neither a live
+	 * run nor a build that stays was made from, with their replayed outputs
+	 * and lock; then a killed compile's temporaries and lone locks */
 	"for f in objects/*.o; do\n"
 	"  [ -f \"$f\" ] || continue\n"
 	"  k=${f#objects/}; k=${k%.o}\n"

@@ -8,7 +8,8 @@
  * (rc's mtime, touched on every reuse) is older, unless a live run's plan
  * names them; compiled objects (W/objects/<key>.o) whose last use (their
  * mtime, touched on every reuse) is older, unless a live run's plan names
- * them; then every blob
+ * them or a build that stays was linked from them (BUILD/objects); then
+ * every blob
  * (W/blobs/<sha256>) that no remaining content's manifest names; and the
  * execd (W/execd) of each version that is not running and was last started
  * longer ago. One remote

@@ -628,18 +628,29 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 	}
 	strbuf_addstr(&cmd, " -o ");
 	strbuf_add_shell_quoted(&cmd, b->bin);
-	for (i = 0; b->prog->sources && b->prog->sources[i]; i++) {
+	for (i = 0; b->prog->sources && b->prog->sources[i]; i++)
 		strbuf_addf(&cmd, " \"$o\"/%s.o", keys[i]);
-		free(keys[i]);
-	}
-	free(keys);
-	free(objdir);
 	for (i = 0; b->prog->libs && b->prog->libs[i]; i++) {
 		strbuf_addch(&cmd, ' ');
 		strbuf_add_shell_quoted(&cmd, b->prog->libs[i]);
 	}
 	if (h->nvcc)
 		add_rpath(&cmd, h->nvcc);
+	/* the objects it was linked from, beside it: `hosts clean` keeps the
+	 * objects of every build it keeps */
+	strbuf_addstr(&cmd, " && printf '%s\\n'");
+	for (i = 0; b->prog->sources && b->prog->sources[i]; i++) {
+		strbuf_addf(&cmd, " %s", keys[i]);
+		free(keys[i]);
+	}
+	free(keys);
+	free(objdir);
+	strbuf_addstr(&cmd, " >");
+	{
+		char *list = xstrfmt("%s/objects", b->dir);
+		strbuf_add_shell_quoted(&cmd, list);
+		free(list);
+	}
 	b->command = strbuf_detach(&cmd, NULL);
 	free(gencode);
 }
