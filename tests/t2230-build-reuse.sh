@@ -295,7 +295,9 @@ test_expect_success 'an edit to one source recompiles that object alone; the oth
 	b2=$(build_of $run p2) &&
 	test "$(jq_ $run/run.json hosts.0.builds.$b2.objects_compiled)" = 1 &&
 	test "$(jq_ $run/run.json hosts.0.builds.$b2.objects_reused)" = 1 &&
-	jq_ $run/run.json hosts.0.builds.$b2.resources | grep lib_kernel
+	jq_ $run/run.json hosts.0.builds.$b2.resources | grep lib_kernel &&
+	grep "^| .p2. | sm_90a | .* | no (objects: 1 compiled, 1 reused) | 0 |" $run/report.md &&
+	grep "^| .p1. | sm_90a | .* | reused | " $run/report.md
 '
 
 test_expect_success 'an edit to a header recompiles the objects that read it (lib.cu, m1.c), not m2.c' '

@@ -205,7 +205,16 @@ void rpt_section_steps(struct rpt_ctx *c)
 				rpt_cell_status(md, rr_str(x, "status"));
 				strbuf_addstr(md, " | ");
 				rpt_cell_num(md, x, "duration_s", rpt_fmt_secs);
-				strbuf_addstr(md, rr_true(x, "reused") ? " | reused | " : " | no | ");
+				if (rr_true(x, "reused")) {
+					strbuf_addstr(md, " | reused | ");
+				} else {
+					double nc, nr;
+					/* an nvcc build that ran: its sources' objects */
+					if (rr_num(x, "objects_compiled", &nc) && rr_num(x, "objects_reused", &nr))
+						strbuf_addf(md, " | no (objects: %.0f compiled, %.0f reused) | ", nc, nr);
+					else
+						strbuf_addstr(md, " | no | ");
+				}
 				rpt_cell_num(md, x, "exit_code", rpt_fmt_int);
 				strbuf_addstr(md, " | ");
 				rpt_md_cell(md, rr_str(x, "reason"));
