@@ -94,7 +94,10 @@ test_expect_success 'a step job depended on its build job (afterok), and never r
 	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.dependency_requested)" = "afterok:$bjob" &&
 	bend=$(jq_ $run/run.json hosts.0.builds.0.slurm.end_unix_s) &&
 	sstart=$(jq_ $run/run.json hosts.0.steps.0.slurm.start_unix_s) &&
-	test "$sstart" -ge "$bend"
+	test "$sstart" -ge "$bend" &&
+	: "the build job compiled its one source into an object" &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.objects_compiled)" = 1 &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.objects_reused)" = 0
 '
 
 test_expect_success 'nothing compiled or ran on the login node: the build logs come from jobs; the token is nowhere' '

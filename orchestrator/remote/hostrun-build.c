@@ -73,24 +73,13 @@ static char *first_line_with(const char *text, const char *what)
 	return xstrfmt("%.*s", (int)(n > 300 ? 300 : n), bol);
 }
 
-/* An nvcc build that ran: of its sources, how many objects it found made
- * (plan.c's gpuorch_obj says "object reused" on stderr) and how many it
- * compiled. */
+/* An nvcc build that ran: of its sources, how many objects it compiled and
+ * how many it found made (plan_build_objects). */
 static void add_objects(cJSON *bj, const struct plan_build *b, const char *errout)
 {
-	const char *p = errout;
-	int n = 0, nreused = 0;
-	if (b->prog->build_cmds || !b->prog->sources || !b->command ||
-	    !strstr(b->command, "gpuorch_obj "))
+	int n, nreused;
+	if (!plan_build_objects(b, errout, &n, &nreused))
 		return;
-	while (b->prog->sources[n])
-		n++;
-	while (p && (p = strstr(p, ": object reused (")) != NULL) {
-		nreused++;
-		p++;
-	}
-	if (nreused > n)
-		nreused = n;
 	json_add_num(bj, "objects_reused", nreused);
 	json_add_num(bj, "objects_compiled", n - nreused);
 }

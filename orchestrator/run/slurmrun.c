@@ -344,6 +344,13 @@ static void record_build(struct hostrun *hr, const struct plan_build *b, const c
 		strbuf_release(&text);
 	}
 	json_add_str(bj, "log", logrel);
+	if (ev && !strcmp(status, "PASS") && !rr_true(bj, "reused")) {
+		int n, nreused;   /* an nvcc build that ran: its sources' objects */
+		if (plan_build_objects(b, json_str(ev, "stderr_text"), &n, &nreused)) {
+			json_add_num(bj, "objects_reused", nreused);
+			json_add_num(bj, "objects_compiled", n - nreused);
+		}
+	}
 	cJSON_AddItemToObject(bj, "resources", cJSON_CreateArray());
 	if (j)
 		cJSON_AddItemToObject(bj, "slurm", job_json(j));

@@ -31,6 +31,24 @@ char *plan_slug(const char *s, size_t max)
 	return strbuf_detach(&sb, NULL);
 }
 
+int plan_build_objects(const struct plan_build *b, const char *stderr_text, int *nsources,
+		       int *nreused)
+{
+	const char *p = stderr_text;
+	int n = 0, r = 0;
+	if (b->prog->build_cmds || !b->prog->sources || !b->command || !strstr(b->command, "gpuorch_obj "))
+		return 0;
+	while (b->prog->sources[n])
+		n++;
+	while (p && (p = strstr(p, ": object reused (")) != NULL) {
+		r++;
+		p++;
+	}
+	*nsources = n;
+	*nreused = r > n ? n : r;
+	return 1;
+}
+
 char *plan_gencode(const char *arch)
 {
 	const char *num = !strncmp(arch, "sm_", 3) ? arch + 3 : arch;

@@ -90,6 +90,12 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h);
 void plan_release(struct plan *p);
 void plan_print(const struct plan *p, FILE *out);
 
+/* An nvcc build that compiles each source into an object (plan.c's
+ * gpuorch_obj): 1, with its number of sources in *nsources and, of them,
+ * how many objects its stderr says it found made ("SOURCE: object reused")
+ * in *nreused; 0 for a build of another kind (a project's own build). */
+int plan_build_objects(const struct plan_build *b, const char *stderr_text, int *nsources,
+		       int *nreused);
 /* A file-name-safe slug of any string: [A-Za-z0-9._-], at most max chars. */
 char *plan_slug(const char *s, size_t max);
 /* The gencode flag for an arch: sm_90a -> -gencode=arch=compute_90a,code=sm_90a */
