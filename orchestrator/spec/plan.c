@@ -498,8 +498,8 @@ static int names_identifier(const char *text, const char *name)
  * when a file that compile reads names one of the defines, or when those
  * files or their text cannot be known (a define must never be dropped from
  * a compile that could see it). */
-static int variant_reaches(const struct plan_build *b, const char *src, const struct spec *s,
-			   const struct plan_host *h)
+static int variant_reaches(struct plan *p, const struct plan_build *b, const char *src,
+			   const struct spec *s, const struct plan_host *h)
 {
 	const struct plan_source **dep;
 	char *roots[2];
@@ -509,25 +509,35 @@ static int variant_reaches(const struct plan_build *b, const char *src, const st
 	for (i = 0; b->variant->sources[i]; i++)
 		if (!strcmp(b->variant->sources[i], src))
 			return 1;
+	/* a sweep's variants share their sources list and define names: the
+	 * first variant's answer serves them all (the files' text is read once) */
+	for (i = 0; i < p->nreach; i++)
+		if (p->reach[i].sweep == b->variant->sources && !strcmp(p->reach[i].src, src))
+			return p->reach[i].reach;
 	roots[0] = (char *)src;
 	roots[1] = NULL;
-	if (!dep_closure(roots, s, h, &dep, &n))
-		return 1;
-	for (i = 0; !reach && i < n; i++) {
-		if (!dep[i]->text || strlen(dep[i]->text) != dep[i]->size)
-			reach = 1;   /* not kept, or NUL bytes in it: not read here */
-		for (k = 0; !reach && k < b->variant->ndefines; k++)
-			reach = names_identifier(dep[i]->text, b->variant->defines[k].key);
+	if (!dep_closure(roots, s, h, &dep, &n)) {
+		reach = 1;
+	} else {
+		for (i = 0; !reach && i < n; i++) {
+			if (!dep[i]->text || strlen(dep[i]->text) != dep[i]->size)
+				reach = 1;   /* not kept, or NUL bytes in it: not read here */
+			for (k = 0; !reach && k < b->variant->ndefines; k++)
+				reach = names_identifier(dep[i]->text, b->variant->defines[k].key);
+		}
+		free(dep);
 	}
-	free(dep);
+	p->reach = xrealloc(p->reach, (size_t)(p->nreach + 1) * sizeof(*p->reach));
+	p->reach[p->nreach].sweep = b->variant->sources;
+	p->reach[p->nreach].src = src;
+	p->reach[p->nreach++].reach = reach;
 	return reach;
 }
 
-/* nvcc, the arch, the build's flags, -Xptxas=-v and the defines: the words
- * every compile of build b starts with. with_variant: the sweep's defines
- * too, each over the spec's value of the same name; else the spec's alone */
-static void add_compile_words(struct strbuf *cmd, const struct plan_build *b, const struct spec *s,
-			      const struct plan_host *h, const char *gencode, int with_variant)
+/* nvcc, the arch and the build's flags: what its compiles and its link
+ * start with */
+static void add_nvcc_words(struct strbuf *cmd, const struct spec *s, const struct plan_host *h,
+			   const char *gencode)
 {
 	int i;
 	strbuf_add_shell_quoted(cmd, h->nvcc ? h->nvcc : "nvcc");
@@ -537,6 +547,16 @@ static void add_compile_words(struct strbuf *cmd, const struct plan_build *b, co
 		strbuf_addch(cmd, ' ');
 		strbuf_add_shell_quoted(cmd, s->build_flags[i]);
 	}
+}
+
+/* add_nvcc_words, -Xptxas=-v and the defines: the words every compile of
+ * build b starts with. with_variant: the sweep's defines too, each over
+ * the spec's value of the same name; else the spec's alone */
+static void add_compile_words(struct strbuf *cmd, const struct plan_build *b, const struct spec *s,
+			      const struct plan_host *h, const char *gencode, int with_variant)
+{
+	int i;
+	add_nvcc_words(cmd, s, h, gencode);
 	strbuf_addstr(cmd, " -Xptxas=-v");
 	for (i = 0; i < s->ndefines; i++) {
 		char *d;
@@ -580,7 +600,7 @@ static void object_key(char key[SHA256_HEX_LEN + 1], const char *compile, const 
 	sha256_end(c, key);
 }
 
-static void make_build(struct plan_build *b, const struct spec *s, const struct plan *p,
+static void make_build(struct plan_build *b, const struct spec *s, struct plan *p,
 		       const struct plan_host *h)
 {
 	struct strbuf cmd = STRBUF_INIT;
@@ -623,7 +643,7 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 	for (i = 0; b->prog->sources && b->prog->sources[i]; i++) {
 		struct strbuf cc = STRBUF_INIT;
 		char key[SHA256_HEX_LEN + 1];
-		add_compile_words(&cc, b, s, h, gencode, variant_reaches(b, b->prog->sources[i], s, h));
+		add_compile_words(&cc, b, s, h, gencode, variant_reaches(p, b, b->prog->sources[i], s, h));
 		strbuf_addstr(&cc, " -c ");
 		strbuf_add_shell_quoted(&cc, b->prog->sources[i]);
 		object_key(key, cc.buf, b->prog->sources[i], s, h);
@@ -637,13 +657,7 @@ static void make_build(struct plan_build *b, const struct spec *s, const struct 
 	}
 	/* the link: the objects, in the sources' order, with the libraries */
 	strbuf_addstr(&cmd, " && ");
-	strbuf_add_shell_quoted(&cmd, h->nvcc ? h->nvcc : "nvcc");
-	strbuf_addch(&cmd, ' ');
-	strbuf_add_shell_quoted(&cmd, gencode);
-	for (i = 0; s->build_flags && s->build_flags[i]; i++) {
-		strbuf_addch(&cmd, ' ');
-		strbuf_add_shell_quoted(&cmd, s->build_flags[i]);
-	}
+	add_nvcc_words(&cmd, s, h, gencode);
 	strbuf_addstr(&cmd, " -o ");
 	strbuf_add_shell_quoted(&cmd, b->bin);
 	for (i = 0; b->prog->sources && b->prog->sources[i]; i++)
@@ -1088,6 +1102,7 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 void plan_release(struct plan *p)
 {
 	int i;
+	free(p->reach);
 	for (i = 0; i < p->nbuilds; i++) {
 		free(p->builds[i].arch);
 		free(p->builds[i].dir);

@@ -84,6 +84,10 @@ struct plan {
 	struct plan_build *ktrace;     /* the CUPTI library's build (one of builds), or NULL */
 	struct plan_step *steps;
 	int nsteps;
+	/* plan.c's memo: whether a sweep's defines reach a source it does not
+	 * name (the same for every variant and arch of that sweep) */
+	struct plan_reach { char *const *sweep; const char *src; int reach; } *reach;
+	int nreach;
 };
 
 void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h);
