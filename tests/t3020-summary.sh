@@ -74,7 +74,7 @@ test_expect_success 'history --metric speaks the spec names; the old name still 
 '
 
 test_expect_success 'every committed run under reports/ lists and charts without a summary' '
-	rm -rf committed && cp -R "$SRCDIR/reports" committed &&
+	committed_runs committed &&
 	find committed -name summary.json -exec rm {} + ;
 	"$GPUORCH" runs --reports committed --limit 1000 >c.full 2>c.err &&
 	test ! -s c.err &&

@@ -25,6 +25,19 @@ project_init() {
 	 git config user.name test && git add -A && git commit -qm "fixture project")
 }
 
+# committed_runs DEST: a copy of the runs the repository holds under
+# reports/ (the files git tracks there), not of what a user's own runs in
+# this checkout added (scripts/demo.sh, the README's first command, writes
+# reports/demo/...); all of reports/ when SRCDIR is not a git work tree
+committed_runs() {
+	rm -rf "$1" && mkdir -p "$1" || return 1
+	if git -C "$SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$SRCDIR/reports" && git ls-files -z . | tar --null -T - -cf -) | tar -xf - -C "$1"
+	else
+		cp -R "$SRCDIR/reports/." "$1"
+	fi
+}
+
 last_run_dir() {
 	ls -dt "$TRASH"/reports/*/*/ 2>/dev/null | head -n 1 | sed 's:/$::'
 }
