@@ -111,7 +111,7 @@ test_expect_success 'runs lists both runs, report rewrites the report' '
 
 test_expect_success 'a malformed spec exits 2 with the JSON path, before connecting' '
 	sed "s/\"program\": \"scale\"/\"program\": \"nosuch\"/" proj/experiments/basic.json >proj/experiments/bad.json &&
-	rm -rf "$SSHD_c_WORKDIR" && mkdir "$SSHD_c_WORKDIR" &&
+	sshd_forget_workdir c &&
 	(cd proj && test_expect_code 2 "$GPUORCH" run experiments/bad.json --hosts ../hosts.json) 2>bad.err &&
 	grep "steps\[2\].program" bad.err &&
 	test -z "$(ls "$SSHD_c_WORKDIR")"

@@ -62,7 +62,7 @@ test_expect_success 'a changed host key is refused and nothing is sent' '
 	ssh-keygen -q -t ed25519 -N "" -f otherkey &&
 	echo "[127.0.0.1]:$SSHD_a_PORT $(cut -d" " -f1,2 otherkey.pub)" >kh-changed &&
 	sed "s#$SSHD_a_KNOWN_HOSTS#$TRASH/kh-changed#" hosts.json >hosts-changed.json &&
-	rm -rf "$SSHD_a_WORKDIR" && mkdir "$SSHD_a_WORKDIR" &&
+	sshd_forget_workdir a &&
 	(cd proj && test_expect_code 3 "$GPUORCH" run experiments/basic.json \
 		--hosts ../hosts-changed.json --host a) >changed.out 2>&1 &&
 	grep -i "host key" changed.out && grep "SHA256:" changed.out &&

@@ -19,7 +19,7 @@ XHOME=$TRASH/home
 
 # a fresh host for each case: no workdir or probe cache there, no kept probe here
 forget_host() {
-	rm -rf "$(sshd_var a WORKDIR)" "$XHOME/.cache" "$GPUORCH_CACHE_DIR"
+	sshd_forget_workdir a && rm -rf "$XHOME/.cache" "$GPUORCH_CACHE_DIR"
 }
 
 # held_probe NAME RECONNECT_S: a run on a fresh host, in the background,

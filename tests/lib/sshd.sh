@@ -16,6 +16,8 @@
 #                          processes (as if the host's sshd crashed); the
 #                          users' processes are left alone
 #   sshd_restart NAME      start it again on the same port with the same keys
+#   sshd_forget_workdir NAME   empty its remote workdir, as on a host never
+#                          used (after the execd a run left there has gone)
 #   sshd_write_hosts_json FILE NAME...   a gpuorch hosts inventory for them
 #   sshd_var NAME FIELD    prints SSHD_<NAME>_<FIELD> (empty when unset, also under set -u)
 #   sshd_ssh NAME CMD...   run CMD on it with the OpenSSH client (for checks)
@@ -274,6 +276,29 @@ sshd_restart() {
 	done
 	echo "sshd_restart: could not restart sshd '$1' on port $_port" >&2
 	return 1
+}
+
+# sshd_forget_workdir NAME: a run's start command builds the host's execd in
+# the background once the run's runner has ended (cc, then the execd starts
+# and binds its socket there), so a test that removes the workdir right after
+# a run races with those writes ("rm: Directory not empty"). Waits (60 s at
+# most) until no process of that workdir's execd is left, stopping each
+# execd that has started, then removes and recreates the directory.
+sshd_forget_workdir() {
+	_w=$(sshd_var "$1" WORKDIR)
+	[ -n "$_w" ] || { echo "sshd_forget_workdir: no server '$1'" >&2; return 1; }
+	_i=0
+	while pgrep -f "$_w/execd/gpuorch-execd-" >/dev/null; do
+		if [ $_i -ge 600 ]; then
+			echo "sshd_forget_workdir: $1's execd still running after 60 s:" >&2
+			pgrep -af "$_w/execd/gpuorch-execd-" >&2
+			return 1
+		fi
+		pkill -TERM -f "$_w/execd/gpuorch-execd-[0-9a-f]* start " 2>/dev/null
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	rm -rf "$_w" && mkdir "$_w"
 }
 
 sshd_stop_all_() {
