@@ -1,10 +1,11 @@
 #!/bin/sh
 # cost: 40
 # asan: yes
-test_description='a fresh host is probed by the run'"'"'s one start command: planned from that probe on the same channel; a link lost mid-probe reconnects and probes again; a host lost for good is unreachable with its probe phase saying why; SIGINT mid-probe starts nothing'
+test_description='a fresh host is probed by the run'"'"'s one start command: planned from that probe on the same channel; the tools only recorded are asked beside the builds and in the record before the first step; a link lost mid-probe reconnects and probes again; a host lost for good is unreachable with its probe phase saying why; SIGINT mid-probe starts nothing'
 # The host's nvidia-smi is a stand-in that prints an H100 once a gate file
 # exists (so each test holds the probe for as long as it needs), and marks
-# each call it gets in a log.
+# each call it gets in a log; its ncu answers --version once another gate
+# file exists.
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
@@ -14,6 +15,7 @@ run_requires_sshd_nvcc 'probe-first tests'
 SMI=$TRASH/smi
 GATE=$TRASH/smi-go
 CALLS=$TRASH/smi-calls
+NCU_GATE=$TRASH/ncu-go
 
 XHOME=$TRASH/home
 
@@ -42,6 +44,14 @@ test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU expe
 	echo "NVIDIA H100 80GB HBM3, GPU-00000000-0000-0000-0000-fa4e00000001, 9.0, 580.159.04, 1980, 1980, 2619, 81559"
 	EOF
 	chmod +x "$SMI/nvidia-smi" &&
+	cat >"$SMI/ncu" <<-EOF &&
+	#!/bin/sh
+	i=0
+	while [ ! -f "$NCU_GATE" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
+	echo "NVIDIA (R) Nsight Compute Command Line Profiler"
+	echo "Version 2025.3.1.0 (build 36398880) (public-release)"
+	EOF
+	chmod +x "$SMI/ncu" && touch "$NCU_GATE" &&
 	mkdir -p "$XHOME" &&
 	SSHD_a_EXTRA_ENV="HOME=$XHOME" && export SSHD_a_EXTRA_ENV &&
 	sshd_start_with_path a "$SMI" &&
@@ -71,6 +81,53 @@ test_expect_success 'a fresh host: the probe and the run on one command; the pla
 	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
 	test "$(wc -l <"$CALLS")" = 1 &&
 	test -s "$GPUORCH_CACHE_DIR"/probe-*.txt
+'
+
+# the host runner's journal events that the deferred probe is ordered by
+EV_BUILT='"ev":"phase_ended","name":"build"'
+EV_LATER='"ev":"probe_later"'
+EV_STEP='"ev":"step_started"'
+# host_journal_has TEXT: the host's run journal has a line with TEXT in it
+host_journal_has() {
+	grep -qF "$1" "$(sshd_var a WORKDIR)"/runs/*/journal 2>/dev/null
+}
+
+test_expect_success 'a fresh host: the tools only recorded are asked beside the builds; the first step waits for them; all of it is recorded and kept' '
+	forget_host && : >"$CALLS" && touch "$GATE" && rm -f "$NCU_GATE" &&
+	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
+		>../later.out 2>&1; echo $? >../later.rc) & } &&
+	wait_for 120 "host_journal_has \"\$EV_BUILT\"" &&
+	sleep 0.5 &&
+	! host_journal_has "$EV_STEP" && ! host_journal_has "$EV_LATER" &&
+	! test -f later.rc &&
+	touch "$NCU_GATE" &&
+	wait_for 120 "test -f later.rc" &&
+	cat later.out &&
+	test "$(cat later.rc)" = 0 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.info.ncu.version)" = 2025.3.1.0 &&
+	test "$(jq_ $run/run.json hosts.0.info.ncu.path)" = "$SMI/ncu" &&
+	jq_ $run/run.json hosts.0.info.python.version | grep "^3\." &&
+	grep -oF -e "$EV_BUILT" -e "$EV_LATER" -e "$EV_STEP" "$(sshd_var a WORKDIR)"/runs/*/journal >order &&
+	printf "%s\n" "$EV_BUILT" "$EV_LATER" "$EV_STEP" >order.want &&
+	test_cmp order.want order &&
+	grep "^ncu_version=Version 2025.3.1.0" "$XHOME"/.cache/gpuorch/probe-0 &&
+	grep "^gpu=NVIDIA H100" "$XHOME"/.cache/gpuorch/probe-0 &&
+	ls "$XHOME"/.cache/gpuorch >left &&
+	echo probe-0 >left.want &&
+	test_cmp left.want left &&
+	grep "^ncu_version=Version 2025.3.1.0" "$GPUORCH_CACHE_DIR"/probe-*.txt &&
+	! grep "^later=" "$GPUORCH_CACHE_DIR"/probe-*.txt
+'
+
+test_expect_success 'a re-run on that host: the kept probe has every tool; nothing is asked again' '
+	: >"$CALLS" && rm -f "$NCU_GATE" &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >again.out 2>&1 &&
+	touch "$NCU_GATE" &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.info.ncu.version)" = 2025.3.1.0 &&
+	test ! -s "$CALLS"
 '
 
 test_expect_success 'the link lost mid-probe: the controller reconnects, probes again and the run passes' '

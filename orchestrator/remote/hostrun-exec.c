@@ -122,6 +122,7 @@ static enum go_status write_plan(struct hostrun *hr, struct exec_state *es, stru
 					      : runplan_default_max_builds(hr->info.ncores);
 	rp.fail_fast = 1;
 	rp.text_cap = RUNNER_TEXT_CAP;
+	rp.probe_later = hr->info.later;
 	rp.builds = rb;
 	rp.steps = rs;
 	st = runplan_write(&rp, text, err);
@@ -274,6 +275,10 @@ static int on_event(const struct journal_event *e, void *ctx)
 	} else if (is(e, "step_end") || is(e, "step_skipped")) {
 		if ((i = find_step(hr, e->id)) >= 0)
 			hr_step_ended(hr, i, e);
+	} else if (is(e, "probe_later")) {
+		const char *text = hr_ev_str(e->json, "probe_text");
+		if (text)
+			hr_probe_later(hr, text);
 	} else if (is(e, "runner_ended")) {
 		const char *st = hr_ev_str(e->json, "status"), *msg = hr_ev_str(e->json, "message");
 		if (st && !strcmp(st, "error")) {

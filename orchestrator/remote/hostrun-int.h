@@ -56,6 +56,9 @@ enum go_status hr_probe(struct hostrun *hr, int command);
 void hr_probe_text(const struct hostrun *hr, struct strbuf *sb);
 /* The probe's output (started at t0) is in: as hr_probe. */
 enum go_status hr_probe_take(struct hostrun *hr, const char *out, int64_t t0);
+/* The rest of that probe (hr->info.later) came in the runner's journal
+ * (probe_later): into the record's info and the controller's kept probe. */
+void hr_probe_later(struct hostrun *hr, const char *text);
 /* Make the host's plan of builds and steps (hr->plan). */
 void hr_make_plan(struct hostrun *hr);
 

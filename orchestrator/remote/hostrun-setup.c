@@ -53,6 +53,8 @@ static void add_arch(struct hostrun *hr, const char *arch)
 static void forget_probe(struct hostrun *hr)
 {
 	int i;
+	free(hr->probe_now);
+	hr->probe_now = NULL;
 	if (!hr->have_info)
 		return;
 	probe_release(&hr->info);
@@ -68,12 +70,32 @@ static void forget_probe(struct hostrun *hr)
 	hr->workdir = NULL;
 }
 
+/* hr->info into the record: its "info" and "archs". */
+static void record_info(struct hostrun *hr)
+{
+	cJSON *info, *archs;
+	int i;
+
+	record_lock(hr->ctx->rec);
+	info = probe_to_json(&hr->info);
+	/* the arch the steps run on (probe's "arch" is the plain one from the
+	 * compute capability, e.g. sm_90 where the spec builds sm_90a) */
+	cJSON_DeleteItemFromObjectCaseSensitive(info, "arch");
+	json_add_str(info, "arch", hr->run_arch);
+	json_add_str(info, "workdir", hr->workdir);
+	cJSON_ReplaceItemInObject(hr->hj, "info", info);
+	archs = cJSON_CreateArray();
+	for (i = 0; i < hr->narchs; i++)
+		cJSON_AddItemToArray(archs, cJSON_CreateString(hr->archs[i]));
+	cJSON_ReplaceItemInObject(hr->hj, "archs", archs);
+	record_unlock(hr->ctx->rec);
+}
+
 /* hr->info is in: the work directory, the archs, the record's info, the
  * probe phase. */
 static void apply_probe(struct hostrun *hr, int64_t t0)
 {
 	const struct spec *s = hr->ctx->spec;
-	cJSON *info, *archs;
 	int i;
 
 	hr->have_info = 1;
@@ -100,19 +122,7 @@ static void apply_probe(struct hostrun *hr, int64_t t0)
 			add_arch(hr, s->targets[i].arch);
 	}
 
-	record_lock(hr->ctx->rec);
-	info = probe_to_json(&hr->info);
-	/* the arch the steps run on (probe's "arch" is the plain one from the
-	 * compute capability, e.g. sm_90 where the spec builds sm_90a) */
-	cJSON_DeleteItemFromObjectCaseSensitive(info, "arch");
-	json_add_str(info, "arch", hr->run_arch);
-	json_add_str(info, "workdir", hr->workdir);
-	cJSON_ReplaceItemInObject(hr->hj, "info", info);
-	archs = cJSON_CreateArray();
-	for (i = 0; i < hr->narchs; i++)
-		cJSON_AddItemToArray(archs, cJSON_CreateString(hr->archs[i]));
-	cJSON_ReplaceItemInObject(hr->hj, "archs", archs);
-	record_unlock(hr->ctx->rec);
+	record_info(hr);
 
 	{
 		struct strbuf d = STRBUF_INIT;
@@ -177,7 +187,7 @@ enum go_status hr_probe(struct hostrun *hr, int command)
 
 void hr_probe_text(const struct hostrun *hr, struct strbuf *sb)
 {
-	probe_script_text(sb, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index);
+	probe_script_text(sb, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index, 1);
 }
 
 enum go_status hr_probe_take(struct hostrun *hr, const char *out, int64_t t0)
@@ -189,10 +199,40 @@ enum go_status hr_probe_take(struct hostrun *hr, const char *out, int64_t t0)
 			     "early or lacks the host name)");
 		return GO_ERR_REMOTE;
 	}
-	if (hr->info.sig)
+	if (hr->info.later)
+		hr->probe_now = xstrdup(out);   /* kept once the rest is in */
+	else if (hr->info.sig)
 		probe_cache_save(hr->h, out);
 	apply_probe(hr, t0);
 	return GO_OK;
+}
+
+void hr_probe_later(struct hostrun *hr, const char *text)
+{
+	struct strbuf all = STRBUF_INIT;
+	const char *p;
+
+	if (!hr->have_info || !hr->info.later || !hr->probe_now)
+		return;
+	probe_merge_later(&hr->info, text);
+	record_info(hr);
+	hr_save(hr);
+	/* the controller keeps the whole probe: the first answer without its
+	 * "later" line, then the rest */
+	for (p = hr->probe_now; *p;) {
+		size_t n = strcspn(p, "\n");
+		if (strncmp(p, "later=", 6)) {
+			strbuf_add(&all, p, n);
+			strbuf_addch(&all, '\n');
+		}
+		p += n + (p[n] == '\n');
+	}
+	strbuf_addstr(&all, text);
+	if (hr->info.sig)
+		probe_cache_save(hr->h, all.buf);
+	free(hr->probe_now);
+	hr->probe_now = NULL;
+	strbuf_release(&all);
 }
 
 void hr_make_plan(struct hostrun *hr)

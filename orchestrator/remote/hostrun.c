@@ -125,6 +125,7 @@ void hostrun_release(struct hostrun *hr)
 	int i;
 	if (hr->have_info)
 		probe_release(&hr->info);
+	free(hr->probe_now);
 	if (hr->build_rec)
 		for (i = 0; hr->have_plan && i < hr->plan.nbuilds; i++)
 			cJSON_Delete(hr->build_rec[i]);

@@ -43,6 +43,8 @@ struct hostrun {
 	int have_info;
 	int probe_kept;               /* info is the controller's kept probe, not yet checked */
 	int probe_pending;            /* no probe yet: the start command probes first */
+	char *probe_now;              /* info.later: the probe's first answer, kept until
+				       * the rest comes (hr_probe_later) */
 	char *workdir;                /* absolute remote work directory */
 	char **archs;
 	int narchs;

@@ -89,30 +89,58 @@ static const char probe_script[] =
 	"  fi\n"
 	"}\n"
 	"probe_nvcc() { kv nvcc_path \"$nvcc_p\"; kv nvcc_version \"$(to 30 \"$nvcc_p\" --version 2>&1 | grep -E 'release|^Build' | tr '\\n' ' ')\"; }\n"
-	"probe_ncu() { kv ncu_path \"$ncu_p\"; kv ncu_version \"$(to 30 \"$ncu_p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
-	"probe_san() { kv sanitizer_path \"$san_p\"; kv sanitizer_version \"$(to 30 \"$san_p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
+	"probe_ncu() { kv ncu_version \"$(to 30 \"$ncu_p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
+	"probe_san() { kv sanitizer_version \"$(to 30 \"$san_p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
 	"probe_py() {\n"
-	"  kv python_path \"$py_p\"\n"
 	"  kv python_version \"$(to 20 \"$py_p\" --version 2>&1 | head -n 1)\"\n"
 	"  tv=$(to 30 \"$py_p\" -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -n 1) && [ -n \"$tv\" ] && kv torch \"$tv\"\n"
 	"  return 0\n"
 	"}\n"
-	"slow() {\n"
-	"  set -- gpu\n"
-	"  [ -z \"$nvcc_p\" ] || set -- \"$@\" nvcc\n"
-	"  [ -z \"$ncu_p\" ] || set -- \"$@\" ncu\n"
-	"  [ -z \"$san_p\" ] || set -- \"$@\" san\n"
-	"  [ -z \"$py_p\" ] || set -- \"$@\" py\n"
+	/* the paths of the tools found besides nvcc (known without running them) */
+	"tool_paths() {\n"
+	"  [ -z \"$ncu_p\" ] || kv ncu_path \"$ncu_p\"\n"
+	"  [ -z \"$san_p\" ] || kv sanitizer_path \"$san_p\"\n"
+	"  [ -z \"$py_p\" ] || kv python_path \"$py_p\"\n"
+	"}\n"
+	/* parts NAME...: those of the named parts whose tool was found */
+	"parts() {\n"
+	"  for p in \"$@\"; do\n"
+	"    case $p in nvcc) [ -n \"$nvcc_p\" ] ;; ncu) [ -n \"$ncu_p\" ] ;; san) [ -n \"$san_p\" ] ;; py) [ -n \"$py_p\" ] ;; esac &&\n"
+	"      printf '%s ' \"$p\"\n"
+	"  done\n"
+	"}\n"
+	/* run_parts NAME...: their lines, in order; at once, each into its
+	 * $par.NAME, when there is a $par */
+	"run_parts() {\n"
 	"  if [ -z \"$par\" ]; then\n"
 	"    for p in \"$@\"; do probe_$p; done\n"
 	"    return 0\n"
 	"  fi\n"
-	"  for p in \"$@\"; do probe_$p > \"$par.$p\" 2>/dev/null & done\n"
+	"  for p in \"$@\"; do probe_$p > \"$par.$p\" 2>/dev/null 8>&- & done\n"
 	"  wait\n"
 	"  for p in \"$@\"; do set -- \"$@\" \"$par.$p\"; shift; done\n"   /* the parts' files, in order */
-	"  cat \"$@\" 2>/dev/null\n"
-	"  rm -f \"$@\"\n"
+	"  [ $# -eq 0 ] || { cat \"$@\" 2>/dev/null; rm -f \"$@\"; }\n"
 	"  return 0\n"
+	"}\n"
+	/* Probing for a run (later=1): what the plan needs (the GPU, nvcc)
+	 * is answered first; the tools only recorded (ncu, compute-sanitizer,
+	 * python, torch: up to seconds) go on in the background, overlapping
+	 * the run's builds. That part holds $par.lock (flock) until its lines
+	 * are in $par.later; the host runner waits for it before the run's
+	 * first step and puts them in its journal (docs/runner.md,
+	 * probe_later); the host's cache is written whole by it. */
+	"later_part() {\n"
+	"  run_parts \"$@\" > \"$par.l\"\n"
+	"  i=0\n"
+	"  while [ ! -f \"$par.now\" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done\n"
+	"  if [ -f \"$par.now\" ]; then\n"
+	"    { printf '%s\\n' \"$sig\"; cat \"$par.now\" \"$par.l\"; } > \"$par.c\" && mv -f \"$par.c\" \"$cache\"\n"
+	"  fi\n"
+	"  rm -f \"$par.now\"\n"
+	"  mv -f \"$par.l\" \"$par.later\"\n"
+	/* what runs that never reached a runner left (interrupted mid-probe) */
+	"  find \"${cache%/*}\" -maxdepth 1 \\( -name 'probe-*.later' -o -name 'probe-*.lock' \\) -mmin +1440 \\\n"
+	"    -exec rm -f {} + 2>/dev/null\n"
 	"}\n"
 	"kv sig \"$sig\"\n"
 	"cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gpuorch/probe-$gpu\n"
@@ -122,10 +150,20 @@ static const char probe_script[] =
 	"else\n"
 	"  par=\n"
 	"  if [ -n \"$boot\" ] && mkdir -p \"${cache%/*}\" 2>/dev/null; then par=$cache.$$; fi\n"
-	"  out=$(slow)\n"
-	"  printf '%s\\n' \"$out\"\n"
-	"  if [ -n \"$par\" ]; then\n"
-	"    printf '%s\\n%s\\n' \"$sig\" \"$out\" > \"$cache.$$\" && mv -f \"$cache.$$\" \"$cache\"\n"
+	"  if [ -n \"$par\" ] && [ \"$later\" = 1 ] && command -v flock >/dev/null 2>&1 &&\n"
+	"     { : > \"$par.lock\"; } 2>/dev/null && exec 8>\"$par.lock\" && flock 8; then\n"
+	"    ( trap '' HUP; later_part $(parts ncu san py) ) </dev/null >/dev/null 2>&1 &\n"
+	"    exec 8>&-\n"
+	"    out=$(run_parts $(parts gpu nvcc); tool_paths)\n"
+	"    printf '%s\\n' \"$out\"\n"
+	"    printf '%s\\n' \"$out\" > \"$par.n\" && mv -f \"$par.n\" \"$par.now\"\n"
+	"    kv later \"$par\"\n"
+	"  else\n"
+	"    out=$(run_parts $(parts gpu nvcc ncu san py); tool_paths)\n"
+	"    printf '%s\\n' \"$out\"\n"
+	"    if [ -n \"$par\" ]; then\n"
+	"      printf '%s\\n%s\\n' \"$sig\" \"$out\" > \"$cache.$$\" && mv -f \"$cache.$$\" \"$cache\"\n"
+	"    fi\n"
 	"  fi\n"
 	"  kv probe_cached 0\n"
 	"fi\n"
@@ -318,6 +356,8 @@ static int parse_output(char *text, struct host_info *hi)
 				set_str(&hi->sig, v);
 			else if (!strcmp(k, "probe_cached"))
 				hi->cached = !strcmp(v, "1");
+			else if (!strcmp(k, "later"))
+				set_str(&hi->later, v);
 			else if (!strcmp(k, "done"))
 				done = 1;
 		}
@@ -357,12 +397,21 @@ int probe_parse_text(const char *text, struct host_info *out)
 	return rc;
 }
 
+void probe_merge_later(struct host_info *hi, const char *text)
+{
+	char *copy = xstrdup(text ? text : "");
+	(void)parse_output(copy, hi);
+	free(copy);
+	free(hi->later);
+	hi->later = NULL;
+}
+
 void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *python,
-		       const char *workdir, int gpu_index)
+		       const char *workdir, int gpu_index, int later)
 {
 	strbuf_addstr(sb, "workdir=");
 	strbuf_add_shell_quoted(sb, workdir && *workdir ? workdir : ".");
-	strbuf_addch(sb, '\n');
+	strbuf_addf(sb, "\nlater=%d\n", later ? 1 : 0);
 	probe_sig_script(sb, cuda_home, python, gpu_index);
 	strbuf_addstr(sb, probe_script);
 }
@@ -378,7 +427,7 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 
 	memset(out, 0, sizeof(*out));
 	out->disk_free_kib = -1;
-	probe_script_text(&body, cuda_home, python, workdir, gpu_index);
+	probe_script_text(&body, cuda_home, python, workdir, gpu_index, 0);
 	strbuf_addstr(&cmd, "sh -c ");
 	strbuf_add_shell_quoted(&cmd, body.buf);
 
@@ -426,6 +475,7 @@ void probe_release(struct host_info *hi)
 	free(hi->driver);
 	free(hi->torch_version);
 	free(hi->sig);
+	free(hi->later);
 	tool_release(&hi->nvcc);
 	tool_release(&hi->ncu);
 	tool_release(&hi->sanitizer);

@@ -39,6 +39,10 @@ struct host_info {
 	int ncores;              /* online CPUs (nproc); 0 when unknown */
 	char *sig;               /* the host's signature (boot id, tool files); NULL: none */
 	int cached;              /* the slow part came from the host's probe cache */
+	char *later;             /* NULL, or the tools only recorded (ncu, compute-sanitizer,
+				  * python, torch) are still being asked on the host: their
+				  * lines will be in LATER.later once LATER.lock is free
+				  * (probe_script_text's later; the runner's probe_later) */
 };
 
 /* cuda_home may be NULL; python (may be NULL) is the interpreter to report
@@ -47,9 +51,11 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 			  const char *workdir, int gpu_index, struct host_info *out,
 			  struct strbuf *raw, struct strbuf *err);
 /* The probe as a POSIX sh text (what probe_host runs as `sh -c`), for a
- * command that probes first (remote.h). */
+ * command that probes first (remote.h). later: on a host whose probe is not
+ * cached, answer what a plan needs (the GPU, nvcc) at once and ask the tools
+ * that are only recorded in the background (host_info.later). */
 void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *python,
-		       const char *workdir, int gpu_index);
+		       const char *workdir, int gpu_index, int later);
 /* raw (may be NULL) gets the probe's KEY=VALUE output, which
  * probe_parse_text() reads back (0: complete). */
 int probe_parse_text(const char *text, struct host_info *out);
@@ -58,6 +64,9 @@ int probe_parse_text(const char *text, struct host_info *out);
  * the controller still holds while the two are equal. */
 void probe_sig_script(struct strbuf *sb, const char *cuda_home, const char *python,
 		      int gpu_index);
+/* The deferred lines (host_info.later) are in: add them to hi, and clear
+ * hi->later. */
+void probe_merge_later(struct host_info *hi, const char *text);
 void probe_release(struct host_info *hi);
 /* The record's "info" object (docs/run-record.md). */
 cJSON *probe_to_json(const struct host_info *hi);

@@ -232,6 +232,7 @@ src_dir() { abs src_dir "$1"; SRC=$1; }
 max_builds() { num max_builds "$1"; MAXB=$1; }
 fail_fast() { num fail_fast "$1"; FAILFAST=$1; }
 text_cap() { num text_cap "$1"; TEXT_CAP=$1; }
+probe_later() { abs probe_later "$1"; PLATER=$1; }
 # build ID DIR BIN TIMEOUT COMMAND [MAYFAIL]
 # MAYFAIL 1: its failure does not stop the phase (a sweep variant that a
 # kernel's own static_assert may refuse)
@@ -496,6 +497,20 @@ phase_builds() {
 	ev_again phase_ended ",\"name\":\"build\",\"status\":\"$_s\""
 }
 
+# emit_later: the lines of a probe that answered a fresh host's plan first
+# and asked its other tools in the background (the plan's probe_later FILE):
+# that part holds FILE.lock until its lines are in FILE.later. Waits for it
+# (90 s at most: its tools have their own timeouts), so nothing of it runs
+# beside a step, and appends them as one probe_later event. A runner that
+# starts again after its predecessor sent them finds no FILE.later.
+emit_later() {
+	[ -n "$PLATER" ] || return 0
+	[ ! -f "$PLATER.lock" ] || flock -w 90 "$PLATER.lock" true 2>/dev/null || :
+	[ ! -f "$PLATER.later" ] || ev probe_later "$(text_field "$PLATER.later" probe)"
+	rm -f "$PLATER.later" "$PLATER.lock"
+	PLATER=
+}
+
 # step_wait DIR: wait (no process of ours to wait for) until the step has an
 # rc or nothing runs it any more.
 step_wait() {
@@ -621,6 +636,7 @@ cmd_run() {
 	RUNNING=
 	PLAN_ERR=
 	MSG=
+	PLATER=
 	for _tool in setsid timeout flock ps awk; do
 		command -v $_tool >/dev/null 2>&1 || bad_plan "'$_tool' is not installed on the host"
 	done
@@ -645,6 +661,7 @@ cmd_run() {
 	trap 'on_signal INT' INT
 	trap 'on_signal HUP' HUP
 	phase_builds
+	[ -n "$STOP" ] || emit_later
 	if [ -z "$STOP" ]; then
 		ev_again phase_started ',"name":"run"'
 		_j=1

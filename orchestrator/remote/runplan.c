@@ -65,7 +65,8 @@ static enum go_status check(const struct runplan *p, struct strbuf *err)
 	enum go_status st;
 	int i;
 
-	if ((st = check_word("plan", "", "src_dir", p->src_dir, 1, 0, err)))
+	if ((st = check_word("plan", "", "src_dir", p->src_dir, 1, 0, err)) ||
+	    (p->probe_later && (st = check_word("plan", "", "probe_later", p->probe_later, 1, 0, err))))
 		return st;
 	if (p->max_builds < 1)
 		return go_fail(err, GO_ERR_INTERNAL, "runner plan: max_builds is %d; it must be at least 1",
@@ -128,6 +129,11 @@ enum go_status runplan_write(const struct runplan *p, struct strbuf *out, struct
 	word(&sb, p->src_dir);
 	strbuf_addf(&sb, "\nmax_builds %d\nfail_fast %d\ntext_cap %zu\n", p->max_builds,
 		    p->fail_fast ? 1 : 0, p->text_cap ? p->text_cap : (size_t)RUNPLAN_TEXT_CAP_DEFAULT);
+	if (p->probe_later) {
+		strbuf_addstr(&sb, "probe_later");
+		word(&sb, p->probe_later);
+		strbuf_addch(&sb, '\n');
+	}
 	for (i = 0; i < p->nbuilds; i++) {
 		const struct runplan_build *b = &p->builds[i];
 		strbuf_addstr(&sb, "build");

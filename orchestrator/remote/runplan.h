@@ -36,6 +36,8 @@ struct runplan {
 	int nbuilds;
 	const struct runplan_step *steps;
 	int nsteps;
+	const char *probe_later; /* NULL, or a probe's deferred part (probe.h, host_info.later):
+				  * put in the journal before the first step */
 };
 
 #define RUNPLAN_VERSION 1

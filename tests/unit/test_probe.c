@@ -99,6 +99,37 @@ static void test_json_nogpu(void)
 	cJSON_Delete(j);
 }
 
+/* A probe that answered first: its output names where the rest will be
+ * (later=); the rest, merged, fills the tools and clears later. */
+static void test_merge_later(void)
+{
+	const char *now =
+		"hostname=gpu1\nkernel=Linux 6.8\nhome=/home/u\nsig=probe-v1|b|0|||\n"
+		"has_gpu=1\ngpu=NVIDIA H100 80GB HBM3, GPU-1, 9.0, 580.1, 1980, 1980, 2619, 81559\n"
+		"nvcc_path=/usr/local/cuda/bin/nvcc\n"
+		"nvcc_version=Cuda compilation tools, release 13.0, V13.0.88 Build cuda_13.0\n"
+		"ncu_path=/usr/local/cuda/bin/ncu\npython_path=/usr/bin/python3\n"
+		"later=/home/u/.cache/gpuorch/probe-0.4242\nprobe_cached=0\ncores=16\ndone=1\n";
+	const char *rest = "ncu_version=Version 2025.3.1.0 (build 1) (public-release)\n"
+			   "python_version=Python 3.12.3\ntorch=2.11.0\n";
+	struct host_info hi;
+
+	CHECK(probe_parse_text(now, &hi) == 0, "a first answer with later= is a whole probe", "refused");
+	CHECK(hi.later && !strcmp(hi.later, "/home/u/.cache/gpuorch/probe-0.4242"),
+	      "later names the file prefix", "%s", hi.later ? hi.later : "NULL");
+	CHECK(hi.ncu.path && !hi.ncu.version && hi.python.path && !hi.torch_version,
+	      "paths are in the first answer, versions not yet", "ncu %s", hi.ncu.version ? hi.ncu.version : "-");
+	probe_merge_later(&hi, rest);
+	CHECK(!hi.later, "merging clears later", "%s", hi.later ? hi.later : "");
+	CHECK(hi.ncu.version && !strcmp(hi.ncu.version, "2025.3.1.0") && hi.python.version &&
+	      !strcmp(hi.python.version, "3.12.3") && hi.torch_version && !strcmp(hi.torch_version, "2.11.0"),
+	      "the rest fills ncu, python and torch", "ncu %s", hi.ncu.version ? hi.ncu.version : "NULL");
+	CHECK(hi.gpu_name && !strcmp(hi.gpu_name, "NVIDIA H100 80GB HBM3") && hi.nvcc.version &&
+	      !strcmp(hi.nvcc.version, "13.0.88") && hi.ncores == 16,
+	      "what the first answer gave stays", "gpu %s", hi.gpu_name ? hi.gpu_name : "NULL");
+	probe_release(&hi);
+}
+
 int main(void)
 {
 	check_arch("9.0", "sm_90");
@@ -127,6 +158,7 @@ int main(void)
 
 	test_json_gpu();
 	test_json_nogpu();
+	test_merge_later();
 
 	/* probe_release on a zeroed struct and twice in a row is safe */
 	{

@@ -17,7 +17,7 @@
 /* Defines the plan's calls as functions that print their name and each
  * argument followed by a NUL byte, then sources the plan. */
 static const char reader[] =
-	"for f in plan_version src_dir max_builds fail_fast text_cap build step; do\n"
+	"for f in plan_version src_dir max_builds fail_fast text_cap probe_later build step; do\n"
 	"  eval \"$f() { printf '%s\\\\0' $f \\\"\\$@\\\"; }\"\n"
 	"done\n"
 	". \"$1\"\n";
@@ -73,7 +73,7 @@ static void test_round_trip(const char *shell)
 		{ "bench.x", "/w/runs/r/bench.x", "echo 'hi'", "/tmp/gpuorch-gpu0.lock", "k1", 30, 120 },
 		{ "script", "/w/runs/r/script", nasty, NULL, NULL, 5, 9 },
 	};
-	struct runplan p = { "/w/content/c/src", 3, 1, 1000, b, 1, s, 2 };
+	struct runplan p = { "/w/content/c/src", 3, 1, 1000, b, 1, s, 2, NULL };
 	struct strbuf plan = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
 	char what[128];
 	int code;
@@ -130,7 +130,7 @@ static void test_refused(void)
 		{ "a", "/w/r/a", "true", NULL, NULL, 5, 0 },
 		{ "a", "/w/r/a", "true", NULL, NULL, 5, 0 },
 	};
-	struct runplan p = { "/w/src", 1, 0, 0, b, 1, NULL, 0 };
+	struct runplan p = { "/w/src", 1, 0, 0, b, 1, NULL, 0, NULL };
 
 	p.max_builds = 0;
 	expect_refused(&p, "max_builds 0 is refused", "max_builds");
@@ -153,6 +153,29 @@ static void test_refused(void)
 	p.steps = &s[4];
 	p.nsteps = 2;
 	expect_refused(&p, "a step listed twice is refused", "listed twice");
+}
+
+/* A probe that answered first (probe.h, host_info.later): the plan names
+ * where the rest will be, right after text_cap; an absolute path only. */
+static void test_probe_later(void)
+{
+	struct runplan_build b[] = { { "k1", "/w/b/k1", "/w/b/k1/p", "nvcc", 60, 0 } };
+	struct runplan p = { "/w/src", 1, 1, 0, b, 1, NULL, 0, "/h/my cache/gpuorch/probe-0.4242" };
+	struct strbuf plan = STRBUF_INIT, out = STRBUF_INIT, err = STRBUF_INIT;
+	int code;
+
+	CHECK(runplan_write(&p, &plan, &err) == GO_OK, "a plan with probe_later is written", "%s",
+	      err.buf);
+	code = read_back("sh", &plan, &out);
+	CHECK(code == 0 && word_is(&out, 8, "text_cap") && word_is(&out, 10, "probe_later") &&
+	      word_is(&out, 11, "/h/my cache/gpuorch/probe-0.4242") && word_is(&out, 12, "build"),
+	      "probe_later FILE follows text_cap and reads back unchanged", "exit %d, plan:\n%s",
+	      code, plan.buf);
+	p.probe_later = "cache/probe-0.1";
+	expect_refused(&p, "a relative probe_later is refused", "probe_later 'cache/probe-0.1' is not an absolute path");
+	strbuf_release(&plan);
+	strbuf_release(&out);
+	strbuf_release(&err);
 }
 
 static void test_embedded(void)
@@ -178,7 +201,7 @@ static void test_may_fail(void)
 		{ "k1", "/w/b/k1", "/w/b/k1/p", "nvcc", 60, 0 },
 		{ "k2", "/w/b/k2", "/w/b/k2/p", "nvcc", 60, 1 },
 	};
-	struct runplan p = { "/w/src", 2, 1, 0, b, 2, NULL, 0 };
+	struct runplan p = { "/w/src", 2, 1, 0, b, 2, NULL, 0, NULL };
 	struct strbuf plan = STRBUF_INIT, err = STRBUF_INIT;
 
 	CHECK(runplan_write(&p, &plan, &err) == GO_OK, "a plan with a may-fail build is written",
@@ -199,6 +222,7 @@ int main(void)
 	if (access("/bin/dash", X_OK) == 0)
 		test_round_trip("/bin/dash");
 	test_refused();
+	test_probe_later();
 	test_embedded();
 	return check_summary();
 }
