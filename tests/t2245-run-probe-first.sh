@@ -34,6 +34,16 @@ held_probe() {
 	wait_for 60 "test -s \"$CALLS\""
 }
 
+# run_passed NAME: the run started in the background as NAME ends (120 s at
+# most) with exit 0 and a passed record; $run is its directory
+run_passed() {
+	wait_for 120 "test -f $1.rc" &&
+	cat "$1.out" &&
+	test "$(cat "$1.rc")" = 0 &&
+	run=$(last_run_dir) &&
+	test "$(jq_ "$run"/run.json outcome)" = passed
+}
+
 test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU experiment' '
 	mkdir -p "$SMI" &&
 	cat >"$SMI/nvidia-smi" <<-EOF &&
@@ -101,11 +111,7 @@ test_expect_success 'a fresh host: the tools only recorded are asked beside the 
 	! host_journal_has "$EV_STEP" && ! host_journal_has "$EV_LATER" &&
 	! test -f later.rc &&
 	touch "$NCU_GATE" &&
-	wait_for 120 "test -f later.rc" &&
-	cat later.out &&
-	test "$(cat later.rc)" = 0 &&
-	run=$(last_run_dir) &&
-	test "$(jq_ $run/run.json outcome)" = passed &&
+	run_passed later &&
 	test "$(jq_ $run/run.json hosts.0.info.ncu.version)" = 2025.3.1.0 &&
 	test "$(jq_ $run/run.json hosts.0.info.ncu.path)" = "$SMI/ncu" &&
 	jq_ $run/run.json hosts.0.info.python.version | grep "^3\." &&
@@ -134,11 +140,7 @@ test_expect_success 'the link lost mid-probe: the controller reconnects, probes 
 	held_probe relink 30 &&
 	sshd_kill a && sshd_restart a &&
 	touch "$GATE" &&
-	wait_for 120 "test -f relink.rc" &&
-	cat relink.out &&
-	test "$(cat relink.rc)" = 0 &&
-	run=$(last_run_dir) &&
-	test "$(jq_ $run/run.json outcome)" = passed &&
+	run_passed relink &&
 	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
 	grep "reconnect" relink.out &&
 	test "$(wc -l <"$CALLS")" -ge 2
