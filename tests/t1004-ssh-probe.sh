@@ -117,6 +117,24 @@ test_expect_success 'python3 is reported with its version when present' '
 	fi
 '
 
+test_expect_success 'a tool answering over several lines (a CR, a newline) is one line in the record' '
+	mkdir -p badsmi home-c &&
+	cat >badsmi/nvidia-smi <<-\EOS &&
+	#!/bin/sh
+	printf "NVIDIA-SMI has failed\r\nbecause it could not talk to the driver\n"
+	exit 9
+	EOS
+	chmod +x badsmi/nvidia-smi &&
+	SSHD_c_EXTRA_ENV=HOME=$TRASH/home-c && export SSHD_c_EXTRA_ENV &&
+	sshd_start_with_path c "$TRASH/badsmi" &&
+	sshd_sshtool c probe "$SSHD_c_WORKDIR" >info5.json &&
+	test "$(jq -r .has_gpu info5.json)" = false &&
+	jq -r .gpu_reason info5.json >reason5 &&
+	cat reason5 &&
+	test "$(wc -l <reason5)" = 1 &&
+	test_grep "badsmi/nvidia-smi failed (exit 9): NVIDIA-SMI has failed  because it could not talk to the driver\$" reason5
+'
+
 test_expect_success 'a probe killed by a signal says which signal, not "signal 0"' '
 	mkdir -p killcuda/bin &&
 	# nvcc runs under timeout(1), in a process group of its own: kill the

@@ -60,10 +60,23 @@ static const char probe_sig_part[] =
 
 /* The probe itself, after probe_sig_part: prints KEY=VALUE lines. */
 static const char probe_script[] =
-	"kv() { printf '%s=%s\\n' \"$1\" \"$(printf '%s' \"$2\" | tr '\\n\\r' '  ')\"; }\n"
+	/* kv KEY VALUE: one line; a value's newlines and CRs become spaces
+	 * (a fork only for a value with a byte that is not printable: a fresh
+	 * run waits for these lines) */
+	"kv() {\n"
+	"  case $2 in\n"
+	"  *[![:print:]]*) printf '%s=%s\\n' \"$1\" \"$(printf '%s' \"$2\" | tr '\\n\\r' '  ')\" ;;\n"
+	"  *) printf '%s=%s\\n' \"$1\" \"$2\" ;;\n"
+	"  esac\n"
+	"}\n"
 	"to() { if command -v timeout >/dev/null 2>&1; then timeout \"$@\"; else shift; \"$@\"; fi; }\n"
-	"kv hostname \"$(hostname 2>/dev/null || uname -n)\"\n"
-	"kv kernel \"$(uname -sr)\"\n"
+	/* hostname and `uname -sr` from /proc where it can be read (no fork) */
+	"h= k1= k2=\n"
+	"{ read -r h </proc/sys/kernel/hostname; read -r k1 </proc/sys/kernel/ostype; read -r k2 </proc/sys/kernel/osrelease; } 2>/dev/null\n"
+	"[ -n \"$h\" ] || h=$(hostname 2>/dev/null || uname -n)\n"
+	"if [ -n \"$k1\" ] && [ -n \"$k2\" ]; then k=\"$k1 $k2\"; else k=$(uname -sr); fi\n"
+	"kv hostname \"$h\"\n"
+	"kv kernel \"$k\"\n"
 	"kv home \"$HOME\"\n"
 	/* The slow part (nvidia-smi, tool versions, python -c 'import torch')
 	 * is cached on the host while it is unchanged: same boot, same tool
