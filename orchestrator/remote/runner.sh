@@ -500,12 +500,14 @@ phase_builds() {
 # emit_later: the lines of a probe that answered a fresh host's plan first
 # and asked its other tools in the background (the plan's probe_later FILE):
 # that part holds FILE.lock until its lines are in FILE.later. Waits for it
-# (90 s at most: its tools have their own timeouts), so nothing of it runs
+# (90 s at most: its tools have their own timeouts; not at all when
+# FILE.later is already there, the usual case), so nothing of it runs
 # beside a step, and appends them as one probe_later event. A runner that
 # starts again after its predecessor sent them finds no FILE.later.
 emit_later() {
 	[ -n "$PLATER" ] || return 0
-	[ ! -f "$PLATER.lock" ] || flock -w 90 "$PLATER.lock" true 2>/dev/null || :
+	# FILE.later is complete once there (renamed into place): no flock then
+	[ -f "$PLATER.later" ] || [ ! -f "$PLATER.lock" ] || flock -w 90 "$PLATER.lock" true 2>/dev/null || :
 	[ ! -f "$PLATER.later" ] || ev probe_later "$(text_field "$PLATER.later" probe)"
 	rm -f "$PLATER.later" "$PLATER.lock"
 	PLATER=
