@@ -299,6 +299,48 @@ test_expect_success 'the runner and its step gone (a reboot): the step is report
 	test_grep "^step_end next exited 0" "$R/events"
 '
 
+# the journal's events that a deferred probe is ordered by
+EV_BUILT='"ev":"phase_ended","name":"build"'
+EV_LATER='"ev":"probe_later"'
+EV_STEP='"ev":"step_started"'
+
+test_expect_success 'probe_later: after the builds the runner waits for the probe part holding FILE.lock, journals FILE.later before the first step, removes both' '
+	R=$TRASH/runs/later && L=$TRASH/cache/probe-0.4242 && mkdir -p "$TRASH/cache" &&
+	plan "$R" &&
+	echo "probe_later '"'"'$L'"'"'" >>"$P" &&
+	pbuild k1 60 true &&
+	pstep "$R" s1 30 "" 0 k1 "true" &&
+	{ flock "$L.lock" sh -c "while [ ! -e $TRASH/later-go ]; do sleep 0.05; done; printf \"ncu_version=Version 2025.3.1.0\\ntorch=2.11.0\\n\" >$L.l && mv $L.l $L.later" & } &&
+	wait_for 10 "! flock -n $L.lock true" &&
+	{ runner run "$R" >later-run.out 2>&1 & } &&
+	wait_for 30 "grep -qF \"\$EV_BUILT\" $R/journal 2>/dev/null" &&
+	sleep 0.3 &&
+	! grep -F -e "$EV_STEP" -e "$EV_LATER" "$R/journal" &&
+	touch "$TRASH/later-go" &&
+	done_within 30 "$R" &&
+	grep -oF -e "$EV_BUILT" -e "$EV_LATER" -e "$EV_STEP" "$R/journal" >order &&
+	printf "%s\n" "$EV_BUILT" "$EV_LATER" "$EV_STEP" >order.want &&
+	test_cmp order.want order &&
+	test_grep "\"probe_text\":\"ncu_version=Version 2025.3.1.0\\\\ntorch=2.11.0\\\\n\",\"probe_truncated\":false" "$R/journal" &&
+	! test -e "$L.later" && ! test -e "$L.lock"
+'
+
+test_expect_success 'probe_later: a FILE.later already there is journaled at once; a plan with none sends nothing' '
+	R=$TRASH/runs/later2 && L=$TRASH/cache/probe-0.4343 &&
+	printf "torch=2.11.0\n" >"$L.later" &&
+	plan "$R" &&
+	echo "probe_later '"'"'$L'"'"'" >>"$P" &&
+	pstep "$R" s1 30 "" 0 "" "true" &&
+	runner run "$R" &&
+	test "$(grep -cF "$EV_LATER" "$R/journal")" = 1 &&
+	! test -e "$L.later" &&
+	R=$TRASH/runs/later3 &&
+	plan "$R" &&
+	pstep "$R" s1 30 "" 0 "" "true" &&
+	runner run "$R" &&
+	! grep -F "$EV_LATER" "$R/journal"
+'
+
 if ! why=$(sshd_available); then
 	test_skip 'the runner over sshd' "$why"
 	test_done
