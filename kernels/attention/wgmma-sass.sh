@@ -4,8 +4,9 @@
 #   PROF="NAME..." kernels/attention/wgmma-sass.sh OUTDIR NAME...
 # OUTDIR/sass-NAME.txt: cuobjdump -sass of each variant (all its kernels);
 # OUTDIR/pc-NAME.tsv for each NAME in PROF: per SASS instruction (pc, text) the warp-state sample counts of
-# one launch at B16 H16 S512 D64 (ncu SourceCounters, warp sampling interval 2^5 cycles), read with ncu's
-# Python report interface (extras/python/ncu_report.py).
+# one launch (ncu SourceCounters, warp sampling interval 2^5 cycles), read with ncu's Python report
+# interface (extras/python/ncu_report.py). SHAPE: the harness's problem flags for that launch (default
+# "--B=16 --H=16 --S=512 --D=64 --causal=0"; D=128's pipelined loop: "--B=4 --H=16 --S=4096 --D=128 --causal=0").
 set -u
 cd "$(dirname "$0")/../.."
 O=$1; shift
@@ -19,7 +20,7 @@ NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
 for P in ${PROF:-}; do
 timeout 300 "$NCU" --section SourceCounters --section WarpStateStats --section SchedulerStats --warp-sampling-interval 0 \
 	--kernel-name regex:attn_wgmma --launch-skip 1 --launch-count 1 -f -o "$O/prof-$P" \
-	$B/$P --mode=profile --B=16 --H=16 --S=512 --D=64 --causal=0 > "$O/ncu-src-$P.txt" 2>&1
+	$B/$P --mode=profile ${SHAPE:---B=16 --H=16 --S=512 --D=64 --causal=0} > "$O/ncu-src-$P.txt" 2>&1
 echo "ncu rc=$?"; tail -3 "$O/ncu-src-$P.txt"
 PYP=$(ls -d /opt/nvidia/nsight-compute/*/extras/python 2>/dev/null | head -1)
 python3 - "$O/prof-$P.ncu-rep" "$PYP" > "$O/pc-$P.tsv" 2> "$O/pc-$P.err" <<'PY'
