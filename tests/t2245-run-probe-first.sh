@@ -16,6 +16,18 @@ SMI=$TRASH/smi
 GATE=$TRASH/smi-go
 CALLS=$TRASH/smi-calls
 NCU_GATE=$TRASH/ncu-go
+# the driver's /proc files as the host's probe reads them (GPUORCH_NVPROC):
+# absent unless a test writes them (fake_nvproc MODEL [UUID])
+NVPROC=$TRASH/nvproc
+fake_nvproc() {
+	mkdir -p "$NVPROC/gpus/0000:18:00.0" "$NVPROC/gpus/0000:2a:00.0" &&
+	printf "Model: \t\t %s\nIRQ:   \t\t 150\nGPU UUID: \t %s\n" "$1" "${2:-GPU-00000000-0000-0000-0000-fa4e00000001}" \
+		>"$NVPROC/gpus/0000:18:00.0/information" &&
+	printf "Model: \t\t NVIDIA L4\nGPU UUID: \t GPU-00000000-0000-0000-0000-fa4e00000002\n" \
+		>"$NVPROC/gpus/0000:2a:00.0/information" &&
+	printf "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16)  Thu Jul 10 2025\nGCC version:  gcc version 12.3.0\n" \
+		>"$NVPROC/version"
+}
 
 XHOME=$TRASH/home
 
@@ -63,7 +75,7 @@ test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU expe
 	EOF
 	chmod +x "$SMI/ncu" && touch "$NCU_GATE" &&
 	mkdir -p "$XHOME" &&
-	SSHD_a_EXTRA_ENV="HOME=$XHOME" && export SSHD_a_EXTRA_ENV &&
+	SSHD_a_EXTRA_ENV="HOME=$XHOME GPUORCH_NVPROC=$NVPROC" && export SSHD_a_EXTRA_ENV &&
 	sshd_start_with_path a "$SMI" &&
 	sshd_write_hosts_json hosts.json a &&
 	project_init &&
@@ -134,6 +146,66 @@ test_expect_success 'a re-run on that host: the kept probe has every tool; nothi
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json hosts.0.info.ncu.version)" = 2025.3.1.0 &&
 	test ! -s "$CALLS"
+'
+
+test_expect_success 'a fresh host whose driver names a GPU the spec knows: nvidia-smi is asked beside the builds too; its answer is recorded before the first step' '
+	fake_nvproc "NVIDIA H100 80GB HBM3" &&
+	forget_host && : >"$CALLS" && rm -f "$GATE" && touch "$NCU_GATE" &&
+	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
+		>../proc.out 2>&1; echo $? >../proc.rc) & } &&
+	wait_for 120 "host_journal_has \"\$EV_BUILT\"" &&
+	sleep 0.5 &&
+	! host_journal_has "$EV_STEP" && ! host_journal_has "$EV_LATER" &&
+	test -s "$CALLS" &&
+	touch "$GATE" &&
+	run_passed proc &&
+	test "$(jq_ $run/run.json hosts.0.info.arch)" = sm_90a &&
+	test "$(jq_ $run/run.json hosts.0.info.compute_cap)" = 9.0 &&
+	test "$(jq_ $run/run.json hosts.0.info.gpu_uuid)" = GPU-00000000-0000-0000-0000-fa4e00000001 &&
+	test "$(jq_ $run/run.json hosts.0.info.sm_clock_mhz)" = 1980 &&
+	test "$(jq_ $run/run.json hosts.0.info.driver)" = 580.159.04 &&
+	jq_ $run/run.json hosts.0.phases.1.detail | grep "NVIDIA H100 80GB HBM3 (sm_90a, as /proc/driver/nvidia names it" &&
+	! grep "warning" proc.out &&
+	test "$(wc -l <"$CALLS")" = 1 &&
+	grep "^compute_cap\|^gpu=NVIDIA H100" "$GPUORCH_CACHE_DIR"/probe-*.txt
+'
+
+test_expect_success 'planned from /proc, then nvidia-smi names another GPU: the run says so' '
+	fake_nvproc "NVIDIA H100 80GB HBM3" GPU-00000000-0000-0000-0000-fa4e00000009 &&
+	forget_host && : >"$CALLS" && touch "$GATE" &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >other.out 2>&1 &&
+	cat other.out &&
+	grep "warning: /proc/driver/nvidia.s GPU 0 (GPU-00000000-0000-0000-0000-fa4e00000009) is not nvidia-smi.s GPU 0 (GPU-00000000-0000-0000-0000-fa4e00000001, NVIDIA H100 80GB HBM3)" other.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.info.gpu_uuid)" = GPU-00000000-0000-0000-0000-fa4e00000001
+'
+
+test_expect_success 'planned from /proc, then nvidia-smi fails: the run says so, and records no GPU' '
+	fake_nvproc "NVIDIA H100 80GB HBM3" &&
+	forget_host && mv "$SMI/nvidia-smi" smi.kept &&
+	printf "#!/bin/sh\necho \"No devices were found\"\nexit 9\n" >"$SMI/nvidia-smi" &&
+	chmod +x "$SMI/nvidia-smi" &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >smifail.out 2>&1;
+	rc=$? && mv -f smi.kept "$SMI/nvidia-smi" && test $rc = 0 &&
+	cat smifail.out &&
+	grep "warning: the plan was made for the GPU that /proc/driver/nvidia names, but nvidia-smi then failed: .*nvidia-smi failed (exit 9): No devices were found" smifail.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.info.has_gpu)" = false
+'
+
+test_expect_success 'a driver naming a GPU the spec does not know: nvidia-smi is asked before the plan' '
+	fake_nvproc "NVIDIA Foo 9000" &&
+	forget_host && : >"$CALLS" && rm -f "$GATE" &&
+	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
+		>../unknown.out 2>&1; echo $? >../unknown.rc) & } &&
+	wait_for 60 "test -s \"$CALLS\"" &&
+	sleep 1 &&
+	! host_journal_has "\"ev\":\"runner_started\"" &&
+	touch "$GATE" &&
+	run_passed unknown &&
+	test "$(jq_ $run/run.json hosts.0.info.arch)" = sm_90a &&
+	test "$(jq_ $run/run.json hosts.0.info.gpu_name)" = "NVIDIA H100 80GB HBM3" &&
+	rm -rf "$NVPROC"
 '
 
 test_expect_success 'the link lost mid-probe: the controller reconnects, probes again and the run passes' '

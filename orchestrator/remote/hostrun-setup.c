@@ -126,7 +126,12 @@ static void apply_probe(struct hostrun *hr, int64_t t0)
 
 	{
 		struct strbuf d = STRBUF_INIT;
-		if (hr->info.has_gpu)
+		if (hr->info.has_gpu && !hr->info.smi_answered)
+			strbuf_addf(&d, "%s (%s, as /proc/driver/nvidia names it; nvidia-smi asked "
+				    "beside the builds), driver %s", hr->info.gpu_name,
+				    hr->run_arch ? hr->run_arch : "no arch",
+				    hr->info.driver ? hr->info.driver : "?");
+		else if (hr->info.has_gpu)
 			strbuf_addf(&d, "%s (cc %s, %s), driver %s", hr->info.gpu_name,
 				    hr->info.compute_cap ? hr->info.compute_cap : "?",
 				    hr->run_arch ? hr->run_arch : "no arch",
@@ -187,7 +192,19 @@ enum go_status hr_probe(struct hostrun *hr, int command)
 
 void hr_probe_text(const struct hostrun *hr, struct strbuf *sb)
 {
-	probe_script_text(sb, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index, 1);
+	const struct spec *s = hr->ctx->spec;
+	struct strbuf names = STRBUF_INIT;
+	int i, any;
+
+	/* the plan needs no more of the GPU than its name when the host's
+	 * arch is given, or the spec names an arch for the host's "gpu" or
+	 * for the model the driver reports (apply_probe) */
+	any = hr->h->arch || (hr->h->gpu && spec_arch_for_gpu(s, hr->h->gpu));
+	for (i = 0; !any && !hr->h->gpu && i < s->ntargets; i++)
+		strbuf_addf(&names, "%s%s", names.len ? "\n" : "", s->targets[i].gpu);
+	probe_script_text(sb, hr->h->cuda_home, hr->h->python, hr->h->workdir, hr->h->gpu_index, 1,
+			  names.buf, any);
+	strbuf_release(&names);
 }
 
 enum go_status hr_probe_take(struct hostrun *hr, const char *out, int64_t t0)
@@ -212,9 +229,26 @@ void hr_probe_later(struct hostrun *hr, const char *text)
 	struct strbuf all = STRBUF_INIT;
 	const char *p;
 
+	char *proc_uuid = NULL;
+	int from_proc;
+
 	if (!hr->have_info || !hr->info.later || !hr->probe_now)
 		return;
+	from_proc = hr->info.has_gpu && !hr->info.smi_answered;
+	if (from_proc && hr->info.gpu_uuid)
+		proc_uuid = xstrdup(hr->info.gpu_uuid);
 	probe_merge_later(&hr->info, text);
+	/* planned from the driver's /proc files: nvidia-smi has the last word */
+	if (from_proc && !hr->info.has_gpu)
+		strbuf_addf(&hr->out, "  warning: the plan was made for the GPU that /proc/driver/nvidia "
+			    "names, but nvidia-smi then failed: %s\n",
+			    hr->info.gpu_reason ? hr->info.gpu_reason : "(no reason)");
+	else if (from_proc && proc_uuid && hr->info.gpu_uuid && strcmp(proc_uuid, hr->info.gpu_uuid))
+		strbuf_addf(&hr->out, "  warning: /proc/driver/nvidia's GPU %d (%s) is not nvidia-smi's "
+			    "GPU %d (%s, %s): the run was planned for the first\n", hr->h->gpu_index,
+			    proc_uuid, hr->h->gpu_index, hr->info.gpu_uuid,
+			    hr->info.gpu_name ? hr->info.gpu_name : "?");
+	free(proc_uuid);
 	record_info(hr);
 	hr_save(hr);
 	/* the controller keeps the whole probe: the first answer without its

@@ -109,6 +109,37 @@ static const char probe_script[] =
 	"  tv=$(to 30 \"$py_p\" -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -n 1) && [ -n \"$tv\" ] && kv torch \"$tv\"\n"
 	"  return 0\n"
 	"}\n"
+	/* proc_gpu: 0 when the NVIDIA driver's /proc files name GPU $gpu (the
+	 * $gpu-th in PCI bus order, as nvidia-smi counts) and the plan can name
+	 * its arch without nvidia-smi ($gpu_any, or the model holds one of
+	 * $gpu_names); sets pm, pu, pd (model, UUID, the driver's version line).
+	 * No fork. GPUORCH_NVPROC: another directory for those files (tests). */
+	"proc_gpu() {\n"
+	"  pm= pu= pd= f=\n"
+	"  [ -n \"$smi\" ] || return 1\n"
+	"  d=${GPUORCH_NVPROC:-/proc/driver/nvidia}\n"
+	"  i=0\n"
+	"  _lc=${LC_COLLATE-}; LC_COLLATE=C\n"
+	"  for g in \"$d\"/gpus/*/information; do\n"
+	"    if [ \"$i\" = \"$gpu\" ]; then f=$g; break; fi\n"
+	"    i=$((i + 1))\n"
+	"  done\n"
+	"  LC_COLLATE=$_lc\n"
+	"  [ -n \"$f\" ] && [ -r \"$f\" ] || return 1\n"
+	"  while IFS= read -r l; do\n"
+	"    case $l in Model:*) pm=${l#Model:} ;; 'GPU UUID:'*) pu=${l#GPU UUID:} ;; esac\n"
+	"  done < \"$f\"\n"
+	"  { read -r pd < \"$d/version\"; } 2>/dev/null\n"
+	"  pm=${pm#\"${pm%%[! \t]*}\"} pu=${pu#\"${pu%%[! \t]*}\"}\n"   /* leading blanks */
+	"  [ -n \"$pm\" ] || return 1\n"
+	"  [ \"$gpu_any\" != 1 ] || return 0\n"
+	"  set -f; _ifs=$IFS; IFS='\n'\n"
+	"  for n in $gpu_names; do\n"
+	"    case $pm in *\"$n\"*) IFS=$_ifs; set +f; return 0 ;; esac\n"
+	"  done\n"
+	"  IFS=$_ifs; set +f\n"
+	"  return 1\n"
+	"}\n"
 	/* the paths of the tools found besides nvcc (known without running them) */
 	"tool_paths() {\n"
 	"  [ -z \"$ncu_p\" ] || kv ncu_path \"$ncu_p\"\n"
@@ -165,9 +196,11 @@ static const char probe_script[] =
 	"  if [ -n \"$boot\" ] && mkdir -p \"${cache%/*}\" 2>/dev/null; then par=$cache.$$; fi\n"
 	"  if [ -n \"$par\" ] && [ \"$later\" = 1 ] && command -v flock >/dev/null 2>&1 &&\n"
 	"     { : > \"$par.lock\"; } 2>/dev/null && exec 8>\"$par.lock\" && flock 8; then\n"
-	"    ( trap '' HUP; later_part $(parts ncu san py) ) </dev/null >/dev/null 2>&1 &\n"
+	"    if proc_gpu; then now='nvcc' rest='gpu ncu san py'; else now='gpu nvcc' rest='ncu san py'; fi\n"
+	"    ( trap '' HUP; later_part $(parts $rest) ) </dev/null >/dev/null 2>&1 &\n"
 	"    exec 8>&-\n"
-	"    out=$(run_parts $(parts gpu nvcc); tool_paths)\n"
+	"    out=$(run_parts $(parts $now); tool_paths\n"
+	"      [ -z \"$pm\" ] || { kv gpu_proc_name \"$pm\"; kv gpu_proc_uuid \"$pu\"; kv gpu_proc_driver \"$pd\"; })\n"
 	"    printf '%s\\n' \"$out\"\n"
 	"    printf '%s\\n' \"$out\" > \"$par.n\" && mv -f \"$par.n\" \"$par.now\"\n"
 	"    kv later \"$par\"\n"
@@ -263,6 +296,12 @@ static int to_int(const char *s)
 	return end == s ? 0 : (int)v;
 }
 
+static void set_str(char **dst, const char *val)
+{
+	free(*dst);
+	*dst = dup_or_null(val);
+}
+
 /* "name, uuid, 9.0, 580.1, 1980, 1980, 2619, 81559" */
 static void parse_gpu_line(const char *line, struct host_info *hi)
 {
@@ -282,13 +321,13 @@ static void parse_gpu_line(const char *line, struct host_info *hi)
 	for (int i = 0; i < n; i++)
 		trim_in_place(fields[i]);
 	if (n > 0)
-		hi->gpu_name = dup_or_null(fields[0]);
+		set_str(&hi->gpu_name, fields[0]);
 	if (n > 1)
-		hi->gpu_uuid = dup_or_null(fields[1]);
+		set_str(&hi->gpu_uuid, fields[1]);
 	if (n > 2)
-		hi->compute_cap = dup_or_null(fields[2]);
+		set_str(&hi->compute_cap, fields[2]);
 	if (n > 3)
-		hi->driver = dup_or_null(fields[3]);
+		set_str(&hi->driver, fields[3]);
 	if (n > 4)
 		hi->sm_clock_mhz = to_int(fields[4]);
 	if (n > 5)
@@ -300,10 +339,23 @@ static void parse_gpu_line(const char *line, struct host_info *hi)
 	free(copy);
 }
 
-static void set_str(char **dst, const char *val)
+
+/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Release Build
+ * (...)" (or "... Open Kernel Module for x86_64  580.159.04 ...") -> the
+ * first word after "Module" made of digits and dots; NULL when none. */
+static char *parse_proc_driver(const char *line)
 {
-	free(*dst);
-	*dst = dup_or_null(val);
+	const char *p = line ? strstr(line, "Module") : NULL;
+	size_t n;
+
+	while (p && *p) {
+		p += strcspn(p, " \t");
+		p += strspn(p, " \t");
+		n = strcspn(p, " \t");
+		if (n && isdigit((unsigned char)p[0]) && strspn(p, "0123456789.") == n)
+			return xstrfmt("%.*s", (int)n, p);
+	}
+	return NULL;
 }
 
 /* Parse the script's KEY=VALUE output; returns 0 when it is complete. */
@@ -327,8 +379,20 @@ static int parse_output(char *text, struct host_info *hi)
 				set_str(&hi->kernel, v);
 			else if (!strcmp(k, "home"))
 				set_str(&hi->home, v);
-			else if (!strcmp(k, "has_gpu"))
+			else if (!strcmp(k, "has_gpu")) {
 				hi->has_gpu = !strcmp(v, "1");
+				hi->smi_answered = 1;
+			} else if (!strcmp(k, "gpu_proc_name")) {
+				set_str(&hi->proc_gpu_name, v);
+				if (hi->proc_gpu_name)
+					trim_in_place(hi->proc_gpu_name);
+			} else if (!strcmp(k, "gpu_proc_uuid")) {
+				set_str(&hi->proc_gpu_uuid, v);
+				if (hi->proc_gpu_uuid)
+					trim_in_place(hi->proc_gpu_uuid);
+			}
+			else if (!strcmp(k, "gpu_proc_driver"))
+				set_str(&hi->proc_driver, v);
 			else if (!strcmp(k, "gpu_reason"))
 				set_str(&hi->gpu_reason, v);
 			else if (!strcmp(k, "gpu"))
@@ -376,6 +440,14 @@ static int parse_output(char *text, struct host_info *hi)
 		}
 		line = nl ? nl + 1 : NULL;
 	}
+	if (!hi->smi_answered && hi->proc_gpu_name) {
+		/* nvidia-smi comes later: the GPU as /proc names it until then */
+		hi->has_gpu = 1;
+		set_str(&hi->gpu_name, hi->proc_gpu_name);
+		set_str(&hi->gpu_uuid, hi->proc_gpu_uuid);
+		free(hi->driver);
+		hi->driver = parse_proc_driver(hi->proc_driver);
+	}
 	if (hi->has_gpu && !hi->gpu_name) {
 		hi->has_gpu = 0;
 		set_str(&hi->gpu_reason, "nvidia-smi printed no GPU");
@@ -420,11 +492,14 @@ void probe_merge_later(struct host_info *hi, const char *text)
 }
 
 void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *python,
-		       const char *workdir, int gpu_index, int later)
+		       const char *workdir, int gpu_index, int later, const char *gpu_names,
+		       int gpu_any)
 {
 	strbuf_addstr(sb, "workdir=");
 	strbuf_add_shell_quoted(sb, workdir && *workdir ? workdir : ".");
-	strbuf_addf(sb, "\nlater=%d\n", later ? 1 : 0);
+	strbuf_addf(sb, "\nlater=%d\ngpu_any=%d\ngpu_names=", later ? 1 : 0, gpu_any ? 1 : 0);
+	strbuf_add_shell_quoted(sb, gpu_names ? gpu_names : "");
+	strbuf_addch(sb, '\n');
 	probe_sig_script(sb, cuda_home, python, gpu_index);
 	strbuf_addstr(sb, probe_script);
 }
@@ -440,7 +515,7 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 
 	memset(out, 0, sizeof(*out));
 	out->disk_free_kib = -1;
-	probe_script_text(&body, cuda_home, python, workdir, gpu_index, 0);
+	probe_script_text(&body, cuda_home, python, workdir, gpu_index, 0, NULL, 0);
 	strbuf_addstr(&cmd, "sh -c ");
 	strbuf_add_shell_quoted(&cmd, body.buf);
 
@@ -489,6 +564,9 @@ void probe_release(struct host_info *hi)
 	free(hi->torch_version);
 	free(hi->sig);
 	free(hi->later);
+	free(hi->proc_gpu_name);
+	free(hi->proc_gpu_uuid);
+	free(hi->proc_driver);
 	tool_release(&hi->nvcc);
 	tool_release(&hi->ncu);
 	tool_release(&hi->sanitizer);

@@ -39,6 +39,10 @@ struct host_info {
 	int ncores;              /* online CPUs (nproc); 0 when unknown */
 	char *sig;               /* the host's signature (boot id, tool files); NULL: none */
 	int cached;              /* the slow part came from the host's probe cache */
+	/* the GPU as the driver's /proc files name it (a probe for a run whose
+	 * plan needs no more of it): nvidia-smi's query then comes later */
+	char *proc_gpu_name, *proc_gpu_uuid, *proc_driver;
+	int smi_answered;        /* nvidia-smi's answer (has_gpu) is in */
 	char *later;             /* NULL, or the tools only recorded (ncu, compute-sanitizer,
 				  * python, torch) are still being asked on the host: their
 				  * lines will be in LATER.later once LATER.lock is free
@@ -53,9 +57,15 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 /* The probe as a POSIX sh text (what probe_host runs as `sh -c`), for a
  * command that probes first (remote.h). later: on a host whose probe is not
  * cached, answer what a plan needs (the GPU, nvcc) at once and ask the tools
- * that are only recorded in the background (host_info.later). */
+ * that are only recorded in the background (host_info.later). gpu_names
+ * (newline-separated, may be NULL): the GPU models the plan can name an arch
+ * for by their name (the spec's targets; case-sensitive substrings here, so
+ * a match is one spec_arch_for_gpu also makes); gpu_any: any model will do
+ * (the host's arch is given). When the driver's /proc files name such a GPU,
+ * nvidia-smi's query is asked later too. */
 void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *python,
-		       const char *workdir, int gpu_index, int later);
+		       const char *workdir, int gpu_index, int later, const char *gpu_names,
+		       int gpu_any);
 /* raw (may be NULL) gets the probe's KEY=VALUE output, which
  * probe_parse_text() reads back (0: complete). */
 int probe_parse_text(const char *text, struct host_info *out);

@@ -130,6 +130,69 @@ static void test_merge_later(void)
 	probe_release(&hi);
 }
 
+/* A first answer that named the GPU from the driver's /proc files: a GPU,
+ * its model (blanks trimmed), UUID and driver; no compute capability until
+ * nvidia-smi's answer is merged, which then has the last word. */
+static void check_proc_driver(const char *line, const char *want)
+{
+	struct strbuf t = STRBUF_INIT;
+	struct host_info hi;
+	char what[160];
+
+	strbuf_addf(&t, "hostname=g\ngpu_proc_name= \t NVIDIA L4\ngpu_proc_driver=%s\ndone=1\n", line);
+	snprintf(what, sizeof(what), "the driver of '%.60s' is %s", line, want ? want : "unknown");
+	if (probe_parse_text(t.buf, &hi) == 0) {
+		if (want)
+			CHECK(hi.driver && !strcmp(hi.driver, want), what, "got %s", hi.driver ? hi.driver : "NULL");
+		else
+			CHECK(!hi.driver, what, "got %s", hi.driver);
+		probe_release(&hi);
+	} else {
+		CHECK(0, what, "the answer was refused");
+	}
+	strbuf_release(&t);
+}
+
+static void test_proc_gpu(void)
+{
+	const char *now = "hostname=gpu1\nsig=s\ngpu_proc_name=\t\t NVIDIA H100 80GB HBM3\n"
+			  "gpu_proc_uuid= \tGPU-1\n"
+			  "gpu_proc_driver=NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  "
+			  "Release Build  (dvs-builder@U16-I3)  Thu Jul 10 21:06:00 UTC 2025\n"
+			  "later=/h/.cache/gpuorch/probe-0.1\ndone=1\n";
+	struct host_info hi;
+
+	CHECK(probe_parse_text(now, &hi) == 0, "a first answer naming the GPU from /proc is whole", "refused");
+	CHECK(hi.has_gpu && !hi.smi_answered && hi.gpu_name && !strcmp(hi.gpu_name, "NVIDIA H100 80GB HBM3") &&
+	      hi.gpu_uuid && !strcmp(hi.gpu_uuid, "GPU-1") && hi.driver && !strcmp(hi.driver, "580.159.04") &&
+	      !hi.compute_cap,
+	      "the GPU as /proc names it: model and UUID trimmed, the driver's version, no compute capability yet",
+	      "gpu '%s' uuid '%s' driver '%s'", hi.gpu_name ? hi.gpu_name : "NULL",
+	      hi.gpu_uuid ? hi.gpu_uuid : "NULL", hi.driver ? hi.driver : "NULL");
+	probe_merge_later(&hi, "has_gpu=1\ngpu=NVIDIA H100 80GB HBM3, GPU-1, 9.0, 580.159.04, 1980, 1980, 2619, 81559\n");
+	CHECK(hi.has_gpu && hi.smi_answered && hi.compute_cap && !strcmp(hi.compute_cap, "9.0") &&
+	      hi.sm_clock_mhz == 1980 && hi.gpu_mem_mib == 81559,
+	      "nvidia-smi's answer, merged, fills the compute capability, clocks and memory", "cc %s",
+	      hi.compute_cap ? hi.compute_cap : "NULL");
+	probe_release(&hi);
+
+	CHECK(probe_parse_text(now, &hi) == 0, "the same first answer again", "refused");
+	probe_merge_later(&hi, "has_gpu=0\ngpu_reason=/usr/bin/nvidia-smi failed (exit 9): no devices\n");
+	CHECK(!hi.has_gpu && hi.gpu_reason && strstr(hi.gpu_reason, "exit 9"),
+	      "nvidia-smi failing afterwards has the last word", "has_gpu %d", hi.has_gpu);
+	probe_release(&hi);
+
+	CHECK(probe_parse_text("hostname=g\ngpu_proc_name=NVIDIA L4\nhas_gpu=0\n"
+			       "gpu_reason=nvidia-smi: not found\ndone=1\n", &hi) == 0 && !hi.has_gpu,
+	      "a cached probe with nvidia-smi's 'no GPU' is not overruled by /proc", "has_gpu %d", hi.has_gpu);
+	probe_release(&hi);
+
+	check_proc_driver("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build", "535.104.05");
+	check_proc_driver("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Release Build", "580.159.04");
+	check_proc_driver("NVRM version: something else", NULL);
+	check_proc_driver("", NULL);
+}
+
 int main(void)
 {
 	check_arch("9.0", "sm_90");
@@ -159,6 +222,7 @@ int main(void)
 	test_json_gpu();
 	test_json_nogpu();
 	test_merge_later();
+	test_proc_gpu();
 
 	/* probe_release on a zeroed struct and twice in a row is safe */
 	{
