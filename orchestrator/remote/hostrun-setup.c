@@ -228,7 +228,6 @@ void hr_probe_later(struct hostrun *hr, const char *text)
 {
 	struct strbuf all = STRBUF_INIT;
 	const char *p;
-
 	char *proc_uuid = NULL;
 	int from_proc;
 

@@ -196,7 +196,7 @@ static const char probe_script[] =
 	"  if [ -n \"$boot\" ] && mkdir -p \"${cache%/*}\" 2>/dev/null; then par=$cache.$$; fi\n"
 	"  if [ -n \"$par\" ] && [ \"$later\" = 1 ] && command -v flock >/dev/null 2>&1 &&\n"
 	"     { : > \"$par.lock\"; } 2>/dev/null && exec 8>\"$par.lock\" && flock 8; then\n"
-	"    if proc_gpu; then now='nvcc' rest='gpu ncu san py'; else now='gpu nvcc' rest='ncu san py'; fi\n"
+	"    if proc_gpu; then now='nvcc' rest='gpu ncu san py'; else now='gpu nvcc' rest='ncu san py' pm=; fi\n"
 	"    ( trap '' HUP; later_part $(parts $rest) ) </dev/null >/dev/null 2>&1 &\n"
 	"    exec 8>&-\n"
 	"    out=$(run_parts $(parts $now); tool_paths\n"
