@@ -220,6 +220,58 @@ test_expect_success 'the host assembles the sources with their modes and directo
 	test_cmp expect files
 '
 
+test_expect_success 'a new content is assembled from the tree used last: only what differs is copied; what a build left or changed there does not carry over' '
+	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	echo junk >"$prev/src/cpu/junk.o" &&
+	echo "/* changed in place by a build */" >>"$prev/src/cpu/b.c" &&
+	chmod 755 "$prev/src/cpu/a.c" &&
+	echo "/* edited */" >>proj/cpu/c.c &&
+	printf "new\n" >"proj/to ols/new.txt" &&
+	sed "s|\"to ols/ro.txt\"|\"to ols/new.txt\"|" proj/experiments/modes.json >proj/experiments/modes2.json &&
+	(cd proj && git add -A && git commit -qm "modes2") &&
+	(cd proj && "$GPUORCH" run experiments/modes2.json --hosts ../hosts.json) >m2.out 2>&1;
+	cat m2.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) && test "$cdir" != "$prev" &&
+	cat "$cdir/tree.txt" &&
+	echo "from $prev: 3 copied, 1 modes set, 1 removed" >tree.want &&
+	test_cmp tree.want "$cdir/tree.txt" &&
+	(cd "$cdir/src" && find . -type f | sort) >files2 &&
+	printf "%s\n" "./cpu/a.c" "./cpu/b.c" "./cpu/c.c" "./inc/only_a.h" "./inc/shared.h" "./inc/sub/deep.h" \
+		"./to ols/deep er/run me.sh" "./to ols/new.txt" >expect2 &&
+	test_cmp expect2 files2 &&
+	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 644 &&
+	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 755 &&
+	test "$(stat -c %a "$cdir/src/to ols/new.txt")" = 644 &&
+	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\."
+'
+
+test_expect_success 'a file a build removed from the tree used last comes back from its blob' '
+	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	rm -f "$prev/src/cpu/c.c" &&
+	echo "/* edited again */" >>proj/cpu/a.c && (cd proj && git commit -qam "edit a.c") &&
+	(cd proj && "$GPUORCH" run experiments/modes2.json --hosts ../hosts.json) >m3.out 2>&1;
+	cat m3.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	echo "from $prev: 2 copied, 0 modes set, 0 removed" >tree3.want && test_cmp tree3.want "$cdir/tree.txt" &&
+	cmp "$cdir/src/cpu/c.c" proj/cpu/c.c && cmp "$cdir/src/cpu/a.c" proj/cpu/a.c
+'
+
+test_expect_success 'a tree used last with no manifest is no base: the content is assembled file by file' '
+	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	rm -f "$prev/manifest" &&
+	echo "/* edited a third time */" >>proj/cpu/a.c && (cd proj && git commit -qam "edit a.c") &&
+	(cd proj && "$GPUORCH" run experiments/modes2.json --hosts ../hosts.json) >m4.out 2>&1;
+	cat m4.out && run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	echo "file by file from the blobs" >tree4.want && test_cmp tree4.want "$cdir/tree.txt" &&
+	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
+	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\."
+'
+
 # Per-source objects (plan.c, gpuorch_obj): two programs share lib.cu (a
 # kernel, so its compile has a ptxas report); lib.h is read by lib.cu and
 # m1.c, not m2.c. objs RUN FIELD: the sum of FIELD over the run's builds

@@ -77,23 +77,64 @@ static const char follow_script[] =
 	/* the blobs sent go into the store whole (renamed); src/ is copied out of it */
 	"  if [ -s \"$t/blobs.tar\" ]; then\n"
 	"    ( cd \"$cdir\" && rm -rf nb && mkdir nb && tar -xf \"$t/blobs.tar\" -C nb &&\n"
-	"      for f in nb/*; do [ ! -f \"$f\" ] || mv -f \"$f\" \"$bdir/\" || exit 1; done && rm -rf nb ) ||\n"
+	"      { set -- nb/*; [ ! -f \"$1\" ] || mv -f -- \"$@\" \"$bdir/\" 2>/dev/null ||\n"   /* one mv for all, */
+	"        for f in nb/*; do [ ! -f \"$f\" ] || mv -f \"$f\" \"$bdir/\" || exit 1; done; } && rm -rf nb ) ||\n"   /* else one a file */
 	"      { rm -rf \"$t\"; echo \"cannot unpack the files sent into $bdir\" >&2; exit 1; }\n"
 	"  fi\n"
 	"  miss=0\n"
 	"  while read -r h m p; do [ -f \"$bdir/$h\" ] || { echo \"gpuorch-start: missing $h\"; miss=1; }; done < \"$cdir/manifest\"\n"
 	"  if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf \"$t\" \"$rtmp\" \"$ptmp\"; exit 4; fi\n"
-	/* one mkdir for every directory, then a cp a file (umask 022: the
-	 * blobs are 0644, so chmod only for another mode): N + 2 processes,
-	 * not up to 3N, for a tree of N files */
+	/* The tree, from the tree used last (the newest .complete): the files
+	 * its manifest lists copied with one tar pipe (not what a build left
+	 * there), every file checked against the new manifest (sha256sum,
+	 * find) and only what differs fixed -- what a build changed in place
+	 * included: files not in the manifest go, files whose hash or exec bit
+	 * differs come from the blobs. About a dozen processes and one per
+	 * changed file, where the edit loop of a large tree paid one per file;
+	 * its account is in CDIR/tree.txt. Anything amiss: file by file. */
+	"  prev=$(ls -t \"${cdir%/*}\"/*/.complete 2>/dev/null | head -n 1); prev=${prev%/.complete}\n"
+	"  if [ -n \"$prev\" ] && [ \"$prev\" != \"$cdir\" ] && [ -d \"$prev/src\" ] &&\n"
+	"     command -v sha256sum >/dev/null 2>&1 &&\n"
+	"     [ -f \"$prev/manifest\" ] &&\n"
+	"     ( cd \"$cdir\" && umask 022 && set -f && n=src.new.$$ && rm -rf \"$n\" && mkdir \"$n\" &&\n"
+	"       ( cd \"$prev/src\" && awk '{ sub(/^[^ ]+ [^ ]+ /, \"\"); print }' ../manifest | tar -cf - -T - ) |\n"
+	"         ( cd \"$n\" && tar -xf - ) && cd \"$n\" &&\n"
+	"       find . -type f -exec sha256sum -- {} + > ../have.$$ && find . -type f -perm -100 > ../exec.$$ &&\n"
+	"       awk 'FILENAME == ARGV[1] { p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); want[p] = $1; mode[p] = $2; next }\n"
+	"            FILENAME == ARGV[2] { p = substr($0, 67); sub(/^\\.\\//, \"\", p); have[p] = $1; next }\n"
+	"            { p = $0; sub(/^\\.\\//, \"\", p); isx[p] = 1 }\n"
+	"            END { for (p in have) if (!(p in want)) print \"r - - \" p\n"
+	"                  for (p in want) if (have[p] != want[p]) print \"c \" want[p] \" \" mode[p] \" \" p\n"
+	"                    else if ((mode[p] == \"755\") != (p in isx)) print \"m \" want[p] \" \" mode[p] \" \" p }' \\\n"
+	"         ../manifest ../have.$$ ../exec.$$ > ../fix.$$ &&\n"
+	"       while read -r op h m p; do [ \"$op\" != r ] || rm -f -- \"$p\" || exit 1; done < ../fix.$$ &&\n"
+	"       { find . -mindepth 1 -type d -empty -delete 2>/dev/null; :; } &&\n"
+	"       while read -r op h m p; do\n"
+	"         case $op in\n"
+	"         c) d=${p%/*}; [ \"$d\" = \"$p\" ] || [ -d \"$d\" ] || mkdir -p -- \"$d\" || exit 1\n"
+	"            rm -f -- \"$p\" && cp \"$bdir/$h\" \"$p\" || exit 1\n"
+	"            [ \"$m\" = 644 ] || chmod \"$m\" \"$p\" || exit 1 ;;\n"
+	"         m) chmod \"$m\" \"$p\" || exit 1 ;;\n"
+	"         esac\n"
+	"       done < ../fix.$$ &&\n"
+	"       awk -v from=\"$prev\" '{ n[$1]++ } END { printf \"from %s: %d copied, %d modes set, %d removed\\n\", from, n[\"c\"], n[\"m\"], n[\"r\"] }' \\\n"
+	"         ../fix.$$ > ../tree.txt &&\n"
+	"       cd .. && rm -rf src && mv \"$n\" src && rm -f have.$$ exec.$$ fix.$$ && touch .complete ); then\n"
+	"    :\n"
+	"  else\n"
+	"    rm -rf \"$cdir\"/src.new.$$ \"$cdir\"/have.$$ \"$cdir\"/exec.$$ \"$cdir\"/fix.$$\n"
+	/* else one mkdir for every directory, then a cp a file (umask 022:
+	 * the blobs are 0644, so chmod only for another mode): N + 2
+	 * processes, not up to 3N, for a tree of N files */
 	"  ( cd \"$cdir\" && rm -rf src && mkdir src && umask 022 && set -f &&\n"
 	"    dirs=$(awk '{ p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); if (sub(/\\/[^\\/]*$/, \"\", p) && !(p in s)) { s[p]; print \"src/\" p } }' manifest) &&\n"
 	"    { [ -z \"$dirs\" ] || ( IFS='\n'; mkdir -p -- $dirs ); } &&\n"
 	"    while read -r h m p; do\n"
 	"      cp \"$bdir/$h\" \"src/$p\" || exit 1\n"
 	"      [ \"$m\" = 644 ] || chmod \"$m\" \"src/$p\" || exit 1\n"
-	"    done < manifest && touch .complete ) ||\n"
+	"    done < manifest && echo 'file by file from the blobs' > tree.txt && touch .complete ) ||\n"
 	"    { rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
+	"  fi\n"
 	"  echo 'gpuorch-start: content unpacked'\n"
 	"fi\n"
 	"if [ \"$send\" = 1 ]; then\n"
