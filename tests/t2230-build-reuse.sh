@@ -247,14 +247,21 @@ test_expect_success 'a new content is assembled from the tree used last: only wh
 	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\."
 '
 
+# modes2_run NAME: commit what changed, run modes2.json (output in NAME.out);
+# the run passed; $cdir is its content directory
+modes2_run() {
+	(cd proj && git commit -qam "$1") &&
+	{ (cd proj && "$GPUORCH" run experiments/modes2.json --hosts ../hosts.json) >"$1.out" 2>&1
+	  cat "$1.out"; } &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir)
+}
+
 test_expect_success 'a file a build removed from the tree used last comes back from its blob' '
 	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
 	rm -f "$prev/src/cpu/c.c" &&
-	echo "/* edited again */" >>proj/cpu/a.c && (cd proj && git commit -qam "edit a.c") &&
-	(cd proj && "$GPUORCH" run experiments/modes2.json --hosts ../hosts.json) >m3.out 2>&1;
-	cat m3.out && run=$(last_run_dir) &&
-	test "$(jq_ $run/run.json outcome)" = passed &&
-	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	echo "/* edited again */" >>proj/cpu/a.c && modes2_run m3 &&
 	echo "from $prev: 2 copied, 0 modes set, 0 removed" >tree3.want && test_cmp tree3.want "$cdir/tree.txt" &&
 	cmp "$cdir/src/cpu/c.c" proj/cpu/c.c && cmp "$cdir/src/cpu/a.c" proj/cpu/a.c
 '
@@ -262,11 +269,7 @@ test_expect_success 'a file a build removed from the tree used last comes back f
 test_expect_success 'a tree used last with no manifest is no base: the content is assembled file by file' '
 	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
 	rm -f "$prev/manifest" &&
-	echo "/* edited a third time */" >>proj/cpu/a.c && (cd proj && git commit -qam "edit a.c") &&
-	(cd proj && "$GPUORCH" run experiments/modes2.json --hosts ../hosts.json) >m4.out 2>&1;
-	cat m4.out && run=$(last_run_dir) &&
-	test "$(jq_ $run/run.json outcome)" = passed &&
-	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	echo "/* edited a third time */" >>proj/cpu/a.c && modes2_run m4 &&
 	echo "file by file from the blobs" >tree4.want && test_cmp tree4.want "$cdir/tree.txt" &&
 	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
 	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\."
