@@ -275,6 +275,22 @@ test_expect_success 'a tree used last with no manifest is no base: the content i
 	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\."
 '
 
+test_expect_success 'a top-level file named like a tar option ("--remove-files") is copied as a file; the tree used last keeps it' '
+	printf "not an option\n" >proj/--remove-files &&
+	sed "s|\"to ols/new.txt\"|\"to ols/new.txt\", \"--remove-files\"|" proj/experiments/modes2.json >proj/experiments/modes3.json &&
+	(cd proj && git add -A -- . && git commit -qm "modes3") &&
+	(cd proj && "$GPUORCH" run experiments/modes3.json --hosts ../hosts.json) >m5.out 2>&1;
+	cat m5.out && run=$(last_run_dir) && test "$(jq_ $run/run.json outcome)" = passed &&
+	prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	echo "/* edited a fourth time */" >>proj/cpu/a.c && (cd proj && git commit -qam "edit a.c") &&
+	(cd proj && "$GPUORCH" run experiments/modes3.json --hosts ../hosts.json) >m6.out 2>&1;
+	cat m6.out && run=$(last_run_dir) && test "$(jq_ $run/run.json outcome)" = passed &&
+	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
+	cat "$cdir/tree.txt" && grep "^from $prev: 1 copied" "$cdir/tree.txt" &&
+	cmp "$cdir/src/--remove-files" proj/--remove-files &&
+	cmp "$prev/src/--remove-files" proj/--remove-files && test -f "$prev/src/cpu/b.c"
+'
+
 # Per-source objects (plan.c, gpuorch_obj): two programs share lib.cu (a
 # kernel, so its compile has a ptxas report); lib.h is read by lib.cu and
 # m1.c, not m2.c. objs RUN FIELD: the sum of FIELD over the run's builds

@@ -86,7 +86,7 @@ static const char follow_script[] =
 	"  if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf \"$t\" \"$rtmp\" \"$ptmp\"; exit 4; fi\n"
 	/* The tree, from the tree used last (the newest .complete): the files
 	 * its manifest lists copied with one tar pipe (not what a build left
-	 * there), every file checked against the new manifest (sha256sum,
+	 * there; each name as ./NAME, so tar never reads one as an option), every file checked against the new manifest (sha256sum,
 	 * find) and only what differs fixed -- what a build changed in place
 	 * included: files not in the manifest go, files whose hash or exec bit
 	 * differs come from the blobs. About a dozen processes and one per
@@ -97,7 +97,7 @@ static const char follow_script[] =
 	"     command -v sha256sum >/dev/null 2>&1 &&\n"
 	"     [ -f \"$prev/manifest\" ] &&\n"
 	"     ( cd \"$cdir\" && umask 022 && set -f && n=src.new.$$ && rm -rf \"$n\" && mkdir \"$n\" &&\n"
-	"       ( cd \"$prev/src\" && awk '{ sub(/^[^ ]+ [^ ]+ /, \"\"); print }' ../manifest | tar -cf - -T - ) |\n"
+	"       ( cd \"$prev/src\" && awk '{ sub(/^[^ ]+ [^ ]+ /, \"\"); print \"./\" $0 }' ../manifest | tar -cf - -T - ) |\n"
 	"         ( cd \"$n\" && tar -xf - ) && cd \"$n\" &&\n"
 	"       find . -type f -exec sha256sum -- {} + > ../have.$$ && find . -type f -perm -100 > ../exec.$$ &&\n"
 	"       awk 'FILENAME == ARGV[1] { p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); want[p] = $1; mode[p] = $2; next }\n"
