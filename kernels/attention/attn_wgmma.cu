@@ -91,7 +91,7 @@
  *
  *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3|4 (D=64), -DFA_CWGMAX=3|4 (D=64),
  *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
- *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
@@ -294,6 +294,24 @@ static_assert(FA_CARRY == 0 || FA_CARRY == 1 || FA_CARRY == 2, "FA_CARRY must be
 #ifndef FA_QSHFL
 #define FA_QSHFL 0
 #endif
+/* FA_SMXORD: the pipelined loop's softmax stays before its wait for P_{j-1}·V_{j-1}. ncu's warp samples
+ * of D=128 (H200, 2026-11-26: B4 H16 S4096, non-causal) showed ptxas hoisting that wait_group 0
+ * (WARPGROUP.DEPBAR.LE gsb0, 0x0) above the whole softmax -- 10 % of all samples stalled there -- so the
+ * intra-warpgroup overlap of the source's order was lost. A shared store that never executes (predicated
+ * on a sum of exponentials being negative) but reads every exponential, placed before the wait: ptxas keeps
+ * memory operations on their side of the wait, so the exponentials issue before it (the wait now follows
+ * the loop's 66 exp2, not 0). Measured (H200, 3 interleaved rounds): D=128 non-causal 971-974 -> 951-954 us,
+ * causal 547-548 -> 540-542 us; D=64's pipelined loop (S512 non-causal) 50.0-50.2 -> 51.5-52.0 us, slower:
+ * 1 (the default) D=128 only, 2 every pipelined loop, 0 off (the loop as before) */
+#ifndef FA_SMXORD
+#define FA_SMXORD 1
+#endif
+static_assert(FA_SMXORD == 0 || FA_SMXORD == 1 || FA_SMXORD == 2, "FA_SMXORD must be 0, 1 or 2");
+__device__ __forceinline__ void smx_order(float v, uint32_t addr)
+{
+	asm volatile("{\n\t.reg .pred p;\n\tsetp.lt.f32 p, %0, 0f00000000;\n\t@p st.shared.f32 [%1], %0;\n}\n"
+		     ::"f"(v), "r"(addr) : "memory");
+}
 
 /* FA_PIPE forced (0|1) for every kernel, or -1: by D and problem (pipe_for below) */
 #ifdef FA_PIPE
@@ -1042,6 +1060,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (C::CARRY && j == ntiles - 1)
 				release_q(&qempty[qs], l);   /* FA_CARRY=2: S_last is done, as FA_CARRY=1 */
 			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+			if (FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128))
+				smx_order(lrow[0] + lrow[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&vempty[sp]);   /* V_{j-1} (FA_KVREL=0: the whole stage) */

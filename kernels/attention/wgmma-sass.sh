@@ -15,6 +15,22 @@ B=build/variants
 for n in "$@"; do
 	cuobjdump -sass $B/$n > "$O/sass-$n.txt" 2>&1
 	echo "sass $n: $(grep -c HGMMA "$O/sass-$n.txt") HGMMA, $(grep -c MUFU "$O/sass-$n.txt") MUFU, $(wc -l < "$O/sass-$n.txt") lines"
+	# where each wgmma wait of the D=128 kernel sits: after how many exponentials and HGMMAs (FA_SMXORD)
+	python3 - "$O/sass-$n.txt" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+fn = [i for i, l in enumerate(lines) if "Function" in l and "ILi128E" in l]
+if fn:
+    end = next((i for i in range(fn[0] + 1, len(lines)) if "Function" in lines[i]), len(lines))
+    ex = hg = 0
+    out = []
+    for l in lines[fn[0]:end]:
+        if "MUFU.EX2" in l: ex += 1
+        if "HGMMA" in l: hg += 1
+        if "WARPGROUP.DEPBAR" in l:
+            out.append("%s@%d/%d" % (re.sub(r".*DEPBAR.LE gsb0, (0x[0-9a-f]+).*", r"\1", l), ex, hg))
+    print("  D=128 waits (wait@exp2s/HGMMAs before it):", " ".join(out))
+PY
 done
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
 for P in ${PROF:-}; do
