@@ -193,6 +193,34 @@ test_expect_success 'planned from /proc, then nvidia-smi fails: the run says so,
 	test "$(jq_ $run/run.json hosts.0.info.has_gpu)" = false
 '
 
+test_expect_success 'a driver naming a GPU gpuorch knows by its model (no spec target): planned from the name, nvidia-smi beside the builds' '
+	fake_nvproc "NVIDIA H200" &&
+	forget_host && : >"$CALLS" && rm -f "$GATE" && touch "$NCU_GATE" &&
+	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
+		>../known.out 2>&1; echo $? >../known.rc) & } &&
+	wait_for 120 "host_journal_has \"\$EV_BUILT\"" &&
+	sleep 0.5 &&
+	! host_journal_has "$EV_STEP" && ! host_journal_has "$EV_LATER" &&
+	test -s "$CALLS" &&
+	touch "$GATE" &&
+	run_passed known &&
+	test "$(jq_ $run/run.json hosts.0.archs.0)" = sm_90 &&
+	test "$(jq_ $run/run.json hosts.0.info.arch)" = sm_90 &&
+	test "$(jq_ $run/run.json hosts.0.info.compute_cap)" = 9.0 &&
+	jq_ $run/run.json hosts.0.phases.1.detail | grep "NVIDIA H200 (sm_90, as /proc/driver/nvidia names it" &&
+	! grep "warning" known.out
+'
+
+test_expect_success 'a known model whose compute capability nvidia-smi contradicts: the run says so' '
+	fake_nvproc "NVIDIA A100-SXM4-80GB" &&
+	forget_host && : >"$CALLS" && touch "$GATE" &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >ccwarn.out 2>&1 &&
+	cat ccwarn.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.archs.0)" = sm_80 &&
+	grep "warning: the run was built for sm_80, the compute capability 8.0 that gpuorch knows NVIDIA A100-SXM4-80GB by, but nvidia-smi says 9.0: its programs may not run there" ccwarn.out
+'
+
 test_expect_success 'a driver naming a GPU the spec does not know: nvidia-smi is asked before the plan' '
 	fake_nvproc "NVIDIA Foo 9000" &&
 	forget_host && : >"$CALLS" && rm -f "$GATE" &&

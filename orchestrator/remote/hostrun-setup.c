@@ -66,6 +66,7 @@ static void forget_probe(struct hostrun *hr)
 	hr->narchs = 0;
 	free(hr->run_arch);
 	hr->run_arch = NULL;
+	hr->model_cc = NULL;
 	free(hr->workdir);
 	hr->workdir = NULL;
 }
@@ -106,6 +107,11 @@ static void apply_probe(struct hostrun *hr, int64_t t0)
 		const char *gpu = hr->h->gpu ? hr->h->gpu : hr->info.gpu_name;
 		const char *arch = hr->h->arch ? hr->h->arch : spec_arch_for_gpu(s, gpu);
 		char *cc_arch = NULL;
+		if (!arch && !hr->info.smi_answered) {
+			/* nvidia-smi comes later: a model gpuorch knows by its name */
+			hr->model_cc = probe_model_cc(hr->info.gpu_name);
+			arch = cc_arch = probe_cc_to_arch(hr->model_cc);
+		}
 		if (!arch)
 			arch = cc_arch = probe_cc_to_arch(hr->info.compute_cap);
 		if (arch) {
@@ -247,6 +253,14 @@ void hr_probe_later(struct hostrun *hr, const char *text)
 			    "GPU %d (%s, %s): the run was planned for the first\n", hr->h->gpu_index,
 			    proc_uuid, hr->h->gpu_index, hr->info.gpu_uuid,
 			    hr->info.gpu_name ? hr->info.gpu_name : "?");
+	else if (from_proc && hr->model_cc &&
+		 (!hr->info.compute_cap || strcmp(hr->model_cc, hr->info.compute_cap)))
+		strbuf_addf(&hr->out, "  warning: the run was built for %s, the compute capability %s "
+			    "that gpuorch knows %s by, but nvidia-smi says %s: its programs may not "
+			    "run there (give the host's \"arch\" in the hosts file)\n",
+			    hr->run_arch ? hr->run_arch : "?", hr->model_cc,
+			    hr->info.proc_gpu_name ? hr->info.proc_gpu_name : "the GPU",
+			    hr->info.compute_cap ? hr->info.compute_cap : "no compute capability");
 	free(proc_uuid);
 	record_info(hr);
 	hr_save(hr);

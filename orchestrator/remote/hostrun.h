@@ -49,6 +49,8 @@ struct hostrun {
 	char **archs;
 	int narchs;
 	char *run_arch;
+	const char *model_cc;         /* run_arch came from the GPU's model name (probe_model_cc):
+				       * its compute capability, for nvidia-smi's later answer */
 	struct plan plan;
 	int have_plan;
 	cJSON **build_rec;            /* per plan build: its record entry once it ended */

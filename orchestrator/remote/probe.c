@@ -137,7 +137,12 @@ static const char probe_script[] =
 	"  for n in $gpu_names; do\n"
 	"    case $pm in *\"$n\"*) IFS=$_ifs; set +f; return 0 ;; esac\n"
 	"  done\n"
-	"  IFS=$_ifs; set +f\n"
+	/* the model's words (split at blanks, '-', '_'), one of them a model
+	 * gpuorch knows the compute capability of (probe_model_cc) */
+	"  IFS=' 	-_'; set -- $pm; IFS=' '; _pw=\" $* \"; IFS=$_ifs; set +f\n"
+	"  for n in $gpu_models; do\n"
+	"    case $_pw in *\" $n \"*) return 0 ;; esac\n"
+	"  done\n"
 	"  return 1\n"
 	"}\n"
 	/* the paths of the tools found besides nvcc (known without running them) */
@@ -455,6 +460,38 @@ static int parse_output(char *text, struct host_info *hi)
 	return done && hi->hostname ? 0 : -1;
 }
 
+/* The data-centre and cloud GPUs whose model name alone gives the compute
+ * capability: a word of the name as the driver writes it (split at blanks,
+ * '-' and '_', matched whole and case-sensitively, as the probe's shell
+ * does), and the capability as nvidia-smi prints it. A model whose name is
+ * shared by GPUs of different capabilities (the RTX 6000 of Turing, Ampere
+ * and Ada) is not here: its runs wait for nvidia-smi. */
+static const struct known_model {
+	const char *word, *cc;
+} known_models[] = {
+	{ "V100", "7.0" },  { "T4", "7.5" },     { "A100", "8.0" },  { "A800", "8.0" },
+	{ "A30", "8.0" },   { "A10", "8.6" },    { "A10G", "8.6" },  { "A16", "8.6" },
+	{ "A40", "8.6" },   { "L4", "8.9" },     { "L40", "8.9" },   { "L40S", "8.9" },
+	{ "L20", "8.9" },   { "H100", "9.0" },   { "H200", "9.0" },  { "H800", "9.0" },
+	{ "H20", "9.0" },   { "GH200", "9.0" },  { "B200", "10.0" }, { "GB200", "10.0" },
+};
+
+const char *probe_model_cc(const char *model)
+{
+	const char *p = model;
+	size_t i, n;
+
+	while (p && *p) {
+		p += strspn(p, " \t-_");
+		n = strcspn(p, " \t-_");
+		for (i = 0; n && i < sizeof(known_models) / sizeof(known_models[0]); i++)
+			if (strlen(known_models[i].word) == n && !strncmp(p, known_models[i].word, n))
+				return known_models[i].cc;
+		p += n;
+	}
+	return NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* API                                                                 */
 
@@ -495,11 +532,16 @@ void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *pyt
 		       const char *workdir, int gpu_index, int later, const char *gpu_names,
 		       int gpu_any)
 {
+	size_t i;
+
 	strbuf_addstr(sb, "workdir=");
 	strbuf_add_shell_quoted(sb, workdir && *workdir ? workdir : ".");
 	strbuf_addf(sb, "\nlater=%d\ngpu_any=%d\ngpu_names=", later ? 1 : 0, gpu_any ? 1 : 0);
 	strbuf_add_shell_quoted(sb, gpu_names ? gpu_names : "");
-	strbuf_addch(sb, '\n');
+	strbuf_addstr(sb, "\ngpu_models='");
+	for (i = 0; i < sizeof(known_models) / sizeof(known_models[0]); i++)
+		strbuf_addf(sb, "%s%s", i ? " " : "", known_models[i].word);
+	strbuf_addstr(sb, "'\n");
 	probe_sig_script(sb, cuda_home, python, gpu_index);
 	strbuf_addstr(sb, probe_script);
 }

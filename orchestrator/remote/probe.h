@@ -62,7 +62,7 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
  * for by their name (the spec's targets; case-sensitive substrings here, so
  * a match is one spec_arch_for_gpu also makes); gpu_any: any model will do
  * (the host's arch is given). When the driver's /proc files name such a GPU,
- * nvidia-smi's query is asked later too. */
+ * or one probe_model_cc knows, nvidia-smi's query is asked later too. */
 void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *python,
 		       const char *workdir, int gpu_index, int later, const char *gpu_names,
 		       int gpu_any);
@@ -82,6 +82,11 @@ void probe_release(struct host_info *hi);
 cJSON *probe_to_json(const struct host_info *hi);
 /* "9.0" -> "sm_90"; returns a new string or NULL. */
 char *probe_cc_to_arch(const char *compute_cap);
+/* The compute capability ("9.0") of a GPU model gpuorch knows by a word of
+ * its name ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"), or NULL. A
+ * fresh probe plans from it when the driver's /proc files name the GPU and
+ * asks nvidia-smi beside the builds. */
+const char *probe_model_cc(const char *model);
 
 /* One host of an inventory, connected to and probed (or why not). */
 struct host_probe {

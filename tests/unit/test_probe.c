@@ -24,6 +24,47 @@ static void check_arch(const char *cc, const char *want)
 	free(got);
 }
 
+static void check_model(const char *model, const char *want)
+{
+	const char *got = probe_model_cc(model);
+	char what[160];
+
+	snprintf(what, sizeof(what), "probe_model_cc(\"%s\") is %s", model ? model : "NULL", want ? want : "NULL");
+	if (want)
+		CHECK(got && !strcmp(got, want), what, "got %s", got ? got : "NULL");
+	else
+		CHECK(!got, what, "got %s", got);
+}
+
+static void test_model_cc(void)
+{
+	/* names as the driver and nvidia-smi write them */
+	check_model("NVIDIA H100 80GB HBM3", "9.0");
+	check_model("NVIDIA H100 PCIe", "9.0");
+	check_model("NVIDIA H200", "9.0");
+	check_model("NVIDIA GH200 480GB", "9.0");
+	check_model("NVIDIA H20", "9.0");
+	check_model("NVIDIA A100-SXM4-80GB", "8.0");
+	check_model("NVIDIA A100 80GB PCIe", "8.0");
+	check_model("NVIDIA A10", "8.6");         /* not A100's 8.0: whole words */
+	check_model("NVIDIA A10G", "8.6");
+	check_model("NVIDIA L4", "8.9");
+	check_model("NVIDIA L40S", "8.9");
+	check_model("Tesla T4", "7.5");
+	check_model("Tesla V100-SXM2-16GB", "7.0");
+	check_model("NVIDIA B200", "10.0");
+	check_model("  NVIDIA_L4 ", "8.9");      /* blanks and '_' split words too */
+	/* not a whole word, another case, or not in the table */
+	check_model("NVIDIA H1000", NULL);
+	check_model("NVIDIA XH100", NULL);
+	check_model("NVIDIA h100", NULL);
+	check_model("NVIDIA GeForce RTX 4090", NULL);
+	check_model("Quadro RTX 6000", NULL);
+	check_model("", NULL);
+	check_model("-", NULL);
+	check_model(NULL, NULL);
+}
+
 static void check_describe(enum remote_end end, int code, int sig, const char *want)
 {
 	struct remote_status st = { end, code, sig };
@@ -223,6 +264,7 @@ int main(void)
 	test_json_nogpu();
 	test_merge_later();
 	test_proc_gpu();
+	test_model_cc();
 
 	/* probe_release on a zeroed struct and twice in a row is safe */
 	{
