@@ -91,7 +91,7 @@
  *
  *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3|4 (D=64), -DFA_CWGMAX=3|4 (D=64),
  *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
- *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   -DFA_TURNS=0|1|2, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
@@ -156,9 +156,10 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #ifndef FA_PTURNS     /* plain loop: 1 the consumer warpgroups take turns issuing each GEMM (a ring), 0 not */
 #define FA_PTURNS 0
 #endif
-#ifndef FA_TURNS     /* FA_PIPE=1: the consumer warpgroups take turns issuing their GEMMs (1) or not (0) */
+#ifndef FA_TURNS     /* FA_PIPE=1: the consumer warpgroups take turns issuing their GEMMs (1), not (0), or at causal problems only (2) */
 #define FA_TURNS 1
 #endif
+static_assert(FA_TURNS == 0 || FA_TURNS == 1 || FA_TURNS == 2, "FA_TURNS must be 0, 1 or 2");
 /* FA_EXH=1 (a knob, off): the softmax's exponentials two at a time in FP16: x = s·scale·log2e − m in FP32,
  * pairs packed to f16x2 (cvt.rn.f16x2.f32), ex2.approx.f16x2 gives P as the P·V wgmma's A registers
  * directly (no FP32 exponentials, no pack after them, half the MUFU instructions); a row's P of the tile
@@ -475,14 +476,14 @@ __device__ __forceinline__ void release_q(uint64_t *qempty, int lane)
 
 /* named barriers 1..NW: warpgroup c waits for its turn to issue GEMMs (barrier 1 + c), then passes it on
  * to warpgroup (c + 1) % NW; 256 threads each: the waiting warpgroup and the one handing over */
-__device__ __forceinline__ void turn_wait(int c)
+__device__ __forceinline__ void turn_wait(int c, int turns)
 {
-	if (FA_TURNS)
+	if (turns)
 		asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
 }
-template <int NW> __device__ __forceinline__ void turn_pass(int c)
+template <int NW> __device__ __forceinline__ void turn_pass(int c, int turns)
 {
-	if (FA_TURNS)
+	if (turns)
 		asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (c + 1) % NW) : "memory");
 }
 /* the same ring for the plain loop (FA_PTURNS) */
@@ -698,6 +699,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	int *tslot = (int *)(qempty + QS + (FA_KVREL ? ST : 0));   /* the tile whose Q is in buffer b; >= tiles: no more */
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	const int nblk = (S + BM - 1) / BM, tiles = nblk * BH;
+	/* the pipelined loop's turns (FA_TURNS): the same in every warpgroup of a launch */
+	const int turns = FA_TURNS == 1 || (FA_TURNS == 2 && causal);
 
 	if (threadIdx.x == 0) {
 		if (FA_START & 1) {
@@ -912,14 +915,14 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		for (int i = 0; i < D / 2; i++)
 			o[i] = 0.f;
 		if (c == NW - 1)
-			turn_pass<NW>(c);   /* the last warpgroup hands warpgroup 0 the CTA's first turn */
+			turn_pass<NW>(c, turns);   /* the last warpgroup hands warpgroup 0 the CTA's first turn */
 		{
 			const int s = it % ST;
 			mbar_wait(&kfull[s], (unsigned)(it / ST) & 1u);
-			turn_wait(c);
+			turn_wait(c, turns);
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			if (!(c == NW - 1 && ntiles == 1 && !persist))
-				turn_pass<NW>(c);
+				turn_pass<NW>(c, turns);
 			wgmma_wait<0>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);
@@ -933,11 +936,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				const int s = (it + j) % ST, sp = (it + j - 1) % ST;
 				mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
 				mbar_wait(&vfull[sp], (unsigned)((it + j - 1) / ST) & 1u);
-				turn_wait(c);
+				turn_wait(c, turns);
 				issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 				issue_pv<D, BN>(o, p, sV + (size_t)sp * C::KV_BYTES);
 				if (!(c == NW - 1 && j == ntiles - 1 && !persist))
-					turn_pass<NW>(c);
+					turn_pass<NW>(c, turns);
 				wgmma_wait<1>();
 				if (FA_KVREL && l == 0)
 					mbar_arrive(&empty[s]);
@@ -963,10 +966,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			}
 			if (tn >= tiles) {
 				if (persist)
-					turn_wait(c);
+					turn_wait(c, turns);
 				issue_pv<D, BN>(o, p, sV + (size_t)sl * C::KV_BYTES);
 				if (persist && c != NW - 1)
-					turn_pass<NW>(c);
+					turn_pass<NW>(c, turns);
 				wgmma_wait<0>();
 				if (l == 0)
 					mbar_arrive(&vempty[sl]);
@@ -979,10 +982,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			const int row0n = m02 + c * 64 + 16 * w + l / 4, row1n = row0n + 8;
 			float mrow2[2] = {-INFINITY, -INFINITY}, lrow2[2] = {0.f, 0.f};
 			mbar_wait(&kfull[s2], (unsigned)(it2 / ST) & 1u);
-			turn_wait(c);
+			turn_wait(c, turns);
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s2 * C::KV_BYTES);
 			issue_pv<D, BN>(o, p, sV + (size_t)sl * C::KV_BYTES);
-			turn_pass<NW>(c);   /* persistent: a next turn always comes */
+			turn_pass<NW>(c, turns);   /* persistent: a next turn always comes */
 			wgmma_wait<1>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s2]);
@@ -1029,14 +1032,14 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 
 		if constexpr (C::PIPE) {
 		if (c == NW - 1)
-			turn_pass<NW>(c);   /* the last warpgroup hands warpgroup 0 the first turn */
+			turn_pass<NW>(c, turns);   /* the last warpgroup hands warpgroup 0 the first turn */
 		{
 			const int s = it % ST;
 			mbar_wait(&kfull[s], (unsigned)(it / ST) & 1u);
-			turn_wait(c);
+			turn_wait(c, turns);
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			if (!(c == NW - 1 && ntiles == 1))
-				turn_pass<NW>(c);
+				turn_pass<NW>(c, turns);
 			wgmma_wait<0>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);   /* K_0 read */
@@ -1049,11 +1052,11 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			const int s = (it + j) % ST, sp = (it + j - 1) % ST;
 			mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
 			mbar_wait(&vfull[sp], (unsigned)((it + j - 1) / ST) & 1u);
-			turn_wait(c);
+			turn_wait(c, turns);
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			issue_pv<D, BN>(o, p, sV + (size_t)sp * C::KV_BYTES);
 			if (!(c == NW - 1 && j == ntiles - 1))
-				turn_pass<NW>(c);
+				turn_pass<NW>(c, turns);
 			wgmma_wait<1>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);   /* S_j is done: K_j read */
