@@ -139,7 +139,7 @@ static const char probe_script[] =
 	"  done\n"
 	/* the model's words (split at blanks, '-', '_'), one of them a model
 	 * gpuorch knows the compute capability of (probe_model_cc) */
-	"  IFS=' 	-_'; set -- $pm; IFS=' '; _pw=\" $* \"; IFS=$_ifs; set +f\n"
+	"  IFS=' \t-_'; set -- $pm; IFS=' '; _pw=\" $* \"; IFS=$_ifs; set +f\n"
 	"  for n in $gpu_models; do\n"
 	"    case $_pw in *\" $n \"*) return 0 ;; esac\n"
 	"  done\n"
