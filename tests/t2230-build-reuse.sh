@@ -266,13 +266,64 @@ test_expect_success 'a file a build removed from the tree used last comes back f
 	cmp "$cdir/src/cpu/c.c" proj/cpu/c.c && cmp "$cdir/src/cpu/a.c" proj/cpu/a.c
 '
 
-test_expect_success 'a tree used last with no manifest is no base: the content is assembled file by file' '
+test_expect_success 'a tree used last with no manifest is no base: the content is assembled from the blobs in one process' '
 	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
 	rm -f "$prev/manifest" &&
 	echo "/* edited a third time */" >>proj/cpu/a.c && modes2_run m4 &&
-	echo "file by file from the blobs" >tree4.want && test_cmp tree4.want "$cdir/tree.txt" &&
+	echo "in one process from the blobs (perl)" >tree4.want && test_cmp tree4.want "$cdir/tree.txt" &&
 	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
-	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\."
+	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 755 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 644 &&
+	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\.\|perl\.err"
+'
+
+# fresh_host_env ENV: a fresh host (no workdir, no execd) whose commands see
+# ENV (its sshd restarted with it)
+fresh_host_env() {
+	sshd_forget_workdir a &&
+	SSHD_a_EXTRA_ENV=$1 && export SSHD_a_EXTRA_ENV &&
+	sshd_restart a
+}
+
+# same_tree: the content directory $cdir holds modes2.json's sources, modes included
+same_tree() {
+	(cd "$cdir/src" && find . -type f | sort) >files5 && test_cmp expect2 files5 &&
+	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
+	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 755 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 644 &&
+	test "$("$cdir/src/to ols/deep er/run me.sh")" = ran &&
+	! test -e "$cdir/perl.err"
+}
+
+test_expect_success 'a fresh host without perl: the first tree is assembled file by file, the same' '
+	fresh_host_env "GPUORCH_PERL=/nonexistent/perl" &&
+	echo "/* on a host without perl */" >>proj/cpu/b.c && modes2_run m7 &&
+	head -n 1 "$cdir/tree.txt" >tree7 && echo "file by file from the blobs" >tree7.want && test_cmp tree7.want tree7 &&
+	sed -n 2p "$cdir/tree.txt" | grep "/nonexistent/perl" &&
+	same_tree
+'
+
+test_expect_success 'a perl that fails half way (a file written wrong): the file by file copy puts the tree right' '
+	cat >fakeperl <<-\EOF &&
+	#!/bin/sh
+	echo "half written" >src/cpu/a.c
+	chmod 700 src/cpu/a.c
+	echo "fake perl: gave up half way" >&2
+	exit 1
+	EOF
+	chmod +x fakeperl &&
+	fresh_host_env "GPUORCH_PERL=$TRASH/fakeperl" &&
+	echo "/* after a failed perl */" >>proj/cpu/b.c && modes2_run m8 &&
+	head -n 1 "$cdir/tree.txt" >tree8 && echo "file by file from the blobs" >tree8.want && test_cmp tree8.want tree8 &&
+	grep "fake perl: gave up half way" "$cdir/tree.txt" &&
+	same_tree
+'
+
+test_expect_success 'a fresh host with perl: the first tree in one process, the same' '
+	fresh_host_env "" &&
+	echo "/* with perl again */" >>proj/cpu/b.c && modes2_run m9 &&
+	echo "in one process from the blobs (perl)" >tree9.want && test_cmp tree9.want "$cdir/tree.txt" &&
+	same_tree
 '
 
 test_expect_success 'a top-level file named like a tar option ("--remove-files") is copied as a file; the tree used last keeps it' '
