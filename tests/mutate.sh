@@ -166,9 +166,9 @@ while IFS= read -r line || [ -n "$line" ]; do
 	case $k in
 	mutation) flush; id=$v; : >"$S/edits-$id" ;;
 	why) ;;
-	file) echo "F $v" >>"$S/edits-$id" ;;
-	find) echo "S $v" >>"$S/edits-$id" ;;
-	replace) echo "R $v" >>"$S/edits-$id" ;;
+	file) printf 'F %s\n' "$v" >>"$S/edits-$id" ;;
+	find) printf 'S %s\n' "$v" >>"$S/edits-$id" ;;
+	replace) printf 'R %s\n' "$v" >>"$S/edits-$id" ;;
 	tests) tests=$v ;;
 	*) echo "mutate.sh: $LIST:$lineno: unknown key '$k' (mutation, why, file, find, replace, tests)" >&2
 	   exit 2 ;;
