@@ -8,6 +8,9 @@
 #   -f LIST     the mutation list (default tests/mutations.txt; format there)
 #   -t SECONDS  time limit of one mutant's test run (default 600)
 #   -n          skip the baseline run (the named tests on the unmutated copy)
+#   -c          check only: every mutation still applies to the work tree
+#               (each find occurs once, each replace changes its file);
+#               nothing is built or run (the suite runs this: t0105)
 #   ID...       only these mutations
 #
 # The real tree is never touched: HEAD is exported (git archive) into a
@@ -25,16 +28,20 @@
 # MUTATE_KEEP=1). MUTATE_JOBS sets make's -j (default 2).
 set -u
 
+START=$(pwd)
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
 LIST=$ROOT/tests/mutations.txt
 LIMIT=600
 BASELINE=1
-while getopts f:t:n opt; do
+CHECK=0
+while getopts f:t:nc opt; do
 	case $opt in
-	f) LIST=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
+	f) case $OPTARG in /*) _f=$OPTARG ;; *) _f=$START/$OPTARG ;; esac   # relative to where it was run
+	   LIST=$(cd "$(dirname "$_f")" && pwd)/$(basename "$_f") ;;
 	t) LIMIT=$OPTARG ;;
 	n) BASELINE=0 ;;
+	c) CHECK=1 ;;
 	*) sed -n '2,12s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
@@ -89,7 +96,7 @@ apply() {
 		S) FIND=$_v ;;
 		R) export FIND
 		   _n=$(count "$_file")
-		   [ "$_n" = 1 ] || { echo "'$FIND' occurs $_n times in ${_file#$1/}"; return 1; }
+		   [ "$_n" = 1 ] || { printf "'%s' occurs %s times in %s\n" "$FIND" "$_n" "${_file#$1/}"; return 1; }
 		   cp "$_file" "$_file.orig"
 		   REPL=$_v awk 'BEGIN { f = ENVIRON["FIND"]; r = ENVIRON["REPL"] }
 			!done && (i = index($0, f)) { $0 = substr($0, 1, i - 1) r substr($0, i + length(f)); done = 1 }
@@ -176,6 +183,29 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$LIST"
 flush
 [ -n "$ids" ] || { echo "mutate.sh: no mutation selected" >&2; exit 2; }
+
+# ---- -c: does each mutation still apply to the work tree? ------------------
+
+if [ $CHECK = 1 ]; then
+	n=0 bad=0
+	for i in $ids; do
+		n=$((n + 1))
+		# a copy of just the files the mutation edits
+		rm -rf "$S/c" && mkdir -p "$S/c" || exit 2
+		while IFS= read -r _l; do
+			case $_l in
+			"F "*) mkdir -p "$S/c/$(dirname "${_l#F }")" && { cp "$ROOT/${_l#F }" "$S/c/${_l#F }" 2>/dev/null || :; } ;;
+			esac
+		done <"$S/edits-$i"
+		if ! _why=$(apply "$S/c" "$S/edits-$i"); then
+			printf '%-13s %-34s %s\n' NOT-APPLIED "$i" "$_why"
+			bad=$((bad + 1))
+		fi
+	done
+	echo "$((n - bad)) of $n mutations apply, $bad do not"
+	[ $bad -eq 0 ]
+	exit
+fi
 
 # ---- the unmutated copy ---------------------------------------------------
 
