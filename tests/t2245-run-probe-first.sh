@@ -56,6 +56,22 @@ run_passed() {
 	test "$(jq_ "$run"/run.json outcome)" = passed
 }
 
+# smi_beside_builds NAME: a run on a fresh host, in the background, with
+# nvidia-smi held at its gate: the builds end while it is held, and no step
+# starts nor the deferred tools' event is journaled before it answers; then
+# it is let go and the run passes ($run; its output in NAME.out)
+smi_beside_builds() {
+	forget_host && : >"$CALLS" && rm -f "$GATE" && touch "$NCU_GATE" &&
+	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
+		>"../$1.out" 2>&1; echo $? >"../$1.rc") & } &&
+	wait_for 120 "host_journal_has \"\$EV_BUILT\"" &&
+	sleep 0.5 &&
+	! host_journal_has "$EV_STEP" && ! host_journal_has "$EV_LATER" &&
+	test -s "$CALLS" &&
+	touch "$GATE" &&
+	run_passed "$1"
+}
+
 test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU experiment' '
 	mkdir -p "$SMI" &&
 	cat >"$SMI/nvidia-smi" <<-EOF &&
@@ -150,15 +166,7 @@ test_expect_success 'a re-run on that host: the kept probe has every tool; nothi
 
 test_expect_success 'a fresh host whose driver names a GPU the spec knows: nvidia-smi is asked beside the builds too; its answer is recorded before the first step' '
 	fake_nvproc "NVIDIA H100 80GB HBM3" &&
-	forget_host && : >"$CALLS" && rm -f "$GATE" && touch "$NCU_GATE" &&
-	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
-		>../proc.out 2>&1; echo $? >../proc.rc) & } &&
-	wait_for 120 "host_journal_has \"\$EV_BUILT\"" &&
-	sleep 0.5 &&
-	! host_journal_has "$EV_STEP" && ! host_journal_has "$EV_LATER" &&
-	test -s "$CALLS" &&
-	touch "$GATE" &&
-	run_passed proc &&
+	smi_beside_builds proc &&
 	test "$(jq_ $run/run.json hosts.0.info.arch)" = sm_90a &&
 	test "$(jq_ $run/run.json hosts.0.info.compute_cap)" = 9.0 &&
 	test "$(jq_ $run/run.json hosts.0.info.gpu_uuid)" = GPU-00000000-0000-0000-0000-fa4e00000001 &&
@@ -195,15 +203,7 @@ test_expect_success 'planned from /proc, then nvidia-smi fails: the run says so,
 
 test_expect_success 'a driver naming a GPU gpuorch knows by its model (no spec target): planned from the name, nvidia-smi beside the builds' '
 	fake_nvproc "NVIDIA H200" &&
-	forget_host && : >"$CALLS" && rm -f "$GATE" && touch "$NCU_GATE" &&
-	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
-		>../known.out 2>&1; echo $? >../known.rc) & } &&
-	wait_for 120 "host_journal_has \"\$EV_BUILT\"" &&
-	sleep 0.5 &&
-	! host_journal_has "$EV_STEP" && ! host_journal_has "$EV_LATER" &&
-	test -s "$CALLS" &&
-	touch "$GATE" &&
-	run_passed known &&
+	smi_beside_builds known &&
 	test "$(jq_ $run/run.json hosts.0.archs.0)" = sm_90 &&
 	test "$(jq_ $run/run.json hosts.0.info.arch)" = sm_90 &&
 	test "$(jq_ $run/run.json hosts.0.info.compute_cap)" = 9.0 &&
