@@ -93,6 +93,7 @@
  *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
  *   -DFA_TURNS=0|1|2, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
+ *   -DFA_OTMQ=0|1 (D=128's epilogue in a CTA of one tile: through the Q buffer + TMA store, the default),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
@@ -186,6 +187,18 @@ static_assert(FA_TURNS == 0 || FA_TURNS == 1 || FA_TURNS == 2, "FA_TURNS must be
 #ifndef FA_OTMA
 #define FA_OTMA 1
 #endif
+/* FA_OTMQ=1 (D=128, the default; 0: direct stores): the epilogue through the Q buffer and a TMA store, in a CTA that has one
+ * tile (causal D=128 runs a CTA per tile): each consumer warpgroup's O block goes into its own 64 rows of
+ * Q's two 64-column boxes (128B-swizzled, as the tensor map reads them), which only its own Q·Kᵀ read and
+ * which the producer never loads again (no next tile); two TMA stores of 64 x 64 a warpgroup, in place of
+ * 64 direct 4-byte stores a thread. ncu's warp samples of causal D=128 (H100): "lg_throttle" and "drain"
+ * 6.6 % of all samples, an epilogue WARPSYNC 3.3 %. Needs FA_OTMA (its tensor map of O). H100, 4
+ * interleaved rounds: B4 H16 S4096 D128 causal 527.8-529.5 -> 508.8-512.2 us (-3.1 %), B2 H8 S1024 causal
+ * 21.28-21.31 -> 20.19-20.77 us; non-causal S4096 (a persistent grid: direct stores still) the same. */
+#ifndef FA_OTMQ
+#define FA_OTMQ 1
+#endif
+static_assert(FA_OTMQ == 0 || FA_OTMQ == 1, "FA_OTMQ must be 0 or 1");
 /* FA_PVSPLIT=2|4 (the plain loop; a knob, off = 1): a tile's P·V issued in 2 or 4 parts of 64 or 32 keys,
  * each as soon as its exponentials are done (the row maxima, alpha and O's rescale first, over all 128
  * keys), so the later keys' exponentials run while the first parts are in the tensor cores. H100, direct
@@ -359,6 +372,7 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 	static constexpr int XT = CARRY && FA_CARRY == 1;
 	static constexpr int OTMA = FA_OTMA && D == 64 && !(PIPE && CWG == 3);   /* epilogue through smem + TMA store */
 	static constexpr int O_BYTES = OTMA ? CWG * 64 * D * 2 : 0;
+	static constexpr int OTMQ = FA_OTMA && FA_OTMQ && D == 128 && PIPE && !CARRY && CWG == 2;   /* see FA_OTMQ */
 	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + BAR_BYTES /* barriers */;
 	static_assert((2 * QS + (FA_KVREL ? 4 : 3) * STAGES) * 8 + 4 * QS <= BAR_BYTES, "mbarriers over their bytes");
@@ -1218,6 +1232,27 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				break;   /* one CTA per tile */
 			continue;
 		}
+		if constexpr (C::OTMQ) {
+			if ((int)gridDim.x >= tiles) {   /* one CTA per tile: no Q comes into the buffer again */
+				const int r0 = 16 * w + l / 4;   /* row0's row in this warpgroup's block; row1 = r0 + 8 */
+#pragma unroll
+				for (int i = 0; i < D / 2; i += 4) {
+					const int chunk = i / 4, b = chunk / 8, cc = chunk % 8;   /* columns 8 chunk + 2 (l % 4) */
+					unsigned char *a = sQ + b * BM * 128 + c * 64 * 128 + r0 * 128 + ((cc ^ (r0 % 8)) * 16) + (l % 4) * 4;
+					*(__half2 *)a = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
+					*(__half2 *)(a + 8 * 128) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
+				}
+				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+				bar_named(9 + c, 128);
+				if (tid == 0) {
+#pragma unroll
+					for (int b = 0; b < DB; b++)
+						tma_store_3d(&tmO, sQ + b * BM * 128 + c * 64 * 128, b * 64, m0 + c * 64, bh);
+					asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+				}
+				break;
+			}
+		}
 #endif
 		store_o_rows<D>(O + (size_t)bh * S * D, o, inv0, inv1, row0, row1, S, l);
 		if ((int)gridDim.x >= tiles)
@@ -1225,7 +1260,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	}
 	}
 #if FA_OTMA
-	if (C::OTMA && tid == 0)
+	if ((C::OTMA || C::OTMQ) && tid == 0)
 		asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
 #endif
 #else
