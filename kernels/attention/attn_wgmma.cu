@@ -93,7 +93,8 @@
  *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
  *   -DFA_TURNS=0|1|2, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
- *   -DFA_OTMQ=0|1 (D=128's epilogue in a CTA of one tile: through the Q buffer + TMA store, the default),
+ *   -DFA_OTMQ=0|1|2 (D=128's epilogue in a CTA of one tile: through the Q buffer + TMA store, the default;
+ *   2: the carried loop's last tile too, not yet run),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
@@ -198,7 +199,10 @@ static_assert(FA_TURNS == 0 || FA_TURNS == 1 || FA_TURNS == 2, "FA_TURNS must be
 #ifndef FA_OTMQ
 #define FA_OTMQ 1
 #endif
-static_assert(FA_OTMQ == 0 || FA_OTMQ == 1, "FA_OTMQ must be 0 or 1");
+static_assert(FA_OTMQ == 0 || FA_OTMQ == 1 || FA_OTMQ == 2, "FA_OTMQ must be 0, 1 or 2");
+/* FA_OTMQ=2: also the carried loop's (FA_CARRY=1) last tile of a CTA, where no Q half comes again (built
+ * with FA_CARRY=1 FA_QSHFL=1, 0 spills; NOT YET RUN on a GPU: the session that wrote it had no device time
+ * left). FA_CARRY=1 FA_QSHFL=1 with FA_OTMQ=1 is the carried loop measured on 2026-11-26 (docs/kernels.md). */
 /* FA_PVSPLIT=2|4 (the plain loop; a knob, off = 1): a tile's P·V issued in 2 or 4 parts of 64 or 32 keys,
  * each as soon as its exponentials are done (the row maxima, alpha and O's rescale first, over all 128
  * keys), so the later keys' exponentials run while the first parts are in the tensor cores. H100, direct
@@ -373,6 +377,7 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 	static constexpr int OTMA = FA_OTMA && D == 64 && !(PIPE && CWG == 3);   /* epilogue through smem + TMA store */
 	static constexpr int O_BYTES = OTMA ? CWG * 64 * D * 2 : 0;
 	static constexpr int OTMQ = FA_OTMA && FA_OTMQ && D == 128 && PIPE && !CARRY && CWG == 2;   /* see FA_OTMQ */
+	static constexpr int OTMQX = FA_OTMA && FA_OTMQ == 2 && D == 128 && CARRY && FA_CARRY == 1;   /* the carried loop's */
 	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + BAR_BYTES /* barriers */;
 	static_assert((2 * QS + (FA_KVREL ? 4 : 3) * STAGES) * 8 + 4 * QS <= BAR_BYTES, "mbarriers over their bytes");
@@ -684,6 +689,33 @@ __device__ __forceinline__ void pack_p(uint32_t (&p)[BN / 4], const float (&sc)[
 	}
 }
 
+#if FA_OTMA
+/* FA_OTMQ: warpgroup c's O block (64 x D, scaled by inv0 / inv1) into its own 64 rows of Q's 64-column
+ * boxes (128B-swizzled, as the tensor map reads them), then, by its thread 0, one TMA store a box; the
+ * caller makes sure no Q comes into the buffer again and waits for the stores before the CTA exits */
+template <int D, int BM>
+__device__ __forceinline__ void otmq_store(const CUtensorMap *tmO, unsigned char *sQ, const float (&o)[D / 2],
+					   float inv0, float inv1, int c, int w, int l, int tid, int m0, int bh)
+{
+	const int r0 = 16 * w + l / 4;   /* row0's row in this warpgroup's block; row1 = r0 + 8 */
+#pragma unroll
+	for (int i = 0; i < D / 2; i += 4) {
+		const int chunk = i / 4, b = chunk / 8, cc = chunk % 8;   /* columns 8 chunk + 2 (l % 4) */
+		unsigned char *a = sQ + b * BM * 128 + c * 64 * 128 + r0 * 128 + ((cc ^ (r0 % 8)) * 16) + (l % 4) * 4;
+		*(__half2 *)a = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
+		*(__half2 *)(a + 8 * 128) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
+	}
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	bar_named(9 + c, 128);
+	if (tid == 0) {
+#pragma unroll
+		for (int b = 0; b < D / 64; b++)
+			tma_store_3d(tmO, sQ + b * BM * 128 + c * 64 * 128, b * 64, m0 + c * 64, bh);
+		asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+	}
+}
+#endif
+
 /* The kernel: CTA blockIdx.x takes tile blockIdx.x first, then (persistent grid) the next tile the
  * counter hands out (FA_SCHED=1) or tile + gridDim.x (0). Tiles are (query block, b*h), b*h
  * major so that the CTAs running at once share K and V in L2, a head's query blocks heaviest first
@@ -961,6 +993,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				if (j == ntiles - 1)
 					release_q(&qempty[cq], l);   /* S_last is done: the producer may load the next Q half */
 				softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+				if (FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128))
+					smx_order(lrow[0] + lrow[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 				wgmma_wait<0>();
 				if (l == 0)
 					mbar_arrive(&vempty[sp]);
@@ -987,6 +1021,16 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				wgmma_wait<0>();
 				if (l == 0)
 					mbar_arrive(&vempty[sl]);
+#if FA_OTMA
+				if constexpr (C::OTMQX) {   /* the CTA's last tile: its Q half takes no next Q */
+					float inv0, inv1;
+					row_sum_inv(lrow, inv0, inv1);
+					otmq_store<D, BM>(&tmO, sQ, o, inv0, inv1, c, w, l, tid, m0, bh);
+					if (tid == 0)
+						asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+					return;
+				}
+#endif
 				store_o(o, lrow, row0, row1, bh);
 				return;
 			}
@@ -1006,6 +1050,8 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (ntiles2 == 1)
 				release_q(&qempty[cq], l);
 			softmax_tile<BN>(sc, 0, S, causal, m02 + c * 64, row0n, row1n, l, scale_log2, mrow2, lrow2, alpha, p);
+			if (FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128))
+				smx_order(lrow2[0] + lrow2[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&vempty[sl]);
@@ -1234,22 +1280,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		}
 		if constexpr (C::OTMQ) {
 			if ((int)gridDim.x >= tiles) {   /* one CTA per tile: no Q comes into the buffer again */
-				const int r0 = 16 * w + l / 4;   /* row0's row in this warpgroup's block; row1 = r0 + 8 */
-#pragma unroll
-				for (int i = 0; i < D / 2; i += 4) {
-					const int chunk = i / 4, b = chunk / 8, cc = chunk % 8;   /* columns 8 chunk + 2 (l % 4) */
-					unsigned char *a = sQ + b * BM * 128 + c * 64 * 128 + r0 * 128 + ((cc ^ (r0 % 8)) * 16) + (l % 4) * 4;
-					*(__half2 *)a = __floats2half2_rn(o[i] * inv0, o[i + 1] * inv0);
-					*(__half2 *)(a + 8 * 128) = __floats2half2_rn(o[i + 2] * inv1, o[i + 3] * inv1);
-				}
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				bar_named(9 + c, 128);
-				if (tid == 0) {
-#pragma unroll
-					for (int b = 0; b < DB; b++)
-						tma_store_3d(&tmO, sQ + b * BM * 128 + c * 64 * 128, b * 64, m0 + c * 64, bh);
-					asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-				}
+				otmq_store<D, BM>(&tmO, sQ, o, inv0, inv1, c, w, l, tid, m0, bh);
 				break;
 			}
 		}
