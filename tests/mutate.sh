@@ -3,7 +3,7 @@
 # tests/mutations.txt (one at a time) in a scratch copy of the committed
 # tree, run the tests named for it, and print killed / survived.
 #
-#   tests/mutate.sh [-f LIST] [-t SECONDS] [-n] [ID...]
+#   tests/mutate.sh [-f LIST] [-t SECONDS] [-n] [-c] [ID...]
 #
 #   -f LIST     the mutation list (default tests/mutations.txt; format there)
 #   -t SECONDS  time limit of one mutant's test run (default 600)
@@ -42,7 +42,7 @@ while getopts f:t:nc opt; do
 	t) LIMIT=$OPTARG ;;
 	n) BASELINE=0 ;;
 	c) CHECK=1 ;;
-	*) sed -n '2,12s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))

@@ -378,6 +378,7 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 	static constexpr int O_BYTES = OTMA ? CWG * 64 * D * 2 : 0;
 	static constexpr int OTMQ = FA_OTMA && FA_OTMQ && D == 128 && PIPE && !CARRY && CWG == 2;   /* see FA_OTMQ */
 	static constexpr int OTMQX = FA_OTMA && FA_OTMQ == 2 && D == 128 && CARRY && FA_CARRY == 1;   /* the carried loop's */
+	static constexpr int SMXORD = FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128);   /* see FA_SMXORD */
 	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + BAR_BYTES /* barriers */;
 	static_assert((2 * QS + (FA_KVREL ? 4 : 3) * STAGES) * 8 + 4 * QS <= BAR_BYTES, "mbarriers over their bytes");
@@ -993,7 +994,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				if (j == ntiles - 1)
 					release_q(&qempty[cq], l);   /* S_last is done: the producer may load the next Q half */
 				softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
-				if (FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128))
+				if (C::SMXORD)
 					smx_order(lrow[0] + lrow[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 				wgmma_wait<0>();
 				if (l == 0)
@@ -1050,7 +1051,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (ntiles2 == 1)
 				release_q(&qempty[cq], l);
 			softmax_tile<BN>(sc, 0, S, causal, m02 + c * 64, row0n, row1n, l, scale_log2, mrow2, lrow2, alpha, p);
-			if (FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128))
+			if (C::SMXORD)
 				smx_order(lrow2[0] + lrow2[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 			wgmma_wait<0>();
 			if (l == 0)
@@ -1123,7 +1124,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			if (C::CARRY && j == ntiles - 1)
 				release_q(&qempty[qs], l);   /* FA_CARRY=2: S_last is done, as FA_CARRY=1 */
 			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
-			if (FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128))
+			if (C::SMXORD)
 				smx_order(lrow[0] + lrow[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 			wgmma_wait<0>();
 			if (l == 0)

@@ -130,9 +130,9 @@ static const char follow_script[] =
 	 * (src/ made again: nothing it wrote stays), a cp a file as before
 	 * (umask 022: the blobs are 0644, so chmod only for another mode).
 	 * GPUORCH_PERL: another perl (tests). */
-	"  ( cd \"$cdir\" && { [ ! -e src ] || rm -rf src; } && mkdir src && umask 022 && set -f &&\n"
+	"  ( cd \"$cdir\" && { [ ! -e src ] || rm -rf src; } && umask 022 && set -f &&\n"
 	"    dirs=$(awk '{ p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); if (sub(/\\/[^\\/]*$/, \"\", p) && !(p in s)) { s[p]; print \"src/\" p } }' manifest) &&\n"
-	"    { [ -z \"$dirs\" ] || ( IFS='\n'; mkdir -p -- $dirs ); } &&\n"
+	"    mksrc() { mkdir src && { [ -z \"$dirs\" ] || ( IFS='\n'; mkdir -p -- $dirs ); }; } && mksrc &&\n"
 	"    if \"${GPUORCH_PERL:-perl}\" -e 'my $b = shift; while (<STDIN>) { chomp; my ($h, $m, $p) = split / /, $_, 3;\n"
 	"         open(my $i, \"<:raw\", \"$b/$h\") or die \"$b/$h: $!\\n\"; open(my $o, \">:raw\", \"src/$p\") or die \"src/$p: $!\\n\";\n"
 	"         my $d; while (1) { my $r = sysread($i, $d, 1048576); defined $r or die \"$b/$h: $!\\n\"; last if !$r;\n"
@@ -140,7 +140,7 @@ static const char follow_script[] =
 	"         $m eq \"644\" or chmod(oct($m), \"src/$p\") or die \"src/$p: $!\\n\" }' \"$bdir\" < manifest 2> perl.err; then\n"
 	"      echo 'in one process from the blobs (perl)' > tree.txt\n"
 	"    else\n"
-	"      rm -rf src && mkdir src && { [ -z \"$dirs\" ] || ( IFS='\n'; mkdir -p -- $dirs ); } &&\n"   /* what a failed perl left */
+	"      rm -rf src && mksrc &&\n"   /* what a failed perl left */
 	"      while read -r h m p; do\n"
 	"        cp \"$bdir/$h\" \"src/$p\" || exit 1\n"
 	"        [ \"$m\" = 644 ] || chmod \"$m\" \"src/$p\" || exit 1\n"
