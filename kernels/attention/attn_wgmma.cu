@@ -93,8 +93,7 @@
  *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
  *   -DFA_TURNS=0|1|2, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
- *   -DFA_OTMQ=0|1|2 (D=128's epilogue in a CTA of one tile: through the Q buffer + TMA store, the default;
- *   2: the carried loop's last tile too, not yet run),
+ *   -DFA_OTMQ=0|1 (D=128's epilogue of a CTA's last tile through its Q rows + TMA store, the default),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
@@ -107,8 +106,9 @@
  *   causal shapes of three warpgroups (the skipped tiles' V release, fixed below; the fix not yet run on a
  *   GPU).
  *   -DFA_CARRY=0|1|2 (D=128's pipelined loop carried across the persistent grid's tiles, Q in per-warpgroup
- *   halves; off. H100, 2026-11-26: 1 was 3-4 % slower non-causal and 4-5 % slower causal (docs/kernels.md);
- *   2 builds only its Q halves and producer order, each tile's loop alone, to tell the parts apart).
+ *   halves; 1, the default since 2026-11-26 (H100: -1.9 % non-causal, causal within its spread); 0: each
+ *   tile's loop alone; 2 builds only its Q halves and producer order, to tell the parts apart),
+ *   -DFA_QSHFL=0|1 (with FA_CARRY: the Q half's index through a shuffle, the default).
  */
 #include "attn_common.cuh"
 #include "../harness/harness.h"
@@ -188,8 +188,8 @@ static_assert(FA_TURNS == 0 || FA_TURNS == 1 || FA_TURNS == 2, "FA_TURNS must be
 #ifndef FA_OTMA
 #define FA_OTMA 1
 #endif
-/* FA_OTMQ=1 (D=128, the default; 0: direct stores): the epilogue through the Q buffer and a TMA store, in a CTA that has one
- * tile (causal D=128 runs a CTA per tile): each consumer warpgroup's O block goes into its own 64 rows of
+/* FA_OTMQ=1 (D=128, the default; 0: direct stores): the epilogue through the Q buffer and a TMA store, in a CTA's last
+ * tile (causal D=128 runs a CTA per tile; FA_CARRY=0: only in a CTA of one tile): each consumer warpgroup's O block goes into its own 64 rows of
  * Q's two 64-column boxes (128B-swizzled, as the tensor map reads them), which only its own Q·Kᵀ read and
  * which the producer never loads again (no next tile); two TMA stores of 64 x 64 a warpgroup, in place of
  * 64 direct 4-byte stores a thread. ncu's warp samples of causal D=128 (H100): "lg_throttle" and "drain"
@@ -199,10 +199,11 @@ static_assert(FA_TURNS == 0 || FA_TURNS == 1 || FA_TURNS == 2, "FA_TURNS must be
 #ifndef FA_OTMQ
 #define FA_OTMQ 1
 #endif
-static_assert(FA_OTMQ == 0 || FA_OTMQ == 1 || FA_OTMQ == 2, "FA_OTMQ must be 0, 1 or 2");
-/* FA_OTMQ=2: also the carried loop's (FA_CARRY=1) last tile of a CTA, where no Q half comes again (built
- * with FA_CARRY=1 FA_QSHFL=1, 0 spills; NOT YET RUN on a GPU: the session that wrote it had no device time
- * left). FA_CARRY=1 FA_QSHFL=1 with FA_OTMQ=1 is the carried loop measured on 2026-11-26 (docs/kernels.md). */
+static_assert(FA_OTMQ == 0 || FA_OTMQ == 1, "FA_OTMQ must be 0 or 1");
+/* In the carried loop (FA_CARRY=1) the CTA's last tile goes out through its Q halves: no Q half comes
+ * again. H100 (2026-11-26, 3 interleaved rounds, FA_CARRY=1 FA_QSHFL=1 against FA_CARRY=0): causal B4 H16
+ * S4096 D128 522.8 / 518.6 / 523.0 us against 516.6 / 520.2 / 519.3 (without it the carried loop was
+ * +3.5 %), B2 H8 S1024 causal 21.06 / 20.58 / 20.48 against 20.35 / 20.77 / 20.93. */
 /* FA_PVSPLIT=2|4 (the plain loop; a knob, off = 1): a tile's P·V issued in 2 or 4 parts of 64 or 32 keys,
  * each as soon as its exponentials are done (the row maxima, alpha and O's rescale first, over all 128
  * keys), so the later keys' exponentials run while the first parts are in the tensor cores. H100, direct
@@ -281,8 +282,7 @@ static_assert(FA_BN128 == 128 || FA_BN128 == 160 || FA_BN128 == 176 || FA_BN128 
 #define FA_KVREL 0
 #endif
 static_assert(FA_KVREL == 0 || FA_KVREL == 1 || FA_KVREL == 2, "FA_KVREL must be 0, 1 or 2");
-/* FA_CARRY=1 (a knob, off = 0; on the H100 3-4 % slower non-causal, 4-5 % causal: docs/kernels.md):
- * D=128's pipelined loop carried across the persistent
+/* FA_CARRY=1 (the default; 0: off): D=128's pipelined loop carried across the persistent
  * grid's tiles. Without it each tile of a CTA starts and ends alone: the tile's last P·V is issued by itself
  * and waited for, then the epilogue's stores, then both warpgroups wait for the next tile's Q (one buffer at
  * D=128, released only after both warpgroups' last softmax), then the first Q·Kᵀ, its wait and softmax with
@@ -300,8 +300,13 @@ static_assert(FA_KVREL == 0 || FA_KVREL == 1 || FA_KVREL == 2, "FA_KVREL must be
  * the consumer's loop without FA_CARRY (each tile ends alone: last P·V by itself, its wait, O's stores, then
  * the next tile's Q half). On the one-CTA-per-tile grid it runs the same protocol as FA_CARRY=1 in the old
  * loop's code, on the persistent grid FA_CARRY=1 without the carry. */
+/* Measured (docs/kernels.md): H100, 2026-11-26, before the softmax order (FA_SMXORD) 3-4 % slower
+ * non-causal; with it -2.0 % non-causal (948-955 against 967-973 us, B4 H16 S4096 D128) but +3.5 % causal
+ * (no Q-buffer epilogue); with that epilogue (FA_OTMQ, its last tile) and FA_QSHFL, 3 interleaved rounds
+ * against FA_CARRY=0: non-causal 945.5 / 944.4 / 942.9 against 964.1 / 959.9 / 963.0 us (-1.9 %), causal
+ * 518.6-523.0 against 516.6-520.2 (+0.7 % by the medians, within the rounds' spread). The default. */
 #ifndef FA_CARRY
-#define FA_CARRY 0
+#define FA_CARRY 1
 #endif
 static_assert(FA_CARRY == 0 || FA_CARRY == 1 || FA_CARRY == 2, "FA_CARRY must be 0, 1 or 2");
 /* FA_QSHFL=1 (with FA_CARRY): the consumer's Q-half index c (its barriers qfull[c], qempty[c], tslot[c])
@@ -310,7 +315,7 @@ static_assert(FA_CARRY == 0 || FA_CARRY == 1 || FA_CARRY == 2, "FA_CARRY must be
  * instructions of an iteration become vector ones plus 32 R2UR: 762 -> 787 (FA_CARRY=1) and 793 (2)
  * instructions from the first K/V wait to the softmax's end); with the shuffle it stays there (768 at 2) */
 #ifndef FA_QSHFL
-#define FA_QSHFL 0
+#define FA_QSHFL 1
 #endif
 /* FA_SMXORD: the pipelined loop's softmax stays before its wait for P_{j-1}·V_{j-1}. ncu's warp samples
  * of D=128 (H200, 2026-11-26: B4 H16 S4096, non-causal) showed ptxas hoisting that wait_group 0
@@ -377,7 +382,7 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 	static constexpr int OTMA = FA_OTMA && D == 64 && !(PIPE && CWG == 3);   /* epilogue through smem + TMA store */
 	static constexpr int O_BYTES = OTMA ? CWG * 64 * D * 2 : 0;
 	static constexpr int OTMQ = FA_OTMA && FA_OTMQ && D == 128 && PIPE && !CARRY && CWG == 2;   /* see FA_OTMQ */
-	static constexpr int OTMQX = FA_OTMA && FA_OTMQ == 2 && D == 128 && CARRY && FA_CARRY == 1;   /* the carried loop's */
+	static constexpr int OTMQX = FA_OTMA && FA_OTMQ && D == 128 && CARRY && FA_CARRY == 1;   /* the carried loop's */
 	static constexpr int SMXORD = FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128);   /* see FA_SMXORD */
 	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + BAR_BYTES /* barriers */;
