@@ -16,7 +16,12 @@
 #   the number of cores: most files wait on sshd, slurmctld or a timer), the
 #   costliest first: a file may declare "# cost: SECONDS" (about what it
 #   takes; 10 when it does not say), so the long ones do not start last and
-#   finish alone. Each shell file runs through tests/lib/run-shell-file.sh
+#   finish alone. A file that declares "# waits: yes" spends nearly all its
+#   time waiting (a token's lifetime, a guard's window, Slurm's timers: a
+#   few CPU-seconds in a minute or more); those run in a pool of their own,
+#   GPUORCH_TEST_WAIT_JOBS at a time (default 4; 0: in the main pool),
+#   beside the main one, so they never hold a slot that computing files
+#   could use. Each shell file runs through tests/lib/run-shell-file.sh
 #   (a timeout of GPUORCH_TEST_TIMEOUT s, default 900, and a FAIL for a file
 #   that ends without its summary line); each job's output is printed whole,
 #   in the order above, whatever order they finish in.
@@ -31,8 +36,8 @@ ROOT=$(pwd)
 PATTERNS="$*"
 RESULTS=$(mktemp "${TMPDIR:-/tmp}/gpuorch-results.XXXXXX") || exit 1
 OUTDIR=$(mktemp -d "${TMPDIR:-/tmp}/gpuorch-runner.XXXXXX") || exit 1
-XARGS_PID=
-trap '[ -z "$XARGS_PID" ] || kill "$XARGS_PID" 2>/dev/null; rm -rf "$RESULTS" "$OUTDIR"' EXIT
+XARGS_PIDS=
+trap '[ -z "$XARGS_PIDS" ] || kill $XARGS_PIDS 2>/dev/null; rm -rf "$RESULTS" "$OUTDIR"' EXIT
 trap 'exit 130' INT TERM HUP
 FILE_TIMEOUT=${GPUORCH_TEST_TIMEOUT:-900}
 export GPUORCH_TEST_TIMEOUT=$FILE_TIMEOUT
@@ -40,6 +45,13 @@ TEST_JOBS=${GPUORCH_TEST_JOBS:-$((2 * $(nproc 2>/dev/null || echo 1)))}
 case $TEST_JOBS in
 ''|*[!0-9]*|0)
 	echo "run-tests.sh: GPUORCH_TEST_JOBS must be a number of parallel jobs (1 or more), got '$TEST_JOBS'" >&2
+	exit 2
+	;;
+esac
+WAIT_JOBS=${GPUORCH_TEST_WAIT_JOBS:-4}
+case $WAIT_JOBS in
+''|*[!0-9]*)
+	echo "run-tests.sh: GPUORCH_TEST_WAIT_JOBS must be a number of parallel jobs (0: none of their own), got '$WAIT_JOBS'" >&2
 	exit 2
 	;;
 esac
@@ -92,15 +104,19 @@ shq() {
 	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
 }
 
-# queue_job NAME COST CMD...: add a job to those run_queued starts (job N
-# is the script $OUTDIR/jobs/N; its output goes to N.out, its status to N.rc).
+# queue_job NAME COST POOL CMD...: add a job to those run_queued starts, in
+# POOL ("main", or "wait": see "# waits:" above; job N is the script
+# $OUTDIR/jobs/N; its output goes to N.out, its status to N.rc).
 NJOBS=0
 mkdir "$OUTDIR/jobs" || exit 1
 queue_job() {
 	NJOBS=$((NJOBS + 1))
 	echo "$1" >"$OUTDIR/jobs/$NJOBS.name"
-	echo "$2 $NJOBS" >>"$OUTDIR/jobs/costs"
-	shift 2
+	_pool=$3
+	[ "$WAIT_JOBS" -gt 0 ] || _pool=main
+	echo "$2 $NJOBS $_pool" >>"$OUTDIR/jobs/costs"
+	echo "$_pool" >"$OUTDIR/jobs/$NJOBS.pool"
+	shift 3
 	{
 		for _a in "$@"; do
 			printf '%s ' "$(shq "$_a")"
@@ -113,32 +129,44 @@ queue_job() {
 }
 
 # queue_shell FILE TAG GPUORCH SSHTOOL: a shell test file as a job, with the
-# cost it declares ("# cost: SECONDS", 10 when it does not).
+# cost it declares ("# cost: SECONDS", 10 when it does not), in the wait
+# pool when it declares "# waits: yes".
 queue_shell() {
 	_cost=$(sed -n 's/^# cost: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1)
-	queue_job "$(basename "$1")$2" "${_cost:-10}" tests/lib/run-shell-file.sh "$1" "$2" "$3" "$4"
+	_pool=main
+	! grep -q '^# waits: yes$' "$1" || _pool=wait
+	queue_job "$(basename "$1")$2" "${_cost:-10}" "$_pool" tests/lib/run-shell-file.sh "$1" "$2" "$3" "$4"
 }
 
-# run_queued: run the queued jobs, $TEST_JOBS at a time (xargs -P), the
-# costliest first, and print each job's output whole, in the order they were
-# queued, as soon as it and those before it are done. Every PASS/FAIL/SKIP
-# line goes to the results; run-shell-file.sh adds a FAIL for a file that
-# ended badly.
+# run_queued: run the queued jobs, each pool by its own xargs -P ($TEST_JOBS
+# at a time in the main pool, $WAIT_JOBS in the wait pool), the costliest
+# first, and print each job's output whole, in the order they were queued, as
+# soon as it and those before it are done. Every PASS/FAIL/SKIP line goes to
+# the results; run-shell-file.sh adds a FAIL for a file that ended badly.
 run_queued() {
 	[ "$NJOBS" -gt 0 ] || return 0
-	sort -k1,1nr -k2,2n "$OUTDIR/jobs/costs" | sed "s|^[0-9]* |$OUTDIR/jobs/|" >"$OUTDIR/jobs/list"
-	xargs -P "$TEST_JOBS" -n 1 sh <"$OUTDIR/jobs/list" >"$OUTDIR/xargs.log" 2>&1 &
-	XARGS_PID=$!
+	for _pool in main wait; do
+		sort -k1,1nr -k2,2n "$OUTDIR/jobs/costs" |
+			awk -v p="$_pool" -v d="$OUTDIR/jobs/" '$3 == p { print d $2 }' >"$OUTDIR/jobs/list.$_pool"
+		[ -s "$OUTDIR/jobs/list.$_pool" ] || continue
+		_p=$TEST_JOBS
+		[ "$_pool" = main ] || _p=$WAIT_JOBS
+		xargs -P "$_p" -n 1 sh <"$OUTDIR/jobs/list.$_pool" >"$OUTDIR/xargs.$_pool.log" 2>&1 &
+		eval "XARGS_$_pool=\$!"
+		XARGS_PIDS="$XARGS_PIDS $!"
+	done
 	_n=1
 	while [ $_n -le "$NJOBS" ]; do
 		_j="$OUTDIR/jobs/$_n"
-		# bounded: each file has its own timeout, and xargs ends when
-		# every job did
+		_pool=$(cat "$_j.pool")
+		eval "_xp=\$XARGS_$_pool"
+		# bounded: each file has its own timeout, and each xargs ends
+		# when every job of its pool did
 		while [ ! -f "$_j.rc" ]; do
-			if ! kill -0 "$XARGS_PID" 2>/dev/null; then
+			if ! kill -0 "$_xp" 2>/dev/null; then
 				[ -f "$_j.rc" ] && break
 				record FAIL "$(cat "$_j.name")" \
-					"(job $_n): the runner lost it (xargs: $(cat "$OUTDIR/xargs.log"))"
+					"(job $_n): the runner lost it (xargs: $(cat "$OUTDIR/xargs.$_pool.log"))"
 				break
 			fi
 			sleep 0.2
@@ -155,8 +183,8 @@ run_queued() {
 		fi
 		_n=$((_n + 1))
 	done
-	wait "$XARGS_PID"
-	XARGS_PID=
+	wait $XARGS_PIDS
+	XARGS_PIDS=
 }
 
 # ---- build ----------------------------------------------------------------
@@ -213,7 +241,7 @@ if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ]; then
 elif ! command -v valgrind >/dev/null 2>&1; then
 	record SKIP "valgrind" "(valgrind is not installed)"
 else
-	queue_job "valgrind units" 40 tests/lib/valgrind-units.sh "$PATTERNS"
+	queue_job "valgrind units" 40 main tests/lib/valgrind-units.sh "$PATTERNS"
 fi
 run_queued
 

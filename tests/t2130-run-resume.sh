@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 17
 # asan: yes
+# waits: yes
 test_description='gpuorch run --resume: a controller killed with SIGKILL mid-step, started again on the same run, collects what the host runner did alone; nothing runs twice'
 # The host runner (docs/runner.md) outlives its controller; --resume runs the
 # same pipeline under the same run id, whose start command finds the runner

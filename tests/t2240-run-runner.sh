@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 55
 # asan: yes
+# waits: yes
 test_description='gpuorch run through the host runner: builds bounded per host, a failing build phase kills its builds, a busy host is not a lost host, the probe reused while the host is unchanged, a rebooted host reports its step lost'
 # The host's nvcc is a stand-in (first on the session's PATH) that logs when
 # each build's link starts and ends, is slow or fails for some programs by

@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 30
 # asan: yes
+# waits: yes
 test_description='gpuorch hosts clean: what no run used for DAYS goes (runs, source trees, builds, blobs no tree names); what is in use stays, a live run included'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

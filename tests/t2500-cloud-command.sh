@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 16
 # asan: yes
+# waits: yes
 test_description='cloud instances, provider "command" and the presets: gpuorch hosts up|down|status against a loopback instance (a real sshd that runs only while a stand-in cloud CLI says RUNNING)'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

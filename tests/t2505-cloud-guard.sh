@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 55
 # asan: yes
+# waits: yes
 test_description='the instance guard (a dead-man switch on the instance) and the controller heartbeat, on a loopback sshd; the guard action is a marker, never a power-off'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

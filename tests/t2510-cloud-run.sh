@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 40
 # asan: yes
+# waits: yes
 test_description='gpuorch run with a cloud instance: started, used, stopped, costed; Ctrl-C still stops it; a SIGKILLed controller is caught by the guard on the instance'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

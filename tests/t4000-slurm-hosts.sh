@@ -1,5 +1,6 @@
 #!/bin/sh
 # asan: yes
+# waits: yes
 test_description='Slurm cluster entries: hosts.json validation and `gpuorch hosts check` against a real slurmrestd'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

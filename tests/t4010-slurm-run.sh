@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 70
 # asan: yes
+# waits: yes
 test_description='gpuorch run on a Slurm cluster: builds and steps as jobs through a real slurmrestd, sources over SFTP'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

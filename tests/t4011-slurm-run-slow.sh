@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 140
 # asan: yes
+# waits: yes
 test_description='gpuorch run on a Slurm cluster, the slow cases: a job pending for resources, a token minted again mid-run'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"

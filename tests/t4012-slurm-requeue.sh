@@ -1,6 +1,7 @@
 #!/bin/sh
 # cost: 130
 # asan: yes
+# waits: yes
 test_description='Slurm: a step job preempted by a job of a higher-priority partition is submitted once more (PREEMPTED, requeued once, both attempts recorded); preempted twice it is an INFRA_ERROR and nothing of the run is left in the queue; a step job whose node fails (NODE_FAIL) is requeued the same way'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
