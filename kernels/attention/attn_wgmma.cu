@@ -94,7 +94,8 @@
  *   -DFA_TURNS=0|1|2, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
  *   -DFA_OTMQ=0|1 (D=128's epilogue of a CTA's last tile through its Q rows + TMA store, the default),
- *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe),
+ *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe,
+ *   D=64's plain loop), -DFA_EMU128=0|2|4|6|8 (the same in D=128's pipelined loop),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
@@ -223,6 +224,17 @@ static_assert(FA_OTMQ == 0 || FA_OTMQ == 1, "FA_OTMQ must be 0 or 1");
 #ifndef FA_EMU
 #define FA_EMU 0
 #endif
+/* FA_EMU128=2|4|6|8 (a knob, off = 0): FA_EMU's trick in D=128's pipelined loop (carried or not): of a
+ * thread's 16 groups of 4 exponentials a tile, FA_EMU128 on the FMA pipe. ncu's warp samples of the carried
+ * D=128 loop (H100, 2026-11-26, B4 H16 S4096): 36 % of all samples "wait" (fixed-latency dependencies),
+ * the largest share of them on MUFU.EX2 (10.3 % of all samples). Slower (H100, 3 interleaved rounds,
+ * B4 H16 S4096 D128): 2: 972.5-974.9 us against 948.0-953.0 non-causal (+2.6 %), 536.8-539.9 against
+ * 518.8-522.6 causal (+3.2 %); 4: 995-996 and 546-552 us. The FMA pipe has no room to spare there. */
+#ifndef FA_EMU128
+#define FA_EMU128 0
+#endif
+static_assert(FA_EMU128 == 0 || FA_EMU128 == 2 || FA_EMU128 == 4 || FA_EMU128 == 6 || FA_EMU128 == 8,
+	      "FA_EMU128 must be 0, 2, 4, 6 or 8");
 /* FA_START (bits; 15, the default since 2026-11-25; 0 = the earlier kernel, byte for byte until the producer
  * skipped its first QBUF qempty waits, see the producer loop): the start of a
  * tile, where the consumers' waits on a tile's Q and first
@@ -384,6 +396,7 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 	static constexpr int OTMQ = FA_OTMA && FA_OTMQ && D == 128 && PIPE && !CARRY && CWG == 2;   /* see FA_OTMQ */
 	static constexpr int OTMQX = FA_OTMA && FA_OTMQ && D == 128 && CARRY && FA_CARRY == 1;   /* the carried loop's */
 	static constexpr int SMXORD = FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128);   /* see FA_SMXORD */
+	static constexpr int EMU128 = D == 128 ? FA_EMU128 : 0;   /* see FA_EMU128 */
 	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + BAR_BYTES /* barriers */;
 	static_assert((2 * QS + (FA_KVREL ? 4 : 3) * STAGES) * 8 + 4 * QS <= BAR_BYTES, "mbarriers over their bytes");
@@ -980,7 +993,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				mbar_arrive(&empty[s]);
 			if (ntiles == 1)
 				release_q(&qempty[cq], l);   /* the tile's last Q·Kᵀ is done: this half of Q is free */
-			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+			softmax_tile<BN, 0, C::EMU128>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			pack_p<BN>(p, sc);
 		}
 		for (;;) {
@@ -998,7 +1011,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 					mbar_arrive(&empty[s]);
 				if (j == ntiles - 1)
 					release_q(&qempty[cq], l);   /* S_last is done: the producer may load the next Q half */
-				softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+				softmax_tile<BN, 0, C::EMU128>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 				if (C::SMXORD)
 					smx_order(lrow[0] + lrow[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 				wgmma_wait<0>();
@@ -1055,7 +1068,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				mbar_arrive(&empty[s2]);
 			if (ntiles2 == 1)
 				release_q(&qempty[cq], l);
-			softmax_tile<BN>(sc, 0, S, causal, m02 + c * 64, row0n, row1n, l, scale_log2, mrow2, lrow2, alpha, p);
+			softmax_tile<BN, 0, C::EMU128>(sc, 0, S, causal, m02 + c * 64, row0n, row1n, l, scale_log2, mrow2, lrow2, alpha, p);
 			if (C::SMXORD)
 				smx_order(lrow2[0] + lrow2[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 			wgmma_wait<0>();
@@ -1111,7 +1124,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				mbar_arrive(&empty[s]);   /* K_0 read */
 			if (C::CARRY && ntiles == 1)
 				release_q(&qempty[qs], l);   /* FA_CARRY=2: the tile's last Q·Kᵀ is done, as FA_CARRY=1 */
-			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+			softmax_tile<BN, 0, C::EMU128>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			pack_p<BN>(p, sc);
 		}
 		for (int j = 1; j < ntiles; j++) {
@@ -1128,7 +1141,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				mbar_arrive(&empty[s]);   /* S_j is done: K_j read */
 			if (C::CARRY && j == ntiles - 1)
 				release_q(&qempty[qs], l);   /* FA_CARRY=2: S_last is done, as FA_CARRY=1 */
-			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+			softmax_tile<BN, 0, C::EMU128>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			if (C::SMXORD)
 				smx_order(lrow[0] + lrow[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 			wgmma_wait<0>();
@@ -1383,6 +1396,12 @@ static int config_init()
 		hx_config_int("PVSPLIT", FA_PVSPLIT);
 	if (FA_EMU)
 		hx_config_int("EMU", FA_EMU);
+	if (FA_EMU128)
+		hx_config_int("EMU128", FA_EMU128);
+	/* D=128's loop: carried (FA_CARRY), Q-buffer epilogue (FA_OTMQ), softmax order (FA_SMXORD) */
+	hx_config_int("CARRY_D128", fcfg<128, 2>::CARRY ? FA_CARRY : 0);
+	hx_config_int("OTMQ_D128", fcfg<128, 2>::OTMQ || fcfg<128, 2>::OTMQX);
+	hx_config_int("SMXORD_D128", fcfg<128, 2>::SMXORD);
 	if (FA_START)
 		hx_config_int("START", FA_START);
 	hx_config_int("PERSIST_D64", fcfg<64, 2>::PERSIST);
