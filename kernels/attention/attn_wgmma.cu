@@ -95,7 +95,8 @@
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
  *   -DFA_OTMQ=0|1 (D=128's epilogue of a CTA's last tile through its Q rows + TMA store, the default),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe,
- *   D=64's plain loop), -DFA_EMU128=0|2|4|6|8 (the same in D=128's pipelined loop),
+ *   D=64's plain loop), -DFA_EMU128=0|2|4|6|8 (the same in D=128's pipelined loop), -DFA_LSUM=0|2|4 (the
+ *   softmax's row sums in partial sums),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
@@ -233,6 +234,15 @@ static_assert(FA_OTMQ == 0 || FA_OTMQ == 1, "FA_OTMQ must be 0 or 1");
 #ifndef FA_EMU128
 #define FA_EMU128 0
 #endif
+/* FA_LSUM=2|4 (a knob, off = 0): the softmax's row sums (a chain of 16 dependent FADDs a row and tile) in
+ * 2 or 4 partial sums, added at the end; FADD is 3.3 % of the carried loop's "wait" samples (FA_EMU128).
+ * No gain (H100, 3 interleaved rounds): 2 the same at D=128 (947.0-950.0 against 946.1-947.7 us; causal
+ * 521.0-525.8 against 516.2-523.3) and D=64 causal +3 % (43.6 against 42.3 us at B16 H16 S512); 4 slower
+ * everywhere (+1.2-1.8 % D=128 non-causal, +1.5 % causal, +3-4 % D=64 causal). */
+#ifndef FA_LSUM
+#define FA_LSUM 0
+#endif
+static_assert(FA_LSUM == 0 || FA_LSUM == 2 || FA_LSUM == 4, "FA_LSUM must be 0, 2 or 4");
 static_assert(FA_EMU128 == 0 || FA_EMU128 == 2 || FA_EMU128 == 4 || FA_EMU128 == 6 || FA_EMU128 == 8,
 	      "FA_EMU128 must be 0, 2, 4, 6 or 8");
 /* FA_START (bits; 15, the default since 2026-11-25; 0 = the earlier kernel, byte for byte until the producer
@@ -644,6 +654,12 @@ template <int BN, int EMU = 0>
 __device__ __forceinline__ void softmax_exp(float (&sc)[BN / 2], int i0, int i1, const float (&base)[2],
 					    float scale_log2, float (&lrow)[2])
 {
+	/* FA_LSUM=N: the row sums in N partial sums a row (chains of 16 / N), added last */
+	constexpr int NP = FA_LSUM > 1 ? FA_LSUM : 1;
+	float ps0[NP], ps1[NP];
+#pragma unroll
+	for (int k = 0; k < NP; k++)
+		ps0[k] = ps1[k] = 0.f;
 #pragma unroll
 	for (int i = i0; i < i1; i += 4) {
 		if (EMU && (i / 4) * EMU % 16 < EMU) {   /* FA_EMU of the 16 groups, spread out */
@@ -657,8 +673,24 @@ __device__ __forceinline__ void softmax_exp(float (&sc)[BN / 2], int i0, int i1,
 			sc[i + 2] = fast_exp2(sc[i + 2] * scale_log2 - base[1]);
 			sc[i + 3] = fast_exp2(sc[i + 3] * scale_log2 - base[1]);
 		}
-		lrow[0] += sc[i] + sc[i + 1];
-		lrow[1] += sc[i + 2] + sc[i + 3];
+		if constexpr (NP == 1) {
+			lrow[0] += sc[i] + sc[i + 1];
+			lrow[1] += sc[i + 2] + sc[i + 3];
+		} else {
+			ps0[(i / 4) % NP] += sc[i] + sc[i + 1];
+			ps1[(i / 4) % NP] += sc[i + 2] + sc[i + 3];
+		}
+	}
+	if constexpr (NP > 1) {
+#pragma unroll
+		for (int w = NP / 2; w >= 1; w /= 2)
+#pragma unroll
+			for (int k = 0; k < w; k++) {
+				ps0[k] += ps0[k + w];
+				ps1[k] += ps1[k + w];
+			}
+		lrow[0] += ps0[0];
+		lrow[1] += ps1[0];
 	}
 }
 
@@ -1398,6 +1430,8 @@ static int config_init()
 		hx_config_int("EMU", FA_EMU);
 	if (FA_EMU128)
 		hx_config_int("EMU128", FA_EMU128);
+	if (FA_LSUM)
+		hx_config_int("LSUM", FA_LSUM);
 	/* D=128's loop: carried (FA_CARRY), Q-buffer epilogue (FA_OTMQ), softmax order (FA_SMXORD) */
 	hx_config_int("CARRY_D128", fcfg<128, 2>::CARRY ? FA_CARRY : 0);
 	hx_config_int("OTMQ_D128", fcfg<128, 2>::OTMQ || fcfg<128, 2>::OTMQX);
