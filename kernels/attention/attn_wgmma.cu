@@ -91,12 +91,11 @@
  *
  *   TUNING (compile time, each for both D unless said): -DFA_CWG=0|2|3|4 (D=64), -DFA_CWGMAX=3|4 (D=64),
  *   -DFA_STAGES4=2..8, -DFA_PIPE=0|1,
- *   -DFA_TURNS=0|1|2, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
+ *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
  *   -DFA_OTMQ=0|1 (D=128's epilogue of a CTA's last tile through its Q rows + TMA store, the default),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe,
- *   D=64's plain loop), -DFA_EMU128=0|2|4|6|8 (the same in D=128's pipelined loop), -DFA_LSUM=0|2|4 (the
- *   softmax's row sums in partial sums),
+ *   D=64's plain loop; at D=128, and the row sums in partial sums, tried and removed: docs/kernels.md),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
  *   -DFA_STAGES=N (2..4; D=128 fits 3), -DFA_QARR=256|8 (qempty arrivals: every consumer thread, or
  *   lane 0 of each warp after __syncwarp),
@@ -160,10 +159,10 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #ifndef FA_PTURNS     /* plain loop: 1 the consumer warpgroups take turns issuing each GEMM (a ring), 0 not */
 #define FA_PTURNS 0
 #endif
-#ifndef FA_TURNS     /* FA_PIPE=1: the consumer warpgroups take turns issuing their GEMMs (1), not (0), or at causal problems only (2) */
+#ifndef FA_TURNS     /* FA_PIPE=1: the consumer warpgroups take turns issuing their GEMMs (1) or not (0) */
 #define FA_TURNS 1
 #endif
-static_assert(FA_TURNS == 0 || FA_TURNS == 1 || FA_TURNS == 2, "FA_TURNS must be 0, 1 or 2");
+static_assert(FA_TURNS == 0 || FA_TURNS == 1, "FA_TURNS must be 0 or 1");
 /* FA_EXH=1 (a knob, off): the softmax's exponentials two at a time in FP16: x = s·scale·log2e − m in FP32,
  * pairs packed to f16x2 (cvt.rn.f16x2.f32), ex2.approx.f16x2 gives P as the P·V wgmma's A registers
  * directly (no FP32 exponentials, no pack after them, half the MUFU instructions); a row's P of the tile
@@ -225,26 +224,6 @@ static_assert(FA_OTMQ == 0 || FA_OTMQ == 1, "FA_OTMQ must be 0 or 1");
 #ifndef FA_EMU
 #define FA_EMU 0
 #endif
-/* FA_EMU128=2|4|6|8 (a knob, off = 0): FA_EMU's trick in D=128's pipelined loop (carried or not): of a
- * thread's 16 groups of 4 exponentials a tile, FA_EMU128 on the FMA pipe. ncu's warp samples of the carried
- * D=128 loop (H100, 2026-11-26, B4 H16 S4096): 36 % of all samples "wait" (fixed-latency dependencies),
- * the largest share of them on MUFU.EX2 (10.3 % of all samples). Slower (H100, 3 interleaved rounds,
- * B4 H16 S4096 D128): 2: 972.5-974.9 us against 948.0-953.0 non-causal (+2.6 %), 536.8-539.9 against
- * 518.8-522.6 causal (+3.2 %); 4: 995-996 and 546-552 us. The FMA pipe has no room to spare there. */
-#ifndef FA_EMU128
-#define FA_EMU128 0
-#endif
-/* FA_LSUM=2|4 (a knob, off = 0): the softmax's row sums (a chain of 16 dependent FADDs a row and tile) in
- * 2 or 4 partial sums, added at the end; FADD is 3.3 % of the carried loop's "wait" samples (FA_EMU128).
- * No gain (H100, 3 interleaved rounds): 2 the same at D=128 (947.0-950.0 against 946.1-947.7 us; causal
- * 521.0-525.8 against 516.2-523.3) and D=64 causal +3 % (43.6 against 42.3 us at B16 H16 S512); 4 slower
- * everywhere (+1.2-1.8 % D=128 non-causal, +1.5 % causal, +3-4 % D=64 causal). */
-#ifndef FA_LSUM
-#define FA_LSUM 0
-#endif
-static_assert(FA_LSUM == 0 || FA_LSUM == 2 || FA_LSUM == 4, "FA_LSUM must be 0, 2 or 4");
-static_assert(FA_EMU128 == 0 || FA_EMU128 == 2 || FA_EMU128 == 4 || FA_EMU128 == 6 || FA_EMU128 == 8,
-	      "FA_EMU128 must be 0, 2, 4, 6 or 8");
 /* FA_START (bits; 15, the default since 2026-11-25; 0 = the earlier kernel, byte for byte until the producer
  * skipped its first QBUF qempty waits, see the producer loop): the start of a
  * tile, where the consumers' waits on a tile's Q and first
@@ -406,7 +385,6 @@ template <int D, int CW, int PP = (PIPE_FORCE >= 0 ? PIPE_FORCE : D == 128)> str
 	static constexpr int OTMQ = FA_OTMA && FA_OTMQ && D == 128 && PIPE && !CARRY && CWG == 2;   /* see FA_OTMQ */
 	static constexpr int OTMQX = FA_OTMA && FA_OTMQ && D == 128 && CARRY && FA_CARRY == 1;   /* the carried loop's */
 	static constexpr int SMXORD = FA_SMXORD == 2 || (FA_SMXORD == 1 && D == 128);   /* see FA_SMXORD */
-	static constexpr int EMU128 = D == 128 ? FA_EMU128 : 0;   /* see FA_EMU128 */
 	static constexpr int BAR_BYTES = FA_KVREL ? 256 + 8 * STAGES : 256;   /* FA_KVREL: vempty, a stage */
 	static constexpr size_t SMEM = (size_t)QBUF * Q_BYTES + 2 * (size_t)STAGES * KV_BYTES + O_BYTES + 1024 /* align */ + BAR_BYTES /* barriers */;
 	static_assert((2 * QS + (FA_KVREL ? 4 : 3) * STAGES) * 8 + 4 * QS <= BAR_BYTES, "mbarriers over their bytes");
@@ -524,14 +502,14 @@ __device__ __forceinline__ void release_q(uint64_t *qempty, int lane)
 
 /* named barriers 1..NW: warpgroup c waits for its turn to issue GEMMs (barrier 1 + c), then passes it on
  * to warpgroup (c + 1) % NW; 256 threads each: the waiting warpgroup and the one handing over */
-__device__ __forceinline__ void turn_wait(int c, int turns)
+__device__ __forceinline__ void turn_wait(int c)
 {
-	if (turns)
+	if (FA_TURNS)
 		asm volatile("bar.sync %0, 256;\n" ::"r"(1 + c) : "memory");
 }
-template <int NW> __device__ __forceinline__ void turn_pass(int c, int turns)
+template <int NW> __device__ __forceinline__ void turn_pass(int c)
 {
-	if (turns)
+	if (FA_TURNS)
 		asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (c + 1) % NW) : "memory");
 }
 /* the same ring for the plain loop (FA_PTURNS) */
@@ -654,12 +632,6 @@ template <int BN, int EMU = 0>
 __device__ __forceinline__ void softmax_exp(float (&sc)[BN / 2], int i0, int i1, const float (&base)[2],
 					    float scale_log2, float (&lrow)[2])
 {
-	/* FA_LSUM=N: the row sums in N partial sums a row (chains of 16 / N), added last */
-	constexpr int NP = FA_LSUM > 1 ? FA_LSUM : 1;
-	float ps0[NP], ps1[NP];
-#pragma unroll
-	for (int k = 0; k < NP; k++)
-		ps0[k] = ps1[k] = 0.f;
 #pragma unroll
 	for (int i = i0; i < i1; i += 4) {
 		if (EMU && (i / 4) * EMU % 16 < EMU) {   /* FA_EMU of the 16 groups, spread out */
@@ -673,24 +645,8 @@ __device__ __forceinline__ void softmax_exp(float (&sc)[BN / 2], int i0, int i1,
 			sc[i + 2] = fast_exp2(sc[i + 2] * scale_log2 - base[1]);
 			sc[i + 3] = fast_exp2(sc[i + 3] * scale_log2 - base[1]);
 		}
-		if constexpr (NP == 1) {
-			lrow[0] += sc[i] + sc[i + 1];
-			lrow[1] += sc[i + 2] + sc[i + 3];
-		} else {
-			ps0[(i / 4) % NP] += sc[i] + sc[i + 1];
-			ps1[(i / 4) % NP] += sc[i + 2] + sc[i + 3];
-		}
-	}
-	if constexpr (NP > 1) {
-#pragma unroll
-		for (int w = NP / 2; w >= 1; w /= 2)
-#pragma unroll
-			for (int k = 0; k < w; k++) {
-				ps0[k] += ps0[k + w];
-				ps1[k] += ps1[k + w];
-			}
-		lrow[0] += ps0[0];
-		lrow[1] += ps1[0];
+		lrow[0] += sc[i] + sc[i + 1];
+		lrow[1] += sc[i + 2] + sc[i + 3];
 	}
 }
 
@@ -796,8 +752,6 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	int *tslot = (int *)(qempty + QS + (FA_KVREL ? ST : 0));   /* the tile whose Q is in buffer b; >= tiles: no more */
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
 	const int nblk = (S + BM - 1) / BM, tiles = nblk * BH;
-	/* the pipelined loop's turns (FA_TURNS): the same in every warpgroup of a launch */
-	const int turns = FA_TURNS == 1 || (FA_TURNS == 2 && causal);
 
 	if (threadIdx.x == 0) {
 		if (FA_START & 1) {
@@ -1012,20 +966,20 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		for (int i = 0; i < D / 2; i++)
 			o[i] = 0.f;
 		if (c == NW - 1)
-			turn_pass<NW>(c, turns);   /* the last warpgroup hands warpgroup 0 the CTA's first turn */
+			turn_pass<NW>(c);   /* the last warpgroup hands warpgroup 0 the CTA's first turn */
 		{
 			const int s = it % ST;
 			mbar_wait(&kfull[s], (unsigned)(it / ST) & 1u);
-			turn_wait(c, turns);
+			turn_wait(c);
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			if (!(c == NW - 1 && ntiles == 1 && !persist))
-				turn_pass<NW>(c, turns);
+				turn_pass<NW>(c);
 			wgmma_wait<0>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);
 			if (ntiles == 1)
 				release_q(&qempty[cq], l);   /* the tile's last Q·Kᵀ is done: this half of Q is free */
-			softmax_tile<BN, 0, C::EMU128>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			pack_p<BN>(p, sc);
 		}
 		for (;;) {
@@ -1033,17 +987,17 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				const int s = (it + j) % ST, sp = (it + j - 1) % ST;
 				mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
 				mbar_wait(&vfull[sp], (unsigned)((it + j - 1) / ST) & 1u);
-				turn_wait(c, turns);
+				turn_wait(c);
 				issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 				issue_pv<D, BN>(o, p, sV + (size_t)sp * C::KV_BYTES);
 				if (!(c == NW - 1 && j == ntiles - 1 && !persist))
-					turn_pass<NW>(c, turns);
+					turn_pass<NW>(c);
 				wgmma_wait<1>();
 				if (FA_KVREL && l == 0)
 					mbar_arrive(&empty[s]);
 				if (j == ntiles - 1)
 					release_q(&qempty[cq], l);   /* S_last is done: the producer may load the next Q half */
-				softmax_tile<BN, 0, C::EMU128>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+				softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 				if (C::SMXORD)
 					smx_order(lrow[0] + lrow[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 				wgmma_wait<0>();
@@ -1065,10 +1019,10 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			}
 			if (tn >= tiles) {
 				if (persist)
-					turn_wait(c, turns);
+					turn_wait(c);
 				issue_pv<D, BN>(o, p, sV + (size_t)sl * C::KV_BYTES);
 				if (persist && c != NW - 1)
-					turn_pass<NW>(c, turns);
+					turn_pass<NW>(c);
 				wgmma_wait<0>();
 				if (l == 0)
 					mbar_arrive(&vempty[sl]);
@@ -1091,16 +1045,16 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			const int row0n = m02 + c * 64 + 16 * w + l / 4, row1n = row0n + 8;
 			float mrow2[2] = {-INFINITY, -INFINITY}, lrow2[2] = {0.f, 0.f};
 			mbar_wait(&kfull[s2], (unsigned)(it2 / ST) & 1u);
-			turn_wait(c, turns);
+			turn_wait(c);
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s2 * C::KV_BYTES);
 			issue_pv<D, BN>(o, p, sV + (size_t)sl * C::KV_BYTES);
-			turn_pass<NW>(c, turns);   /* persistent: a next turn always comes */
+			turn_pass<NW>(c);   /* persistent: a next turn always comes */
 			wgmma_wait<1>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s2]);
 			if (ntiles2 == 1)
 				release_q(&qempty[cq], l);
-			softmax_tile<BN, 0, C::EMU128>(sc, 0, S, causal, m02 + c * 64, row0n, row1n, l, scale_log2, mrow2, lrow2, alpha, p);
+			softmax_tile<BN>(sc, 0, S, causal, m02 + c * 64, row0n, row1n, l, scale_log2, mrow2, lrow2, alpha, p);
 			if (C::SMXORD)
 				smx_order(lrow2[0] + lrow2[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 			wgmma_wait<0>();
@@ -1143,37 +1097,37 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 
 		if constexpr (C::PIPE) {
 		if (c == NW - 1)
-			turn_pass<NW>(c, turns);   /* the last warpgroup hands warpgroup 0 the first turn */
+			turn_pass<NW>(c);   /* the last warpgroup hands warpgroup 0 the first turn */
 		{
 			const int s = it % ST;
 			mbar_wait(&kfull[s], (unsigned)(it / ST) & 1u);
-			turn_wait(c, turns);
+			turn_wait(c);
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			if (!(c == NW - 1 && ntiles == 1))
-				turn_pass<NW>(c, turns);
+				turn_pass<NW>(c);
 			wgmma_wait<0>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);   /* K_0 read */
 			if (C::CARRY && ntiles == 1)
 				release_q(&qempty[qs], l);   /* FA_CARRY=2: the tile's last Q·Kᵀ is done, as FA_CARRY=1 */
-			softmax_tile<BN, 0, C::EMU128>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+			softmax_tile<BN>(sc, 0, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			pack_p<BN>(p, sc);
 		}
 		for (int j = 1; j < ntiles; j++) {
 			const int s = (it + j) % ST, sp = (it + j - 1) % ST;
 			mbar_wait(&kfull[s], (unsigned)((it + j) / ST) & 1u);
 			mbar_wait(&vfull[sp], (unsigned)((it + j - 1) / ST) & 1u);
-			turn_wait(c, turns);
+			turn_wait(c);
 			issue_qk<D, C::BM, BN>(sc, qa, sK + (size_t)s * C::KV_BYTES);
 			issue_pv<D, BN>(o, p, sV + (size_t)sp * C::KV_BYTES);
 			if (!(c == NW - 1 && j == ntiles - 1))
-				turn_pass<NW>(c, turns);
+				turn_pass<NW>(c);
 			wgmma_wait<1>();
 			if (FA_KVREL && l == 0)
 				mbar_arrive(&empty[s]);   /* S_j is done: K_j read */
 			if (C::CARRY && j == ntiles - 1)
 				release_q(&qempty[qs], l);   /* FA_CARRY=2: S_last is done, as FA_CARRY=1 */
-			softmax_tile<BN, 0, C::EMU128>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
+			softmax_tile<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha, p);
 			if (C::SMXORD)
 				smx_order(lrow[0] + lrow[1], smem_u32(tslot));   /* never stores: see FA_SMXORD */
 			wgmma_wait<0>();
@@ -1428,10 +1382,6 @@ static int config_init()
 		hx_config_int("PVSPLIT", FA_PVSPLIT);
 	if (FA_EMU)
 		hx_config_int("EMU", FA_EMU);
-	if (FA_EMU128)
-		hx_config_int("EMU128", FA_EMU128);
-	if (FA_LSUM)
-		hx_config_int("LSUM", FA_LSUM);
 	/* D=128's loop: carried (FA_CARRY), Q-buffer epilogue (FA_OTMQ), softmax order (FA_SMXORD) */
 	hx_config_int("CARRY_D128", fcfg<128, 2>::CARRY ? FA_CARRY : 0);
 	hx_config_int("OTMQ_D128", fcfg<128, 2>::OTMQ || fcfg<128, 2>::OTMQX);
