@@ -153,11 +153,6 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #ifndef FA_SMAX      /* softmax row maximum: 1 a tree over the raw scores, scaled once; 0 a chain of scaled maxima */
 #define FA_SMAX 1
 #endif
-#ifndef FA_RESKIP     /* O's rescale: skipped in a warp while each of its rows' maximum grows by at most FA_RESKIP
-		       * (log2 units; the old maximum stays the row's base, so P <= 2^FA_RESKIP and O, l share it);
-		       * 0: O rescaled every tile (FlashAttention-4's conditional rescaling) */
-#define FA_RESKIP 0
-#endif
 #ifndef FA_QKZ        /* S = Q·Kᵀ: 1 its first k-step overwrites S (scale-d 0), 0 S is zeroed first */
 #define FA_QKZ 0
 #endif
@@ -624,30 +619,11 @@ __device__ __forceinline__ void softmax_max(float (&sc)[BN / 2], int j, int S, i
 	for (int h = 0; h < 2; h++) {
 		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 1));
 		mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 2));
-		if (FA_RESKIP) {
-			/* mx >= mrow; a first key (mrow = -inf) always moves the base */
-			const bool move = mx[h] > mrow[h] + (float)FA_RESKIP;
-			base[h] = move ? mx[h] : mrow[h] == -INFINITY ? 0.f : mrow[h];
-			alpha[h] = move ? fast_exp2(mrow[h] - mx[h]) : 1.f;
-			mrow[h] = move ? mx[h] : mrow[h];
-		} else {
-			base[h] = mx[h] == -INFINITY ? 0.f : mx[h]; /* a row with no key yet: exp2(-inf) = 0 */
-			alpha[h] = fast_exp2(mrow[h] - base[h]);
-			mrow[h] = mx[h];
-		}
+		base[h] = mx[h] == -INFINITY ? 0.f : mx[h]; /* a row with no key yet: exp2(-inf) = 0 */
+		alpha[h] = fast_exp2(mrow[h] - base[h]);
+		mrow[h] = mx[h];
 		lrow[h] *= alpha[h];
 	}
-}
-
-/* O *= alpha, row by row; with FA_RESKIP not at all where no row of the warp moved its base */
-template <int D>
-__device__ __forceinline__ void rescale_o(float (&o)[D / 2], const float (&alpha)[2])
-{
-	if (FA_RESKIP && !__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f))
-		return;
-#pragma unroll
-	for (int i = 0; i < D / 2; i++)
-		o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
 }
 
 /* sc[i0 .. i1) become exp2(s * scale - base) (FP32), their sums added to lrow; EMU: FA_EMU's groups on
@@ -1027,7 +1003,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				wgmma_wait<0>();
 				if (l == 0)
 					mbar_arrive(&vempty[sp]);
-				rescale_o<D>(o, alpha);
+#pragma unroll
+				for (int i = 0; i < D / 2; i++)
+					o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
 				pack_p<BN>(p, sc);
 			}
 			/* the tile's last P·V: with the next tile's first Q·Kᵀ when there is a next tile */
@@ -1155,7 +1133,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 			wgmma_wait<0>();
 			if (l == 0)
 				mbar_arrive(&vempty[sp]);   /* V_{j-1} (FA_KVREL=0: the whole stage) */
-			rescale_o<D>(o, alpha);
+#pragma unroll
+			for (int i = 0; i < D / 2; i++)
+				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
 			pack_p<BN>(p, sc);
 		}
 		/* every Q·Kᵀ of the tile is done: the producer may load the next tile's Q (FA_CARRY=2: done above) */
@@ -1201,7 +1181,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 				float base[2];
 				softmax_max<BN>(sc, j, S, causal, m0 + c * 64, row0, row1, l, scale_log2, mrow, lrow, alpha,
 						base);
-				rescale_o<D>(o, alpha);
+#pragma unroll
+				for (int i = 0; i < D / 2; i++)
+					o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
 				if (j == ntiles - 1)
 					release_q(&qempty[qb], l);
 				mbar_wait(&vfull[s], ph);
@@ -1229,7 +1211,9 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 								       mrow, lrow, alpha, p);
 			if constexpr (!FA_EXH)
 				pack_p<BN>(p, sc);
-			rescale_o<D>(o, alpha);
+#pragma unroll
+			for (int i = 0; i < D / 2; i++)
+				o[i] *= alpha[(i % 4) < 2 ? 0 : 1];
 			if (j == ntiles - 1)
 				release_q(&qempty[qb], l);   /* the tile's last Q·Kᵀ is done */
 			mbar_wait(&vfull[s], ph);
