@@ -6,6 +6,13 @@
 #
 #   scripts/bench-controller.sh [--gpuorch PATH] [--hosts N] [--reps R] [--rc-cost S]
 #                               [--cases "clean-execd rc-execd clean-shell rc-shell"]
+#                               [--fresh F] [--against PATH]
+#
+# --fresh F: the one-host fresh run F times (the median beyond nvcc, with
+# every sample), after the case's other lines; --against PATH: each of those
+# fresh runs also with another gpuorch, alternately, under the same rc
+# calibration (an A/B of two builds: the rc loop is calibrated once per
+# invocation, and the machine's load moves between invocations).
 #
 # A case is ACCOUNT-MODE: MODE execd is gpuorch as it comes (commands through
 # the host's execd once a first run started it: no login shell), MODE shell
@@ -49,6 +56,8 @@ NHOSTS=16
 REPS=3
 RC_COST=0.3
 CASES="clean-execd rc-execd clean-shell rc-shell"
+FRESHN=1
+AGAINST=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cases) CASES=$2; shift 2 ;;
@@ -56,11 +65,15 @@ while [ $# -gt 0 ]; do
 	--hosts) NHOSTS=$2; shift 2 ;;
 	--reps) REPS=$2; shift 2 ;;
 	--rc-cost) RC_COST=$2; shift 2 ;;
-	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+	--fresh) FRESHN=$2; shift 2 ;;
+	--against) AGAINST=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+	-h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	*) echo "bench-controller.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
 [ -x "$GPUORCH" ] || { echo "bench-controller.sh: no gpuorch at '$GPUORCH' (run make)" >&2; exit 2; }
+[ -z "$AGAINST" ] || [ -x "$AGAINST" ] || { echo "bench-controller.sh: no gpuorch at '$AGAINST' (--against)" >&2; exit 2; }
+case $FRESHN in '' | *[!0-9]* | 0) echo "bench-controller.sh: --fresh takes a whole number of runs, at least 1, not '$FRESHN'" >&2; exit 2 ;; esac
 command -v python3 >/dev/null || { echo "bench-controller.sh: needs python3 (the subreaper)" >&2; exit 2; }
 
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/gpuorch-bench.XXXXXX")
@@ -302,6 +315,28 @@ floor_host() {
 		echo "  (warning: $1$2's floor command did not go through its session keeper)"
 }
 
+# fresh_series ACCOUNT: --fresh F one-host fresh runs (and --against's,
+# alternately); each waits for the execd its run builds in the background,
+# so no compile of it overlaps the next run
+fresh_series() {
+	_bn= _ba= _fk=0 _g0=$GPUORCH
+	while [ $_fk -lt "$FRESHN" ]; do
+		for _g in "$_g0" $AGAINST; do
+			GPUORCH=$_g
+			fresh "$1" 1
+			one "$1" 1
+			wait_execd "$1" 1
+			_b=$(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }')
+			if [ "$_g" = "$_g0" ]; then _bn="$_bn $_b"; else _ba="$_ba $_b"; fi
+		done
+		_fk=$((_fk + 1))
+	done
+	GPUORCH=$_g0
+	echo "$case 1 host fresh, $FRESHN runs: beyond nvcc $(echo $_bn | tr ' ' '\n' | median) s (median of$_bn)"
+	[ -z "$AGAINST" ] ||
+		echo "$case 1 host fresh, $FRESHN runs of $AGAINST (alternately): beyond nvcc $(echo $_ba | tr ' ' '\n' | median) s (median of$_ba)"
+}
+
 echo "gpuorch: $GPUORCH ($("$GPUORCH" --version 2>/dev/null | head -n 1); built from the tree it is in)"
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) (shared with other work)"
 echo "one 'ssh host true': clean account $(shell_cost clean); rc account $(shell_cost rc)"
@@ -362,4 +397,5 @@ for case in $CASES; do
 		echo "$case $n host(s) edited source (execd up, probe kept): wall $(echo $walls | tr ' ' '\n' | median) s (median of$walls), nvcc $(echo $nvccs | tr ' ' '\n' | median) s, beyond nvcc $(echo $beyond | tr ' ' '\n' | median) s (median of$beyond), remote CPU $(echo $cpus | tr ' ' '\n' | median) s per host; host 0 in the last: shipped $SHIPPED, phases (s):$PHASES"
 	done
 	[ "$MODE" != shell ] && floor "$acct"
+	[ "$FRESHN" -gt 1 ] || [ -n "$AGAINST" ] && fresh_series "$acct"
 done

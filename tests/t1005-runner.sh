@@ -221,6 +221,29 @@ test_expect_success 'the GPU lock serialises two runners'"'"' GPU steps' '
 		END { print \"most at once:\", max; exit !(max == 1) }"
 '
 
+# wrap DIR: the runner's wrapper (its item's session leader) on DIR, whose
+# command appends a line to DIR.count; the wrapper's exit status
+wrap() {
+	mkdir -p "$1" && printf "%s\n" "echo ran >>\"$1.count\"" >"$1/cmd" &&
+	(GPUORCH_RUNNER_LIB=1 && . "$RUNNER" && $RSH -c "$WRAPPER" gpuorch-item "$1" 30 "" 0 "$SRC" "")
+}
+
+test_expect_success 'the wrapper claims its item once: a claimed item (.launch, a file or an older runner'"'"'s directory) is not run again' '
+	W=$TRASH/claims &&
+	wrap "$W/free" && test "$(cat "$W/free.count")" = ran && test -f "$W/free/.launch" &&
+	test -s "$W/free/pgid" && test "$(cat "$W/free/rc")" = 0 &&
+	mkdir -p "$W/file" && : >"$W/file/.launch" &&
+	test_expect_code 3 wrap "$W/file" && test ! -e "$W/file.count" &&
+	test ! -e "$W/file/pgid" && test ! -e "$W/file/rc" &&
+	mkdir -p "$W/dir/.launch" &&
+	test_expect_code 3 wrap "$W/dir" && test ! -e "$W/dir.count" && test ! -e "$W/dir/rc" &&
+	i=0 &&
+	while [ $i -lt 5 ]; do
+		{ wrap "$W/race$i" & wrap "$W/race$i" & wait; } &&
+		test "$(wc -l <"$W/race$i.count")" -eq 1 && i=$((i + 1)) || return 1
+	done
+'
+
 test_expect_success 'a second start attaches; a runner SIGKILLed mid-step is restarted and runs nothing twice' '
 	R=$TRASH/runs/restart &&
 	plan "$R" &&

@@ -306,6 +306,7 @@ test_expect_success 'a fresh host without perl: the first tree is assembled file
 test_expect_success 'a perl that fails half way (a file written wrong): the file by file copy puts the tree right' '
 	cat >fakeperl <<-\EOF &&
 	#!/bin/sh
+	mkdir -p src/cpu
 	echo "half written" >src/cpu/a.c
 	chmod 700 src/cpu/a.c
 	echo "fake perl: gave up half way" >&2

@@ -159,9 +159,9 @@ static const char probe_script[] =
 	"  done\n"
 	"}\n"
 	/* run_parts NAME...: their lines, in order; at once, each into its
-	 * $par.NAME, when there is a $par */
+	 * $par.NAME, when there is a $par and more than one part */
 	"run_parts() {\n"
-	"  if [ -z \"$par\" ]; then\n"
+	"  if [ -z \"$par\" ] || [ $# -le 1 ]; then\n"
 	"    for p in \"$@\"; do probe_$p; done\n"
 	"    return 0\n"
 	"  fi\n"
@@ -204,7 +204,9 @@ static const char probe_script[] =
 	"    if proc_gpu; then now='nvcc' rest='gpu ncu san py'; else now='gpu nvcc' rest='ncu san py' pm=; fi\n"
 	"    ( trap '' HUP; later_part $(parts $rest) ) </dev/null >/dev/null 2>&1 &\n"
 	"    exec 8>&-\n"
-	"    out=$(run_parts $(parts $now); tool_paths\n"
+	/* no nvidia-smi: its two lines need no process of their own */
+	"    [ -n \"$smi\" ] || now=${now#gpu }\n"
+	"    out=$([ -n \"$smi\" ] || probe_gpu; run_parts $(parts $now); tool_paths\n"
 	"      [ -z \"$pm\" ] || { kv gpu_proc_name \"$pm\"; kv gpu_proc_uuid \"$pu\"; kv gpu_proc_driver \"$pd\"; })\n"
 	"    printf '%s\\n' \"$out\"\n"
 	"    printf '%s\\n' \"$out\" > \"$par.n\" && mv -f \"$par.n\" \"$par.now\"\n"

@@ -67,7 +67,7 @@ static const char follow_script[] =
 	"if [ -z \"$cdir\" ]; then\n"
 	"  :\n"
 	"elif [ -f \"$cdir/.complete\" ]; then\n"
-	"  touch \"$cdir/.complete\"\n"   /* its last use, for gpuorch hosts clean */
+	"  : > \"$cdir/.complete\"\n"   /* its last use, for gpuorch hosts clean (an empty file: no touch) */
 	"  echo 'gpuorch-start: content present'\n"
 	"else\n"
 	"  mkdir -p \"$cdir\" \"$bdir\" || { rm -rf \"$t\"; exit 1; }\n"
@@ -76,7 +76,7 @@ static const char follow_script[] =
 	"    { rm -rf \"$t\"; echo \"no manifest of the sources came with the command\" >&2; exit 1; }\n"
 	/* the blobs sent go into the store whole (renamed); src/ is copied out of it */
 	"  if [ -s \"$t/blobs.tar\" ]; then\n"
-	"    ( cd \"$cdir\" && rm -rf nb && mkdir nb && tar -xf \"$t/blobs.tar\" -C nb &&\n"
+	"    ( cd \"$cdir\" && { [ ! -e nb ] || rm -rf nb; } && mkdir nb && tar -xf \"$t/blobs.tar\" -C nb &&\n"
 	"      { set -- nb/*; [ ! -f \"$1\" ] || mv -f -- \"$@\" \"$bdir/\" 2>/dev/null ||\n"   /* one mv for all, */
 	"        for f in nb/*; do [ ! -f \"$f\" ] || mv -f \"$f\" \"$bdir/\" || exit 1; done; } && rm -rf nb ) ||\n"   /* else one a file */
 	"      { rm -rf \"$t\"; echo \"cannot unpack the files sent into $bdir\" >&2; exit 1; }\n"
@@ -92,7 +92,10 @@ static const char follow_script[] =
 	 * differs come from the blobs. About a dozen processes and one per
 	 * changed file, where the edit loop of a large tree paid one per file;
 	 * its account is in CDIR/tree.txt. Anything amiss: file by file. */
-	"  prev=$(ls -t \"${cdir%/*}\"/*/.complete 2>/dev/null | head -n 1); prev=${prev%/.complete}\n"
+	/* the newest of several by ls; one or none without a process */
+	"  set -- \"${cdir%/*}\"/*/.complete\n"
+	"  if [ $# -gt 1 ]; then prev=$(ls -t \"$@\" 2>/dev/null | head -n 1); elif [ -f \"$1\" ]; then prev=$1; else prev=; fi\n"
+	"  prev=${prev%/.complete}\n"
 	"  if [ -n \"$prev\" ] && [ \"$prev\" != \"$cdir\" ] && [ -d \"$prev/src\" ] &&\n"
 	"     command -v sha256sum >/dev/null 2>&1 &&\n"
 	"     [ -f \"$prev/manifest\" ] &&\n"
@@ -119,33 +122,38 @@ static const char follow_script[] =
 	"       done < ../fix.$$ &&\n"
 	"       awk -v from=\"$prev\" '{ n[$1]++ } END { printf \"from %s: %d copied, %d modes set, %d removed\\n\", from, n[\"c\"], n[\"m\"], n[\"r\"] }' \\\n"
 	"         ../fix.$$ > ../tree.txt &&\n"
-	"       cd .. && rm -rf src && mv \"$n\" src && rm -f have.$$ exec.$$ fix.$$ && touch .complete ); then\n"
+	"       cd .. && rm -rf src && mv \"$n\" src && rm -f have.$$ exec.$$ fix.$$ && : > .complete ); then\n"
 	"    :\n"
 	"  else\n"
 	"    [ -z \"$prev\" ] || rm -rf \"$cdir\"/src.new.$$ \"$cdir\"/have.$$ \"$cdir\"/exec.$$ \"$cdir\"/fix.$$\n"
-	/* else one mkdir for every directory, then every file copied from its
-	 * blob by one perl process (builtins only: perl-base is in every
-	 * Debian and Ubuntu; a fresh host's first tree of N files was N cp
-	 * processes, 4-6 s for 2,000 files); without perl, or should it fail
-	 * (src/ made again: nothing it wrote stays), a cp a file as before
-	 * (umask 022: the blobs are 0644, so chmod only for another mode).
+	/* else every directory made and every file copied from its blob by
+	 * one perl process (builtins only: perl-base is in every Debian and
+	 * Ubuntu; a fresh host's first tree of N files was N cp processes,
+	 * 4-6 s for 2,000 files); without perl, or should it fail (src/ made
+	 * again: nothing it wrote stays), one mkdir for every directory and a
+	 * cp a file as before (umask 022: the blobs are 0644, so chmod only for
+	 * another mode). perl's errors go to $t (removed with it).
 	 * GPUORCH_PERL: another perl (tests). */
+	"  case $t in /*) pe=$t/perl.err ;; *) pe=$PWD/$t/perl.err ;; esac\n"
 	"  ( cd \"$cdir\" && { [ ! -e src ] || rm -rf src; } && umask 022 && set -f &&\n"
-	"    dirs=$(awk '{ p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); if (sub(/\\/[^\\/]*$/, \"\", p) && !(p in s)) { s[p]; print \"src/\" p } }' manifest) &&\n"
-	"    mksrc() { mkdir src && { [ -z \"$dirs\" ] || ( IFS='\n'; mkdir -p -- $dirs ); }; } && mksrc &&\n"
-	"    if \"${GPUORCH_PERL:-perl}\" -e 'my $b = shift; while (<STDIN>) { chomp; my ($h, $m, $p) = split / /, $_, 3;\n"
+	"    mksrc() {\n"
+	"      dirs=$(awk '{ p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); if (sub(/\\/[^\\/]*$/, \"\", p) && !(p in s)) { s[p]; print \"src/\" p } }' manifest) &&\n"
+	"      mkdir src && { [ -z \"$dirs\" ] || ( IFS='\n'; mkdir -p -- $dirs ); }\n"
+	"    } &&\n"
+	"    if \"${GPUORCH_PERL:-perl}\" -e 'my $b = shift; mkdir \"src\" or die \"src: $!\\n\"; while (<STDIN>) { chomp; my ($h, $m, $p) = split / /, $_, 3;\n"
+	"         my @c = split m{/}, $p; pop @c; my $dd = \"src\"; for my $c (@c) { $dd .= \"/$c\"; -d $dd or mkdir $dd or die \"$dd: $!\\n\" }\n"
 	"         open(my $i, \"<:raw\", \"$b/$h\") or die \"$b/$h: $!\\n\"; open(my $o, \">:raw\", \"src/$p\") or die \"src/$p: $!\\n\";\n"
 	"         my $d; while (1) { my $r = sysread($i, $d, 1048576); defined $r or die \"$b/$h: $!\\n\"; last if !$r;\n"
 	"           print $o $d or die \"src/$p: $!\\n\" } close($o) or die \"src/$p: $!\\n\"; close($i);\n"
-	"         $m eq \"644\" or chmod(oct($m), \"src/$p\") or die \"src/$p: $!\\n\" }' \"$bdir\" < manifest 2> perl.err; then\n"
+	"         $m eq \"644\" or chmod(oct($m), \"src/$p\") or die \"src/$p: $!\\n\" }' \"$bdir\" < manifest 2> \"$pe\"; then\n"
 	"      echo 'in one process from the blobs (perl)' > tree.txt\n"
 	"    else\n"
 	"      rm -rf src && mksrc &&\n"   /* what a failed perl left */
 	"      while read -r h m p; do\n"
 	"        cp \"$bdir/$h\" \"src/$p\" || exit 1\n"
 	"        [ \"$m\" = 644 ] || chmod \"$m\" \"src/$p\" || exit 1\n"
-	"      done < manifest && { echo 'file by file from the blobs'; [ ! -s perl.err ] || head -n 2 perl.err; } > tree.txt\n"
-	"    fi && rm -f perl.err && touch .complete ) ||\n"
+	"      done < manifest && { echo 'file by file from the blobs'; [ ! -s \"$pe\" ] || head -n 2 \"$pe\"; } > tree.txt\n"
+	"    fi && : > .complete ) ||\n"
 	"    { rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
 	"  fi\n"
 	"  echo 'gpuorch-start: content unpacked'\n"
@@ -173,7 +181,8 @@ static const char follow_script[] =
 	 * after a failed build (its log stays beside it) */
 	"if [ \"${GPUORCH_EXECD:-}\" = \"$xd/$xv.sock\" ]; then\n"
 	"  echo \"gpuorch-start: execd $xd/$xv.sock\"\n"   /* this command came through it */
-	"elif [ -n \"$xd\" ] && [ -s \"$t/execd\" ] && ( umask 077 && mkdir -p \"$xd\" ) && chmod 700 \"$xd\"; then\n"
+	"elif [ -n \"$xd\" ] && [ -s \"$t/execd\" ] &&\n"
+	"     if [ -d \"$xd\" ]; then chmod 700 \"$xd\"; else mkdir -p -m 700 \"$xd\"; fi; then\n"
 	"  xb=\"$xd/gpuorch-execd-$xv\"\n"
 	"  if [ -x \"$xb\" ]; then\n"
 	"    touch \"$xb.c\" 2>/dev/null\n"   /* its last use, for gpuorch hosts clean */

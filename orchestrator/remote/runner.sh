@@ -142,15 +142,20 @@ stale() {
 	[ $(($(date +%s) - _q)) -ge $GRACE_S ]
 }
 
-# The wrapper: the item's session leader. It claims DIR with an atomic
-# mkdir of .launch (exit 3: claimed by another), records its pgid, takes the
+# The wrapper: the item's session leader. It claims DIR by creating .launch
+# exclusively (noclobber: O_EXCL, no process; exit 3: claimed by another, a
+# file or, from a runner before 2026-11-27, a directory), records its pgid, takes the
 # GPU lock when given, runs `timeout -k 5 T sh DIR/cmd` in SRC, kills what
-# the command left in its session (inside the lock), stamps t_run/t_end and
-# writes rc last, atomically: the exit status, "timeout" or "lock-timeout".
+# the command left in its session (inside the lock; a t_end from in there
+# says that was done, so the session is not listed twice), stamps
+# t_run/t_end and writes rc last, atomically: the exit status, "timeout" or
+# "lock-timeout".
 # Then, given a wake FIFO (builds: see nap), it writes a line to it; opened
 # read-write, so it never blocks, whether or not the runner still reads.
 WRAPPER='d=$1; t=$2; lock=$3; lw=$4; cwd=$5; wake=$6
-mkdir "$d/.launch" 2>/dev/null || exit 3
+set -C
+{ printf "" > "$d/.launch"; } 2>/dev/null || exit 3
+set +C
 echo $$ > "$d/pgid"
 if ! cd "$cwd" 2>"$d/stderr"; then
   echo 1 > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"; exit 0
@@ -172,11 +177,12 @@ else
   timeout -k 5 "$t" sh "$d/cmd" > "$d/stdout" 2> "$d/stderr"
   rc=$?
 fi
-[ -s "$d/t_end" ] || date +%s.%N > "$d/t_end"
+swept=
+if [ -s "$d/t_end" ]; then swept=1; else date +%s.%N > "$d/t_end"; fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
   if [ -n "$start" ] && [ $(( $(date +%s) - start )) -ge "$t" ]; then rc=timeout; fi
 fi
-for p in $(ps -o pid= -s $$); do
+[ -n "$swept" ] || for p in $(ps -o pid= -s $$); do
   [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null
 done
 echo "$rc" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
@@ -187,19 +193,21 @@ if [ -n "$wake" ] && [ -p "$wake" ]; then { echo e >&7; } 7<>"$wake" 2>/dev/null
 # queued, start the wrapper in its own session; SPAWNED is its pid. The
 # clock reading of queued is EVT's: the caller's started event is ev_again.
 spawn() {
-	mkdir -p "$1" || return 1
+	[ -d "$1" ] || mkdir -p "$1" || return 1
 	printf '%s\n' "$5" >"$1/cmd" || return 1
 	EVT=$(date +%s.%N)
 	echo "${EVT%.*}" >"$1/queued"
 	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" "${6:-}" \
 		</dev/null >/dev/null 2>&1 7>&- 8>&- 9>&- &
 	SPAWNED=$!
-	# started means its session exists: wait (bounded) for the wrapper to
-	# record its pgid, unless it is already gone
+	# started means its session exists: wait (bounded, about 10 s) for the
+	# wrapper to record its pgid, unless it is already gone. Its exec of
+	# setsid and sh and its claim take a few ms: looked at every 2 ms at
+	# first, then every 10 ms (a sleep is a process too)
 	_sw=0
 	while [ ! -s "$1/pgid" ] && [ ! -f "$1/rc" ] && [ $_sw -lt 1000 ] &&
 		kill -0 "$SPAWNED" 2>/dev/null; do
-		sleep 0.01
+		if [ $_sw -lt 5 ]; then sleep 0.002; else sleep 0.01; fi
 		_sw=$((_sw + 1))
 	done
 }
@@ -361,13 +369,13 @@ build_begin() {
 		BSTATE=done
 		return
 	fi
-	if [ -z "$_rc" ] && { [ -d "$_d/.launch" ] || [ -s "$_d/queued" ]; } && ! stale "$_d"; then
+	if [ -z "$_rc" ] && { [ -e "$_d/.launch" ] || [ -s "$_d/queued" ]; } && ! stale "$_d"; then
 		exec 8>&-
 		js "$_d"
 		ev build_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":true"
 		return
 	fi
-	rm -rf "$_d"
+	[ ! -e "$_d" ] || rm -rf "$_d"
 	mkdir -p "$_d" && echo "$RD" >"$_d/owner"
 	wake_open
 	spawn "$_d" "$_t" "" 0 "$_cmd" "$WAKE"
@@ -410,7 +418,7 @@ kill_builds() {
 wake_open() {
 	[ -z "$WAKE_TRIED" ] || return 0
 	WAKE_TRIED=1
-	rm -f "$RD/.wake"
+	[ ! -e "$RD/.wake" ] || rm -f "$RD/.wake"
 	if mkfifo "$RD/.wake" 2>/dev/null && exec 7<>"$RD/.wake"; then WAKE=$RD/.wake; fi
 }
 
@@ -481,6 +489,9 @@ phase_builds() {
 			kill_builds
 			continue
 		fi
+		# a fresh host's probe answered its slow tools in the background:
+		# journaled beside the builds, not after them
+		[ -z "$PLATER" ] || [ ! -f "$PLATER.later" ] || emit_later
 		[ $_ended = 1 ] || nap
 	done
 	if [ -n "$WAKE" ]; then
@@ -563,7 +574,7 @@ run_step() {
 	fi
 	KILLED=
 	if [ ! -f "$_d/rc" ]; then
-		if [ -d "$_d/.launch" ] || [ -s "$_d/queued" ]; then
+		if [ -e "$_d/.launch" ] || [ -s "$_d/queued" ]; then
 			js "$_d"
 			ev step_started ",\"id\":$_jid,\"dir\":$JS,\"attached\":true"
 			CUR=$_d
@@ -760,7 +771,7 @@ cmd_kill() {
 	_k=1
 	while [ $_k -le $NS ]; do
 		get _d S $_k dir
-		if [ -d "$_d/.launch" ] && [ ! -f "$_d/.journaled" ]; then
+		if [ -e "$_d/.launch" ] && [ ! -f "$_d/.journaled" ]; then
 			kill_item "$_d"
 			get _id S $_k id
 			js "$_id"
