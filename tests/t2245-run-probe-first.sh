@@ -76,7 +76,7 @@ test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU expe
 	mkdir -p "$SMI" &&
 	cat >"$SMI/nvidia-smi" <<-EOF &&
 	#!/bin/sh
-	echo "called \$\$" >>"$CALLS"
+	echo "called \$\$ nice \$(ps -o ni= -p \$\$ | tr -d " ")" >>"$CALLS"
 	i=0
 	while [ ! -f "$GATE" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
 	echo "NVIDIA H100 80GB HBM3, GPU-00000000-0000-0000-0000-fa4e00000001, 9.0, 580.159.04, 1980, 1980, 2619, 81559"
@@ -84,6 +84,7 @@ test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU expe
 	chmod +x "$SMI/nvidia-smi" &&
 	cat >"$SMI/ncu" <<-EOF &&
 	#!/bin/sh
+	echo "nice \$(ps -o ni= -p \$\$ | tr -d " ")" >>"$TRASH/ncu-calls"
 	i=0
 	while [ ! -f "$NCU_GATE" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
 	echo "NVIDIA (R) Nsight Compute Command Line Profiler"
@@ -118,6 +119,7 @@ test_expect_success 'a fresh host: the probe and the run on one command; the pla
 	test "$(jq_ $run/run.json hosts.0.ship.files_sent)" = 1 &&
 	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
 	test "$(wc -l <"$CALLS")" = 1 &&
+	grep " nice $(ps -o ni= -p $$ | tr -d " ")$" "$CALLS" &&
 	test -s "$GPUORCH_CACHE_DIR"/probe-*.txt
 '
 
@@ -130,8 +132,8 @@ host_journal_has() {
 	grep -qF "$1" "$(sshd_var a WORKDIR)"/runs/*/journal 2>/dev/null
 }
 
-test_expect_success 'a fresh host: the tools only recorded are asked beside the builds; the first step waits for them; all of it is recorded and kept' '
-	forget_host && : >"$CALLS" && touch "$GATE" && rm -f "$NCU_GATE" &&
+test_expect_success 'a fresh host: the tools only recorded are asked beside the builds, at the lowest priority; the first step waits for them; all of it is recorded and kept' '
+	forget_host && : >"$CALLS" && touch "$GATE" && rm -f "$NCU_GATE" && : >"$TRASH/ncu-calls" &&
 	{ (cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain \
 		>../later.out 2>&1; echo $? >../later.rc) & } &&
 	wait_for 120 "host_journal_has \"\$EV_BUILT\"" &&
@@ -152,7 +154,8 @@ test_expect_success 'a fresh host: the tools only recorded are asked beside the 
 	echo probe-0 >left.want &&
 	test_cmp left.want left &&
 	grep "^ncu_version=Version 2025.3.1.0" "$GPUORCH_CACHE_DIR"/probe-*.txt &&
-	! grep "^later=" "$GPUORCH_CACHE_DIR"/probe-*.txt
+	! grep "^later=" "$GPUORCH_CACHE_DIR"/probe-*.txt &&
+	echo "nice 19" >ncu.want && test_cmp ncu.want "$TRASH/ncu-calls"
 '
 
 test_expect_success 'a re-run on that host: the kept probe has every tool; nothing is asked again' '
@@ -175,6 +178,7 @@ test_expect_success 'a fresh host whose driver names a GPU the spec knows: nvidi
 	jq_ $run/run.json hosts.0.phases.1.detail | grep "NVIDIA H100 80GB HBM3 (sm_90a, as /proc/driver/nvidia names it" &&
 	! grep "warning" proc.out &&
 	test "$(wc -l <"$CALLS")" = 1 &&
+	grep " nice 19$" "$CALLS" &&
 	grep "^compute_cap\|^gpu=NVIDIA H100" "$GPUORCH_CACHE_DIR"/probe-*.txt
 '
 

@@ -202,7 +202,13 @@ static const char probe_script[] =
 	"  if [ -n \"$par\" ] && [ \"$later\" = 1 ] && command -v flock >/dev/null 2>&1 &&\n"
 	"     { : > \"$par.lock\"; } 2>/dev/null && exec 8>\"$par.lock\" && flock 8; then\n"
 	"    if proc_gpu; then now='nvcc' rest='gpu ncu san py'; else now='gpu nvcc' rest='ncu san py' pm=; fi\n"
-	"    ( trap '' HUP; later_part $(parts $rest) ) </dev/null >/dev/null 2>&1 &\n"
+	/* at the lowest priority (its own pid from /proc/self: no process to
+	 * learn it; renice before its first tool, which inherits it): on a host
+	 * of few CPUs its tools (ncu, python -c 'import torch') must not slow
+	 * the run's start and builds, which come before its lines are needed */
+	"    ( trap '' HUP\n"
+	"      { read -r me _ </proc/self/stat && renice -n 19 -p \"$me\"; } >/dev/null 2>&1\n"
+	"      later_part $(parts $rest) ) </dev/null >/dev/null 2>&1 &\n"
 	"    exec 8>&-\n"
 	/* no nvidia-smi: its two lines need no process of their own */
 	"    [ -n \"$smi\" ] || now=${now#gpu }\n"
