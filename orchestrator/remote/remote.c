@@ -67,7 +67,7 @@ static const char follow_script[] =
 	"if [ -z \"$cdir\" ]; then\n"
 	"  :\n"
 	"elif [ -f \"$cdir/.complete\" ]; then\n"
-	"  : > \"$cdir/.complete\"\n"   /* its last use, for gpuorch hosts clean (an empty file: no touch) */
+	"  printf '' > \"$cdir/.complete\"\n"   /* its last use, for gpuorch hosts clean (an empty file: no touch; not `:`, whose failed redirection would end the shell) */
 	"  echo 'gpuorch-start: content present'\n"
 	"else\n"
 	"  mkdir -p \"$cdir\" \"$bdir\" || { rm -rf \"$t\"; exit 1; }\n"
@@ -122,7 +122,7 @@ static const char follow_script[] =
 	"       done < ../fix.$$ &&\n"
 	"       awk -v from=\"$prev\" '{ n[$1]++ } END { printf \"from %s: %d copied, %d modes set, %d removed\\n\", from, n[\"c\"], n[\"m\"], n[\"r\"] }' \\\n"
 	"         ../fix.$$ > ../tree.txt &&\n"
-	"       cd .. && rm -rf src && mv \"$n\" src && rm -f have.$$ exec.$$ fix.$$ && : > .complete ); then\n"
+	"       cd .. && rm -rf src && mv \"$n\" src && rm -f have.$$ exec.$$ fix.$$ && printf '' > .complete ); then\n"
 	"    :\n"
 	"  else\n"
 	"    [ -z \"$prev\" ] || rm -rf \"$cdir\"/src.new.$$ \"$cdir\"/have.$$ \"$cdir\"/exec.$$ \"$cdir\"/fix.$$\n"
@@ -153,7 +153,7 @@ static const char follow_script[] =
 	"        cp \"$bdir/$h\" \"src/$p\" || exit 1\n"
 	"        [ \"$m\" = 644 ] || chmod \"$m\" \"src/$p\" || exit 1\n"
 	"      done < manifest && { echo 'file by file from the blobs'; [ ! -s \"$pe\" ] || head -n 2 \"$pe\"; } > tree.txt\n"
-	"    fi && : > .complete ) ||\n"
+	"    fi && printf '' > .complete ) ||\n"
 	"    { rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
 	"  fi\n"
 	"  echo 'gpuorch-start: content unpacked'\n"
