@@ -153,6 +153,12 @@ constexpr int BN = 128;   /* keys a K/V tile; fcfg<D, CW>::BN: 64 for four consu
 #ifndef FA_SMAX      /* softmax row maximum: 1 a tree over the raw scores, scaled once; 0 a chain of scaled maxima */
 #define FA_SMAX 1
 #endif
+#ifndef FA_DESCADD    /* 1: a GEMM's k-step descriptors as its first one plus a constant (one add on the low word),
+		       * 0: each built from its address (mask, shift, or: about 7 uniform instructions an HGMMA).
+		       * D=128's issue of a tile's 16 HGMMAs: 111 -> 69 instructions; H100, 3 interleaved rounds:
+		       * D=128 S4k -0.6..-0.8 %, causal -0.6..-1.2 %, D=64 S512 -1.2..-3.9 % (docs/kernels.md) */
+#define FA_DESCADD 1
+#endif
 #ifndef FA_QKZ        /* S = Q·Kᵀ: 1 its first k-step overwrites S (scale-d 0), 0 S is zeroed first */
 #define FA_QKZ 0
 #endif
@@ -524,6 +530,13 @@ template <int NW> __device__ __forceinline__ void pturn_pass(int c)
 		asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (c + 1) % NW) : "memory");
 }
 
+/* descriptor d moved by `bytes` (a multiple of 16) in shared memory: its address field (bits 0-13, the
+ * address >> 4) is the low word's low bits, and no shared address reaches 256 KB, so no carry leaves it */
+__device__ __forceinline__ uint64_t desc_add(uint64_t d, uint32_t bytes)
+{
+	return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
+}
+
 /* issue S = Q Kᵀ (zeroed first), one commit group: k-step ks reads 16 columns of D, block ks/4,
  * 32 bytes (ks%4) into the swizzled row */
 template <int D, int BM, int BN>
@@ -535,10 +548,13 @@ __device__ __forceinline__ void issue_qk(float (&sc)[BN / 2], const unsigned cha
 			sc[i] = 0.f;
 	}
 	wgmma_fence();
+	const uint64_t da0 = desc_sw128(qa, 1), db0 = desc_sw128(k, 1);
 #pragma unroll
 	for (int ks = 0; ks < D / 16; ks++) {
-		const uint64_t da = desc_sw128(qa + (ks / 4) * BM * 128 + (ks % 4) * 32, 1),
-			       db = desc_sw128(k + (ks / 4) * BN * 128 + (ks % 4) * 32, 1);
+		const uint64_t da = FA_DESCADD ? desc_add(da0, (ks / 4) * BM * 128 + (ks % 4) * 32)
+					       : desc_sw128(qa + (ks / 4) * BM * 128 + (ks % 4) * 32, 1),
+			       db = FA_DESCADD ? desc_add(db0, (ks / 4) * BN * 128 + (ks % 4) * 32)
+					       : desc_sw128(k + (ks / 4) * BN * 128 + (ks % 4) * 32, 1);
 		if constexpr (BN != 128)
 			acc_t<BN>::mma(sc, da, db);
 		else if (FA_QKZ)   /* the first k-step overwrites S (wgmma scale-d = 0) */
@@ -557,10 +573,11 @@ __device__ __forceinline__ void issue_pv_part(float (&o)[D / 2], const uint32_t 
 					      int k0, int k1)
 {
 	wgmma_fence();
+	const uint64_t bd0 = desc_mn_sw128(v, BN * 128);
 #pragma unroll
 	for (int kk = k0; kk < k1; kk++) {
 		const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-		uint64_t bd = desc_mn_sw128(v + kk * 16 * 128, BN * 128);
+		uint64_t bd = FA_DESCADD ? desc_add(bd0, kk * 16 * 128) : desc_mn_sw128(v + kk * 16 * 128, BN * 128);
 		if (FA_PLANT_BUG) /* LBO and SBO swapped */
 			bd = (bd & ~((0x3FFFull << 16) | (0x3FFFull << 32))) | ((uint64_t)(1024 >> 4) << 16) |
 			     ((uint64_t)(BN * 128 >> 4) << 32);
@@ -1374,6 +1391,7 @@ static int config_init()
 	hx_config_int("SMAX", FA_SMAX);
 	hx_config_int("PTURNS", FA_PTURNS);
 	hx_config_int("QKZ", FA_QKZ);
+	hx_config_int("DESCADD", FA_DESCADD);
 	if (FA_EXH)
 		hx_config_int("EXH", FA_EXH);
 	if (FA_OTMA)
