@@ -530,13 +530,6 @@ template <int NW> __device__ __forceinline__ void pturn_pass(int c)
 		asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (c + 1) % NW) : "memory");
 }
 
-/* descriptor d moved by `bytes` (a multiple of 16) in shared memory: its address field (bits 0-13, the
- * address >> 4) is the low word's low bits, and no shared address reaches 256 KB, so no carry leaves it */
-__device__ __forceinline__ uint64_t desc_add(uint64_t d, uint32_t bytes)
-{
-	return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
-}
-
 /* issue S = Q Kᵀ (zeroed first), one commit group: k-step ks reads 16 columns of D, block ks/4,
  * 32 bytes (ks%4) into the swizzled row */
 template <int D, int BM, int BN>

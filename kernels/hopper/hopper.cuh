@@ -101,6 +101,14 @@ __device__ __forceinline__ uint64_t desc_mn_sw128(const void *p, uint32_t lbo_by
 	return d;
 }
 
+/* descriptor d moved by `bytes` (a multiple of 16) in shared memory: its address field (bits 0-13, the
+ * address >> 4) is the low word's low bits, and no shared address reaches 256 KB, so no carry leaves it:
+ * one add, where building the descriptor from the address again is a mask, a shift and an or */
+__device__ __forceinline__ uint64_t desc_add(uint64_t d, uint32_t bytes)
+{
+	return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
