@@ -315,6 +315,11 @@ floor_host() {
 		echo "  (warning: $1$2's floor command did not go through its session keeper)"
 }
 
+# beyond_nvcc: the last run's wall time less its nvcc time (one's WALL, NVCC)
+beyond_nvcc() {
+	awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }'
+}
+
 # fresh_series ACCOUNT: --fresh F one-host fresh runs (and --against's,
 # alternately); each waits for the execd its run builds in the background,
 # so no compile of it overlaps the next run
@@ -326,7 +331,7 @@ fresh_series() {
 			fresh "$1" 1
 			one "$1" 1
 			wait_execd "$1" 1
-			_b=$(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }')
+			_b=$(beyond_nvcc)
 			if [ "$_g" = "$_g0" ]; then _bn="$_bn $_b"; else _ba="$_ba $_b"; fi
 		done
 		_fk=$((_fk + 1))
@@ -364,7 +369,7 @@ for case in $CASES; do
 		fresh "$acct" "$n"
 		one "$acct" "$n"
 		wait_execd "$acct" "$n"
-		echo "$case $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }') s, remote CPU $CPU s per host; host 0's phases (s):$PHASES"
+		echo "$case $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(beyond_nvcc) s, remote CPU $CPU s per host; host 0's phases (s):$PHASES"
 		walls= cpus=
 		r=0
 		while [ $r -lt "$REPS" ]; do
@@ -390,7 +395,7 @@ for case in $CASES; do
 			walls="$walls $WALL"
 			cpus="$cpus $CPU"
 			nvccs="$nvccs $NVCC"
-			beyond="$beyond $(awk -v w="$WALL" -v b="$NVCC" 'BEGIN { printf "%.3f", w - b }')"
+			beyond="$beyond $(beyond_nvcc)"
 			r=$((r + 1))
 		done
 		(cd "$P" && git checkout -q -- cpu/cputimer.c)

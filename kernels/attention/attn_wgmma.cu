@@ -94,6 +94,7 @@
  *   -DFA_TURNS=0|1, -DFA_PTURNS=0|1, -DFA_SMXORD=0|1|2 (the softmax before the wait for P·V: 1 at D=128), -DFA_QKZ=0|1, -DFA_SMAX=0|1, -DFA_EXH=0|1, -DFA_PERSIST=0|1|2, -DFA_SCHED=0|1,
  *   -DFA_OTMA=0|1 (D=64's epilogue: direct stores, or shared memory + TMA store, the default),
  *   -DFA_OTMQ=0|1 (D=128's epilogue of a CTA's last tile through its Q rows + TMA store, the default),
+ *   -DFA_DESCADD=0|1 (a GEMM's k-step descriptors as its first plus an offset, the default; 0: each rebuilt),
  *   -DFA_PVSPLIT=1|2|4 (the plain loop's P·V in parts), -DFA_EMU=0|2|4|6|8 (exponentials on the FMA pipe,
  *   D=64's plain loop; at D=128, and the row sums in partial sums, tried and removed: docs/kernels.md),
  *   -DFA_START=0..31 (bits: the start of a tile, see below),
