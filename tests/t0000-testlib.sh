@@ -285,4 +285,23 @@ test_expect_success 'a file that declares "# timeout: N" above the run'"'"'s lim
 	grep "^FAIL overdeclared.sh (.*): killed after 2s (its # timeout: line)" overdeclared.run
 '
 
+test_expect_success 'kill_session leaves no live process of a session that forks as it is killed, and passes over its zombies' '
+	cp "$(command -v sleep)" "$TRASH/sleep-ks-$$-mark" &&
+	test_at_exit "pkill -KILL -f sleep-ks-$$-mark" &&
+	# the leader starts 300 sleepers as fast as it can: the kill lands mid-fork
+	setsid sh -c "echo \$\$ >\"$TRASH/ks.sid\"; i=0; while [ \$i -lt 300 ]; do \"$TRASH/sleep-ks-$$-mark\" 30 & i=\$((i + 1)); done; wait" \
+		</dev/null >/dev/null 2>&1 &
+	leader=$! &&
+	wait_for 10 "test -s \"$TRASH/ks.sid\"" &&
+	sid=$(cat "$TRASH/ks.sid") &&
+	wait_for 10 "pgrep -s $sid -f sleep-ks-$$-mark >/dev/null" &&
+	kill_session "$sid" &&
+	live=$(ps -eo sid=,stat= | awk -v s="$sid" "\$1 == s && \$2 !~ /^Z/" | wc -l) &&
+	test "$live" = 0 &&
+	# the leader is this shell'"'"'s child: a zombie until it is waited for
+	kill_session "$sid" &&
+	{ wait $leader; true; } &&
+	test_must_fail pgrep -f sleep-ks-$$-mark
+'
+
 test_done

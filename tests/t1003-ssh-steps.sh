@@ -132,7 +132,7 @@ test_expect_success 'step-kill ends every process of the step' '
 test_expect_success 'a step whose wrapper was killed (a reboot) is "vanished"' '
 	sshd_sshtool a step-start "$W/s7" "\"$SLEEPER\" 320" 60 &&
 	sid=$(cat "$W/s7/pgid") &&
-	pkill -KILL -s "$sid" &&
+	kill_session "$sid" &&
 	wait_for 5 "! survivors" &&
 	sshd_sshtool a step-poll "$W/s7" 1000 >st &&
 	echo vanished >expect && test_cmp expect st

@@ -202,6 +202,23 @@ test_expect_success 'a step over its timeout is killed with its process group' '
 	! survivors
 '
 
+test_expect_success 'what a step leaves behind, forking as the step ends, is killed to the last child (with and without the lock)' '
+	# the forker starts sleepers as fast as it can for seconds: the sweep
+	# at the step'"'"'s end lands mid-fork, and a child it did not list lives on
+	# unless the sweep lists again
+	printf "%s\n" "i=0; while [ \$i -lt 3000 ]; do \"$SLEEPER\" 30 & i=\$((i + 1)); done" \
+		>"$TRASH/forker-$MARK.sh" &&
+	R=$TRASH/runs/forker &&
+	plan "$R" &&
+	pstep "$R" plain 30 "" 0 "" "sh $TRASH/forker-$MARK.sh >/dev/null 2>&1 & $SLEEPER 0.3" &&
+	pstep "$R" locked 30 "$TRASH/gpuf.lock" 10 "" "sh $TRASH/forker-$MARK.sh >/dev/null 2>&1 & $SLEEPER 0.3" &&
+	runner run "$R" &&
+	events "$R" &&
+	test_grep "^step_end plain exited 0" "$R/events" &&
+	test_grep "^step_end locked exited 0" "$R/events" &&
+	wait_for 3 "! survivors"
+'
+
 test_expect_success 'the GPU lock serialises two runners'"'"' GPU steps' '
 	for n in ga gb; do
 		plan "$TRASH/runs/$n" &&

@@ -196,7 +196,7 @@ test_expect_success 'the host "reboots" mid-step (sshd restarted, runner and ste
 	wait_for 10 "pgrep -f \"marker=$MARK-reboot\"" &&
 	sshd_kill a &&
 	kill -KILL "$(cat "$rd/runner.pid")" &&
-	for f in "$rd"/*/pgid; do pkill -KILL -s "$(cat "$f")"; done &&
+	for f in "$rd"/*/pgid; do kill_session "$(cat "$f")" || return 1; done &&
 	! pgrep -f "marker=$MARK-reboot" &&
 	sleep 1 &&
 	sshd_restart a &&

@@ -142,6 +142,29 @@ stale() {
 	[ $(($(date +%s) - _q)) -ge $GRACE_S ]
 }
 
+# SWEEP defines sweep SID KEEP: SIGKILL the live processes of session SID
+# but the pids in KEEP (a space-separated list), and list again until none
+# is left (at most 50 rounds). One listing is not enough: a process that
+# forks between ps reading /proc and the kill leaves a child no one saw,
+# which would outlive its step. Zombies are dead already and are skipped.
+# Builtins but ps: one ps when nothing is left over. Defined by eval in the
+# wrapper and in its locked shell, which get it as their seventh argument.
+SWEEP='sweep() {
+  _n=0
+  while [ $_n -lt 50 ]; do
+    _k=
+    for _x in $(ps -o pid=,stat= -s "$1"); do
+      case $_x in
+      [0-9]*) _p=$_x ;;
+      Z*) ;;
+      *) case " $2 " in *" $_p "*) ;; *) kill -KILL "$_p" 2>/dev/null && _k=1 ;; esac ;;
+      esac
+    done
+    [ -n "$_k" ] || return 0
+    _n=$((_n + 1))
+  done
+}'
+
 # The wrapper: the item's session leader. It claims DIR by creating .launch
 # exclusively (noclobber: O_EXCL, no process; exit 3: claimed by another, a
 # file or, from a runner before 2026-11-27, a directory), records its pgid, takes the
@@ -152,7 +175,7 @@ stale() {
 # "lock-timeout".
 # Then, given a wake FIFO (builds: see nap), it writes a line to it; opened
 # read-write, so it never blocks, whether or not the runner still reads.
-WRAPPER='d=$1; t=$2; lock=$3; lw=$4; cwd=$5; wake=$6
+WRAPPER='d=$1; t=$2; lock=$3; lw=$4; cwd=$5; wake=$6; sw=$7
 set -C
 { printf "" > "$d/.launch"; } 2>/dev/null || exit 3
 set +C
@@ -161,13 +184,11 @@ if ! cd "$cwd" 2>"$d/stderr"; then
   echo 1 > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"; exit 0
 fi
 if [ -n "$lock" ]; then
-  flock -w "$lw" -E 75 "$lock" sh -c '"'"'
+  flock -w "$lw" -E 75 "$lock" sh -c '"'"'eval "$4"
     tr=$(date +%s.%N); echo "${tr%.*}" > "$1/locked"; echo "$tr" > "$1/t_run"
     timeout -k 5 "$2" sh "$1/cmd"; r=$?
-    for p in $(ps -o pid= -s "$3"); do
-      [ "$p" = "$3" ] || [ "$p" = $$ ] || [ "$p" = $PPID ] || kill -KILL "$p" 2>/dev/null
-    done
-    date +%s.%N > "$1/t_end"; exit $r'"'"' gpuorch-locked "$d" "$t" $$ > "$d/stdout" 2> "$d/stderr"
+    sweep "$3" "$3 $$ $PPID"
+    date +%s.%N > "$1/t_end"; exit $r'"'"' gpuorch-locked "$d" "$t" $$ "$sw" > "$d/stdout" 2> "$d/stderr"
   rc=$?
   if [ ! -s "$d/locked" ] && [ "$rc" = 75 ]; then rc=lock-timeout; fi
   start=; [ ! -s "$d/locked" ] || read -r start < "$d/locked"
@@ -182,9 +203,7 @@ if [ -s "$d/t_end" ]; then swept=1; else date +%s.%N > "$d/t_end"; fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
   if [ -n "$start" ] && [ $(( $(date +%s) - start )) -ge "$t" ]; then rc=timeout; fi
 fi
-[ -n "$swept" ] || for p in $(ps -o pid= -s $$); do
-  [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null
-done
+[ -n "$swept" ] || { eval "$sw"; sweep $$ $$; }
 echo "$rc" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
 if [ -n "$wake" ] && [ -p "$wake" ]; then { echo e >&7; } 7<>"$wake" 2>/dev/null; fi
 '
@@ -197,7 +216,7 @@ spawn() {
 	printf '%s\n' "$5" >"$1/cmd" || return 1
 	EVT=$(date +%s.%N)
 	echo "${EVT%.*}" >"$1/queued"
-	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" "${6:-}" \
+	setsid -w sh -c "$WRAPPER" gpuorch-item "$1" "$2" "$3" "$4" "$SRC" "${6:-}" "$SWEEP" \
 		</dev/null >/dev/null 2>&1 7>&- 8>&- 9>&- &
 	SPAWNED=$!
 	# started means its session exists: wait (bounded, about 10 s) for the

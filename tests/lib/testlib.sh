@@ -355,6 +355,26 @@ wait_for() {
 	done
 }
 
+# kill_session SID: SIGKILL every live process of session SID, as a reboot
+# would, and again until none is left (at most 100 rounds; 1 when some
+# remain). One pass is not enough: ps reads /proc, then kill kills, and a
+# process that forks between the two leaves a child it never saw, which
+# lives on. Zombies are not counted: they are dead, only not yet reaped by a
+# parent outside the session (pkill would match them forever).
+kill_session() {
+	_ks=0
+	while :; do
+		_kp=$(ps -eo pid=,sid=,stat= | awk -v s="$1" '$2 == s && $3 !~ /^Z/ {print $1}')
+		[ -n "$_kp" ] || return 0
+		if [ $_ks -ge 100 ]; then
+			echo "kill_session: session $1 still has processes after 100 rounds: $_kp" >&2
+			return 1
+		fi
+		kill -KILL $_kp 2>/dev/null
+		_ks=$((_ks + 1))
+	done
+}
+
 test_is_root() {
 	[ "$(id -u)" = 0 ]
 }
