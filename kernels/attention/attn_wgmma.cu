@@ -110,7 +110,9 @@
  *   -DFA_CARRY=0|1|2 (D=128's pipelined loop carried across the persistent grid's tiles, Q in per-warpgroup
  *   halves; 1, the default since 2026-11-26 (H100: -1.9 % non-causal, causal within its spread); 0: each
  *   tile's loop alone; 2 builds only its Q halves and producer order, to tell the parts apart),
- *   -DFA_QSHFL=0|1 (with FA_CARRY: the Q half's index through a shuffle, the default).
+ *   -DFA_QSHFL=0|1 (with FA_CARRY: the Q half's index through a shuffle, the default),
+ *   -DFA_QAU=0|1|2 (Q's address from that index through a shuffle too, so its descriptors are uniform:
+ *   1, the default, at D=128 only; 2 at every D, slower at D=64).
  */
 #include "attn_common.cuh"
 #include "../harness/harness.h"
@@ -325,6 +327,16 @@ static_assert(FA_CARRY == 0 || FA_CARRY == 1 || FA_CARRY == 2, "FA_CARRY must be
 #ifndef FA_QSHFL
 #define FA_QSHFL 1
 #endif
+/* FA_QAU: the consumer's Q address (sQ + c * 8 KB) from c through __shfl_sync too, so that ptxas can
+ * keep Q's wgmma descriptors on the uniform datapath as it does K's and V's (0: from the plain c, whose
+ * descriptors it builds in vector registers and moves over with R2UR). 1, the default: D=128 only;
+ * 2: every D. H200 (2026-11-27, 3 interleaved rounds, docs/kernels.md): D=128's R2UR 59 -> 11, its
+ * code 3304 -> 3224 instructions, B4 H16 S4096 non-causal -0.9..-1.8 %, causal the same; at D=64 fewer
+ * instructions too (2168 -> 2144) but +0.5..+4 % slower (S512 both masks, S4096), so 1 leaves D=64 alone */
+#ifndef FA_QAU
+#define FA_QAU 1
+#endif
+static_assert(FA_QAU == 0 || FA_QAU == 1 || FA_QAU == 2, "FA_QAU must be 0, 1 or 2");
 /* FA_SMXORD: the pipelined loop's softmax stays before its wait for P_{j-1}·V_{j-1}. ncu's warp samples
  * of D=128 (H200, 2026-11-26: B4 H16 S4096, non-causal) showed ptxas hoisting that wait_group 0
  * (WARPGROUP.DEPBAR.LE gsb0, 0x0) above the whole softmax -- 10 % of all samples stalled there -- so the
@@ -932,6 +944,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 	else
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
 	const int c = wg - 1, w = tid / 32, l = tid % 32;
+	const int cu = (FA_QAU == 2 || (FA_QAU == 1 && D == 128)) ? __shfl_sync(0xffffffffu, c, 0) : c;   /* FA_QAU */
 	int it = 0;
 	if constexpr (C::XT) {
 		/* FA_CARRY: one pipeline across the CTA's tiles (see FA_CARRY at the top). This warpgroup's Q is
@@ -939,7 +952,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		 * takes one too on the persistent grid (launched with a CTA per tile, nothing changes there:
 		 * the last P·V goes without a turn and the last warpgroup keeps its last hand-over) */
 		const bool persist = (int)gridDim.x < tiles;
-		const unsigned char *qa = sQ + c * 64 * 128;
+		const unsigned char *qa = sQ + cu * 64 * 128;
 		const int cq = FA_QSHFL ? __shfl_sync(0xffffffffu, c, 0) : c;   /* this warpgroup's Q half */
 		auto read_tslot = [&]() {
 			int v;
@@ -1095,7 +1108,7 @@ attn_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ, const __grid_constant
 		const int qblk = causal ? nblk - 1 - t % nblk : t % nblk;
 		const int bh = t / nblk, m0 = qblk * BM;
 		const int row0 = m0 + c * 64 + 16 * w + l / 4, row1 = row0 + 8;
-		const unsigned char *qa = sQ + qb * C::Q_BYTES + c * 64 * 128;
+		const unsigned char *qa = sQ + qb * C::Q_BYTES + cu * 64 * 128;
 		int ntiles = (S + BN - 1) / BN;
 		if (causal)
 			ntiles = min(ntiles, (m0 + BM - 1) / BN + 1);
@@ -1386,6 +1399,7 @@ static int config_init()
 	hx_config_int("PTURNS", FA_PTURNS);
 	hx_config_int("QKZ", FA_QKZ);
 	hx_config_int("DESCADD", FA_DESCADD);
+	hx_config_int("QAU", FA_QAU);
 	if (FA_EXH)
 		hx_config_int("EXH", FA_EXH);
 	if (FA_OTMA)
