@@ -67,21 +67,29 @@ test_expect_success 'a poll of a running step answers "running" within its wait'
 '
 
 test_expect_success 'a hanging step is killed at its timeout with no surviving process' '
+	# the step itself waits until its six marked processes run (the sh -c
+	# names the sleeper too), stamps hang-up, and goes on with a seventh: a
+	# wait from the test side could outlast the 3-s timeout on a loaded
+	# machine. How long it ran is read on the host (t_run, t_end), not
+	# through two SSH connections
 	cat >"$TRASH/hang.sh" <<-EOS &&
 	"$SLEEPER" 300 &
 	( "$SLEEPER" 301 & "$SLEEPER" 302 ) &
 	( trap "" TERM; exec "$SLEEPER" 303 ) &
 	sh -c "\"$SLEEPER\" 304 & wait" &
+	n=0
+	while [ \$(pgrep -f "$MARK" | wc -l) -lt 6 ] && [ \$n -lt 1000 ]; do sleep 0.01; n=\$((n + 1)); done
+	touch "$TRASH/hang-up"
 	"$SLEEPER" 305
 	EOS
-	start=$(test_now_ms) &&
-	sshd_sshtool a step-start "$W/hang" "sh \"$TRASH/hang.sh\"" 2 &&
-	wait_for 5 "test \$(pgrep -f $MARK | wc -l) -ge 6" &&
-	sshd_sshtool a step-poll "$W/hang" 20000 >st &&
-	elapsed=$(test_elapsed_ms $start) &&
-	echo "ended after $elapsed ms" &&
+	sshd_sshtool a step-start "$W/hang" "sh \"$TRASH/hang.sh\"" 3 &&
+	sshd_sshtool a step-poll "$W/hang" 30000 >st &&
 	echo timeout >expect && test_cmp expect st &&
-	test $elapsed -ge 2000 && test $elapsed -lt 12000 &&
+	test -e "$TRASH/hang-up" &&
+	read run <"$W/hang/t_run" && read end <"$W/hang/t_end" &&
+	echo "ran $run .. $end" &&
+	# killed at its 3 s, not at the 5 s of timeout -k after it
+	awk -v a="$run" -v b="$end" "BEGIN { exit !(b - a >= 3 && b - a < 7) }" &&
 	echo timeout >expect && test_cmp expect "$W/hang/rc" &&
 	pgrep -af "$MARK" || true &&
 	! survivors
