@@ -34,9 +34,10 @@ keepers() {
 sockets() {
 	ls "$MUX"/*.sock 2>/dev/null | wc -l | tr -d ' '
 }
-# run NAME HOSTS: gpuorch run of cpu1 into NAME (at most 60 s)
+# run NAME HOSTS: gpuorch run of cpu1 into NAME (at most 300 s: a fresh run
+# under ASan on a loaded 2-CPU machine has taken over 60)
 run() {
-	(cd proj && timeout 60 "$GPUORCH" run experiments/cpu1.json --hosts "../$2" --plain --reconnect-timeout 3) >"$1" 2>&1
+	(cd proj && timeout 300 "$GPUORCH" run experiments/cpu1.json --hosts "../$2" --plain --reconnect-timeout 3) >"$1" 2>&1
 }
 
 test_expect_success 'setup: a project with one CPU program, hosts with and without persist_s' '
@@ -133,7 +134,7 @@ test_expect_success 'a keeper made for identity A is not used with identity B; B
 	D=$(sshd_var a DIR) &&
 	ssh-keygen -q -t ed25519 -N "" -C keyB -f "$TRASH/id_b" &&
 	cat "$TRASH/id_b.pub" >>"$D/authorized_keys" &&
-	sed -e "s|$(sshd_var a IDENTITY)|$TRASH/id_b|" -e "s|\"persist_s\": 600|\"persist_s\": 3|" \
+	sed -e "s|$(sshd_var a IDENTITY)|$TRASH/id_b|" -e "s|\"persist_s\": 600|\"persist_s\": 15|" \
 		hosts.json >hb.json &&
 	grep -q id_b hb.json &&
 	fpb=$(ssh-keygen -lf "$TRASH/id_b.pub" | cut -d" " -f2) &&
@@ -146,10 +147,10 @@ test_expect_success 'a keeper made for identity A is not used with identity B; B
 	tail -n 20 "$(sshd_var a LOG)" | grep "Accepted publickey" | grep -q "$fpb" &&
 	test "$(sockets)" = 2 &&
 	test "$(keepers)" = 2 &&
-	wait_for 20 "test \"\$(sockets)\" = 1" &&
-	wait_for 5 "test \"\$(keepers)\" = 1" &&
+	wait_for 60 "test \"\$(sockets)\" = 1" &&
+	wait_for 30 "test \"\$(keepers)\" = 1" &&
 	cat "$MUX"/*.log >klog &&
-	test_grep "unused for 3 s: leaving" klog
+	test_grep "unused for 15 s: leaving" klog
 '
 
 test_expect_success 'a keeper killed (its socket left behind): the next run connects and starts a new one' '
@@ -209,7 +210,7 @@ test_expect_success 'a keeper that does not answer (stopped): the run connects t
 	! grep "kept session" r15 &&
 	test_grep "PASS" r15 &&
 	echo "run beside a stopped keeper: $((t1 - t0)) ms" &&
-	test $((t1 - t0)) -lt 30000 &&
+	test $((t1 - t0)) -lt 90000 &&
 	run r16 hosts.json &&
 	test_grep "kept session" r16
 '
