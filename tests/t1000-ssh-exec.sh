@@ -107,7 +107,7 @@ while time.time() - t < 20:
 " >silent.port &
 		pid=$! &&
 		test_when_finished "kill $pid" &&
-		wait_for 5 "test -s silent.port" &&
+		wait_for 30 "test -s silent.port" &&
 		port=$(cat silent.port) &&
 		start=$(test_now_ms) &&
 		test_expect_code 20 "$SSHTOOL" --label mute --port $port --connect-timeout-ms 1500 \

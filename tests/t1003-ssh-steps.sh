@@ -129,7 +129,7 @@ test_expect_success 'a step survives sshd dying; the poll after a restart has it
 
 test_expect_success 'step-kill ends every process of the step' '
 	sshd_sshtool a step-start "$W/s6" "\"$SLEEPER\" 310 & (trap \"\" TERM; exec \"$SLEEPER\" 311) & \"$SLEEPER\" 312" 60 &&
-	wait_for 5 "test \$(pgrep -f $MARK | wc -l) -ge 3" &&
+	wait_for 30 "test \$(pgrep -f $MARK | wc -l) -ge 3" &&
 	sshd_sshtool a step-kill "$W/s6" &&
 	! survivors &&
 	sshd_sshtool a step-poll "$W/s6" 5000 >st &&
@@ -141,7 +141,7 @@ test_expect_success 'a step whose wrapper was killed (a reboot) is "vanished"' '
 	sshd_sshtool a step-start "$W/s7" "\"$SLEEPER\" 320" 60 &&
 	sid=$(cat "$W/s7/pgid") &&
 	kill_session "$sid" &&
-	wait_for 5 "! survivors" &&
+	wait_for 30 "! survivors" &&
 	sshd_sshtool a step-poll "$W/s7" 1000 >st &&
 	echo vanished >expect && test_cmp expect st
 '

@@ -216,7 +216,7 @@ test_expect_success 'what a step leaves behind, forking as the step ends, is kil
 	events "$R" &&
 	test_grep "^step_end plain exited 0" "$R/events" &&
 	test_grep "^step_end locked exited 0" "$R/events" &&
-	wait_for 3 "! survivors"
+	wait_for 20 "! survivors"
 '
 
 test_expect_success 'the GPU lock serialises two runners'"'"' GPU steps' '
@@ -270,9 +270,9 @@ test_expect_success 'a second start attaches; a runner SIGKILLed mid-step is res
 	test_grep "^started " out1 &&
 	runner start "$R" >out2 &&
 	echo "running $(runner_pid "$R")" >expect && test_cmp expect out2 &&
-	wait_for 5 "grep -q step_started \"$R/journal\"" &&
+	wait_for 30 "grep -q step_started \"$R/journal\"" &&
 	kill -KILL "$(runner_pid "$R")" &&
-	wait_for 5 "flock -n \"$R/runner.lock\" true" &&
+	wait_for 30 "flock -n \"$R/runner.lock\" true" &&
 	events "$R" &&
 	test_grep "^step_started first" "$R/events" &&
 	grep -v "^offset " "$R/events" | tail -n 1 >last-event &&
@@ -312,7 +312,7 @@ test_expect_success 'a runner killed with runner.sh kill leaves a journal that s
 	pstep "$R" long 60 "" 0 "" "$SLEEPER 40 & $SLEEPER 41" &&
 	pstep "$R" never 60 "" 0 "" "echo must-not-run >>$TRASH/killed-ran" &&
 	runner start "$R" &&
-	wait_for 5 "test \$(pgrep -f $MARK | wc -l) -ge 2" &&
+	wait_for 30 "test \$(pgrep -f $MARK | wc -l) -ge 2" &&
 	runner kill "$R" >out &&
 	echo killed >expect && test_cmp expect out &&
 	! survivors &&
@@ -329,9 +329,9 @@ test_expect_success 'the runner and its step gone (a reboot): the step is report
 	pstep "$R" victim 60 "" 0 "" "$SLEEPER 40" &&
 	pstep "$R" next 60 "" 0 "" "echo next" &&
 	runner start "$R" &&
-	wait_for 5 "test -s \"$R/victim/pgid\" && pgrep -f \"$SLEEPER 40\" >/dev/null" &&
+	wait_for 30 "test -s \"$R/victim/pgid\" && pgrep -f \"$SLEEPER 40\" >/dev/null" &&
 	kill -KILL "$(runner_pid "$R")" "$(cat "$R/victim/pgid")" $(pgrep -f "$MARK") &&
-	wait_for 5 "! survivors" &&
+	wait_for 30 "! survivors" &&
 	runner start "$R" &&
 	done_within 30 "$R" &&
 	events "$R" &&

@@ -231,7 +231,7 @@ test_expect_success 'a host that lost what the controller sent it (blobs and con
 '
 
 test_expect_success 'execd_idle_s 0: every command through the login shell again' '
-	sed "s|\"connect_timeout_s\": 5|\"connect_timeout_s\": 5, \"execd_idle_s\": 0|" hosts.json >h0.json &&
+	sed "s|\"connect_timeout_s\": 20|\"connect_timeout_s\": 20, \"execd_idle_s\": 0|" hosts.json >h0.json &&
 	grep -q "\"execd_idle_s\": 0" h0.json &&
 	n=$(shells) &&
 	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../h0.json --plain) >run3 2>&1 &&
@@ -255,7 +255,7 @@ test_expect_success 'an sshd that forwards no Unix sockets: runs pass the ordina
 test_expect_success 'an execd killed between runs: the next run starts it again' '
 	W=$(sshd_var a WORKDIR) &&
 	pkill -f "$W/execd/gpuorch-execd" &&
-	wait_for 5 "! pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&
+	wait_for 30 "! pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&
 	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run6 2>&1 &&
 	! grep "through the host.s execd" run6 &&
 	wait_for 10 "pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&

@@ -51,7 +51,7 @@ test_expect_success 'setup: a project with one CPU program, hosts with and witho
 	JSON
 	sshd_start a &&
 	sshd_write_hosts_json plain.json a &&
-	sed "s|\"connect_timeout_s\": 5|\"connect_timeout_s\": 5, \"persist_s\": 600|" plain.json >hosts.json &&
+	sed "s|\"connect_timeout_s\": 20|\"connect_timeout_s\": 20, \"persist_s\": 600|" plain.json >hosts.json &&
 	grep -q "\"persist_s\": 600" hosts.json
 '
 
@@ -155,7 +155,7 @@ test_expect_success 'a keeper made for identity A is not used with identity B; B
 
 test_expect_success 'a keeper killed (its socket left behind): the next run connects and starts a new one' '
 	pkill -KILL -f "$KEEPER" &&
-	wait_for 5 "test \"\$(keepers)\" = 0" &&
+	wait_for 30 "test \"\$(keepers)\" = 0" &&
 	test "$(sockets)" = 1 &&
 	n=$(accepted a) &&
 	run r8 hosts.json &&
@@ -220,7 +220,7 @@ test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its s
 	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
 	cat out &&
 	test_grep "^a  session keeper stopped" out &&
-	wait_for 5 "test \"\$(keepers)\" = 0" &&
+	wait_for 30 "test \"\$(keepers)\" = 0" &&
 	test "$(sockets)" = 0 &&
 	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
 	test_grep "no session keeper is running" out
@@ -251,7 +251,7 @@ test_expect_success 'through a keeper, an exec channel and SFTP open the connect
 	test_grep "^plain$" out &&
 	test "$(accepted a)" = $((n + 2)) &&
 	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-	wait_for 5 "test \"\$(keepers)\" = 0"
+	wait_for 30 "test \"\$(keepers)\" = 0"
 '
 
 test_expect_success 'a keeper killed in the middle of a command: the command fails at once, naming the host and the keeper; the next one connects' '
@@ -274,7 +274,7 @@ test_expect_success 'a keeper killed in the middle of a command: the command fai
 	test_grep "^again$" out &&
 	! grep "via keeper" err &&
 	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-	wait_for 5 "test \"\$(keepers)\" = 0"
+	wait_for 30 "test \"\$(keepers)\" = 0"
 '
 
 if [ "${GPUORCH_NO_VALGRIND:-0}" = 1 ] || ! command -v valgrind >/dev/null 2>&1; then
@@ -285,7 +285,7 @@ else
 		test "$(keepers)" = 1 &&
 		S=$(ls "$MUX"/*.sock) &&
 		"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-		wait_for 5 "test \"\$(keepers)\" = 0" &&
+		wait_for 30 "test \"\$(keepers)\" = 0" &&
 		valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
 			--errors-for-leak-kinds=definite,indirect --log-file="$TRASH/vgk.%p" \
 			"$SRCDIR/build/gpuorch" __ssh-keeper "$S" a 127.0.0.1 "$(sshd_var a PORT)" "$(id -un)" \

@@ -16,6 +16,9 @@ SMI=$TRASH/smi
 GATE=$TRASH/smi-go
 CALLS=$TRASH/smi-calls
 NCU_GATE=$TRASH/ncu-go
+# a fake tool waits on its gate (up to 300 s, for a loaded machine): a test
+# that fails before opening one must not leave it waiting
+test_at_exit "touch '$GATE' '$NCU_GATE'"
 # the driver's /proc files as the host's probe reads them (GPUORCH_NVPROC):
 # absent unless a test writes them (fake_nvproc MODEL [UUID])
 NVPROC=$TRASH/nvproc
@@ -78,7 +81,7 @@ test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU expe
 	#!/bin/sh
 	echo "called \$\$ nice \$(ps -o ni= -p \$\$ | tr -d " ")" >>"$CALLS"
 	i=0
-	while [ ! -f "$GATE" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
+	while [ ! -f "$GATE" ] && [ \$i -lt 6000 ]; do sleep 0.05; i=\$((i + 1)); done
 	echo "NVIDIA H100 80GB HBM3, GPU-00000000-0000-0000-0000-fa4e00000001, 9.0, 580.159.04, 1980, 1980, 2619, 81559"
 	EOF
 	chmod +x "$SMI/nvidia-smi" &&
@@ -86,7 +89,7 @@ test_expect_success 'setup: a host whose nvidia-smi waits for a gate; a CPU expe
 	#!/bin/sh
 	echo "nice \$(ps -o ni= -p \$\$ | tr -d " ")" >>"$TRASH/ncu-calls"
 	i=0
-	while [ ! -f "$NCU_GATE" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
+	while [ ! -f "$NCU_GATE" ] && [ \$i -lt 6000 ]; do sleep 0.05; i=\$((i + 1)); done
 	echo "NVIDIA (R) Nsight Compute Command Line Profiler"
 	echo "Version 2025.3.1.0 (build 36398880) (public-release)"
 	EOF

@@ -95,7 +95,7 @@ test_expect_success 'a run starts the stopped instance, runs, stops it; the cost
 
 test_expect_success 'an instance that was already running is used and kept (after_run default keep), not costed' '
 	echo PROVISIONING >"$FAKECLOUD_DIR/state" && echo 0 >"$FAKECLOUD_DIR/pending" &&
-	FAKECLOUD_DIR=$FAKECLOUD_DIR "$FAKECLOUD" status && wait_for 10 "cloud_reachable box" &&
+	FAKECLOUD_DIR=$FAKECLOUD_DIR "$FAKECLOUD" status && wait_for 60 "cloud_reachable box" &&
 	: >"$FAKECLOUD_DIR/calls" &&
 	(cd proj && "$GPUORCH" run experiments/quick.json --hosts ../hosts.json --plain) >keep.out 2>&1 &&
 	run=$(last_run_dir) &&

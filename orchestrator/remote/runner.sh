@@ -120,10 +120,16 @@ kill_item() {
 	[ -n "$_p" ] && kill -TERM $_p 2>/dev/null
 	_ki=0
 	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
-	_p=$(members "$_sid" 1)
-	[ -n "$_p" ] && kill -KILL $_p 2>/dev/null
+	# KILL, listed again each round: a process that forked as it was
+	# listed has a child the listing missed
 	_ki=0
-	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
+	_p=$(members "$_sid" 1)
+	while [ -n "$_p" ] && [ $_ki -lt 30 ]; do
+		kill -KILL $_p 2>/dev/null
+		sleep 0.1
+		_ki=$((_ki + 1))
+		_p=$(members "$_sid" 1)
+	done
 	[ -f "$1/rc" ] || { echo 137 >"$1/rc.tmp" && mv -f "$1/rc.tmp" "$1/rc"; }
 }
 

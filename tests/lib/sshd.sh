@@ -241,14 +241,26 @@ sshd_kill() {
 	_pid=$(sshd_var "$1" PID)
 	[ -n "$_pid" ] || return 0
 	# the per-connection sshd processes are the listener's children (and
-	# theirs); the user's shells are not sshd and are left running
+	# theirs: "sshd", or "sshd-session" and "sshd-auth" from OpenSSH 9.8 on);
+	# the user's shells are not sshd and are left running. The listener is
+	# stopped first, so that it accepts and forks nothing between the
+	# listing and the kill (a connection child made then would live on)
+	kill -STOP "$_pid" 2>/dev/null
+	_i=0
+	while [ $_i -lt 50 ]; do
+		case $(ps -o stat= -p "$_pid" 2>/dev/null) in
+		T* | Z* | "") break ;;
+		esac
+		sleep 0.02
+		_i=$((_i + 1))
+	done
 	_kids=$(ps -eo pid=,ppid=,comm= | awk -v p="$_pid" '
 		{ pp[$1] = $2; c[$1] = $3 }
 		END {
 			for (i in pp) {
 				j = i; n = 0
 				while (j != "" && j != 1 && n < 10) {
-					if (pp[j] == p && c[i] == "sshd") { print i; break }
+					if (pp[j] == p && c[i] ~ /^sshd(-session|-auth)?$/) { print i; break }
 					j = pp[j]; n++
 				}
 			}
@@ -320,7 +332,7 @@ sshd_write_hosts_json() {
 				"$_sep" "$_n" "$(sshd_var "$_n" PORT)" "$(id -un)"
 			printf '   "identity": "%s", "known_hosts": "%s",\n' \
 				"$(sshd_var "$_n" IDENTITY)" "$(sshd_var "$_n" KNOWN_HOSTS)"
-			printf '   "workdir": "%s", "connect_timeout_s": 5}' "$(sshd_var "$_n" WORKDIR)"
+			printf '   "workdir": "%s", "connect_timeout_s": 20}' "$(sshd_var "$_n" WORKDIR)"
 			_sep=",
 "
 		done
