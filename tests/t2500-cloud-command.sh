@@ -85,7 +85,7 @@ test_expect_success 'a CLI that hangs is killed at timeout_s, with its children'
 	test_expect_code 3 "$GPUORCH" hosts up --hosts hang.json 2>hang.err &&
 	test $(( $(test_now_ms) - t0 )) -lt 20000 &&
 	grep "did not finish within 2 s and was killed; raise the instance.s \"timeout_s\"" hang.err &&
-	! pgrep -f "sleep 1000" -P 1 >/dev/null
+	wait_for 30 "! pgrep -f \"$FAKECLOUD_DIR/hang-sleep\" >/dev/null"
 '
 
 test_expect_success 'a status the provider cannot read is an error naming the text' '
