@@ -10,13 +10,14 @@ test_description='gpuorch hosts clean: what no run used for DAYS goes (runs, sou
 run_requires_sshd_nvcc 'hosts clean tests'
 
 # two programs of one source each (other.c: cputimer.c with a comment), both run
+# spec SLEEP [MORE_PARAMS]: c.json, whose steps sleep SLEEP seconds first
 spec() {
 	cat >proj/experiments/c.json <<-JSON
 	{"schema": 1, "name": "c", "phase": "clean test",
 	 "sources": ["cpu/cputimer.c", "cpu/other.c"], "targets": {"H100": "sm_90a"},
 	 "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false},
 	              "other": {"sources": ["cpu/other.c"], "needs_gpu": false}},
-	 "problems": [{"name": "p", "params": {"work": 1000, "sleep": $1}}],
+	 "problems": [{"name": "p", "params": {"work": 1000, "sleep": $1${2:-}}}],
 	 "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 60},
 	           {"kind": "correctness", "program": "other", "timeout_s": 60}]}
 	JSON
@@ -75,7 +76,11 @@ test_expect_success 'a run after the clean ships nothing and rebuilds nothing' '
 
 test_expect_success 'a live run keeps its sources and its run directory, however old they look' '
 	W=$(cat wdir) &&
-	echo "/* again */" >>proj/cpu/other.c && spec 6 && (cd proj && git commit -qam live) &&
+	# its first step waits (120 s at most) until the test has looked: it
+	# meets the test in $TRASH/live, which the test enters at the end
+	mkdir -p "$TRASH/live" &&
+	echo "/* again */" >>proj/cpu/other.c && spec 0 ", \"meet\": \"$TRASH/live\", \"meet-n\": 2" &&
+	(cd proj && git commit -qam live) &&
 	{ (cd proj && exec "$GPUORCH" run experiments/c.json --hosts ../hosts.json >../live.out 2>&1) & } &&
 	pid=$! &&
 	wait_for 60 "grep -q \"^run \" live.out" &&
@@ -87,6 +92,7 @@ test_expect_success 'a live run keeps its sources and its run directory, however
 	grep "kept the sources of a live run" live-clean.out &&
 	grep ": 2 runs, 1 source tree, " live-clean.out &&
 	test "$(count runs)" = 1 && test "$(count content)" = 1 && test -d $W/runs/$id &&
+	touch "$TRASH/live/the-test" &&
 	wait $pid && grep "passed" live.out
 '
 
