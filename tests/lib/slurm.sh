@@ -121,18 +121,18 @@ slurm_port_free_() {
 		grep -q "$_hex"
 }
 
-# slurm_free_port_: prints a free pseudo-random port from 20000 up to the
+# slurm_free_port_: prints a free pseudo-random port from 27000 (below it: sshd.sh's) up to the
 # kernel's ephemeral range (ip_local_port_range, usually from 32768): a port
 # in that range can be taken by any outgoing connection between the check
 # and the daemon's bind (it happened: "Address already in use" under load)
 slurm_free_port_() {
 	_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
 	case $_lo in ''|*[!0-9]*) _lo=32768 ;; esac
-	[ "$_lo" -gt 21000 ] || _lo=60000
+	[ "$_lo" -gt 28000 ] || _lo=60000
 	_i=0
 	while [ $_i -lt 50 ]; do
 		_p=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-		_p=$((20000 + _p % (_lo - 20000)))
+		_p=$((27000 + _p % (_lo - 27000)))   # sshd.sh takes 20000..26999
 		if slurm_port_free_ "$_p"; then
 			echo "$_p"
 			return 0

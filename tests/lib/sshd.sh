@@ -190,14 +190,17 @@ sshd_start() {
 	_first=${SSHD_TRY_PORTS:-}
 	while [ $_try -lt 30 ]; do
 		# the ports of $SSHD_TRY_PORTS first (tests of this library), then
-		# a pseudo-random port in 20000..59999 (no $RANDOM in POSIX sh)
+		# a pseudo-random port in 20000..26999 (no $RANDOM in POSIX sh):
+		# below the kernel's ephemeral ports (32768.. here), which a client
+		# connection could hold when sshd_restart wants its port back, and
+		# apart from slurm.sh's 27000.. (tests/lib/slurm.sh)
 		if [ -n "$_first" ]; then
 			_port=${_first%% *}
 			_first=${_first#"$_port"}
 			_first=${_first# }
 		else
 			_port=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-			_port=$((20000 + _port % 40000))
+			_port=$((20000 + _port % 7000))
 		fi
 		if sshd_launch_ "$_name" "$_port"; then
 			break
