@@ -49,6 +49,10 @@
 #ifndef BW_BN
 #define BW_BN 256
 #endif
+#ifndef BW_DESCU /* 1: the consumer index through __shfl_sync (A's address warp-uniform, its descriptors on the
+                    * uniform datapath) and each K step's descriptors as the first plus an offset (desc_add) */
+#define BW_DESCU 0
+#endif
 #ifndef BW_STAGES
 #define BW_STAGES (BW_BN == 256 ? 3 : 4)
 #endif
@@ -162,6 +166,7 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 		const int c = wg - 1, w = tid / 32, l = tid % 32;
+		const int cu = BW_DESCU ? __shfl_sync(0xffffffffu, c, 0) : c;   /* BW_DESCU */
 		unsigned char *cb = smem + (size_t)STAGES * STAGE_BYTES + (size_t)c * C_BYTES;
 		float d[BN / 2];
 		int it = 0, g = 0;
@@ -183,12 +188,14 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 			for (int kt = 0; kt < nk; kt++, it++) {
 				const int s = it % STAGES;
 				mbar_wait(&full[s], (unsigned)(it / STAGES) & 1u);
-				const unsigned char *sa = smem + (size_t)s * STAGE_BYTES + c * 64 * 128;
+				const unsigned char *sa = smem + (size_t)s * STAGE_BYTES + cu * 64 * 128;
 				const unsigned char *sb = smem + (size_t)s * STAGE_BYTES + A_BYTES;
 				wgmma_fence();
+				const uint64_t da0 = desc_sw128(sa, 1), db0 = desc_sw128(sb, 1);
 #pragma unroll
 				for (int kk = 0; kk < BK / 16; kk++)
-					acc_t<BN>::mma(d, desc_sw128(sa + kk * 32, 1), desc_sw128(sb + kk * 32, 1));
+					acc_t<BN>::mma(d, BW_DESCU ? desc_add(da0, kk * 32) : desc_sw128(sa + kk * 32, 1),
+						       BW_DESCU ? desc_add(db0, kk * 32) : desc_sw128(sb + kk * 32, 1));
 				wgmma_commit();
 				wgmma_wait<1>();
 				if (kt > 0 && l == 0) /* the previous K step's wgmmas are done: its stage may be refilled */

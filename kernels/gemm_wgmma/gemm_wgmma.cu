@@ -45,6 +45,10 @@
 #ifndef GW_BN
 #define GW_BN 256
 #endif
+#ifndef GW_DESCU /* 1: the consumer index through __shfl_sync (A's address warp-uniform, its descriptors on the
+                    * uniform datapath) and each K step's descriptors as the first plus an offset (desc_add) */
+#define GW_DESCU 0
+#endif
 #ifndef GW_GROUP_M
 #define GW_GROUP_M 8
 #endif
@@ -131,6 +135,7 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
 		const int c = wg - 1, w = tid / 32, l = tid % 32;
+		const int cu = GW_DESCU ? __shfl_sync(0xffffffffu, c, 0) : c;   /* GW_DESCU */
 		float d[BN / 2];
 		int it = 0;
 		for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -142,12 +147,14 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 			for (int kt = 0; kt < nk; kt++, it++) {
 				const int s = it % STAGES;
 				mbar_wait(&full[s], (unsigned)(it / STAGES) & 1u);
-				const unsigned char *sa = smem + (size_t)s * STAGE_BYTES + c * 64 * 128;
+				const unsigned char *sa = smem + (size_t)s * STAGE_BYTES + cu * 64 * 128;
 				const unsigned char *sb = smem + (size_t)s * STAGE_BYTES + A_BYTES;
 				wgmma_fence();
+				const uint64_t da0 = desc_sw128(sa, 1), db0 = desc_sw128(sb, GW_PLANT_BUG ? 0 : 1);
 #pragma unroll
 				for (int kk = 0; kk < BK / 16; kk++)
-					acc_t<BN>::mma(d, desc_sw128(sa + kk * 32, 1), desc_sw128(sb + kk * 32, GW_PLANT_BUG ? 0 : 1));
+					acc_t<BN>::mma(d, GW_DESCU ? desc_add(da0, kk * 32) : desc_sw128(sa + kk * 32, 1),
+						       GW_DESCU ? desc_add(db0, kk * 32) : desc_sw128(sb + kk * 32, GW_PLANT_BUG ? 0 : 1));
 				wgmma_commit();
 				wgmma_wait<1>();
 				/* the previous K step's wgmmas are done: its stage may be refilled */
