@@ -50,7 +50,8 @@
 #define BW_BN 256
 #endif
 #ifndef BW_DESCU /* 1: the consumer index through __shfl_sync (A's address warp-uniform, its descriptors on the
-                    * uniform datapath) and each K step's descriptors as the first plus an offset (desc_add) */
+                    * uniform datapath) and each K step's descriptors as the first plus an offset (desc_add). H100,
+                    * 2026-11-27: no difference in two rounds (NOTES.md); 0, the default, is the kernel as before */
 #define BW_DESCU 0
 #endif
 #ifndef BW_STAGES

@@ -46,7 +46,8 @@
 #define GW_BN 256
 #endif
 #ifndef GW_DESCU /* 1: the consumer index through __shfl_sync (A's address warp-uniform, its descriptors on the
-                    * uniform datapath) and each K step's descriptors as the first plus an offset (desc_add) */
+                    * uniform datapath) and each K step's descriptors as the first plus an offset (desc_add). H100,
+                    * 2026-11-27: no difference in two rounds (NOTES.md); 0, the default, is the kernel as before */
 #define GW_DESCU 0
 #endif
 #ifndef GW_GROUP_M
