@@ -134,7 +134,7 @@ test_expect_success 'preset gcloud: the gcloud argument vectors (a stand-in gclo
 	cat >gc.json <<-EOT &&
 	{"hosts": [{"name": "box", "address": "127.0.0.1", "port": $(sshd_var box PORT),
 	  "identity": "$(sshd_var box IDENTITY)", "known_hosts": "$(sshd_var box KNOWN_HOSTS)",
-	  "workdir": "$(sshd_var box WORKDIR)", "connect_timeout_s": 2,
+	  "workdir": "$(sshd_var box WORKDIR)", "connect_timeout_s": 15,
 	  "instance": {"provider": "gcloud", "instance": "l4-box", "zone": "us-central1-a",
 	               "project": "proj-1", "poll_s": 0.2, "retries": 0, "price_per_hour": 0.85}}]}
 	EOT

@@ -28,7 +28,7 @@ aws_hosts() {
 	cat >"$1" <<EOT
 {"hosts": [{"name": "e", "address": "127.0.0.1", "port": $(sshd_var e PORT),
   "identity": "$(sshd_var e IDENTITY)", "known_hosts": "$(sshd_var e KNOWN_HOSTS)",
-  "workdir": "$(sshd_var e WORKDIR)", "connect_timeout_s": 2,
+  "workdir": "$(sshd_var e WORKDIR)", "connect_timeout_s": 15,
   "instance": {"provider": "aws", "instance_id": "${2:-i-0a1}", "region": "us-east-1",
                "endpoint": "http://127.0.0.1:$ec2port/", "price_per_hour": 0.8048,
                "poll_s": 0.2, "retries": 0, "idle_stop_min": 0.5$3}}]}

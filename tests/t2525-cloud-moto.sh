@@ -45,7 +45,7 @@ hosts_json() {
 	cat >"$1" <<EOT
 {"hosts": [{"name": "e", "address": "127.0.0.1", "port": $(sshd_var e PORT),
   "identity": "$(sshd_var e IDENTITY)", "known_hosts": "$(sshd_var e KNOWN_HOSTS)",
-  "workdir": "$(sshd_var e WORKDIR)", "connect_timeout_s": 2,
+  "workdir": "$(sshd_var e WORKDIR)", "connect_timeout_s": 15,
   "instance": {"provider": "aws", "region": "us-east-1", "endpoint": "http://127.0.0.1:$MOTO_PORT/",
                "reach": "host", "price_per_hour": 0.8048, "poll_s": 0.2, "retries": 0, $2}}]}
 EOT

@@ -40,7 +40,7 @@ cloud_hosts() {
 {"hosts": [
   {"name": "$_n", "address": "127.0.0.1", "port": $(sshd_var "$_n" PORT), "user": "$(id -un)",
    "identity": "$(sshd_var "$_n" IDENTITY)", "known_hosts": "$(sshd_var "$_n" KNOWN_HOSTS)",
-   "workdir": "$(sshd_var "$_n" WORKDIR)", "connect_timeout_s": 2,
+   "workdir": "$(sshd_var "$_n" WORKDIR)", "connect_timeout_s": 15,
    "instance": {"provider": "command",
                 "start": ["$FAKECLOUD", "start"], "stop": ["$FAKECLOUD", "stop"],
                 "status": ["$FAKECLOUD", "status"], "address": ["$FAKECLOUD", "address"],
