@@ -112,7 +112,8 @@ members() {
 # Shell variables are global: each function's scratch variables have a
 # prefix of their own where it may run inside another's loop.
 # kill_item DIR: TERM the item's processes but its wrapper (so the wrapper
-# writes rc), then KILL whatever is left; rc is 137 when none was written.
+# writes rc), wait up to 3 s, then sweep whatever is left, the wrapper too;
+# rc is 137 when none was written.
 kill_item() {
 	[ -s "$1/pgid" ] || return 0
 	read -r _sid <"$1/pgid"
@@ -120,16 +121,7 @@ kill_item() {
 	[ -n "$_p" ] && kill -TERM $_p 2>/dev/null
 	_ki=0
 	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
-	# KILL, listed again each round: a process that forked as it was
-	# listed has a child the listing missed
-	_ki=0
-	_p=$(members "$_sid" 1)
-	while [ -n "$_p" ] && [ $_ki -lt 30 ]; do
-		kill -KILL $_p 2>/dev/null
-		sleep 0.1
-		_ki=$((_ki + 1))
-		_p=$(members "$_sid" 1)
-	done
+	sweep "$_sid" ""
 	[ -f "$1/rc" ] || { echo 137 >"$1/rc.tmp" && mv -f "$1/rc.tmp" "$1/rc"; }
 }
 
@@ -149,27 +141,31 @@ stale() {
 }
 
 # SWEEP defines sweep SID KEEP: SIGKILL the live processes of session SID
-# but the pids in KEEP (a space-separated list), and list again until none
-# is left (at most 50 rounds). One listing is not enough: a process that
-# forks between ps reading /proc and the kill leaves a child no one saw,
-# which would outlive its step. Zombies are dead already and are skipped.
-# Builtins but ps: one ps when nothing is left over. Defined by eval in the
-# wrapper and in its locked shell, which get it as their seventh argument.
+# but the pids in KEEP (a space-separated list), and list again, 50 ms on,
+# until none is left (at most 50 rounds, 2.5 s). One listing is not
+# enough: a process that forks between ps reading /proc and the kill
+# leaves a child no one saw, which would outlive its step. Zombies are dead
+# already and are skipped. One ps and nothing else when nothing is left
+# over. The runner (kill_item) and the wrapper and its locked shell (their
+# seventh argument) eval it: one definition for all three. Its variables
+# are _sw_*: it runs inside callers' loops.
 SWEEP='sweep() {
-  _n=0
-  while [ $_n -lt 50 ]; do
-    _k=
-    for _x in $(ps -o pid=,stat= -s "$1"); do
-      case $_x in
-      [0-9]*) _p=$_x ;;
+  _sw_n=0
+  while [ $_sw_n -lt 50 ]; do
+    _sw_k=
+    for _sw_x in $(ps -o pid=,stat= -s "$1"); do
+      case $_sw_x in
+      [0-9]*) _sw_p=$_sw_x ;;
       Z*) ;;
-      *) case " $2 " in *" $_p "*) ;; *) kill -KILL "$_p" 2>/dev/null && _k=1 ;; esac ;;
+      *) case " $2 " in *" $_sw_p "*) ;; *) kill -KILL "$_sw_p" 2>/dev/null && _sw_k=1 ;; esac ;;
       esac
     done
-    [ -n "$_k" ] || return 0
-    _n=$((_n + 1))
+    [ -n "$_sw_k" ] || return 0
+    _sw_n=$((_sw_n + 1))
+    sleep 0.05
   done
 }'
+eval "$SWEEP"
 
 # The wrapper: the item's session leader. It claims DIR by creating .launch
 # exclusively (noclobber: O_EXCL, no process; exit 3: claimed by another, a
