@@ -20,6 +20,28 @@ test_expect_success 'exec returns stdout, stderr and the exit code' '
 	test_grep "^to-err$" err
 '
 
+# After authentication sshd still has Nagle on and answers in pieces; a
+# client that waits for the last piece without acknowledging the first waits
+# for its own delayed-ACK timer (~40 ms on Linux; ssh-conn.c ssh_ack_now).
+# The command itself takes a few ms here, for an account whose login shell
+# reads no rc file (a HOME of its own: the user's own ~/.bashrc may take
+# longer than the timer).
+test_expect_success 'the first command after authentication does not wait on a delayed ACK' '
+	mkdir -p home-q &&
+	SSHD_q_EXTRA_ENV="HOME=$TRASH/home-q" && export SSHD_q_EXTRA_ENV &&
+	sshd_start q &&
+	: >times &&
+	for n in 1 2 3 4 5; do
+		sshd_sshtool q --timing exec true 2>err &&
+		sed -n "s/^sshtool: run took \([0-9]*\) ms$/\1/p" err >>times || return 1
+	done &&
+	test "$(wc -l <times)" -eq 5 &&
+	m=$(sort -n times | sed -n 3p) &&
+	echo "authentication to the end of true: $(tr "\n" " " <times)ms, median $m ms" &&
+	test "$m" -lt 30 &&
+	sshd_stop q
+'
+
 test_expect_success 'exec sends stdin and drains large stdout and stderr together' '
 	head -c 3000000 /dev/urandom | od -An -tx1 >input &&
 	sshd_sshtool a exec "cat; cat >&2 </dev/null; head -c 2000000 /dev/zero | tr \"\\0\" x >&2" \

@@ -63,6 +63,8 @@ enum go_status ssh_fail_timeout(struct ssh_conn *c, const char *what, int timeou
 				struct strbuf *err);
 /* Wait for the socket in libssh2's blocked direction; -1 past the deadline. */
 int ssh_wait_socket(struct ssh_conn *c, int64_t deadline);
+/* acknowledge what the server sent at once (before waiting on it) */
+void ssh_ack_now(int fd);
 /* One try at a channel to the Unix socket path on the host (OpenSSH's
  * "direct-streamlocal@openssh.com"): the channel, or NULL with libssh2's
  * error in *rc (LIBSSH2_ERROR_EAGAIN: wait with ssh_wait_socket and try

@@ -16,6 +16,10 @@
  *                                connection; then "sshtool: N runs, median
  *                                M ms, max X ms" on stderr (each run's wall
  *                                time, request to end)
+ *     --timing                   "sshtool: run took N ms" on stderr for each
+ *                                run (the first: from the end of
+ *                                authentication, so a stall between it and
+ *                                the first command shows)
  *   commands:
  *     check                      connect, print "fingerprint SHA256:..."
  *     exec CMD                   stdin is sent; remote stdout/stderr copied;
@@ -306,7 +310,7 @@ int main(int argc, char **argv)
 	enum go_status st;
 	int i, rc, timeout_ms = 30000;
 	const char *execd = NULL;
-	int repeat = 1;
+	int repeat = 1, timing = 0;
 
 	o.label = "test";
 	o.address = "127.0.0.1";
@@ -326,6 +330,10 @@ int main(int argc, char **argv)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--accept-new")) {
 			o.accept_new_hostkey = 1;
+			continue;
+		}
+		if (!strcmp(a, "--timing")) {
+			timing = 1;
 			continue;
 		}
 		if (!v)
@@ -375,6 +383,8 @@ int main(int argc, char **argv)
 			int64_t t0 = time_mono_ms();
 			rc = run(c, argc - i, argv + i, timeout_ms, &err);
 			ms[r] = (double)(time_mono_ms() - t0);
+			if (timing)
+				fprintf(stderr, "sshtool: run took %.0f ms\n", ms[r]);
 		}
 		if (repeat > 1 && !rc) {
 			stats_sort(ms, repeat);
