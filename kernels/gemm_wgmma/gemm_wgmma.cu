@@ -3,7 +3,8 @@
  * warpgroups with setmaxnreg, a persistent grid walking the tiles in an L2-friendly grouped order.
  *
  * C[M,N] (FP16) = A[M,K] · B[N,K]ᵀ, FP32 accumulation.  A and B are FP16, row-major with leading dimension
- * ld = K rounded up to 8 elements (TMA needs 16-byte row strides; the pad columns are filled with random
+ * ld = K rounded up to ld_align elements (a problem parameter, default 8: TMA needs 16-byte row strides; 64 starts
+ * every row on a 128-byte line, and rows that are not cost the ragged shapes ~40 %, NOTES.md; the pad columns are filled with random
  * values and must be ignored: the tensor map's K extent is the true K, and TMA zero-fills the box beyond
  * it, beyond M and beyond N).  C is row-major with ld = N; stores are guarded, so any M, N, K >= 1 works.
  * Same FLOPs, bytes and output type as gemm_cublas (FP16 in, FP32 compute, FP16 out); the cuBLAS program
@@ -252,7 +253,9 @@ __global__ void gemm_nt_ref_kernel(const __half *A, const __half *B, float *C, i
 static const struct hx_param params[] = {
 	{"M", NULL, "rows of A and C (any >= 1)"},
 	{"N", NULL, "rows of B, columns of C (any >= 1)"},
-	{"K", NULL, "inner dimension (any >= 1; stored with leading dimension rounded up to 8)"},
+	{"K", NULL, "inner dimension (any >= 1; stored with leading dimension K rounded up to ld_align)"},
+	{"ld_align", "8", "A's and B's leading dimension is K rounded up to this many elements (a multiple of 8, "
+			  "TMA's 16-byte row strides; 64 puts every row on a 128-byte line)"},
 };
 
 struct st {
@@ -270,7 +273,11 @@ static void dims(const struct hx_problem *p, int *M, int *N, int *K)
 	*K = (int)hx_get_int(p, "K");
 }
 
-static int ld_of(int K) { return (K + 7) / 8 * 8; }
+static int ld_of(const struct hx_problem *p)
+{
+	int K = (int)hx_get_int(p, "K"), a = (int)hx_get_int(p, "ld_align");
+	return (K + a - 1) / a * a;
+}
 
 static int validate(const struct hx_problem *p, const struct cudaDeviceProp *prop, char *why, size_t n)
 {
@@ -278,6 +285,12 @@ static int validate(const struct hx_problem *p, const struct cudaDeviceProp *pro
 	dims(p, &M, &N, &K);
 	if (M < 1 || N < 1 || K < 1 || M > (1 << 20) || N > (1 << 20) || K > (1 << 20)) {
 		snprintf(why, n, "M, N, K must be in 1..2^20 (got %d, %d, %d)", M, N, K);
+		return HX_BAD_ARGS;
+	}
+	const long long la = hx_get_int(p, "ld_align");
+	if (la < 8 || la > 4096 || la % 8) {
+		snprintf(why, n, "ld_align must be a multiple of 8 in 8..4096 (TMA row strides are multiples of 16 bytes), "
+			 "got %lld", la);
 		return HX_BAD_ARGS;
 	}
 	if (!(prop->major == 9 && prop->minor == 0)) {
@@ -328,7 +341,7 @@ static size_t input_bytes(const struct hx_problem *p)
 {
 	int M, N, K;
 	dims(p, &M, &N, &K);
-	return 2 * ((size_t)M * ld_of(K) + (size_t)N * ld_of(K));
+	return 2 * ((size_t)M * ld_of(p) + (size_t)N * ld_of(p));
 }
 
 /* 2-D FP16 tensor map over a [rows, K] matrix with leading dimension ld: box 64 (K, 128 B) × box_rows, 128B swizzle
@@ -342,7 +355,7 @@ static void *create(const struct hx_problem *p, int nsets)
 {
 	struct st *s = (struct st *)calloc(1, sizeof *s);
 	dims(p, &s->M, &s->N, &s->K);
-	s->ld = ld_of(s->K);
+	s->ld = ld_of(p);
 	s->nsets = nsets;
 	s->nsm = hx_device_prop()->multiProcessorCount;
 	s->a = (__half **)calloc(nsets, sizeof(void *));
@@ -446,7 +459,7 @@ static int cpu_check(void *v, int set, uint64_t seed, double *max_abs, double *r
 int main(int argc, char **argv)
 {
 	static const struct hx_program prog = {
-		"gemm_wgmma", params, 3,
+		"gemm_wgmma", params, (int)(sizeof(params) / sizeof(params[0])),
 		/* FP16 output, as gemm_cublas */
 		-1, -1, 2e-3,
 		validate, edges, flops, bytes, input_bytes, create, destroy, fill, run, reference, output, cpu_check,
