@@ -1171,6 +1171,46 @@ static const struct {
 	{NULL, 0, 0, NULL},
 };
 
+/* The physical bound, which no kernel beats: the device's dense FP16
+ * tensor-core rate (FLOPs per SM per clock, the fastest FP16 rate of the
+ * architecture: NVIDIA's datasheet figures are SMs x this x the boost clock
+ * -- V100 125, A100 312, A10 125, L4 121, H100 SXM5 989 TFLOPS) at the SM's
+ * highest clock, and the DRAM bus at its clock (double data rate). The
+ * table above is what cuBLAS and a copy reached once (a speed of light for
+ * "% of"): a better kernel, or cuBLAS on a cooler card, beats it; only a
+ * median under this bound is impossible. 0: an architecture not listed (no
+ * bound; FP8, INT8 or sparse programs pass --peak-tflops, which is both). */
+static int tensor_f16_flops_per_sm_clk(int major, int minor)
+{
+	if (major == 7 || (major == 8 && minor != 0) || major == 12)
+		return 1024;   /* Volta, Turing, GA10x, Ada, consumer Blackwell */
+	if (major == 8)
+		return 2048;   /* A100 */
+	if (major == 9)
+		return 4096;   /* Hopper */
+	if (major == 10)
+		return 8192;   /* B100/B200: at least their dense FP16 rate */
+	return 0;
+}
+
+static void physical_bound(double *tflops, double *gbps, char *src, size_t n)
+{
+	int clk = 0, mclk = 0, bus = 0;
+	const int rate = tensor_f16_flops_per_sm_clk(g_prop.major, g_prop.minor);
+	double sm_mhz;
+
+	cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0);
+	cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, 0);
+	cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, 0);
+	cudaGetLastError();
+	sm_mhz = g_nvml.ok && g_nvml.max_sm_mhz > 0 ? (double)g_nvml.max_sm_mhz : clk / 1000.0;
+	*tflops = rate > 0 && sm_mhz > 0 ? (double)g_prop.multiProcessorCount * rate * sm_mhz * 1e6 / 1e12 : 0;
+	*gbps = mclk > 0 && bus > 0 ? 2.0 * mclk * 1e3 * (bus / 8.0) / 1e9 : 0;
+	snprintf(src, n, "device: %d SMs x %d FP16 tensor FLOP/clk x %.0f MHz (%s); %d-bit bus x 2 x %d MHz",
+		 g_prop.multiProcessorCount, rate, sm_mhz, g_nvml.ok ? "NVML max SM clock" : "device attribute",
+		 bus, mclk / 1000);
+}
+
 struct bench_arg {
 	const struct hx_program *prog;
 	void *st;
@@ -1367,6 +1407,18 @@ int hx_main(int argc, char **argv, const struct hx_program *prog)
 				}
 		}
 		double floor_us = fmax(pt > 0 ? fl / (pt * 1e6) : 0, pg > 0 ? by / (pg * 1e3) : 0);
+		/* the bound that makes a median impossible: the peaks given as
+		 * arguments (the user's statement of the device), else the
+		 * device's physical rates, never the measured table */
+		double bt = 0, bg = 0;
+		char bsrc[200] = "args";
+		if (a.peak_tflops > 0 || a.peak_gbps > 0) {
+			bt = a.peak_tflops;
+			bg = a.peak_gbps;
+		} else {
+			physical_bound(&bt, &bg, bsrc, sizeof bsrc);
+		}
+		double bound_us = fmax(bt > 0 ? fl / (bt * 1e6) : 0, bg > 0 ? by / (bg * 1e3) : 0);
 		hx_json_open(&j, "model", '{');
 		hx_json_num(&j, "flops", fl);
 		hx_json_num(&j, "bytes", by);
@@ -1377,7 +1429,11 @@ int hx_main(int argc, char **argv, const struct hx_program *prog)
 		hx_json_str(&j, "peak_source", psrc);
 		hx_json_num(&j, "floor_us", floor_us > 0 ? floor_us : NAN);
 		hx_json_num(&j, "pct_of_floor", floor_us > 0 ? 100.0 * floor_us / tm.median : NAN);
-		hx_json_bool(&j, "impossible", floor_us > 0 && tm.median < floor_us);
+		hx_json_num(&j, "bound_tflops", bt > 0 ? bt : NAN);
+		hx_json_num(&j, "bound_gbps", bg > 0 ? bg : NAN);
+		hx_json_str(&j, "bound_source", bt > 0 || bg > 0 ? bsrc : "none");
+		hx_json_num(&j, "bound_us", bound_us > 0 ? bound_us : NAN);
+		hx_json_bool(&j, "impossible", bound_us > 0 && tm.median < bound_us);
 		hx_json_close(&j, '}');
 		free(tm.samples_us);
 	}

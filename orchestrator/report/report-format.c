@@ -205,3 +205,36 @@ void rpt_cell_host_status(struct strbuf *md, const cJSON *h)
 		strbuf_addch(md, ')');
 	}
 }
+
+/* ==== an impossible timing ==== */
+
+/* What an impossible median beat: "the physical bound of X us (how it was
+ * computed)" -- the device's rates, in results from 2026-11-27 on -- or, in a
+ * record from before, "the roofline floor of X us" (the measured peaks then
+ * judged it; with them when peaks is set). */
+void rpt_impossible_bound(struct strbuf *md, const cJSON *res, int peaks)
+{
+	const cJSON *m = rr_obj(res, "model");
+	double v;
+
+	if (rr_num(m, "bound_us", &v)) {
+		strbuf_addstr(md, "the physical bound of ");
+		metric_fmt_us(md, v);
+		strbuf_addstr(md, " us (");
+		rpt_md_cell(md, rr_str(m, "bound_source"));
+		strbuf_addch(md, ')');
+		return;
+	}
+	strbuf_addstr(md, "the roofline floor of ");
+	rpt_cell_num(md, m, "floor_us", metric_fmt_us);
+	strbuf_addstr(md, " us");
+	if (!peaks)
+		return;
+	strbuf_addstr(md, " (peak ");
+	rpt_cell_num(md, m, "peak_tflops", metric_fmt_tflops);
+	strbuf_addstr(md, " TFLOPS / ");
+	rpt_cell_num(md, m, "peak_gbps", metric_fmt_gbps);
+	strbuf_addstr(md, " GB/s, ");
+	rpt_md_cell(md, rr_str(m, "peak_source"));
+	strbuf_addch(md, ')');
+}

@@ -42,6 +42,9 @@ void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep);
 void rpt_cell_host_status(struct strbuf *md, const cJSON *h);
 void rpt_cell_num(struct strbuf *md, const cJSON *o, const char *path,
 		  void (*fn)(struct strbuf *, double));
+/* "the physical bound of X us (how)" that an impossible result beat, or in an
+ * older record "the roofline floor of X us" (with the peaks when peaks) */
+void rpt_impossible_bound(struct strbuf *md, const cJSON *res, int peaks);
 void rpt_cell_status(struct strbuf *md, const char *st);
 void rpt_fmt_bytes(struct strbuf *sb, double v);
 void rpt_fmt_int(struct strbuf *sb, double v);

@@ -569,15 +569,9 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 			rpt_md_code(md, rr_str(s, "program"));
 			strbuf_addstr(md, " median ");
 			rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
-			strbuf_addstr(md, " us beats the floor of ");
-			rpt_cell_num(md, res, "model.floor_us", metric_fmt_us);
-			strbuf_addstr(md, " us (peak ");
-			rpt_cell_num(md, res, "model.peak_tflops", metric_fmt_tflops);
-			strbuf_addstr(md, " TFLOPS / ");
-			rpt_cell_num(md, res, "model.peak_gbps", metric_fmt_gbps);
-			strbuf_addstr(md, " GB/s, ");
-			rpt_md_cell(md, rr_str(rr_obj(res, "model"), "peak_source"));
-			strbuf_addstr(md, "). Do not trust this number.\n");
+			strbuf_addstr(md, " us beats ");
+			rpt_impossible_bound(md, res, 1);
+			strbuf_addstr(md, ". Do not trust this number.\n");
 			notes++;
 		}
 		if (t && ((rr_num(t, "dropped_throttled", &v) && v > 0) ||

@@ -251,9 +251,9 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 			metric_fmt_tflops(md, v);
 			strbuf_addstr(md, " TFLOPS");
 		}
-		strbuf_addstr(md, " beats the roofline floor of ");
-		rpt_cell_num(md, res, "model.floor_us", metric_fmt_us);
-		strbuf_addstr(md, " us; the measurement is wrong, not fast");
+		strbuf_addstr(md, " beats ");
+		rpt_impossible_bound(md, res, 0);
+		strbuf_addstr(md, "; the measurement is wrong, not fast");
 		strbuf_addstr(md, "\n");
 		return;
 	}
@@ -372,7 +372,8 @@ static void add_glance_row(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 		strbuf_addstr(md, "⚠️ IMPOSSIBLE (");
 		rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
-		strbuf_addstr(md, " us beats the floor)");
+		strbuf_addstr(md, rr_obj(rr_obj(res, "model"), "bound_us") ? " us beats the physical bound)" :
+								       " us beats the floor)");
 	} else if (rr_num(res, METRIC_MEDIAN_PATH, &v)) {
 		strbuf_addstr(md, "**");
 		metric_fmt_us(md, v);
@@ -549,9 +550,9 @@ void rpt_section_glance(struct rpt_ctx *c)
 				rpt_md_cell(md, rr_str(s, "problem"));
 				strbuf_addstr(md, " median ");
 				rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
-				strbuf_addstr(md, " us is below the physical floor ");
-				rpt_cell_num(md, res, "model.floor_us", metric_fmt_us);
-				strbuf_addstr(md, " us: the measurement is wrong (no work done? wrong FLOP "
+				strbuf_addstr(md, " us is below ");
+				rpt_impossible_bound(md, res, 0);
+				strbuf_addstr(md, ": the measurement is wrong (no work done? wrong FLOP "
 						  "count? asynchronous work not timed?)\n");
 			}
 			if (rr_obj(res, "correctness") && !rr_true(res, "correctness.pass")) {

@@ -188,6 +188,30 @@ static void test_failed(void)
 	      "headline names the failures", "got '%s'", hl);
 	free(md);
 	free(hl);
+	{
+		/* a result from 2026-11-27 on: judged against the device's physical
+		 * bound, which the report names with how it was computed */
+		const cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0), *st;
+		int marked = 0;
+		cJSON_ArrayForEach(st, cJSON_GetObjectItem(h, "steps")) {
+			cJSON *model = (cJSON *)json_path(st, "result.model");
+			if (!model || !cJSON_IsTrue(cJSON_GetObjectItem(model, "impossible")))
+				continue;
+			cJSON_AddNumberToObject(model, "bound_us", 1.02);
+			cJSON_AddStringToObject(model, "bound_source",
+						"device: 132 SMs x 4096 FP16 tensor FLOP/clk x 1980 MHz");
+			marked++;
+		}
+		md = render(run);
+		CHECK(marked >= 1 && strstr(md, "0.810 us, 1325.6 TFLOPS beats the physical bound of 1.02 us "
+					      "(device: 132 SMs x 4096 FP16 tensor FLOP/clk x 1980 MHz); the "
+					      "measurement is wrong, not fast"),
+		      "an impossible timing names the physical bound it beat", "marked %d", marked);
+		CHECK(strstr(md, "median 0.810 us is below the physical bound of 1.02 us (device: 132 SMs"),
+		      "the alert names it too", "%s", "");
+		CHECK(!strstr(md, "roofline floor of 1.25"), "not the measured peaks' floor", "%s", "");
+		free(md);
+	}
 	cJSON_Delete(run);
 }
 
