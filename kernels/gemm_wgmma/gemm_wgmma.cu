@@ -10,12 +10,15 @@
  * Same FLOPs, bytes and output type as gemm_cublas (FP16 in, FP32 compute, FP16 out); the cuBLAS program
  * multiplies by B[K,N] instead of B[N,K]ᵀ (the layout wgmma reads natively, both operands K-major).
  *
- * Pipeline (one CTA per SM, persistent):
- *   warpgroup 0, one thread: for each tile of this CTA, for each 64-wide K step: wait empty[s], expect
- *     STAGE bytes on full[s], two cp.async.bulk.tensor.2d loads (A box 64×BM, B box 64×BN, 128B swizzle).
+ * Pipeline (one CTA per SM, persistent; CTAs in clusters of two along M, GW_CLUSTER):
+ *   the pair takes two tile rows of one tile column at a time, so both CTAs need the same B tile: each loads
+ *     half of it (BN/2 rows) and multicasts it into both CTAs' stage, so L2 serves B once per pair.
+ *   warpgroup 0, one thread: for each tile of this CTA, for each 64-wide K step: wait empty[s] (released by
+ *     the consumers of both CTAs: the stage's B is written by both producers), expect STAGE bytes on full[s],
+ *     cp.async.bulk.tensor.2d loads (A box 64×BM; B box 64×BN/2 multicast to the pair; 128B swizzle).
  *   warpgroup 1+c (c < BM/64): rows c·64.. of the tile; wait full[s], four wgmma m64nBNk16 (K advances 32 B
  *     inside the 128-byte swizzled row), commit, wait_group 1 (one K step stays in flight), then release the
- *     previous step's stage (one arrive per warp on empty[]).  End of tile: wait_group 0, FP16 stores.
+ *     previous step's stage (one arrive per warp on empty[] of each CTA of the pair).  End of tile: wait_group 0, FP16 stores.
  *   While consumers store, the producer already fills the ring for their next tile.
  * Shared-memory descriptor (PTX ISA "matrix descriptor", K-major, 128B swizzle): start address >> 4 in
  * bits 0-13, LBO (unused for swizzled K-major) = 1, SBO = 1024 B (8 rows × 128 B) in bits 32-45, swizzle
@@ -25,7 +28,8 @@
  *   -DGW_BM=128     rows per tile = 64 × consumer warpgroups (64 or 128)
  *   -DGW_BN=256     columns per tile = wgmma N (128 or 256)
  *   -DGW_STAGES     ring depth (2..8, shared memory <= 227 KB; default 3 for 128×256 with TMA stores, else 4)
- *   -DGW_GROUP_M=8  tile rows per L2 group of the persistent schedule
+ *   -DGW_CLUSTER=2  CTAs per cluster along M (1: no cluster, each CTA loads all of B; the kernel before 2026-11-27)
+ *   -DGW_GROUP_M    tile rows per L2 group of the persistent schedule (default 16 with clusters, 8 without)
  *   -DGW_TMA_STORE=1 epilogue through shared memory and a TMA store (when N % 8 == 0, else direct stores):
  *                   each consumer writes its 64×BN FP16 block into a 128B-swizzled buffer and one thread
  *                   issues the bulk store, which runs while the consumers start the next tile
@@ -39,6 +43,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifndef GW_BM
 #define GW_BM 128
@@ -51,8 +56,13 @@
                     * 2026-11-27: no difference in two rounds (NOTES.md); 0, the default, is the kernel as before */
 #define GW_DESCU 0
 #endif
+#ifndef GW_CLUSTER /* CTAs per cluster along M: 2 = two tile rows share each B tile, each CTA loads half of it and
+		    * multicasts it to both (L2 -> SM traffic for B halved); 1 = no cluster. H100, 2026-11-27: 2 with
+		    * GROUP_M 16 ran 4095x4104x4100 in 273 us against 355, 4096^3 1 % faster (NOTES.md) */
+#define GW_CLUSTER 2
+#endif
 #ifndef GW_GROUP_M
-#define GW_GROUP_M 8
+#define GW_GROUP_M (GW_CLUSTER == 2 ? 16 : 8)
 #endif
 #ifndef GW_TMA_STORE
 #define GW_TMA_STORE 1
@@ -64,7 +74,7 @@
 #define GW_PLANT_BUG 0
 #endif
 
-constexpr int BM = GW_BM, BN = GW_BN, BK = 64, STAGES = GW_STAGES, GROUP_M = GW_GROUP_M;
+constexpr int BM = GW_BM, BN = GW_BN, BK = 64, STAGES = GW_STAGES, GROUP_M = GW_GROUP_M, CL = GW_CLUSTER;
 constexpr int NC = BM / 64;                   /* consumer warpgroups */
 constexpr int NTHREADS = 128 * (NC + 1);
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
@@ -75,6 +85,7 @@ static_assert(BM == 64 || BM == 128, "GW_BM must be 64 or 128 (64 rows per consu
 static_assert(BN == 128 || BN == 256, "GW_BN must be 128 or 256 (the wgmma N of this kernel; TMA box <= 256)");
 static_assert(STAGES >= 2 && STAGES <= 8, "GW_STAGES must be in 2..8");
 static_assert(GROUP_M >= 1, "GW_GROUP_M must be >= 1");
+static_assert(CL == 1 || CL == 2, "GW_CLUSTER must be 1 or 2");
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lower GW_STAGES, GW_BN or GW_BM (or GW_TMA_STORE=0)");
 
 #define GW_DEVICE_OK HP_DEVICE_OK
@@ -83,12 +94,21 @@ static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lowe
  * so that the CTAs running at once share A rows and B columns in L2 */
 __device__ __forceinline__ void tile_coords(int t, int num_m, int num_n, int &tm, int &tn)
 {
-	const int per_group = GROUP_M * num_n;
-	const int g = t / per_group, first = g * GROUP_M;
-	const int gs = min(num_m - first, GROUP_M);
+	constexpr int G = GROUP_M / CL > 0 ? GROUP_M / CL : 1; /* in rows of clusters: the same rows of A in L2 */
+	const int per_group = G * num_n;
+	const int g = t / per_group, first = g * G;
+	const int gs = min(num_m - first, G);
 	const int r = t - g * per_group;
 	tm = first + r % gs;
 	tn = r / gs;
+}
+
+/* a consumer warp is done with a stage: every CTA whose producer fills part of it may refill it */
+__device__ __forceinline__ void release(uint64_t *empty_s)
+{
+	mbar_arrive(empty_s);
+	if (CL == 2)
+		mbar_arrive_cluster(empty_s, cluster_rank() ^ 1u); /* the other CTA of the pair */
 }
 
 __global__ void __launch_bounds__(NTHREADS, 1)
@@ -101,17 +121,23 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 	uint64_t *full = (uint64_t *)(smem + (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES);
 	uint64_t *empty = full + STAGES;
 	const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-	const int num_m = (M + BM - 1) / BM, num_n = (N + BN - 1) / BN, tiles = num_m * num_n;
+	/* a cluster of CL CTAs takes CL tile rows (one each, its rank's) of one tile column at a time: the
+	 * walk is over cluster tiles of CL*BM rows */
+	const int num_m = (M + BM * CL - 1) / (BM * CL), num_n = (N + BN - 1) / BN, tiles = num_m * num_n;
 	const int nk = (K + BK - 1) / BK;
+	const int rank = CL > 1 ? (int)cluster_rank() : 0; /* cluster c is CTAs CL*c.. (x-major ranks) */
 
 	if (threadIdx.x == 0) {
 		for (int s = 0; s < STAGES; s++) {
 			mbar_init(&full[s], 1);
-			mbar_init(&empty[s], NC * 4); /* one arrive per consumer warp */
+			mbar_init(&empty[s], NC * 4 * CL); /* one arrive per consumer warp of every CTA that reads the stage */
 		}
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 	}
-	__syncthreads();
+	if (CL > 1)
+		cluster_sync(); /* the other CTA's barriers are initialised before anything arrives on them */
+	else
+		__syncthreads();
 
 	if (wg == 0) {
 		/* producer warpgroup: gives its registers to the consumers */
@@ -120,17 +146,26 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmA) : "memory");
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmB) : "memory");
 			int it = 0;
-			for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+			for (int t = blockIdx.x / CL; t < tiles; t += gridDim.x / CL) {
 				int tm, tn;
 				tile_coords(t, num_m, num_n, tm, tn);
+				tm = tm * CL + rank;
 				for (int kt = 0; kt < nk; kt++, it++) {
 					const int s = it % STAGES;
 					const unsigned ph = (unsigned)(it / STAGES) & 1u;
 					mbar_wait(&empty[s], ph ^ 1u);
 					unsigned char *st = smem + (size_t)s * STAGE_BYTES;
-					mbar_expect_tx(&full[s], STAGE_BYTES);
-					tma_load_2d(st, &tmA, kt * BK, tm * BM, &full[s]);
-					tma_load_2d(st + A_BYTES, &tmB, kt * BK, tn * BN, &full[s]);
+					/* a cluster's last tile row may lie wholly past M: its A is not loaded (the rows are
+					 * never stored), B still is, for the other CTA */
+					const bool a_live = CL == 1 || tm * BM < M;
+					mbar_expect_tx(&full[s], a_live ? STAGE_BYTES : STAGE_BYTES - A_BYTES);
+					if (a_live)
+						tma_load_2d(st, &tmA, kt * BK, tm * BM, &full[s]);
+					if (CL == 1)
+						tma_load_2d(st + A_BYTES, &tmB, kt * BK, tn * BN, &full[s]);
+					else /* this CTA's share of B, to every CTA of the cluster (full[s] there counts it) */
+						tma_load_2d_mc(st + A_BYTES + rank * (B_BYTES / CL), &tmB, kt * BK,
+							       tn * BN + rank * (BN / CL), &full[s], (uint16_t)((1u << CL) - 1));
 				}
 			}
 		}
@@ -140,9 +175,10 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 		const int cu = GW_DESCU ? __shfl_sync(0xffffffffu, c, 0) : c;   /* GW_DESCU */
 		float d[BN / 2];
 		int it = 0;
-		for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+		for (int t = blockIdx.x / CL; t < tiles; t += gridDim.x / CL) {
 			int tm, tn;
 			tile_coords(t, num_m, num_n, tm, tn);
+			tm = tm * CL + rank;
 #pragma unroll
 			for (int i = 0; i < BN / 2; i++)
 				d[i] = 0.f;
@@ -161,11 +197,11 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 				wgmma_wait<1>();
 				/* the previous K step's wgmmas are done: its stage may be refilled */
 				if (kt > 0 && l == 0)
-					mbar_arrive(&empty[(it - 1) % STAGES]);
+					release(&empty[(it - 1) % STAGES]);
 			}
 			wgmma_wait<0>();
 			if (l == 0)
-				mbar_arrive(&empty[(it - 1) % STAGES]);
+				release(&empty[(it - 1) % STAGES]);
 
 			/* epilogue: accumulator fragment (row 16w + l/4 + 8·((i%4)/2), column 8·(i/4) + 2·(l%4) + i%2) */
 #if GW_TMA_STORE
@@ -220,6 +256,8 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 			asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
 #endif
 	}
+	if (CL > 1)
+		cluster_sync(); /* no CTA leaves while the other may still write its stages or arrive on its barriers */
 #else
 	(void)M; (void)N; (void)K; (void)C; (void)tma_store;
 	__trap(); /* built without sm_90a: never launched (validate() refuses the device) */
@@ -259,7 +297,7 @@ static const struct hx_param params[] = {
 };
 
 struct st {
-	int M, N, K, ld, nsets, nsm;
+	int M, N, K, ld, nsets, nsm, max_clusters;
 	__half **a, **b, *c;
 	float *ref;
 	CUtensorMap *ta, *tb, tc;
@@ -351,6 +389,23 @@ static void make_map(CUtensorMap *m, const __half *g, int rows, int K, int ld, i
 	hp_make_map(m, g, rows, K, ld, BK, box_rows);
 }
 
+/* the launch of `grid` CTAs in clusters of CL along x (at: the attribute cfg points to) */
+static void cluster_launch(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *at, int grid, cudaStream_t str)
+{
+	memset(cfg, 0, sizeof *cfg);
+	memset(at, 0, sizeof *at);
+	at->id = cudaLaunchAttributeClusterDimension;
+	at->val.clusterDim.x = CL;
+	at->val.clusterDim.y = 1;
+	at->val.clusterDim.z = 1;
+	cfg->gridDim = dim3(grid);
+	cfg->blockDim = dim3(NTHREADS);
+	cfg->dynamicSmemBytes = SMEM_BYTES;
+	cfg->stream = str;
+	cfg->attrs = at;
+	cfg->numAttrs = 1;
+}
+
 static void *create(const struct hx_problem *p, int nsets)
 {
 	struct st *s = (struct st *)calloc(1, sizeof *s);
@@ -366,7 +421,7 @@ static void *create(const struct hx_problem *p, int nsets)
 		s->a[i] = (__half *)hx_malloc_dev((size_t)s->M * s->ld * 2);
 		s->b[i] = (__half *)hx_malloc_dev((size_t)s->N * s->ld * 2);
 		make_map(&s->ta[i], s->a[i], s->M, s->K, s->ld, BM);
-		make_map(&s->tb[i], s->b[i], s->N, s->K, s->ld, BN);
+		make_map(&s->tb[i], s->b[i], s->N, s->K, s->ld, BN / CL); /* each CTA of a cluster loads BN/CL rows */
 	}
 	s->c = (__half *)hx_malloc_dev((size_t)s->M * s->N * 2);
 	s->ref = (float *)hx_malloc_dev((size_t)s->M * s->N * 4);
@@ -375,6 +430,18 @@ static void *create(const struct hx_problem *p, int nsets)
 	if (s->tma_store)
 		make_map(&s->tc, s->c, s->M, s->N, s->N, 64);
 	HX_CK(cudaFuncSetAttribute(gemm_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES));
+	s->max_clusters = s->nsm / CL;
+	if (CL > 1) {
+		/* the persistent grid is as many clusters as fit at once (the GPCs' SM counts decide, not nsm / CL) */
+		cudaLaunchConfig_t cfg;
+		cudaLaunchAttribute at;
+		cluster_launch(&cfg, &at, s->max_clusters * CL, 0);
+		HX_CK(cudaOccupancyMaxActiveClusters(&s->max_clusters, gemm_wgmma_kernel, &cfg));
+		if (s->max_clusters < 1)
+			hx_failf(1, "no cluster of %d CTAs with %zu bytes of shared memory each fits this device", CL,
+				 SMEM_BYTES);
+		hx_config_int("active_clusters", s->max_clusters);
+	}
 	return s;
 }
 
@@ -407,10 +474,18 @@ static void fill(void *v, int set, uint64_t seed)
 static void run(void *v, int set, cudaStream_t str)
 {
 	struct st *s = (struct st *)v;
-	const int tiles = ((s->M + BM - 1) / BM) * ((s->N + BN - 1) / BN);
-	const int grid = tiles < s->nsm ? tiles : s->nsm;
-	gemm_wgmma_kernel<<<grid, NTHREADS, SMEM_BYTES, str>>>(s->ta[set], s->tb[set], s->tc, s->c, s->M, s->N, s->K,
-								 s->tma_store);
+	const int tiles = ((s->M + BM * CL - 1) / (BM * CL)) * ((s->N + BN - 1) / BN); /* cluster tiles */
+	const int grid = (tiles < s->max_clusters ? tiles : s->max_clusters) * CL;
+	if (CL == 1) {
+		gemm_wgmma_kernel<<<grid, NTHREADS, SMEM_BYTES, str>>>(s->ta[set], s->tb[set], s->tc, s->c, s->M, s->N,
+									 s->K, s->tma_store);
+		return;
+	}
+	cudaLaunchConfig_t cfg;
+	cudaLaunchAttribute at;
+	cluster_launch(&cfg, &at, grid, str);
+	HX_CK(cudaLaunchKernelEx(&cfg, gemm_wgmma_kernel, s->ta[set], s->tb[set], s->tc, s->c, s->M, s->N, s->K,
+				 s->tma_store));
 }
 
 static void reference(void *v, int set, cudaStream_t str)
@@ -469,6 +544,7 @@ int main(int argc, char **argv)
 	hx_config_int("BK", BK);
 	hx_config_int("STAGES", STAGES);
 	hx_config_int("GROUP_M", GROUP_M);
+	hx_config_int("CLUSTER", CL);
 	hx_config_int("consumer_warpgroups", NC);
 	hx_config_int("TMA_STORE", GW_TMA_STORE);
 	hx_config_int("smem_bytes", (long long)SMEM_BYTES);

@@ -60,6 +60,44 @@ __device__ __forceinline__ void tma_load_3d(void *dst, const CUtensorMap *map, i
 		     ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar)) : "memory");
 }
 
+/* the same load, written to the same shared-memory offset of every CTA of the cluster named in cta_mask (bit
+ * r = the CTA of rank r), each completing `bar` at the same offset in its own shared memory */
+__device__ __forceinline__ void tma_load_2d_mc(void *dst, const CUtensorMap *map, int x, int y, uint64_t *bar,
+					       uint16_t cta_mask)
+{
+	asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+		     " [%0], [%1, {%2, %3}], [%4], %5;\n"
+		     ::"r"(smem_u32(dst)), "l"((uint64_t)map), "r"(x), "r"(y), "r"(smem_u32(bar)), "h"(cta_mask)
+		     : "memory");
+}
+
+/* ---- clusters ---- */
+
+__device__ __forceinline__ uint32_t cluster_rank()
+{
+	uint32_t r;
+	asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+	return r;
+}
+
+/* arrive on the mbarrier at b's offset in the shared memory of the cluster's CTA of rank `rank` (itself too).
+ * The default semantics (release at CTA scope), as CUTLASS's ClusterBarrier: what the arrive publishes is that
+ * this warp's wgmmas have finished reading a stage (wgmma.wait_group), not data. `.release.cluster` compiles to
+ * MEMBAR.ALL.GPU before every arrive: on an H100 that halved gemm_wgmma's throughput (NOTES.md) */
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *b, uint32_t rank)
+{
+	asm volatile("{\n\t.reg .b32 ra;\n\t"
+		     "mapa.shared::cluster.u32 ra, %0, %1;\n\t"
+		     "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n"
+		     ::"r"(smem_u32(b)), "r"(rank) : "memory");
+}
+
+/* every thread of every CTA of the cluster: what each wrote before (barrier inits included) is seen after */
+__device__ __forceinline__ void cluster_sync()
+{
+	asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int x, int y)
 {
 	asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
