@@ -42,6 +42,26 @@ test_expect_success 'the first command after authentication does not wait on a d
 	sshd_stop q
 '
 
+# A command whose reader stops it (the runner's journal ended, and the
+# follow's `tail -f` has still to exit; or a command past its timeout) is let
+# go at once: our CLOSE is sent, and sshd's, which comes only once the
+# command has exited, is not waited for (ssh-exec.c channel_discard; it
+# waited up to 200 ms). Five on one connection, each leaving a 1-s sleeper:
+# each next command opens its channel beside them, and they are freed as
+# their CLOSEs come in.
+test_expect_success 'a command its reader stops is let go at once, without waiting for its exit' '
+	sshd_sshtool a --repeat 5 exec-until stop "echo stop; sleep 1" >out 2>err &&
+	test "$(grep -c "^stop$" out)" -eq 5 &&
+	sed -n "s/^sshtool: let go \([0-9]*\) ms after the mark$/\1/p" err >letgo &&
+	test "$(wc -l <letgo)" -eq 5 &&
+	m=$(sort -n letgo | sed -n 3p) &&
+	echo "the mark to the return: $(tr "\n" " " <letgo)ms, median $m ms" &&
+	test "$m" -lt 50 &&
+	sshd_sshtool a exec "echo after" >out &&
+	echo after >expect &&
+	test_cmp expect out
+'
+
 test_expect_success 'exec sends stdin and drains large stdout and stderr together' '
 	head -c 3000000 /dev/urandom | od -An -tx1 >input &&
 	sshd_sshtool a exec "cat; cat >&2 </dev/null; head -c 2000000 /dev/zero | tr \"\\0\" x >&2" \

@@ -127,6 +127,32 @@ test_expect_success 'a client that leaves mid-command hangs the command up' '
 	wait_for 30 "! pgrep -f \"$SLEEPER\" >/dev/null"
 '
 
+# the runner's follow through the execd ends so: its reader stops at the
+# journal's end while `tail -f` still runs; the client lets the channel go
+# at once (ssh-exec.c channel_discard) and the execd still hangs it up. The
+# mark comes once the sleeper runs its own program: a hang-up between its
+# fork and its exec can be lost with the shell's trap, in the child (the
+# execd hangs a group up once, as sshd does)
+test_expect_success 'a command its reader stops is let go at once and hung up' '
+	rm -f hup-seen &&
+	cat >stopped.sh <<-EOF &&
+	trap "echo hup >\"$TRASH/hup-seen\"; exit 0" HUP
+	"$SLEEPER" 60 &
+	p=\$!
+	until case \$(readlink /proc/\$p/exe) in */sleep-$MARK) true ;; *) false ;; esac; do sleep 0.01; done
+	echo started
+	wait
+	EOF
+	xtool exec-until started "sh $TRASH/stopped.sh" >out 2>err &&
+	test_grep "^started$" out &&
+	test_grep "via execd" err &&
+	ms=$(sed -n "s/^sshtool: let go \([0-9]*\) ms after the mark$/\1/p" err) &&
+	echo "the mark to the return: $ms ms" &&
+	test "$ms" -lt 100 &&
+	wait_for 30 "test -s \"$TRASH/hup-seen\"" &&
+	wait_for 30 "! pgrep -f \"$SLEEPER\" >/dev/null"
+'
+
 test_expect_success 'no execd at the socket: the command runs the ordinary way' '
 	n=$(shells) &&
 	test_expect_code 4 sshd_sshtool a --execd "$XD/none.sock" exec "echo hi; exit 4" >out 2>err &&

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include "core/timeutil.h"
 #include "core/banned.h"
@@ -190,6 +191,27 @@ int ssh_wait_socket(struct ssh_conn *c, int64_t deadline)
 	if (rc < 0 && errno != EINTR)
 		time_sleep_ms(10);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* channels let go (ssh-exec.c channel_discard)                        */
+
+void ssh_reap_closing(struct ssh_conn *c, int all)
+{
+	int i, n = 0;
+
+	for (i = 0; i < c->nclosing; i++) {
+		/* not blocking: EAGAIN while the server's CLOSE is not in */
+		if (!all && c->state != CONN_BROKEN &&
+		    libssh2_channel_free(c->closing[i]) == LIBSSH2_ERROR_EAGAIN)
+			c->closing[n++] = c->closing[i];
+		/* else freed, or failed (a lost link): left to the session */
+	}
+	c->nclosing = n;
+	if (!n) {
+		free(c->closing);
+		c->closing = NULL;
+	}
 }
 
 enum go_status ssh_check_usable(struct ssh_conn *c, struct strbuf *err)

@@ -34,11 +34,19 @@
 /* ------------------------------------------------------------------ */
 /* exec                                                                */
 
-/* Close and free a channel, waiting at most grace_ms. sshd answers our
- * close only once the command has exited, so a channel of a command that
- * still runs (a timed-out exec) is left in the session: the remote command
- * goes on (long work belongs in remote.h's detached steps) and
- * ssh_disconnect() frees the channel with the session. */
+/* Let a channel go without waiting for the server. sshd answers our CLOSE
+ * only once the command has exited and its outputs are closed, and nothing
+ * here needs that answer: the channels discarded are those of a command its
+ * reader stopped (the runner's journal ended: the follow's `tail -f` still
+ * exits, and a process with an inotify watch took up to 13 ms to exit on a
+ * 2-CPU VM, the kernel waiting out an SRCU grace period; a fresh run's end
+ * waited 12-37 ms for sshd's answer), of a command that
+ * outlived its timeout (it goes on: long work belongs in remote.h's
+ * detached steps) and of the execd's socket (the end frame is in). Our
+ * CLOSE is sent -- waited for only while libssh2 is blocked sending it, at
+ * most grace_ms -- and the channel goes on c->closing, freed by
+ * ssh_reap_closing once the server's CLOSE has come (before c's next
+ * channel), else with the session (ssh_disconnect). */
 static void channel_discard(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int grace_ms)
 {
 	int64_t deadline = time_mono_ms() + grace_ms;
@@ -46,12 +54,21 @@ static void channel_discard(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int grace_m
 
 	if (c->state == CONN_BROKEN)
 		return;   /* freed with the session */
-	SSH_RETRY(c, deadline, rc, libssh2_channel_close(ch));
-	if (rc)
-		return;
-	deadline = time_mono_ms() + SSH_CLOSE_GRACE_MS;
-	SSH_RETRY(c, deadline, rc, libssh2_channel_free(ch));
-	(void)rc;
+	for (;;) {
+		rc = libssh2_channel_close(ch);
+		if (rc != LIBSSH2_ERROR_EAGAIN)
+			break;
+		/* blocked reading: our CLOSE is out, the server's is awaited */
+		if (!(libssh2_session_block_directions(c->session) & LIBSSH2_SESSION_BLOCK_OUTBOUND))
+			break;
+		if (ssh_wait_socket(c, deadline) < 0)
+			return;   /* not even sent: freed with the session */
+	}
+	if (rc && rc != LIBSSH2_ERROR_EAGAIN)
+		return;   /* a failed close (a lost link): freed with the session */
+	c->closing = xrealloc(c->closing, sizeof(*c->closing) * (size_t)(c->nclosing + 1));
+	c->closing[c->nclosing++] = ch;
+	ssh_reap_closing(c, 0);
 }
 
 /* ssh_exec's sink: stdout into a strbuf (capped by its max). */
@@ -241,6 +258,8 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 	enum go_status st = GO_OK;
 
 	execd_rx_init(&rx);
+	if (c->nclosing)
+		ssh_reap_closing(c, 0);
 	if (execd) {
 		int refused = 0;
 		if (c->mux)

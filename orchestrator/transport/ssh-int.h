@@ -46,6 +46,11 @@ struct ssh_conn {
 	struct ssh_opts *lazy;  /* the options for opening c's own session when a
 				 * command needs one (a copy; NULL: c has one already) */
 	int mux_launcher;       /* pid of the keeper's launcher, reaped in ssh_disconnect; 0: none */
+	/* channels let go with our CLOSE sent and the server's not yet in
+	 * (ssh-exec.c, channel_discard): freed by ssh_reap_closing once it
+	 * is, else with the session */
+	LIBSSH2_CHANNEL **closing;
+	int nclosing;
 };
 
 /* ssh-conn.c: state, errors, waiting (every other ssh*.c stands on these) */
@@ -70,6 +75,9 @@ void ssh_ack_now(int fd);
  * error in *rc (LIBSSH2_ERROR_EAGAIN: wait with ssh_wait_socket and try
  * again; LIBSSH2_ERROR_CHANNEL_FAILURE: sshd would not connect it). */
 LIBSSH2_CHANNEL *ssh_streamlocal_try(struct ssh_conn *c, const char *path, int *rc);
+/* Free the channels of c->closing whose close the server has answered (no
+ * waiting); all=1: forget them all (the session frees them). */
+void ssh_reap_closing(struct ssh_conn *c, int all);
 /* GO_OK when the connection is READY, else GO_ERR_CONNECT. */
 enum go_status ssh_check_usable(struct ssh_conn *c, struct strbuf *err);
 

@@ -355,6 +355,7 @@ int ssh_via_keeper(const struct ssh_conn *c)
  * socket: the end of a connection, and of a failed open. */
 static void close_session(struct ssh_conn *c)
 {
+	ssh_reap_closing(c, 1);   /* its channels go with the session */
 	if (c->session) {
 		int64_t deadline = time_mono_ms() + SSH_CLOSE_GRACE_MS;
 		int i, rc;

@@ -25,6 +25,12 @@
  *     exec CMD                   stdin is sent; remote stdout/stderr copied;
  *                                exits with the remote exit code, or prints
  *                                "sshtool: signal NAME" and exits 99
+ *     exec-until MARK CMD        stdout copied until a line MARK, where the
+ *                                reader stops the command (as the runner's
+ *                                follow stops at the journal's end); then
+ *                                "sshtool: let go N ms after the mark" on
+ *                                stderr (the mark's arrival to ssh_exec_stream's
+ *                                return); exit 0 when the mark came
  *     upload LOCAL REMOTE        prints "sent N"
  *     download REMOTE LOCAL [MAX]
  *     step-start DIR CMD TIMEOUT_S [CWD [LOCK LOCKWAIT_S]]
@@ -64,7 +70,7 @@ static int fail(enum go_status st, struct strbuf *err)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sshtool [--port N --user U --key F --known-hosts F --accept-new] "
-		"check|exec|upload|download|step-start|step-poll|step-kill|step-output|probe ...\n");
+		"check|exec|exec-until|upload|download|step-start|step-poll|step-kill|step-output|probe ...\n");
 	exit(2);
 }
 
@@ -154,6 +160,34 @@ static enum go_status follow_run(struct ssh_conn *c, const char *dir, const char
 	return st;
 }
 
+/* exec-until: stdout copied line by line until the mark */
+struct until {
+	const char *mark;
+	struct strbuf line;
+	int seen;
+	int64_t t_seen;
+};
+
+static int until_out(const char *data, size_t len, void *ctx)
+{
+	struct until *u = ctx;
+	size_t i;
+
+	for (i = 0; i < len && !u->seen; i++) {
+		if (data[i] != '\n') {
+			strbuf_addch(&u->line, data[i]);
+			continue;
+		}
+		printf("%s\n", u->line.buf);
+		if (!strcmp(u->line.buf, u->mark)) {
+			u->seen = 1;
+			u->t_seen = time_mono_ms();
+		}
+		strbuf_reset(&u->line);
+	}
+	return u->seen;
+}
+
 static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct strbuf *err)
 {
 	const char *cmd = argv[0];
@@ -182,6 +216,20 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 			return 99;
 		}
 		return r.exit_code;
+	}
+	if (!strcmp(cmd, "exec-until") && argc == 3) {
+		struct until u = { argv[1], STRBUF_INIT, 0, 0 };
+		struct ssh_exec_result r;
+		st = ssh_exec_stream(c, argv[2], NULL, 0, until_out, &u, NULL, &r, timeout_ms, err);
+		if (u.seen) {
+			fprintf(stderr, "sshtool: let go %lld ms after the mark\n",
+				(long long)(time_mono_ms() - u.t_seen));
+			st = GO_OK;   /* stopped by its reader */
+		} else if (!st) {
+			st = go_fail(err, GO_ERR_REMOTE, "the command ended without a line '%s'", argv[1]);
+		}
+		strbuf_release(&u.line);
+		return st ? fail(st, err) : 0;
 	}
 	if (!strcmp(cmd, "upload") && argc == 3) {
 		struct strbuf data = STRBUF_INIT;
