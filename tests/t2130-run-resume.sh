@@ -43,9 +43,14 @@ test_expect_success 'a controller killed with SIGKILL mid-step: runs and report 
 	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" k1.out | head -n 1) &&
 	echo $id >id &&
 	wait_for 60 "grep -q step_started $SSHD_a_WORKDIR/runs/$id/journal 2>/dev/null" &&
+	run=$(last_run_dir) &&
+	# the host starts the step as soon as the build ends; the controller
+	# records the build phase when it reads that end: kill it after that
+	# (killed before, its journal holds no build, and the next test would
+	# find none: seen under ASan with the machine loaded)
+	wait_for 60 "grep -q name.:.build.,.status.:.PASS $run/journal.jsonl" &&
 	kill -9 $(cat k1.pid) &&
 	wait_for 10 "! kill -0 $(cat k1.pid) 2>/dev/null" &&
-	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json status)" = running &&
 	"$GPUORCH" runs >runs.out && cat runs.out &&
 	grep "^$id  slow  *stopped " runs.out &&
