@@ -20,6 +20,10 @@
  *     inside the 128-byte swizzled row), commit, wait_group 1 (one K step stays in flight), then release the
  *     previous step's stage (one arrive per warp on empty[] of each CTA of the pair).  End of tile: wait_group 0, FP16 stores.
  *   While consumers store, the producer already fills the ring for their next tile.
+ *   Edge tiles (GW_NARROW): a last tile column with at most 64 (128) live columns runs m64n64 (m64n128)
+ *   wgmmas, frees each stage as soon as its own wgmmas are done (its K loop waits on loads, not the tensor
+ *   pipe), and its tiles come after every full one in a walk whose odd waves run backwards, so the clusters
+ *   that took a wave's cheap tiles take the next wave's extra ones.
  * Shared-memory descriptor (PTX ISA "matrix descriptor", K-major, 128B swizzle): start address >> 4 in
  * bits 0-13, LBO (unused for swizzled K-major) = 1, SBO = 1024 B (8 rows × 128 B) in bits 32-45, swizzle
  * mode 1 (128B) in bits 62-63; each stage's tiles are 1024-byte aligned so the base offset is 0.
@@ -30,6 +34,8 @@
  *   -DGW_STAGES     ring depth (2..8, shared memory <= 227 KB; default 3 for 128×256 with TMA stores, else 4)
  *   -DGW_CLUSTER=2  CTAs per cluster along M (1: no cluster, each CTA loads all of B; the kernel before 2026-11-27)
  *   -DGW_GROUP_M    tile rows per L2 group of the persistent schedule (default 16 with clusters, 8 without)
+ *   -DGW_NARROW=1   narrow wgmmas and the walk above for a ragged last tile column (0: every tile at BN, every
+ *                   CL-th cluster tile in order; the kernel before 2026-11-27 evening, byte for byte)
  *   -DGW_TMA_STORE=1 epilogue through shared memory and a TMA store (when N % 8 == 0, else direct stores):
  *                   each consumer writes its 64×BN FP16 block into a 128B-swizzled buffer and one thread
  *                   issues the bulk store, which runs while the consumers start the next tile
@@ -61,6 +67,12 @@
 		    * GROUP_M 16 ran 4095x4104x4100 in 273 us against 355, 4096^3 1 % faster (NOTES.md) */
 #define GW_CLUSTER 2
 #endif
+#ifndef GW_NARROW /* 1: a tile whose last columns lie past N runs the narrowest wgmma that covers the live ones
+		   * (m64n64 for <= 64 columns, m64n128 for <= 128; with pairs, a B half wholly past N is not loaded),
+		   * and those tiles come last in a back-and-forth walk. H100, 2026-11-27: the ragged shapes 7-10 %
+		   * faster, 4096^3 the same (NOTES.md); 0 = every tile at BN, in the previous order */
+#define GW_NARROW 1
+#endif
 #ifndef GW_GROUP_M
 #define GW_GROUP_M (GW_CLUSTER == 2 ? 16 : 8)
 #endif
@@ -90,17 +102,42 @@ static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lowe
 
 #define GW_DEVICE_OK HP_DEVICE_OK
 
-/* tile t of the persistent walk -> (tile row, tile column): GROUP_M tile rows at a time, column by column,
- * so that the CTAs running at once share A rows and B columns in L2 */
-__device__ __forceinline__ void tile_coords(int t, int num_m, int num_n, int &tm, int &tn)
+/* the wgmma N a tile runs at: the narrowest of 64, 128, BN that covers its live columns (GW_NARROW) */
+__device__ __forceinline__ int tile_nn(int tn, int N)
 {
+	const int live = N - tn * BN;
+	if (!GW_NARROW || live > 128)
+		return BN;
+	return live <= 64 ? 64 : 128;
+}
+
+/* tile t of the persistent walk -> (tile row, tile column): GROUP_M tile rows at a time, column by column,
+ * so that the CTAs running at once share A rows and B columns in L2.  With GW_NARROW a narrow last column
+ * (tile_nn < BN) comes after every full tile, so that with next_tile's order the clusters that take its cheap
+ * tiles in one wave are the ones that take the extra tiles of the next */
+__device__ __forceinline__ void tile_coords(int t, int num_m, int num_n, int N, int &tm, int &tn)
+{
+	const int nf = num_n - (GW_NARROW && tile_nn(num_n - 1, N) < BN ? 1 : 0); /* full tile columns */
+	if (GW_NARROW && t >= num_m * nf) {
+		tm = t - num_m * nf;
+		tn = num_n - 1;
+		return;
+	}
 	constexpr int G = GROUP_M / CL > 0 ? GROUP_M / CL : 1; /* in rows of clusters: the same rows of A in L2 */
-	const int per_group = G * num_n;
+	const int per_group = G * nf;
 	const int g = t / per_group, first = g * G;
 	const int gs = min(num_m - first, G);
 	const int r = t - g * per_group;
 	tm = first + r % gs;
 	tn = r / gs;
+}
+
+/* the tile after t for cluster p of P, whose next wave is w: the p-th of a wave in even waves, the
+ * (P-1-p)-th in odd ones with GW_NARROW (a boustrophedon: the clusters that got a wave's last tiles, the
+ * narrow ones, get the next wave's first; without, every P-th); >= tiles: none, in this wave or after */
+__device__ __forceinline__ int next_tile(int t, int w, int p, int P)
+{
+	return GW_NARROW ? w * P + ((w & 1) ? P - 1 - p : p) : t + P;
 }
 
 /* a consumer warp is done with a stage: every CTA whose producer fills part of it may refill it */
@@ -109,6 +146,54 @@ __device__ __forceinline__ void release(uint64_t *empty_s)
 	mbar_arrive(empty_s);
 	if (CL == 2)
 		mbar_arrive_cluster(empty_s, cluster_rank() ^ 1u); /* the other CTA of the pair */
+}
+
+/* the first NN/2 accumulators of a consumer's BN/2 (the fragment of m64nNN is the first NN/2 registers of
+ * m64nBN's: columns 8·(i/4).., the same for every i < NN/2) */
+template <int NN> __device__ __forceinline__ float (&acc_head(float (&d)[BN / 2]))[NN / 2]
+{
+	static_assert(NN <= BN, "a narrow tile is at most BN wide");
+	return *reinterpret_cast<float (*)[NN / 2]>(&d[0]);
+}
+
+/* one tile's K loop at wgmma N = NN for consumer cu: wait full[s], four wgmmas a K step, one K step in flight,
+ * the previous step's stage released; returns with every wgmma of the tile done and its last stage released.
+ * A narrow tile (NN < BN) waits for its own step's wgmmas and releases the stage at once: its K loop is bound
+ * by the loads' latency, not the tensor pipe, and holding two of the three stages left one load in flight
+ * (H100, 4095x4104x4100, narrow tiles in the old walk: 272-274 us at BN, 264-265 holding two stages, 257-258
+ * releasing at once) */
+template <int NN>
+__device__ __forceinline__ void tile_mainloop(float (&d)[NN / 2], unsigned char *smem, uint64_t *full,
+					      uint64_t *empty, int nk, int &it, int cu, int l)
+{
+	for (int kt = 0; kt < nk; kt++, it++) {
+		const int s = it % STAGES;
+		mbar_wait(&full[s], (unsigned)(it / STAGES) & 1u);
+		const unsigned char *sa = smem + (size_t)s * STAGE_BYTES + cu * 64 * 128;
+		const unsigned char *sb = smem + (size_t)s * STAGE_BYTES + A_BYTES;
+		wgmma_fence();
+		const uint64_t da0 = desc_sw128(sa, 1), db0 = desc_sw128(sb, GW_PLANT_BUG ? 0 : 1);
+#pragma unroll
+		for (int kk = 0; kk < BK / 16; kk++)
+			acc_t<NN>::mma(d, GW_DESCU ? desc_add(da0, kk * 32) : desc_sw128(sa + kk * 32, 1),
+				       GW_DESCU ? desc_add(db0, kk * 32) : desc_sw128(sb + kk * 32, GW_PLANT_BUG ? 0 : 1));
+		wgmma_commit();
+		if (NN < BN) {
+			wgmma_wait<0>();
+			if (l == 0)
+				release(&empty[s]);
+			continue;
+		}
+		wgmma_wait<1>();
+		/* the previous K step's wgmmas are done: its stage may be refilled */
+		if (kt > 0 && l == 0)
+			release(&empty[(it - 1) % STAGES]);
+	}
+	if (NN < BN)
+		return;
+	wgmma_wait<0>();
+	if (l == 0)
+		release(&empty[(it - 1) % STAGES]);
 }
 
 __global__ void __launch_bounds__(NTHREADS, 1)
@@ -146,9 +231,10 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmA) : "memory");
 			asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)&tmB) : "memory");
 			int it = 0;
-			for (int t = blockIdx.x / CL; t < tiles; t += gridDim.x / CL) {
+			for (int t = blockIdx.x / CL, wv = 1; t < tiles; /* only the last wave is partial */
+			     t = next_tile(t, wv++, blockIdx.x / CL, gridDim.x / CL)) {
 				int tm, tn;
-				tile_coords(t, num_m, num_n, tm, tn);
+				tile_coords(t, num_m, num_n, N, tm, tn);
 				tm = tm * CL + rank;
 				for (int kt = 0; kt < nk; kt++, it++) {
 					const int s = it % STAGES;
@@ -158,12 +244,15 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 					/* a cluster's last tile row may lie wholly past M: its A is not loaded (the rows are
 					 * never stored), B still is, for the other CTA */
 					const bool a_live = CL == 1 || tm * BM < M;
-					mbar_expect_tx(&full[s], a_live ? STAGE_BYTES : STAGE_BYTES - A_BYTES);
+					/* with pairs, a B half wholly past N is not loaded by its CTA (GW_NARROW: a narrow
+					 * tile's wgmma reads only the first half); every CTA's full[s] counts the halves sent */
+					const int b_halves = CL == 1 || !GW_NARROW || tn * BN + BN / CL < N ? CL : 1;
+					mbar_expect_tx(&full[s], (a_live ? A_BYTES : 0) + b_halves * (B_BYTES / CL));
 					if (a_live)
 						tma_load_2d(st, &tmA, kt * BK, tm * BM, &full[s]);
 					if (CL == 1)
 						tma_load_2d(st + A_BYTES, &tmB, kt * BK, tn * BN, &full[s]);
-					else /* this CTA's share of B, to every CTA of the cluster (full[s] there counts it) */
+					else if (!GW_NARROW || rank < b_halves) /* this CTA's share of B, to every CTA of the cluster (full[s] there counts it) */
 						tma_load_2d_mc(st + A_BYTES + rank * (B_BYTES / CL), &tmB, kt * BK,
 							       tn * BN + rank * (BN / CL), &full[s], (uint16_t)((1u << CL) - 1));
 				}
@@ -175,33 +264,21 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 		const int cu = GW_DESCU ? __shfl_sync(0xffffffffu, c, 0) : c;   /* GW_DESCU */
 		float d[BN / 2];
 		int it = 0;
-		for (int t = blockIdx.x / CL; t < tiles; t += gridDim.x / CL) {
+		for (int t = blockIdx.x / CL, wv = 1; t < tiles; /* only the last wave is partial */
+		     t = next_tile(t, wv++, blockIdx.x / CL, gridDim.x / CL)) {
 			int tm, tn;
-			tile_coords(t, num_m, num_n, tm, tn);
+			tile_coords(t, num_m, num_n, N, tm, tn);
 			tm = tm * CL + rank;
 #pragma unroll
 			for (int i = 0; i < BN / 2; i++)
 				d[i] = 0.f;
-			for (int kt = 0; kt < nk; kt++, it++) {
-				const int s = it % STAGES;
-				mbar_wait(&full[s], (unsigned)(it / STAGES) & 1u);
-				const unsigned char *sa = smem + (size_t)s * STAGE_BYTES + cu * 64 * 128;
-				const unsigned char *sb = smem + (size_t)s * STAGE_BYTES + A_BYTES;
-				wgmma_fence();
-				const uint64_t da0 = desc_sw128(sa, 1), db0 = desc_sw128(sb, GW_PLANT_BUG ? 0 : 1);
-#pragma unroll
-				for (int kk = 0; kk < BK / 16; kk++)
-					acc_t<BN>::mma(d, GW_DESCU ? desc_add(da0, kk * 32) : desc_sw128(sa + kk * 32, 1),
-						       GW_DESCU ? desc_add(db0, kk * 32) : desc_sw128(sb + kk * 32, GW_PLANT_BUG ? 0 : 1));
-				wgmma_commit();
-				wgmma_wait<1>();
-				/* the previous K step's wgmmas are done: its stage may be refilled */
-				if (kt > 0 && l == 0)
-					release(&empty[(it - 1) % STAGES]);
-			}
-			wgmma_wait<0>();
-			if (l == 0)
-				release(&empty[(it - 1) % STAGES]);
+			const int nn = tile_nn(tn, N);
+			if (nn == BN)
+				tile_mainloop<BN>(d, smem, full, empty, nk, it, cu, l);
+			else if (BN == 256 && nn == 128)
+				tile_mainloop<128>(acc_head<128>(d), smem, full, empty, nk, it, cu, l);
+			else
+				tile_mainloop<64>(acc_head<64>(d), smem, full, empty, nk, it, cu, l);
 
 			/* epilogue: accumulator fragment (row 16w + l/4 + 8·((i%4)/2), column 8·(i/4) + 2·(l%4) + i%2) */
 #if GW_TMA_STORE
@@ -224,7 +301,8 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 				if (tid == 0) {
 #pragma unroll
 					for (int b = 0; b < BN / 64; b++)
-						tma_store_2d(&tmC, cb + b * 8192, tn * BN + b * 64, tm * BM + c * 64);
+						if (!GW_NARROW || tn * BN + b * 64 < N) /* a block wholly past N stores nothing */
+							tma_store_2d(&tmC, cb + b * 8192, tn * BN + b * 64, tm * BM + c * 64);
 					asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 				}
 				continue;
@@ -348,10 +426,12 @@ static int edges(const struct hx_problem *p, struct hx_problem *out, int max)
 {
 	/* tiny, odd everything, K < one K step, N odd (scalar stores), partial tiles in M and N with N % 8 == 0
 	 * (TMA store clipped at the edges), long K */
+	/* with BN 256 (GW_NARROW): the last tile column's live width exactly 64, 100, exactly 128, 129 */
 	const int s[][3] = {{1, 1, 1}, {1, 8, 1}, {77, 130, 300}, {77, 136, 300}, {129, 257, 72}, {200, 301, 9},
-			    {385, 520, 1000}, {256, 512, 4096}};
+			    {385, 520, 1000}, {256, 512, 4096}, {70, 320, 200}, {150, 100, 200}, {130, 384, 640},
+			    {33, 385, 64}};
 	int k = 0;
-	for (int i = 0; i < 8 && k < max; i++) {
+	for (int i = 0; i < (int)(sizeof s / sizeof s[0]) && k < max; i++) {
 		out[k] = *p;
 		hx_set_int(&out[k], "M", s[i][0]);
 		hx_set_int(&out[k], "N", s[i][1]);
