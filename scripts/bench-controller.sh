@@ -134,6 +134,22 @@ calibrate() {
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
+# rc_file LOOP HOME: the rc account's .bashrc, a busy loop of LOOP rounds;
+# each shell start appends its own wall clock span to HOME/.rc-times ("start
+# end", bash's EPOCHREALTIME: no process), so a run's login shells can be
+# counted and timed apart from gpuorch's own part (rc_spans)
+rc_file() {
+	printf '_rc0=${EPOCHREALTIME-}; i=0; while [ $i -lt %s ]; do i=$((i+1)); done; [ -z "$_rc0" ] || printf "%%s %%s\\n" "$_rc0" "$EPOCHREALTIME" >>"$HOME/.rc-times"\n' "$1" >"$2/.bashrc"
+}
+# rc_spans HOME FROM: "COUNT SECONDS" of the shell starts in HOME/.rc-times
+# after its first FROM lines
+rc_spans() {
+	tail -n +$(($2 + 1)) "$1/.rc-times" 2>/dev/null |
+		awk '{ n++; s += $2 - $1 } END { printf "%d %.3f\n", n, s }'
+}
+rc_lines() {   # rc_lines HOME: lines in HOME/.rc-times
+	cat "$1/.rc-times" 2>/dev/null | wc -l
+}
 set -- $(calibrate)
 LOOP=$1 RC_MEASURED=$2
 set --
@@ -143,7 +159,7 @@ for acct in clean rc; do
 		h=$TRASH/home-$acct$i
 		mkdir -p "$h"
 		if [ $acct = rc ]; then
-			printf 'i=0; while [ $i -lt %s ]; do i=$((i+1)); done\n' "$LOOP" >"$h/.bashrc"
+			rc_file "$LOOP" "$h"
 		fi
 		eval "SSHD_$acct${i}_EXTRA_ENV=HOME=\$h; export SSHD_$acct${i}_EXTRA_ENV"
 		sshd_start "$acct$i" || exit 1
@@ -347,15 +363,25 @@ beyond_nvcc() {
 # alternately); each waits for the execd its run builds in the background,
 # so no compile of it overlaps the next run
 fresh_series() {
-	_bn= _ba= _fk=0 _g0=$GPUORCH
+	_bn= _ba= _fk=0 _g0=$GPUORCH _h=$TRASH/home-${1}1
+	_sn= _sa= _ln= _la=   # login shells: "COUNT:SECONDS" per run; beyond nvcc less them
 	while [ $_fk -lt "$FRESHN" ]; do
 		for _g in "$_g0" $AGAINST; do
 			GPUORCH=$_g
 			fresh "$1" 1
+			_r0=$(rc_lines "$_h")
 			one "$1" 1
+			read -r _rn _rs <<-EOF
+			$(rc_spans "$_h" "$_r0")
+			EOF
 			wait_execd "$1" 1
 			_b=$(beyond_nvcc)
-			if [ "$_g" = "$_g0" ]; then _bn="$_bn $_b"; else _ba="$_ba $_b"; fi
+			_l=$(awk -v b="$_b" -v s="$_rs" 'BEGIN { printf "%.3f", b - s }')
+			if [ "$_g" = "$_g0" ]; then
+				_bn="$_bn $_b" _sn="$_sn $_rn:$_rs" _ln="$_ln $_l"
+			else
+				_ba="$_ba $_b" _sa="$_sa $_rn:$_rs" _la="$_la $_l"
+			fi
 		done
 		_fk=$((_fk + 1))
 	done
@@ -363,6 +389,12 @@ fresh_series() {
 	echo "$case 1 host fresh, $FRESHN runs: beyond nvcc $(echo $_bn | tr ' ' '\n' | median) s (median of$_bn)"
 	[ -z "$AGAINST" ] ||
 		echo "$case 1 host fresh, $FRESHN runs of $AGAINST (alternately): beyond nvcc $(echo $_ba | tr ' ' '\n' | median) s (median of$_ba)"
+	[ ! -f "$_h/.bashrc" ] || {
+		# the rc file's own wall time in each run (its login shells: count:seconds)
+		echo "$case 1 host fresh, $FRESHN runs: login shells (count:seconds of rc)$_sn; beyond nvcc less them $(echo $_ln | tr ' ' '\n' | median) s (median of$_ln)"
+		[ -z "$AGAINST" ] ||
+			echo "$case 1 host fresh, $FRESHN runs of $AGAINST: login shells$_sa; beyond nvcc less them $(echo $_la | tr ' ' '\n' | median) s (median of$_la)"
+	}
 }
 
 # rc_by_ssh: the rc file's cost as the issue states it, per shell start of
@@ -392,7 +424,7 @@ rc_by_ssh() {
 			'BEGIN { if (t < 0.01) t = 0.01; printf "%d\n", n * c / t }')
 		_i=1
 		while [ $_i -le "$NHOSTS" ]; do
-			printf 'i=0; while [ $i -lt %s ]; do i=$((i+1)); done\n' "$LOOP" >"$TRASH/home-rc$_i/.bashrc"
+			rc_file "$LOOP" "$TRASH/home-rc$_i"
 			_i=$((_i + 1))
 		done
 		_k=$((_k + 1))
