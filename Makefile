@@ -7,8 +7,9 @@
 #   make kernels    compile every kernel of every experiment with nvcc (ptxas report)
 
 CC      ?= cc
-PKGS    := libssh2 libcjson libarchive libcrypto libcurl libxml-2.0
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS    := libssh2 libcjson libarchive libcrypto libxml-2.0
+# libcurl: its header only; transport/http.c loads the library at the first HTTP request
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION := 0.1.0
 
@@ -16,7 +17,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wformat=2 -Wvla
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 	-DGPUORCH_VERSION='"$(VERSION)"' -Iorchestrator $(WARN) $(PKG_CFLAGS) $(CFLAGS)
-LIBS    := $(PKG_LIBS) -lpthread -lm
+LIBS    := $(PKG_LIBS) -lpthread -lm -ldl
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 # orchestrator/ is one folder per layer (docs/design.md); objects mirror the folders.

@@ -116,6 +116,23 @@ test_expect_success 'a failing run is POSTed with its failed gates and exit code
 	grep "(HTTP 204)" fail.err
 '
 
+test_expect_success 'libcurl is not a library gpuorch needs at start: it is loaded for a request' '
+	ldd "$GPUORCH" >ldd.txt &&
+	grep -q "libssh2" ldd.txt &&
+	! grep "libcurl" ldd.txt
+'
+
+test_expect_success 'libcurl missing: the notification is a warning naming the package, the outcome stands' '
+	(cd proj && GPUORCH_LIBCURL=/nonexistent/libcurl.so.4 "$GPUORCH" run experiments/basic.json \
+		--hosts ../hosts.json --notify "http://127.0.0.1:1/hook") >nocurl.out 2>nocurl.err &&
+	run=$(last_run_dir) &&
+	grep "warning: notify: .*cannot load /nonexistent/libcurl.so.4" nocurl.err &&
+	grep "install libcurl4 (apt-get install libcurl4)" nocurl.err &&
+	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json notify.ok)" = false &&
+	test "$(jq_ $run/run.json notify.http_status)" = 0
+'
+
 test_expect_success '--dry-run sends no notification' '
 	sink_start 200 &&
 	(cd proj && "$GPUORCH" run experiments/basic.json --hosts ../hosts.json --dry-run \

@@ -1,5 +1,5 @@
 /* provider-aws.c -- the native "aws" provider: EC2's Query API (Version
- * 2016-11-15) over HTTPS with libcurl, signed by libcurl's SigV4
+ * 2016-11-15) over HTTPS through transport/http.c, signed by libcurl's SigV4
  * (CURLOPT_AWS_SIGV4 "aws:amz:REGION:ec2"); no AWS CLI. DescribeInstances,
  * StartInstances, StopInstances, and for an instance gpuorch launches itself
  * ("launch": {...}) RunInstances (on-demand or spot, shutdown behaviour
@@ -15,13 +15,13 @@
  * The endpoint can be overridden ("endpoint": tests, other partitions). */
 #include "cloud/cloud-int.h"
 
-#include <curl/curl.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/fsutil.h"
 #include "core/timeutil.h"
+#include "transport/http.h"
 #include "core/banned.h"
 
 #define EC2_VERSION "2016-11-15"
@@ -199,20 +199,15 @@ static char *text_of(xmlNode *n, const char *name)
 
 /* ---------------------------------------------------------------- requests */
 
-static size_t keep(char *data, size_t size, size_t n, void *arg)
+/* "&k=v", v percent-encoded. Where libcurl cannot be loaded the value is
+ * left out: no request is sent then (http_do fails the same way), so the
+ * error is not lost. */
+static void add_param(struct strbuf *body, const char *k, const char *v)
 {
-	struct strbuf *sb = arg;
-	if (sb->len + size * n > ((size_t)4 << 20))
-		return 0;   /* an answer past 4 MiB is not EC2's */
-	strbuf_add(sb, data, size * n);
-	return size * n;
-}
-
-static void add_param(struct strbuf *body, CURL *c, const char *k, const char *v)
-{
-	char *e = curl_easy_escape(c, v, 0);
-	strbuf_addf(body, "&%s=%s", k, e ? e : "");
-	curl_free(e);
+	struct strbuf ignored = STRBUF_INIT;
+	strbuf_addf(body, "&%s=", k);
+	http_escape(body, v, &ignored);
+	strbuf_release(&ignored);
 }
 
 /* One EC2 action; *doc is the parsed answer of a 2xx reply. params: more
@@ -223,7 +218,8 @@ static enum go_status call_with(struct instance *in, const char *action, const c
 {
 	struct awsp *p = in->priv;
 	struct creds cr;
-	struct strbuf body = STRBUF_INIT, ans = STRBUF_INIT, hdr = STRBUF_INIT;
+	struct strbuf body = STRBUF_INIT, hdr = STRBUF_INIT;
+	struct http_answer ans = {.body = STRBUF_INIT};
 	enum go_status st;
 	int attempt, max = in->retries + 3;
 	int64_t backoff = 500;
@@ -234,72 +230,47 @@ static enum go_status call_with(struct instance *in, const char *action, const c
 	*doc = NULL;
 	if ((st = get_creds(in, &cr, err)) != GO_OK)
 		goto out;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		st = go_fail(err, GO_ERR_INTERNAL, "libcurl could not be initialised");
-		goto out;
-	}
 	for (attempt = 0; attempt < max; attempt++) {
-		char errbuf[CURL_ERROR_SIZE] = "";
-		struct curl_slist *h = NULL;
-		long code = 0;
-		CURLcode cc;
-		CURL *c = curl_easy_init();
+		const char *headers[3] = {"Content-Type: application/x-www-form-urlencoded; charset=utf-8", NULL, NULL};
+		struct http_request rq = {.url = url, .headers = headers, .timeout_s = in->timeout_s,
+					  .aws_sigv4 = sigv4, .user = cr.key_id, .password = cr.secret};
 		char *ecode = NULL, *emsg = NULL;
+		long code;
 		xmlDoc *d;
 
-		if (!c) {
-			st = go_fail(err, GO_ERR_INTERNAL, "libcurl: no easy handle");
-			break;
-		}
 		strbuf_reset(&body);
-		strbuf_reset(&ans);
 		strbuf_addf(&body, "Action=%s&Version=%s", action, EC2_VERSION);
 		if (strcmp(action, "RunInstances") && p->instance_id)
-			add_param(&body, c, "InstanceId.1", p->instance_id);
+			add_param(&body, "InstanceId.1", p->instance_id);
 		if (params)
 			strbuf_addstr(&body, params);
-		h = curl_slist_append(h, "Content-Type: application/x-www-form-urlencoded; charset=utf-8");
-		h = curl_slist_append(h, "Expect:");
+		rq.body = body.buf;
+		rq.body_len = body.len;
 		if (cr.token) {
 			strbuf_reset(&hdr);
 			strbuf_addf(&hdr, "X-Amz-Security-Token: %s", cr.token);
-			h = curl_slist_append(h, hdr.buf);
-			memset(hdr.buf, 0, hdr.len);
+			headers[1] = hdr.buf;
 		}
-		curl_easy_setopt(c, CURLOPT_URL, url);
-		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.buf);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)body.len);
-		curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4);
-		curl_easy_setopt(c, CURLOPT_USERNAME, cr.key_id);
-		curl_easy_setopt(c, CURLOPT_PASSWORD, cr.secret);
-		curl_easy_setopt(c, CURLOPT_USERAGENT, "gpuorch/" GPUORCH_VERSION);
-		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)in->timeout_s);
-		curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
-		cc = curl_easy_perform(c);
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-		curl_slist_free_all(h);
-		curl_easy_cleanup(c);
-		if (cc != CURLE_OK) {
-			st = go_fail(err, cc == CURLE_OPERATION_TIMEDOUT ? GO_ERR_TIMEOUT : GO_ERR_CONNECT,
-				     "%s: EC2 %s at %s: %s", in->host, action, url,
-				     *errbuf ? errbuf : curl_easy_strerror(cc));
-			if (cc == CURLE_OPERATION_TIMEDOUT || cc == CURLE_PARTIAL_FILE ||
-			    cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING)
+		st = http_do(&rq, &ans, err);
+		if (hdr.len)
+			memset(hdr.buf, 0, hdr.len);
+		if (st != GO_OK)
+			break;
+		code = ans.status;
+		if (ans.failure) {
+			st = go_fail(err, ans.failure == HTTP_TIMED_OUT ? GO_ERR_TIMEOUT : GO_ERR_CONNECT,
+				     "%s: EC2 %s at %s: %s", in->host, action, url, ans.why);
+			if (ans.failure == HTTP_TIMED_OUT || ans.failure == HTTP_PARTIAL ||
+			    ans.failure == HTTP_RECV_ERROR || ans.failure == HTTP_GOT_NOTHING)
 				goto again;
 			break;
 		}
-		d = xmlReadMemory(ans.buf, (int)ans.len, "ec2.xml", NULL,
+		d = xmlReadMemory(ans.body.buf, (int)ans.body.len, "ec2.xml", NULL,
 				  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 		if (!d) {
 			st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 %s answered HTTP %ld with %zu bytes "
 				     "that are not XML (a truncated or foreign reply)", in->host,
-				     action, code, ans.len);
+				     action, code, ans.body.len);
 			goto again;
 		}
 		if (code >= 200 && code < 300) {
@@ -336,11 +307,10 @@ again:
 			backoff *= 2;
 		}
 	}
-	curl_global_cleanup();
 out:
 	creds_release(&cr);
 	strbuf_release(&body);
-	strbuf_release(&ans);
+	strbuf_release(&ans.body);
 	strbuf_release(&hdr);
 	free(url);
 	free(sigv4);
@@ -455,34 +425,34 @@ static enum go_status op_launch(struct instance *in, struct strbuf *err)
 	enum go_status st;
 	int i;
 
-	add_param(&q, NULL, "ImageId", p->image_id);
-	add_param(&q, NULL, "InstanceType", p->instance_type);
-	add_param(&q, NULL, "MinCount", "1");
-	add_param(&q, NULL, "MaxCount", "1");
+	add_param(&q, "ImageId", p->image_id);
+	add_param(&q, "InstanceType", p->instance_type);
+	add_param(&q, "MinCount", "1");
+	add_param(&q, "MaxCount", "1");
 	/* the guard's shutdown ends it for good: no stopped instance left behind */
-	add_param(&q, NULL, "InstanceInitiatedShutdownBehavior", "terminate");
+	add_param(&q, "InstanceInitiatedShutdownBehavior", "terminate");
 	if (p->key_name)
-		add_param(&q, NULL, "KeyName", p->key_name);
+		add_param(&q, "KeyName", p->key_name);
 	if (p->subnet_id)
-		add_param(&q, NULL, "SubnetId", p->subnet_id);
+		add_param(&q, "SubnetId", p->subnet_id);
 	for (i = 0; p->security_groups && p->security_groups[i]; i++) {
 		char *k = xstrfmt("SecurityGroupId.%d", i + 1);
-		add_param(&q, NULL, k, p->security_groups[i]);
+		add_param(&q, k, p->security_groups[i]);
 		free(k);
 	}
 	if (p->market && !strcmp(p->market, "spot")) {
-		add_param(&q, NULL, "InstanceMarketOptions.MarketType", "spot");
-		add_param(&q, NULL, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
-		add_param(&q, NULL, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior",
+		add_param(&q, "InstanceMarketOptions.MarketType", "spot");
+		add_param(&q, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
+		add_param(&q, "InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior",
 			  "terminate");
 		if (p->spot_max_price)
-			add_param(&q, NULL, "InstanceMarketOptions.SpotOptions.MaxPrice", p->spot_max_price);
+			add_param(&q, "InstanceMarketOptions.SpotOptions.MaxPrice", p->spot_max_price);
 	}
-	add_param(&q, NULL, "TagSpecification.1.ResourceType", "instance");
-	add_param(&q, NULL, "TagSpecification.1.Tag.1.Key", "Name");
-	add_param(&q, NULL, "TagSpecification.1.Tag.1.Value", name);
-	add_param(&q, NULL, "TagSpecification.1.Tag.2.Key", "gpuorch:host");
-	add_param(&q, NULL, "TagSpecification.1.Tag.2.Value", in->host);
+	add_param(&q, "TagSpecification.1.ResourceType", "instance");
+	add_param(&q, "TagSpecification.1.Tag.1.Key", "Name");
+	add_param(&q, "TagSpecification.1.Tag.1.Value", name);
+	add_param(&q, "TagSpecification.1.Tag.2.Key", "gpuorch:host");
+	add_param(&q, "TagSpecification.1.Tag.2.Value", in->host);
 	st = call_with(in, "RunInstances", q.buf, &d, err);
 	if (st == GO_OK) {
 		set = find(xmlDocGetRootElement(d), "instancesSet");

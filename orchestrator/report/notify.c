@@ -1,10 +1,10 @@
-/* notify.c -- POST a finished run's summary to a webhook with libcurl (notify.h). */
+/* notify.c -- POST a finished run's summary to a webhook (notify.h), through transport/http.c. */
 #include "report/notify.h"
 #include "core/jsonutil.h"
 #include "core/strbuf.h"
 #include "core/timeutil.h"
+#include "transport/http.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,18 +191,6 @@ cJSON *notify_payload(const cJSON *run, const char *report_path)
 	return body;
 }
 
-/* The server's answer body is not used; keep at most a little of it for the
- * error message. */
-static size_t keep_answer(char *ptr, size_t size, size_t nmemb, void *data)
-{
-	struct strbuf *sb = data;
-	size_t n = size * nmemb;
-
-	if (sb->len < 200)
-		strbuf_add(sb, ptr, n < 200 - sb->len ? n : 200 - sb->len);
-	return n;
-}
-
 static void oneline(struct strbuf *sb)
 {
 	size_t i;
@@ -216,58 +204,24 @@ static void oneline(struct strbuf *sb)
 enum go_status notify_post(const char *url, const cJSON *body, int timeout_s,
 			   long *http_status, struct strbuf *err)
 {
-	char errbuf[CURL_ERROR_SIZE] = "";
+	static const char *const headers[] = {"Content-Type: application/json", NULL};
 	char *json = cJSON_PrintUnformatted(body);
 	char *origin = notify_url_origin(url);
-	struct curl_slist *hdr = NULL;
-	struct strbuf answer = STRBUF_INIT;
-	enum go_status st = GO_OK;
-	CURLcode cc;
-	CURL *c;
+	/* the server's answer is not used: a little of it is kept for the error message */
+	struct http_request rq = {.url = url, .headers = headers, .body = json, .body_len = strlen(json),
+				  .timeout_s = timeout_s, .max_answer = 200, .clip_answer = 1};
+	struct http_answer a = {.body = STRBUF_INIT};
+	enum go_status st = http_do(&rq, &a, err);
 
-	*http_status = 0;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		st = go_fail(err, GO_ERR_INTERNAL, "libcurl could not be initialised");
-		goto out;
+	*http_status = a.status;
+	if (st == GO_OK && a.failure) {
+		st = go_fail(err, GO_ERR_CONNECT, "POST to %s failed: %s", origin, a.why);
+	} else if (st == GO_OK && (a.status < 200 || a.status > 299)) {
+		oneline(&a.body);
+		st = go_fail(err, GO_ERR_REMOTE, "%s answered HTTP %ld%s%s", origin, a.status,
+			     a.body.len ? ": " : "", a.body.buf);
 	}
-	c = curl_easy_init();
-	if (!c) {
-		st = go_fail(err, GO_ERR_INTERNAL, "libcurl: no easy handle");
-		curl_global_cleanup();
-		goto out;
-	}
-	hdr = curl_slist_append(hdr, "Content-Type: application/json");
-	hdr = curl_slist_append(hdr, "Expect:");   /* no 100-continue round trip */
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);  /* a redirected POST is a mistake */
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, json);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(json));
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "gpuorch/" GPUORCH_VERSION);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)(timeout_s < 10 ? timeout_s : 10));
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)timeout_s);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_answer);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer);
-	cc = curl_easy_perform(c);
-	if (cc != CURLE_OK) {
-		st = go_fail(err, GO_ERR_CONNECT, "POST to %s failed: %s", origin,
-			     *errbuf ? errbuf : curl_easy_strerror(cc));
-	} else {
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, http_status);
-		if (*http_status < 200 || *http_status > 299) {
-			oneline(&answer);
-			st = go_fail(err, GO_ERR_REMOTE, "%s answered HTTP %ld%s%s", origin,
-				     *http_status, answer.len ? ": " : "", answer.buf);
-		}
-	}
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(c);
-	curl_global_cleanup();
-out:
-	strbuf_release(&answer);
+	strbuf_release(&a.body);
 	free(origin);
 	cJSON_free(json);
 	return st;

@@ -1,4 +1,4 @@
-/* slurm-http.c -- one REST request to slurmrestd with libcurl, and what its reply says.
+/* slurm-http.c -- one REST request to slurmrestd (transport/http.c), and what its reply says.
  *
  * A request that cannot connect (daemon down, restarting) is retried with
  * exponential backoff (0.2 s doubling to 5 s) until retry_ms has passed; a
@@ -10,12 +10,12 @@
  * message. */
 #include "sched/slurm-int.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
+#include "transport/http.h"
 #include "core/banned.h"
 
 #define REPLY_MAX (64u << 20)   /* a 200-task /jobs answer is far below this */
@@ -48,92 +48,54 @@ void slurm_http_release(struct slurm_http *hc)
 	memset(hc, 0, sizeof(*hc));
 }
 
-static size_t keep(char *p, size_t size, size_t n, void *ud)
+/* Connection-level failures worth another try: the daemon may come back. A
+ * reply that began to arrive is not tried again (a POST may have been done). */
+static int retryable(enum http_failure f)
 {
-	struct strbuf *sb = ud;
-	if (sb->len + size * n > REPLY_MAX)
-		return 0;   /* curl reports a write error */
-	strbuf_add(sb, p, size * n);
-	return size * n;
-}
-
-/* Connection-level failures worth another try: the daemon may come back. */
-static int retryable(CURLcode cc)
-{
-	return cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
-	       cc == CURLE_OPERATION_TIMEDOUT || cc == CURLE_RECV_ERROR ||
-	       cc == CURLE_SEND_ERROR || cc == CURLE_GOT_NOTHING;
+	return f == HTTP_NO_CONNECT || f == HTTP_TIMED_OUT || f == HTTP_RECV_ERROR ||
+	       f == HTTP_SEND_ERROR || f == HTTP_GOT_NOTHING;
 }
 
 enum go_status slurm_http_request(struct slurm_http *hc, const char *method, const char *path,
 				  const char *user, const char *token, const char *body,
 				  cJSON **json, long *http, struct strbuf *err)
 {
-	struct strbuf url = STRBUF_INIT, ans = STRBUF_INIT, h = STRBUF_INIT;
-	char errbuf[CURL_ERROR_SIZE];
+	struct strbuf url = STRBUF_INIT, hu = STRBUF_INIT, ht = STRBUF_INIT;
+	struct http_answer a = {.body = STRBUF_INIT};
 	int64_t start = time_mono_ms(), deadline = start + hc->retry_ms, backoff = 200;
 	enum go_status st = GO_OK;
 	int tries = 0;
+	const char *headers[5];
+	int nh = 0;
 
 	*json = NULL;
 	*http = 0;
 	strbuf_addf(&url, "%s%s", hc->base, path);
+	headers[nh++] = "Accept: application/json";
+	if (body)
+		headers[nh++] = "Content-Type: application/json";
+	if (token) {
+		strbuf_addf(&hu, "X-SLURM-USER-NAME: %s", user);
+		strbuf_addf(&ht, "X-SLURM-USER-TOKEN: %s", token);
+		headers[nh++] = hu.buf;
+		headers[nh++] = ht.buf;
+	}
+	headers[nh] = NULL;
 	for (;;) {
-		struct curl_slist *hdr = NULL;
-		CURL *c = curl_easy_init();
-		CURLcode cc;
-		if (!c) {
-			st = go_fail(err, GO_ERR_INTERNAL, "libcurl: cannot create a handle");
+		struct http_request rq = {.method = method, .url = url.buf, .unix_path = hc->unix_path,
+					  .headers = headers, .body = body, .body_len = body ? strlen(body) : 0,
+					  .timeout_s = hc->timeout_s, .max_answer = REPLY_MAX};
+		if ((st = http_do(&rq, &a, err)) != GO_OK)
 			break;
-		}
-		strbuf_reset(&ans);
-		errbuf[0] = '\0';
-		hdr = curl_slist_append(hdr, "Accept: application/json");
-		if (body)
-			hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		if (token) {
-			strbuf_reset(&h);
-			strbuf_addf(&h, "X-SLURM-USER-NAME: %s", user);
-			hdr = curl_slist_append(hdr, h.buf);
-			strbuf_reset(&h);
-			strbuf_addf(&h, "X-SLURM-USER-TOKEN: %s", token);
-			hdr = curl_slist_append(hdr, h.buf);
-			/* the header text holds the token: wipe it */
-			memset(h.buf, 0, h.len);
-		}
-		hdr = curl_slist_append(hdr, "Expect:");
-		curl_easy_setopt(c, CURLOPT_URL, url.buf);
-		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-		if (hc->unix_path)
-			curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, hc->unix_path);
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-		if (body) {
-			curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-			curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-		}
-		curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(c, CURLOPT_USERAGENT, "gpuorch/" GPUORCH_VERSION);
-		curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)hc->timeout_s);
-		curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
-		cc = curl_easy_perform(c);
 		hc->nrequests++;
 		tries++;
-		if (cc == CURLE_OK)
-			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, http);
-		curl_slist_free_all(hdr);
-		curl_easy_cleanup(c);
-		if (cc == CURLE_OK)
+		*http = a.status;
+		if (!a.failure)
 			break;
-		if (!retryable(cc) || time_mono_ms() >= deadline) {
+		if (!retryable(a.failure) || time_mono_ms() >= deadline) {
 			st = go_fail(err, GO_ERR_CONNECT,
 				     "slurmrestd %s: %s %s: %s (%d tr%s in %.0f s); is slurmrestd running and is \"url\" right?",
-				     hc->label, method, path, *errbuf ? errbuf : curl_easy_strerror(cc),
-				     tries, tries == 1 ? "y" : "ies",
+				     hc->label, method, path, a.why, tries, tries == 1 ? "y" : "ies",
 				     (double)(time_mono_ms() - start) / 1000.0);
 			break;
 		}
@@ -141,15 +103,18 @@ enum go_status slurm_http_request(struct slurm_http *hc, const char *method, con
 		time_sleep_ms(deadline - time_mono_ms() < backoff ? deadline - time_mono_ms() : backoff);
 		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
 	}
-	if (st == GO_OK && ans.len)
-		*json = cJSON_ParseWithLength(ans.buf, ans.len);
+	/* the header text holds the token: wipe it */
+	if (ht.len)
+		memset(ht.buf, 0, ht.len);
+	if (st == GO_OK && a.body.len)
+		*json = cJSON_ParseWithLength(a.body.buf, a.body.len);
 	if (st == GO_OK && !*json) {
 		/* keep the first line of a non-JSON answer for the message */
 		char first[120];
-		size_t n = strcspn(ans.buf ? ans.buf : "", "\r\n");
+		size_t n = strcspn(a.body.buf ? a.body.buf : "", "\r\n");
 		if (n >= sizeof(first))
 			n = sizeof(first) - 1;
-		memcpy(first, ans.len ? ans.buf : "", n);
+		memcpy(first, a.body.len ? a.body.buf : "", n);
 		first[n] = '\0';
 		if (*http == 401)
 			st = go_fail(err, GO_ERR_AUTH,
@@ -158,12 +123,13 @@ enum go_status slurm_http_request(struct slurm_http *hc, const char *method, con
 		else
 			st = go_fail(err, GO_ERR_REMOTE,
 				     "slurmrestd %s: %s %s: the reply is not JSON (HTTP %ld, %zu bytes%s%s%s); is \"url\" a slurmrestd?",
-				     hc->label, method, path, *http, ans.len, n ? ": '" : "", first,
+				     hc->label, method, path, *http, a.body.len, n ? ": '" : "", first,
 				     n ? "'" : "");
 	}
 	strbuf_release(&url);
-	strbuf_release(&ans);
-	strbuf_release(&h);
+	strbuf_release(&a.body);
+	strbuf_release(&hu);
+	strbuf_release(&ht);
 	return st;
 }
 

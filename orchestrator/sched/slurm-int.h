@@ -1,6 +1,6 @@
 /* slurm-int.h -- what the files of the Slurm client share (not for outside sched/).
  *
- * slurm.c (the client) -> slurm-http.c (one REST request: libcurl, retries,
+ * slurm.c (the client) -> slurm-http.c (one REST request: transport/http.c, retries,
  * the reply's errors[]), slurm-token.c (the JWT: where from, when to mint
  * again), slurm-api.c (the versions and their adapters) -> slurm-v0038.c,
  * slurm-v0039.c and slurm-v0041.c (the request and reply shapes of v0.0.38,

@@ -7,7 +7,6 @@
  * from the paths the daemon's /openapi document lists (slurm-api.c). */
 #include "sched/slurm-int.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +30,6 @@ enum go_status slurm_open(const struct host *h, struct slurm_client **out, struc
 	*out = NULL;
 	if (!h->slurm)
 		return go_fail(err, GO_ERR_INTERNAL, "host '%s' is not a Slurm cluster entry", h->name);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return go_fail(err, GO_ERR_INTERNAL, "libcurl could not be initialised");
 	c = xcalloc(1, sizeof(*c));
 	c->h = h;
 	st = slurm_http_init(&c->http, h->slurm->url, err);
@@ -54,7 +51,6 @@ void slurm_close(struct slurm_client *c)
 	slurm_token_release(&c->tok);
 	free(c->release);
 	free(c);
-	curl_global_cleanup();
 }
 
 const char *slurm_api_version(const struct slurm_client *c)

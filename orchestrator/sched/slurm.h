@@ -1,4 +1,4 @@
-/* slurm.h -- a Slurm client over slurmrestd's REST API (libcurl + cJSON).
+/* slurm.h -- a Slurm client over slurmrestd's REST API (transport/http.c + cJSON).
  *
  * One client per cluster entry of the hosts inventory. slurm_open() only
  * sets up (no network); slurm_discover() asks the daemon which API versions
