@@ -146,14 +146,26 @@ stale() {
 # enough: a process that forks between ps reading /proc and the kill
 # leaves a child no one saw, which would outlive its step. Zombies are dead
 # already and are skipped. One ps and nothing else when nothing is left
-# over. The runner (kill_item) and the wrapper and its locked shell (their
-# seventh argument) eval it: one definition for all three. Its variables
-# are _sw_*: it runs inside callers' loops.
-SWEEP='sweep() {
+# over. The listing (sess_ls SID: "PID STATE" of each process of the
+# session) reads /proc/PID/stat with one cat and one awk where /proc is
+# there -- ps reads more files per process and starts slower (6.6 ms
+# against 1.0 for `sh -c true` on a 70-process host, 2026-11-27) -- and is
+# ps elsewhere. The runner (kill_item) and the wrapper and its locked shell
+# (their seventh argument) eval it: one definition for all three. Its
+# variables are _sw_*: it runs inside callers' loops.
+SWEEP='sess_ls() {
+  if [ -r /proc/self/stat ]; then
+    cat /proc/[0-9]*/stat 2>/dev/null |
+      awk -v s="$1" '"'"'{ l = $0; sub(/^.*\) /, "", l); split(l, f, " "); if (f[4] == s) print $1, f[1] }'"'"'
+  else
+    ps -o pid=,stat= -s "$1"
+  fi
+}
+sweep() {
   _sw_n=0
   while [ $_sw_n -lt 50 ]; do
     _sw_k=
-    for _sw_x in $(ps -o pid=,stat= -s "$1"); do
+    for _sw_x in $(sess_ls "$1"); do
       case $_sw_x in
       [0-9]*) _sw_p=$_sw_x ;;
       Z*) ;;
