@@ -99,7 +99,10 @@ test_expect_success 'a sweep builds every variant and ranks the correct ones; a 
 		echo "$order" | grep "SCALE=1 .*SCALE=8" &&
 		test "$(jq_ $run/run.json hosts.$h.sweeps.0.variants.4.variant)" = SCALE=0 &&
 		test "$(jq_ $run/run.json hosts.$h.sweeps.0.variants.4.ranked)" = false &&
-		jq_ $run/run.json hosts.$h.sweeps.0.variants.4.reason | grep "correctness FAIL: SCALE=0 computes nothing" || return 1
+		jq_ $run/run.json hosts.$h.sweeps.0.variants.4.reason | grep "correctness FAIL: SCALE=0 computes nothing" &&
+		test "$(jq_ $run/run.json hosts.$h.sweeps.0.variants.0.vs_winner)" = null &&
+		jq_ $run/run.json hosts.$h.sweeps.0.variants.1.vs_winner | grep -E "^(same|slower|insufficient data)$" &&
+		jq_ $run/run.json hosts.$h.sweeps.0.winner_clear | grep -E "^(true|false)$" || return 1
 	done &&
 	grep "\"variant\":\"SCALE=8\"" $run/run.json >/dev/null 2>&1 || jq_ $run/run.json hosts.0.builds | grep "\"variant\":\"SCALE=8\""
 '
@@ -111,7 +114,11 @@ test_expect_success 'the report opens with the gates, then details, profile, san
 	grep "❌ .*impossible latency" $run/report.md &&
 	grep "not measured" $run/report.md &&
 	grep "^## Sweeps" $run/report.md &&
-	grep "🏆" $run/report.md &&
+	# a clear winner (every other variant slower by compare'"'"'s rule) is a
+	# trophy; a winner by median alone says which variants tie with it
+	clear=$(jq_ $run/run.json hosts.0.sweeps.0.winner_clear) &&
+	if test "$clear" = true; then grep "🏆 \*\*Winner\*\*" $run/report.md
+	else test "$clear" = false && grep "🤝 \*\*No clear winner\*\*" $run/report.md; fi &&
 	grep "SCALE=0" $run/report.md | grep "correctness FAIL" &&
 	grep "^## Profiles" $run/report.md &&
 	grep "^## Sanitizer" $run/report.md

@@ -65,10 +65,9 @@ static void judge_host(struct hostrun *hr)
 		cJSON_DeleteItemFromObject(hr->hj, "sweeps");
 		cJSON_AddItemToObject(hr->hj, "sweeps", sweeps);
 		cJSON_ArrayForEach(g, sweeps) {
-			const char *w = json_str(g, "winner");
-			strbuf_addf(&hr->out, "  sweep %s %s: %s%s\n", json_str(g, "program"),
-				    json_str(g, "problem"), w ? "fastest correct variant " : "no variant passed",
-				    w ? w : "");
+			strbuf_addstr(&hr->out, "  ");
+			sweep_describe(g, &hr->out);
+			strbuf_addstr(&hr->out, "\n");
 		}
 	}
 	if (cJSON_GetArraySize(s->gates)) {

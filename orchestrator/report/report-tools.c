@@ -1,5 +1,6 @@
 /* report-tools.c -- the report's gates at a glance, sweeps, profiles and sanitizers. */
 #include "report/report-int.h"
+#include "core/stats.h"
 #include "store/gates.h"
 
 #include <math.h>
@@ -134,7 +135,25 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 			strbuf_addstr(md, " on ");
 			rpt_md_cell(md, rpt_host_name(h));
 			strbuf_addstr(md, "\n\n");
-			if (rr_str(sw, "winner")) {
+			if (rr_str(sw, "winner") && cJSON_IsFalse(cJSON_GetObjectItem(sw, "winner_clear"))) {
+				/* the lowest median, but not told apart from another by compare's rule */
+				int k = 0;
+				strbuf_addstr(md, "🤝 **No clear winner**: ");
+				rpt_md_code(md, rr_str(sw, "winner"));
+				if (rr_num(sw, "winner_median_us", &wm)) {
+					strbuf_addstr(md, " has the lowest median (");
+					metric_fmt_us(md, wm);
+					strbuf_addstr(md, " us), but ");
+				}
+				FOR_EACH_OBJ(v, rr_arr(sw, "variants"))
+					if (rr_str(v, "vs_winner") && !rr_streq(rr_str(v, "vs_winner"), "slower")) {
+						strbuf_addstr(md, k++ ? ", " : "");
+						rpt_md_code(md, rr_str(v, "variant"));
+					}
+				strbuf_addf(md, " %s not slower by `gpuorch compare`'s rule (Mann-Whitney p < %g on "
+					    "the samples and the medians more than x%.2f apart).\n\n", k == 1 ? "is" : "are",
+					    STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR);
+			} else if (rr_str(sw, "winner")) {
 				strbuf_addstr(md, "🏆 **Winner**: ");
 				rpt_md_code(md, rr_str(sw, "winner"));
 				if (rr_num(sw, "winner_median_us", &wm)) {
@@ -142,6 +161,8 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 					metric_fmt_us(md, wm);
 					strbuf_addstr(md, " us median");
 				}
+				if (cJSON_IsTrue(cJSON_GetObjectItem(sw, "winner_clear")))
+					strbuf_addstr(md, "; every other ranked variant is slower by `gpuorch compare`'s rule");
 				strbuf_addstr(md, "\n\n");
 			} else {
 				strbuf_addstr(md, "❌ **No variant passed**: nothing is ranked.\n\n");
@@ -162,6 +183,8 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 					strbuf_addf(md, "%.2f×", r);
 				else
 					strbuf_addstr(md, DASH);
+				if (rr_str(v, "vs_winner"))
+					strbuf_addf(md, " (%s)", rr_str(v, "vs_winner"));
 				strbuf_addstr(md, " | ");
 				rpt_cell_num(md, v, "registers", rpt_fmt_int);
 				strbuf_addstr(md, " | ");

@@ -16,6 +16,7 @@
  *                                                else the correctness step's */
 #include "store/gates.h"
 #include "core/jsonutil.h"
+#include "core/stats.h"
 #include "core/strbuf.h"
 #include "store/metric.h"
 #include "store/runread.h"
@@ -372,7 +373,22 @@ struct variant_row {
 	const cJSON *check, *bench, *build;
 	double median;
 	int ranked;
+	double *samples;          /* the benchmark's kept samples (timing.samples_us) */
+	int nsamples;
+	struct stats_cmp vs;      /* against the winner (ranked rows after the first) */
 };
+
+/* the kept samples of a benchmark step's result, into r */
+static void take_samples(struct variant_row *r)
+{
+	const cJSON *a = json_path(get(r->bench, "result"), "timing.samples_us"), *x;
+	if (!cJSON_IsArray(a) || !cJSON_GetArraySize(a))
+		return;
+	r->samples = xcalloc((size_t)cJSON_GetArraySize(a), sizeof(double));
+	cJSON_ArrayForEach(x, a)
+		if (cJSON_IsNumber(x))
+			r->samples[r->nsamples++] = x->valuedouble;
+}
 
 static int cmp_rows(const void *a, const void *b)
 {
@@ -489,12 +505,29 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 	json_add_str(out, "program", program);
 	json_add_str(out, "problem", problem);
 	if (n && rows[0].ranked) {
+		/* the lowest median wins; it is a clear winner only when every other
+		 * ranked variant is slower by compare's rule (Mann-Whitney on the
+		 * kept samples and the ratio of medians beyond the factor): a
+		 * variant the rule cannot tell from it ties with it */
+		int clear = 1;
 		best = rows[0].median;
+		for (i = 0; i < n; i++)
+			if (rows[i].ranked)
+				take_samples(&rows[i]);
+		for (i = 1; i < n && rows[i].ranked; i++) {
+			stats_compare_medians(rows[0].samples, rows[0].nsamples, rows[i].samples,
+					      rows[i].nsamples, rows[0].median, rows[i].median,
+					      STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR, &rows[i].vs);
+			if (rows[i].vs.verdict != STATS_SLOWER)
+				clear = 0;
+		}
 		json_add_str(out, "winner", rows[0].label);
 		json_add_num(out, "winner_median_us", best);
+		json_add_bool(out, "winner_clear", clear);
 	} else {
 		cJSON_AddNullToObject(out, "winner");
 		cJSON_AddNullToObject(out, "winner_median_us");
+		cJSON_AddNullToObject(out, "winner_clear");
 	}
 	vars = json_add_arr(out, "variants");
 	for (i = 0; i < n; i++) {
@@ -507,6 +540,16 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 			json_add_num(v, "relative", r->median / best);
 			json_add_bool(v, "ranked", 1);
 			cJSON_AddNullToObject(v, "reason");
+			if (i > 0) {
+				json_add_str(v, "vs_winner", stats_verdict_name(r->vs.verdict));
+				if (isnan(r->vs.p))
+					cJSON_AddNullToObject(v, "p_vs_winner");
+				else
+					json_add_num(v, "p_vs_winner", r->vs.p);
+			} else {
+				cJSON_AddNullToObject(v, "vs_winner");
+				cJSON_AddNullToObject(v, "p_vs_winner");
+			}
 		} else {
 			struct strbuf why = STRBUF_INIT;
 			double m;
@@ -527,8 +570,32 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 		add_resources(v, r->build);
 		cJSON_AddItemToArray(vars, v);
 	}
+	for (i = 0; i < n; i++)
+		free(rows[i].samples);
 	free(rows);
 	return out;
+}
+
+void sweep_describe(const cJSON *sw, struct strbuf *sb)
+{
+	const char *w = rr_str(sw, "winner");
+	const cJSON *v;
+	int k = 0;
+
+	strbuf_addf(sb, "sweep %s %s: ", rr_str(sw, "program") ? rr_str(sw, "program") : "?",
+		    rr_str(sw, "problem") ? rr_str(sw, "problem") : "?");
+	if (!w) {
+		strbuf_addstr(sb, "no variant passed");
+		return;
+	}
+	strbuf_addf(sb, "fastest correct variant %s", w);
+	if (!cJSON_IsFalse(cJSON_GetObjectItem(sw, "winner_clear")))
+		return;
+	strbuf_addstr(sb, ", not a clear winner: ");
+	FOR_EACH_OBJ(v, rr_arr(sw, "variants"))
+		if (rr_str(v, "vs_winner") && !rr_streq(rr_str(v, "vs_winner"), "slower"))
+			strbuf_addf(sb, "%s%s (%s)", k++ ? ", " : "", rr_str(v, "variant"), rr_str(v, "vs_winner"));
+	strbuf_addstr(sb, " by compare's rule");
 }
 
 cJSON *sweep_rank_host(const cJSON *h)

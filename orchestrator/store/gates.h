@@ -23,10 +23,19 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed);
 /* One line for a gate result: "✅ tensor pipe >= 40: measured 52.1 % (attn_wmma, B16)". */
 void gates_describe(const cJSON *g, struct strbuf *sb);
 
+/* One line for a sweep of sweep_rank_host: "sweep P Q: fastest correct
+ * variant V", and when it is not a clear winner, the variants compare's rule
+ * cannot tell from it. */
+void sweep_describe(const cJSON *sw, struct strbuf *sb);
+
 /* Rank the variants of every sweep on host object h: a new array of
  *   {"program", "problem", "winner" (variant label or null), "winner_median_us",
+ *    "winner_clear" (every other ranked variant slower than the winner by
+ *    compare's rule, core/stats.c; null without a winner),
  *    "variants": [{"variant", "rank" (1 = fastest; null when not ranked),
  *                  "median_us", "relative" (median / winner's), "ranked": bool,
+ *                  "vs_winner" ("same", "slower", "insufficient data"; null
+ *                  for the winner and unranked ones), "p_vs_winner",
  *                  "reason" (why not ranked), "check_status", "bench_status",
  *                  "build_status", "registers", "spill_store_bytes",
  *                  "spill_load_bytes", "smem_bytes"}]}

@@ -224,9 +224,70 @@ static void test_sweep(void)
 	cJSON_Delete(h);
 }
 
+/* a host whose sweep has two passing variants, A and B, with n samples each:
+ * A's are a + (i % 7) * 0.01, B's b + (i % 7) * 0.01 (ties within each) */
+static cJSON *two_variants(double a, double b, int n)
+{
+	cJSON *h = cJSON_CreateObject(), *steps = cJSON_AddArrayToObject(h, "steps");
+	const char *label[2] = {"V=A", "V=B"};
+	double base[2] = {a, b};
+	int k, i;
+	for (k = 0; k < 2; k++) {
+		cJSON *st = cJSON_CreateObject(), *t, *sm;
+		cJSON_AddStringToObject(st, "kind", "sweep");
+		cJSON_AddStringToObject(st, "mode", "bench");
+		cJSON_AddStringToObject(st, "variant", label[k]);
+		cJSON_AddStringToObject(st, "program", "sw");
+		cJSON_AddStringToObject(st, "problem", "P");
+		cJSON_AddStringToObject(st, "status", "PASS");
+		t = cJSON_AddObjectToObject(cJSON_AddObjectToObject(st, "result"), "timing");
+		cJSON_AddNumberToObject(t, "median_us", base[k] + 0.03);   /* i % 7 == 3 is the middle */
+		sm = cJSON_AddArrayToObject(t, "samples_us");
+		for (i = 0; i < n; i++)
+			cJSON_AddItemToArray(sm, cJSON_CreateNumber(base[k] + (i % 7) * 0.01));
+		cJSON_AddItemToArray(steps, st);
+	}
+	return h;
+}
+
+/* the winner of a sweep of two variants, and whether it is clear */
+static void tie_case(const char *name, double a, double b, int n, int want_clear, const char *want_vs)
+{
+	cJSON *h = two_variants(a, b, n), *sw = sweep_rank_host(h);
+	const cJSON *r = cJSON_GetArrayItem(sw, 0);
+	const cJSON *v1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "variants"), 1);
+	const cJSON *clear = cJSON_GetObjectItem(r, "winner_clear");
+	struct strbuf line = STRBUF_INIT;
+	sweep_describe(r, &line);
+	CHECK(json_str(r, "winner") && !strcmp(json_str(r, "winner"), a <= b ? "V=A" : "V=B") &&
+	      cJSON_IsBool(clear) && cJSON_IsTrue(clear) == want_clear &&
+	      json_str(v1, "vs_winner") && !strcmp(json_str(v1, "vs_winner"), want_vs) &&
+	      (strstr(line.buf, "not a clear winner") != NULL) == !want_clear,
+	      name, "winner %s clear %d vs %s: %s", json_str(r, "winner") ? json_str(r, "winner") : "-",
+	      cJSON_IsTrue(clear), json_str(v1, "vs_winner") ? json_str(v1, "vs_winner") : "-", line.buf);
+	strbuf_release(&line);
+	cJSON_Delete(sw);
+	cJSON_Delete(h);
+}
+
+/* A sweep's winner is clear only when compare's rule finds every other
+ * variant slower: not on a lower median alone */
+static void test_sweep_ties(void)
+{
+	tie_case("the same samples: the first in spec order has the lowest median, not a clear winner",
+		 100, 100, 50, 0, "same");
+	tie_case("20 % apart on 50 samples each: a clear winner", 100, 120, 50, 1, "slower");
+	tie_case("the medians x1.05 apart exactly (significant): within the factor, the same",
+		 99.97, 104.97, 50, 0, "same");
+	tie_case("just beyond x1.05: slower", 99.97, 105.2, 50, 1, "slower");
+	tie_case("20 % apart on 5 samples each: too few to tell, not a clear winner", 100, 120, 5, 0,
+		 "insufficient data");
+}
+
 int main(void)
 {
 	test_gates();
 	test_sweep();
+	test_sweep_ties();
 	return check_summary();
 }
