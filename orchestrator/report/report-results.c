@@ -1,5 +1,6 @@
 /* report-results.c -- the report's results, baselines, references and expectations. */
 #include "report/report-int.h"
+#include "store/gates.h"
 
 #include <math.h>
 #include <string.h>
@@ -80,8 +81,32 @@ static struct verdict *new_verdict(struct rpt_ctx *c, const cJSON *e, const cJSO
 	return v;
 }
 
-/* One expectation on one host and problem: read through rr_measure, judged
- * by metric_op_holds -- the gates' reader and operator. */
+/* the verdict of an expectation on a figure gates derive, read as they read it */
+static void judge_derived(struct verdict *v, const cJSON *h, const char *program, const char *problem,
+			  const char *metric, const char *op, double target)
+{
+	struct gate_figure f = {.why = STRBUF_INIT};
+	int ok;
+
+	gates_measure(h, program, problem, metric, &f);
+	v->step = f.step;
+	if (!f.has_value) {
+		strbuf_add(&v->why, f.why.buf, f.why.len);
+	} else {
+		v->value = f.value;
+		v->has_value = 1;
+		if (!metric_op_holds(op, f.value, target, &ok))
+			strbuf_addf(&v->why, "unknown operator '%s'", op);
+		else
+			v->kind = ok ? V_MET : V_MISSED;
+	}
+	strbuf_release(&f.why);
+}
+
+/* One expectation on one host and problem, judged by metric_op_holds -- the
+ * gates' operator. A result metric is read through rr_measure, as gates read
+ * it; a figure gates derive (speedup: the baseline's median over the
+ * kernel's; profile.*, sanitizer.*, ptxas.*) through gates_measure itself. */
 static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char *problem)
 {
 	struct verdict *v = new_verdict(c, e, h, problem);
@@ -95,6 +120,10 @@ static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char 
 
 	if (!program || !metric || !op || !rr_num(e, "value", &target)) {
 		strbuf_addstr(&v->why, "the expectation lacks program, metric, op or value");
+		return;
+	}
+	if (gates_metric_derived(metric)) {
+		judge_derived(v, h, program, problem, metric, op, target);
 		return;
 	}
 	rr_measure(h, program, problem, metric, &m);

@@ -237,6 +237,49 @@ static void judge_ptxas(struct judged *j, const cJSON *h, const char *program, c
 		strbuf_addf(&j->why, "ptxas reported no '%s' for the kernels of '%s'", res, program);
 }
 
+int gates_metric_derived(const char *metric)
+{
+	return metric && (!strncmp(metric, "profile.", 8) || !strncmp(metric, "sanitizer.", 10) ||
+			  !strncmp(metric, "ptxas.", 6) || !strcmp(metric, "speedup"));
+}
+
+/* the figure METRIC of program/problem on host h, by its kind */
+static void measure(struct judged *j, const cJSON *h, const char *program, const char *problem,
+		    const char *metric)
+{
+	if (!strncmp(metric, "profile.", 8))
+		judge_profile(j, h, program, problem, metric + 8);
+	else if (!strncmp(metric, "sanitizer.", 10))
+		judge_sanitizer(j, h, program, problem, metric + 10);
+	else if (!strncmp(metric, "ptxas.", 6))
+		judge_ptxas(j, h, program, metric + 6);
+	else if (!strcmp(metric, "speedup"))
+		judge_speedup(j, h, program, problem);
+	else
+		judge_result_metric(j, h, program, problem, metric);
+}
+
+void gates_measure(const cJSON *h, const char *program, const char *problem, const char *metric,
+		   struct gate_figure *f)
+{
+	struct judged j;
+
+	memset(&j, 0, sizeof(j));
+	strbuf_init(&j.why, 0);
+	strbuf_init(&j.arch, 0);
+	if (program && metric)
+		measure(&j, h, program, problem, metric);
+	else
+		strbuf_addstr(&j.why, "no program or metric named");
+	f->value = j.value;
+	f->has_value = j.has_value;
+	f->unit = j.unit;
+	f->step = j.step;
+	strbuf_add(&f->why, j.why.buf, j.why.len);
+	strbuf_release(&j.why);
+	strbuf_release(&j.arch);
+}
+
 static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int *nfailed)
 {
 	const char *program = rr_str(g, "program"), *metric = rr_str(g, "metric");
@@ -266,16 +309,7 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 		else
 			strbuf_addf(&j.why, "this host has no '%s' GPU (none detected)", gpu);
 	} else {
-		if (!strncmp(metric, "profile.", 8))
-			judge_profile(&j, h, program, problem, metric + 8);
-		else if (!strncmp(metric, "sanitizer.", 10))
-			judge_sanitizer(&j, h, program, problem, metric + 10);
-		else if (!strncmp(metric, "ptxas.", 6))
-			judge_ptxas(&j, h, program, metric + 6);
-		else if (!strcmp(metric, "speedup"))
-			judge_speedup(&j, h, program, problem);
-		else
-			judge_result_metric(&j, h, program, problem, metric);
+		measure(&j, h, program, problem, metric);
 		if (j.has_value && metric_op_holds(op, j.value, threshold, &holds) && holds) {
 			verdict = "PASS";
 		} else if (j.has_value) {

@@ -20,6 +20,25 @@
  * *nfailed (may be NULL) receives the number of FAIL verdicts. */
 cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed);
 
+/* A figure of a program (and problem) on host object h, read as gates read
+ * it: a result metric (latency_us, tflops, rel_l2, ...), speedup (the
+ * baseline benchmark's median over the program's), profile.*, sanitizer.*,
+ * ptxas.*. Expectations read the derived ones through it: one reader.
+ * f->why (initialised by the caller, who releases it) says why there is no
+ * value; an impossible timing has none. */
+struct gate_figure {
+	double value;
+	int has_value;
+	const char *unit;
+	const cJSON *step;     /* the step it came from (or the one that has no value) */
+	struct strbuf why;
+};
+void gates_measure(const cJSON *h, const char *program, const char *problem, const char *metric,
+		   struct gate_figure *f);
+/* 1 for a figure gates derive rather than read from a result (speedup,
+ * profile.*, sanitizer.*, ptxas.*) */
+int gates_metric_derived(const char *metric);
+
 /* One line for a gate result: "✅ tensor pipe >= 40: measured 52.1 % (attn_wmma, B16)". */
 void gates_describe(const cJSON *g, struct strbuf *sb);
 

@@ -539,8 +539,41 @@ static void test_cluster_requeue(void)
 	cJSON_Delete(run);
 }
 
+/* An expectation on "speedup" reads the figure the gates read: the
+ * baseline's median over the kernel's (11.2 / 9.8 = 1.143 on the H100 host),
+ * not a "speedup" field of the result, which no result has */
+static void test_expected_speedup(void)
+{
+	cJSON *run = load("pass-2host.json");
+	cJSON *exp = cJSON_GetObjectItem(run, "expected");
+	char *md;
+	cJSON_AddItemToArray(exp, cJSON_Parse("{\"program\": \"attn_wmma\", \"problem\": \"B1-H16-S512-D64\", "
+					       "\"gpu\": \"H100\", \"metric\": \"speedup\", \"op\": \">=\", "
+					       "\"value\": 1.14, \"note\": \"exp-met\"}"));
+	cJSON_AddItemToArray(exp, cJSON_Parse("{\"program\": \"attn_wmma\", \"problem\": \"B1-H16-S512-D64\", "
+					       "\"gpu\": \"H100\", \"metric\": \"speedup\", \"op\": \">=\", "
+					       "\"value\": 1.15, \"note\": \"exp-missed\"}"));
+	md = render(run);
+	{
+		const char *a = strstr(md, "(exp-met)"), *b = strstr(md, "(exp-missed)");
+		const char *ea = a ? strchr(a, '\n') : NULL, *eb = b ? strchr(b, '\n') : NULL;
+		char la[512] = "", lb[512] = "";
+		if (a && ea)
+			snprintf(la, sizeof(la), "%.*s", (int)(ea - a), a);
+		if (b && eb)
+			snprintf(lb, sizeof(lb), "%.*s", (int)(eb - b), b);
+		CHECK(strstr(la, "| 1.14") && strstr(la, "✅ met"),
+		      "an expected speedup of 1.14 is met by 11.2 / 9.8", "%s", la);
+		CHECK(strstr(lb, "| 1.14") && strstr(lb, "❌ **missed**"),
+		      "an expected speedup of 1.15 is missed by it (measured, not 'not measured')", "%s", lb);
+	}
+	free(md);
+	cJSON_Delete(run);
+}
+
 int main(void)
 {
+	test_expected_speedup();
 	test_pass();
 	test_failed();
 	test_incomplete();
