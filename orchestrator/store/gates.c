@@ -237,26 +237,36 @@ static void judge_ptxas(struct judged *j, const cJSON *h, const char *program, c
 		strbuf_addf(&j->why, "ptxas reported no '%s' for the kernels of '%s'", res, program);
 }
 
+/* what kind of figure a gate's metric names: read from a result, or derived */
+enum figure_kind { FIG_RESULT, FIG_PROFILE, FIG_SANITIZER, FIG_PTXAS, FIG_SPEEDUP };
+
+static enum figure_kind figure_kind(const char *metric)
+{
+	if (!strncmp(metric, "profile.", 8))
+		return FIG_PROFILE;
+	if (!strncmp(metric, "sanitizer.", 10))
+		return FIG_SANITIZER;
+	if (!strncmp(metric, "ptxas.", 6))
+		return FIG_PTXAS;
+	return strcmp(metric, "speedup") ? FIG_RESULT : FIG_SPEEDUP;
+}
+
 int gates_metric_derived(const char *metric)
 {
-	return metric && (!strncmp(metric, "profile.", 8) || !strncmp(metric, "sanitizer.", 10) ||
-			  !strncmp(metric, "ptxas.", 6) || !strcmp(metric, "speedup"));
+	return metric && figure_kind(metric) != FIG_RESULT;
 }
 
 /* the figure METRIC of program/problem on host h, by its kind */
 static void measure(struct judged *j, const cJSON *h, const char *program, const char *problem,
 		    const char *metric)
 {
-	if (!strncmp(metric, "profile.", 8))
-		judge_profile(j, h, program, problem, metric + 8);
-	else if (!strncmp(metric, "sanitizer.", 10))
-		judge_sanitizer(j, h, program, problem, metric + 10);
-	else if (!strncmp(metric, "ptxas.", 6))
-		judge_ptxas(j, h, program, metric + 6);
-	else if (!strcmp(metric, "speedup"))
-		judge_speedup(j, h, program, problem);
-	else
-		judge_result_metric(j, h, program, problem, metric);
+	switch (figure_kind(metric)) {
+	case FIG_PROFILE: judge_profile(j, h, program, problem, metric + 8); break;
+	case FIG_SANITIZER: judge_sanitizer(j, h, program, problem, metric + 10); break;
+	case FIG_PTXAS: judge_ptxas(j, h, program, metric + 6); break;
+	case FIG_SPEEDUP: judge_speedup(j, h, program, problem); break;
+	case FIG_RESULT: judge_result_metric(j, h, program, problem, metric); break;
+	}
 }
 
 void gates_measure(const cJSON *h, const char *program, const char *problem, const char *metric,
