@@ -1,7 +1,7 @@
 /* notify.h -- tell a webhook (Slack, Mattermost, a CI bot) how a run ended.
  *
  * `gpuorch run --notify URL` (or GPUORCH_NOTIFY_URL) POSTs a JSON summary of
- * the finished run record with libcurl: a one-line "text" that chat webhooks
+ * the finished run record (transport/http.c): a one-line "text" that chat webhooks
  * show as is, and the structured outcome (hosts, steps, gates, report path)
  * for bots. A notification that cannot be delivered is a warning, recorded in
  * run.json, never a change to the run's outcome. docs/notify.md. */
