@@ -295,4 +295,28 @@ test_expect_success 'an execd killed between runs: the next run starts it again'
 	test "$(shells)" = "$n"
 '
 
+test_expect_success 'a second run while the first one'"'"'s execd builds: one build, and its server stays up' '
+	: "the account'"'"'s cc sleeps 3 s before compiling (PATH set by its .bashrc), so run 2 starts while the" &&
+	: "execd of run 1 builds; before the fix run 2 started a second build whose binary replaced the first" &&
+	: "server'"'"'s: that server left, the second found its lock still held, and no execd was left" &&
+	mkdir -p "$TRASH/homec" "$TRASH/slowcc" &&
+	printf "#!/bin/sh\necho build >>%s\nsleep 3\nexec %s \"\$@\"\n" "$TRASH/cc.log" "$(command -v cc)" \
+		>"$TRASH/slowcc/cc" && chmod +x "$TRASH/slowcc/cc" &&
+	echo "PATH=$TRASH/slowcc:\$PATH; export PATH" >"$TRASH/homec/.bashrc" &&
+	SSHD_c_EXTRA_ENV="HOME=$TRASH/homec" && export SSHD_c_EXTRA_ENV &&
+	sshd_start c &&
+	sshd_write_hosts_json hc.json c &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hc.json --plain) >runc1 2>&1 &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hc.json --plain) >runc2 2>&1 &&
+	test_grep "PASS" runc2 &&
+	W=$(sshd_var c WORKDIR) &&
+	wait_for 60 "ls \"$W\"/execd/*.sock >/dev/null 2>&1" &&
+	: "the second start'"'"'s builder, if any, has had its chance to replace the binary" &&
+	sleep 5 &&
+	test "$(wc -l <"$TRASH/cc.log" | tr -d " ")" = 1 &&
+	ls "$W"/execd/*.sock &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hc.json --plain) >runc3 2>&1 &&
+	test_grep "through the host.s execd" runc3
+'
+
 test_done

@@ -71,7 +71,7 @@ static const char clean_script[] =
 	"  if [ -f \"execd/$v.sock.lock\" ] && ! flock -n \"execd/$v.sock.lock\" true 2>/dev/null; then continue; fi\n"
 	"  old \"$x\" || continue\n"
 	"  k=$(du -skc \"$b\" \"$x\" 2>/dev/null | tail -n 1 | cut -f1)\n"
-	"  if [ \"$dry\" = 1 ] || rm -f \"$b\" \"$x\" \"$b.log\" \"$b.failed\" \"execd/$v.sock\" \"execd/$v.sock.lock\"; then\n"
+	"  if [ \"$dry\" = 1 ] || rm -f \"$b\" \"$x\" \"$b.log\" \"$b.failed\" \"$b.build\" \"execd/$v.sock\" \"execd/$v.sock.lock\"; then\n"
 	"    echo \"gpuorch-clean: execd ${k:-0} $b\"\n"
 	"  fi\n"
 	"done\n"

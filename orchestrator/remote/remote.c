@@ -189,9 +189,14 @@ static const char follow_script[] =
 	"    \"$xb\" start \"$xd/$xv.sock\" \"$xidle\" >/dev/null 2>\"$xd/start.log\" &&\n"
 	"      echo \"gpuorch-start: execd $xd/$xv.sock\"\n"
 	"  elif [ ! -f \"$xb.failed\" ] && mv -f \"$t/execd\" \"$xb.c\"; then\n"
-	"    setsid sh -c 'flock \"$4\" true; nice -n 19 cc -O1 -o \"$1.tmp.$$\" \"$1.c\" >\"$1.log\" 2>&1 &&\n"
-	"      mv -f \"$1.tmp.$$\" \"$1\" || { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; exit 1; }\n"
-	"      exec \"$1\" start \"$2\" \"$3\"' \\\n"
+	/* one build at a time (BIN.build holds its flock): a second start while
+	 * the first builds leaves it to that one -- a second `mv` over the binary
+	 * made the first server see its binary replaced and leave, and the second
+	 * found its lock still held: no execd at all (t1006) */
+	"    setsid sh -c 'flock \"$4\" true; exec 9>\"$1.build\"; flock -n 9 || exit 0\n"
+	"      [ -x \"$1\" ] || { nice -n 19 cc -O1 -o \"$1.tmp.$$\" \"$1.c\" >\"$1.log\" 2>&1 &&\n"
+	"      mv -f \"$1.tmp.$$\" \"$1\" || { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; exit 1; }; }\n"
+	"      exec 9>&-; exec \"$1\" start \"$2\" \"$3\"' \\\n"
 	"      sh \"$xb\" \"$xd/$xv.sock\" \"$xidle\" \"$rd/runner.lock\" </dev/null >/dev/null 2>&1 &\n"
 	"    echo 'gpuorch-start: execd building'\n"
 	"  fi\n"
