@@ -49,9 +49,7 @@ static void stamp(struct hostrun *hr, const char *key)
 	hr_save(hr);
 }
 
-/* After the steps: rank the sweeps and judge the gates on this host's
- * record; a failed gate fails the run (counted with the failed steps). */
-static void judge_host(struct hostrun *hr)
+int hostrun_judge(struct hostrun *hr)
 {
 	const struct spec *s = hr->ctx->spec;
 	cJSON *sweeps, *gates = NULL, *g;
@@ -83,8 +81,7 @@ static void judge_host(struct hostrun *hr)
 	record_unlock(hr->ctx->rec);
 	hr->nfailed_gates = nf;
 	hr->nfailed_steps += nf;
-	if (any_sweep || gates)
-		hr_save(hr);
+	return any_sweep || gates;
 }
 
 void hostrun_main(void *arg)
@@ -111,7 +108,8 @@ void hostrun_main(void *arg)
 	if (!hr->failed)
 		hr_host_status(hr, hr->interrupted ? "failed" : "ok",
 			       hr->interrupted ? "interrupted" : NULL);
-	judge_host(hr);
+	if (hostrun_judge(hr))
+		hr_save(hr);
 	stamp(hr, "ended_at");
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "host FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");

@@ -74,5 +74,10 @@ void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct ru
 		  cJSON *hj);
 void hostrun_main(void *arg);     /* par_task_fn */
 void hostrun_release(struct hostrun *hr);
+/* After a host's steps: rank its sweeps and judge the gates on its record
+ * (both attached to it), their lines into hr->out; a failed gate counts as a
+ * failed step. 1 when the record changed (the caller saves it). The host
+ * runner and the Slurm runner both end with it. */
+int hostrun_judge(struct hostrun *hr);
 
 #endif

@@ -30,7 +30,6 @@
 #include "remote/runplan.h"
 #include "store/runread.h"
 #include "sched/slurm.h"
-#include "store/gates.h"
 #include "remote/pack.h"
 #include "core/banned.h"
 
@@ -1231,41 +1230,6 @@ out:
 	return st;
 }
 
-/* After the steps: rank sweeps and judge gates on this host's record (as for an SSH host). */
-static void judge(struct hostrun *hr)
-{
-	const struct spec *s = hr->ctx->spec;
-	cJSON *g;
-	int nf = 0, i, any_sweep = 0;
-	for (i = 0; i < s->nsteps; i++)
-		any_sweep |= s->steps[i].kind == STEP_SWEEP;
-	record_lock(hr->ctx->rec);
-	if (any_sweep) {
-		cJSON *sweeps = sweep_rank_host(hr->hj);
-		cJSON_DeleteItemFromObject(hr->hj, "sweeps");
-		cJSON_AddItemToObject(hr->hj, "sweeps", sweeps);
-		cJSON_ArrayForEach(g, sweeps) {
-			strbuf_addstr(&hr->out, "  ");
-			sweep_describe(g, &hr->out);
-			strbuf_addstr(&hr->out, "\n");
-		}
-	}
-	if (cJSON_GetArraySize(s->gates)) {
-		cJSON *gates = gates_evaluate_host(s->gates, hr->hj, &nf);
-		cJSON_DeleteItemFromObject(hr->hj, "gates");
-		cJSON_AddItemToObject(hr->hj, "gates", gates);
-		cJSON_ArrayForEach(g, gates) {
-			strbuf_addstr(&hr->out, "  gate ");
-			gates_describe(g, &hr->out);
-			strbuf_addch(&hr->out, '\n');
-		}
-	}
-	record_unlock(hr->ctx->rec);
-	hr->nfailed_gates = nf;
-	hr->nfailed_steps += nf;
-	save(hr);
-}
-
 void slurmrun_main(void *arg)
 {
 	struct hostrun *hr = arg;
@@ -1296,8 +1260,10 @@ void slurmrun_main(void *arg)
 	if (!hr->failed)
 		host_status(hr, hr->interrupted ? "failed" : "ok",
 			    hr->interrupted ? "interrupted" : NULL);
-	if (hr->have_plan)
-		judge(hr);
+	if (hr->have_plan) {
+		hostrun_judge(hr);   /* sweeps and gates, as for an SSH host */
+		save(hr);
+	}
 	stamp(hr, "ended_at");
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "cluster FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
