@@ -19,7 +19,8 @@
  *   warpgroup 1+c (c < BM/64): rows c·64.. of the tile; wait full[s], four wgmma m64nBNk16 (K advances 32 B
  *     inside the 128-byte swizzled row), commit, wait_group 1 (one K step stays in flight), then release the
  *     previous step's stage (one arrive per warp on empty[] of each CTA of the pair).  End of tile: wait_group 0, FP16 stores.
- *   While consumers store, the producer already fills the ring for their next tile.
+ *   While consumers store (a 64×BN block in two halves through a 64×BN/2 buffer: GW_CPARTS), the producer
+ *   already fills the ring for their next tile.
  *   Edge tiles (GW_NARROW): a last tile column with at most 64 (128) live columns runs m64n64 (m64n128)
  *   wgmmas, frees each stage as soon as its own wgmmas are done (its K loop waits on loads, not the tensor
  *   pipe), and its tiles come after every full one in a walk whose odd waves run backwards, so the clusters
@@ -31,11 +32,13 @@
  * Compile-time parameters (a gpuorch sweep varies them):
  *   -DGW_BM=128     rows per tile = 64 × consumer warpgroups (64 or 128)
  *   -DGW_BN=256     columns per tile = wgmma N (128 or 256)
- *   -DGW_STAGES     ring depth (2..8, shared memory <= 227 KB; default 3 for 128×256 with TMA stores, else 4)
+ *   -DGW_STAGES     ring depth (2..8, shared memory <= 227 KB; default 4, 3 for 128×256 with GW_CPARTS=1)
  *   -DGW_CLUSTER=2  CTAs per cluster along M (1: no cluster, each CTA loads all of B; the kernel before 2026-11-27)
  *   -DGW_GROUP_M    tile rows per L2 group of the persistent schedule (default 16 with clusters, 8 without)
  *   -DGW_NARROW=1   narrow wgmmas and the walk above for a ragged last tile column (0: every tile at BN, every
  *                   CL-th cluster tile in order; the kernel before 2026-11-27 evening, byte for byte)
+ *   -DGW_CPARTS=2   the epilogue's C block through its buffer in 2 parts (half the buffer, so a 4-deep ring at
+ *                   128×256; 1: one part, 3 stages, the kernel before 2026-11-27 night, byte for byte)
  *   -DGW_TMA_STORE=1 epilogue through shared memory and a TMA store (when N % 8 == 0, else direct stores):
  *                   each consumer writes its 64×BN FP16 block into a 128B-swizzled buffer and one thread
  *                   issues the bulk store, which runs while the consumers start the next tile
@@ -79,8 +82,14 @@
 #ifndef GW_TMA_STORE
 #define GW_TMA_STORE 1
 #endif
+#ifndef GW_CPARTS /* a consumer's 64×BN C block goes through its shared buffer in this many parts (1 or 2; the
+		   * buffer is 64×BN/GW_CPARTS): with 2, 128×256 tiles keep a 4-deep ring beside the buffers. H100,
+		   * 2026-11-27: 2 (4 stages) 1.5 % faster at 4096^3, 2-4 % at the ragged shapes; 2 at 3 stages the
+		   * same as 1 (NOTES.md v5); 1 = the kernel before, byte for byte */
+#define GW_CPARTS (GW_BN == 256 ? 2 : 1)
+#endif
 #ifndef GW_STAGES /* the deepest ring that fits beside the C buffers */
-#define GW_STAGES (GW_TMA_STORE && GW_BN == 256 && GW_BM == 128 ? 3 : 4)
+#define GW_STAGES (GW_TMA_STORE && GW_CPARTS == 1 && GW_BN == 256 && GW_BM == 128 ? 3 : 4)
 #endif
 #ifndef GW_PLANT_BUG
 #define GW_PLANT_BUG 0
@@ -90,7 +99,8 @@ constexpr int BM = GW_BM, BN = GW_BN, BK = 64, STAGES = GW_STAGES, GROUP_M = GW_
 constexpr int NC = BM / 64;                   /* consumer warpgroups */
 constexpr int NTHREADS = 128 * (NC + 1);
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-constexpr int C_BYTES = GW_TMA_STORE ? 64 * BN * 2 : 0; /* per consumer: 64 rows × BN FP16, BN/64 swizzled blocks */
+constexpr int CPARTS = GW_CPARTS, CBLK = BN / 64 / CPARTS; /* C parts a tile, 64-column blocks a part */
+constexpr int C_BYTES = GW_TMA_STORE ? 64 * BN * 2 / CPARTS : 0; /* per consumer: 64 rows × BN/CPARTS FP16, CBLK swizzled blocks */
 constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES + 2 * STAGES * 8 + 1024; /* + barriers + align slack */
 
 static_assert(BM == 64 || BM == 128, "GW_BM must be 64 or 128 (64 rows per consumer warpgroup)");
@@ -98,6 +108,7 @@ static_assert(BN == 128 || BN == 256, "GW_BN must be 128 or 256 (the wgmma N of 
 static_assert(STAGES >= 2 && STAGES <= 8, "GW_STAGES must be in 2..8");
 static_assert(GROUP_M >= 1, "GW_GROUP_M must be >= 1");
 static_assert(CL == 1 || CL == 2, "GW_CLUSTER must be 1 or 2");
+static_assert(CPARTS == 1 || (CPARTS == 2 && BN == 256), "GW_CPARTS must be 1, or 2 with GW_BN=256 (a part is whole 64-column blocks)");
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lower GW_STAGES, GW_BN or GW_BM (or GW_TMA_STORE=0)");
 
 #define GW_DEVICE_OK HP_DEVICE_OK
@@ -159,7 +170,7 @@ template <int NN> __device__ __forceinline__ float (&acc_head(float (&d)[BN / 2]
 /* one tile's K loop at wgmma N = NN for consumer cu: wait full[s], four wgmmas a K step, one K step in flight,
  * the previous step's stage released; returns with every wgmma of the tile done and its last stage released.
  * A narrow tile (NN < BN) waits for its own step's wgmmas and releases the stage at once: its K loop is bound
- * by the loads' latency, not the tensor pipe, and holding two of the three stages left one load in flight
+ * by the loads' latency, not the tensor pipe, and holding two of the three stages (v4) left one load in flight
  * (H100, 4095x4104x4100, narrow tiles in the old walk: 272-274 us at BN, 264-265 holding two stages, 257-258
  * releasing at once) */
 template <int NN>
@@ -283,27 +294,37 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 			/* epilogue: accumulator fragment (row 16w + l/4 + 8·((i%4)/2), column 8·(i/4) + 2·(l%4) + i%2) */
 #if GW_TMA_STORE
 			if (tma_store) {
-				/* this consumer's C buffer: BN/64 blocks of 64 rows × 128 B, 16-byte chunks XOR row%8 (128B
-				 * swizzle, as the tensor map reads it): a warp's 8 rows land in 8 different chunks, no conflicts */
+				/* this consumer's C buffer: CBLK blocks of 64 rows × 128 B, 16-byte chunks XOR row%8 (128B
+				 * swizzle, as the tensor map reads it): a warp's 8 rows land in 8 different chunks, no conflicts.
+				 * The block goes through it in CPARTS parts of CBLK 64-column blocks, each part once the
+				 * previous store has read the buffer */
 				unsigned char *cb = smem + (size_t)STAGES * STAGE_BYTES + (size_t)c * C_BYTES;
-				if (tid == 0)
-					asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* last tile's store read it */
-				bar_named(1 + c, 128);
 #pragma unroll
-				for (int i = 0; i < BN / 2; i += 2) {
-					const int row = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4);
-					const int blk = col / 64, chunk = (col % 64) / 8;
-					__half2 *q = (__half2 *)(cb + blk * 8192 + row * 128 + ((chunk ^ (row % 8)) * 16) + (col % 8) * 2);
-					*q = __floats2half2_rn(d[i], d[i + 1]);
-				}
-				asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-				bar_named(1 + c, 128);
-				if (tid == 0) {
+				for (int part = 0; part < CPARTS; part++) {
+					if (GW_NARROW && part > 0 && tn * BN + part * CBLK * 64 >= N)
+						break; /* the rest lies wholly past N */
+					if (tid == 0)
+						asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* the last store read it */
+					bar_named(1 + c, 128);
 #pragma unroll
-					for (int b = 0; b < BN / 64; b++)
-						if (!GW_NARROW || tn * BN + b * 64 < N) /* a block wholly past N stores nothing */
-							tma_store_2d(&tmC, cb + b * 8192, tn * BN + b * 64, tm * BM + c * 64);
-					asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+					for (int i = part * CBLK * 32; i < (part + 1) * CBLK * 32; i += 2) {
+						const int row = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4);
+						const int blk = col / 64 - part * CBLK, chunk = (col % 64) / 8;
+						__half2 *q = (__half2 *)(cb + blk * 8192 + row * 128 + ((chunk ^ (row % 8)) * 16) +
+									 (col % 8) * 2);
+						*q = __floats2half2_rn(d[i], d[i + 1]);
+					}
+					asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+					bar_named(1 + c, 128);
+					if (tid == 0) {
+#pragma unroll
+						for (int b = 0; b < CBLK; b++) {
+							const int col0 = tn * BN + (part * CBLK + b) * 64;
+							if (!GW_NARROW || col0 < N) /* a block wholly past N stores nothing */
+								tma_store_2d(&tmC, cb + b * 8192, col0, tm * BM + c * 64);
+						}
+						asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+					}
 				}
 				continue;
 			}
@@ -627,6 +648,7 @@ int main(int argc, char **argv)
 	hx_config_int("CLUSTER", CL);
 	hx_config_int("consumer_warpgroups", NC);
 	hx_config_int("TMA_STORE", GW_TMA_STORE);
+	hx_config_int("CPARTS", CPARTS);
 	hx_config_int("smem_bytes", (long long)SMEM_BYTES);
 	if (GW_PLANT_BUG)
 		hx_config_int("PLANT_BUG", GW_PLANT_BUG);
