@@ -18,14 +18,17 @@
  *   consumers in a 2-slot ring (tfull/tempty mbarriers), and per K step it waits empty[s], then two TMA
  *   loads complete on full[s]: the A box 64×128 at (h·64, j·128) of vals viewed as a [nnzb·128, 128] matrix, and the B box 64×BN at (col_idx[j]·128 + h·64, tn·BN) of Bᵀ.  Two consumer
  *   warpgroups (setmaxnreg 232) own 64 rows each: wgmma m64nBNk16 ×4 per K step from 128B-swizzled
- *   descriptors, one K step kept in flight, then release the stage.  Epilogue: FP16 into a swizzled
- *   shared buffer and a TMA store that overlaps the next tile.  An empty block-row's tiles skip the loop
- *   and store zeros.  Work, bytes and time are linear in nnzb (plus the C write, M·N·2 bytes).
+ *   descriptors, one K step kept in flight, then release the stage.  Epilogue: FP16 through a swizzled
+ *   shared buffer (in two halves: BW_CPARTS) and TMA stores that overlap the next tile (hp_store_c_tma,
+ *   shared with gemm_wgmma).  An empty block-row's tiles skip the loop and store zeros.  Work, bytes and
+ *   time are linear in nnzb (plus the C write, M·N·2 bytes).
  *   FLOP model: useful work only, 2·nnzb·128·128·N.
  *
  * Compile-time parameters (a gpuorch sweep varies them):
  *   -DBW_BN=256       columns per tile = wgmma N (128 or 256)
- *   -DBW_STAGES       ring depth (default 3 for BN=256, 4 for BN=128: the deepest that fits beside the C buffers)
+ *   -DBW_CPARTS=2     the epilogue's C block through its buffer in 2 parts at BN=256 (half the buffer, so a 4-deep
+ *                     ring; 1: one part and 3 stages, the kernel before 2026-11-27 night, byte for byte)
+ *   -DBW_STAGES       ring depth (default 4; 3 for BN=256 with BW_CPARTS=1: the deepest that fits beside the C buffers)
  *   -DBW_GROUP_M=0    block-rows per group of the tile walk; 0: make_groups() cuts the groups
  *   -DBW_DYNAMIC=1    tiles handed out in walk order by an atomic counter (the producer takes the next one
  *                     and posts it to the consumers through a 2-slot mbarrier ring); 0: static round-robin
@@ -54,8 +57,13 @@
                     * 2026-11-27: no difference in two rounds (NOTES.md); 0, the default, is the kernel as before */
 #define BW_DESCU 0
 #endif
-#ifndef BW_STAGES
-#define BW_STAGES (BW_BN == 256 ? 3 : 4)
+#ifndef BW_CPARTS /* a consumer's 64×BN C block goes through its shared buffer in this many parts (1 or 2; the
+		   * buffer is 64×BN/BW_CPARTS): with 2, BN=256 keeps a 4-deep ring beside the buffers (gemm_wgmma's
+		   * GW_CPARTS); 1 = the kernel before 2026-11-27 night, byte for byte */
+#define BW_CPARTS (BW_BN == 256 ? 2 : 1)
+#endif
+#ifndef BW_STAGES /* the deepest ring that fits beside the C buffers */
+#define BW_STAGES (BW_BN == 256 && BW_CPARTS == 1 ? 3 : 4)
 #endif
 #ifndef BW_GROUP_M /* 0: groups cut per problem by make_groups() */
 #define BW_GROUP_M 0
@@ -70,15 +78,16 @@
 #define BW_PLANT_BUG 0
 #endif
 
-constexpr int BLK = 128, BM = 128, BN = BW_BN, BK = 64, STAGES = BW_STAGES;
+constexpr int BLK = 128, BM = 128, BN = BW_BN, BK = 64, STAGES = BW_STAGES, CPARTS = BW_CPARTS;
 constexpr int NC = BM / 64, NTHREADS = 128 * (NC + 1);
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-constexpr int C_BYTES = 64 * BN * 2; /* per consumer: 64 rows × BN FP16 in BN/64 swizzled 64×64 blocks */
+constexpr int C_BYTES = 64 * BN * 2 / CPARTS; /* per consumer: 64 rows × BN/CPARTS FP16 in swizzled 64×64 blocks */
 /* + the stage barriers, 2 tile-slot barrier pairs and 2 tile slots, + alignment slack */
 constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES + 2 * STAGES * 8 + 4 * 8 + 2 * 4 + 1024;
 
 static_assert(BN == 128 || BN == 256, "BW_BN must be 128 or 256 (the wgmma N of this kernel; TMA box <= 256)");
 static_assert(STAGES >= 2 && STAGES <= 8, "BW_STAGES must be in 2..8");
+static_assert(CPARTS == 1 || (CPARTS == 2 && BN == 256), "BW_CPARTS must be 1, or 2 with BW_BN=256 (a part is whole 64-column blocks)");
 static_assert(BW_GROUP_M >= 0, "BW_GROUP_M must be >= 0 (0: chosen per problem)");
 static_assert(BW_L2_DIV >= 0, "BW_L2_DIV must be >= 0");
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory per CTA over 227 KB: lower BW_STAGES or BW_BN");
@@ -166,7 +175,7 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 		}
 	} else {
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-		const int c = wg - 1, w = tid / 32, l = tid % 32;
+		const int c = wg - 1, l = tid % 32;
 		const int cu = BW_DESCU ? __shfl_sync(0xffffffffu, c, 0) : c;   /* BW_DESCU */
 		unsigned char *cb = smem + (size_t)STAGES * STAGE_BYTES + (size_t)c * C_BYTES;
 		float d[BN / 2];
@@ -205,26 +214,8 @@ bsr_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant_
 			wgmma_wait<0>(); /* unconditional: with it under `nk > 0` ptxas injects its own wait (C7517) */
 			if (nk > 0 && l == 0)
 				mbar_arrive(&empty[(it - 1) % STAGES]);
-			/* epilogue: fragment element i is row 16w + l/4 + 8·((i%4)/2), column 8·(i/4) + 2·(l%4) + i%2;
-			 * 16-byte chunks XOR row%8 (the 128B swizzle the C tensor map reads) */
-			if (tid == 0)
-				asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* last tile's store read it */
-			bar_named(1 + c, 128);
-#pragma unroll
-			for (int i = 0; i < BN / 2; i += 2) {
-				const int row = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4);
-				const int blk = col / 64, chunk = (col % 64) / 8;
-				__half2 *q = (__half2 *)(cb + blk * 8192 + row * 128 + ((chunk ^ (row % 8)) * 16) + (col % 8) * 2);
-				*q = __floats2half2_rn(d[i], d[i + 1]);
-			}
-			asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-			bar_named(1 + c, 128);
-			if (tid == 0) {
-#pragma unroll
-				for (int b = 0; b < BN / 64; b++)
-					tma_store_2d(&tmC, cb + b * 8192, tn * BN + b * 64, br * BM + c * 64);
-				asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-			}
+			/* epilogue: through this consumer's swizzled buffer and TMA stores, in CPARTS parts */
+			hp_store_c_tma<BN, CPARTS, false>(d, cb, &tmC, tn * BN, br * BM + c * 64, N, 1 + c, tid);
 		}
 		if (tid == 0)
 			asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* stores done before the CTA exits */
@@ -659,6 +650,7 @@ int main(int argc, char **argv)
 	hx_config_int("BN", BN);
 	hx_config_int("BK", BK);
 	hx_config_int("STAGES", STAGES);
+	hx_config_int("CPARTS", CPARTS);
 	hx_config_int("GROUP_M", BW_GROUP_M);
 	hx_config_int("L2_DIV", BW_L2_DIV);
 	hx_config_int("DYNAMIC", BW_DYNAMIC);

@@ -99,8 +99,8 @@ constexpr int BM = GW_BM, BN = GW_BN, BK = 64, STAGES = GW_STAGES, GROUP_M = GW_
 constexpr int NC = BM / 64;                   /* consumer warpgroups */
 constexpr int NTHREADS = 128 * (NC + 1);
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-constexpr int CPARTS = GW_CPARTS, CBLK = BN / 64 / CPARTS; /* C parts a tile, 64-column blocks a part */
-constexpr int C_BYTES = GW_TMA_STORE ? 64 * BN * 2 / CPARTS : 0; /* per consumer: 64 rows × BN/CPARTS FP16, CBLK swizzled blocks */
+constexpr int CPARTS = GW_CPARTS; /* the C block's parts through the buffer */
+constexpr int C_BYTES = GW_TMA_STORE ? 64 * BN * 2 / CPARTS : 0; /* per consumer: 64 rows × BN/CPARTS FP16, 64×64 swizzled blocks */
 constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_BYTES + (size_t)NC * C_BYTES + 2 * STAGES * 8 + 1024; /* + barriers + align slack */
 
 static_assert(BM == 64 || BM == 128, "GW_BM must be 64 or 128 (64 rows per consumer warpgroup)");
@@ -294,38 +294,10 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant
 			/* epilogue: accumulator fragment (row 16w + l/4 + 8·((i%4)/2), column 8·(i/4) + 2·(l%4) + i%2) */
 #if GW_TMA_STORE
 			if (tma_store) {
-				/* this consumer's C buffer: CBLK blocks of 64 rows × 128 B, 16-byte chunks XOR row%8 (128B
-				 * swizzle, as the tensor map reads it): a warp's 8 rows land in 8 different chunks, no conflicts.
-				 * The block goes through it in CPARTS parts of CBLK 64-column blocks, each part once the
-				 * previous store has read the buffer */
+				/* this consumer's C buffer (64 rows × BN/CPARTS); the block in CPARTS parts; with GW_NARROW a
+				 * block wholly past N is not stored */
 				unsigned char *cb = smem + (size_t)STAGES * STAGE_BYTES + (size_t)c * C_BYTES;
-#pragma unroll
-				for (int part = 0; part < CPARTS; part++) {
-					if (GW_NARROW && part > 0 && tn * BN + part * CBLK * 64 >= N)
-						break; /* the rest lies wholly past N */
-					if (tid == 0)
-						asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* the last store read it */
-					bar_named(1 + c, 128);
-#pragma unroll
-					for (int i = part * CBLK * 32; i < (part + 1) * CBLK * 32; i += 2) {
-						const int row = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4);
-						const int blk = col / 64 - part * CBLK, chunk = (col % 64) / 8;
-						__half2 *q = (__half2 *)(cb + blk * 8192 + row * 128 + ((chunk ^ (row % 8)) * 16) +
-									 (col % 8) * 2);
-						*q = __floats2half2_rn(d[i], d[i + 1]);
-					}
-					asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-					bar_named(1 + c, 128);
-					if (tid == 0) {
-#pragma unroll
-						for (int b = 0; b < CBLK; b++) {
-							const int col0 = tn * BN + (part * CBLK + b) * 64;
-							if (!GW_NARROW || col0 < N) /* a block wholly past N stores nothing */
-								tma_store_2d(&tmC, cb + b * 8192, col0, tm * BM + c * 64);
-						}
-						asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-					}
-				}
+				hp_store_c_tma<BN, CPARTS, GW_NARROW>(d, cb, &tmC, tn * BN, tm * BM + c * 64, N, 1 + c, tid);
 				continue;
 			}
 #endif

@@ -11,6 +11,7 @@
 
 #include <cuda.h>          /* CUtensorMap and its enums (types only: no -lcuda) */
 #include <cudaTypedefs.h>  /* PFN_cuTensorMapEncodeTiled */
+#include <cuda_fp16.h>     /* __half2 (the C epilogue) */
 #include <stdint.h>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -231,6 +232,58 @@ __device__ __forceinline__ void wgmma_n160(float (&d)[80], uint64_t da, uint64_t
 __device__ __forceinline__ void wgmma_n176(float (&d)[88], uint64_t da, uint64_t db) { HP_WGMMA_SS(176, 88, 89); }
 
 __device__ __forceinline__ void wgmma_n192(float (&d)[96], uint64_t da, uint64_t db) { HP_WGMMA_SS(192, 96, 97); }
+/* A consumer warpgroup's 64×BN FP32 accumulators (the m64nBNk16 fragment: element i of thread tid is row
+ * 16·(tid/32) + (tid%32)/4 + 8·((i%4)/2), column 8·(i/4) + 2·(tid%4) + i%2) stored as FP16 at (x0, y0) of a 2-D
+ * tensor map, through the warpgroup's shared buffer cb in PARTS (1 or 2) parts of BN/PARTS columns: 64×64 blocks
+ * of 64 rows × 128 B, 16-byte chunks XOR row%8 (the 128B swizzle the map reads: a warp's 8 rows land in 8
+ * different chunks, no bank conflicts), one TMA store per block. Each part first waits until the previous store
+ * (the previous tile's too) has read the buffer; the stores run on while the warpgroup goes on. CLIP: a block
+ * whose first column is at or past x_end is not stored and a part wholly past it is skipped (TMA clips a box at
+ * the matrix edge anyway). bar: a named barrier of this warpgroup's 128 threads (tid 0..127) */
+template <int BN, int PARTS, int PART, bool CLIP>
+__device__ __forceinline__ void hp_store_c_part(const float (&d)[BN / 2], unsigned char *cb, const CUtensorMap *map,
+						int x0, int y0, int x_end, int bar, int tid)
+{
+	constexpr int CBLK = BN / 64 / PARTS; /* 64-column blocks a part */
+	const int w = tid / 32, l = tid % 32;
+	const uint32_t base = smem_u32(cb);
+	if (tid == 0)
+		asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); /* the last store read it */
+	bar_named(bar, 128);
+#pragma unroll
+	for (int i = PART * CBLK * 32; i < (PART + 1) * CBLK * 32; i += 2) {
+		const int row = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4);
+		const int blk = col / 64 - PART * CBLK, chunk = (col % 64) / 8;
+		const __half2 h = __floats2half2_rn(d[i], d[i + 1]);
+		/* a shared-window address: st.shared, not a generic store through a 64-bit pointer */
+		asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(base + blk * 8192 + row * 128 + ((chunk ^ (row % 8)) * 16) +
+							    (col % 8) * 2),
+			     "r"(*reinterpret_cast<const uint32_t *>(&h))
+			     : "memory");
+	}
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+	bar_named(bar, 128);
+	if (tid == 0) {
+#pragma unroll
+		for (int b = 0; b < CBLK; b++) {
+			const int x = x0 + (PART * CBLK + b) * 64;
+			if (!CLIP || x < x_end)
+				tma_store_2d(map, cb + b * 8192, x, y0);
+		}
+		asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+	}
+}
+
+template <int BN, int PARTS, bool CLIP>
+__device__ __forceinline__ void hp_store_c_tma(const float (&d)[BN / 2], unsigned char *cb, const CUtensorMap *map,
+					       int x0, int y0, int x_end, int bar, int tid)
+{
+	static_assert((PARTS == 1 || PARTS == 2) && BN % (64 * PARTS) == 0, "1 or 2 parts of whole 64-column blocks");
+	hp_store_c_part<BN, PARTS, 0, CLIP>(d, cb, map, x0, y0, x_end, bar, tid);
+	if (PARTS == 2 && (!CLIP || x0 + BN / 2 < x_end)) /* else the second half lies wholly past the edge */
+		hp_store_c_part<BN, PARTS, PARTS - 1, CLIP>(d, cb, map, x0, y0, x_end, bar, tid);
+}
+
 template <int N> struct acc_t;
 template <> struct acc_t<64> { static __device__ __forceinline__ void mma(float (&d)[32], uint64_t a, uint64_t b) { wgmma_n64(d, a, b); } };
 template <> struct acc_t<128> { static __device__ __forceinline__ void mma(float (&d)[64], uint64_t a, uint64_t b) { wgmma_n128(d, a, b); } };
