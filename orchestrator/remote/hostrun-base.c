@@ -1,6 +1,7 @@
 /* hostrun-base.c -- what a host's phases stand on: its entries in the run
- * record (phases, status, saves), its logs, reconnecting a dropped link, and
- * how an item's end maps to a record status (see hostrun.c). */
+ * record (phases, status, saves) and its logs, for the Slurm runner too
+ * (hostrun.h); reconnecting a dropped link, and how an item's end maps to a
+ * record status (see hostrun.c). */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
 #include "remote/remote.h"
@@ -16,7 +17,7 @@ double hr_secs_since(int64_t t0)
 	return (double)(time_mono_ms() - t0) / 1000.0;
 }
 
-void hr_save(struct hostrun *hr)
+void hostrun_save(struct hostrun *hr)
 {
 	struct strbuf err = STRBUF_INIT;
 	if (record_save_host(hr->ctx->rec, hr->index, hr->hj, &err) != GO_OK)
@@ -24,7 +25,7 @@ void hr_save(struct hostrun *hr)
 	strbuf_release(&err);
 }
 
-void hr_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
+void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
 	      const char *detail)
 {
 	cJSON *ph;
@@ -36,25 +37,25 @@ void hr_phase(struct hostrun *hr, const char *name, const char *status, int64_t 
 	json_add_str(ph, "detail", detail);
 	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
 	record_unlock(hr->ctx->rec);
-	hr_save(hr);
+	hostrun_save(hr);
 }
 
-void hr_host_status(struct hostrun *hr, const char *status, const char *error)
+void hostrun_status(struct hostrun *hr, const char *status, const char *error)
 {
 	record_lock(hr->ctx->rec);
 	cJSON_ReplaceItemInObject(hr->hj, "status", cJSON_CreateString(status));
 	cJSON_ReplaceItemInObject(hr->hj, "error",
 				  error ? cJSON_CreateString(error) : cJSON_CreateNull());
 	record_unlock(hr->ctx->rec);
-	hr_save(hr);
+	hostrun_save(hr);
 }
 
 void hr_fail_host(struct hostrun *hr, const char *phase_name, int64_t t0, const char *msg)
 {
 	hr->failed = 1;
-	hr_phase(hr, phase_name, "INFRA_ERROR", t0, msg);
+	hostrun_phase(hr, phase_name, "INFRA_ERROR", t0, msg);
 	strbuf_addf(&hr->out, "  %s failed: %s\n", phase_name, msg);
-	hr_host_status(hr, hr->have_info ? "failed" : "unreachable", msg);
+	hostrun_status(hr, hr->have_info ? "failed" : "unreachable", msg);
 }
 
 int hr_interrupted(struct hostrun *hr)
@@ -161,15 +162,15 @@ const char *hr_ev_str(const cJSON *ev, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-void hr_add_log(struct hostrun *hr, const char *rel, const struct strbuf *data)
+void hostrun_add_log(struct hostrun *hr, const char *rel, const char *data, size_t len)
 {
 	struct strbuf err = STRBUF_INIT;
-	if (record_write_file(hr->ctx->rec, rel, data->buf, data->len, &err) != GO_OK)
+	if (record_write_file(hr->ctx->rec, rel, data ? data : "", data ? len : 0, &err) != GO_OK)
 		strbuf_addf(&hr->out, "  warning: %s\n", err.buf);
 	strbuf_release(&err);
 }
 
-char *hr_log_rel(struct hostrun *hr, const char *name, const char *ext)
+char *hostrun_log_rel(struct hostrun *hr, const char *name, const char *ext)
 {
 	char *hs = plan_slug(hr->h->name, 60), *ns = plan_slug(name, 140);
 	char *rel = xstrfmt("logs/%s/%s.%s", hs, ns, ext);

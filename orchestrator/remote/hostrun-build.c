@@ -1,7 +1,8 @@
 /* hostrun-build.c -- a host's build phase, from the host runner's events:
  * each nvcc build's end (built, reused, killed, skipped) becomes its record
- * entry with its log and ptxas resources; the entries go into the record in
- * plan order when the phase is over. */
+ * entry with its log and ptxas resources (hostrun_build_json, which the
+ * Slurm runner uses too); the entries go into the record in plan order when
+ * the phase is over. */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
 #include "tools/ptxas.h"
@@ -42,13 +43,16 @@ static cJSON *build_json(const struct plan_build *b, const char *status, const c
 }
 
 /* Keep build i's entry and say what happened to it. */
-static void keep(struct hostrun *hr, int i, const char *status, const char *reason, int reused,
-		 int exit_code, double dur, const char *logrel, cJSON *resources)
+static void keep(struct hostrun *hr, int i, cJSON *bj)
 {
 	const struct plan_build *b = &hr->plan.builds[i];
-	if (hr->build_rec[i])
+	const char *status = json_str(bj, "status"), *reason = json_str(bj, "reason");
+	int reused = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bj, "reused"));
+	if (hr->build_rec[i]) {
+		cJSON_Delete(bj);
 		return;
-	hr->build_rec[i] = build_json(b, status, reason, reused, exit_code, dur, logrel, resources);
+	}
+	hr->build_rec[i] = bj;
 	strbuf_addf(&hr->out, "  build %s%s%s%s %s: %s%s%s%s\n", b->prog->name,
 		    b->variant ? " [" : "", b->variant ? b->variant->label : "",
 		    b->variant ? "]" : "", b->arch, status, reused ? " (reused)" : "",
@@ -84,28 +88,30 @@ static void add_objects(cJSON *bj, const struct plan_build *b, const char *errou
 	json_add_num(bj, "objects_compiled", n - nreused);
 }
 
-void hr_build_ended(struct hostrun *hr, int i, const struct journal_event *e)
+cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const cJSON *ev,
+			  const char *status_in, const char *reason_in)
 {
-	const struct plan_build *b = &hr->plan.builds[i];
-	const char *out = hr_ev_str(e->json, "stdout_text"), *errout = hr_ev_str(e->json, "stderr_text");
+	const char *evn = ev ? json_str(ev, "ev") : NULL;
+	const char *out = ev ? hr_ev_str(ev, "stdout_text") : NULL;
+	const char *errout = ev ? hr_ev_str(ev, "stderr_text") : NULL;
 	struct strbuf logtext = STRBUF_INIT, reason = STRBUF_INIT;
 	struct remote_status rs;
 	char *name, *rel = NULL, *why = NULL;
-	const char *status;
-	int reused = !strcmp(e->ev, "build_reused"), exit_code = -1;
+	const char *status = "PASS";
+	int reused = evn && !strcmp(evn, "build_reused"), exit_code = -1;
 	double dur = 0;
-	cJSON *res = NULL;
+	cJSON *res = NULL, *bj;
 
-	if (!strcmp(e->ev, "build_skipped")) {
-		keep(hr, i, "SKIPPED", "not built: an earlier build failed, so the build phase stopped",
-		     0, -1, 0, NULL, NULL);
-		return;
+	if (!status_in && evn && !strcmp(evn, "build_skipped")) {
+		status_in = "SKIPPED";
+		reason_in = "not built: an earlier build failed, so the build phase stopped";
+		ev = NULL;
 	}
-	if (reused) {
-		status = "PASS";
-	} else {
-		double t0 = json_num(e->json, "t_run", 0), t1 = json_num(e->json, "t_end", 0);
-		remote_end_from_event(e->json, &rs);
+	if (!ev)
+		return build_json(b, status_in, reason_in, 0, -1, 0, NULL, NULL);
+	if (!reused) {
+		double t0 = json_num(ev, "t_run", 0), t1 = json_num(ev, "t_end", 0);
+		remote_end_from_event(ev, &rs);
 		status = hr_end_status(hr, &rs, 0, &reason);
 		if (rs.end == REMOTE_EXITED)
 			exit_code = rs.exit_code;
@@ -120,27 +126,39 @@ void hr_build_ended(struct hostrun *hr, int i, const struct journal_event *e)
 		if (t0 > 0 && t1 >= t0)
 			dur = t1 - t0;
 	}
+	if (status_in) {
+		status = status_in;
+		strbuf_reset(&reason);
+		if (reason_in)
+			strbuf_addstr(&reason, reason_in);
+	}
 	name = b->variant ? xstrfmt("build-%s[%s]-%s", b->prog->name, b->variant->label, b->arch)
 			  : xstrfmt("build-%s-%s", b->prog->name, b->arch);
 	if (out || errout) {
-		rel = hr_log_rel(hr, name, "log");
+		rel = hostrun_log_rel(hr, name, "log");
 		strbuf_addf(&logtext, "$ %s\n", b->command);
 		strbuf_addstr(&logtext, out ? out : "");
 		strbuf_addstr(&logtext, errout ? errout : "");
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->json, "stderr_truncated")) ||
-		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e->json, "stdout_truncated")))
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ev, "stderr_truncated")) ||
+		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ev, "stdout_truncated")))
 			strbuf_addf(&logtext, "\n[truncated: the whole log is in %s on the host]\n", b->dir);
-		hr_add_log(hr, rel, &logtext);
+		hostrun_add_log(hr, rel, logtext.buf, logtext.len);
 		res = ptxas_parse(errout ? errout : "", errout ? strlen(errout) : 0, NULL);
 	}
-	keep(hr, i, status, reason.len ? reason.buf : NULL, reused, exit_code, dur, rel, res);
-	if (!reused && !strcmp(status, "PASS") && hr->build_rec[i])
-		add_objects(hr->build_rec[i], b, errout);
+	bj = build_json(b, status, reason.len ? reason.buf : NULL, reused, exit_code, dur, rel, res);
+	if (!reused && !strcmp(status, "PASS"))
+		add_objects(bj, b, errout);
 	free(name);
 	free(rel);
 	free(why);
 	strbuf_release(&logtext);
 	strbuf_release(&reason);
+	return bj;
+}
+
+void hr_build_ended(struct hostrun *hr, int i, const struct journal_event *e)
+{
+	keep(hr, i, hostrun_build_json(hr, &hr->plan.builds[i], e->json, NULL, NULL));
 }
 
 void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing)
@@ -155,9 +173,9 @@ void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing)
 	for (i = 0; i < p->nbuilds; i++) {
 		const struct plan_build *b = &p->builds[i];
 		if (b->skip_reason)
-			keep(hr, i, "SKIPPED", b->skip_reason, 0, -1, 0, NULL, NULL);
+			keep(hr, i, hostrun_build_json(hr, b, NULL, "SKIPPED", b->skip_reason));
 		else if (!hr->build_rec[i])
-			keep(hr, i, "INFRA_ERROR", why_missing, 0, -1, 0, NULL, NULL);
+			keep(hr, i, hostrun_build_json(hr, b, NULL, "INFRA_ERROR", why_missing));
 	}
 	record_lock(hr->ctx->rec);
 	for (i = 0; i < p->nbuilds; i++) {
@@ -172,6 +190,6 @@ void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing)
 	record_unlock(hr->ctx->rec);
 	d = xstrfmt("%d of %d builds passed (%d reused, %d skipped)", nok, p->nbuilds, nreused,
 		    nskipped);
-	hr_phase(hr, "build", nok + nskipped == p->nbuilds ? "PASS" : "FAIL", t0, d);
+	hostrun_phase(hr, "build", nok + nskipped == p->nbuilds ? "PASS" : "FAIL", t0, d);
 	free(d);
 }

@@ -198,7 +198,7 @@ static int on_probe(const char *out, struct remote_runner *rr, void *ctx)
 		es->probe_failed = 1;
 		return 1;
 	}
-	hr_make_plan(hr);
+	hostrun_make_plan(hr, hr->info.gpu_reason, hr->info.gpu_name);
 	if (hr_interrupted(hr)) {
 		es->stopped_after_probe = 1;
 		return 1;
@@ -220,7 +220,7 @@ static enum go_status replan(struct hostrun *hr, struct exec_state *es, struct s
 	st = hr_probe(hr, 1);
 	if (st != GO_OK)
 		return go_fail(err, st, "%s", "the probe failed (see the probe phase)");
-	hr_make_plan(hr);
+	hostrun_make_plan(hr, hr->info.gpu_reason, hr->info.gpu_name);
 	return prepare(hr, es, err);
 }
 
@@ -350,7 +350,7 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 	hr_builds_done(hr, es->t_build, err);
 	hr_steps_flush(hr, err, "not run: the host was lost during an earlier step");
 	hr->failed = 1;
-	hr_phase(hr, "run", "INFRA_ERROR", es->t_run ? es->t_run : es->t_build,
+	hostrun_phase(hr, "run", "INFRA_ERROR", es->t_run ? es->t_run : es->t_build,
 		 "the host was lost during a step");
 	{
 		int link = st == GO_ERR_SSH || st == GO_ERR_CONNECT || st == GO_ERR_HOSTKEY ||
@@ -358,7 +358,7 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 		char *m = link ? xstrfmt("the connection was lost during a step and could not be "
 					 "re-established: %s", err)
 			       : xstrdup(err);
-		hr_host_status(hr, "failed", m);
+		hostrun_status(hr, "failed", m);
 		free(m);
 	}
 	return st;

@@ -21,13 +21,6 @@
 /* hostrun-base.c: what the phases stand on */
 /* Seconds since t0 (a time_mono_ms() value). */
 double hr_secs_since(int64_t t0);
-/* Save the run record; a failure becomes a warning in the host's output. */
-void hr_save(struct hostrun *hr);
-/* Record a finished phase (name, status, duration since t0, detail) and save. */
-void hr_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
-	      const char *detail);
-/* Set the host's status and error in the record and save. */
-void hr_host_status(struct hostrun *hr, const char *status, const char *error);
 /* The host itself failed in a phase: record the phase, say so, set its status. */
 void hr_fail_host(struct hostrun *hr, const char *phase_name, int64_t t0, const char *msg);
 /* Whether the run was interrupted (latched in hr->interrupted). */
@@ -39,10 +32,6 @@ const char *hr_end_status(struct hostrun *hr, const struct remote_status *rs, in
 			  struct strbuf *reason);
 /* A journal event's string field, or NULL. */
 const char *hr_ev_str(const cJSON *ev, const char *key);
-/* Write data into the run directory as rel; a failure becomes a warning. */
-void hr_add_log(struct hostrun *hr, const char *rel, const struct strbuf *data);
-/* The run-relative path logs/<host>/<name>.<ext> (to free). */
-char *hr_log_rel(struct hostrun *hr, const char *name, const char *ext);
 
 /* hostrun-setup.c: the phases before the builds */
 /* Connect to the host. */
@@ -59,8 +48,6 @@ enum go_status hr_probe_take(struct hostrun *hr, const char *out, int64_t t0);
 /* The rest of that probe (hr->info.later) came in the runner's journal
  * (probe_later): into the record's info and the controller's kept probe. */
 void hr_probe_later(struct hostrun *hr, const char *text);
-/* Make the host's plan of builds and steps (hr->plan). */
-void hr_make_plan(struct hostrun *hr);
 
 /* hostrun-ship.c: what the start commands carry of the sources */
 struct hr_ship {

@@ -31,7 +31,7 @@ enum go_status hr_connect(struct hostrun *hr)
 			strbuf_addstr(&hr->out, "  through its session keeper (kept session: no new SSH connection)\n");
 		if (hr->h->persist_s && ssh_notice(hr->conn))
 			strbuf_addf(&hr->out, "  note: %s\n", ssh_notice(hr->conn));
-		hr_phase(hr, "connect", "PASS", t0, d);
+		hostrun_phase(hr, "connect", "PASS", t0, d);
 		free(d);
 	}
 	strbuf_release(&err);
@@ -148,7 +148,7 @@ static void apply_probe(struct hostrun *hr, int64_t t0)
 		strbuf_addf(&d, "; nvcc %s", hr->info.nvcc.path ? hr->info.nvcc.path : "not found");
 		if (hr->probe_kept)
 			strbuf_addstr(&d, " (kept from an earlier probe; checked on the host with the run)");
-		hr_phase(hr, "probe", "PASS", t0, d.buf);
+		hostrun_phase(hr, "probe", "PASS", t0, d.buf);
 		strbuf_addf(&hr->out, "  %s\n", d.buf);
 		strbuf_release(&d);
 	}
@@ -263,7 +263,7 @@ void hr_probe_later(struct hostrun *hr, const char *text)
 			    hr->info.compute_cap ? hr->info.compute_cap : "no compute capability");
 	free(proc_uuid);
 	record_info(hr);
-	hr_save(hr);
+	hostrun_save(hr);
 	/* the controller keeps the whole probe: the first answer without its
 	 * "later" line, then the rest */
 	for (p = hr->probe_now; *p;) {
@@ -282,7 +282,7 @@ void hr_probe_later(struct hostrun *hr, const char *text)
 	strbuf_release(&all);
 }
 
-void hr_make_plan(struct hostrun *hr)
+void hostrun_make_plan(struct hostrun *hr, const char *no_gpu_reason, const char *gpu_name)
 {
 	struct plan_host ph;
 	memset(&ph, 0, sizeof(ph));
@@ -294,8 +294,8 @@ void hr_make_plan(struct hostrun *hr)
 	ph.archs = hr->archs;
 	ph.narchs = hr->narchs;
 	ph.run_arch = hr->run_arch;
-	ph.no_gpu_reason = hr->info.gpu_reason;
-	ph.gpu_name = hr->info.gpu_name;
+	ph.no_gpu_reason = no_gpu_reason;
+	ph.gpu_name = gpu_name;
 	ph.nvcc = hr->info.nvcc.path;
 	ph.nvcc_version = hr->info.nvcc.version;
 	ph.python = hr->h->python ? hr->h->python : hr->info.python.path;

@@ -1,6 +1,7 @@
 /* hostrun-steps.c -- a host's step phase, from the host runner's events: each
  * step's end (its output comes in the event), tool logs pulled back,
- * classified and recorded in plan order. */
+ * classified (hostrun_step_outcome, hostrun_step_json: the Slurm runner's
+ * steps too) and recorded in plan order. */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
 #include "tools/ncu.h"
@@ -147,15 +148,13 @@ static cJSON *tool_json(struct hostrun *hr, const struct plan_step *ps)
 
 /* t_start, t_end: the step's span on the host's clock (unix s), 0 when it
  * did not run. */
-static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status,
-			const char *reason, const struct remote_status *rs, double t_start,
-			double t_end, const char *out_rel, const char *err_rel, cJSON *result,
-			cJSON *files)
+cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, const char *status,
+			 const char *reason, const struct remote_status *rs, double t_start,
+			 double t_end, const char *out_rel, const char *err_rel, cJSON *result,
+			 cJSON *files)
 {
 	double dur = t_start > 0 && t_end >= t_start ? t_end - t_start : 0;
-	cJSON *sj;
-	record_lock(hr->ctx->rec);
-	sj = cJSON_CreateObject();
+	cJSON *sj = cJSON_CreateObject();
 	json_add_str(sj, "id", ps->id);
 	json_add_str(sj, "kind", spec_step_kind_name(ps->step->kind));
 	json_add_str(sj, "program", ps->step->prog->name);
@@ -215,9 +214,22 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 		}
 		cJSON_Delete(files);
 	}
+	return sj;
+}
+
+/* Record step ps in the host's entry (plan order: the steps before it are
+ * in) and say how it went. */
+static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status,
+			const char *reason, const struct remote_status *rs, double t_start,
+			double t_end, const char *out_rel, const char *err_rel, cJSON *result,
+			cJSON *files)
+{
+	cJSON *sj = hostrun_step_json(hr, ps, status, reason, rs, t_start, t_end, out_rel, err_rel,
+				      result, files);
+	record_lock(hr->ctx->rec);
 	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "steps"), sj);
 	record_unlock(hr->ctx->rec);
-	hr_save(hr);
+	hostrun_save(hr);
 	strbuf_addf(&hr->out, "  %s: %s%s%s\n", ps->id, status, reason && *reason ? ": " : "",
 		    reason && *reason ? reason : "");
 	if (strcmp(status, "PASS") && strcmp(status, "SKIPPED"))
@@ -267,7 +279,7 @@ static int pull_file_kept(struct hostrun *hr, const char *remote, size_t cap, si
 		return 0;
 	}
 	if (data->len <= keep) {
-		hr_add_log(hr, rel, data);
+		hostrun_add_log(hr, rel, data->buf, data->len);
 		json_add_str(files, key, rel);
 	} else {
 		char *where = xstrfmt("host:%s (%zu bytes, over the %zu kept in the run)", remote,
@@ -293,14 +305,14 @@ static const char *finish_profile(struct hostrun *hr, const struct plan_step *ps
 	enum go_status st;
 	int have_csv;
 
-	rel = hr_log_rel(hr, ps->id, "ncu.log");
+	rel = hostrun_log_rel(hr, ps->id, "ncu.log");
 	pull_file(hr, ps->tool_log, TOOL_LOG_CAP, rel, "tool_log", files, &log, NULL);
 	free(rel);
-	rel = hr_log_rel(hr, ps->id, "ncu.csv");
+	rel = hostrun_log_rel(hr, ps->id, "ncu.csv");
 	have_csv = pull_file(hr, ps->profile_csv, TOOL_LOG_CAP, rel, "profile_csv", files, &csv,
 			     NULL);
 	free(rel);
-	rel = hr_log_rel(hr, ps->id, "ncu-rep");
+	rel = hostrun_log_rel(hr, ps->id, "ncu-rep");
 	pull_file(hr, ps->profile_rep, NCU_REP_CAP, rel, "profile_report", files, &rep, &note);
 	free(rel);
 	strbuf_release(&rep);
@@ -338,7 +350,7 @@ static const char *finish_sanitize(struct hostrun *hr, const struct plan_step *p
 				   struct strbuf *reason, cJSON *result, cJSON *files)
 {
 	struct strbuf log = STRBUF_INIT, err = STRBUF_INIT, d = STRBUF_INIT;
-	char *rel = hr_log_rel(hr, ps->id, "sanitizer.log");
+	char *rel = hostrun_log_rel(hr, ps->id, "sanitizer.log");
 	cJSON *san = NULL;
 	enum go_status st;
 	int have = pull_file(hr, ps->tool_log, TOOL_LOG_CAP, rel, "tool_log", files, &log, NULL);
@@ -397,7 +409,7 @@ static const char *finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
 	}
 	for (i = 1; i <= runs; i++) {
 		char *remote = xstrfmt("%s.%d.jsonl", ps->tool_log, i);
-		char *ext = xstrfmt("ktrace.%d.jsonl", i), *rel = hr_log_rel(hr, ps->id, ext);
+		char *ext = xstrfmt("ktrace.%d.jsonl", i), *rel = hostrun_log_rel(hr, ps->id, ext);
 		char *key = xstrfmt("ktrace_%d", i);
 		if (pull_file_kept(hr, remote, KTRACE_CAP, KTRACE_KEEP, rel, key, files, &one, &note)) {
 			strbuf_add(&all, one.buf, one.len);
@@ -538,15 +550,71 @@ static void step_text(struct hostrun *hr, const struct plan_step *ps, const cJSO
 		strbuf_addstr(text, t);
 }
 
+const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps, const cJSON *ev,
+				 const char *status_in, struct remote_status *rs,
+				 struct strbuf *reason, cJSON **result, cJSON **files,
+				 char **out_rel, char **err_rel)
+{
+	struct strbuf out = STRBUF_INIT, errout = STRBUF_INIT;
+	const char *status;
+
+	*result = *files = NULL;
+	remote_end_from_event(ev, rs);
+	step_text(hr, ps, ev, "stdout", &out, reason);
+	step_text(hr, ps, ev, "stderr", &errout, reason);
+	*out_rel = hostrun_log_rel(hr, ps->id, "stdout");
+	*err_rel = hostrun_log_rel(hr, ps->id, "stderr");
+	hostrun_add_log(hr, *out_rel, out.buf, out.len);
+	hostrun_add_log(hr, *err_rel, errout.buf, errout.len);
+	hr->ran_from = json_num(ev, "t_run", 0);
+	hr->ran_to = json_num(ev, "t_end", 0);
+	if (!(hr->ran_from > 0 && hr->ran_to >= hr->ran_from))
+		hr->ran_from = hr->ran_to = 0;
+	if (status_in) {
+		status = status_in;
+		goto out;
+	}
+	if (ps->step->kind == STEP_KERNEL_TIMING) {
+		/* the verdict is the program's exit status; the figures are the traces' */
+		int64_t f0 = time_mono_ms();
+		*result = cJSON_CreateObject();
+		*files = cJSON_CreateObject();
+		status = hr_end_status(hr, rs, hr->ctx->lock_wait_s, reason);
+		status = finish_ktrace(hr, ps, rs, status, reason, *result, *files, &errout);
+		hr->fetch_s += hr_secs_since(f0);
+		goto out;
+	}
+	*result = parse_result(&out);
+	if (ps->step->prog->run) {
+		cJSON_Delete(*result);
+		*result = byo_result(ps, rs, &out);
+	}
+	status = classify(hr, rs, *result, hr->ctx->lock_wait_s, reason);
+	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE) {
+		int64_t f0 = time_mono_ms();
+		*files = cJSON_CreateObject();
+		if (!*result)
+			*result = cJSON_CreateObject();
+		status = ps->step->kind == STEP_PROFILE
+			 ? finish_profile(hr, ps, rs, status, reason, *result, *files, &errout)
+			 : finish_sanitize(hr, ps, rs, status, reason, *result, *files);
+		hr->fetch_s += hr_secs_since(f0);
+	}
+out:
+	strbuf_release(&out);
+	strbuf_release(&errout);
+	return status;
+}
+
 void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 {
 	const struct plan_step *ps = &hr->plan.steps[i];
-	struct strbuf out = STRBUF_INIT, errout = STRBUF_INIT, reason = STRBUF_INIT;
+	struct strbuf reason = STRBUF_INIT;
 	struct remote_status rs;
 	char *out_rel, *err_rel;
 	const char *status;
 	double t_start = hr->cur_step == i ? hr->cur_started_t : 0;
-	cJSON *result = NULL, *files = NULL;
+	cJSON *result, *files;
 
 	if (i < hr->next_step)
 		return;   /* recorded already */
@@ -560,61 +628,23 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 		free(why);
 		return;
 	}
-	remote_end_from_event(e->json, &rs);
-	step_text(hr, ps, e->json, "stdout", &out, &reason);
-	step_text(hr, ps, e->json, "stderr", &errout, &reason);
-	out_rel = hr_log_rel(hr, ps->id, "stdout");
-	err_rel = hr_log_rel(hr, ps->id, "stderr");
-	hr_add_log(hr, out_rel, &out);
-	hr_add_log(hr, err_rel, &errout);
-	hr->ran_from = json_num(e->json, "t_run", 0);
-	hr->ran_to = json_num(e->json, "t_end", 0);
-	if (!(hr->ran_from > 0 && hr->ran_to >= hr->ran_from))
-		hr->ran_from = hr->ran_to = 0;
+	status = hostrun_step_outcome(hr, ps, e->json, NULL, &rs, &reason, &result, &files, &out_rel,
+				      &err_rel);
 	if (t_start <= 0)
 		t_start = hr->ran_from > 0 ? hr->ran_from : e->t;
-	if (ps->step->kind == STEP_KERNEL_TIMING) {
-		/* the verdict is the program's exit status; the figures are the traces' */
-		int64_t f0 = time_mono_ms();
-		result = cJSON_CreateObject();
-		files = cJSON_CreateObject();
-		status = hr_end_status(hr, &rs, hr->ctx->lock_wait_s, &reason);
-		status = finish_ktrace(hr, ps, &rs, status, &reason, result, files, &errout);
-		hr->fetch_s += hr_secs_since(f0);
-		goto record;
-	}
-	result = parse_result(&out);
-	if (ps->step->prog->run) {
-		cJSON_Delete(result);
-		result = byo_result(ps, &rs, &out);
-	}
-	status = classify(hr, &rs, result, hr->ctx->lock_wait_s, &reason);
-	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE) {
-		int64_t f0 = time_mono_ms();
-		files = cJSON_CreateObject();
-		if (!result)
-			result = cJSON_CreateObject();
-		status = ps->step->kind == STEP_PROFILE
-			 ? finish_profile(hr, ps, &rs, status, &reason, result, files, &errout)
-			 : finish_sanitize(hr, ps, &rs, status, &reason, result, files);
-		hr->fetch_s += hr_secs_since(f0);
-	}
-record:
 	record_step(hr, ps, status, reason.buf, &rs, t_start, e->t, out_rel, err_rel, result,
 		    files);
 	if (hr->cur_step == i)
 		hr->cur_step = -1;
 	free(out_rel);
 	free(err_rel);
-	strbuf_release(&out);
-	strbuf_release(&errout);
 	strbuf_release(&reason);
 }
 
 void hr_run_done(struct hostrun *hr, int64_t t0, const char *status_override, const char *detail)
 {
 	cJSON *ph;
-	hr_phase(hr, "run", status_override ? status_override
+	hostrun_phase(hr, "run", status_override ? status_override
 			    : hr->nfailed_steps > hr->nfailed_before_run ? "FAIL" : "PASS", t0, detail);
 	/* fetch: pulling outputs and tool files back, timed separately */
 	record_lock(hr->ctx->rec);

@@ -46,7 +46,7 @@ static void stamp(struct hostrun *hr, const char *key)
 	record_lock(hr->ctx->rec);
 	cJSON_ReplaceItemInObject(hr->hj, key, cJSON_CreateString(ts));
 	record_unlock(hr->ctx->rec);
-	hr_save(hr);
+	hostrun_save(hr);
 }
 
 int hostrun_judge(struct hostrun *hr)
@@ -99,17 +99,17 @@ void hostrun_main(void *arg)
 		/* a probe still pending is the start command's first part: the
 		 * plan is made from it there (hostrun-exec.c) */
 		if (!hr->probe_pending)
-			hr_make_plan(hr);
+			hostrun_make_plan(hr, hr->info.gpu_reason, hr->info.gpu_name);
 		if (!hr->probe_pending && hr_interrupted(hr))
 			hr_skip_all(hr, "not run: the run was interrupted");
 		else
 			st = hr_execute(hr);
 	}
 	if (!hr->failed)
-		hr_host_status(hr, hr->interrupted ? "failed" : "ok",
+		hostrun_status(hr, hr->interrupted ? "failed" : "ok",
 			       hr->interrupted ? "interrupted" : NULL);
 	if (hostrun_judge(hr))
-		hr_save(hr);
+		hostrun_save(hr);
 	stamp(hr, "ended_at");
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "host FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");

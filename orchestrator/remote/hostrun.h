@@ -10,6 +10,7 @@
 #define GPUORCH_HOSTRUN_H
 
 #include <signal.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 #include "transport/hosts.h"
 #include "core/live.h"
@@ -19,6 +20,8 @@
 #include "store/record.h"
 #include "spec/spec.h"
 #include "transport/ssh.h"
+
+struct remote_status;
 
 struct run_ctx {
 	const struct spec *spec;
@@ -79,5 +82,51 @@ void hostrun_release(struct hostrun *hr);
  * failed step. 1 when the record changed (the caller saves it). The host
  * runner and the Slurm runner both end with it. */
 int hostrun_judge(struct hostrun *hr);
+
+/* A host's entries in the run record, the same for every runner (the host
+ * runner here, Slurm jobs in run/slurmrun.c); each takes the record lock. */
+/* Save the run record; a failure becomes a warning in the host's output. */
+void hostrun_save(struct hostrun *hr);
+/* Record a finished phase (name, status, duration since t0, detail) and save. */
+void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
+		   const char *detail);
+/* Set the host's status and error in the record and save. */
+void hostrun_status(struct hostrun *hr, const char *status, const char *error);
+/* Write data (len bytes; NULL: empty) into the run directory as rel; a
+ * failure becomes a warning. */
+void hostrun_add_log(struct hostrun *hr, const char *rel, const char *data, size_t len);
+/* The run-relative path logs/<host>/<name>.<ext> (to free). */
+char *hostrun_log_rel(struct hostrun *hr, const char *name, const char *ext);
+/* Make the host's plan of builds and steps (hr->plan) from its probe, with
+ * why GPU steps cannot run where no GPU is known and the GPU's name. */
+void hostrun_make_plan(struct hostrun *hr, const char *no_gpu_reason, const char *gpu_name);
+/* The record entry of build b (docs/run-record.md) from the runner's event
+ * ev (build_ended, build_reused, build_skipped; NULL: none came): its log
+ * with the command line into the run, ptxas's resource report, the objects
+ * it compiled and reused; its status and reason from the event, or
+ * status_in and reason_in where the caller knows better (a build never
+ * started, the end of its Slurm job). */
+cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const cJSON *ev,
+			  const char *status_in, const char *reason_in);
+/* How step ps ended, from the runner's step_ended event ev: its output into
+ * the run's logs (*out_rel, *err_rel, to free), its result (the harness's
+ * JSON, or the figures of a program of its own), its tool files pulled back
+ * over hr->conn and parsed into the result (ncu's CSV, compute-sanitizer's
+ * log, CUPTI traces: *files), when it ran (hr->ran_from, hr->ran_to) and how
+ * it went (rs, and the status returned with its reason in `reason`). With
+ * status_in (the end of its Slurm job said it), only the logs and times are
+ * taken and status_in is returned. */
+const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps, const cJSON *ev,
+				 const char *status_in, struct remote_status *rs,
+				 struct strbuf *reason, cJSON **result, cJSON **files,
+				 char **out_rel, char **err_rel);
+/* The record entry of step ps (docs/run-record.md): status, reason, how it
+ * ended (rs, or NULL), its span on the host's clock, logs, result and the
+ * tool files (both taken over; NULL: none); hr->ran_from/ran_to go in and
+ * are cleared. */
+cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, const char *status,
+			 const char *reason, const struct remote_status *rs, double t_start,
+			 double t_end, const char *out_rel, const char *err_rel, cJSON *result,
+			 cJSON *files);
 
 #endif

@@ -26,6 +26,7 @@
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
 #include "remote/journal.h"
+#include "remote/remote.h"
 #include "remote/runner-script.h"
 #include "remote/runplan.h"
 #include "store/runread.h"
@@ -74,44 +75,14 @@ struct srun {
 
 /* ---------------------------------------------------------------- record */
 
-static void save(struct hostrun *hr)
-{
-	struct strbuf err = STRBUF_INIT;
-	if (record_save_host(hr->ctx->rec, hr->index, hr->hj, &err) != GO_OK)
-		strbuf_addf(&hr->out, "  warning: %s\n", err.buf);
-	strbuf_release(&err);
-}
-
-static void phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
-		  const char *detail)
-{
-	cJSON *ph = cJSON_CreateObject();
-	json_add_str(ph, "name", name);
-	json_add_str(ph, "status", status);
-	json_add_num(ph, "duration_s", (double)(time_mono_ms() - t0) / 1000.0);
-	json_add_str(ph, "detail", detail);
-	record_lock(hr->ctx->rec);
-	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
-	record_unlock(hr->ctx->rec);
-	save(hr);
-}
-
-static void host_status(struct hostrun *hr, const char *status, const char *error)
-{
-	record_lock(hr->ctx->rec);
-	cJSON_ReplaceItemInObject(hr->hj, "status", cJSON_CreateString(status));
-	cJSON_ReplaceItemInObject(hr->hj, "error",
-				  error ? cJSON_CreateString(error) : cJSON_CreateNull());
-	record_unlock(hr->ctx->rec);
-	save(hr);
-}
-
+/* A failed phase of the cluster (scheduler, login node, ship): the phase
+ * FAILs and so does the host. */
 static void fail_host(struct hostrun *hr, const char *name, int64_t t0, const char *msg)
 {
-	phase(hr, name, "FAIL", t0, msg);
+	hostrun_phase(hr, name, "FAIL", t0, msg);
 	strbuf_addf(&hr->out, "  %s: FAILED: %s\n", name, msg);
 	hr->failed = 1;
-	host_status(hr, "failed", msg);
+	hostrun_status(hr, "failed", msg);
 }
 
 static void stamp(struct hostrun *hr, const char *key)
@@ -121,25 +92,7 @@ static void stamp(struct hostrun *hr, const char *key)
 	record_lock(hr->ctx->rec);
 	cJSON_ReplaceItemInObject(hr->hj, key, cJSON_CreateString(ts));
 	record_unlock(hr->ctx->rec);
-	save(hr);
-}
-
-static char *log_rel(struct hostrun *hr, const char *name, const char *ext)
-{
-	char *hs = plan_slug(hr->h->name, 60), *ns = plan_slug(name, 140);
-	char *r = xstrfmt("logs/%s/%s.%s", hs, ns, ext);
-	free(hs);
-	free(ns);
-	return r;
-}
-
-static void add_log(struct hostrun *hr, const char *rel, const char *text)
-{
-	struct strbuf err = STRBUF_INIT;
-	if (record_write_file(hr->ctx->rec, rel, text ? text : "", text ? strlen(text) : 0,
-			      &err) != GO_OK)
-		strbuf_addf(&hr->out, "  warning: %s\n", err.buf);
-	strbuf_release(&err);
+	hostrun_save(hr);
 }
 
 /* The job's Slurm facts, for the build's or step's record entry. */
@@ -227,63 +180,6 @@ static const char *slurm_end_status(const struct sjob *j, const struct host_slur
 	return "INFRA_ERROR";
 }
 
-/* An end event's status (runner journal) as a record status. */
-static const char *runner_status(const cJSON *ev, struct strbuf *reason)
-{
-	const char *s = json_str(ev, "status");
-	int rc = (int)json_num(ev, "rc", -1);
-	if (!strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "build_reused"))
-		return "PASS";   /* an earlier job or run made it (rc 0 in W/builds/<key>) */
-	if (!strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "step_skipped")) {
-		strbuf_addstr(reason, json_str(ev, "reason") ? json_str(ev, "reason") : "skipped by the runner");
-		return "SKIPPED";
-	}
-	if (!s)
-		s = "lost";
-	if (!strcmp(s, "exited")) {
-		if (rc == 0)
-			return "PASS";
-		if (rc > 128) {
-			strbuf_addf(reason, "killed by signal %d", rc - 128);
-			return "KILLED";
-		}
-		strbuf_addf(reason, "exit code %d", rc);
-		return "FAIL";
-	}
-	if (!strcmp(s, "timeout")) {
-		strbuf_addstr(reason, "killed at its timeout, with its whole process group");
-		return "TIMEOUT";
-	}
-	if (!strcmp(s, "killed")) {
-		strbuf_addstr(reason, "killed by the runner (the job was stopped)");
-		return "KILLED";
-	}
-	strbuf_addstr(reason, "the step's processes vanished without an exit status");
-	return "INFRA_ERROR";
-}
-
-static cJSON *parse_result(const char *text)
-{
-	const char *end, *bol;
-	cJSON *j;
-	if (!text)
-		return NULL;
-	end = text + strlen(text);
-	while (end > text && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	bol = end;
-	while (bol > text && bol[-1] != '\n')
-		bol--;
-	if (end <= bol || *bol != '{')
-		return NULL;
-	j = cJSON_ParseWithLength(bol, (size_t)(end - bol));
-	if (j && !cJSON_IsObject(j)) {
-		cJSON_Delete(j);
-		j = NULL;
-	}
-	return j;
-}
-
 /* Entries go into the record in plan order, whatever order the jobs end in:
  * the position of item idx is the number of items before it already recorded. */
 static int position(unsigned char *done, int idx)
@@ -309,121 +205,58 @@ static void insert_at(cJSON *arr, int pos, cJSON *item)
 	free(tail);
 }
 
-static void record_build(struct hostrun *hr, const struct plan_build *b, const char *status,
-			 const char *reason, const cJSON *ev, const struct sjob *j)
+/* Build b's entry (hostrun_build_json: as an SSH host's, from its job's
+ * journal end ev, or status_in where Slurm's end of the job decided), with
+ * its job's facts, into the record in plan order. Returns the entry. */
+static const cJSON *record_build(struct hostrun *hr, const struct plan_build *b,
+				 const char *status_in, const char *reason_in, const cJSON *ev,
+				 const struct sjob *j)
 {
-	cJSON *bj = cJSON_CreateObject(), *d;
-	char *logrel = NULL;
-	int i;
-	json_add_str(bj, "program", b->prog->name);
-	if (b->variant) {
-		json_add_str(bj, "variant", b->variant->label);
-		d = json_add_obj(bj, "defines");
-		for (i = 0; i < b->variant->ndefines; i++)
-			json_add_str(d, b->variant->defines[i].key, b->variant->defines[i].value);
-	}
-	json_add_str(bj, "arch", b->arch);
-	json_add_str(bj, "status", status);
-	json_add_str(bj, "reason", reason && *reason ? reason : NULL);
-	json_add_bool(bj, "reused", ev && !strcmp(json_str(ev, "ev") ? json_str(ev, "ev") : "", "build_reused"));
-	json_add_str(bj, "build_key", b->key);
-	json_add_num(bj, "duration_s", ev && json_has_num(ev, "t_end") && json_has_num(ev, "t_run")
-			 ? json_num(ev, "t_end", 0) - json_num(ev, "t_run", 0) : 0);
-	json_add_str(bj, "command", b->command);
-	if (ev && json_has_num(ev, "rc"))
-		json_add_num(bj, "exit_code", json_num(ev, "rc", 0));
-	else
-		cJSON_AddNullToObject(bj, "exit_code");
-	if (ev) {
-		struct strbuf text = STRBUF_INIT;
-		const char *o = json_str(ev, "stdout_text"), *e = json_str(ev, "stderr_text");
-		strbuf_addf(&text, "%s%s", o ? o : "", e ? e : "");
-		logrel = log_rel(hr, b->key, "build.log");
-		add_log(hr, logrel, text.buf);
-		strbuf_release(&text);
-	}
-	json_add_str(bj, "log", logrel);
-	if (ev && !strcmp(status, "PASS") && !rr_true(bj, "reused")) {
-		int n, nreused;   /* an nvcc build that ran: its sources' objects */
-		if (plan_build_objects(b, json_str(ev, "stderr_text"), &n, &nreused)) {
-			json_add_num(bj, "objects_reused", nreused);
-			json_add_num(bj, "objects_compiled", n - nreused);
-		}
-	}
-	cJSON_AddItemToObject(bj, "resources", cJSON_CreateArray());
+	cJSON *bj = hostrun_build_json(hr, b, ev, status_in, reason_in);
 	if (j)
 		cJSON_AddItemToObject(bj, "slurm", job_json(j));
 	record_lock(hr->ctx->rec);
 	insert_at(cJSON_GetObjectItem(hr->hj, "builds"),
 				position(hr->recorded, (int)(b - hr->plan.builds)), bj);
 	record_unlock(hr->ctx->rec);
-	save(hr);
-	free(logrel);
+	hostrun_save(hr);
+	return bj;
 }
 
-static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status,
-			const char *reason, const cJSON *ev, cJSON *result, const struct sjob *j)
+/* Step ps's entry: from its job's journal end ev as an SSH host's step
+ * (hostrun_step_outcome: result, figures, tool files, status), unless
+ * status_in (Slurm's end of the job, a skip) decided; with its job's facts,
+ * into the record in plan order. The status goes back in *status_out,
+ * the reason in `reason`. */
+static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status_in,
+			struct strbuf *reason, const cJSON *ev, const struct sjob *j,
+			const char **status_out)
 {
-	cJSON *sj = cJSON_CreateObject(), *d;
+	struct remote_status rs;
+	cJSON *sj, *result = NULL, *files = NULL;
 	char *out_rel = NULL, *err_rel = NULL;
-	int i;
-	json_add_str(sj, "id", ps->id);
-	json_add_str(sj, "kind", spec_step_kind_name(ps->step->kind));
-	json_add_str(sj, "program", ps->step->prog->name);
-	json_add_str(sj, "problem", ps->problem->name);
-	json_add_str(sj, "mode", ps->mode);
-	if (ps->tool)
-		json_add_str(sj, "tool", ps->tool);
-	if (ps->variant) {
-		json_add_str(sj, "variant", ps->variant->label);
-		d = json_add_obj(sj, "defines");
-		for (i = 0; i < ps->variant->ndefines; i++)
-			json_add_str(d, ps->variant->defines[i].key, ps->variant->defines[i].value);
-	}
-	json_add_str(sj, "arch", ps->arch);
-	json_add_str(sj, "role", ps->step->is_baseline ? "baseline" : "kernel");
-	json_add_str(sj, "status", status);
-	json_add_str(sj, "reason", reason && *reason ? reason : NULL);
-	if (ev && json_has_num(ev, "rc") && json_num(ev, "rc", 0) <= 128)
-		json_add_num(sj, "exit_code", json_num(ev, "rc", 0));
-	else
-		cJSON_AddNullToObject(sj, "exit_code");
-	if (ev && json_has_num(ev, "rc") && json_num(ev, "rc", 0) > 128)
-		json_add_num(sj, "signal", json_num(ev, "rc", 0) - 128);
-	else
-		cJSON_AddNullToObject(sj, "signal");
-	if (ev && json_has_num(ev, "t_run") && json_has_num(ev, "t_end")) {
-		json_add_num(sj, "duration_s", json_num(ev, "t_end", 0) - json_num(ev, "t_run", 0));
-		json_add_num(sj, "started_unix_s", json_num(ev, "t_run", 0));
-		json_add_num(sj, "ended_unix_s", json_num(ev, "t_end", 0));
-		json_add_num(sj, "ran_from_unix_s", json_num(ev, "t_run", 0));
-		json_add_num(sj, "ran_to_unix_s", json_num(ev, "t_end", 0));
-	} else {
-		json_add_num(sj, "duration_s", 0);
-	}
-	json_add_num(sj, "timeout_s", ps->step->timeout_s);
-	json_add_str(sj, "command", ps->command);
-	if (ev) {
-		out_rel = log_rel(hr, ps->id, "stdout");
-		err_rel = log_rel(hr, ps->id, "stderr");
-		add_log(hr, out_rel, json_str(ev, "stdout_text"));
-		add_log(hr, err_rel, json_str(ev, "stderr_text"));
-	}
-	json_add_str(sj, "stdout_log", out_rel);
-	json_add_str(sj, "stderr_log", err_rel);
-	if (result)
-		cJSON_AddItemToObject(sj, "result", result);
-	else
-		cJSON_AddNullToObject(sj, "result");
+	const char *status = status_in;
+	double t_run, t_end;
+
+	hr->ran_from = hr->ran_to = 0;
+	if (ev)
+		status = hostrun_step_outcome(hr, ps, ev, status_in, &rs, reason, &result, &files,
+					      &out_rel, &err_rel);
+	t_run = hr->ran_from;
+	t_end = hr->ran_to;
+	sj = hostrun_step_json(hr, ps, status, reason->buf, ev ? &rs : NULL, t_run, t_end, out_rel,
+			       err_rel, result, files);
 	if (j)
 		cJSON_AddItemToObject(sj, "slurm", job_json(j));
 	record_lock(hr->ctx->rec);
 	insert_at(cJSON_GetObjectItem(hr->hj, "steps"),
 				position(hr->recorded + hr->plan.nbuilds, (int)(ps - hr->plan.steps)), sj);
 	record_unlock(hr->ctx->rec);
-	save(hr);
+	hostrun_save(hr);
 	free(out_rel);
 	free(err_rel);
+	if (status_out)
+		*status_out = status;
 }
 
 /* ---------------------------------------------------------------- remote */
@@ -474,7 +307,6 @@ static enum go_status setup(struct srun *r)
 	const struct spec *s = hr->ctx->spec;
 	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT;
 	struct ssh_opts o;
-	struct plan_host ph;
 	int64_t t0 = time_mono_ms();
 	enum go_status st;
 	cJSON *sched, *info;
@@ -521,7 +353,7 @@ static enum go_status setup(struct srun *r)
 	cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "scheduler");
 	cJSON_AddItemToObject(hr->hj, "scheduler", sched);
 	record_unlock(hr->ctx->rec);
-	phase(hr, "scheduler", "PASS", t0, slurm_api_version(r->sc));
+	hostrun_phase(hr, "scheduler", "PASS", t0, slurm_api_version(r->sc));
 	strbuf_addf(&hr->out, "  scheduler: slurmrestd %s, API %s (Slurm %s), partition %s\n",
 		    h->slurm->url, slurm_api_version(r->sc),
 		    slurm_release(r->sc) ? slurm_release(r->sc) : "?", h->slurm->partition);
@@ -559,27 +391,10 @@ static enum go_status setup(struct srun *r)
 		cJSON_ReplaceItemInObject(hr->hj, "archs", archs);
 	}
 	record_unlock(hr->ctx->rec);
-	phase(hr, "connect", "PASS", t0, hr->info.hostname);
+	hostrun_phase(hr, "connect", "PASS", t0, hr->info.hostname);
 
-	memset(&ph, 0, sizeof(ph));
-	ph.workdir = hr->workdir;
-	ph.content_id = hr->ctx->pack->content_id;
-	ph.sources = pack_plan_sources(hr->ctx->pack);
-	ph.nsources = hr->ctx->pack->nfiles;
-	ph.run_id = hr->ctx->run_id;
-	ph.archs = hr->archs;
-	ph.narchs = hr->narchs;
-	ph.run_arch = hr->run_arch;
-	ph.no_gpu_reason = "the cluster entry names no \"arch\" for its GPUs (set \"arch\", e.g. \"sm_90a\", to run GPU steps)";
-	ph.gpu_name = h->slurm->gpus;
-	ph.nvcc = hr->info.nvcc.path;
-	ph.nvcc_version = hr->info.nvcc.version;
-	ph.python = h->python ? h->python : hr->info.python.path;
-	ph.ncu = hr->info.ncu.path;
-	ph.sanitizer = hr->info.sanitizer.path;
-	plan_make(&hr->plan, s, &ph);
-	free((void *)ph.sources);
-	hr->have_plan = 1;
+	hostrun_make_plan(hr, "the cluster entry names no \"arch\" for its GPUs (set \"arch\", e.g. "
+			  "\"sm_90a\", to run GPU steps)", h->slurm->gpus);
 	/* which builds and steps are in the record (for plan order); freed by hostrun_release */
 	hr->recorded = xcalloc((size_t)(hr->plan.nbuilds + hr->plan.nsteps) + 1, 1);
 
@@ -624,7 +439,7 @@ static enum go_status setup(struct srun *r)
 			    hr->ctx->pack->content_id);
 	else
 		strbuf_addf(&out, "%zu bytes sent", hr->ctx->pack->len);
-	phase(hr, "ship", "PASS", t0, out.buf);
+	hostrun_phase(hr, "ship", "PASS", t0, out.buf);
 	strbuf_addf(&hr->out, "  ship: %s\n", out.buf);
 out:
 	free(tar);
@@ -758,14 +573,14 @@ static void make_jobs(struct srun *r)
 		struct sjob *j;
 		int bi = ps->build ? build_index(p, ps->build) : -1;
 		char *slug;
-		if (ps->skip_reason) {
-			record_step(hr, ps, "SKIPPED", ps->skip_reason, NULL, NULL, NULL);
-			continue;
-		}
-		if (bi >= 0 && job_of_build[bi] < 0) {
-			char *why = xstrfmt("its build was not made: %s", p->builds[bi].skip_reason);
-			record_step(hr, ps, "SKIPPED", why, NULL, NULL, NULL);
-			free(why);
+		if (ps->skip_reason || (bi >= 0 && job_of_build[bi] < 0)) {
+			struct strbuf why = STRBUF_INIT;
+			if (ps->skip_reason)
+				strbuf_addstr(&why, ps->skip_reason);
+			else
+				strbuf_addf(&why, "its build was not made: %s", p->builds[bi].skip_reason);
+			record_step(hr, ps, "SKIPPED", &why, NULL, NULL, NULL);
+			strbuf_release(&why);
 			continue;
 		}
 		j = &r->jobs[r->njobs++];
@@ -992,7 +807,6 @@ static int collect(struct srun *r, struct sjob *j)
 	struct jctx c;
 	char *path = xstrfmt("%s/journal", j->rundir);
 	const char *status;
-	cJSON *result = NULL;
 	int collected = 1;
 
 	memset(&c, 0, sizeof(c));
@@ -1008,7 +822,14 @@ static int collect(struct srun *r, struct sjob *j)
 		status = "TIMEOUT";
 	} else if (c.end && (!strcmp(json_str(c.end, "status") ? json_str(c.end, "status") : "exited", "exited") ||
 		      !j->sj.found || !strcmp(j->sj.state, "COMPLETED"))) {
-		status = runner_status(c.end, &reason);
+		/* the journal says, as an SSH host's runner's would */
+		const char *evn = json_str(c.end, "ev");
+		status = NULL;
+		if (evn && !strcmp(evn, "step_skipped")) {
+			strbuf_addstr(&reason, json_str(c.end, "reason") ? json_str(c.end, "reason")
+								   : "skipped by the runner");
+			status = "SKIPPED";
+		}
 	} else {
 		switch (slurm_retry_decision(&j->sj, j->attempt)) {
 		case SLURM_RETRY_REQUEUE:
@@ -1030,25 +851,14 @@ static int collect(struct srun *r, struct sjob *j)
 		status = reason.len ? "INFRA_ERROR" : slurm_end_status(j, hr->h->slurm, &reason);
 	}
 	if (j->is_build) {
+		const cJSON *bj = record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
+		status = json_str(bj, "status");
+		strbuf_reset(&reason);
+		if (json_str(bj, "reason"))
+			strbuf_addstr(&reason, json_str(bj, "reason"));
 		j->passed = !strcmp(status, "PASS");
-		record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
 	} else {
-		if (!strcmp(status, "PASS")) {
-			result = parse_result(json_str(c.end, "stdout_text"));
-			if (!result) {
-				strbuf_addstr(&reason, "the program printed no JSON result on its last line (docs/result-contract.md)");
-				status = "FAIL";
-			} else {
-				const char *rs = json_str(result, "status"), *rr = json_str(result, "reason");
-				if (rr)
-					strbuf_addstr(&reason, rr);
-				if (rs && !strcmp(rs, "skipped"))
-					status = "SKIPPED";
-				else if (!rs || strcmp(rs, "pass"))
-					status = "FAIL";
-			}
-		}
-		record_step(hr, &p->steps[j->idx], status, reason.buf, c.end, result, j);
+		record_step(hr, &p->steps[j->idx], status, &reason, c.end, j, &status);
 	}
 	if (strcmp(status, "PASS") && strcmp(status, "SKIPPED"))
 		hr->nfailed_steps++;
@@ -1071,13 +881,15 @@ out:
 /* A job that cannot run because its build job did not pass. */
 static void skip_job(struct srun *r, struct sjob *j, const char *why)
 {
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, reason = STRBUF_INIT;
 	if (j->state == JOB_QUEUED)
 		slurm_cancel(r->sc, j->id, &err);
-	record_step(r->hr, &r->hr->plan.steps[j->idx], "SKIPPED", why, NULL, NULL,
-		    j->state == JOB_QUEUED ? j : NULL);
+	strbuf_addstr(&reason, why);
+	record_step(r->hr, &r->hr->plan.steps[j->idx], "SKIPPED", &reason, NULL,
+		    j->state == JOB_QUEUED ? j : NULL, NULL);
 	j->state = JOB_DONE;
 	strbuf_release(&err);
+	strbuf_release(&reason);
 }
 
 static void cancel_all(struct srun *r)
@@ -1134,7 +946,7 @@ static enum go_status run_jobs(struct srun *r)
 			changed = 1;
 		}
 		if (changed)
-			save(hr);   /* the new job ids */
+			hostrun_save(hr);   /* the new job ids */
 		/* one request for every job in the queue */
 		for (i = 0; i < r->njobs; i++)
 			if (r->jobs[i].state == JOB_QUEUED) {
@@ -1220,7 +1032,7 @@ fail:
 	/* the scheduler cannot be reached or refused: the jobs stay; their ids are in the record */
 	strbuf_addf(&hr->out, "  jobs: FAILED: %s\n", err.buf);
 	hr->failed = 1;
-	host_status(hr, "failed", err.buf);
+	hostrun_status(hr, "failed", err.buf);
 out:
 	free(ids);
 	free(asked);
@@ -1247,7 +1059,7 @@ void slurmrun_main(void *arg)
 		make_jobs(&r);
 		if (run_jobs(&r) == GO_OK) {
 			char *d = xstrfmt("%d jobs, %ld REST requests", r.njobs, slurm_requests(r.sc));
-			phase(hr, "jobs", hr->interrupted ? "KILLED" : "PASS", t0, d);
+			hostrun_phase(hr, "jobs", hr->interrupted ? "KILLED" : "PASS", t0, d);
 			free(d);
 		}
 		record_lock(hr->ctx->rec);
@@ -1258,11 +1070,11 @@ void slurmrun_main(void *arg)
 		record_unlock(hr->ctx->rec);
 	}
 	if (!hr->failed)
-		host_status(hr, hr->interrupted ? "failed" : "ok",
+		hostrun_status(hr, hr->interrupted ? "failed" : "ok",
 			    hr->interrupted ? "interrupted" : NULL);
 	if (hr->have_plan) {
 		hostrun_judge(hr);   /* sweeps and gates, as for an SSH host */
-		save(hr);
+		hostrun_save(hr);
 	}
 	stamp(hr, "ended_at");
 	live_done(hr->ctx->live, hr->index,

@@ -1,0 +1,154 @@
+#!/bin/sh
+# cost: 60
+# asan: yes
+# waits: yes
+test_description='a Slurm run records every kind of step as an SSH host does: ncu profiles, sanitizer reports, figures of a program of its own, ptxas resources'
+# The same experiments as t2220 (stand-in ncu and compute-sanitizer that
+# replay H100 captures) and t2060 (a project built by its own Makefile, its
+# figures read from its output), run as Slurm jobs through a real
+# slurmrestd: each step's record must say what the SSH host's says.
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/slurm.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+. "$SRCDIR/tests/lib/fakegpu.sh"
+
+run_requires_sshd_nvcc 'Slurm step-kind tests'
+if ! _why=$(slurm_available); then
+	test_skip 'Slurm step-kind tests' "$_why"
+	test_done
+fi
+
+# step RUN ID FIELD: a field of the step with that id
+step() {
+	_i=0
+	while [ $_i -lt $(jq_ $1/run.json hosts.0.steps --len) ]; do
+		if [ "$(jq_ $1/run.json hosts.0.steps.$_i.id)" = "$2" ]; then
+			jq_ $1/run.json hosts.0.steps.$_i.$3
+			return
+		fi
+		_i=$((_i + 1))
+	done
+	echo "no step $2" >&2
+	return 1
+}
+
+test_expect_success 'setup: a single-node Slurm whose tools are the stand-ins, two projects' '
+	slurm_start 4 &&
+	slurm_login_start login &&
+	fakegpu_install "$TRASH/fg" &&
+	slurm_cluster_json hosts.json login &&
+	sed "s|\"name\": \"hpc\",|\"name\": \"hpc\", \"arch\": \"sm_90a\", \"cuda_home\": \"$TRASH/fg/cuda\",|" \
+		hosts.json >hosts2.json && mv hosts2.json hosts.json && grep "fg/cuda" hosts.json &&
+	tok=$(slurm_token 900) && test -n "$tok" &&
+	project_init &&
+	cat >proj/experiments/tools.json <<-\JSON &&
+	{
+	  "schema": 1, "name": "tools", "phase": "Test phase: profile and sanitize as Slurm jobs",
+	  "sources": ["gpu/scale.cu"],
+	  "build": {"flags": ["-O2", "-Xptxas=-v"], "timeout_s": 300},
+	  "targets": {"H100": "sm_90a"},
+	  "programs": {"scale": {"sources": ["gpu/scale.cu"]}},
+	  "problems": [{"name": "small", "params": {"work": 20000}}],
+	  "steps": [
+	    {"kind": "profile", "program": "scale", "kernel": "wmma", "launch_count": 3, "timeout_s": 60,
+	     "metrics": ["gpu__time_duration.sum", "dram__bytes_read.sum",
+	                 "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"]},
+	    {"kind": "sanitize", "program": "scale", "tools": ["memcheck", "racecheck"], "timeout_s": 60}
+	  ],
+	  "gates": [
+	    {"name": "kernel time in ns", "program": "scale", "metric": "profile.gpu__time_duration.sum", "op": ">=", "value": 30000},
+	    {"name": "memcheck clean", "program": "scale", "metric": "sanitizer.memcheck.errors", "op": "==", "value": 0},
+	    {"name": "no spills", "program": "scale", "metric": "ptxas.spill_store_bytes", "op": "==", "value": 0}
+	  ]
+	}
+	JSON
+	(cd proj && git add -A && git commit -qm "tools spec") &&
+	rm -rf byo && cp -R "$SRCDIR/tests/fixtures/byo-project" byo && mkdir byo/experiments &&
+	cat >byo/experiments/byo.json <<-\JSON &&
+	{
+	  "schema": 1, "name": "byo-slurm", "phase": "Test phase: a program of its own as Slurm jobs",
+	  "sources": ["."],
+	  "targets": {"H100": "sm_90a"},
+	  "programs": {
+	    "saxpy_make": {
+	      "build": {"command": ["make", "ARCH={arch_num}"], "outputs": ["saxpy_bench"], "ptxas": true},
+	      "run": ["./saxpy_bench", "--n={n}"],
+	      "check": ["./saxpy_bench", "--check", "--n={n}"],
+	      "figures": {"gflops": {"regex": "^GFLOPS: ([0-9.]+)$", "unit": "GFLOP/s", "better": "higher"},
+	                  "nothere": {"regex": "^NOT PRINTED: ([0-9.]+)$"}},
+	      "needs_gpu": false
+	    }
+	  },
+	  "problems": [{"name": "n4k", "params": {"n": 4096}}],
+	  "steps": [
+	    {"kind": "correctness", "program": "saxpy_make"},
+	    {"kind": "benchmark", "program": "saxpy_make", "problems": ["n4k"]}
+	  ]
+	}
+	JSON
+	(cd byo && git init -q && git config user.email t@example.com && git config user.name t &&
+	 git add -A && git commit -qm "sample project")
+'
+
+test_expect_success 'profile and sanitize as Slurm jobs: the sanitizer errors make the run exit 1' '
+	(cd proj && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/tools.json --hosts ../hosts.json --host hpc) \
+		>run.out 2>&1 || { cat run.out; false; } &&
+	cat run.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps --len)" = 3 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.slurm.state)" = COMPLETED
+'
+
+test_expect_success 'the build: its ptxas report is in the record, and a gate reads it' '
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.resources --len)" -ge 1 &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.resources.0.spill_store_bytes)" = 0 &&
+	jq_ $run/run.json hosts.0.builds.0.log >blog && grep "build" blog &&
+	head -n 1 "$run/$(cat blog)" | grep "^\$ .*nvcc" &&
+	test "$(jq_ $run/run.json hosts.0.gates.2.verdict)" = PASS
+'
+
+test_expect_success 'profile: ncu CSV pulled back from the shared directory and parsed, as on an SSH host' '
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.id)" = profile.scale.small &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.profile.kernels --len)" = 3 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.tool_settings.name)" = ncu &&
+	test -f "$run/$(jq_ $run/run.json hosts.0.steps.0.profile_csv)" &&
+	test "$(jq_ $run/run.json hosts.0.gates.0.verdict)" = PASS
+'
+
+test_expect_success 'memcheck: 3 errors are a FAIL that says what, and its gate measures 3' '
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps.1.id)" = sanitize.scale.small.memcheck &&
+	test "$(jq_ $run/run.json hosts.0.steps.1.status)" = FAIL &&
+	test "$(jq_ $run/run.json hosts.0.steps.1.result.sanitizer.errors)" = 3 &&
+	jq_ $run/run.json hosts.0.steps.1.reason >reason &&
+	grep "memcheck: 3 errors; first: Invalid __global__ write of size 4 bytes" reason &&
+	test "$(jq_ $run/run.json hosts.0.gates.1.verdict)" = FAIL &&
+	test "$(jq_ $run/run.json hosts.0.gates.1.measured)" = 3 &&
+	test "$(jq_ $run/run.json hosts.0.steps.2.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.steps.2.result.sanitizer.errors)" = 0
+'
+
+test_expect_success 'a program of its own: figures read from its output; one it never prints fails the benchmark' '
+	(cd byo && SLURM_JWT=$tok test_expect_code 1 "$GPUORCH" run experiments/byo.json --hosts ../hosts.json --host hpc) \
+		>byo.out 2>&1 || { cat byo.out; false; } &&
+	cat byo.out &&
+	run=$(last_run_dir) &&
+	test "$(step $run correctness.saxpy_make.n4k status)" = PASS &&
+	test "$(step $run benchmark.saxpy_make.n4k status)" = FAIL &&
+	step $run benchmark.saxpy_make.n4k reason | grep "figures not found in the output: .nothere." &&
+	test "$(step $run benchmark.saxpy_make.n4k result.figures.gflops.unit)" = GFLOP/s &&
+	gf=$(step $run benchmark.saxpy_make.n4k result.figures.gflops.value) &&
+	awk -v g="$gf" "BEGIN { exit !(g > 0) }" &&
+	test "$(jq_ $run/run.json hosts.0.builds.0.resources --len)" -ge 1
+'
+
+test_expect_success 'cleanup: stop Slurm' '
+	slurm_stop
+'
+
+test_done
