@@ -52,19 +52,6 @@ CMAKE_PROG=',
 	      "needs_gpu": false
 	    }'
 
-# step RUN ID FIELD: a field of the step with that id
-step() {
-	i=0
-	while [ $i -lt $(jq_ $1/run.json hosts.0.steps --len) ]; do
-		if [ "$(jq_ $1/run.json hosts.0.steps.$i.id)" = "$2" ]; then
-			jq_ $1/run.json hosts.0.steps.$i.$3
-			return
-		fi
-		i=$((i + 1))
-	done
-	echo "no step $2" >&2
-	return 1
-}
 
 test_expect_success 'setup: the sample project as a git repository, with an ignored secret and build output' '
 	sshd_start a &&
@@ -98,20 +85,20 @@ test_expect_success 'the Makefile builds it on the host; ptxas resources, figure
 	jq_ $run/run.json hosts.0.builds.0.command | grep "'"'make' 'ARCH=90a'"'" &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.resources.0.kernel)" = _Z5saxpyifPKfPf &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.resources.0.registers)" -gt 0 &&
-	test "$(step $run correctness.saxpy_make.n4k status)" = PASS &&
-	test "$(step $run correctness.saxpy_make.n4k result.mode)" = check &&
-	test "$(step $run benchmark.saxpy_make.n4k status)" = PASS &&
-	test "$(step $run benchmark.saxpy_make.n4k result.mode)" = run &&
-	gf=$(step $run benchmark.saxpy_make.n4k result.gflops) &&
+	test "$(run_step $run correctness.saxpy_make.n4k status)" = PASS &&
+	test "$(run_step $run correctness.saxpy_make.n4k result.mode)" = check &&
+	test "$(run_step $run benchmark.saxpy_make.n4k status)" = PASS &&
+	test "$(run_step $run benchmark.saxpy_make.n4k result.mode)" = run &&
+	gf=$(run_step $run benchmark.saxpy_make.n4k result.gflops) &&
 	echo "gflops $gf" &&
 	awk "BEGIN { exit !($gf > 0) }" &&
-	test "$(step $run benchmark.saxpy_make.n4k result.figures.gflops.unit)" = GFLOP/s &&
-	test "$(step $run benchmark.saxpy_make.n4k result.figures.gflops.value)" = "$gf" &&
-	test "$(step $run benchmark.saxpy_make.n4k result.max_error)" = 0 &&
-	test "$(step $run benchmark.saxpy_make.n4k result.figures.host_us.source)" = json &&
-	log=$run/$(step $run benchmark.saxpy_make.n4k stdout_log) &&
+	test "$(run_step $run benchmark.saxpy_make.n4k result.figures.gflops.unit)" = GFLOP/s &&
+	test "$(run_step $run benchmark.saxpy_make.n4k result.figures.gflops.value)" = "$gf" &&
+	test "$(run_step $run benchmark.saxpy_make.n4k result.max_error)" = 0 &&
+	test "$(run_step $run benchmark.saxpy_make.n4k result.figures.host_us.source)" = json &&
+	log=$run/$(run_step $run benchmark.saxpy_make.n4k stdout_log) &&
 	grep "^GFLOPS: " $log | awk -v g=$gf "{ exit !(\$2 == g + 0) }" &&
-	us=$(step $run benchmark.saxpy_make.n4k result.host_us) &&
+	us=$(run_step $run benchmark.saxpy_make.n4k result.host_us) &&
 	sed -n "s/.*\"median_us\": \([0-9.]*\).*/\1/p" $log | awk -v u=$us "{ exit !(\$1 == u + 0) }"
 '
 
@@ -132,14 +119,14 @@ test_expect_success 'the report lists the figures read from the output' '
 
 test_expect_success 'a check command that exits non-zero fails the step; its output is kept' '
 	run=$(last_run_dir) &&
-	test "$(step $run correctness.saxpy_make.wrong status)" = FAIL &&
-	test "$(step $run correctness.saxpy_make.wrong exit_code)" = 1 &&
-	test "$(step $run correctness.saxpy_make.wrong result.correctness.pass)" = false &&
-	test "$(step $run correctness.saxpy_make.n4k result.correctness.pass)" = true &&
+	test "$(run_step $run correctness.saxpy_make.wrong status)" = FAIL &&
+	test "$(run_step $run correctness.saxpy_make.wrong exit_code)" = 1 &&
+	test "$(run_step $run correctness.saxpy_make.wrong result.correctness.pass)" = false &&
+	test "$(run_step $run correctness.saxpy_make.n4k result.correctness.pass)" = true &&
 	grep "\`saxpy_make\` n4k: .*correct ✅" $run/report.md &&
 	grep "wrong results\*\* on a: \`saxpy_make\` wrong" $run/report.md &&
 	! grep "wrong results\*\* on a: \`saxpy_make\` n4k" $run/report.md &&
-	grep "check: WRONG" $run/$(step $run correctness.saxpy_make.wrong stdout_log)
+	grep "check: WRONG" $run/$(run_step $run correctness.saxpy_make.wrong stdout_log)
 '
 
 test_expect_success 'gates judge figures read from the output' '
@@ -155,7 +142,7 @@ test_expect_success 'a re-run reuses the project build' '
 	test_expect_code 1 sh -c "cd proj && \"$GPUORCH\" run experiments/make.json --hosts ../hosts.json" >run2.out 2>&1;
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.reused)" = true &&
-	test "$(step $run benchmark.saxpy_make.n4k status)" = PASS
+	test "$(run_step $run benchmark.saxpy_make.n4k status)" = PASS
 '
 
 test_expect_success 'CMake builds it too, in its own build directory' '
@@ -165,8 +152,8 @@ test_expect_success 'CMake builds it too, in its own build directory' '
 	test "$(jq_ $run/run.json hosts.0.builds --len)" = 2 &&
 	test "$(jq_ $run/run.json hosts.0.builds.1.status)" = PASS &&
 	jq_ $run/run.json hosts.0.builds.1.command | grep -- "-DCMAKE_CUDA_ARCHITECTURES=90a" &&
-	test "$(step $run benchmark.saxpy_cmake.n4k status)" = PASS &&
-	awk "BEGIN { exit !($(step $run benchmark.saxpy_cmake.n4k result.gflops) > 0) }"
+	test "$(run_step $run benchmark.saxpy_cmake.n4k status)" = PASS &&
+	awk "BEGIN { exit !($(run_step $run benchmark.saxpy_cmake.n4k result.gflops) > 0) }"
 '
 
 test_expect_success 'a figure the output does not print fails the benchmark, naming it' '
@@ -174,8 +161,8 @@ test_expect_success 'a figure the output does not print fails the benchmark, nam
 	grep "GFLOP/s: " proj/experiments/nofig.json &&
 	test_expect_code 1 sh -c "cd proj && \"$GPUORCH\" run experiments/nofig.json --hosts ../hosts.json" >run4.out 2>&1;
 	run=$(last_run_dir) &&
-	test "$(step $run benchmark.saxpy_make.n4k status)" = FAIL &&
-	step $run benchmark.saxpy_make.n4k reason | grep "figures not found in the output: .gflops.: no line of the output matches" &&
+	test "$(run_step $run benchmark.saxpy_make.n4k status)" = FAIL &&
+	run_step $run benchmark.saxpy_make.n4k reason | grep "figures not found in the output: .gflops.: no line of the output matches" &&
 	test "$(jq_ $run/run.json hosts.0.gates.1.verdict)" = FAIL
 '
 

@@ -25,27 +25,7 @@ test_expect_success 'setup: a host whose nvidia-smi, ncu and compute-sanitizer a
 	sed "/\"name\": \"g\"/s|\"name\": \"g\",|\"name\": \"g\", \"cuda_home\": \"$TRASH/fg/cuda\",|" hosts.json >hosts2.json &&
 	mv hosts2.json hosts.json && grep "fg/cuda" hosts.json &&
 	project_init &&
-	cat >proj/experiments/tools.json <<-\JSON &&
-	{
-	  "schema": 1, "name": "tools", "phase": "Test phase: profile and sanitize on a stand-in GPU",
-	  "sources": ["gpu/scale.cu"],
-	  "build": {"flags": ["-O2"], "timeout_s": 300},
-	  "targets": {"H100": "sm_90a"},
-	  "programs": {"scale": {"sources": ["gpu/scale.cu"]}},
-	  "problems": [{"name": "small", "params": {"work": 20000}}],
-	  "steps": [
-	    {"kind": "profile", "program": "scale", "kernel": "wmma", "launch_count": 3, "timeout_s": 60,
-	     "metrics": ["gpu__time_duration.sum", "dram__bytes_read.sum",
-	                 "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"]},
-	    {"kind": "sanitize", "program": "scale", "tools": ["memcheck", "racecheck"], "timeout_s": 60}
-	  ],
-	  "gates": [
-	    {"name": "kernel time in ns", "program": "scale", "metric": "profile.gpu__time_duration.sum", "op": ">=", "value": 30000},
-	    {"name": "memcheck clean", "program": "scale", "metric": "sanitizer.memcheck.errors", "op": "==", "value": 0},
-	    {"name": "racecheck clean", "program": "scale", "metric": "sanitizer.racecheck.errors", "op": "==", "value": 0}
-	  ]
-	}
-	JSON
+	cp "$SRCDIR/tests/fixtures/specs/gpu-tools.json" proj/experiments/tools.json &&
 	(cd proj && git add -A && git commit -qm "tools spec")
 '
 

@@ -19,19 +19,6 @@ if ! _why=$(slurm_available); then
 	test_done
 fi
 
-# step RUN ID FIELD: a field of the step with that id
-step() {
-	_i=0
-	while [ $_i -lt $(jq_ $1/run.json hosts.0.steps --len) ]; do
-		if [ "$(jq_ $1/run.json hosts.0.steps.$_i.id)" = "$2" ]; then
-			jq_ $1/run.json hosts.0.steps.$_i.$3
-			return
-		fi
-		_i=$((_i + 1))
-	done
-	echo "no step $2" >&2
-	return 1
-}
 
 test_expect_success 'setup: a single-node Slurm whose tools are the stand-ins, two projects' '
 	slurm_start 4 &&
@@ -42,27 +29,7 @@ test_expect_success 'setup: a single-node Slurm whose tools are the stand-ins, t
 		hosts.json >hosts2.json && mv hosts2.json hosts.json && grep "fg/cuda" hosts.json &&
 	tok=$(slurm_token 900) && test -n "$tok" &&
 	project_init &&
-	cat >proj/experiments/tools.json <<-\JSON &&
-	{
-	  "schema": 1, "name": "tools", "phase": "Test phase: profile and sanitize as Slurm jobs",
-	  "sources": ["gpu/scale.cu"],
-	  "build": {"flags": ["-O2", "-Xptxas=-v"], "timeout_s": 300},
-	  "targets": {"H100": "sm_90a"},
-	  "programs": {"scale": {"sources": ["gpu/scale.cu"]}},
-	  "problems": [{"name": "small", "params": {"work": 20000}}],
-	  "steps": [
-	    {"kind": "profile", "program": "scale", "kernel": "wmma", "launch_count": 3, "timeout_s": 60,
-	     "metrics": ["gpu__time_duration.sum", "dram__bytes_read.sum",
-	                 "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active"]},
-	    {"kind": "sanitize", "program": "scale", "tools": ["memcheck", "racecheck"], "timeout_s": 60}
-	  ],
-	  "gates": [
-	    {"name": "kernel time in ns", "program": "scale", "metric": "profile.gpu__time_duration.sum", "op": ">=", "value": 30000},
-	    {"name": "memcheck clean", "program": "scale", "metric": "sanitizer.memcheck.errors", "op": "==", "value": 0},
-	    {"name": "no spills", "program": "scale", "metric": "ptxas.spill_store_bytes", "op": "==", "value": 0}
-	  ]
-	}
-	JSON
+	cp "$SRCDIR/tests/fixtures/specs/gpu-tools.json" proj/experiments/tools.json &&
 	(cd proj && git add -A && git commit -qm "tools spec") &&
 	rm -rf byo && cp -R "$SRCDIR/tests/fixtures/byo-project" byo && mkdir byo/experiments &&
 	cat >byo/experiments/byo.json <<-\JSON &&
@@ -107,7 +74,7 @@ test_expect_success 'the build: its ptxas report is in the record, and a gate re
 	test "$(jq_ $run/run.json hosts.0.builds.0.resources.0.spill_store_bytes)" = 0 &&
 	jq_ $run/run.json hosts.0.builds.0.log >blog && grep "build" blog &&
 	head -n 1 "$run/$(cat blog)" | grep "^\$ .*nvcc" &&
-	test "$(jq_ $run/run.json hosts.0.gates.2.verdict)" = PASS
+	test "$(jq_ $run/run.json hosts.0.gates.3.verdict)" = PASS
 '
 
 test_expect_success 'profile: ncu CSV pulled back from the shared directory and parsed, as on an SSH host' '
@@ -138,11 +105,11 @@ test_expect_success 'a program of its own: figures read from its output; one it 
 		>byo.out 2>&1 || { cat byo.out; false; } &&
 	cat byo.out &&
 	run=$(last_run_dir) &&
-	test "$(step $run correctness.saxpy_make.n4k status)" = PASS &&
-	test "$(step $run benchmark.saxpy_make.n4k status)" = FAIL &&
-	step $run benchmark.saxpy_make.n4k reason | grep "figures not found in the output: .nothere." &&
-	test "$(step $run benchmark.saxpy_make.n4k result.figures.gflops.unit)" = GFLOP/s &&
-	gf=$(step $run benchmark.saxpy_make.n4k result.figures.gflops.value) &&
+	test "$(run_step $run correctness.saxpy_make.n4k status)" = PASS &&
+	test "$(run_step $run benchmark.saxpy_make.n4k status)" = FAIL &&
+	run_step $run benchmark.saxpy_make.n4k reason | grep "figures not found in the output: .nothere." &&
+	test "$(run_step $run benchmark.saxpy_make.n4k result.figures.gflops.unit)" = GFLOP/s &&
+	gf=$(run_step $run benchmark.saxpy_make.n4k result.figures.gflops.value) &&
 	awk -v g="$gf" "BEGIN { exit !(g > 0) }" &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.resources --len)" -ge 1
 '

@@ -38,6 +38,20 @@ committed_runs() {
 	fi
 }
 
+# run_step RUN ID FIELD: a field of the first host's step with that id
+run_step() {
+	_rs_i=0
+	while [ $_rs_i -lt $(jq_ $1/run.json hosts.0.steps --len) ]; do
+		if [ "$(jq_ $1/run.json hosts.0.steps.$_rs_i.id)" = "$2" ]; then
+			jq_ $1/run.json hosts.0.steps.$_rs_i.$3
+			return
+		fi
+		_rs_i=$((_rs_i + 1))
+	done
+	echo "no step $2" >&2
+	return 1
+}
+
 last_run_dir() {
 	ls -dt "$TRASH"/reports/*/*/ 2>/dev/null | head -n 1 | sed 's:/$::'
 }
