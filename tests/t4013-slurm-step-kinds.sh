@@ -6,7 +6,10 @@ test_description='a Slurm run records every kind of step as an SSH host does: nc
 # The same experiments as t2220 (stand-in ncu and compute-sanitizer that
 # replay H100 captures) and t2060 (a project built by its own Makefile, its
 # figures read from its output), run as Slurm jobs through a real
-# slurmrestd: each step's record must say what the SSH host's says.
+# slurmrestd: each step's record must say what the SSH host's says. The
+# login node has a (stand-in) GPU of its own, as on the device's H100: the
+# record's arch is still the compute nodes' (the entry's sm_90a), not the
+# login node's probe (sm_90), or the ptxas gate finds no build.
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/slurm.sh"
@@ -22,8 +25,8 @@ fi
 
 test_expect_success 'setup: a single-node Slurm whose tools are the stand-ins, two projects' '
 	slurm_start 4 &&
-	slurm_login_start login &&
 	fakegpu_install "$TRASH/fg" &&
+	slurm_login_start login "$TRASH/fg/smi" &&
 	slurm_cluster_json hosts.json login &&
 	sed "s|\"name\": \"hpc\",|\"name\": \"hpc\", \"arch\": \"sm_90a\", \"cuda_home\": \"$TRASH/fg/cuda\",|" \
 		hosts.json >hosts2.json && mv hosts2.json hosts.json && grep "fg/cuda" hosts.json &&
@@ -69,6 +72,7 @@ test_expect_success 'profile and sanitize as Slurm jobs: the sanitizer errors ma
 
 test_expect_success 'the build: its ptxas report is in the record, and a gate reads it' '
 	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.info.arch)" = sm_90a &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = PASS &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.resources --len)" -ge 1 &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.resources.0.spill_store_bytes)" = 0 &&

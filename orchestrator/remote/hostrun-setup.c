@@ -72,7 +72,7 @@ static void forget_probe(struct hostrun *hr)
 }
 
 /* hr->info into the record: its "info" and "archs". */
-static void record_info(struct hostrun *hr)
+void hostrun_record_info(struct hostrun *hr, const char *role)
 {
 	cJSON *info, *archs;
 	int i;
@@ -84,6 +84,8 @@ static void record_info(struct hostrun *hr)
 	cJSON_DeleteItemFromObjectCaseSensitive(info, "arch");
 	json_add_str(info, "arch", hr->run_arch);
 	json_add_str(info, "workdir", hr->workdir);
+	if (role)
+		json_add_str(info, "role", role);
 	cJSON_ReplaceItemInObject(hr->hj, "info", info);
 	archs = cJSON_CreateArray();
 	for (i = 0; i < hr->narchs; i++)
@@ -128,7 +130,7 @@ static void apply_probe(struct hostrun *hr, int64_t t0)
 			add_arch(hr, s->targets[i].arch);
 	}
 
-	record_info(hr);
+	hostrun_record_info(hr, NULL);
 
 	{
 		struct strbuf d = STRBUF_INIT;
@@ -262,7 +264,7 @@ void hr_probe_later(struct hostrun *hr, const char *text)
 			    hr->info.proc_gpu_name ? hr->info.proc_gpu_name : "the GPU",
 			    hr->info.compute_cap ? hr->info.compute_cap : "no compute capability");
 	free(proc_uuid);
-	record_info(hr);
+	hostrun_record_info(hr, NULL);
 	hostrun_save(hr);
 	/* the controller keeps the whole probe: the first answer without its
 	 * "later" line, then the rest */

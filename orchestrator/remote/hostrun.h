@@ -97,6 +97,10 @@ void hostrun_status(struct hostrun *hr, const char *status, const char *error);
 void hostrun_add_log(struct hostrun *hr, const char *rel, const char *data, size_t len);
 /* The run-relative path logs/<host>/<name>.<ext> (to free). */
 char *hostrun_log_rel(struct hostrun *hr, const char *name, const char *ext);
+/* The host's probe (hr->info) into its record entry: "info" with the arch
+ * the steps run on (hr->run_arch, not the probe's plain compute capability),
+ * the work directory and, when given, the host's role; "archs" built for. */
+void hostrun_record_info(struct hostrun *hr, const char *role);
 /* Make the host's plan of builds and steps (hr->plan) from its probe, with
  * why GPU steps cannot run where no GPU is known and the GPU's name. */
 void hostrun_make_plan(struct hostrun *hr, const char *no_gpu_reason, const char *gpu_name);

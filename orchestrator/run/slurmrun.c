@@ -309,7 +309,7 @@ static enum go_status setup(struct srun *r)
 	struct ssh_opts o;
 	int64_t t0 = time_mono_ms();
 	enum go_status st;
-	cJSON *sched, *info;
+	cJSON *sched;
 	char *tar = NULL;
 	int i, reused = 0;
 
@@ -379,18 +379,9 @@ static enum go_status setup(struct srun *r)
 		for (i = 0; i < s->ntargets; i++)
 			add_arch(hr, s->targets[i].arch);
 	}
-	record_lock(hr->ctx->rec);
-	info = probe_to_json(&hr->info);
-	json_add_str(info, "workdir", hr->workdir);
-	json_add_str(info, "role", "login node (probed for tools; jobs run on compute nodes)");
-	cJSON_ReplaceItemInObject(hr->hj, "info", info);
-	{
-		cJSON *archs = cJSON_CreateArray();
-		for (i = 0; i < hr->narchs; i++)
-			cJSON_AddItemToArray(archs, cJSON_CreateString(hr->archs[i]));
-		cJSON_ReplaceItemInObject(hr->hj, "archs", archs);
-	}
-	record_unlock(hr->ctx->rec);
+	/* info.arch: the compute nodes' (the entry's), which gates and reports
+	 * read as the arch the steps ran on, not the login node's own GPU */
+	hostrun_record_info(hr, "login node (probed for tools; jobs run on compute nodes)");
 	hostrun_phase(hr, "connect", "PASS", t0, hr->info.hostname);
 
 	hostrun_make_plan(hr, "the cluster entry names no \"arch\" for its GPUs (set \"arch\", e.g. "

@@ -23,9 +23,11 @@
 #   slurm_rest_start       start it again on the same port (the OpenAPI
 #                          plugins: $SLURM_REST_PLUGINS, default v0.0.36-38)
 #   slurm_rest_start_unix PATH   another slurmrestd on unix:PATH (local auth)
-#   slurm_login_start NAME start the test sshd NAME (tests/lib/sshd.sh) as the
+#   slurm_login_start NAME [DIRS]
+#                          start the test sshd NAME (tests/lib/sshd.sh) as the
 #                          cluster's login node: its PATH has a scontrol that
-#                          reads this cluster's slurm.conf (to mint tokens);
+#                          reads this cluster's slurm.conf (to mint tokens),
+#                          and DIRS (colon-separated) when given;
 #                          its work dir is the "shared" dir the node sees too
 #   slurm_cluster_json FILE LOGIN [EXTRA]   an inventory with one cluster entry
 #                          "hpc" (partition debug, time_limit_min 5, max_jobs 8,
@@ -334,7 +336,7 @@ slurm_login_start() {
 	printf '#!/bin/sh\nSLURM_CONF=%s exec %s/scontrol "$@"\n' "$SLURM_CONF" "$SLURM_BIN" \
 		>"$TRASH/slurm-bin/scontrol" &&
 	chmod +x "$TRASH/slurm-bin/scontrol" &&
-	sshd_start_with_path "$1" "$TRASH/slurm-bin"
+	sshd_start_with_path "$1" "$TRASH/slurm-bin${2:+:$2}"
 }
 
 slurm_cluster_json() {
