@@ -18,7 +18,7 @@
 # the host's execd once a first run started it: no login shell), MODE shell
 # sets execd_idle_s 0 (every command through the login shell, as before the
 # execd), MODE persist is execd with "persist_s": 600 (a session keeper per
-# host holds the SSH session between runs, docs/design.md "Session keeper":
+# host holds the SSH session between runs, docs/host-runner-measurements.md "Session keeper":
 # the fresh run starts the keepers, its re-runs open no SSH connection; the
 # keepers live under $TRASH/rt and are stopped before each fresh run). Cases
 # not given by default: clean-persist, rc-persist.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # time-probe-tools.sh -- what each tool a fresh host's probe asks costs on
-# this machine (docs/design.md, "The probe answers the plan first"): the
+# this machine (docs/host-runner-measurements.md, "The probe answers the plan first"): the
 # same calls as orchestrator/remote/probe.c makes, each timed alone, median
 # of --reps, with the PATH a non-login SSH session has (/usr/bin:/bin; the
 # CUDA tools from /usr/local/cuda/bin as the probe finds them there).

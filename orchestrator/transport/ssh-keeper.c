@@ -476,7 +476,7 @@ int ssh_keeper_main(int argc, char **argv)
 	char r;
 
 	if (argc != 10 || argv[0][0] != '/') {
-		fprintf(stderr, "error: %s is gpuorch's own (docs/design.md, \"Session keeper\")\n",
+		fprintf(stderr, "error: %s is gpuorch's own (docs/host-runner-measurements.md, \"Session keeper\")\n",
 			SSH_KEEPER_ARG);
 		return GO_EXIT_USAGE;
 	}

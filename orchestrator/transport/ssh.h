@@ -94,7 +94,7 @@ void ssh_use_execd(struct ssh_conn *c, const char *sock);
 /* 1 when c's last command went to the execd (whatever its outcome). */
 int ssh_via_execd(const struct ssh_conn *c);
 
-/* ---- the session keeper (ssh-mux.c; docs/design.md, "Session keeper") ----
+/* ---- the session keeper (ssh-mux.c; docs/host-runner-measurements.md, "Session keeper") ----
  * For a host with persist_s, ssh_connect first asks the host's keeper, a
  * process of its own that holds an authenticated session and relays each
  * local client to a new direct-streamlocal channel to the execd. When it
