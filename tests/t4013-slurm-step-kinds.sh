@@ -2,7 +2,7 @@
 # cost: 60
 # asan: yes
 # waits: yes
-test_description='a Slurm run records every kind of step as an SSH host does: ncu profiles, sanitizer reports, figures of a program of its own, ptxas resources'
+test_description='a Slurm run records every kind of step as an SSH host does: ncu profiles, sanitizer reports, figures of a program of its own, CUPTI kernel traces, ptxas resources'
 # The same experiments as t2220 (stand-in ncu and compute-sanitizer that
 # replay H100 captures) and t2060 (a project built by its own Makefile, its
 # figures read from its output), run as Slurm jobs through a real
@@ -117,6 +117,41 @@ test_expect_success 'a program of its own: figures read from its output; one it 
 	awk -v g="$gf" "BEGIN { exit !(g > 0) }" &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.resources --len)" -ge 1
 '
+
+# the CUPTI injection library is built in a build job from the source
+# embedded in gpuorch (t2090 has the stand-in program and its trace)
+CUDA=$(dirname "$(dirname "$(nvcc_path)")")
+if [ -n "$(find -L "$CUDA/" -name cupti.h 2>/dev/null | head -n 1)" ]; then
+test_expect_success 'kernel_timing as Slurm jobs: the traces pulled back from the shared directory become figures' '
+	mkdir -p proj/kt &&
+	cp "$SRCDIR/tests/fixtures/ktrace/h100-demo.jsonl" proj/kt/trace.jsonl &&
+	cat >proj/kt/demo.sh <<-\EOF &&
+	[ -f "$CUDA_INJECTION64_PATH" ] || { echo "no injection library: $CUDA_INJECTION64_PATH" >&2; exit 5; }
+	cp kt/trace.jsonl "$GPUORCH_KTRACE_OUT"
+	EOF
+	cat >proj/experiments/kt.json <<-\JSON &&
+	{"schema": 1, "name": "kt-slurm", "phase": "kernel timing as Slurm jobs",
+	 "sources": ["kt"], "targets": {"H100": "sm_90a"},
+	 "programs": {"demo": {"run": ["sh", "kt/demo.sh"]}},
+	 "problems": [{"name": "one", "params": {}}],
+	 "steps": [{"kind": "kernel_timing", "program": "demo", "repeat": 2, "timeout_s": 120}],
+	 "gates": [{"name": "saxpy under 100 us", "program": "demo", "metric": "kernel:saxpy.median_us", "op": "<", "value": 100}]}
+	JSON
+	(cd proj && git add -A && git commit -qm kt) &&
+	(cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/kt.json --hosts ../hosts.json --host hpc) \
+		>kt.out 2>&1 || { cat kt.out; false; } &&
+	cat kt.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.kernel_timing.runs)" = 2 &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.result.kernel_timing.launches)" = 202 &&
+	test "$(jq_ "$run/run.json" "hosts.0.steps.0.result.kernel:saxpy.launches")" = 51 &&
+	test -f "$run/$(jq_ $run/run.json hosts.0.steps.0.ktrace_2)" &&
+	test "$(jq_ $run/run.json hosts.0.gates.0.verdict)" = PASS
+'
+else
+	test_skip 'kernel_timing as Slurm jobs' "no CUPTI under $CUDA (cupti.h)"
+fi
 
 test_expect_success 'cleanup: stop Slurm' '
 	slurm_stop

@@ -46,6 +46,7 @@ struct sjob {
 	int is_build;
 	int idx;              /* the plan's build or step index */
 	int dep;              /* jobs[] index of the build job it needs, or -1 */
+	int dep_lib;          /* a kernel_timing step: the CUPTI library's build job, or -1 */
 	char *name;           /* folder and job name suffix */
 	char *rundir;         /* W/runs/<run-id>/slurm/<name> */
 	long id;
@@ -531,6 +532,41 @@ static void adopt_by_name(struct srun *r)
 }
 
 /* One job per build to make and per step to run; what cannot run is recorded now. */
+/* The jobs j waits for (afterok), into d: its program's build job and, for
+ * a kernel_timing step, the CUPTI library's. Returns how many. */
+static int job_deps(const struct sjob *j, int d[2])
+{
+	int n = 0;
+	if (j->dep >= 0)
+		d[n++] = j->dep;
+	if (j->dep_lib >= 0)
+		d[n++] = j->dep_lib;
+	return n;
+}
+
+/* 1 while a job j waits for is not submitted yet, -1 once one ended
+ * without passing (afterok will never start j), else 0 */
+static int deps_state(const struct srun *r, const struct sjob *j)
+{
+	int d[2], n = job_deps(j, d), k, st = 0;
+	for (k = 0; k < n; k++) {
+		const struct sjob *b = &r->jobs[d[k]];
+		if (b->state == JOB_DONE && !b->passed)
+			return -1;
+		if (b->state == JOB_WAITING)
+			st = 1;
+	}
+	return st;
+}
+
+static const char *deps_failed_why(const struct srun *r, const struct sjob *j)
+{
+	const struct sjob *lib = j->dep_lib >= 0 ? &r->jobs[j->dep_lib] : NULL;
+	if (lib && lib->state == JOB_DONE && !lib->passed)
+		return "the CUPTI injection library (gpuorch_ktrace) was not built (see its build)";
+	return "its build did not pass";
+}
+
 static void make_jobs(struct srun *r)
 {
 	struct hostrun *hr = r->hr;
@@ -551,7 +587,7 @@ static void make_jobs(struct srun *r)
 		j = &r->jobs[r->njobs];
 		j->is_build = 1;
 		j->idx = i;
-		j->dep = -1;
+		j->dep = j->dep_lib = -1;
 		j->attempt = 1;
 		j->name = xstrfmt("build-%.16s", b->key);
 		j->rundir = job_rundir(p, j->name, 1);
@@ -577,6 +613,10 @@ static void make_jobs(struct srun *r)
 		j = &r->jobs[r->njobs++];
 		j->idx = i;
 		j->dep = bi >= 0 ? job_of_build[bi] : -1;
+		/* the library a kernel_timing step runs its program under is a
+		 * build job of its own (the host runner builds it before any step) */
+		j->dep_lib = ps->step->kind == STEP_KERNEL_TIMING && p->ktrace
+			     ? job_of_build[build_index(p, p->ktrace)] : -1;
 		slug = plan_slug(ps->id, 80);
 		j->name = xstrfmt("step-%03d-%s", i, slug);
 		free(slug);
@@ -682,8 +722,12 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 		strbuf_addstr(&script, "read -r b <.builds/1 && [ \"$b\" = pass ] || exit 1\n");
 	/* a second attempt's build job has passed (else it would not have run):
 	 * its dependency is met, and Slurm may have forgotten that job by now */
-	if (j->dep >= 0 && !(j->attempt > 1 && r->jobs[j->dep].state == JOB_DONE))
-		strbuf_addf(&dep, "afterok:%ld", r->jobs[j->dep].id);
+	{
+		int d[2], n = job_deps(j, d), k;
+		for (k = 0; k < n; k++)
+			if (!(j->attempt > 1 && r->jobs[d[k]].state == JOB_DONE))
+				strbuf_addf(&dep, "%s%ld", dep.len ? ":" : "afterok:", r->jobs[d[k]].id);
+	}
 	name = xstrfmt("gpuorch-%s-%s", hr->ctx->run_id, j->name);
 	out = xstrfmt("%s/slurm-%%j.out", j->rundir);
 	memset(&req, 0, sizeof(req));
@@ -764,7 +808,7 @@ static void requeue(struct srun *r, struct sjob *j)
 	j->pending_since = 0;
 	for (k = 0; k < r->njobs; k++) {
 		struct sjob *d = &r->jobs[k];
-		if (d->dep != self || d->state != JOB_QUEUED)
+		if ((d->dep != self && d->dep_lib != self) || d->state != JOB_QUEUED)
 			continue;
 		if (slurm_cancel(r->sc, d->id, &err) != GO_OK)
 			strbuf_addf(&hr->out, "  warning: cannot cancel job %ld: %s\n", d->id, err.buf);
@@ -923,10 +967,10 @@ static enum go_status run_jobs(struct srun *r)
 			struct sjob *j = &r->jobs[i];
 			if (j->state != JOB_WAITING)
 				continue;
-			if (j->dep >= 0 && r->jobs[j->dep].state == JOB_WAITING)
+			if (deps_state(r, j) > 0)
 				continue;
-			if (j->dep >= 0 && r->jobs[j->dep].state == JOB_DONE && !r->jobs[j->dep].passed) {
-				skip_job(r, j, "its build did not pass");
+			if (deps_state(r, j) < 0) {
+				skip_job(r, j, deps_failed_why(r, j));
 				left--;
 				continue;
 			}
@@ -988,9 +1032,8 @@ static enum go_status run_jobs(struct srun *r)
 		/* a build job that failed: its steps will never start (afterok) */
 		for (i = 0; i < r->njobs; i++) {
 			struct sjob *j = &r->jobs[i];
-			if (j->state == JOB_QUEUED && j->dep >= 0 && r->jobs[j->dep].state == JOB_DONE &&
-			    !r->jobs[j->dep].passed) {
-				skip_job(r, j, "its build did not pass");
+			if (j->state == JOB_QUEUED && deps_state(r, j) < 0) {
+				skip_job(r, j, deps_failed_why(r, j));
 				left--;
 			}
 		}
