@@ -40,6 +40,16 @@ void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int
 	hostrun_save(hr);
 }
 
+void hostrun_stamp(struct hostrun *hr, const char *key)
+{
+	char ts[32];
+	time_iso8601(time(NULL), ts);
+	record_lock(hr->ctx->rec);
+	cJSON_ReplaceItemInObject(hr->hj, key, cJSON_CreateString(ts));
+	record_unlock(hr->ctx->rec);
+	hostrun_save(hr);
+}
+
 void hostrun_status(struct hostrun *hr, const char *status, const char *error)
 {
 	record_lock(hr->ctx->rec);

@@ -39,16 +39,6 @@ void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct ru
 	strbuf_init(&hr->out, 0);
 }
 
-static void stamp(struct hostrun *hr, const char *key)
-{
-	char ts[32];
-	time_iso8601(time(NULL), ts);
-	record_lock(hr->ctx->rec);
-	cJSON_ReplaceItemInObject(hr->hj, key, cJSON_CreateString(ts));
-	record_unlock(hr->ctx->rec);
-	hostrun_save(hr);
-}
-
 int hostrun_judge(struct hostrun *hr)
 {
 	const struct spec *s = hr->ctx->spec;
@@ -91,7 +81,7 @@ void hostrun_main(void *arg)
 
 	strbuf_addf(&hr->out, "%s (%s@%s:%d)\n", hr->h->name, hr->h->user, hr->h->address,
 		    hr->h->port);
-	stamp(hr, "started_at");
+	hostrun_stamp(hr, "started_at");
 	st = hr_connect(hr);
 	if (st == GO_OK)
 		st = hr_probe(hr, 0);
@@ -110,7 +100,7 @@ void hostrun_main(void *arg)
 			       hr->interrupted ? "interrupted" : NULL);
 	if (hostrun_judge(hr))
 		hostrun_save(hr);
-	stamp(hr, "ended_at");
+	hostrun_stamp(hr, "ended_at");
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "host FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
 	ssh_disconnect(hr->conn);

@@ -90,6 +90,8 @@ void hostrun_save(struct hostrun *hr);
 /* Record a finished phase (name, status, duration since t0, detail) and save. */
 void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
 		   const char *detail);
+/* Set the host's KEY ("started_at", "ended_at") to now, ISO 8601 UTC, and save. */
+void hostrun_stamp(struct hostrun *hr, const char *key);
 /* Set the host's status and error in the record and save. */
 void hostrun_status(struct hostrun *hr, const char *status, const char *error);
 /* Write data (len bytes; NULL: empty) into the run directory as rel; a

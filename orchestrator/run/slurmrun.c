@@ -86,16 +86,6 @@ static void fail_host(struct hostrun *hr, const char *name, int64_t t0, const ch
 	hostrun_status(hr, "failed", msg);
 }
 
-static void stamp(struct hostrun *hr, const char *key)
-{
-	char ts[32];
-	time_iso8601(time(NULL), ts);
-	record_lock(hr->ctx->rec);
-	cJSON_ReplaceItemInObject(hr->hj, key, cJSON_CreateString(ts));
-	record_unlock(hr->ctx->rec);
-	hostrun_save(hr);
-}
-
 /* The job's Slurm facts, for the build's or step's record entry. */
 static cJSON *job_json(const struct sjob *j)
 {
@@ -1087,7 +1077,7 @@ void slurmrun_main(void *arg)
 	r.t0 = time_mono_ms();
 	strbuf_addf(&hr->out, "%s (Slurm cluster %s, login %s@%s:%d)\n", hr->h->name,
 		    hr->h->slurm->url, hr->h->user, hr->h->address, hr->h->port);
-	stamp(hr, "started_at");
+	hostrun_stamp(hr, "started_at");
 	if (setup(&r) == GO_OK) {
 		int64_t t0 = time_mono_ms();
 		make_jobs(&r);
@@ -1110,7 +1100,7 @@ void slurmrun_main(void *arg)
 		hostrun_judge(hr);   /* sweeps and gates, as for an SSH host */
 		hostrun_save(hr);
 	}
-	stamp(hr, "ended_at");
+	hostrun_stamp(hr, "ended_at");
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "cluster FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
 	for (i = 0; i < r.njobs; i++) {
