@@ -396,7 +396,14 @@ void rpt_add_correctness_short(struct strbuf *md, const cJSON *s)
 		return;
 	}
 	strbuf_addstr(md, rr_true(corr, "pass") ? "correct ✅" : "**INCORRECT ❌**");
-	if (rr_num(corr, "max_abs", &v)) {
+	if (rr_bad_outputs(rr_result(s), NULL)) {
+		struct strbuf bad = STRBUF_INIT;
+		rr_bad_outputs(rr_result(s), &bad);
+		strbuf_addstr(md, " (");
+		rpt_md_cell(md, bad.buf);
+		strbuf_addch(md, ')');
+		strbuf_release(&bad);
+	} else if (rr_num(corr, "max_abs", &v)) {
 		strbuf_addstr(md, " (max_abs ");
 		metric_fmt_g(md, v);
 		if (rr_num(corr, "rel_l2", &v)) {
@@ -481,7 +488,16 @@ static void add_correctness_row(struct strbuf *md, const cJSON *s)
 	strbuf_addstr(md, " | ");
 	rpt_cell_status(md, rr_str(s, "status"));
 	strbuf_addstr(md, " | ");
-	rpt_cell_num(md, corr, "max_abs", metric_fmt_g);
+	if (rr_bad_outputs(res, NULL)) {
+		/* the errors of outputs that are not numbers: the count, never 0 */
+		struct strbuf bad = STRBUF_INIT;
+		rr_bad_outputs(res, &bad);
+		strbuf_addstr(md, "❌ ");
+		rpt_md_cell(md, bad.buf);
+		strbuf_release(&bad);
+	} else {
+		rpt_cell_num(md, corr, "max_abs", metric_fmt_g);
+	}
 	strbuf_addstr(md, " | ");
 	rpt_cell_num(md, corr, "max_rel", metric_fmt_g);
 	strbuf_addstr(md, " | ");

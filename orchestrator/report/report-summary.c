@@ -563,10 +563,18 @@ void rpt_section_glance(struct rpt_ctx *c)
 				rpt_md_code(md, rr_str(s, "program"));
 				strbuf_addch(md, ' ');
 				rpt_md_cell(md, rr_str(s, "problem"));
-				strbuf_addstr(md, " max_abs ");
-				rpt_cell_num(md, res, "correctness.max_abs", metric_fmt_g);
-				strbuf_addstr(md, ", rel_l2 ");
-				rpt_cell_num(md, res, "correctness.rel_l2", metric_fmt_g);
+				if (rr_bad_outputs(res, NULL)) {
+					struct strbuf bad = STRBUF_INIT;
+					rr_bad_outputs(res, &bad);
+					strbuf_addch(md, ' ');
+					rpt_md_cell(md, bad.buf);
+					strbuf_release(&bad);
+				} else {
+					strbuf_addstr(md, " max_abs ");
+					rpt_cell_num(md, res, "correctness.max_abs", metric_fmt_g);
+					strbuf_addstr(md, ", rel_l2 ");
+					rpt_cell_num(md, res, "correctness.rel_l2", metric_fmt_g);
+				}
 				strbuf_addstr(md, "\n");
 			}
 			if (rr_num(res, "timing.dropped_throttled", &v) && v > 0) {

@@ -571,8 +571,38 @@ static void test_expected_speedup(void)
 	cJSON_Delete(run);
 }
 
+/* issue 30 item 2: an all-NaN output shows its count, never an error of 0 */
+static void test_nan_outputs(void)
+{
+	cJSON *run = load("failed-host.json");
+	cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0), *s;
+	char *md;
+	int n = 0;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
+		cJSON *corr = (cJSON *)json_path(s, "result.correctness");
+		if (!corr || cJSON_IsTrue(cJSON_GetObjectItem(corr, "pass")))
+			continue;
+		cJSON_ReplaceItemInObject(corr, "max_abs", cJSON_CreateNull());
+		cJSON_ReplaceItemInObject(corr, "rel_l2", cJSON_CreateNull());
+		cJSON_AddNumberToObject(corr, "nonfinite", 1048576);
+		cJSON_AddNumberToObject(corr, "nan", 1048576);
+		cJSON_AddNumberToObject(corr, "unwritten", 0);
+		cJSON_AddNumberToObject(corr, "outputs", 1048576);
+		n++;
+	}
+	md = render(run);
+	CHECK(n >= 1, "the fixture has a failed check", "n=%d", n);
+	HAS(md, "| ❌ NaN in 1,048,576 of 1,048,576 outputs |", "the correctness table shows the count");
+	HAS(md, "- ❌ **wrong results** on h100: `attn_wmma` B1-H16-S512-D64 NaN in 1,048,576 of "
+		"1,048,576 outputs", "the alert shows the count");
+	HASNT(md, "B1-H16-S512-D64 max_abs", "no error beside it in the alert");
+	free(md);
+	cJSON_Delete(run);
+}
+
 int main(void)
 {
+	test_nan_outputs();
 	test_expected_speedup();
 	test_pass();
 	test_failed();
