@@ -526,12 +526,14 @@ typedef int (*nvml_fn0)(void);
 typedef int (*nvml_bus)(const char *, void **);
 typedef int (*nvml_clock)(void *, int, unsigned int *);
 typedef int (*nvml_drv)(char *, unsigned int);
+typedef int (*nvml_reasons)(void *, unsigned long long *);
 
 static struct {
 	int ok;
 	char why[160];
 	void *dev;
 	nvml_clock clock, max_clock;
+	nvml_reasons reasons;   /* clock event (throttle) reasons; NULL: not in this NVML */
 	unsigned int max_sm_mhz;
 } g_nvml;
 
@@ -547,6 +549,9 @@ static void nvml_init(void)
 	nvml_drv drv = (nvml_drv)dlsym(h, "nvmlSystemGetDriverVersion");
 	g_nvml.clock = (nvml_clock)dlsym(h, "nvmlDeviceGetClockInfo");
 	g_nvml.max_clock = (nvml_clock)dlsym(h, "nvmlDeviceGetMaxClockInfo");
+	g_nvml.reasons = (nvml_reasons)dlsym(h, "nvmlDeviceGetCurrentClocksEventReasons");
+	if (!g_nvml.reasons)
+		g_nvml.reasons = (nvml_reasons)dlsym(h, "nvmlDeviceGetCurrentClocksThrottleReasons");
 	if (!init || !bus || !g_nvml.clock || !g_nvml.max_clock) {
 		snprintf(g_nvml.why, sizeof g_nvml.why, "libnvidia-ml.so.1 lacks a needed symbol");
 		return;
@@ -575,6 +580,25 @@ static void nvml_init(void)
 	g_nvml.max_sm_mhz = mhz;
 	g_nvml.ok = 1;
 }
+
+/* The clock event reasons now (NVML's bits), or 0 with *ok 0. */
+static unsigned long long nvml_reasons_now(int *ok)
+{
+	unsigned long long r = 0;
+	*ok = g_nvml.ok && g_nvml.reasons && g_nvml.reasons(g_nvml.dev, &r) == 0;
+	return *ok ? r : 0;
+}
+
+/* NVML's clock event reason bits, by name (nvml.h nvmlClocksEventReason*);
+ * gpu_idle (0x1) is left out: read between samples, the GPU is idle. */
+static const struct {
+	unsigned long long bit;
+	const char *name;
+} k_reasons[] = {
+	{0x2ull, "applications_clocks_setting"}, {0x4ull, "sw_power_cap"}, {0x8ull, "hw_slowdown"},
+	{0x10ull, "sync_boost"}, {0x20ull, "sw_thermal_slowdown"}, {0x40ull, "hw_thermal_slowdown"},
+	{0x80ull, "hw_power_brake_slowdown"}, {0x100ull, "display_clock_setting"},
+};
 
 static unsigned int nvml_sm_clock(void)
 {
@@ -1112,6 +1136,12 @@ void hx_measure(hx_run_fn fn, void *arg, int nsets, cudaStream_t s, const struct
 			nanosleep(&rq, NULL);
 		} else {
 			double us = 1000.0 * ms;
+			int rok;
+			unsigned long long rs = nvml_reasons_now(&rok);
+			if (rok) {
+				t->throttle_reasons |= rs;
+				t->reasons_known = 1;
+			}
 			samp[n] = (float)us;
 			clk[n] = mhz;
 			n++;
@@ -1206,6 +1236,18 @@ void hx_json_timing(struct hx_json *j, const struct hx_timing *t)
 	}
 	hx_json_str(j, "clock_note", g_nvml.ok ? "per-sample NVML SM clock; throttled = under throttle_pct of max"
 					       : g_nvml.why);
+	/* NVML's clock event reasons read after the kept samples (all of them
+	 * seen, OR'ed; gpu_idle left out); null when NVML cannot say */
+	if (t->reasons_known) {
+		hx_json_open(j, "throttle_reasons", '[');
+		for (size_t i = 0; i < sizeof k_reasons / sizeof k_reasons[0]; i++)
+			if (t->throttle_reasons & k_reasons[i].bit)
+				hx_json_str(j, NULL, k_reasons[i].name);
+		hx_json_close(j, ']');
+	} else {
+		hx_json_key(j, "throttle_reasons");
+		hx_json_raw(j, "null");
+	}
 	/* all samples, or --json-samples of them taken evenly across the whole
 	 * run (sample i*n/m, in order): the first m alone were its first fifth,
 	 * and a GPU's clock drifts over a run (B16 S512 D64 on the H100: the

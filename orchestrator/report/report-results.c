@@ -436,6 +436,8 @@ static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSO
 		strbuf_addstr(md, DASH);
 	}
 	strbuf_addstr(md, " | ");
+	rpt_add_row_clock(md, h, s);
+	strbuf_addstr(md, " | ");
 	if (rr_num(res, "timing.p10_us", &lo) && rr_num(res, "timing.p90_us", &hi)) {
 		metric_fmt_us(md, lo);
 		strbuf_addstr(md, "–");
@@ -551,9 +553,10 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		if (!rr_streq(rr_str(s, "problem"), problem) || !rr_streq(rr_str(s, "kind"), "benchmark"))
 			continue;
 		if (!nb++)
-			strbuf_addstr(md, "| program | role | status | median (us) | p10–p90 (us) | CV "
+			strbuf_addstr(md, "| program | role | status | median (us) | SM clock (MHz) "
+					  "| p10–p90 (us) | CV "
 					  "| n (stop) | TFLOPS | GB/s | % of floor | speedup |\n"
-					  "|---|---|---|---|---|---|---|---|---|---|---|\n");
+					  "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 		add_bench_row(c, md, h, s);
 	}
 	if (nb)
@@ -609,6 +612,8 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				notes++;
 			}
 		}
+		if (rr_streq(rr_str(s, "kind"), "benchmark"))
+			notes += rpt_add_clock_note(md, h, s);
 		if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE**: ");
 			rpt_md_code(md, rr_str(s, "program"));

@@ -2,7 +2,8 @@
  * (kernels/harness/harness.cu: cmp_elem, cmp_errors, cmp_bad_words), run on
  * the CPU: built by nvcc in tests/t2081 on a machine with no GPU. An output
  * that is NaN, Inf or never written where the reference is finite must be
- * counted and make the errors infinite (issue 30 item 2), never error 0. */
+ * counted and make the errors infinite (issue 30 item 2), never error 0.
+ * Also the timing's JSON: its clock and throttle reasons (item 10). */
 #include "../../kernels/harness/harness.cu"
 
 static int failed, checks;
@@ -99,6 +100,35 @@ int main(void)
 		check(!strcmp(c, "999"), "999 has none", c);
 		cmp_count(c, sizeof c, 1000);
 		check(!strcmp(c, "1,000"), "1000 has one", c);
+	}
+	/* issue 30 item 10: the clock event reasons seen while timing are recorded */
+	{
+		struct hx_timing t;
+		struct hx_json j = {NULL, 0, 0, 0};
+		float one = 1.5f;
+		memset(&t, 0, sizeof t);
+		t.n = 1;
+		t.samples_us = &one;
+		t.stop_rule = "cv";
+		t.clock_known = 1;
+		t.clock_mhz_median = 1605;
+		t.reasons_known = 1;
+		t.throttle_reasons = 0x1 | 0x4 | 0x40;
+		hx_json_open(&j, NULL, '{');
+		hx_json_timing(&j, &t);
+		hx_json_close(&j, '}');
+		check(strstr(j.buf, "\"sm_clock_mhz_median\":1605") &&
+		      strstr(j.buf, "\"throttle_reasons\":[\"sw_power_cap\",\"hw_thermal_slowdown\"]"),
+		      "the timing records its clock and the throttle reasons seen (gpu_idle left out)", j.buf);
+		free(j.buf);
+		memset(&j, 0, sizeof j);
+		t.reasons_known = 0;
+		hx_json_open(&j, NULL, '{');
+		hx_json_timing(&j, &t);
+		hx_json_close(&j, '}');
+		check(strstr(j.buf, "\"throttle_reasons\":null") != NULL,
+		      "reasons NVML could not give are null", j.buf);
+		free(j.buf);
 	}
 	printf("%d checks, %d failed\n", checks, failed);
 	return failed != 0;
