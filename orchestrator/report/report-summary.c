@@ -525,8 +525,13 @@ void rpt_section_glance(struct rpt_ctx *c)
 				rpt_md_cell(md, v->problem);
 				strbuf_addch(md, ')');
 			}
-			strbuf_addstr(md, ": measured ");
-			metric_fmt(md, rr_str(v->exp, "metric"), v->value);
+			if (v->has_value) {
+				strbuf_addstr(md, ": measured ");
+				metric_fmt(md, rr_str(v->exp, "metric"), v->value);
+			} else {
+				strbuf_addstr(md, ": ");
+				rpt_md_cell_n(md, v->why.buf, 200);
+			}
 			strbuf_addstr(md, "\n");
 		}
 		if (shown > 8)
