@@ -25,9 +25,20 @@ class Fail(Exception):
         self.msg = msg
 
 
+def finite_or_none(x):
+    """x with every NaN/Inf float replaced by None (JSON null): an error over NaN outputs is infinite."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: finite_or_none(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite_or_none(v) for v in x]
+    return x
+
+
 def emit(obj):
     sys.stderr.flush()
-    print(json.dumps(obj, allow_nan=False, default=lambda x: None))
+    print(json.dumps(finite_or_none(obj), allow_nan=False, default=lambda x: None))
     sys.stdout.flush()
 
 
@@ -278,22 +289,37 @@ def measure(torch, fn, nsets, opts, dev, nv):
             "samples_total": n, "samples_us": [round(x, 3) for x in samples[:2000]]}
 
 
+def count_words(n):
+    return "{:,}".format(n)
+
+
 def compare(torch, out, ref, tol):
-    """out, ref: tensors of the same shape; ref float64. Returns a trial dict (without seed/shape)."""
+    """out, ref: tensors of the same shape; ref float64. Returns a trial dict (without seed/shape).
+    An output that is NaN or Inf where the reference is finite is counted and makes the errors
+    infinite (null in the JSON), as the harness does: never an error of 0 over the rest."""
     o = out.double()
     poison = torch.isnan(o) & False  # torch results are never poisoned by us
-    nonfinite = int((~torch.isfinite(o)).sum())
-    good = torch.isfinite(o)
+    rfin = torch.isfinite(ref)
+    bad = rfin & ~torch.isfinite(o)
+    nonfinite = int(bad.sum())
+    nan = int((rfin & torch.isnan(o)).sum())
+    good = torch.isfinite(o) & rfin
     d = (o - ref).abs()
     d = torch.where(good, d, torch.zeros_like(d))
     rms = float(ref.pow(2).mean().sqrt())
     floor = 0.01 * rms if rms > 0 else 1e-30
     t = {"max_abs": float(d.max()), "max_rel": float((d / ref.abs().clamp_min(floor)).max()),
          "rel_l2": float(d.pow(2).sum().sqrt() / ref.pow(2).sum().sqrt()),
-         "unwritten": int(poison.sum()), "nonfinite": nonfinite, "cpu_points": 0}
+         "unwritten": int(poison.sum()), "nonfinite": nonfinite, "nan": nan, "outputs": int(o.numel()),
+         "cpu_points": 0}
     why = []
     if nonfinite:
-        why.append("%d outputs NaN/Inf" % nonfinite)
+        for k in ("max_abs", "max_rel", "rel_l2"):
+            t[k] = float("inf")
+        if nan:
+            why.append("NaN in %s of %s outputs" % (count_words(nan), count_words(t["outputs"])))
+        if nonfinite - nan:
+            why.append("Inf in %s of %s outputs" % (count_words(nonfinite - nan), count_words(t["outputs"])))
     if nonfinite == 0 and o.numel() > 1 and float(o.max()) == float(o.min()):
         why.append("output is constant")
     for k in ("max_abs", "max_rel", "rel_l2"):
@@ -302,6 +328,14 @@ def compare(torch, out, ref, tol):
     t["pass"] = not why
     t["why"] = "; ".join(why) or None
     return t
+
+
+def worst_counts(trials):
+    """correctness.nonfinite/nan/unwritten/outputs: the trial with the most outputs that are not numbers."""
+    w = max(trials, key=lambda t: t["nonfinite"] + t["unwritten"]) if trials else None
+    if not w or not (w["nonfinite"] + w["unwritten"]):
+        return {"nonfinite": 0, "nan": 0, "unwritten": 0, "outputs": trials[0]["outputs"] if trials else 0}
+    return {k: w[k] for k in ("nonfinite", "nan", "unwritten", "outputs")}
 
 
 def main(program, params, defaults_tol, body):

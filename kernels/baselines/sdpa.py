@@ -68,7 +68,8 @@ def body(torch, opts, prob, dev, nv):
            "reason": None if ok else next(t["why"] for t in trials if not t["pass"]),
            "correctness": {"trials": trials, "max_abs": max(t["max_abs"] for t in trials),
                            "max_rel": max(t["max_rel"] for t in trials), "rel_l2": max(t["rel_l2"] for t in trials),
-                           "tol": dict(opts["tol"], source=opts["tol_source"]), "pass": ok}}
+                           "tol": dict(opts["tol"], source=opts["tol_source"]), "pass": ok,
+                           **_bench.worst_counts(trials)}}
     if opts["mode"] == "bench":
         inb = 3 * B * H * S * D * 2
         nsets = 1

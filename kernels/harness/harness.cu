@@ -526,12 +526,14 @@ typedef int (*nvml_fn0)(void);
 typedef int (*nvml_bus)(const char *, void **);
 typedef int (*nvml_clock)(void *, int, unsigned int *);
 typedef int (*nvml_drv)(char *, unsigned int);
+typedef int (*nvml_reasons)(void *, unsigned long long *);
 
 static struct {
 	int ok;
 	char why[160];
 	void *dev;
 	nvml_clock clock, max_clock;
+	nvml_reasons reasons;   /* clock event (throttle) reasons; NULL: not in this NVML */
 	unsigned int max_sm_mhz;
 } g_nvml;
 
@@ -547,6 +549,9 @@ static void nvml_init(void)
 	nvml_drv drv = (nvml_drv)dlsym(h, "nvmlSystemGetDriverVersion");
 	g_nvml.clock = (nvml_clock)dlsym(h, "nvmlDeviceGetClockInfo");
 	g_nvml.max_clock = (nvml_clock)dlsym(h, "nvmlDeviceGetMaxClockInfo");
+	g_nvml.reasons = (nvml_reasons)dlsym(h, "nvmlDeviceGetCurrentClocksEventReasons");
+	if (!g_nvml.reasons)
+		g_nvml.reasons = (nvml_reasons)dlsym(h, "nvmlDeviceGetCurrentClocksThrottleReasons");
 	if (!init || !bus || !g_nvml.clock || !g_nvml.max_clock) {
 		snprintf(g_nvml.why, sizeof g_nvml.why, "libnvidia-ml.so.1 lacks a needed symbol");
 		return;
@@ -575,6 +580,25 @@ static void nvml_init(void)
 	g_nvml.max_sm_mhz = mhz;
 	g_nvml.ok = 1;
 }
+
+/* The clock event reasons now (NVML's bits), or 0 with *ok 0. */
+static unsigned long long nvml_reasons_now(int *ok)
+{
+	unsigned long long r = 0;
+	*ok = g_nvml.ok && g_nvml.reasons && g_nvml.reasons(g_nvml.dev, &r) == 0;
+	return *ok ? r : 0;
+}
+
+/* NVML's clock event reason bits, by name (nvml.h nvmlClocksEventReason*);
+ * gpu_idle (0x1) is left out: read between samples, the GPU is idle. */
+static const struct {
+	unsigned long long bit;
+	const char *name;
+} k_reasons[] = {
+	{0x2ull, "applications_clocks_setting"}, {0x4ull, "sw_power_cap"}, {0x8ull, "hw_slowdown"},
+	{0x10ull, "sync_boost"}, {0x20ull, "sw_thermal_slowdown"}, {0x40ull, "hw_thermal_slowdown"},
+	{0x80ull, "hw_power_brake_slowdown"}, {0x100ull, "display_clock_setting"},
+};
 
 static unsigned int nvml_sm_clock(void)
 {
@@ -703,8 +727,89 @@ float hx_half_to_float(uint16_t h)
 struct cmp_acc {
 	double sum_r2, sum_d2;
 	unsigned long long max_abs_bits, max_rel_bits, max_ref_bits;
-	unsigned long long unwritten, nonfinite, ref_nonfinite, differs;
+	unsigned long long unwritten, nonfinite, ref_nonfinite, differs, nan;
 };
+
+/* One thread's share of the comparison of outputs with their reference
+ * (cmp_elem, host and device: tests/harness/test_cmp.cu runs it on the CPU).
+ * An output where the reference is finite is an error, whatever it is: never
+ * written (the poison pattern), NaN or Inf is counted, never skipped, and
+ * makes the errors infinite (cmp_errors): an all-NaN output is never
+ * "max_abs 0". */
+struct cmp_part {
+	double d2, mabs, mrel;
+	unsigned long long unwr, nonf, nan, diff;
+};
+
+__host__ __device__ static inline void cmp_elem(struct cmp_part *p, float o, int poison, float r,
+						float first, double rel_floor)
+{
+	if (!isfinite(r))
+		return; /* counted by pass 1: the reference is broken */
+	if (poison) {
+		p->unwr++;
+		return;
+	}
+	if (!isfinite(o)) {
+		p->nonf++;
+		if (isnan(o))
+			p->nan++;
+		return;
+	}
+	if (o != first)
+		p->diff++;
+	double d = fabs((double)o - (double)r);
+	p->d2 += d * d;
+	p->mabs = fmax(p->mabs, d);
+	p->mrel = fmax(p->mrel, d / fmax(fabs((double)r), rel_floor));
+}
+
+/* The errors of a comparison: infinite when any output was not a number
+ * (JSON null in the result, with the counts beside it). */
+static void cmp_errors(const struct cmp_acc *h, double max_abs, double max_rel, double *oabs,
+		       double *orel, double *ol2)
+{
+	int bad = h->unwritten || h->nonfinite;
+	*oabs = bad ? INFINITY : max_abs;
+	*orel = bad ? INFINITY : max_rel;
+	*ol2 = bad ? INFINITY : h->sum_r2 > 0 ? sqrt(h->sum_d2 / h->sum_r2) : INFINITY;
+}
+
+/* "NaN in 1,048,576 of 1,048,576 outputs": n with thousands separators. */
+static void cmp_count(char *buf, size_t n, unsigned long long v)
+{
+	char d[32];
+	int len = snprintf(d, sizeof d, "%llu", v), o = 0;
+	for (int i = 0; i < len && o + 2 < (int)n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = d[i];
+	}
+	buf[o] = '\0';
+}
+
+/* Why outputs failed for not being numbers; "" when none did. */
+static void cmp_bad_words(char *buf, size_t n, const struct cmp_acc *h, size_t count)
+{
+	char a[32], b[32], c[32];
+	unsigned long long inf = h->nonfinite - h->nan;
+	cmp_count(c, sizeof c, (unsigned long long)count);
+	buf[0] = '\0';
+	if (h->nan) {
+		cmp_count(a, sizeof a, h->nan);
+		snprintf(buf + strlen(buf), n - strlen(buf), "NaN in %s of %s outputs", a, c);
+	}
+	if (inf) {
+		cmp_count(a, sizeof a, inf);
+		snprintf(buf + strlen(buf), n - strlen(buf), "%sInf in %s of %s outputs",
+			 buf[0] ? "; " : "", a, c);
+	}
+	if (h->unwritten) {
+		cmp_count(b, sizeof b, h->unwritten);
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s of %s outputs never written",
+			 buf[0] ? "; " : "", b, c);
+	}
+}
 
 __device__ static inline float load_out(const void *p, int dtype, size_t i, int *poison)
 {
@@ -770,47 +875,33 @@ __global__ void hx_cmp_ref_k(const float *ref, size_t n, struct cmp_acc *acc)
 __global__ void hx_cmp_out_k(const void *out, int dtype, const float *ref, size_t n, double rel_floor,
 			     struct cmp_acc *acc)
 {
-	double d2 = 0, mabs = 0, mrel = 0;
-	unsigned long long unwr = 0, nonf = 0, diff = 0;
+	struct cmp_part p = {0, 0, 0, 0, 0, 0, 0};
 	int p0;
 	float first = load_out(out, dtype, 0, &p0);
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
 		int poison;
 		float o = load_out(out, dtype, i, &poison);
-		if (poison) {
-			unwr++;
-			continue;
-		}
-		if (!isfinite(o)) {
-			nonf++;
-			continue;
-		}
-		if (o != first)
-			diff++;
-		float r = ref[i];
-		if (!isfinite(r))
-			continue;
-		double d = fabs((double)o - (double)r);
-		d2 += d * d;
-		mabs = fmax(mabs, d);
-		mrel = fmax(mrel, d / fmax(fabs((double)r), rel_floor));
+		cmp_elem(&p, o, poison, ref[i], first, rel_floor);
 	}
-	d2 = warp_sum(d2);
-	mabs = warp_max(mabs);
-	mrel = warp_max(mrel);
-	unwr = warp_sumu(unwr);
-	nonf = warp_sumu(nonf);
-	diff = warp_sumu(diff);
+	p.d2 = warp_sum(p.d2);
+	p.mabs = warp_max(p.mabs);
+	p.mrel = warp_max(p.mrel);
+	p.unwr = warp_sumu(p.unwr);
+	p.nonf = warp_sumu(p.nonf);
+	p.nan = warp_sumu(p.nan);
+	p.diff = warp_sumu(p.diff);
 	if ((threadIdx.x & 31) == 0) {
-		atomicAdd(&acc->sum_d2, d2);
-		atomicMax(&acc->max_abs_bits, (unsigned long long)__double_as_longlong(mabs));
-		atomicMax(&acc->max_rel_bits, (unsigned long long)__double_as_longlong(mrel));
-		if (unwr)
-			atomicAdd(&acc->unwritten, unwr);
-		if (nonf)
-			atomicAdd(&acc->nonfinite, nonf);
-		if (diff)
-			atomicAdd(&acc->differs, diff);
+		atomicAdd(&acc->sum_d2, p.d2);
+		atomicMax(&acc->max_abs_bits, (unsigned long long)__double_as_longlong(p.mabs));
+		atomicMax(&acc->max_rel_bits, (unsigned long long)__double_as_longlong(p.mrel));
+		if (p.unwr)
+			atomicAdd(&acc->unwritten, p.unwr);
+		if (p.nonf)
+			atomicAdd(&acc->nonfinite, p.nonf);
+		if (p.nan)
+			atomicAdd(&acc->nan, p.nan);
+		if (p.diff)
+			atomicAdd(&acc->differs, p.diff);
 	}
 }
 
@@ -818,7 +909,7 @@ struct trial {
 	uint64_t seed;
 	struct hx_problem shape;
 	double max_abs, max_rel, rel_l2;
-	unsigned long long unwritten, nonfinite;
+	unsigned long long unwritten, nonfinite, nan, outputs;
 	int cpu_points;
 	double cpu_max_abs, cpu_ref_max_abs;
 	int pass;
@@ -874,11 +965,12 @@ static void run_trial(const struct hx_program *prog, void *st, const struct hx_p
 	HX_CK(cudaMemcpyAsync(&h, dacc, sizeof h, cudaMemcpyDeviceToHost, s));
 	HX_CK(cudaStreamSynchronize(s));
 
-	t->max_abs = bits_to_d(h.max_abs_bits);
-	t->max_rel = bits_to_d(h.max_rel_bits);
-	t->rel_l2 = h.sum_r2 > 0 ? sqrt(h.sum_d2 / h.sum_r2) : INFINITY;
+	cmp_errors(&h, bits_to_d(h.max_abs_bits), bits_to_d(h.max_rel_bits), &t->max_abs, &t->max_rel,
+		   &t->rel_l2);
 	t->unwritten = h.unwritten;
 	t->nonfinite = h.nonfinite;
+	t->nan = h.nan;
+	t->outputs = out.count;
 	t->pass = 1;
 	char buf[160];
 	if (h.ref_nonfinite || h.sum_r2 == 0) {
@@ -887,13 +979,8 @@ static void run_trial(const struct hx_program *prog, void *st, const struct hx_p
 		whycat(t->why, sizeof t->why, buf);
 		t->pass = 0;
 	}
-	if (h.unwritten) {
-		snprintf(buf, sizeof buf, "%llu of %zu outputs never written", h.unwritten, out.count);
-		whycat(t->why, sizeof t->why, buf);
-		t->pass = 0;
-	}
-	if (h.nonfinite) {
-		snprintf(buf, sizeof buf, "%llu outputs NaN/Inf", h.nonfinite);
+	if (h.unwritten || h.nonfinite) {
+		cmp_bad_words(buf, sizeof buf, &h, out.count);
 		whycat(t->why, sizeof t->why, buf);
 		t->pass = 0;
 	}
@@ -1049,6 +1136,12 @@ void hx_measure(hx_run_fn fn, void *arg, int nsets, cudaStream_t s, const struct
 			nanosleep(&rq, NULL);
 		} else {
 			double us = 1000.0 * ms;
+			int rok;
+			unsigned long long rs = nvml_reasons_now(&rok);
+			if (rok) {
+				t->throttle_reasons |= rs;
+				t->reasons_known = 1;
+			}
 			samp[n] = (float)us;
 			clk[n] = mhz;
 			n++;
@@ -1143,6 +1236,18 @@ void hx_json_timing(struct hx_json *j, const struct hx_timing *t)
 	}
 	hx_json_str(j, "clock_note", g_nvml.ok ? "per-sample NVML SM clock; throttled = under throttle_pct of max"
 					       : g_nvml.why);
+	/* NVML's clock event reasons read after the kept samples (all of them
+	 * seen, OR'ed; gpu_idle left out); null when NVML cannot say */
+	if (t->reasons_known) {
+		hx_json_open(j, "throttle_reasons", '[');
+		for (size_t i = 0; i < sizeof k_reasons / sizeof k_reasons[0]; i++)
+			if (t->throttle_reasons & k_reasons[i].bit)
+				hx_json_str(j, NULL, k_reasons[i].name);
+		hx_json_close(j, ']');
+	} else {
+		hx_json_key(j, "throttle_reasons");
+		hx_json_raw(j, "null");
+	}
 	/* all samples, or --json-samples of them taken evenly across the whole
 	 * run (sample i*n/m, in order): the first m alone were its first fifth,
 	 * and a GPU's clock drifts over a run (B16 S512 D64 on the H100: the
@@ -1241,6 +1346,8 @@ static void json_trial(struct hx_json *j, const struct trial *t)
 	hx_json_num(j, "rel_l2", t->rel_l2);
 	hx_json_int(j, "unwritten", (long long)t->unwritten);
 	hx_json_int(j, "nonfinite", (long long)t->nonfinite);
+	hx_json_int(j, "nan", (long long)t->nan);
+	hx_json_int(j, "outputs", (long long)t->outputs);
 	hx_json_int(j, "cpu_points", t->cpu_points);
 	if (t->cpu_points) {
 		hx_json_num(j, "cpu_max_abs", t->cpu_max_abs);
@@ -1326,10 +1433,14 @@ int hx_main(int argc, char **argv, const struct hx_program *prog)
 			prog->destroy(es);
 		}
 	}
-	int all_pass = 1;
+	int all_pass = 1, worst = -1;
 	double mabs = 0, mrel = 0, ml2 = 0;
 	for (int i = 0; i < nt; i++) {
 		all_pass &= trials[i].pass;
+		if (trials[i].nonfinite + trials[i].unwritten &&
+		    (worst < 0 || trials[i].nonfinite + trials[i].unwritten >
+				 trials[worst].nonfinite + trials[worst].unwritten))
+			worst = i;
 		mabs = fmax(mabs, trials[i].max_abs);
 		mrel = fmax(mrel, trials[i].max_rel);
 		ml2 = fmax(ml2, trials[i].rel_l2);
@@ -1378,6 +1489,12 @@ int hx_main(int argc, char **argv, const struct hx_program *prog)
 	hx_json_num(&j, "max_abs", mabs);
 	hx_json_num(&j, "max_rel", mrel);
 	hx_json_num(&j, "rel_l2", ml2);
+	/* the trial with the most outputs that are not numbers (0s: none) */
+	hx_json_int(&j, "nonfinite", worst < 0 ? 0 : (long long)trials[worst].nonfinite);
+	hx_json_int(&j, "nan", worst < 0 ? 0 : (long long)trials[worst].nan);
+	hx_json_int(&j, "unwritten", worst < 0 ? 0 : (long long)trials[worst].unwritten);
+	hx_json_int(&j, "outputs", worst < 0 ? (nt ? (long long)trials[0].outputs : 0)
+					    : (long long)trials[worst].outputs);
 	hx_json_open(&j, "tol", '{');
 	if (tol.max_abs >= 0)
 		hx_json_num(&j, "max_abs", tol.max_abs);

@@ -149,6 +149,8 @@ struct hx_timing {
 	int input_sets;
 	double clock_mhz_median;   /* of kept samples; 0 when unknown */
 	int clock_known;
+	unsigned long long throttle_reasons; /* NVML clock event reasons seen after kept samples (OR) */
+	int reasons_known;
 	float *samples_us;      /* kept samples in order (malloc'd) */
 };
 

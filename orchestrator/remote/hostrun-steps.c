@@ -44,18 +44,14 @@ static cJSON *parse_result(const struct strbuf *out)
 	return j;
 }
 
-/* The result of a program off the harness (docs/byo.md): its exit status
- * is its verdict, its figures are read from its stdout; a benchmark step
- * fails when a figure is not found. */
-static cJSON *byo_result(const struct plan_step *ps, const struct remote_status *rs,
-			 const struct strbuf *out)
+/* The figure rules of a program off the harness, or NULL when it has none. */
+static struct figure_rule *byo_rules(const struct spec_program *prog)
 {
-	const struct spec_program *prog = ps->step->prog;
-	struct figure_rule *rules = xcalloc((size_t)prog->nfigures + 1, sizeof(*rules));
-	struct strbuf missing = STRBUF_INIT;
-	cJSON *r = cJSON_CreateObject(), *figs, *it, *c;
-	int i, ok = rs->end == REMOTE_EXITED && rs->exit_code == 0;
-
+	struct figure_rule *rules;
+	int i;
+	if (!prog->run || !prog->nfigures)
+		return NULL;
+	rules = xcalloc((size_t)prog->nfigures + 1, sizeof(*rules));
 	for (i = 0; i < prog->nfigures; i++) {
 		rules[i].name = prog->figures[i].name;
 		rules[i].regex = prog->figures[i].regex;
@@ -63,7 +59,23 @@ static cJSON *byo_result(const struct plan_step *ps, const struct remote_status 
 		rules[i].unit = prog->figures[i].unit;
 		rules[i].better = prog->figures[i].better;
 	}
-	figs = figures_read(rules, prog->nfigures, out->buf ? out->buf : "", out->len, &missing);
+	return rules;
+}
+
+/* The result of a program off the harness (docs/byo.md): its exit status
+ * is its verdict, its figures are read from its whole stdout as it came
+ * (scan, NULL when it declares none); a benchmark step fails when a figure
+ * is not found. Output the scan did not see is said in output_cut. */
+static cJSON *byo_result(const struct plan_step *ps, const struct remote_status *rs,
+			 struct figure_scan *scan)
+{
+	const struct spec_program *prog = ps->step->prog;
+	struct strbuf missing = STRBUF_INIT;
+	cJSON *r = cJSON_CreateObject(), *figs, *it, *c;
+	int ok = rs->end == REMOTE_EXITED && rs->exit_code == 0;
+	uint64_t dropped = 0;
+
+	figs = scan ? figures_scan_finish(scan, &missing) : cJSON_CreateObject();
 	json_add_num(r, "schema", 1);
 	json_add_str(r, "program", prog->name);
 	json_add_str(r, "mode", ps->step->kind == STEP_CORRECTNESS && prog->check ? "check" : "run");
@@ -79,6 +91,16 @@ static cJSON *byo_result(const struct plan_step *ps, const struct remote_status 
 	}
 	if (missing.len)
 		json_add_str(r, "figures_missing", missing.buf);
+	if (scan && figures_scan_cut(scan, &dropped)) {
+		cJSON *cut = json_add_obj(r, "output_cut");
+		if (dropped)
+			json_add_num(cut, "dropped_bytes", (double)dropped);
+		else
+			cJSON_AddNullToObject(cut, "dropped_bytes");
+		json_add_str(cut, "note", "part of stdout was not read for figures (over "
+					  "GPUORCH_OUTPUT_SCAN_MIB, or not fetched): a figure "
+					  "marked truncated may not be its last matching line");
+	}
 	c = json_add_obj(r, "correctness");
 	json_add_bool(c, "pass", ok);
 	json_add_str(c, "verdict", "the program's exit status (0 = pass)");
@@ -86,7 +108,6 @@ static cJSON *byo_result(const struct plan_step *ps, const struct remote_status 
 		json_add_num(r, it->string, json_num(it, "value", 0));
 	cJSON_AddItemToObject(r, "figures", figs);
 	strbuf_release(&missing);
-	free(rules);
 	return r;
 }
 
@@ -519,20 +540,111 @@ void hr_steps_flush(struct hostrun *hr, const char *why_current, const char *why
 		flush_upto(hr, hr->plan.nsteps, why_current, why_rest);
 }
 
+/* The bytes of a step's stdout streamed from the host: all of them go to
+ * the figure scan; its first and last OUTPUT_CAP/2 are kept for the log and
+ * the result (remote_fetch_kept's shape). */
+struct out_keep {
+	struct figure_scan *scan;
+	struct strbuf head, tail;
+	size_t half;
+	uint64_t size, seen;
+};
+
+static void keep_size(uint64_t size, void *ctx)
+{
+	((struct out_keep *)ctx)->size = size;
+}
+
+static void keep_data(const char *data, size_t len, void *ctx)
+{
+	struct out_keep *k = ctx;
+	if (k->scan)
+		figures_scan_feed(k->scan, data, len);
+	k->seen += len;
+	if (k->head.len < k->half) {
+		size_t n = k->half - k->head.len < len ? k->half - k->head.len : len;
+		strbuf_add(&k->head, data, n);
+		data += n;
+		len -= n;
+	}
+	strbuf_add(&k->tail, data, len);
+	if (k->tail.len > 2 * k->half) {
+		memmove(k->tail.buf, k->tail.buf + k->tail.len - k->half, k->half);
+		strbuf_setlen(&k->tail, k->half);
+	}
+}
+
+static void keep_gap(uint64_t dropped, void *ctx)
+{
+	struct out_keep *k = ctx;
+	if (k->scan)
+		figures_scan_gap(k->scan, dropped);
+}
+
+/* The output of GPUORCH_OUTPUT_SCAN_MIB (16..1048576, default 1024) MiB
+ * that figures are read from: over it, the middle is not read. */
+static uint64_t scan_cap(void)
+{
+	const char *v = getenv("GPUORCH_OUTPUT_SCAN_MIB");
+	char *end = NULL;
+	long long mib = v && *v ? strtoll(v, &end, 10) : 0;
+	if (!v || !*v || *end || mib < (long long)(OUTPUT_CAP >> 20) || mib > (1LL << 20))
+		mib = 1024;
+	return (uint64_t)mib << 20;
+}
+
+/* The whole stdout, through the scan, kept as head and tail in text. */
+static enum go_status fetch_scanned(struct hostrun *hr, const char *path,
+				    struct figure_scan *scan, struct strbuf *text,
+				    struct strbuf *err)
+{
+	struct out_keep k;
+	struct remote_stream_sink sink = { keep_size, keep_data, keep_gap, &k };
+	enum go_status st;
+	memset(&k, 0, sizeof(k));
+	k.scan = scan;
+	k.half = OUTPUT_CAP / 2;
+	strbuf_init(&k.head, 0);
+	strbuf_init(&k.tail, 0);
+	st = remote_fetch_stream(hr->conn, path, scan_cap(), DOWNLOAD_TIMEOUT_MS, &sink, err);
+	if (st == GO_OK) {
+		strbuf_add(text, k.head.buf, k.head.len);
+		if (k.size <= OUTPUT_CAP) {
+			strbuf_add(text, k.tail.buf, k.tail.len);
+		} else {
+			size_t t = k.tail.len > k.half ? k.half : k.tail.len;
+			remote_dropped_line(text, k.size - 2 * (uint64_t)k.half, k.size, k.half);
+			strbuf_add(text, k.tail.buf + k.tail.len - t, t);
+		}
+	}
+	strbuf_release(&k.head);
+	strbuf_release(&k.tail);
+	return st;
+}
+
 /* A step's stdout or stderr: the event's text, or the file pulled back when
  * the event's copy was cut at the runner's text_cap (over OUTPUT_CAP: its
- * head and its tail, so the program's last line, its result, is read). */
+ * head and its tail, so the program's last line, its result, is read).
+ * Given a figure scan (*scan), all of stdout goes through it as it comes,
+ * with what it could not see said as a gap. */
 static void step_text(struct hostrun *hr, const struct plan_step *ps, const cJSON *ev,
-		      const char *name, struct strbuf *text, struct strbuf *note)
+		      const char *name, struct strbuf *text, struct strbuf *note,
+		      struct figure_scan **scan, const struct figure_rule *rules)
 {
 	char key[32];
 	const char *t;
+	int cut;
 	snprintf(key, sizeof(key), "%s_truncated", name);
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ev, key)) && hr->conn) {
+	cut = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ev, key));
+	if (cut && hr->conn) {
 		struct strbuf err = STRBUF_INIT;
 		char *path = xstrfmt("%s/%s", ps->dir, name);
 		int64_t f0 = time_mono_ms();
-		if (remote_fetch_kept(hr->conn, path, OUTPUT_CAP, DOWNLOAD_TIMEOUT_MS, text, &err) == GO_OK) {
+		enum go_status st = scan && *scan
+				    ? fetch_scanned(hr, path, *scan, text, &err)
+				    : remote_fetch_kept(hr->conn, path, OUTPUT_CAP, DOWNLOAD_TIMEOUT_MS,
+							text, &err);
+		if (st == GO_OK) {
 			hr->fetch_s += hr_secs_since(f0);
 			free(path);
 			strbuf_release(&err);
@@ -543,11 +655,21 @@ static void step_text(struct hostrun *hr, const struct plan_step *ps, const cJSO
 		hr->fetch_s += hr_secs_since(f0);
 		free(path);
 		strbuf_release(&err);
+		if (scan && *scan) {
+			/* start again on the event's copy */
+			figures_scan_free(*scan);
+			*scan = figures_scan_new(rules, ps->step->prog->nfigures);
+		}
 	}
 	snprintf(key, sizeof(key), "%s_text", name);
 	t = hr_ev_str(ev, key);
 	if (t)
 		strbuf_addstr(text, t);
+	if (scan && *scan) {
+		figures_scan_feed(*scan, text->buf, text->len);
+		if (cut)
+			figures_scan_gap(*scan, 0);   /* the rest is on the host, unread */
+	}
 }
 
 const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps, const cJSON *ev,
@@ -557,11 +679,13 @@ const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
 {
 	struct strbuf out = STRBUF_INIT, errout = STRBUF_INIT;
 	const char *status;
+	struct figure_rule *rules = byo_rules(ps->step->prog);
+	struct figure_scan *scan = rules ? figures_scan_new(rules, ps->step->prog->nfigures) : NULL;
 
 	*result = *files = NULL;
 	remote_end_from_event(ev, rs);
-	step_text(hr, ps, ev, "stdout", &out, reason);
-	step_text(hr, ps, ev, "stderr", &errout, reason);
+	step_text(hr, ps, ev, "stdout", &out, reason, &scan, rules);
+	step_text(hr, ps, ev, "stderr", &errout, reason, NULL, NULL);
 	*out_rel = hostrun_log_rel(hr, ps->id, "stdout");
 	*err_rel = hostrun_log_rel(hr, ps->id, "stderr");
 	hostrun_add_log(hr, *out_rel, out.buf, out.len);
@@ -587,7 +711,7 @@ const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
 	*result = parse_result(&out);
 	if (ps->step->prog->run) {
 		cJSON_Delete(*result);
-		*result = byo_result(ps, rs, &out);
+		*result = byo_result(ps, rs, scan);
 	}
 	status = classify(hr, rs, *result, hr->ctx->lock_wait_s, reason);
 	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE) {
@@ -601,6 +725,8 @@ const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
 		hr->fetch_s += hr_secs_since(f0);
 	}
 out:
+	figures_scan_free(scan);
+	free(rules);
 	strbuf_release(&out);
 	strbuf_release(&errout);
 	return status;

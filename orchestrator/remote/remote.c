@@ -564,6 +564,115 @@ enum go_status remote_fetch_kept(struct ssh_conn *c, const char *path, size_t ma
 	return st;
 }
 
+/* The file's size on a line, then all of it (at most m bytes) or its first
+ * and its last h = m/2 bytes. */
+static const char stream_script[] =
+	"[ -f \"$f\" ] || { echo \"no file '$f' on the host\" >&2; exit 3; }\n"
+	"s=$(wc -c < \"$f\") && echo $s || exit 1\n"
+	"if [ \"$s\" -le \"$m\" ]; then exec cat \"$f\"; fi\n"
+	"head -c \"$h\" \"$f\" && tail -c \"$h\" \"$f\"\n";
+
+struct stream_state {
+	const struct remote_stream_sink *sink;
+	struct strbuf sizeline;
+	int have_size;
+	uint64_t size, max, half, seen, extra;
+};
+
+static int stream_out(const char *data, size_t len, void *ctx)
+{
+	struct stream_state *ss = ctx;
+	if (!data)
+		return 0;
+	while (len && !ss->have_size) {
+		char *end;
+		if (*data == '\n') {
+			ss->size = strtoull(ss->sizeline.buf, &end, 10);
+			ss->have_size = ss->sizeline.len && *end == '\0';
+			if (!ss->have_size)
+				return 1;   /* not a size: stop */
+			if (ss->sink->on_size)
+				ss->sink->on_size(ss->size, ss->sink->ctx);
+		} else if (ss->sizeline.len < 32) {
+			strbuf_addch(&ss->sizeline, *data);
+		}
+		data++;
+		len--;
+	}
+	while (len) {
+		uint64_t want = ss->size <= ss->max ? ss->size : 2 * ss->half;
+		uint64_t upto = want, n;
+		if (ss->size > ss->max && ss->seen < ss->half)
+			upto = ss->half;
+		if (ss->seen >= want) {
+			ss->extra += len;   /* the file grew while it was read */
+			return 0;
+		}
+		n = upto - ss->seen < len ? upto - ss->seen : len;
+		ss->sink->on_data(data, (size_t)n, ss->sink->ctx);
+		ss->seen += n;
+		data += n;
+		len -= (size_t)n;
+		if (ss->size > ss->max && ss->seen == ss->half && ss->sink->on_gap)
+			ss->sink->on_gap(ss->size - 2 * ss->half, ss->sink->ctx);
+	}
+	return 0;
+}
+
+enum go_status remote_fetch_stream(struct ssh_conn *c, const char *path, uint64_t max,
+				   int timeout_ms, const struct remote_stream_sink *sink,
+				   struct strbuf *err)
+{
+	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, eout = STRBUF_INIT;
+	struct stream_state ss;
+	struct ssh_exec_result res;
+	char num[32];
+	enum go_status st;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.sink = sink;
+	ss.max = max;
+	ss.half = max / 2;
+	strbuf_init(&ss.sizeline, 0);
+	assign(&vars, "f", path);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)max);
+	assign(&vars, "m", num);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)ss.half);
+	assign(&vars, "h", num);
+	build_sh(&cmd, &vars, stream_script);
+	eout.max = 4096;
+	st = ssh_exec_stream(c, cmd.buf, NULL, 0, stream_out, &ss, &eout, &res, timeout_ms, err);
+	strbuf_trim(&eout);
+	if (st == GO_ERR_INTERRUPTED && !ss.have_size)
+		st = go_fail(err, GO_ERR_REMOTE, "cannot read '%s': its size came as '%s'", path,
+			     ss.sizeline.buf);
+	else if (!st && (res.signal[0] || res.exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, &res);
+		st = go_fail(err, res.exit_code == 3 ? GO_ERR_NOT_FOUND : GO_ERR_REMOTE,
+			     "cannot read '%s' (%s): %s", path, how.buf, eout.len ? eout.buf : "no message");
+		strbuf_release(&how);
+	} else if (!st && (!ss.have_size ||
+			   ss.seen < (ss.size <= max ? ss.size : 2 * ss.half))) {
+		st = go_fail(err, GO_ERR_REMOTE, "cannot read '%s': %llu of its %llu bytes came", path,
+			     (unsigned long long)ss.seen, (unsigned long long)ss.size);
+	} else if (!st && ss.extra && sink->on_gap) {
+		sink->on_gap(ss.extra, sink->ctx);   /* what it grew by was not read */
+	}
+	strbuf_release(&ss.sizeline);
+	strbuf_release(&vars);
+	strbuf_release(&cmd);
+	strbuf_release(&eout);
+	return st;
+}
+
+void remote_dropped_line(struct strbuf *sb, uint64_t dropped, uint64_t size, uint64_t kept)
+{
+	strbuf_addf(sb, "\n" REMOTE_DROPPED_MARK " %llu bytes of %llu dropped here: the first and "
+		    "the last %llu are kept]\n", (unsigned long long)dropped,
+		    (unsigned long long)size, (unsigned long long)kept);
+}
+
 void remote_end_from_event(const cJSON *ev, struct remote_status *st)
 {
 	const cJSON *s = cJSON_GetObjectItemCaseSensitive(ev, "status");

@@ -113,6 +113,22 @@ struct remote_status {
 enum go_status remote_fetch_kept(struct ssh_conn *c, const char *path, size_t max,
 				 int timeout_ms, struct strbuf *out, struct strbuf *err);
 
+/* Read a file of the host as a stream: on_size gets its size, on_data its
+ * bytes as they arrive, all of them when it is at most max bytes, else its
+ * first and its last max/2 bytes with on_gap(the bytes between) said where
+ * they were dropped (on_gap also gets what the file grew by while it was
+ * read). The same line remote_fetch_kept puts there: remote_dropped_line. */
+struct remote_stream_sink {
+	void (*on_size)(uint64_t size, void *ctx);
+	void (*on_data)(const char *data, size_t len, void *ctx);
+	void (*on_gap)(uint64_t dropped, void *ctx);
+	void *ctx;
+};
+enum go_status remote_fetch_stream(struct ssh_conn *c, const char *path, uint64_t max,
+				   int timeout_ms, const struct remote_stream_sink *sink,
+				   struct strbuf *err);
+void remote_dropped_line(struct strbuf *sb, uint64_t dropped, uint64_t size, uint64_t kept);
+
 /* How an item ended, from a build_end / step_end journal event's "status"
  * and "rc" (docs/runner.md): rc 128+N is signal N. */
 void remote_end_from_event(const cJSON *ev, struct remote_status *st);

@@ -16,6 +16,7 @@ void rpt_section_figures(struct rpt_ctx *c)
 		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 			const cJSON *figs = rr_obj(rr_result(s), "figures");
 			const char *missing = rr_str(rr_result(s), "figures_missing");
+			const cJSON *cut = rr_obj(rr_result(s), "output_cut");
 			if ((!figs || !figs->child) && !missing)
 				continue;
 			if (!any) {
@@ -44,6 +45,9 @@ void rpt_section_figures(struct rpt_ctx *c)
 				strbuf_addstr(md, " | ");
 				rpt_md_cell_n(md, rr_str(f, "better"), 10);
 				strbuf_addstr(md, " | ");
+				if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "truncated")))
+					strbuf_addstr(md, "⚠ truncated output: a later line that was "
+							  "not read may match; ");
 				rpt_md_cell_n(md, rr_str(f, "line") ? rr_str(f, "line")
 					      : rr_str(f, "source"), 80);
 				strbuf_addstr(md, " |\n");
@@ -56,6 +60,20 @@ void rpt_section_figures(struct rpt_ctx *c)
 				strbuf_addstr(md, " | (not found) | " DASH " | " DASH " | " DASH " | ");
 				rpt_md_cell_n(md, missing, 300);
 				strbuf_addstr(md, " |\n");
+			}
+			if (cut) {
+				double d = 0;
+				strbuf_addstr(md, "| ");
+				rpt_md_cell_n(md, rpt_host_name(h), 40);
+				strbuf_addstr(md, " | ");
+				rpt_md_cell_n(md, rr_str(s, "id"), 80);
+				strbuf_addstr(md, " | ⚠ (output cut) | " DASH " | " DASH " | " DASH " | ");
+				if (rr_num(cut, "dropped_bytes", &d))
+					strbuf_addf(md, "%.0f bytes of stdout were not read for figures; ", d);
+				else
+					strbuf_addstr(md, "part of stdout was not read for figures; ");
+				strbuf_addstr(md, "figures read before that part may not be the last "
+						  "matching line |\n");
 			}
 		}
 	}

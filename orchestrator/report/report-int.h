@@ -57,6 +57,15 @@ void rpt_md_cell(struct strbuf *md, const char *s);
 void rpt_md_cell_n(struct strbuf *md, const char *s, size_t max);
 void rpt_md_code(struct strbuf *md, const char *s);
 
+/* report-clock.c: the SM clock of each timed row. A row is flagged when its
+ * clock is more than RPT_CLOCK_FAR_PCT % from the median of its host's timed
+ * rows (exactly at it: not flagged). */
+#define RPT_CLOCK_PATH "timing.sm_clock_mhz_median"
+#define RPT_CLOCK_FAR_PCT 5.0
+int rpt_clock_far(const cJSON *h, const cJSON *s, double *clock, double *host);
+void rpt_add_row_clock(struct strbuf *md, const cJSON *h, const cJSON *s);
+int rpt_add_clock_note(struct strbuf *md, const cJSON *h, const cJSON *s);
+
 /* report-results.c: the run's parts, expectations, comparisons, results */
 void rpt_add_correctness_short(struct strbuf *md, const cJSON *s);
 int rpt_add_reference_gap(struct strbuf *md, const cJSON *ref, const cJSON *step);

@@ -8,6 +8,19 @@
 
 #define MAX_ROWS 40   /* per step; the rest are counted */
 
+/* "64,32,1" from [64, 32, 1], or a dash */
+static void add_dims(struct strbuf *md, const cJSON *a)
+{
+	const cJSON *v;
+	int n = 0;
+	if (!a || !cJSON_GetArraySize(a)) {
+		strbuf_addstr(md, DASH);
+		return;
+	}
+	cJSON_ArrayForEach(v, a)
+		strbuf_addf(md, "%s%.0f", n++ ? "," : "", cJSON_IsNumber(v) ? v->valuedouble : 0);
+}
+
 void rpt_section_kernels(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
@@ -57,11 +70,12 @@ void rpt_section_kernels(struct rpt_ctx *c)
 				strbuf_addf(md, "; **%.0f records dropped** by CUPTI", dropped);
 			if (!rr_true(kt, "complete"))
 				strbuf_addstr(md, "; **a trace was cut short**");
-			strbuf_addstr(md, ".\n\n| kernel | key | launches/run | median us | min us | max us | "
-					  "total us/run | share |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+			strbuf_addstr(md, ".\n\n| kernel | key | grid × block | launches/run | median us | min us | "
+					  "max us | total us/run | share |\n"
+					  "|---|---|---|---:|---:|---:|---:|---:|---:|\n");
 			FOR_EACH_OBJ(k, rr_arr(kt, "kernels")) {
 				if (n++ == MAX_ROWS) {
-					strbuf_addf(md, "| … %d more kernels (run.json has them all) | | | | | | | |\n",
+					strbuf_addf(md, "| … %d more kernels (run.json has them all) | | | | | | | | |\n",
 						    cJSON_GetArraySize(rr_arr(kt, "kernels")) - MAX_ROWS);
 					break;
 				}
@@ -69,6 +83,10 @@ void rpt_section_kernels(struct rpt_ctx *c)
 				rpt_md_code(md, rr_str(k, "demangled"));
 				strbuf_addstr(md, " | ");
 				rpt_md_code(md, rr_str(k, "key"));
+				strbuf_addstr(md, " | ");
+				add_dims(md, rr_arr(k, "grid"));
+				strbuf_addstr(md, " × ");
+				add_dims(md, rr_arr(k, "block"));
 				strbuf_addstr(md, " | ");
 				metric_fmt_g(md, rr_num(k, "launches", &v) && runs > 0 ? v / runs : 0);
 				strbuf_addstr(md, " | ");

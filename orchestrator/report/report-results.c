@@ -137,6 +137,16 @@ static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char 
 			strbuf_addf(&v->why, "no %s step of this program ran for this problem", m.prefer);
 		return;
 	}
+	if (m.bad_outputs) {
+		/* NaN/Inf outputs: an error over the rest would be a lie; the
+		 * check is wrong, so an error expectation is missed */
+		struct strbuf bad = STRBUF_INIT;
+		rr_bad_outputs(rr_result(s), &bad);
+		strbuf_addstr(&v->why, bad.buf);
+		strbuf_release(&bad);
+		v->kind = V_MISSED;
+		return;
+	}
 	if (!m.has_value) {
 		const char *st = rr_str(s, "status");
 		if (rr_streq(st, "SKIPPED"))
@@ -396,7 +406,14 @@ void rpt_add_correctness_short(struct strbuf *md, const cJSON *s)
 		return;
 	}
 	strbuf_addstr(md, rr_true(corr, "pass") ? "correct ✅" : "**INCORRECT ❌**");
-	if (rr_num(corr, "max_abs", &v)) {
+	if (rr_bad_outputs(rr_result(s), NULL)) {
+		struct strbuf bad = STRBUF_INIT;
+		rr_bad_outputs(rr_result(s), &bad);
+		strbuf_addstr(md, " (");
+		rpt_md_cell(md, bad.buf);
+		strbuf_addch(md, ')');
+		strbuf_release(&bad);
+	} else if (rr_num(corr, "max_abs", &v)) {
 		strbuf_addstr(md, " (max_abs ");
 		metric_fmt_g(md, v);
 		if (rr_num(corr, "rel_l2", &v)) {
@@ -428,6 +445,8 @@ static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSO
 	} else {
 		strbuf_addstr(md, DASH);
 	}
+	strbuf_addstr(md, " | ");
+	rpt_add_row_clock(md, h, s);
 	strbuf_addstr(md, " | ");
 	if (rr_num(res, "timing.p10_us", &lo) && rr_num(res, "timing.p90_us", &hi)) {
 		metric_fmt_us(md, lo);
@@ -481,7 +500,16 @@ static void add_correctness_row(struct strbuf *md, const cJSON *s)
 	strbuf_addstr(md, " | ");
 	rpt_cell_status(md, rr_str(s, "status"));
 	strbuf_addstr(md, " | ");
-	rpt_cell_num(md, corr, "max_abs", metric_fmt_g);
+	if (rr_bad_outputs(res, NULL)) {
+		/* the errors of outputs that are not numbers: the count, never 0 */
+		struct strbuf bad = STRBUF_INIT;
+		rr_bad_outputs(res, &bad);
+		strbuf_addstr(md, "❌ ");
+		rpt_md_cell(md, bad.buf);
+		strbuf_release(&bad);
+	} else {
+		rpt_cell_num(md, corr, "max_abs", metric_fmt_g);
+	}
 	strbuf_addstr(md, " | ");
 	rpt_cell_num(md, corr, "max_rel", metric_fmt_g);
 	strbuf_addstr(md, " | ");
@@ -535,9 +563,10 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		if (!rr_streq(rr_str(s, "problem"), problem) || !rr_streq(rr_str(s, "kind"), "benchmark"))
 			continue;
 		if (!nb++)
-			strbuf_addstr(md, "| program | role | status | median (us) | p10–p90 (us) | CV "
+			strbuf_addstr(md, "| program | role | status | median (us) | SM clock (MHz) "
+					  "| p10–p90 (us) | CV "
 					  "| n (stop) | TFLOPS | GB/s | % of floor | speedup |\n"
-					  "|---|---|---|---|---|---|---|---|---|---|---|\n");
+					  "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 		add_bench_row(c, md, h, s);
 	}
 	if (nb)
@@ -593,6 +622,8 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				notes++;
 			}
 		}
+		if (rr_streq(rr_str(s, "kind"), "benchmark"))
+			notes += rpt_add_clock_note(md, h, s);
 		if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE**: ");
 			rpt_md_code(md, rr_str(s, "program"));

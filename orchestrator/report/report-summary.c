@@ -525,8 +525,13 @@ void rpt_section_glance(struct rpt_ctx *c)
 				rpt_md_cell(md, v->problem);
 				strbuf_addch(md, ')');
 			}
-			strbuf_addstr(md, ": measured ");
-			metric_fmt(md, rr_str(v->exp, "metric"), v->value);
+			if (v->has_value) {
+				strbuf_addstr(md, ": measured ");
+				metric_fmt(md, rr_str(v->exp, "metric"), v->value);
+			} else {
+				strbuf_addstr(md, ": ");
+				rpt_md_cell_n(md, v->why.buf, 200);
+			}
 			strbuf_addstr(md, "\n");
 		}
 		if (shown > 8)
@@ -563,10 +568,18 @@ void rpt_section_glance(struct rpt_ctx *c)
 				rpt_md_code(md, rr_str(s, "program"));
 				strbuf_addch(md, ' ');
 				rpt_md_cell(md, rr_str(s, "problem"));
-				strbuf_addstr(md, " max_abs ");
-				rpt_cell_num(md, res, "correctness.max_abs", metric_fmt_g);
-				strbuf_addstr(md, ", rel_l2 ");
-				rpt_cell_num(md, res, "correctness.rel_l2", metric_fmt_g);
+				if (rr_bad_outputs(res, NULL)) {
+					struct strbuf bad = STRBUF_INIT;
+					rr_bad_outputs(res, &bad);
+					strbuf_addch(md, ' ');
+					rpt_md_cell(md, bad.buf);
+					strbuf_release(&bad);
+				} else {
+					strbuf_addstr(md, " max_abs ");
+					rpt_cell_num(md, res, "correctness.max_abs", metric_fmt_g);
+					strbuf_addstr(md, ", rel_l2 ");
+					rpt_cell_num(md, res, "correctness.rel_l2", metric_fmt_g);
+				}
 				strbuf_addstr(md, "\n");
 			}
 			if (rr_num(res, "timing.dropped_throttled", &v) && v > 0) {

@@ -90,6 +90,14 @@ static void judge_result_metric(struct judged *j, const cJSON *h, const char *pr
 	struct rr_measure m;
 	rr_measure(h, program, problem, metric, &m);
 	j->step = m.step;
+	if (m.bad_outputs) {
+		/* NaN/Inf outputs: an error over the rest would be a lie */
+		struct strbuf bad = STRBUF_INIT;
+		rr_bad_outputs(rr_result(m.step), &bad);
+		strbuf_addf(&j->why, "%s: the outputs are not all numbers", bad.buf);
+		strbuf_release(&bad);
+		return;
+	}
 	if (!m.has_value) {
 		if (m.step)
 			step_why(&j->why, m.step, m.path);

@@ -4,6 +4,7 @@
 #include "core/jsonutil.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "core/banned.h"
 
@@ -103,10 +104,83 @@ void rr_measure(const cJSON *h, const char *program, const char *problem, const 
 		out->step = b;
 	else {
 		out->step = a;   /* the missing value is the preferred step's */
+		if (err)
+			out->bad_outputs = rr_bad_outputs(rr_result(a ? a : b), NULL);
+		if (!a && out->bad_outputs)
+			out->step = b;
 		return;
 	}
 	out->has_value = 1;
 	out->impossible = metric_is_timing(metric) && rr_true(rr_result(out->step), METRIC_IMPOSSIBLE_PATH);
+	if (err)
+		out->bad_outputs = rr_bad_outputs(rr_result(out->step), NULL);
+}
+
+static void add_count(struct strbuf *sb, double v)
+{
+	char d[32];
+	int len = snprintf(d, sizeof(d), "%.0f", v), i;
+	for (i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			strbuf_addch(sb, ',');
+		strbuf_addch(sb, d[i]);
+	}
+}
+
+static void add_bad(struct strbuf *why, const char *what, double n, double outputs, int after)
+{
+	if (!n)
+		return;
+	if (why->len)
+		strbuf_addstr(why, "; ");
+	if (!after)
+		strbuf_addf(why, "%s in ", what);
+	add_count(why, n);
+	if (outputs > 0) {
+		strbuf_addstr(why, " of ");
+		add_count(why, outputs);
+	}
+	strbuf_addstr(why, " outputs");
+	if (after)
+		strbuf_addf(why, " %s", what);
+}
+
+double rr_bad_outputs(const cJSON *result, struct strbuf *why)
+{
+	const cJSON *corr = rr_obj(result, "correctness"), *t;
+	double nonf = 0, nan = 0, unwr = 0, outputs = 0, v;
+	int has_nan = 0;
+	if (!corr)
+		return 0;
+	if (rr_num(corr, "nonfinite", &nonf)) {
+		has_nan = rr_num(corr, "nan", &nan);
+		rr_num(corr, "unwritten", &unwr);
+		rr_num(corr, "outputs", &outputs);
+	} else {
+		/* an older record: the trial with the most */
+		cJSON_ArrayForEach(t, rr_arr(corr, "trials")) {
+			double f = 0, u = 0;
+			rr_num(t, "nonfinite", &f);
+			rr_num(t, "unwritten", &u);
+			if (f + u > nonf + unwr) {
+				nonf = f;
+				unwr = u;
+				outputs = rr_num(t, "outputs", &v) ? v : 0;
+				has_nan = rr_num(t, "nan", &nan);
+			}
+		}
+	}
+	if (why && nonf + unwr > 0) {
+		strbuf_reset(why);
+		if (has_nan) {
+			add_bad(why, "NaN", nan, outputs, 0);
+			add_bad(why, "Inf", nonf - nan, outputs, 0);
+		} else {
+			add_bad(why, "NaN/Inf", nonf, outputs, 0);
+		}
+		add_bad(why, "never written", unwr, outputs, 1);
+	}
+	return nonf + unwr;
 }
 
 static int headline_candidate(const cJSON *s, const char *program, const char *problem)

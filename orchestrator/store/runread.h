@@ -11,6 +11,7 @@
 #define GPUORCH_RUNREAD_H
 
 #include <cjson/cJSON.h>
+#include "core/strbuf.h"
 
 const cJSON *rr_obj(const cJSON *o, const char *key);    /* an object member, or NULL */
 const cJSON *rr_arr(const cJSON *o, const char *key);    /* an array member, or NULL */
@@ -50,8 +51,18 @@ struct rr_measure {
 	int has_value;          /* a value was found (even an impossible one) */
 	int impossible;         /* ... but the timing beats the roofline floor:
 				   not a measurement to judge */
+	double bad_outputs;     /* an error metric whose check had outputs that are
+				   not numbers (rr_bad_outputs): not an error to judge */
 };
 void rr_measure(const cJSON *h, const char *program, const char *problem, const char *metric,
 		struct rr_measure *out);
+
+/* The outputs of a correctness check (a result's "correctness") that were
+ * NaN, Inf or never written where the reference is finite: their count (0:
+ * none), and, when why is given, "NaN in 1,048,576 of 1,048,576 outputs"
+ * (also "Inf in ...", "N of M outputs never written"). Read from the
+ * harness's correctness.nonfinite/nan/unwritten/outputs, or from its trials
+ * in a record made before those existed. */
+double rr_bad_outputs(const cJSON *result, struct strbuf *why);
 
 #endif

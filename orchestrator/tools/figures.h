@@ -5,6 +5,7 @@
 #define GPUORCH_FIGURES_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 #include "core/strbuf.h"
 
@@ -22,5 +23,23 @@ struct figure_rule {
  * named in missing ("'gflops': no line matches /GFLOPS: ([0-9.]+)/; ..."). */
 cJSON *figures_read(const struct figure_rule *rules, int n, const char *out, size_t len,
 		    struct strbuf *missing);
+
+/* The same, as a stream: feed the output in pieces of any size as it
+ * arrives (only the line being read and the last non-empty one are held),
+ * then finish. figures_scan_gap says that `dropped` bytes here were not
+ * given (0: an unknown number): the lines cut by it are not read; a figure
+ * whose last matching line came before a gap gets "truncated": true (a later
+ * line in the gap may have matched); a regex that matched nowhere names the
+ * gap in missing ("it could only be in the part that was not read"); a JSON
+ * figure needs the last line after the last gap. figures_scan_cut: the
+ * number of gaps and the bytes they dropped (0 when one was unknown). The
+ * rules must outlive the scan. */
+struct figure_scan;
+struct figure_scan *figures_scan_new(const struct figure_rule *rules, int n);
+void figures_scan_feed(struct figure_scan *s, const char *data, size_t len);
+void figures_scan_gap(struct figure_scan *s, uint64_t dropped);
+cJSON *figures_scan_finish(struct figure_scan *s, struct strbuf *missing);
+int figures_scan_cut(const struct figure_scan *s, uint64_t *dropped);
+void figures_scan_free(struct figure_scan *s);   /* NULL-safe */
 
 #endif

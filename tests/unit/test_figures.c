@@ -5,6 +5,7 @@
 #include "core/jsonutil.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,82 @@ int main(void)
 	      "a later line that matches without a number is not hidden by an earlier one",
 	      "missing=%s", missing.buf);
 	cJSON_Delete(f);
+
+	/* the stream: fed a byte at a time it reads what figures_read reads */
+	{
+		struct figure_scan *sc = figures_scan_new(rules, 4);
+		size_t i;
+		strbuf_reset(&missing);
+		for (i = 0; i < strlen(out); i++)
+			figures_scan_feed(sc, out + i, 1);
+		f = figures_scan_finish(sc, &missing);
+		CHECK(val(f, "gflops") == 12.25 && val(f, "median") == 41.5 && !missing.len &&
+		      !figures_scan_cut(sc, NULL) &&
+		      !cJSON_GetObjectItem(cJSON_GetObjectItem(f, "gflops"), "truncated"),
+		      "a stream fed byte by byte reads the same figures, nothing cut", "gflops=%g missing=%s",
+		      val(f, "gflops"), missing.buf);
+		cJSON_Delete(f);
+		figures_scan_free(sc);
+	}
+	/* issue 30 item 1: the real figure in the part that was not read */
+	{
+		struct figure_rule g = { "gflops", "^GFLOPS: ([0-9.]+)$", NULL, NULL, NULL };
+		struct figure_scan *sc = figures_scan_new(&g, 1);
+		const char head[] = "GFLOPS: 1\nprogress GFL", tail[] = "OPS: 5\ndone\n";
+		uint64_t dropped = 0;
+		strbuf_reset(&missing);
+		figures_scan_feed(sc, head, strlen(head));
+		figures_scan_gap(sc, 1000);
+		figures_scan_feed(sc, tail, strlen(tail));
+		f = figures_scan_finish(sc, &missing);
+		CHECK(val(f, "gflops") == 1 &&
+		      cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "gflops"), "truncated")) &&
+		      figures_scan_cut(sc, &dropped) == 1 && dropped == 1000,
+		      "a figure whose last match came before the gap is marked truncated; the lines "
+		      "cut by the gap are not read", "gflops=%g dropped=%llu", val(f, "gflops"),
+		      (unsigned long long)dropped);
+		cJSON_Delete(f);
+		figures_scan_free(sc);
+
+		sc = figures_scan_new(&g, 1);
+		strbuf_reset(&missing);
+		figures_scan_feed(sc, "start\n", 6);
+		figures_scan_gap(sc, 7);
+		figures_scan_feed(sc, "x\nGFLOPS: 999\nend\n", 19);
+		f = figures_scan_finish(sc, &missing);
+		CHECK(val(f, "gflops") == 999 && !cJSON_GetObjectItem(cJSON_GetObjectItem(f, "gflops"),
+								       "truncated") && !missing.len,
+		      "a match after the gap is the last one: not marked", "gflops=%g", val(f, "gflops"));
+		cJSON_Delete(f);
+		figures_scan_free(sc);
+
+		sc = figures_scan_new(&g, 1);
+		strbuf_reset(&missing);
+		figures_scan_feed(sc, "start\n", 6);
+		figures_scan_gap(sc, 20971520);
+		figures_scan_feed(sc, "end\n", 4);
+		f = figures_scan_finish(sc, &missing);
+		CHECK(cJSON_GetArraySize(f) == 0 &&
+		      strstr(missing.buf, "'gflops': no line of the output that was read matches") &&
+		      strstr(missing.buf, "could only be in the part that was not read (20971520 bytes"),
+		      "a regex that could only match in the gap says so", "missing=%s", missing.buf);
+		cJSON_Delete(f);
+		figures_scan_free(sc);
+
+		/* the JSON figure needs the true last line */
+		sc = figures_scan_new(rules + 2, 1);
+		strbuf_reset(&missing);
+		figures_scan_feed(sc, "{\"timing\": {\"median_us\": 3}}\n", 30);
+		figures_scan_gap(sc, 0);
+		f = figures_scan_finish(sc, &missing);
+		CHECK(cJSON_GetArraySize(f) == 0 &&
+		      strstr(missing.buf, "'median': the last line of the output was not read "
+					  "(part of the output was not read)"),
+		      "a JSON figure is not read from a line before a gap at the end", "missing=%s",
+		      missing.buf);
+		cJSON_Delete(f);
+		figures_scan_free(sc);
+	}
 	strbuf_release(&missing);
 	return check_summary();
 }

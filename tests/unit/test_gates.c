@@ -284,9 +284,45 @@ static void test_sweep_ties(void)
 		 "insufficient data");
 }
 
+/* issue 30 item 2: an all-NaN output has no error to judge: a gate on it fails with the count */
+static void test_nan_gates(void)
+{
+	cJSON *h = cJSON_Parse(
+		"{\"name\": \"h\", \"status\": \"ok\", \"steps\": ["
+		" {\"id\": \"correctness.old.P\", \"kind\": \"correctness\", \"program\": \"old\", \"problem\": \"P\", \"status\": \"FAIL\","
+		"  \"result\": {\"correctness\": {\"max_abs\": 0, \"max_rel\": 0, \"rel_l2\": 0, \"pass\": false,"
+		"   \"trials\": [{\"max_abs\": 0, \"nonfinite\": 0, \"unwritten\": 0}, {\"max_abs\": 0, \"nonfinite\": 1048576, \"unwritten\": 0}]}}},"
+		" {\"id\": \"correctness.new.P\", \"kind\": \"correctness\", \"program\": \"new\", \"problem\": \"P\", \"status\": \"FAIL\","
+		"  \"result\": {\"correctness\": {\"max_abs\": null, \"rel_l2\": null, \"pass\": false, \"nonfinite\": 1048576,"
+		"   \"nan\": 1048576, \"unwritten\": 0, \"outputs\": 1048576}}},"
+		" {\"id\": \"correctness.one.P\", \"kind\": \"correctness\", \"program\": \"one\", \"problem\": \"P\", \"status\": \"FAIL\","
+		"  \"result\": {\"correctness\": {\"max_abs\": null, \"rel_l2\": null, \"pass\": false, \"nonfinite\": 1,"
+		"   \"nan\": 0, \"unwritten\": 2, \"outputs\": 4096}}},"
+		" {\"id\": \"correctness.ok.P\", \"kind\": \"correctness\", \"program\": \"ok\", \"problem\": \"P\", \"status\": \"PASS\","
+		"  \"result\": {\"correctness\": {\"max_abs\": 0, \"rel_l2\": 0, \"pass\": true, \"nonfinite\": 0,"
+		"   \"nan\": 0, \"unwritten\": 0, \"outputs\": 4096}}}"
+		"]}");
+	expect(h, "an older record's all-NaN trial fails rel_l2 < 0.01 (its rel_l2 0 is not an error)",
+	       "[{\"program\": \"old\", \"metric\": \"rel_l2\", \"op\": \"<\", \"value\": 0.01}]", "FAIL", NONE,
+	       "not measured: NaN/Inf in 1,048,576 outputs: the outputs are not all numbers");
+	expect(h, "all NaN: the gate fails with the count",
+	       "[{\"program\": \"new\", \"metric\": \"max_abs\", \"op\": \"<\", \"value\": 0.01}]", "FAIL", NONE,
+	       "NaN in 1,048,576 of 1,048,576 outputs");
+	expect(h, "one Inf and two unwritten outputs fail an error gate",
+	       "[{\"program\": \"one\", \"metric\": \"correctness.rel_l2\", \"op\": \"<=\", \"value\": 1}]", "FAIL", NONE,
+	       "Inf in 1 of 4,096 outputs; 2 of 4,096 outputs never written");
+	expect(h, "counts of 0: the error is judged",
+	       "[{\"program\": \"ok\", \"metric\": \"rel_l2\", \"op\": \"<\", \"value\": 0.01}]", "PASS", 0, NULL);
+	expect(h, "a timing metric is not struck by a check's counts",
+	       "[{\"program\": \"new\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 1}]", "FAIL", NONE,
+	       "not measured");
+	cJSON_Delete(h);
+}
+
 int main(void)
 {
 	test_gates();
+	test_nan_gates();
 	test_sweep();
 	test_sweep_ties();
 	return check_summary();

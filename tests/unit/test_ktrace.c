@@ -21,6 +21,102 @@ static double num(const cJSON *o, const char *path)
 	return v && cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* A trace of launches "MANGLED START END GX BX;..." (grid and block x; y, z = 1). */
+static cJSON *trace(const char *spec)
+{
+	struct strbuf t = STRBUF_INIT, err = STRBUF_INIT;
+	char name[128];
+	double a, b;
+	int gx, bx, used;
+	cJSON *s = NULL;
+	strbuf_addstr(&t, "{\"schema\": \"gpuorch.ktrace/1\", \"t0_ns\": \"0\"}\n");
+	while (sscanf(spec, " %127s %lf %lf %d %d;%n", name, &a, &b, &gx, &bx, &used) == 5) {
+		strbuf_addf(&t, "{\"name\": \"%s\", \"start_ns\": %.0f, \"end_ns\": %.0f, "
+			    "\"grid\": [%d, 1, 1], \"block\": [%d, 1, 1], \"registers\": 32}\n",
+			    name, a, b, gx, bx);
+		spec += used;
+	}
+	strbuf_addstr(&t, "{\"end\": true, \"kernels\": 0, \"dropped\": 0}\n");
+	if (ktrace_summarize(t.buf, t.len, &s, &err) != GO_OK)
+		printf("# trace: %s\n", err.buf);
+	strbuf_release(&t);
+	strbuf_release(&err);
+	return s;
+}
+
+/* the kernel entry of mangled name (and grid x, 0: any) */
+static const cJSON *kernel_of(const cJSON *s, const char *name, int gx)
+{
+	const cJSON *k;
+	cJSON_ArrayForEach(k, cJSON_GetObjectItem(s, "kernels"))
+		if (!strcmp(json_str(k, "name"), name) && (!gx || num(k, "grid.0") == gx))
+			return k;
+	return NULL;
+}
+
+/* issue 30 item 6: keys from the names alone, launches grouped by name, grid and block */
+static void test_keys_and_groups(void)
+{
+	cJSON *a, *b;
+	char *k;
+	const cJSON *x;
+
+	k = ktrace_key("void at::native::(anonymous namespace)::fill<float, 4>(int, float*)", 0);
+	CHECK(!strcmp(k, "at::native::(anonymousnamespace)::fill"),
+	      "a '(' outside template arguments does not end the key", "key=%s", k);
+	free(k);
+	k = ktrace_key("(anonymous namespace)::kernel(float*)", 1);
+	CHECK(!strcmp(k, "(anonymousnamespace)::kernel"), "an anonymous namespace kernel", "key=%s", k);
+	free(k);
+	k = ktrace_key("void f<(int)3>(void (*)(int))", 1);
+	CHECK(!strcmp(k, "f<(int)3>"), "parentheses in template and parameter lists", "key=%s", k);
+	free(k);
+	k = ktrace_key("saxpy", 0);
+	CHECK(!strcmp(k, "saxpy"), "a C name is its key", "key=%s", k);
+	free(k);
+
+	/* kernel<1> longer in a, kernel<2> longer in b: the keys do not move */
+	a = trace("_Z6kernelILi1EEvPf 0 7000 8 256; _Z6kernelILi2EEvPf 10000 15000 8 256;");
+	b = trace("_Z6kernelILi1EEvPf 0 5000 8 256; _Z6kernelILi2EEvPf 10000 17000 8 256;");
+	CHECK(a && b && !strcmp(json_str(kernel_of(a, "_Z6kernelILi1EEvPf", 0), "key"), "kernel<1>") &&
+	      !strcmp(json_str(kernel_of(b, "_Z6kernelILi1EEvPf", 0), "key"), "kernel<1>") &&
+	      !strcmp(json_str(kernel_of(a, "_Z6kernelILi2EEvPf", 0), "key"), "kernel<2>") &&
+	      !strcmp(json_str(kernel_of(b, "_Z6kernelILi2EEvPf", 0), "key"), "kernel<2>"),
+	      "two instantiations keep their own keys whichever takes longer", "a=%s b=%s",
+	      a ? json_str(kernel_of(a, "_Z6kernelILi1EEvPf", 0), "key") : "-",
+	      b ? json_str(kernel_of(b, "_Z6kernelILi1EEvPf", 0), "key") : "-");
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+
+	/* same template key, different parameters: a stable hash of the mangled name */
+	a = trace("_Z6kernelILi1EEvPf 0 7000 8 256; _Z6kernelILi1EEvPi 10000 15000 8 256;");
+	x = a ? kernel_of(a, "_Z6kernelILi1EEvPi", 0) : NULL;
+	CHECK(x && !strncmp(json_str(x, "key"), "kernel<1>~", 10) && strlen(json_str(x, "key")) == 18 &&
+	      strcmp(json_str(x, "key"), json_str(kernel_of(a, "_Z6kernelILi1EEvPf", 0), "key")),
+	      "overloads that share every other key get a hash of their mangled name", "key=%s",
+	      x ? json_str(x, "key") : "-");
+	cJSON_Delete(a);
+
+	/* one kernel at two grid sizes: two groups, each its own median and grid */
+	a = trace("_Z5saxpyifPKfPf 0 10000 64 128; _Z5saxpyifPKfPf 20000 20100 2 128;"
+		  "_Z5saxpyifPKfPf 30000 40000 64 128; _Z5saxpyifPKfPf 50000 50300 2 128;"
+		  "_Z5saxpyifPKfPf 60000 70000 64 128;");
+	CHECK(a && num(a, "launches") == 5 && cJSON_GetArraySize(cJSON_GetObjectItem(a, "kernels")) == 2,
+	      "launches of one kernel at two grids are two groups", "n=%d",
+	      a ? cJSON_GetArraySize(cJSON_GetObjectItem(a, "kernels")) : -1);
+	x = a ? kernel_of(a, "_Z5saxpyifPKfPf", 64) : NULL;
+	CHECK(x && num(x, "median_us") == 10 && num(x, "launches") == 3 &&
+	      !strcmp(json_str(x, "key"), "saxpy@g64_1_1-b128_1_1"),
+	      "the big grid: its own median and key", "median=%g key=%s", x ? num(x, "median_us") : -1,
+	      x ? json_str(x, "key") : "-");
+	x = a ? kernel_of(a, "_Z5saxpyifPKfPf", 2) : NULL;
+	CHECK(x && num(x, "median_us") == 0.2 && num(x, "grid.0") == 2 &&
+	      !strcmp(json_str(x, "key"), "saxpy@g2_1_1-b128_1_1"),
+	      "the small grid: its own median, grid and key", "median=%g key=%s",
+	      x ? num(x, "median_us") : -1, x ? json_str(x, "key") : "-");
+	cJSON_Delete(a);
+}
+
 int main(void)
 {
 	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT, cut = STRBUF_INIT;
@@ -103,5 +199,6 @@ int main(void)
 	strbuf_release(&text);
 	strbuf_release(&cut);
 	strbuf_release(&err);
+	test_keys_and_groups();
 	return check_summary();
 }

@@ -86,8 +86,8 @@ static void test_pass(void)
 	HAS(md, "2026-11-22 05:10:00 UTC", "start date readable");
 	HASNT(md, "did not finish", "a complete run is not called unfinished");
 	/* results */
-	HAS(md, "| `attn_wmma` | kernel | ✅ PASS | **41.30** | 40.97–41.75 | 0.30% | 200 (cv) | 26.0 "
-		"| 102 | 34% | **1.14×** vs `sdpa` |", "L4 result row: median, spread, CV, n, speedup");
+	HAS(md, "| `attn_wmma` | kernel | ✅ PASS | **41.30** | 1980 | 40.97–41.75 | 0.30% | 200 (cv) | 26.0 "
+		"| 102 | 34% | **1.14×** vs `sdpa` |", "L4 result row: median, its SM clock, spread, CV, n, speedup");
 	HAS(md, "| `sdpa` | baseline | ✅ PASS | 47.10 |", "baseline row");
 	HAS(md, "FA3 450.0 / 312.1 TFLOPS = 1.44× remaining", "gap to the FA3 reference on H100");
 	HAS(md, "FA3 450.0 / 109.6 TFLOPS = 4.11× remaining", "gap per problem");
@@ -571,8 +571,84 @@ static void test_expected_speedup(void)
 	cJSON_Delete(run);
 }
 
+/* issue 30 item 2: an all-NaN output shows its count, never an error of 0 */
+static void test_nan_outputs(void)
+{
+	cJSON *run = load("failed-host.json");
+	cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0), *s;
+	char *md;
+	int n = 0;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
+		cJSON *corr = (cJSON *)json_path(s, "result.correctness");
+		if (!corr || cJSON_IsTrue(cJSON_GetObjectItem(corr, "pass")))
+			continue;
+		cJSON_ReplaceItemInObject(corr, "max_abs", cJSON_CreateNull());
+		cJSON_ReplaceItemInObject(corr, "rel_l2", cJSON_CreateNull());
+		cJSON_AddNumberToObject(corr, "nonfinite", 1048576);
+		cJSON_AddNumberToObject(corr, "nan", 1048576);
+		cJSON_AddNumberToObject(corr, "unwritten", 0);
+		cJSON_AddNumberToObject(corr, "outputs", 1048576);
+		n++;
+	}
+	md = render(run);
+	CHECK(n >= 1, "the fixture has a failed check", "n=%d", n);
+	HAS(md, "| ❌ NaN in 1,048,576 of 1,048,576 outputs |", "the correctness table shows the count");
+	HAS(md, "- ❌ **wrong results** on h100: `attn_wmma` B1-H16-S512-D64 NaN in 1,048,576 of "
+		"1,048,576 outputs", "the alert shows the count");
+	HASNT(md, "B1-H16-S512-D64 max_abs", "no error beside it in the alert");
+	HAS(md, "| h100 | B1-H16-S512-D64 | — | ❌ **missed**: NaN in 1,048,576 of 1,048,576 outputs |",
+	    "an error expectation on it is missed with the count, not judged on an error");
+	free(md);
+	cJSON_Delete(run);
+}
+
+/* issue 30 item 10: each timed row's SM clock beside its latency; a row far from its host's others flagged */
+static void set_clock(cJSON *h, int nth, double mhz, const char *reasons)
+{
+	cJSON *s;
+	int i = 0;
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
+		cJSON *t = (cJSON *)json_path(s, "result.timing");
+		if (!t || strcmp(json_str(s, "kind"), "benchmark") || i++ != nth)
+			continue;
+		cJSON_ReplaceItemInObject(t, "sm_clock_mhz_median", cJSON_CreateNumber(mhz));
+		cJSON_DeleteItemFromObject(t, "throttle_reasons");
+		if (reasons)
+			cJSON_AddItemToObject(t, "throttle_reasons", cJSON_Parse(reasons));
+	}
+}
+
+static void test_row_clock(void)
+{
+	cJSON *run = load("pass-2host.json");
+	cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0);
+	char *md;
+	/* four timed rows at 1980 MHz; one of them at 1605 */
+	set_clock(h, 0, 1605, "[\"sw_power_cap\", \"hw_slowdown\"]");
+	md = render(run);
+	save_sample("sample-report-clock.md", md);
+	HAS(md, "| median (us) | SM clock (MHz) | p10–p90 (us) |", "the results table has a clock column");
+	HAS(md, "| ⚠️ 1605 (-19% vs 1980) sw_power_cap, hw_slowdown | ",
+	    "a row timed far from the others is flagged, with its throttle reasons");
+	HAS(md, "was timed at a median SM clock of 1605 MHz, 19% below the 1980 MHz median of this "
+		"host's timed rows: its latency is not comparable with theirs", "and said under the table");
+	free(md);
+	set_clock(h, 0, 1881, NULL);   /* exactly 5 % under 1980: not flagged */
+	md = render(run);
+	HAS(md, "| **9.80** | 1881 | ", "exactly 5 % off is not flagged");
+	HASNT(md, "timed at a median SM clock of 1881", "nor said");
+	free(md);
+	set_clock(h, 0, 2080, NULL);   /* 5.05 % over: flagged */
+	md = render(run);
+	HAS(md, "| ⚠️ 2080 (+5% vs 1980) | ", "just over 5 % is");
+	free(md);
+	cJSON_Delete(run);
+}
+
 int main(void)
 {
+	test_row_clock();
+	test_nan_outputs();
 	test_expected_speedup();
 	test_pass();
 	test_failed();
