@@ -821,10 +821,11 @@ void compare_describe_run(struct strbuf *sb, const cJSON *run)
 	strbuf_addf(sb, "%s (%s, ", json_str(run, "run_id") ? json_str(run, "run_id") : "?",
 		    json_str(json_path(run, "experiment"), "name") ?
 		    json_str(json_path(run, "experiment"), "name") : "?");
-	if (commit)
-		strbuf_addf(sb, "commit %.12s%s", commit,
-			    cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty")) ? " + uncommitted changes"
-									     : "");
+	if (commit && cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty")))
+		strbuf_addf(sb, "commit %.12s + uncommitted changes (diff %.12s)", commit,
+			    json_str(git, "diff_sha256") ? json_str(git, "diff_sha256") : "not recorded");
+	else if (commit)
+		strbuf_addf(sb, "commit %.12s", commit);
 	else
 		strbuf_addstr(sb, "no commit");
 	strbuf_addf(sb, ", %s)", json_str(run, "started_at") ? json_str(run, "started_at") : "?");
