@@ -45,18 +45,19 @@ static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples
 	struct samples sm;
 	size_t off;
 	int i;
+	if (!samples) {
+		/* in memory: the samples as the record has them, decoded when read */
+		copy_num(timing, from, "n", "n");
+		copy_str(timing, from, "samples_kept");
+		copy_item(timing, from, "samples");
+		copy_item(timing, from, "samples_us");
+		return;
+	}
 	if (samples_read_timing(from, &sm, NULL) <= 0)
 		return;
 	json_add_num(timing, "n", sm.total);
 	if (sm.kept)
 		json_add_str(timing, "samples_kept", sm.kept);
-	if (!samples) {
-		cJSON *arr = json_add_arr(timing, "samples_us");
-		for (i = 0; i < sm.n; i++)
-			cJSON_AddItemToArray(arr, cJSON_CreateNumber(sm.v[i]));
-		samples_release(&sm);
-		return;
-	}
 	off = samples->len;
 	for (i = 0; i < sm.n; i++) {
 		if (i)
