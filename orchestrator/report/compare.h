@@ -12,7 +12,8 @@
  * or PROG_A in one run against PROG_B in the other) and gives each pair a
  * verdict: same (or "reproduced"), faster, slower, different (correctness,
  * resources, toolchain or driver changed: named), insufficient data, or
- * missing. Timing verdicts come from stats_compare() on the raw samples. */
+ * missing, not comparable (another GPU model). Timing verdicts come from
+ * compare_timing(): stats_compare() on the stored samples. */
 #ifndef GPUORCH_COMPARE_H
 #define GPUORCH_COMPARE_H
 
@@ -138,9 +139,11 @@ void compare_result_release(struct cmp_result *r);
 const char *compare_verdict_name(enum cmp_verdict v, int reproduce);
 /* The comparison as JSON (`gpuorch compare --json`): {"rule": {"alpha",
  * "factor"}, "rows": [{"program", "problem", "host_a", "host_b", "gpu_a",
- * "gpu_b", "median_a_us", "median_b_us", "n_a", "n_b", "ratio", "p",
- * "verdict", "changes", "notes", "regression"}], "counts": {verdict: n},
- * "regressions"}; absent figures and numbers are null. */
+ * "gpu_b", "gpu_uuid_a", "gpu_uuid_b", "median_a_us", "median_b_us", "n_a",
+ * "n_b" (the samples timed), "stored_a", "stored_b" (those the record keeps),
+ * "clock_a_mhz", "clock_b_mhz", "ratio", "p", "verdict", "changes", "notes",
+ * "regression"}], "counts": {verdict: n}, "regressions"}; absent figures and
+ * numbers are null. */
 cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o);
 /* Named figures a (reference) and b: t->verdict FASTER means better and
  * SLOWER worse, by the ratio beyond factor in a's better direction (exactly
