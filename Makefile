@@ -7,7 +7,7 @@
 #   make kernels    compile every kernel of every experiment with nvcc (ptxas report)
 
 CC      ?= cc
-PKGS    := libssh2 libcjson libarchive libcrypto libxml-2.0
+PKGS    := libssh2 libcjson libarchive libcrypto libxml-2.0 zlib
 # libcurl: its header only; transport/http.c loads the library at the first HTTP request
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

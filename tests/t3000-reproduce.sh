@@ -170,6 +170,22 @@ test_expect_success 'a run from a dirty tree is reproduced with its recorded dif
 	test_cmp tree.before tree.after2
 '
 
+test_expect_success 'a dirty run is its commit and its diff: a source.diff that does not hash to the recorded diff_sha256 is not the same sources (NOT REPRODUCED)' '
+	D=$(for d in reports/cpu/*/; do
+		test "$(jq_ $d/run.json provenance.git.dirty)" = true && test -f $d/source.diff && basename $d
+	done | head -n 1) &&
+	test -n "$D" && T=20991231-000000-d1ff00 && cp -R reports/cpu/$D reports/cpu/$T &&
+	rm -f reports/cpu/$T/summary.json &&
+	sed -i -e "s/\"run_id\":[[:space:]]*\"[0-9a-f-]*\"/\"run_id\": \"$T\"/" \
+	       -e "s/\"diff_sha256\":[[:space:]]*\"[0-9a-f]*\"/\"diff_sha256\": \"$(printf %064d 0)\"/" reports/cpu/$T/run.json &&
+	(cd proj && test_expect_code 1 "$GPUORCH" reproduce $T --hosts ../hosts.json --factor 3) >rt.out 2>&1 &&
+	grep "reproducing run $T (commit [0-9a-f]* + its recorded diff 000000000000)" rt.out &&
+	rep=$(sed -n "s/^reproduction: //p" rt.out) &&
+	grep "^\*\*NOT REPRODUCED\*\*: .*; the rerun is not of the same sources or spec\.$" "$rep" &&
+	grep "The recorded source.diff has sha256 $(sha256sum reports/cpu/$D/source.diff | cut -c1-12), not the 000000000000 the run recorded" "$rep" &&
+	rm -rf reports/cpu/$T $(dirname $rep)
+'
+
 test_expect_success 'history: a table in commit order and an SVG chart with the step marked' '
 	(cd proj && git checkout -q cpu/cputimer.c) &&
 	# --factor 3: the planted step is 10x; run-to-run noise on a loaded CPU

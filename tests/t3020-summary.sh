@@ -23,13 +23,31 @@ test_expect_success 'setup: one host, a project, two runs' '
 test_expect_success 'a run writes summary.json and samples.txt beside run.json' '
 	run=$(last_run_dir) &&
 	test -f $run/summary.json && test -s $run/samples.txt &&
-	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/2 &&
+	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/3 &&
 	test "$(jq_ $run/summary.json run_id)" = "$(jq_ $run/run.json run_id)" &&
 	test "$(jq_ $run/summary.json outcome)" = "$(jq_ $run/run.json outcome)" &&
 	test "$(jq_ $run/summary.json of.size)" = "$(wc -c <$run/run.json | tr -d " ")" &&
 	n=$(grep -o "\"samples_n\":[[:space:]]*[0-9]*" $run/summary.json | head -1 | grep -o "[0-9]*\$") &&
 	test "$n" -ge 2 &&
-	test "$n" = "$(sed -n 1p $run/samples.txt | wc -w | tr -d " ")"
+	sed -n 1p $run/samples.txt >line1.json &&
+	test "$n" = "$(jq_ line1.json n)" &&
+	test "$(jq_ line1.json encoding)" = ns-delta-zigzag-varint/zlib/base64
+'
+
+test_expect_success 'run.json stores every sample, packed (timing.samples), and the summary says all were kept' '
+	run=$(last_run_dir) &&
+	! grep "\"samples_us\"" $run/run.json &&
+	grep "\"encoding\":[[:space:]]*\"ns-delta-zigzag-varint/zlib/base64\"" $run/run.json &&
+	i=0 && while test "$(jq_ $run/run.json hosts.0.steps.$i.kind)" != benchmark; do
+		i=$((i + 1)) && test $i -lt 20 || return 1
+	done &&
+	total=$(jq_ $run/run.json hosts.0.steps.$i.result.timing.n) &&
+	test "$(jq_ $run/run.json hosts.0.steps.$i.result.timing.samples.n)" = "$total" &&
+	j=0 && while test "$(jq_ $run/summary.json hosts.0.steps.$j.kind)" != benchmark; do
+		j=$((j + 1)) && test $j -lt 20 || return 1
+	done &&
+	test "$(jq_ $run/summary.json hosts.0.steps.$j.result.timing.samples_n)" = "$total" &&
+	test "$(jq_ $run/summary.json hosts.0.steps.$j.result.timing.n)" = "$total"
 '
 
 test_expect_success 'runs and history print the same from summaries as from run.json' '

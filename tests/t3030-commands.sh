@@ -25,7 +25,10 @@ test_expect_success 'compare --json: the verdicts and counts of the Markdown tab
 	"$GPUORCH" compare $A $B >cmp.md &&
 	n=$(jq_ cmp.json rows --len) && test "$n" -ge 2 &&
 	test "$(jq_ cmp.json counts.same)" = "$(sed -n "s/.*: \([0-9]*\) same,.*/\1/p" cmp.md)" &&
-	test "$(jq_ cmp.json rows.0.n_a)" = 2000 &&
+	: "n is what the program timed, the stored subset beside it (old records keep 2000)" &&
+	test "$(jq_ cmp.json rows.0.n_a)" = 2149 && test "$(jq_ cmp.json rows.0.stored_a)" = 2000 &&
+	grep "n=2149, 2000 stored" cmp.md &&
+	grep "the stored samples are a subset (A 2000 of 2149, B 2000 of 2141" cmp.md &&
 	test "$(jq_ cmp.json rule.factor)" = 1.05
 '
 
@@ -42,7 +45,9 @@ test_expect_success 'history --json: the points of the table' '
 	test "$(jq_ h.json points --len)" = $(grep -c "^| [0-9]" h.md) &&
 	test "$(jq_ h.json runs_without_figure --len)" = 0 &&
 	test "$(jq_ h.json metric)" = latency_us &&
-	test "$(jq_ h.json points.0.nsamples)" = 2000 &&
+	test "$(jq_ h.json points.0.nsamples_stored)" = 2000 &&
+	test "$(jq_ h.json points.0.nsamples)" -gt 2000 &&
+	grep "n=$(jq_ h.json points.0.nsamples), 2000 stored" h.md &&
 	grep ">steps: Mann-Whitney p &lt; 0.002<" store/demo/history.svg
 '
 

@@ -409,7 +409,7 @@ static void parse_args(int argc, char **argv, const struct hx_program *prog, str
 	a->seed = 1;
 	a->trials = 5;
 	a->peak_tflops = a->peak_gbps = 0;
-	a->max_json_samples = 2000;
+	a->max_json_samples = 1000000;   /* every sample (the controller stores them packed) */
 	a->launches = 3;
 	hx_timing_defaults(&a->t);
 	memset(p, 0, sizeof *p);
@@ -1207,7 +1207,7 @@ void hx_measure(hx_run_fn fn, void *arg, int nsets, cudaStream_t s, const struct
 	hx_free_dev(flush);
 }
 
-static int g_json_samples = 2000;
+static int g_json_samples = 1000000;
 
 void hx_json_timing(struct hx_json *j, const struct hx_timing *t)
 {
@@ -1248,12 +1248,15 @@ void hx_json_timing(struct hx_json *j, const struct hx_timing *t)
 		hx_json_key(j, "throttle_reasons");
 		hx_json_raw(j, "null");
 	}
-	/* all samples, or --json-samples of them taken evenly across the whole
-	 * run (sample i*n/m, in order): the first m alone were its first fifth,
-	 * and a GPU's clock drifts over a run (B16 S512 D64 on the H100: the
-	 * first 2,000 of 9,973 had a median 0.5 % below the whole run's) */
+	/* all samples (the default: gpuorch packs them into run.json,
+	 * orchestrator/store/samples.h), or --json-samples of them taken evenly
+	 * across the whole run (sample i*n/m, in order): the first m alone were
+	 * its first fifth, and a GPU's clock drifts over a run (B16 S512 D64 on
+	 * the H100: the first 2,000 of 9,973 had a median 0.5 % below the
+	 * whole run's) */
 	int m = t->n < g_json_samples ? t->n : g_json_samples;
 	hx_json_int(j, "samples_total", t->n);
+	hx_json_str(j, "samples_kept", m == t->n ? "all" : "evenly spaced across the run (sample i*n/m)");
 	hx_json_open(j, "samples_us", '[');
 	for (int i = 0; i < m; i++) {
 		hx_json_key(j, NULL);

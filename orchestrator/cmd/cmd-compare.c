@@ -14,6 +14,7 @@
 
 static const char usage[] =
 	"usage: gpuorch compare RUN_A RUN_B [--factor F] [--pair PROG_A:PROG_B]\n"
+	"                       [--cross-gpu] [--instance-factor F]\n"
 	"                       [--output FILE.md] [--json] [--reports DIR]\n"
 	"\n"
 	"Put the figures of two runs side by side (RUN_A is the reference, RUN_B the\n"
@@ -24,11 +25,18 @@ static const char usage[] =
 	"the medians differ by more than the factor (docs/reproduce.md). Figures read\n"
 	"from a program's own output and kernel medians from kernel_timing steps have\n"
 	"one value per run: better or worse when the ratio is beyond the factor in\n"
-	"the figure's better direction (docs/byo.md).\n"
+	"the figure's better direction (docs/byo.md). Timings of different GPU\n"
+	"models (or compute capabilities, or SM clock caps) are \"not comparable\",\n"
+	"never slower; two instances of one model (other GPU UUIDs) are the same\n"
+	"within the instance factor (docs/reproduce.md).\n"
 	"\n"
 	"    --factor F           smallest ratio of medians called a change (default 1.05)\n"
 	"    --pair PA:PB         compare program PA of RUN_A with program PB of RUN_B on\n"
 	"                         the same problems (RUN_A and RUN_B may be the same run)\n"
+	"    --cross-gpu          judge timings of different GPU models too (a verdict on\n"
+	"                         the GPUs, not on the code)\n"
+	"    --instance-factor F  the factor across two instances of one GPU model\n"
+	"                         (default 1.08, or --factor when larger)\n"
 	"    --output FILE        also write the comparison as Markdown to FILE\n"
 	"    --json               print the comparison as JSON instead of Markdown\n"
 	"    --reports DIR        where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
@@ -54,6 +62,8 @@ static int compare_exec(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "reports", required_argument, NULL, 'R' },
+		{ "cross-gpu", no_argument, NULL, 'X' },
+		{ "instance-factor", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cmp_opts o;
@@ -79,6 +89,12 @@ static int compare_exec(int argc, char **argv)
 			if (cmd_parse_factor(optarg, &o.factor) < 0)
 				return cmd_usage_error(&cmd_compare_entry, "--factor: '%s' is not a "
 						       "ratio of at least 1 (e.g. 1.05)", optarg);
+			break;
+		case 'X': o.cross_gpu = 1; break;
+		case 'I':
+			if (cmd_parse_factor(optarg, &o.instance_factor) < 0)
+				return cmd_usage_error(&cmd_compare_entry, "--instance-factor: '%s' is "
+						       "not a ratio of at least 1 (e.g. 1.08)", optarg);
 			break;
 		case 'p': pair = optarg; break;
 		case 'o': output = optarg; break;
@@ -134,15 +150,20 @@ static int compare_exec(int argc, char **argv)
 	compare_describe_run(&md, ea.run);
 	strbuf_addstr(&md, "\n- B (candidate): ");
 	compare_describe_run(&md, eb.run);
-	strbuf_addf(&md, "\n- rule: Mann-Whitney U on the raw samples, p < %g, and the ratio "
-		    "of medians beyond x%.3g (a figure with one value per run: the ratio alone)\n\n",
-		    o.alpha, o.factor);
+	strbuf_addf(&md, "\n- rule: Mann-Whitney U on the stored samples, p < %g, and the ratio "
+		    "of their medians beyond x%.3g (x%.3g across two instances of one GPU model; a "
+		    "figure with one value per run: the ratio alone)%s\n\n",
+		    o.alpha, o.factor, o.instance_factor > o.factor ? o.instance_factor :
+		    CMP_INSTANCE_FACTOR > o.factor ? CMP_INSTANCE_FACTOR : o.factor,
+		    o.cross_gpu ? "; --cross-gpu: different GPU models are judged too" : "");
 	compare_render_table(&md, &r, &o, "A median [min-max, n]", "B median [min-max, n]");
 	strbuf_addf(&md, "\n%d figure%s: %d same, %d faster or better, %d slower or worse, %d different, "
-		    "%d insufficient data, %d missing; %s\n", r.nrows, r.nrows == 1 ? "" : "s",
+		    "%d insufficient data, %d missing", r.nrows, r.nrows == 1 ? "" : "s",
 		    r.count[CMP_SAME], r.count[CMP_FASTER], r.count[CMP_SLOWER],
-		    r.count[CMP_DIFFERENT], r.count[CMP_INSUFFICIENT], r.count[CMP_MISSING],
-		    r.nregressions ? "REGRESSION" : "no regression");
+		    r.count[CMP_DIFFERENT], r.count[CMP_INSUFFICIENT], r.count[CMP_MISSING]);
+	if (r.count[CMP_NOT_COMPARABLE])
+		strbuf_addf(&md, ", %d not comparable", r.count[CMP_NOT_COMPARABLE]);
+	strbuf_addf(&md, "; %s\n", r.nregressions ? "REGRESSION" : "no regression");
 	if (json) {
 		cJSON *j = compare_result_json(&r, &o);
 		char *text = cJSON_Print(j);

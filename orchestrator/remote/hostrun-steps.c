@@ -4,6 +4,7 @@
  * steps too) and recorded in plan order. */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
+#include "store/samples.h"
 #include "tools/ncu.h"
 #include "remote/remote.h"
 #include "tools/sanitizer.h"
@@ -221,8 +222,11 @@ cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, const c
 	json_add_str(sj, "command", ps->command);
 	json_add_str(sj, "stdout_log", out_rel);
 	json_add_str(sj, "stderr_log", err_rel);
-	if (result)
+	if (result) {
+		/* every timing sample, packed (store/samples.h) */
+		samples_pack_timing(cJSON_GetObjectItemCaseSensitive(result, "timing"));
 		cJSON_AddItemToObject(sj, "result", result);
+	}
 	else
 		cJSON_AddNullToObject(sj, "result");
 	if (files) {   /* tool logs and reports pulled back beside the run */

@@ -11,6 +11,7 @@
 #include "report/compare.h"
 #include "core/jsonutil.h"
 #include "store/runread.h"
+#include "store/samples.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,6 +76,9 @@ static struct figure *new_figure(struct figures *out, int *cap, const cJSON *run
 	f->result_status = json_str(res, "status");
 	f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
 	f->driver = json_str(info, "driver");
+	f->gpu_uuid = json_str(info, "gpu_uuid");
+	f->max_clock_mhz = rr_num_or_nan(info, "max_sm_clock_mhz");
+	f->clock_mhz = NAN;
 	f->median_us = f->min_us = f->max_us = f->tflops = f->gbps = NAN;
 	f->registers = f->spill_bytes = f->smem_bytes = -1;
 	return f;
@@ -115,7 +119,8 @@ void figures_of_run(const cJSON *run, struct figures *out)
 		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
 			struct figure *f;
 			const cJSON *res = cJSON_GetObjectItem(s, "result");
-			const cJSON *samples = json_path(res, "timing.samples_us"), *x;
+			struct samples sm;
+			double total;
 			if (!rr_streq(json_str(s, "kind"), "benchmark"))
 				continue;
 			/* a program's own figures stand for its step when it has no timing */
@@ -130,12 +135,20 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			f->max_us = rr_num_or_nan(res, "timing.max_us");
 			f->tflops = rr_num_or_nan(res, "model.tflops");
 			f->gbps = rr_num_or_nan(res, "model.gbps");
+			f->clock_mhz = rr_num_or_nan(res, "timing.sm_clock_mhz_median");
 			f->samples_at = json_path(res, "timing.samples_at");
-			if (cJSON_IsArray(samples) && cJSON_GetArraySize(samples) > 0) {
-				f->samples = xcalloc((size_t)cJSON_GetArraySize(samples), sizeof(double));
-				cJSON_ArrayForEach(x, samples)
-					if (cJSON_IsNumber(x) && isfinite(x->valuedouble))
-						f->samples[f->nsamples++] = x->valuedouble;
+			f->samples_kept = rr_str(rr_obj(res, "timing"), "samples_kept");
+			if (rr_num(res, "timing.n", &total) && total >= 1 && total < 1e9)
+				f->ntotal = (int)total;
+			switch (samples_read_timing(rr_obj(res, "timing"), &sm, NULL)) {
+			case 1:
+				f->samples = sm.v;
+				f->nsamples = sm.n;
+				f->ntotal = sm.total;
+				break;
+			case -1:
+				f->samples_error = "its packed samples cannot be decoded (record damaged?)";
+				break;
 			}
 			resources_of(h, f);
 		}
@@ -229,6 +242,7 @@ const char *compare_verdict_name(enum cmp_verdict v, int reproduce)
 	case CMP_DIFFERENT: return "different";
 	case CMP_INSUFFICIENT: return "insufficient data";
 	case CMP_MISSING: return "missing";
+	case CMP_NOT_COMPARABLE: return "not comparable";
 	}
 	return "?";
 }
@@ -302,12 +316,22 @@ int compare_named(const struct figure *a, const struct figure *b, double factor,
 static void judge_named(struct cmp_row *r, const struct cmp_opts *o)
 {
 	const struct figure *a = r->a, *b = r->b;
-	int moved = compare_named(a, b, o->factor, &r->t);
+	double factor = o->factor;
+	int moved;
+
+	if (compare_instances_differ(a, b)) {
+		factor = o->instance_factor > 0 ? o->instance_factor : CMP_INSTANCE_FACTOR;
+		factor = factor > o->factor ? factor : o->factor;
+		strbuf_addf(&r->notes, "GPU instances differ (%.12s vs %.12s): the same within x%.3g "
+			    "across instances", a->gpu_uuid, b->gpu_uuid, factor);
+	}
+	moved = compare_named(a, b, factor, &r->t);
 
 	if (!same_str(a->status, b->status))
 		add_change(&r->changes, "step", a->status, b->status);
-	if (!same_str(a->gpu, b->gpu))
-		strbuf_addf(&r->notes, "GPU differs: %s vs %s", figure_gpu_label(a), figure_gpu_label(b));
+	if (!same_str(a->gpu, b->gpu))   /* only with --cross-gpu */
+		strbuf_addf(&r->notes, "%sGPU differs: %s vs %s (--cross-gpu)", r->notes.len ? "; " : "",
+			    figure_gpu_label(a), figure_gpu_label(b));
 	if (r->t.verdict == STATS_INSUFFICIENT) {
 		r->verdict = r->changes.len ? CMP_DIFFERENT : CMP_INSUFFICIENT;
 		return;
@@ -322,19 +346,120 @@ static void judge_named(struct cmp_row *r, const struct cmp_opts *o)
 		     : r->t.verdict == STATS_SLOWER ? CMP_SLOWER : CMP_SAME;
 }
 
+int compare_comparable(const struct figure *a, const struct figure *b, const struct cmp_opts *o,
+		       struct strbuf *why)
+{
+	if (o->cross_gpu)
+		return 1;
+	if (!same_str(a->gpu, b->gpu)) {
+		strbuf_addf(why, "different GPU models: %s vs %s", figure_gpu_label(a),
+			    figure_gpu_label(b));
+		return 0;
+	}
+	if (a->compute_cap && b->compute_cap && strcmp(a->compute_cap, b->compute_cap)) {
+		strbuf_addf(why, "different compute capabilities: %s vs %s", a->compute_cap,
+			    b->compute_cap);
+		return 0;
+	}
+	if (a->max_clock_mhz > 0 && b->max_clock_mhz > 0 && a->max_clock_mhz != b->max_clock_mhz) {
+		strbuf_addf(why, "different SM clock caps: %.0f vs %.0f MHz", a->max_clock_mhz,
+			    b->max_clock_mhz);
+		return 0;
+	}
+	return 1;
+}
+
+int compare_instances_differ(const struct figure *a, const struct figure *b)
+{
+	return a->gpu_uuid && b->gpu_uuid && strcmp(a->gpu_uuid, b->gpu_uuid) != 0;
+}
+
+static void add_note(struct strbuf *sb, const char *s)
+{
+	strbuf_addf(sb, "%s%s", sb->len ? "; " : "", s);
+}
+
+/* "A 2000 of 9876" for a side that stores a subset */
+static void subset_words(struct strbuf *sb, const char *side, const struct figure *f)
+{
+	if (f->ntotal > f->nsamples && f->nsamples > 0)
+		strbuf_addf(sb, "%s%s %d of %d", sb->len ? ", " : "", side, f->nsamples, f->ntotal);
+}
+
+int compare_timing(const struct figure *a, const struct figure *b, const struct cmp_opts *o,
+		   struct stats_cmp *t, struct strbuf *notes)
+{
+	double factor = o->factor > 0 ? o->factor : STATS_DEFAULT_FACTOR;
+	double rec = a->median_us > 0 && b->median_us > 0 ? b->median_us / a->median_us : NAN;
+	struct strbuf sb = STRBUF_INIT;
+	int suspect = 0;
+
+	if (compare_instances_differ(a, b)) {
+		double fi = o->instance_factor > 0 ? o->instance_factor : CMP_INSTANCE_FACTOR;
+		if (fi > factor)
+			factor = fi;
+		strbuf_addf(&sb, "GPU instances differ (%.12s vs %.12s): the same within x%.3g across "
+			    "instances", a->gpu_uuid, b->gpu_uuid, factor);
+		add_note(notes, sb.buf);
+		strbuf_reset(&sb);
+	}
+	stats_compare(a->samples, a->nsamples, b->samples, b->nsamples, o->alpha, factor, t);
+	if (a->samples_error || b->samples_error)
+		t->why = a->samples_error ? a->samples_error : b->samples_error;
+	if (!a->nsamples || !b->nsamples) {
+		t->ratio = rec;    /* no samples to test: the medians are all there is */
+		goto out;
+	}
+	subset_words(&sb, "A", a);
+	subset_words(&sb, "B", b);
+	if (sb.len) {
+		char *what = strbuf_detach(&sb, NULL);
+		strbuf_addf(&sb, "the stored samples are a subset (%s; %s): the test, ratio and verdict "
+			    "use them", what, a->ntotal > a->nsamples && a->samples_kept ? a->samples_kept
+			    : b->ntotal > b->nsamples && b->samples_kept ? b->samples_kept
+			    : "which ones the record does not say");
+		free(what);
+		add_note(notes, sb.buf);
+		strbuf_reset(&sb);
+	}
+	/* a record whose samples and medians tell different stories */
+	if (!isnan(rec) && !isnan(t->ratio) &&
+	    stats_beyond_factor(rec, factor) != stats_beyond_factor(t->ratio, factor)) {
+		t->verdict = STATS_INSUFFICIENT;
+		t->why = "the stored samples do not represent the recorded medians";
+		strbuf_addf(&sb, "the recorded medians give x%.3f, the stored samples x%.3f", rec,
+			    t->ratio);
+		add_note(notes, sb.buf);
+		/* either side of the story says slower: it cannot be ruled out */
+		suspect = stats_beyond_factor(rec, factor) > 0 || stats_beyond_factor(t->ratio, factor) > 0;
+	}
+out:
+	strbuf_release(&sb);
+	return suspect;
+}
+
 static void judge(struct cmp_row *r, const struct cmp_opts *o)
 {
 	const struct figure *a = r->a, *b = r->b;
-	int correctness = 0;
+	struct strbuf why = STRBUF_INIT;
+	int correctness = 0, suspect, env = 0;
 
+	if (!compare_comparable(a, b, o, &why)) {
+		/* timings of two kinds of GPU say nothing about the code */
+		r->verdict = CMP_NOT_COMPARABLE;
+		r->t.why = NULL;
+		r->t.ratio = a->name ? (a->value != 0 ? b->value / a->value : NAN)
+			     : a->median_us > 0 && b->median_us > 0 ? b->median_us / a->median_us : NAN;
+		strbuf_addf(&r->notes, "%s (give --cross-gpu to compare them anyway)", why.buf);
+		strbuf_release(&why);
+		return;
+	}
+	strbuf_release(&why);
 	if (a->name) {
 		judge_named(r, o);
 		return;
 	}
-	/* the ratio of the medians the table shows (the program's, over all its
-	 * timed runs), the test on the samples it kept */
-	stats_compare_medians(a->samples, a->nsamples, b->samples, b->nsamples, a->median_us,
-			      b->median_us, o->alpha, o->factor, &r->t);
+	suspect = compare_timing(a, b, o, &r->t, &r->notes);
 	if (!same_str(a->status, b->status)) {
 		add_change(&r->changes, "step", a->status, b->status);
 		correctness = 1;
@@ -368,12 +493,15 @@ static void judge(struct cmp_row *r, const struct cmp_opts *o)
 	}
 	if (a->nvcc_version && b->nvcc_version && strcmp(a->nvcc_version, b->nvcc_version))
 		add_change(&r->changes, "nvcc", a->nvcc_version, b->nvcc_version);
-	if (a->driver && b->driver && strcmp(a->driver, b->driver))
+	if (a->driver && b->driver && strcmp(a->driver, b->driver)) {
 		add_change(&r->changes, "driver", a->driver, b->driver);
-	if (!same_str(a->gpu, b->gpu))
-		strbuf_addf(&r->notes, "GPU differs: %s vs %s", figure_gpu_label(a),
-			    figure_gpu_label(b));
-	if (r->t.verdict == STATS_SLOWER)
+		env = 1;
+	}
+	if (!same_str(a->gpu, b->gpu))   /* only with --cross-gpu */
+		strbuf_addf(&r->notes, "%sGPU differs: %s vs %s (--cross-gpu)", r->notes.len ? "; " : "",
+			    figure_gpu_label(a), figure_gpu_label(b));
+	/* a slower timing under another driver is not the code's regression */
+	if ((r->t.verdict == STATS_SLOWER || suspect) && !env)
 		r->regression = 1;
 	if (r->changes.len) {
 		r->verdict = CMP_DIFFERENT;
@@ -526,8 +654,16 @@ cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
 		json_add_str(j, "gpu_b", w->b ? w->b->gpu : NULL);
 		add_num_or_null(j, "median_a_us", w->a ? w->a->median_us : NAN);
 		add_num_or_null(j, "median_b_us", w->b ? w->b->median_us : NAN);
-		add_num_or_null(j, "n_a", w->a ? w->a->nsamples : NAN);
-		add_num_or_null(j, "n_b", w->b ? w->b->nsamples : NAN);
+		add_num_or_null(j, "n_a", w->a && (w->a->ntotal || w->a->nsamples)
+				? (w->a->ntotal > w->a->nsamples ? w->a->ntotal : w->a->nsamples) : NAN);
+		add_num_or_null(j, "n_b", w->b && (w->b->ntotal || w->b->nsamples)
+				? (w->b->ntotal > w->b->nsamples ? w->b->ntotal : w->b->nsamples) : NAN);
+		add_num_or_null(j, "stored_a", w->a ? w->a->nsamples : NAN);
+		add_num_or_null(j, "stored_b", w->b ? w->b->nsamples : NAN);
+		add_num_or_null(j, "clock_a_mhz", w->a ? w->a->clock_mhz : NAN);
+		add_num_or_null(j, "clock_b_mhz", w->b ? w->b->clock_mhz : NAN);
+		json_add_str(j, "gpu_uuid_a", w->a ? w->a->gpu_uuid : NULL);
+		json_add_str(j, "gpu_uuid_b", w->b ? w->b->gpu_uuid : NULL);
 		add_num_or_null(j, "ratio", w->a && w->b ? w->t.ratio : NAN);
 		add_num_or_null(j, "p", w->a && w->b ? w->t.p : NAN);
 		json_add_str(j, "verdict", compare_row_verdict(w, o->reproduce));
@@ -537,7 +673,7 @@ cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
 		cJSON_AddItemToArray(rows, j);
 	}
 	counts = json_add_obj(out, "counts");
-	for (i = CMP_SAME; i <= CMP_MISSING; i++)
+	for (i = CMP_SAME; i < CMP_NVERDICTS; i++)
 		json_add_num(counts, compare_verdict_name((enum cmp_verdict)i, o->reproduce), r->count[i]);
 	json_add_num(out, "regressions", r->nregressions);
 	return out;
@@ -569,10 +705,14 @@ void compare_fmt_figure(struct strbuf *sb, const struct figure *f)
 	metric_fmt_us(sb, f->min_us);
 	strbuf_addstr(sb, "-");
 	metric_fmt_us(sb, f->max_us);
-	if (f->nsamples)
-		strbuf_addf(sb, ", n=%d]", f->nsamples);
+	if (f->nsamples && f->ntotal > f->nsamples)
+		strbuf_addf(sb, ", n=%d, %d stored]", f->ntotal, f->nsamples);
+	else if (f->nsamples || f->ntotal)
+		strbuf_addf(sb, ", n=%d]", f->nsamples > f->ntotal ? f->nsamples : f->ntotal);
 	else
 		strbuf_addstr(sb, ", no samples]");
+	if (f->clock_mhz > 0)
+		strbuf_addf(sb, " at %.0f MHz", f->clock_mhz);
 	if (!is_pass(f->status))
 		strbuf_addf(sb, " %s", f->status ? f->status : "");
 }
@@ -632,7 +772,11 @@ void compare_render_table(struct strbuf *md, const struct cmp_result *r, const s
 				    row->b->host ? row->b->host : "?");
 		else
 			strbuf_addstr(&cell, f->host ? f->host : "?");
-		strbuf_addf(&cell, " (%s)", figure_gpu_label(f));
+		if (row->a && row->b && !same_str(row->a->gpu, row->b->gpu))
+			strbuf_addf(&cell, " (%s / %s)", figure_gpu_label(row->a),
+				    figure_gpu_label(row->b));
+		else
+			strbuf_addf(&cell, " (%s)", figure_gpu_label(f));
 		strbuf_addstr(md, " | ");
 		add_cell(md, cell.buf);
 		strbuf_reset(&cell);
@@ -677,10 +821,11 @@ void compare_describe_run(struct strbuf *sb, const cJSON *run)
 	strbuf_addf(sb, "%s (%s, ", json_str(run, "run_id") ? json_str(run, "run_id") : "?",
 		    json_str(json_path(run, "experiment"), "name") ?
 		    json_str(json_path(run, "experiment"), "name") : "?");
-	if (commit)
-		strbuf_addf(sb, "commit %.12s%s", commit,
-			    cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty")) ? " + uncommitted changes"
-									     : "");
+	if (commit && cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty")))
+		strbuf_addf(sb, "commit %.12s + uncommitted changes (diff %.12s)", commit,
+			    json_str(git, "diff_sha256") ? json_str(git, "diff_sha256") : "not recorded");
+	else if (commit)
+		strbuf_addf(sb, "commit %.12s", commit);
 	else
 		strbuf_addstr(sb, "no commit");
 	strbuf_addf(sb, ", %s)", json_str(run, "started_at") ? json_str(run, "started_at") : "?");

@@ -2,6 +2,7 @@
 #include "report/runsum.h"
 #include "report/report.h"
 #include "store/runread.h"
+#include "store/samples.h"
 #include "core/fsutil.h"
 #include "core/jsonutil.h"
 
@@ -37,31 +38,49 @@ static void copy_item(cJSON *to, const cJSON *from, const char *key)
 		cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, 1));
 }
 
-static void add_samples(cJSON *timing, const cJSON *arr, struct strbuf *samples)
+/* The step's samples (either form, store/samples.h): inline, or as one line
+ * of samples.txt; with how many the program timed and which were kept. */
+static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples)
 {
-	const cJSON *x;
+	struct samples sm;
+	cJSON *packed;
+	char *text = NULL;
 	size_t off;
-	int n = 0;
-	if (!cJSON_IsArray(arr))
-		return;
+	int i;
 	if (!samples) {
-		cJSON_AddItemToObject(timing, "samples_us", cJSON_Duplicate(arr, 1));
+		/* in memory: the samples as the record has them, decoded when read */
+		copy_num(timing, from, "n", "n");
+		copy_str(timing, from, "samples_kept");
+		copy_item(timing, from, "samples");
+		copy_item(timing, from, "samples_us");
 		return;
 	}
+	if (samples_read_timing(from, &sm, NULL) <= 0)
+		return;
+	json_add_num(timing, "n", sm.total);
+	if (sm.kept)
+		json_add_str(timing, "samples_kept", sm.kept);
 	off = samples->len;
-	cJSON_ArrayForEach(x, arr)
-		if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) {
-			if (n++)
+	packed = samples_encode(sm.v, sm.n);
+	if (packed && (text = cJSON_PrintUnformatted(packed)) != NULL) {
+		strbuf_addstr(samples, text);   /* one line: the packed samples, as in run.json */
+		free(text);
+	} else {
+		for (i = 0; i < sm.n; i++) {    /* zlib failed: the numbers, as before */
+			if (i)
 				strbuf_addch(samples, ' ');
-			strbuf_add_double(samples, x->valuedouble);
+			strbuf_add_double(samples, sm.v[i]);
 		}
+	}
+	cJSON_Delete(packed);
 	strbuf_addch(samples, '\n');
 	{
 		cJSON *at = json_add_arr(timing, "samples_at");
 		cJSON_AddItemToArray(at, cJSON_CreateNumber((double)off));
 		cJSON_AddItemToArray(at, cJSON_CreateNumber((double)(samples->len - off)));
 	}
-	json_add_num(timing, "samples_n", n);
+	json_add_num(timing, "samples_n", sm.n);
+	samples_release(&sm);
 }
 
 static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
@@ -83,7 +102,8 @@ static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
 		copy_num(t, res, "timing.min_us", "min_us");
 		copy_num(t, res, "timing.max_us", "max_us");
 		copy_num(t, res, "timing.p90_us", "p90_us");
-		add_samples(t, json_path(res, "timing.samples_us"), samples);
+		copy_num(t, res, "timing.sm_clock_mhz_median", "sm_clock_mhz_median");
+		add_samples(t, rr_obj(res, "timing"), samples);
 	}
 	if (rr_obj(res, "model")) {
 		m = json_add_obj(r, "model");
@@ -154,6 +174,8 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 		copy_str(info, hi, "compute_cap");
 		copy_str(info, hi, "arch");
 		copy_str(info, hi, "driver");
+		copy_str(info, hi, "gpu_uuid");
+		copy_item(info, hi, "max_sm_clock_mhz");
 		if (rr_str(rr_obj(hi, "nvcc"), "version"))
 			json_add_str(json_add_obj(info, "nvcc"), "version",
 				     rr_str(rr_obj(hi, "nvcc"), "version"));
@@ -306,7 +328,19 @@ int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, in
 		return 0;
 	}
 	buf[(size_t)len] = '\0';
-	for (p = buf; *p && *p != '\n'; p = end) {
+	if (buf[0] == '{') {
+		/* the packed samples (store/samples.h) */
+		cJSON *o = cJSON_Parse(buf);
+		struct samples sm;
+		if (o && samples_read_packed(o, &sm, NULL) == 0) {
+			*v = sm.v;
+			*n = sm.n;
+		}
+		cJSON_Delete(o);
+		free(buf);
+		return *n > 0;
+	}
+	for (p = buf; *p && *p != '\n'; p = end) {   /* numbers, space-separated */
 		double x = strtod(p, &end);
 		if (end == p)
 			break;

@@ -8,10 +8,10 @@
  *                 the benchmark and correctness steps with their figures
  *                 ("schema": "gpuorch.summary/1"), and where each
  *                 benchmark's samples are in
- *   samples.txt   one line per benchmark step: its samples_us, space-separated
- *                 (strbuf_add_double: the same doubles in the fewest
- *                 digits), read only for the figures a
- *                 command looks at (history's points).
+ *   samples.txt   one line per benchmark step: its samples packed as in
+ *                 run.json (store/samples.h), one JSON object a line (older
+ *                 files: the numbers, space-separated), read only for the
+ *                 figures a command looks at (history's points).
  * The summary records run.json's size and mtime: when run.json changed after
  * it (or there is no summary: every run recorded before, or a controller
  * killed mid-run), the reader parses run.json and builds the same summary in
@@ -23,7 +23,8 @@
 #include "core/error.h"
 #include "store/store.h"
 
-#define RUNSUM_SCHEMA "gpuorch.summary/2"   /* 2: output figures, kernel medians */
+#define RUNSUM_SCHEMA "gpuorch.summary/3"   /* 2: output figures, kernel medians; 3: samples
+					       * n (timed), samples_kept, clocks, GPU uuid */
 
 /* The summary of run record `run`. With samples non-NULL each benchmark's
  * samples go there (one line each) and the step says where

@@ -162,19 +162,41 @@ out:
 
 static void judge(struct finder *f, const struct point *good, struct point *p, int want)
 {
+	struct cmp_opts co;
+	struct strbuf notes = STRBUF_INIT;
+	memset(&co, 0, sizeof(co));
+	co.alpha = STATS_DEFAULT_ALPHA;
+	co.factor = f->factor;
+	if (!compare_comparable(&good->fig, &p->fig, &co, &notes)) {
+		memset(&p->t, 0, sizeof(p->t));
+		p->t.ratio = p->t.p = NAN;
+		p->t.verdict = STATS_INSUFFICIENT;
+		p->state = SKIPPED;
+		free(p->note);
+		p->note = xstrfmt("not comparable with GOOD: %s", notes.buf);
+		strbuf_release(&notes);
+		return;
+	}
 	if (f->figure)   /* one value a run: the ratio rule; "slower" is worse */
 		compare_named(&good->fig, &p->fig, f->factor, &p->t);
-	else
-		stats_compare(good->fig.samples, good->fig.nsamples, p->fig.samples, p->fig.nsamples,
-			      STATS_DEFAULT_ALPHA, f->factor, &p->t);
+	else   /* compare's one rule (the stored samples; GPU instances) */
+		compare_timing(&good->fig, &p->fig, &co, &p->t, &notes);
 	if (p->t.verdict == STATS_INSUFFICIENT) {
 		p->state = SKIPPED;
-		p->note = xstrdup(p->t.why ? p->t.why : "insufficient data");
+		free(p->note);
+		p->note = notes.len ? xstrfmt("%s; %s", p->t.why ? p->t.why : "insufficient data",
+					      notes.buf)
+				    : xstrdup(p->t.why ? p->t.why : "insufficient data");
 	} else if ((int)p->t.verdict == want || (want < 0 && p->t.verdict != STATS_SAME)) {
 		p->state = CHANGED;
 	} else {
 		p->state = SAME;
 	}
+	if (p->state != SKIPPED && notes.len) {   /* GPU instances, a subset of samples */
+		free(p->note);
+		p->note = strbuf_detach(&notes, NULL);
+	}
+	strbuf_release(&notes);
 }
 
 static void print_evidence(const struct finder *f, const struct point *pts, int n)

@@ -11,6 +11,7 @@
 #include "report/runsum.h"
 #include "core/error.h"
 #include "core/fsutil.h"
+#include "core/hash.h"
 #include "store/gitinfo.h"
 #include "remote/hostpick.h"
 #include "transport/hosts.h"
@@ -54,6 +55,7 @@ static int reproduce(const struct reproduce_opts *o, const struct store_entry *o
 	char *spec_path = rerun_spec_path_of(run);
 	const char *spec_hash = json_str(json_path(run, "experiment"), "spec_sha256");
 	const char *diff_file = json_str(git, "diff_file");
+	const char *diff_hash = json_str(git, "diff_sha256");
 	const char *old_cid = json_str(json_path(run, "provenance"), "content_id");
 	const char *want_gpu, *want_cc, *host_name;
 	int dirty = cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty"));
@@ -94,6 +96,21 @@ static int reproduce(const struct reproduce_opts *o, const struct store_entry *o
 		if (!fs_is_file(diff_path)) {
 			free(diff_path);
 			diff_path = NULL;
+		}
+	}
+	if (diff_path && diff_hash) {
+		/* the diff is part of the run's identity: the file must be the one recorded */
+		struct strbuf text = STRBUF_INIT;
+		char got[SHA256_HEX_LEN + 1] = "";
+		if (fs_read_file(diff_path, &text, &err) == GO_OK)
+			sha256_hex(text.buf, text.len, got);
+		strbuf_release(&text);
+		strbuf_reset(&err);
+		if (strcmp(got, diff_hash)) {
+			strbuf_addf(&problems, "- The recorded %s has sha256 %.12s, not the %.12s the run "
+				    "recorded: these are not the recorded run's sources.\n", diff_file,
+				    *got ? got : "(unreadable)", diff_hash);
+			faithful = 0;
 		}
 	}
 	if (dirty && !diff_path) {
@@ -147,8 +164,9 @@ static int reproduce(const struct reproduce_opts *o, const struct store_entry *o
 		}
 		host_name = hs->v[pick.chosen].name;
 	}
-	printf("reproducing run %s (commit %.12s%s) on host '%s'\n", old->run_id, commit,
-	       diff_path ? " + its recorded diff" : "", host_name);
+	printf("reproducing run %s (commit %.12s%s%.12s) on host '%s'\n", old->run_id, commit,
+	       diff_path ? " + its recorded diff " : "", diff_path && diff_hash ? diff_hash : "",
+	       host_name);
 
 	/* The rerun. */
 	memset(&ro, 0, sizeof(ro));
@@ -206,10 +224,20 @@ static int reproduce(const struct reproduce_opts *o, const struct store_entry *o
 	compare_runs(&fa, &fb, &co, &r);
 	{
 		int ok = faithful && !run_rc && r.nrows > 0 && r.count[CMP_SAME] == r.nrows;
+		int nc = r.count[CMP_NOT_COMPARABLE];
 		const cJSON *nh = cJSON_GetArrayItem(cJSON_GetObjectItem(new_run, "hosts"), 0);
+		const char *new_gpu = nh ? json_str(json_path(nh, "info"), "gpu_name") : NULL;
 		strbuf_addf(&md, "# Reproduction of run %s\n\n", old->run_id);
-		strbuf_addf(&md, "**%s**: %d of %d figure%s reproduced", ok ? "REPRODUCED" :
-			    "NOT REPRODUCED", r.count[CMP_SAME], r.nrows, r.nrows == 1 ? "" : "s");
+		if (nc) {
+			/* another kind of GPU (or clock cap) reproduces nothing and refutes nothing */
+			strbuf_addf(&md, "**NOT COMPARABLE**: recorded on %s, rerun on %s; %d of %d "
+				    "figure%s not comparable (see the table), none reproduced",
+				    want_gpu ? want_gpu : "no GPU", new_gpu ? new_gpu : "no GPU", nc,
+				    r.nrows, r.nrows == 1 ? "" : "s");
+		} else {
+			strbuf_addf(&md, "**%s**: %d of %d figure%s reproduced", ok ? "REPRODUCED" :
+				    "NOT REPRODUCED", r.count[CMP_SAME], r.nrows, r.nrows == 1 ? "" : "s");
+		}
 		if (!faithful)
 			strbuf_addstr(&md, "; the rerun is not of the same sources or spec");
 		strbuf_addstr(&md, ".\n\n");
@@ -218,9 +246,7 @@ static int reproduce(const struct reproduce_opts *o, const struct store_entry *o
 		strbuf_addf(&md, " on %s (%s)\n- rerun: ", json_str(oh, "name") ? json_str(oh, "name")
 			    : "?", want_gpu ? want_gpu : "no GPU");
 		compare_describe_run(&md, new_run);
-		strbuf_addf(&md, " on %s (%s)\n", host_name,
-			    nh && json_str(json_path(nh, "info"), "gpu_name")
-			    ? json_str(json_path(nh, "info"), "gpu_name") : "no GPU");
+		strbuf_addf(&md, " on %s (%s)\n", host_name, new_gpu ? new_gpu : "no GPU");
 		strbuf_addf(&md, "- sources: %s (content id %.16s)\n",
 			    old_cid && json_str(json_path(new_run, "provenance"), "content_id") &&
 			    !strcmp(old_cid, json_str(json_path(new_run, "provenance"), "content_id"))
@@ -234,8 +260,10 @@ static int reproduce(const struct reproduce_opts *o, const struct store_entry *o
 				    ? "its recorded source.diff was applied in a scratch worktree"
 				    : "its changes were not recorded and are NOT included");
 		strbuf_addf(&md, "- rule: a figure is reproduced when the Mann-Whitney U test on the "
-			    "raw samples of both runs does not find a difference at p < %g, or the "
-			    "medians differ by less than x%.3g\n\n", co.alpha, co.factor);
+			    "stored samples of both runs does not find a difference at p < %g, or their "
+			    "medians differ by less than x%.3g (x%.3g on another GPU instance of the "
+			    "model); another GPU model or clock cap is not comparable\n\n", co.alpha,
+			    co.factor, co.factor > CMP_INSTANCE_FACTOR ? co.factor : CMP_INSTANCE_FACTOR);
 		if (problems.len)
 			strbuf_addf(&md, "## Problems\n\n%s\n", problems.buf);
 		strbuf_addstr(&md, "## Figures\n\n");
@@ -253,7 +281,8 @@ static int reproduce(const struct reproduce_opts *o, const struct store_entry *o
 			goto out;
 		}
 		printf("\n%s\nreproduction: %s\n", md.buf, path);
-		rc = ok ? GO_EXIT_OK : GO_EXIT_FAILED;
+		/* not comparable: no verdict, so no failure (unless the rerun failed) */
+		rc = ok || (nc && !run_rc) ? GO_EXIT_OK : GO_EXIT_FAILED;
 	}
 out:
 	compare_result_release(&r);

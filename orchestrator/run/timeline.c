@@ -2,11 +2,14 @@
  *
  * Runs come from the store's summaries (report/runsum.h); they are ordered
  * by their commit's place in `git log --topo-order --reverse --all` (oldest
- * first), runs at one commit by start time, and runs whose commit git does
- * not know (or without one) come last. One point per run and GPU model; a
- * step change is a point that differs from the previous point of its series
- * by the same rule as `gpuorch compare` (Mann-Whitney p < 0.002 and the
- * factor). Only the plotted points' samples are read (samples.txt). */
+ * first), runs at one commit by start time; a run whose commit git does not
+ * know (or without one) goes by its start time: before the first run of a
+ * known commit that started after it. A run's identity is its commit and,
+ * from a dirty work tree, its diff's hash ("c7d6a3e+5be1dc0"). One point per
+ * run and GPU model; a step change is a point that differs from the previous
+ * point of its series by compare's one timing rule (compare_timing: the
+ * stored samples, the factor, the instance factor across GPU instances).
+ * Only the plotted points' samples are read (samples.txt). */
 #include "run/timeline.h"
 #include "report/compare.h"
 #include "core/error.h"
@@ -26,7 +29,7 @@
 
 struct hrun {
 	const struct store_entry *e;
-	int order;              /* commit position; INT_MAX-ish when unknown */
+	int order;              /* commit position; UNKNOWN_ORDER when git does not know it */
 	const char *started;
 	const char *date, *subject;  /* from git, may be NULL */
 };
@@ -48,14 +51,53 @@ static int commit_pos(const struct gitc *commits, int ncommits, const char *sha,
 	return 0;
 }
 
+#define UNKNOWN_ORDER (1 << 30)
+
+static int cmp_started(const struct hrun *a, const struct hrun *b)
+{
+	int c = strcmp(a->started ? a->started : "", b->started ? b->started : "");
+	return c ? c : strcmp(a->e->run_id, b->e->run_id);
+}
+
 static int cmp_hrun(const void *x, const void *y)
 {
 	const struct hrun *a = x, *b = y;
-	int c;
 	if (a->order != b->order)
 		return a->order < b->order ? -1 : 1;
-	c = strcmp(a->started ? a->started : "", b->started ? b->started : "");
-	return c ? c : strcmp(a->e->run_id, b->e->run_id);
+	return cmp_started(a, b);
+}
+
+/* Runs of known commits in commit order, then (from k on) the others in time
+ * order: each of the others goes before the first run of a known commit
+ * that started after it, so an old run without a commit is not "newest". */
+static void order_runs(struct hrun *runs, int n)
+{
+	struct hrun *out = xcalloc((size_t)n + 1, sizeof(*out));
+	int k, i, j, m = 0;
+	qsort(runs, (size_t)n, sizeof(*runs), cmp_hrun);
+	for (k = 0; k < n && runs[k].order < UNKNOWN_ORDER; k++)
+		;
+	for (i = 0, j = k; i < k || j < n;) {
+		if (j < n && (i == k || cmp_started(&runs[j], &runs[i]) < 0))
+			out[m++] = runs[j++];
+		else
+			out[m++] = runs[i++];
+	}
+	memcpy(runs, out, (size_t)n * sizeof(*runs));
+	free(out);
+}
+
+/* "c7d6a3e", "c7d6a3e+5be1dc0" (the diff's hash of a dirty tree; "+?" when
+ * the record has none), "(none)" */
+static char *run_identity(const cJSON *run)
+{
+	const cJSON *git = json_path(run, "provenance.git");
+	const char *sha = json_str(git, "commit"), *diff = json_str(git, "diff_sha256");
+	if (!sha)
+		return xstrdup("(none)");
+	if (!cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty")))
+		return xstrfmt("%.7s", sha);
+	return xstrfmt("%.7s+%.7s", sha, diff ? diff : "?");
 }
 
 static int add_series(const char ***names, int *n, const char *name)
@@ -95,11 +137,14 @@ int timeline_run(const struct timeline_opts *o)
 	const char *fig = o->figure, *fig_unit = NULL;
 	enum metric_better fig_better = METRIC_BETTER_NONE;
 	char *moved = NULL;   /* per point: a figure with no direction moved beyond the factor */
+	char *unsure = NULL;  /* per point: the record's samples and medians disagree, one says slower */
+	char **notes = NULL;  /* per point: what the step's verdict says besides (GPU instances, ...) */
+	struct cmp_opts co;
 	int tflops = metric->better == METRIC_HIGHER_BETTER, json = o->json;
 	int i, j, n = 0, nr = 0, nl = 0, rc = GO_EXIT_OK, nseries = 0, npts = 0;
 	double factor = o->factor > 0 ? o->factor : STATS_DEFAULT_FACTOR;
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT, md = STRBUF_INIT, svg = STRBUF_INIT,
-		      cell = STRBUF_INIT;
+		      cell = STRBUF_INIT, why = STRBUF_INIT;
 	struct store_entry *v = NULL;
 	struct hrun *runs = NULL;
 	struct figures *figs = NULL;
@@ -157,13 +202,13 @@ int timeline_run(const struct timeline_opts *o)
 		const char *sha = json_str(json_path(runs[i].e->run, "provenance.git"), "commit");
 		int pos;
 		runs[i].started = json_str(runs[i].e->run, "started_at");
-		runs[i].order = commit_pos(commits, ncommits, sha, &pos) ? pos : 1 << 30;
-		if (runs[i].order < (1 << 30)) {
+		runs[i].order = commit_pos(commits, ncommits, sha, &pos) ? pos : UNKNOWN_ORDER;
+		if (runs[i].order < UNKNOWN_ORDER) {
 			runs[i].date = commits[pos].date;
 			runs[i].subject = commits[pos].subject;
 		}
 	}
-	qsort(runs, (size_t)nr, sizeof(*runs), cmp_hrun);
+	order_runs(runs, nr);
 
 	/* The figure: given, or the newest run's first kernel benchmark. */
 	figs = xcalloc((size_t)nr, sizeof(*figs));
@@ -237,10 +282,13 @@ int timeline_run(const struct timeline_opts *o)
 	pts = xcalloc((size_t)nr * 8 + 1, sizeof(*pts));
 	pfig = xcalloc((size_t)nr * 8 + 1, sizeof(*pfig));
 	moved = xcalloc((size_t)nr * 8 + 1, 1);
+	unsure = xcalloc((size_t)nr * 8 + 1, 1);
+	notes = xcalloc((size_t)nr * 8 + 1, sizeof(char *));
+	memset(&co, 0, sizeof(co));
+	co.alpha = STATS_DEFAULT_ALPHA;
+	co.factor = factor;
 	for (i = 0; i < nr; i++) {
-		const char *sha = json_str(json_path(runs[i].e->run, "provenance.git"), "commit");
-		int dirty = cJSON_IsTrue(json_path(runs[i].e->run, "provenance.git.dirty"));
-		slots[i] = sha ? xstrfmt("%.7s%s", sha, dirty ? "+" : "") : xstrdup("(none)");
+		slots[i] = run_identity(runs[i].e->run);
 		for (j = 0; j < figs[i].n && npts < nr * 8; j++) {
 			struct figure *f = &figs[i].v[j];
 			struct history_point *p;
@@ -291,12 +339,21 @@ int timeline_run(const struct timeline_opts *o)
 					p->ratio = t.ratio;
 					break;
 				}
-				stats_compare(pfig[k]->samples, pfig[k]->nsamples, f->samples, f->nsamples,
-					      STATS_DEFAULT_ALPHA, factor, &t);
-				if (t.verdict == STATS_SLOWER || t.verdict == STATS_FASTER) {
-					p->step = t.verdict == STATS_SLOWER ? 1 : -1;
-					p->ratio = p->y / pts[k].y;
+				/* compare's one rule, on the samples of both points */
+				strbuf_reset(&why);
+				if (!compare_comparable(pfig[k], f, &co, &why)) {
+					notes[npts - 1] = xstrfmt("not comparable with the point before: %s",
+								  why.buf);
+					break;
 				}
+				unsure[npts - 1] = (char)compare_timing(pfig[k], f, &co, &t, &why);
+				if (t.verdict == STATS_SLOWER || t.verdict == STATS_FASTER || unsure[npts - 1])
+					p->step = t.verdict == STATS_FASTER ? -1 : 1;
+				/* the samples' ratio (of the plotted figure for TFLOPS/GB/s) */
+				p->ratio = tflops ? p->y / pts[k].y : t.ratio;
+				/* named beside a step, and always across GPU instances */
+				if (why.len && (p->step || compare_instances_differ(pfig[k], f)))
+					notes[npts - 1] = strbuf_detach(&why, NULL);
 				break;
 			}
 		}
@@ -318,8 +375,11 @@ int timeline_run(const struct timeline_opts *o)
 			    "previous point of the same GPU.\n\n", factor);
 	else
 		strbuf_addf(&md, "A step is a point that differs from the previous point of the same GPU "
-			    "by the Mann-Whitney U test on the raw samples (p < %g) and by more than x%.3g.\n\n",
-			    STATS_DEFAULT_ALPHA, factor);
+			    "model by `gpuorch compare`'s rule: the Mann-Whitney U test on the stored samples "
+			    "(p < %g) and their medians' ratio beyond x%.3g (x%.3g between two GPU instances). "
+			    "A run without a known commit is placed by its start time; a dirty tree's run is "
+			    "named by its commit and its diff's hash.\n\n",
+			    STATS_DEFAULT_ALPHA, factor, factor > CMP_INSTANCE_FACTOR ? factor : CMP_INSTANCE_FACTOR);
 	strbuf_addf(&md, "| # | commit | date | subject | run | host (GPU) | %s | "
 		    "TFLOPS | step |\n|---|---|---|---|---|---|---|---|---|\n",
 		    fig ? "value" : "median [min-max, n]");
@@ -343,13 +403,14 @@ int timeline_run(const struct timeline_opts *o)
 				strbuf_addf(&md, "%.1f | ", f->tflops);
 			/* step > 0: worse (a slower timing, a figure gone the wrong way) */
 			if (pts[j].step)
-				strbuf_addf(&md, "**%s** x%.3f |\n", pts[j].step > 0 ? "regression" : "gain",
-					    pts[j].ratio);
+				strbuf_addf(&md, "**%s** x%.3f", unsure[j] ? "regression?" : pts[j].step > 0
+					    ? "regression" : "gain", pts[j].ratio);
 			else if (moved[j])
-				strbuf_addf(&md, "**changed** x%.3f (no better direction declared) |\n",
+				strbuf_addf(&md, "**changed** x%.3f (no better direction declared)",
 					    pts[j].ratio);
-			else
-				strbuf_addstr(&md, " |\n");
+			if (notes[j])
+				strbuf_addf(&md, "%s%s", pts[j].step || moved[j] ? "; " : "", notes[j]);
+			strbuf_addstr(&md, " |\n");
 		}
 		if (!any)
 			strbuf_addf(&md, "| %d | %s | %s | %s | %s | - | no figure (%s) | - | |\n", i + 1,
@@ -426,9 +487,15 @@ int timeline_run(const struct timeline_opts *o)
 			json_add_str(pt, "gpu", figure_gpu_label(f));
 			json_add_num(pt, "value", pts[j].y);
 			json_add_num(pt, "median_us", f->median_us);
-			json_add_num(pt, "nsamples", f->nsamples);
+			json_add_num(pt, "nsamples", f->ntotal > f->nsamples ? f->ntotal : f->nsamples);
 			json_add_str(pt, "step", moved[j] ? "changed" : !pts[j].step ? NULL
+				     : unsure[j] ? "regression?"
 				     : ((pts[j].step > 0) ^ tflops) ? "regression" : "gain");
+			if (notes[j])
+				json_add_str(pt, "note", notes[j]);
+			json_add_num(pt, "nsamples_stored", f->nsamples);
+			if (f->clock_mhz > 0)
+				json_add_num(pt, "sm_clock_mhz", f->clock_mhz);
 			if (pts[j].step || moved[j])
 				json_add_num(pt, "ratio", pts[j].ratio);
 			cJSON_AddItemToArray(a, pt);
@@ -469,6 +536,10 @@ out:
 	free(pts);
 	free(pfig);
 	free(moved);
+	free(unsure);
+	for (j = 0; notes && j < npts; j++)
+		free(notes[j]);
+	free(notes);
 	free(series);
 	free(runs);
 	free(commits);
@@ -481,6 +552,7 @@ out:
 	strbuf_release(&md);
 	strbuf_release(&svg);
 	strbuf_release(&cell);
+	strbuf_release(&why);
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include "core/strbuf.h"
 #include "store/metric.h"
 #include "store/runread.h"
+#include "store/samples.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -425,7 +426,7 @@ struct variant_row {
 	const cJSON *check, *bench, *build;
 	double median;
 	int ranked;
-	double *samples;          /* the benchmark's kept samples (timing.samples_us) */
+	double *samples;          /* the benchmark's stored samples (store/samples.h) */
 	int nsamples;
 	struct stats_cmp vs;      /* against the winner (ranked rows after the first) */
 };
@@ -433,13 +434,11 @@ struct variant_row {
 /* the kept samples of a benchmark step's result, into r */
 static void take_samples(struct variant_row *r)
 {
-	const cJSON *a = json_path(get(r->bench, "result"), "timing.samples_us"), *x;
-	if (!cJSON_IsArray(a) || !cJSON_GetArraySize(a))
+	struct samples s;
+	if (samples_read_timing(json_path(get(r->bench, "result"), "timing"), &s, NULL) <= 0)
 		return;
-	r->samples = xcalloc((size_t)cJSON_GetArraySize(a), sizeof(double));
-	cJSON_ArrayForEach(x, a)
-		if (cJSON_IsNumber(x))
-			r->samples[r->nsamples++] = x->valuedouble;
+	r->samples = s.v;
+	r->nsamples = s.n;
 }
 
 static int cmp_rows(const void *a, const void *b)

@@ -40,6 +40,12 @@ static cJSON *make_run(const char *id, double base, int n, const char *check, in
 	return run;
 }
 
+/* host 0's info of run, writable */
+static cJSON *info_of(cJSON *run)
+{
+	return cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0), "info");
+}
+
 static const struct cmp_row *row_of(const struct cmp_result *r, const char *program)
 {
 	int i;
@@ -73,7 +79,7 @@ static enum cmp_verdict verdict(cJSON *a, cJSON *b, const struct cmp_opts *o, ch
 
 int main(void)
 {
-	struct cmp_opts o = { STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR, NULL, NULL, 0 };
+	struct cmp_opts o = { STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR, NULL, NULL, 0, 0, 0 };
 	cJSON *a = make_run("A", 5.5, 40, "PASS", 32, "13.0.88");
 	cJSON *same = make_run("B", 5.5, 40, "PASS", 32, "13.0.88");
 	cJSON *slow = make_run("C", 7.0, 40, "PASS", 32, "13.0.88");
@@ -104,7 +110,7 @@ int main(void)
 	compare_fmt_figure(&sb, &f.v[1]);
 	CHECK(!strcmp(sb.buf, "3.00 us [---, no samples]"), "no samples, no range", "'%s'", sb.buf);
 	figures_release(&f);
-	strbuf_release(&sb);
+	strbuf_reset(&sb);
 
 	CHECK(verdict(a, same, &o, NULL, 0) == CMP_SAME, "the same samples: same", "%s",
 	      compare_verdict_name(verdict(a, same, &o, NULL, 0), 0));
@@ -144,24 +150,27 @@ int main(void)
 		figures_release(&fb);
 	}
 	{
-		/* The harness keeps 2,000 of ~10,000 samples: the table shows the
-		 * program's median over all of them, and the ratio is of those
-		 * medians. Here B's samples are A's x1.10 (the U test: significant)
-		 * while B's own median is 5.6 against 5.5 (x1.018: within x1.05). */
+		/* One rule: the test, the ratio and the verdict come from the stored
+		 * samples. B's samples are A's x1.10 (significant) while B's
+		 * recorded median is 5.6 (x1.018, within x1.05): the record does
+		 * not agree with itself, so no "same" -- insufficient data, and a
+		 * regression that cannot be ruled out. */
 		cJSON *b = make_run("H", 5.5 * 1.10, 40, "PASS", 32, "13.0.88");
 		struct figures fa, fb;
 		struct cmp_result r;
+		const struct cmp_row *k;
 		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(json_path(b, "hosts.0.steps.1.result"), "timing"),
 					  "median_us", cJSON_CreateNumber(5.6));
 		figures_of_run(a, &fa);
 		figures_of_run(b, &fb);
 		compare_runs(&fa, &fb, &o, &r);
-		CHECK(row_of(&r, "k") && row_of(&r, "k")->verdict == CMP_SAME &&
-		      row_of(&r, "k")->t.significant && fabs(row_of(&r, "k")->t.ratio - 5.6 / 5.5) < 1e-12 &&
-		      row_of(&r, "k")->t.median_b == 5.6,
-		      "the ratio is of the medians shown (5.6 / 5.5), the test on the kept samples",
-		      "verdict %s ratio %g", row_of(&r, "k") ? compare_verdict_name(row_of(&r, "k")->verdict, 0) : "-",
-		      row_of(&r, "k") ? row_of(&r, "k")->t.ratio : NAN);
+		k = row_of(&r, "k");
+		CHECK(k && k->verdict == CMP_INSUFFICIENT && k->regression &&
+		      fabs(k->t.ratio - 1.10) < 1e-9 && strstr(k->notes.buf, "recorded medians give x1.018") &&
+		      strstr(k->notes.buf, "stored samples x1.100"),
+		      "samples x1.10, recorded medians x1.018: insufficient data, the ratio of the samples, a regression",
+		      "verdict %s ratio %g notes '%s'", k ? compare_verdict_name(k->verdict, 0) : "-",
+		      k ? k->t.ratio : NAN, k ? k->notes.buf : "");
 		compare_result_release(&r);
 		figures_release(&fb);
 		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(json_path(b, "hosts.0.steps.1.result"), "timing"),
@@ -171,6 +180,122 @@ int main(void)
 		CHECK(row_of(&r, "k") && row_of(&r, "k")->verdict == CMP_SLOWER,
 		      "the same samples with their own median (x1.10): slower", "%s",
 		      row_of(&r, "k") ? compare_verdict_name(row_of(&r, "k")->verdict, 0) : "-");
+		compare_result_release(&r);
+		figures_release(&fa);
+		figures_release(&fb);
+		cJSON_Delete(b);
+	}
+	{
+		/* issue 30: B's median 1.30x A's with identical stored samples was
+		 * "x1.300 | p 1.0000 | same", exit 0 */
+		cJSON *b = make_run("H", 5.5, 40, "PASS", 32, "13.0.88");
+		const struct cmp_row *k;
+		struct figures fa, fb;
+		struct cmp_result r;
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(json_path(b, "hosts.0.steps.1.result"), "timing"),
+					  "median_us", cJSON_CreateNumber(5.5 * 1.3));
+		figures_of_run(a, &fa);
+		figures_of_run(b, &fb);
+		compare_runs(&fa, &fb, &o, &r);
+		k = row_of(&r, "k");
+		CHECK(k && k->verdict != CMP_SAME && k->verdict == CMP_INSUFFICIENT && k->regression &&
+		      r.nregressions == 1 && fabs(k->t.ratio - 1.0) < 1e-12 && k->t.p == 1.0,
+		      "median x1.30 over identical stored samples: not same, a regression that cannot be ruled out",
+		      "verdict %s regression %d ratio %g", k ? compare_verdict_name(k->verdict, 0) : "-",
+		      k ? k->regression : -1, k ? k->t.ratio : NAN);
+		compare_result_release(&r);
+		figures_release(&fa);
+		figures_release(&fb);
+		cJSON_Delete(b);
+	}
+	{
+		/* A record keeping 40 of 9876 samples: n= shows the 9876, the
+		 * verdict says the samples are a subset and uses them. */
+		cJSON *b = make_run("S", 5.5, 40, "PASS", 32, "13.0.88");
+		cJSON *t = cJSON_GetObjectItem(json_path(b, "hosts.0.steps.1.result"), "timing");
+		const struct cmp_row *k;
+		struct figures fa, fb;
+		struct cmp_result r;
+		cJSON_AddNumberToObject(t, "n", 9876);
+		cJSON_AddNumberToObject(t, "sm_clock_mhz_median", 1980);
+		figures_of_run(a, &fa);
+		figures_of_run(b, &fb);
+		strbuf_reset(&sb);
+		compare_fmt_figure(&sb, &fb.v[0]);
+		CHECK(!strcmp(sb.buf, "5.50 us [5.39-5.61, n=9876, 40 stored] at 1980 MHz"),
+		      "n= is the samples timed, the stored count beside it, and the clock", "'%s'", sb.buf);
+		compare_runs(&fa, &fb, &o, &r);
+		k = row_of(&r, "k");
+		CHECK(k && k->verdict == CMP_SAME && k->t.na == 40 && k->t.nb == 40 &&
+		      strstr(k->notes.buf, "the stored samples are a subset (B 40 of 9876"),
+		      "a subset is named in the verdict", "'%s'", k ? k->notes.buf : "");
+		compare_result_release(&r);
+		figures_release(&fa);
+		figures_release(&fb);
+		strbuf_release(&sb);
+		cJSON_Delete(b);
+	}
+	{
+		/* Different GPU models: not comparable (never a regression) unless
+		 * cross_gpu; a clock cap too; two instances of one model: the
+		 * instance factor (x1.08), its edge "same", x1.1 slower. */
+		static const struct { const char *gpu, *uuid; double cap, base; int cross;
+				      enum cmp_verdict want; int regression; const char *what; } cases[] = {
+			{ "NVIDIA H200", NULL, 0, 7.0, 0, CMP_NOT_COMPARABLE, 0, "H100 vs H200: not comparable" },
+			{ "NVIDIA H200", NULL, 0, 7.0, 1, CMP_SLOWER, 1, "H100 vs H200 with cross_gpu: slower" },
+			{ "NVIDIA H100", NULL, 1755, 7.0, 0, CMP_NOT_COMPARABLE, 0, "clock cap 1980 vs 1755: not comparable" },
+			{ "NVIDIA H100", "GPU-bbbb", 0, 5.5 * 1.072, 0, CMP_SAME, 0, "another instance, x1.072: same" },
+			{ "NVIDIA H100", "GPU-bbbb", 0, 5.5 * 1.08, 0, CMP_SAME, 0, "another instance, exactly x1.08: same" },
+			{ "NVIDIA H100", "GPU-bbbb", 0, 5.5 * 1.1, 0, CMP_SLOWER, 1, "another instance, x1.1: slower" },
+			{ "NVIDIA H100", "GPU-aaaa", 0, 5.5 * 1.072, 0, CMP_SLOWER, 1, "the same instance, x1.072: slower" },
+		};
+		size_t c;
+		cJSON_AddStringToObject(info_of(a), "gpu_uuid", "GPU-aaaa");
+		cJSON_AddNumberToObject(info_of(a), "max_sm_clock_mhz", 1980);
+		for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			cJSON *b = make_run("X", cases[c].base, 40, "PASS", 32, "13.0.88");
+			cJSON *info = info_of(b);
+			const struct cmp_row *k;
+			struct figures fa, fb;
+			struct cmp_result r;
+			cJSON_ReplaceItemInObject(info, "gpu_name", cJSON_CreateString(cases[c].gpu));
+			cJSON_AddStringToObject(info, "gpu_uuid", cases[c].uuid ? cases[c].uuid : "GPU-aaaa");
+			cJSON_AddNumberToObject(info, "max_sm_clock_mhz", cases[c].cap ? cases[c].cap : 1980);
+			o.cross_gpu = cases[c].cross;
+			figures_of_run(a, &fa);
+			figures_of_run(b, &fb);
+			compare_runs(&fa, &fb, &o, &r);
+			k = row_of(&r, "k");
+			CHECK(k && k->verdict == cases[c].want && k->regression == cases[c].regression &&
+			      (cases[c].want != CMP_NOT_COMPARABLE ||
+			       (strstr(k->notes.buf, "--cross-gpu") && r.nregressions == 0)) &&
+			      (!cases[c].uuid || strcmp(cases[c].uuid, "GPU-bbbb") ||
+			       strstr(k->notes.buf, "GPU instances differ (GPU-aaaa vs GPU-bbbb)")),
+			      cases[c].what, "verdict %s regression %d notes '%s'",
+			      k ? compare_verdict_name(k->verdict, 0) : "-", k ? k->regression : -1,
+			      k ? k->notes.buf : "");
+			compare_result_release(&r);
+			figures_release(&fa);
+			figures_release(&fb);
+			cJSON_Delete(b);
+		}
+		o.cross_gpu = 0;
+	}
+	{
+		/* another driver: "different", named; its slower timing is no
+		 * regression of the code */
+		cJSON *b = make_run("D2", 7.0, 40, "PASS", 32, "13.0.88");
+		struct figures fa, fb;
+		struct cmp_result r;
+		cJSON_ReplaceItemInObject(info_of(b), "driver", cJSON_CreateString("590"));
+		cJSON_DeleteItemFromObject(info_of(a), "max_sm_clock_mhz");
+		figures_of_run(a, &fa);
+		figures_of_run(b, &fb);
+		compare_runs(&fa, &fb, &o, &r);
+		CHECK(row_of(&r, "k") && row_of(&r, "k")->verdict == CMP_DIFFERENT &&
+		      !row_of(&r, "k")->regression && strstr(row_of(&r, "k")->changes.buf, "driver 580 -> 590"),
+		      "a driver change: different, not a regression", "'%s'",
+		      row_of(&r, "k") ? row_of(&r, "k")->changes.buf : "");
 		compare_result_release(&r);
 		figures_release(&fa);
 		figures_release(&fb);
