@@ -74,6 +74,14 @@ int rpt_ref_applies(const cJSON *ref, const cJSON *h);
 void rpt_section_expectations(struct rpt_ctx *c);
 void rpt_section_results(struct rpt_ctx *c);
 
+/* report-peaks.c: "% of peak", labelled by datatype and DRAM (store/peaks.h) */
+/* The step's roofline (recorded, or judged now for an older record); a new
+ * object or NULL. */
+cJSON *rpt_roofline(const struct rpt_ctx *c, const cJSON *h, const cJSON *s);
+void rpt_add_pct_compute(struct strbuf *md, const cJSON *roof);   /* " (81 % of the FP16/BF16 peak)" */
+void rpt_add_pct_dram(struct strbuf *md, const cJSON *roof);      /* " (45 % of the DRAM peak)" */
+void rpt_cell_pct_of_peak(struct strbuf *md, const cJSON *roof);  /* "81% FP16/BF16 · 45% DRAM" */
+
 /* report-figures.c: figures read from the programs' own output (docs/byo.md) */
 void rpt_section_figures(struct rpt_ctx *c);
 void rpt_section_kernels(struct rpt_ctx *c);

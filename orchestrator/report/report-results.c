@@ -453,10 +453,11 @@ static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSO
 	strbuf_addstr(md, " | ");
 	rpt_cell_num(md, res, "model.gbps", metric_fmt_gbps);
 	strbuf_addstr(md, " | ");
-	if (rr_num(res, "model.pct_of_floor", &v))
-		strbuf_addf(md, "%.0f%%", v);
-	else
-		strbuf_addstr(md, DASH);
+	{
+		cJSON *roof = rpt_roofline(c, h, s);
+		rpt_cell_pct_of_peak(md, roof);
+		cJSON_Delete(roof);
+	}
 	if (rr_true(res, METRIC_IMPOSSIBLE_PATH))
 		strbuf_addstr(md, " ⚠️ **IMPOSSIBLE**");
 	strbuf_addstr(md, " | ");
@@ -536,7 +537,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 			continue;
 		if (!nb++)
 			strbuf_addstr(md, "| program | role | status | median (us) | p10–p90 (us) | CV "
-					  "| n (stop) | TFLOPS | GB/s | % of floor | speedup |\n"
+					  "| n (stop) | TFLOPS | GB/s | % of peak | speedup |\n"
 					  "|---|---|---|---|---|---|---|---|---|---|---|\n");
 		add_bench_row(c, md, h, s);
 	}

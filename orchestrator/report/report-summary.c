@@ -222,6 +222,7 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 {
 	const cJSON *res = rr_result(s);
 	const cJSON *ref, *b;
+	cJSON *roof;
 	double v;
 	int n = 0;
 
@@ -264,18 +265,20 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	} else if (!add_output_figures(md, res)) {
 		strbuf_addstr(md, "no timing");
 	}
+	roof = rpt_roofline(c, h, s);
 	if (rr_num(res, "model.tflops", &v) && v > 0) {
 		strbuf_addstr(md, ", **");
 		metric_fmt_tflops(md, v);
 		strbuf_addstr(md, " TFLOPS**");
+		rpt_add_pct_compute(md, roof);
 	}
 	if (rr_num(res, "model.gbps", &v) && v > 0) {
 		strbuf_addstr(md, ", ");
 		metric_fmt_gbps(md, v);
 		strbuf_addstr(md, " GB/s");
+		rpt_add_pct_dram(md, roof);
 	}
-	if (rr_num(res, "model.pct_of_floor", &v))
-		strbuf_addf(md, " (%.0f%% of speed of light)", v);
+	cJSON_Delete(roof);
 	strbuf_addstr(md, " — ");
 	if (rpt_add_speedup(md, h, s, 1))
 		strbuf_addstr(md, " (measured)");
@@ -372,7 +375,8 @@ static void add_glance_row(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 		strbuf_addstr(md, "⚠️ IMPOSSIBLE (");
 		rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
-		strbuf_addstr(md, rr_obj(rr_obj(res, "model"), "bound_us") ? " us beats the physical bound)" :
+		strbuf_addstr(md, rr_obj(rr_obj(res, "model"), "bound_us") || rr_true(res, "roofline.impossible")
+				  ? " us beats the physical bound)" :
 								       " us beats the floor)");
 	} else if (rr_num(res, METRIC_MEDIAN_PATH, &v)) {
 		strbuf_addstr(md, "**");

@@ -324,7 +324,7 @@ int peaks_judge(cJSON *result, const struct gpu_peaks *pk, const char *datatype,
 			json_add_num(f, "pct_of_peak", 100.0 * v * scale / peak);
 		if (over_peak(v * scale, peak)) {
 			json_add_bool(f, "impossible", 1);
-			strbuf_addf(why, "%sIMPOSSIBLE: figure '%s' %.6g %s is over the physical peak %.6g %s (%s; %s)",
+			strbuf_addf(why, "%sIMPOSSIBLE: figure '%s' %.10g %s is over the physical peak %.10g %s (%s; %s)",
 				    bad ? "; " : "", f->string, v, rr_str(f, "unit"), peak / scale,
 				    rr_str(f, "unit"), isfl ? bound_dt : "DRAM", pk->source);
 			bad = 1;
@@ -364,4 +364,40 @@ cJSON *peaks_roofline_of(const cJSON *run, const cJSON *h, const cJSON *step)
 	cJSON_Delete(tmp);
 	strbuf_release(&why);
 	return roof;
+}
+
+static int needs_judging(const cJSON *step)
+{
+	const cJSON *res = rr_result(step);
+	return res && !rr_obj(res, "roofline") && (rr_obj(res, "model") || rr_obj(res, "figures"));
+}
+
+cJSON *peaks_judged_copy(const cJSON *run)
+{
+	const cJSON *h, *s;
+	const cJSON *spec = rr_obj(rr_obj(run, "experiment"), "spec");
+	cJSON *copy, *hc, *sc;
+	int any = 0;
+
+	cJSON_ArrayForEach(h, rr_arr(run, "hosts"))
+		cJSON_ArrayForEach(s, rr_arr(h, "steps"))
+			any |= needs_judging(s);
+	if (!any)
+		return NULL;
+	copy = cJSON_Duplicate(run, 1);
+	cJSON_ArrayForEach(hc, cJSON_GetObjectItemCaseSensitive(copy, "hosts")) {
+		cJSON_ArrayForEach(sc, cJSON_GetObjectItemCaseSensitive(hc, "steps")) {
+			struct gpu_props p;
+			struct gpu_peaks pk;
+			struct strbuf why = STRBUF_INIT;
+			if (!needs_judging(sc) ||
+			    !peaks_props(rr_obj(rr_result(sc), "device"), rr_obj(hc, "info"), &p))
+				continue;
+			peaks_compute(&p, &pk);
+			peaks_judge(cJSON_GetObjectItemCaseSensitive(sc, "result"), &pk,
+				    peaks_declared_dtype(spec, rr_str(sc, "program")), &why);
+			strbuf_release(&why);
+		}
+	}
+	return copy;
 }

@@ -74,6 +74,13 @@ int peaks_judge(cJSON *result, const struct gpu_peaks *pk, const char *datatype,
  * cJSON_Delete), or NULL when the step has nothing to judge. */
 cJSON *peaks_roofline_of(const cJSON *run, const cJSON *h, const cJSON *step);
 
+/* A record from before the roofline (no result.roofline where a result has a
+ * model or figures), judged now: a copy with each such result judged as the
+ * controller judges a new one (free with cJSON_Delete); NULL when every
+ * result was judged when it was recorded. The report renders from it, so an
+ * old record's impossible figures are struck out too. */
+cJSON *peaks_judged_copy(const cJSON *run);
+
 /* The datatype the spec (a run.json's experiment.spec, or a spec's JSON)
  * declares for program, or NULL. */
 const char *peaks_declared_dtype(const cJSON *spec, const char *program);

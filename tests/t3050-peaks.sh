@@ -1,0 +1,125 @@
+#!/bin/sh
+# asan: yes
+test_description='physical peaks by exact device: a figure over its peak is IMPOSSIBLE wherever it comes from (a program own output, a script result with no bound, a committed record), exactly at the peak is not; % of peak labelled, on an H200 too'
+. "$(dirname "$0")/lib/testlib.sh"
+. "$SRCDIR/tests/lib/sshd.sh"
+. "$SRCDIR/tests/lib/runlib.sh"
+. "$SRCDIR/tests/lib/fakegpu.sh"
+
+# edit FILE PYTHON: run a python edit of the JSON in FILE (r is the record)
+edit() {
+	python3 - "$1" "$2" <<-\EOF
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	exec(sys.argv[2])
+	json.dump(r, open(sys.argv[1], "w"), indent=1)
+	EOF
+}
+
+# copy of a committed run into reports/EXP/ID (its report is ours to write)
+copy_run() {
+	mkdir -p reports/$1 && cp -R "$SRCDIR/reports/$1/$2" reports/$1/ &&
+	rm -f reports/$1/$2/summary.json reports/$1/$2/report.md
+}
+
+H100=reports/attention-wgmma/20261127-211354-fbd6c4
+H200=reports/attention-wgmma/20261127-023843-977378
+SGEMM=reports/sgemm-cuda/20261123-212848-2f3e61
+
+test_expect_success 'a committed H100 record: an sdpa_flash median set to 33,164 TFLOPS is IMPOSSIBLE, not 57x faster' '
+	copy_run attention-wgmma 20261127-211354-fbd6c4 &&
+	edit $H100/run.json "
+for h in r[\"hosts\"]:
+    for s in h[\"steps\"]:
+        res = s.get(\"result\") or {}
+        if s[\"program\"] == \"sdpa_flash\" and s[\"kind\"] == \"benchmark\" and s[\"problem\"] == \"B4-H16-S4096-D128\":
+            f = res[\"model\"][\"flops\"]
+            res[\"timing\"][\"median_us\"] = f / 33164e6
+" &&
+	"$GPUORCH" report 20261127-211354-fbd6c4 --reports reports --stdout >h100.md &&
+	grep "sdpa_flash.*B4-H16-S4096-D128.*IMPOSSIBLE" h100.md &&
+	grep "IMPOSSIBLE timing.*beats the physical bound of .* us (NVIDIA H100 80GB HBM3 (cc 9.0): 132 SMs" h100.md &&
+	! grep "sdpa_flash\` B4-H16-S4096-D128: .*× vs" h100.md
+'
+
+test_expect_success 'a committed H200 record gets its own % of peak (DRAM; FP16/BF16 once its spec declares the datatype)' '
+	copy_run attention-wgmma 20261127-023843-977378 &&
+	"$GPUORCH" report 20261127-023843-977378 --reports reports --stdout >h200.md &&
+	grep "% of the DRAM peak" h200.md && grep "| % of peak |" h200.md &&
+	! grep "speed of light" h200.md &&
+	! grep "FP16/BF16 peak" h200.md &&
+	edit $H200/run.json "r[\"experiment\"][\"spec\"][\"programs\"][\"attn_wgmma\"][\"datatype\"] = \"fp16\"" &&
+	"$GPUORCH" report 20261127-023843-977378 --reports reports --stdout >h200b.md &&
+	grep "attn_wgmma.*TFLOPS\*\* ([0-9]* % of the FP16/BF16 peak)" h200b.md
+'
+
+test_expect_success 'an H100 PCIe is held to its own 2,039 GB/s, not the SXM 3,352: a 2,500 GB/s figure is IMPOSSIBLE there' '
+	copy_run sgemm-cuda 20261123-212848-2f3e61 &&
+	edit $SGEMM/run.json "
+r[\"experiment\"][\"spec\"][\"programs\"][\"sgemm\"][\"figures\"][\"bw\"] = {\"regex\": \"x\", \"unit\": \"GB/s\"}
+for h in r[\"hosts\"]:
+    h[\"info\"][\"gpu_name\"] = \"NVIDIA H100 PCIe\"
+    for s in h[\"steps\"]:
+        if s[\"kind\"] == \"benchmark\" and s[\"problem\"] == \"k2-coalesce\":
+            s[\"result\"][\"figures\"][\"bw\"] = {\"value\": 2500, \"unit\": \"GB/s\"}
+" &&
+	"$GPUORCH" report 20261123-212848-2f3e61 --reports reports --stdout >pcie.md &&
+	grep "bw.*2500.*IMPOSSIBLE" pcie.md
+'
+
+test_expect_success 'setup: a stand-in H100 host, a program printing its own GFLOP/s (FP32 declared) and a script result with no bound' '
+	fakegpu_install "$TRASH/fg" &&
+	sshd_start_with_path g "$TRASH/fg/smi" &&
+	sshd_write_hosts_json hosts.json g &&
+	mkdir -p pproj/experiments && cd pproj && git init -q &&
+	git config user.email t@example.com && git config user.name t &&
+	cat >fake.py <<-\EOF &&
+	import json, sys
+	# a Python baseline that claims 33,164 TFLOPS and no bound of its own (as _bench.py did)
+	print(json.dumps({"schema": "gpuorch.result/1", "program": "fake", "mode": "bench", "status": "pass",
+	                  "reason": None, "problem": {}, "device": None,
+	                  "timing": {"median_us": 1.0, "n": 10, "samples_us": [1.0] * 10},
+	                  "model": {"flops": 33164e6, "bytes": 1, "peak_source": "none", "impossible": False}}))
+	EOF
+	cat >experiments/p.json <<-\JSON &&
+	{"schema": 1, "name": "peaks", "phase": "peaks",
+	 "sources": ["fake.py"], "targets": {"H100": "sm_90a"},
+	 "programs": {"fig": {"run": ["sh", "-c", "echo GFLOPS: {g}"], "datatype": "fp32",
+	                      "figures": {"gflops": {"regex": "GFLOPS: ([0-9.]+)", "unit": "GFLOP/s", "better": "higher"}}},
+	              "fake": {"script": "fake.py"}},
+	 "problems": [{"name": "at-peak", "params": {"g": 66908.16}},
+	              {"name": "over", "params": {"g": 66908.17}},
+	              {"name": "cublas", "params": {"g": 50884}}],
+	 "steps": [{"kind": "benchmark", "program": "fig"},
+	           {"kind": "benchmark", "program": "fake", "problems": ["cublas"]}]}
+	JSON
+	git add -A && git commit -qm p && cd .. &&
+	test_expect_code 1 sh -c "cd pproj && \"$GPUORCH\" run experiments/p.json --hosts ../hosts.json" >run.out 2>&1;
+	cat run.out && run=$(last_run_dir) && test -n "$run" && echo "$run" >run.dir
+'
+
+test_expect_success 'a GFLOP/s figure exactly at the FP32 peak (132 x 256 x 1980 MHz = 66,908.16) passes; a hundredth over is IMPOSSIBLE and fails its step' '
+	run=$(cat run.dir) &&
+	edit $run/run.json "
+st = {s[\"id\"]: s for s in r[\"hosts\"][0][\"steps\"]}
+print(json.dumps({k: (v[\"status\"], v.get(\"reason\")) for k, v in st.items()}, indent=1))
+" >steps.txt && cat steps.txt &&
+	grep -A1 "benchmark.fig.at-peak\"" steps.txt | grep "\"PASS\"" &&
+	grep -A2 "benchmark.fig.over\"" steps.txt | grep "\"FAIL\"" &&
+	grep "IMPOSSIBLE: figure .gflops. 66908.17 GFLOP/s is over the physical peak 66908.16 GFLOP/s (FP32; NVIDIA H100 80GB HBM3" steps.txt &&
+	grep -A1 "benchmark.fig.cublas\"" steps.txt | grep "\"PASS\""
+'
+
+test_expect_success 'a script result with no bound of its own is judged by the controller: IMPOSSIBLE, FAIL, model.impossible set' '
+	run=$(cat run.dir) &&
+	grep -A2 "benchmark.fake.cublas\"" steps.txt | grep "\"FAIL\"" &&
+	grep "IMPOSSIBLE: the median 1 us beats the physical bound" steps.txt &&
+	edit $run/run.json "
+s = [s for s in r[\"hosts\"][0][\"steps\"] if s[\"program\"] == \"fake\"][0]
+assert s[\"result\"][\"model\"][\"impossible\"] is True
+assert s[\"result\"][\"roofline\"][\"impossible\"] is True
+assert s[\"result\"][\"roofline\"][\"peaks\"][\"fp8_tflops\"] > 2000
+" && grep "IMPOSSIBLE" $run/report.md
+'
+
+test_done
