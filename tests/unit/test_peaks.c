@@ -115,6 +115,19 @@ static void test_judge_model(void)
 	      "no compute % of peak without a declared datatype", "%g", rr_num_or_nan(r, "roofline.pct_of_peak"));
 	cJSON_Delete(r);
 
+	/* a program's own impossible=true from the measured floor (cuBLAS at 1505 us against a 1529-us
+	 * floor on a cool H100): within the physical peaks, so overruled; peaks given as arguments stand */
+	r = parse("{\"timing\":{\"median_us\":1505},\"model\":{\"flops\":1099511627776,\"bytes\":402653184,"
+		  "\"floor_us\":1529,\"impossible\":true}}");
+	CHECK(!judge(r, &pk, NULL, why, sizeof why) && !rr_true(r, "model.impossible"),
+	      "the measured floor's impossible is overruled by the physical peaks", "%s", why);
+	cJSON_Delete(r);
+	r = parse("{\"timing\":{\"median_us\":1505},\"model\":{\"flops\":1099511627776,\"bytes\":402653184,"
+		  "\"bound_source\":\"args\",\"impossible\":true}}");
+	judge(r, &pk, NULL, why, sizeof why);
+	CHECK(rr_true(r, "model.impossible"), "an impossible judged against the user's --peak-tflops stands", "cleared");
+	cJSON_Delete(r);
+
 	/* the declared datatype: 600 TFLOPS is fine for FP16, impossible for FP32 and TF32 */
 	r = parse("{\"timing\":{\"median_us\":1},\"model\":{\"flops\":600e6,\"bytes\":1}}");
 	CHECK(!judge(r, &pk, "fp16", why, sizeof why), "600 TFLOPS FP16 on an H100 is possible", "%s", why);
