@@ -122,4 +122,36 @@ assert s[\"result\"][\"roofline\"][\"peaks\"][\"fp8_tflops\"] > 2000
 " && grep "IMPOSSIBLE" $run/report.md
 '
 
+test_expect_success 'the SDPA baseline records which backend PyTorch chose, from the kernels one call launched' '
+	cat >fake_sdpa.py <<-\EOF &&
+	import sys, types
+	sys.path.insert(0, sys.argv[1])
+	import sdpa
+	def fake_torch(names):
+	    class Ev:
+	        def __init__(self, n, d): self.name, self.device_type, self.kernels = n, d, []
+	    class Prof:
+	        def __enter__(self): return self
+	        def __exit__(self, *a): return False
+	        def events(self): return [Ev("aten::scaled_dot_product_attention", "DeviceType.CPU")] + [Ev(n, "DeviceType.CUDA") for n in names]
+	    prof = types.SimpleNamespace(ProfilerActivity=types.SimpleNamespace(CUDA=1), profile=lambda activities: Prof())
+	    sys.modules["torch.profiler"] = prof
+	    return types.SimpleNamespace(profiler=prof, cuda=types.SimpleNamespace(synchronize=lambda: None))
+	cudnn = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0"
+	b = sdpa.chosen_backend(fake_torch([cudnn]), lambda: None, "default")
+	assert b["chosen"] == "cudnn" and b["requested"] == "default" and b["kernels"] == [cudnn], b
+	b = sdpa.chosen_backend(fake_torch(["void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4> >(pytorch_flash::Flash_fwd_params)"]), lambda: None, "flash")
+	assert b["chosen"] == "flash", b
+	b = sdpa.chosen_backend(fake_torch(["fmha_cutlassF_f16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<>::Params)"]), lambda: None, "default")
+	assert b["chosen"] == "efficient", b
+	b = sdpa.chosen_backend(fake_torch(["sm90_xmma_gemm_f16f16_f16f32", "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8>"]), lambda: None, "math")
+	assert b["chosen"] == "math", b
+	b = sdpa.chosen_backend(fake_torch([]), lambda: None, "default")
+	assert b["chosen"] is None and "no CUDA kernel" in b["why"], b
+	print("backends ok")
+	EOF
+	python3 fake_sdpa.py "$SRCDIR/kernels/baselines" >sdpa.out 2>&1 || { cat sdpa.out; false; } &&
+	grep "backends ok" sdpa.out
+'
+
 test_done
