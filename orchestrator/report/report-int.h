@@ -82,6 +82,10 @@ void rpt_add_pct_compute(struct strbuf *md, const cJSON *roof);   /* " (81 % of 
 void rpt_add_pct_dram(struct strbuf *md, const cJSON *roof);      /* " (45 % of the DRAM peak)" */
 void rpt_cell_pct_of_peak(struct strbuf *md, const cJSON *roof);  /* "81% FP16/BF16 · 45% DRAM" */
 
+/* report-libs.c: "- `sdpa`: SDPA backend **cudnn** (requested default); torch 2.11.0, ..." per
+ * benchmark of problem that recorded its backend or library versions */
+void rpt_add_libraries(struct strbuf *md, const cJSON *h, const char *problem);
+
 /* report-figures.c: figures read from the programs' own output (docs/byo.md) */
 void rpt_section_figures(struct rpt_ctx *c);
 void rpt_section_kernels(struct rpt_ctx *c);

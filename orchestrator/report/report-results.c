@@ -541,8 +541,15 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 					  "|---|---|---|---|---|---|---|---|---|---|---|\n");
 		add_bench_row(c, md, h, s);
 	}
-	if (nb)
+	if (nb) {
 		strbuf_addstr(md, "\n");
+		{
+			size_t before = md->len;
+			rpt_add_libraries(md, h, problem);
+			if (md->len > before)
+				strbuf_addstr(md, "\n");
+		}
+	}
 
 	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 		if (!rr_streq(rr_str(s, "problem"), problem))

@@ -596,6 +596,23 @@ static void test_pct_of_peak(void)
 	HAS(md, "- **h100** `attn_wmma` B1-H16-S512-D64: ⚠️ **IMPOSSIBLE timing**: 9.80 us, 109.6 TFLOPS beats the physical bound",
 	    "109.6 TFLOPS declared FP32 on an H100 is over its 66.9-TFLOPS FP32 peak: impossible");
 	free(md);
+	/* which baseline ran: the SDPA backend PyTorch chose and the library versions, per row */
+	{
+		cJSON *s0;
+		cJSON_ArrayForEach(s0, cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0), "steps")) {
+			cJSON *res = cJSON_GetObjectItem(s0, "result");
+			if (!res || strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "program")), "sdpa") ||
+			    strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "kind")), "benchmark"))
+				continue;
+			cJSON_AddItemToObject(res, "sdpa_backend", cJSON_Parse("{\"requested\":\"default\",\"chosen\":\"cudnn\"}"));
+			cJSON_AddItemToObject(res, "libraries", cJSON_Parse("{\"torch\":\"2.11.0+cu130\",\"cuda\":\"13.0\","
+									  "\"cudnn\":\"9.14.0\",\"cublas\":\"13.1.0\"}"));
+		}
+		md = render(run);
+		HAS(md, "- `sdpa`: SDPA backend **cudnn** (requested default); torch 2.11.0+cu130, CUDA 13.0, cuDNN 9.14.0, "
+			"cuBLAS 13.1.0\n", "the baseline's chosen backend and library versions under its table");
+		free(md);
+	}
 	/* the L4 host as an H200: it gets its own peaks (no measured-peak table row needed) */
 	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(progs, "attn_wmma"), "datatype", cJSON_CreateString("fp16"));
 	h = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 1);
