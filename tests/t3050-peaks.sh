@@ -64,7 +64,9 @@ for h in r[\"hosts\"]:
             s[\"result\"][\"figures\"][\"bw\"] = {\"value\": 2500, \"unit\": \"GB/s\"}
 " &&
 	"$GPUORCH" report 20261123-212848-2f3e61 --reports reports --stdout >pcie.md &&
-	grep "bw.*2500.*IMPOSSIBLE" pcie.md
+	grep "bw.*2500.*IMPOSSIBLE" pcie.md &&
+	: "issue 30 item 11: the gate measured value has its unit" &&
+	grep "^| ✅ pass | gflops_4096 | h100 | `sgemm` · k10-warptiling | `gflops_4096` | 36342 GFLOP/s |" pcie.md
 '
 
 test_expect_success 'setup: a stand-in H100 host, a program printing its own GFLOP/s (FP32 declared) and a script result with no bound' '

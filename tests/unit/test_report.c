@@ -571,6 +571,27 @@ static void test_expected_speedup(void)
 	cJSON_Delete(run);
 }
 
+/* issue 30 item 11: a cloud cost names its currency, and its time is what
+ * gpuorch observed (start requested to stop confirmed), not the bill */
+static void test_cloud_cost_labels(void)
+{
+	cJSON *run = load("pass-2host.json");
+	char *md;
+	cJSON_AddItemToObject(cJSON_GetObjectItem(run, "provenance"), "instances",
+			      cJSON_Parse("{\"box\":{\"provider\":\"aws\",\"state_before\":\"stopped\","
+					  "\"started_by_gpuorch\":true,\"after_run\":\"stop\",\"price_per_hour\":3.6,"
+					  "\"currency\":\"USD\",\"billing_minimum_s\":60,\"observed_s\":10,"
+					  "\"billed_s\":10,\"cost\":0.06}}"));
+	md = render(run);
+	HAS(md, "| Observed (start to stop) |", "the column says observed, not billed");
+	HAS(md, "| 10 s observed (billed at least 60 s) | 3.6 USD | 0.0600 USD |",
+	    "observed time, the provider's minimum, the currency");
+	HAS(md, "**Cost of the instances gpuorch started**: 0.0600 USD, estimated", "the total names its currency");
+	HASNT(md, "| Billed |", "no column claims to be the bill");
+	free(md);
+	cJSON_Delete(run);
+}
+
 /* issue 30 items 7, 11, 15: "% of peak" is of the GPU's physical peak for the
  * datatype the program declares (and of DRAM), labelled, on every GPU --
  * never the FP16 tensor peak of an FP32 kernel, never an unlabelled "speed
@@ -638,6 +659,7 @@ static void test_pct_of_peak(void)
 
 int main(void)
 {
+	test_cloud_cost_labels();
 	test_pct_of_peak();
 	test_expected_speedup();
 	test_pass();
