@@ -66,7 +66,14 @@ for h in r[\"hosts\"]:
 	"$GPUORCH" report 20261123-212848-2f3e61 --reports reports --stdout >pcie.md &&
 	grep "bw.*2500.*IMPOSSIBLE" pcie.md &&
 	: "issue 30 item 11: the gate measured value has its unit" &&
-	grep "^| ✅ pass | gflops_4096 | h100 | `sgemm` · k10-warptiling | `gflops_4096` | 36342 GFLOP/s |" pcie.md
+	grep "^| ✅ pass | gflops_4096 | h100 | \`sgemm\` · k10-warptiling | \`gflops_4096\` | 36342 GFLOP/s |" pcie.md
+'
+
+test_expect_success 'a program off the harness names one of its own problems as its baseline: sgemm-cuda k10 against k0 (cuBLAS) by its figure' '
+	edit $SGEMM/run.json "r[\"experiment\"][\"spec\"][\"programs\"][\"sgemm\"][\"baseline_problem\"] = \"k0-cublas\"" &&
+	"$GPUORCH" report 20261123-212848-2f3e61 --reports reports --stdout >sgemm.md &&
+	grep "\`sgemm\` k10-warptiling: .* — \*\*0.71×\*\* vs \`sgemm\` k0-cublas (gflops_4096) (measured)" sgemm.md &&
+	grep "\`sgemm\` k0-cublas: .* — no measured baseline" sgemm.md
 '
 
 test_expect_success 'setup: a stand-in H100 host, a program printing its own GFLOP/s (FP32 declared) and a script result with no bound' '
@@ -122,6 +129,24 @@ assert s[\"result\"][\"model\"][\"impossible\"] is True
 assert s[\"result\"][\"roofline\"][\"impossible\"] is True
 assert s[\"result\"][\"roofline\"][\"peaks\"][\"fp8_tflops\"] > 2000
 " && grep "IMPOSSIBLE" $run/report.md
+'
+
+test_expect_success 'spec check: a reference or baseline must name its programs and problems; a datatype must be known' '
+	cd pproj &&
+	sed "s/\"steps\":/\"references\": [{\"name\": \"FA3\", \"gpu\": \"H100\", \"tflops\": 450}], \"steps\":/" experiments/p.json >experiments/r.json &&
+	test_expect_code 2 "$GPUORCH" spec check experiments/r.json 2>err1 && cat err1 &&
+	grep "references\[0\].: name the program it is for: .program. (one) or .programs. (several)" err1 &&
+	sed "s/\"steps\":/\"references\": [{\"name\": \"FA3\", \"gpu\": \"H100\", \"program\": \"fig\", \"problems\": [\"over\", \"nope\"], \"tflops\": 450}], \"steps\":/" experiments/p.json >experiments/r.json &&
+	test_expect_code 2 "$GPUORCH" spec check experiments/r.json 2>err2 && cat err2 &&
+	grep "references\[0\].problems\[1\].: no problem named \"nope\"" err2 &&
+	sed "s/\"steps\":/\"references\": [{\"name\": \"FA3\", \"gpu\": \"H100\", \"program\": \"fig\", \"problems\": [\"over\"], \"tflops\": 450}], \"steps\":/" experiments/p.json >experiments/r.json &&
+	"$GPUORCH" spec check experiments/r.json &&
+	sed "s/\"datatype\": \"fp32\"/\"datatype\": \"int4\"/" experiments/p.json >experiments/r.json &&
+	test_expect_code 2 "$GPUORCH" spec check experiments/r.json 2>err3 && cat err3 &&
+	grep "unknown datatype .int4." err3 &&
+	sed "s/\"datatype\": \"fp32\"/\"datatype\": \"fp32\", \"baseline_problem\": \"k0\"/" experiments/p.json >experiments/r.json &&
+	test_expect_code 2 "$GPUORCH" spec check experiments/r.json 2>err4 && cat err4 &&
+	grep "programs.fig.baseline_problem.: no problem named \"k0\"" err4
 '
 
 test_expect_success 'the SDPA baseline records which backend PyTorch chose, from the kernels one call launched' '

@@ -280,13 +280,13 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	}
 	cJSON_Delete(roof);
 	strbuf_addstr(md, " — ");
-	if (rpt_add_speedup(md, h, s, 1))
+	if (rpt_add_speedup(c, md, h, s, 1))
 		strbuf_addstr(md, " (measured)");
 	else
 		strbuf_addstr(md, "no measured baseline");
 	FOR_EACH_OBJ(ref, c->references) {
 		struct strbuf one = STRBUF_INIT;
-		if (rpt_ref_applies(ref, h) && rpt_add_reference_gap(&one, ref, s)) {
+		if (rpt_ref_applies(ref, h, s) && rpt_add_reference_gap(&one, ref, s)) {
 			strbuf_addstr(md, "; ");
 			strbuf_addstr(md, one.buf);
 			n++;
@@ -294,7 +294,7 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 		strbuf_release(&one);
 	}
 	FOR_EACH_OBJ(b, c->baselines) {
-		if (n < 4 && rpt_baseline_applies(b, h, rr_str(s, "problem"))) {
+		if (n < 4 && rpt_baseline_applies(b, h, s)) {
 			strbuf_addstr(md, "; vs ");
 			rpt_add_spec_baseline(md, b, s);
 			n++;
@@ -394,12 +394,12 @@ static void add_glance_row(const struct rpt_ctx *c, struct strbuf *md, const cJS
 		 !add_headline_figure(md, res))
 		strbuf_addstr(md, "—");
 	strbuf_addstr(md, " | ");
-	if (rr_true(res, METRIC_IMPOSSIBLE_PATH) || !rpt_add_speedup(md, h, s, 1))
+	if (rr_true(res, METRIC_IMPOSSIBLE_PATH) || !rpt_add_speedup(c, md, h, s, 1))
 		strbuf_addstr(md, "—");
 	strbuf_addstr(md, " | ");
 	FOR_EACH_OBJ(ref, c->references) {
 		struct strbuf one = STRBUF_INIT;
-		if (n < 3 && !rr_true(res, METRIC_IMPOSSIBLE_PATH) && rpt_ref_applies(ref, h) &&
+		if (n < 3 && !rr_true(res, METRIC_IMPOSSIBLE_PATH) && rpt_ref_applies(ref, h, s) &&
 		    add_reference_short(&one, ref, s)) {
 			strbuf_addstr(md, n++ ? "; " : "");
 			strbuf_addstr(md, one.buf);

@@ -171,7 +171,7 @@ void report_headline(const cJSON *run_in, struct strbuf *sb)
 			}
 			if (!rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 				struct strbuf sp = STRBUF_INIT;
-				if (rpt_add_speedup(&sp, h, first, 0)) {
+				if (rpt_add_speedup(&c, &sp, h, first, 0)) {
 					strbuf_addstr(sb, ", ");
 					strbuf_addstr(sb, sp.buf);
 				}

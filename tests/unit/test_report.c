@@ -617,6 +617,20 @@ static void test_pct_of_peak(void)
 	HAS(md, "- **h100** `attn_wmma` B1-H16-S512-D64: ⚠️ **IMPOSSIBLE timing**: 9.80 us, 109.6 TFLOPS beats the physical bound",
 	    "109.6 TFLOPS declared FP32 on an H100 is over its 66.9-TFLOPS FP32 peak: impossible");
 	free(md);
+	/* a reference names its problems: FA3 on the S=4k problem only is no yardstick for S=512 */
+	{
+		cJSON *ref = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "references"), 0);
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(progs, "attn_wmma"), "datatype", cJSON_CreateString("fp16"));
+		cJSON_ReplaceItemInObject(ref, "problems", cJSON_Parse("[\"B1-H8-S4096-D64\"]"));
+		md = render(run);
+		HAS(md, "FA3 450.0 / 312.1 TFLOPS = 1.44× remaining", "the reference beside the problem it names");
+		HASNT(md, "FA3 450.0 / 109.6 TFLOPS", "not beside a problem it does not name");
+		free(md);
+		cJSON_DeleteItemFromObject(ref, "program");
+		md = render(run);
+		HASNT(md, "FA3 450.0 /", "a reference naming no program (an older record) applies to none");
+		free(md);
+	}
 	/* which baseline ran: the SDPA backend PyTorch chose and the library versions, per row */
 	{
 		cJSON *s0;
