@@ -10,6 +10,7 @@ the eager call), so the call's Python overhead is not timed as GPU time.  Persis
 done through libcudart when it can be loaded, else recorded as skipped.
 """
 import ctypes
+import os
 import json
 import math
 import sys
@@ -153,6 +154,48 @@ def device_info(torch):
            "runtime_version": torch.version.cuda, "torch_version": torch.__version__,
            "clock_source": "nvml" if nv.ok else nv.why}
     return dev, nv
+
+
+def _loaded_lib(stem):
+    """The path of a shared library this process has loaded (from /proc/self/maps), or None."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1] if line.strip() else ""
+                if os.path.basename(path).startswith(stem + ".so"):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
+def libraries(torch):
+    """The library versions a baseline ran with (issue 30 item 15): torch, its CUDA, cuDNN and the cuBLAS
+    it loaded (cublasGetProperty on the loaded libcublas; call after the first matmul or attention)."""
+    libs = {"torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": None, "cublas": None}
+    try:
+        v = torch.backends.cudnn.version()
+        libs["cudnn"] = "%d.%d.%d" % (v // 10000, v // 100 % 100, v % 100) if v and v >= 10000 else v
+    except Exception as e:  # noqa: BLE001
+        libs["cudnn_why"] = str(e)[:200]
+    try:
+        torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")  # loads cuBLAS
+        torch.cuda.synchronize()
+        path = _loaded_lib("libcublas")
+        if path:
+            lib, parts = ctypes.CDLL(path), []
+            for prop in range(3):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+                x = ctypes.c_int(0)
+                if lib.cublasGetProperty(prop, ctypes.byref(x)) != 0:
+                    raise OSError("cublasGetProperty(%d) failed" % prop)
+                parts.append(str(x.value))
+            libs["cublas"] = ".".join(parts)
+            libs["cublas_path"] = path
+        else:
+            libs["cublas_why"] = "no libcublas in /proc/self/maps"
+    except Exception as e:  # noqa: BLE001
+        libs["cublas_why"] = str(e)[:200]
+    return libs
 
 
 def _reset_persisting_l2():
@@ -366,6 +409,8 @@ def main(program, params, defaults_tol, body):
         else:
             opts["tol_source"] = "args"
         res.update(body(torch, opts, prob, dev, nv))
+        if res.get("status") != "skipped":
+            res["libraries"] = libraries(torch)
         emit(res)
         return 0
     except Fail as f:

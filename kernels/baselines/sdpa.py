@@ -13,6 +13,45 @@ import _bench  # noqa: E402
 PARAMS = {"B": None, "H": None, "S": None, "D": None, "causal": "0", "backend": "default"}
 
 
+def classify_kernels(names):
+    """Which SDPA backend ran, from the CUDA kernels one call launched: cuDNN's fused attention
+    (cudnn_generated_fort_native_sdpa_..., whose names also say flash), FlashAttention-2
+    (pytorch_flash::flash_fwd_kernel), the memory-efficient CUTLASS kernel (fmha_cutlassF_...), else the
+    math path (GEMMs and a softmax); None when nothing was recorded."""
+    low = [n.lower() for n in names]
+    if not low:
+        return None
+    if any("cudnn" in n for n in low):
+        return "cudnn"
+    if any("flash" in n for n in low):
+        return "flash"
+    if any("fmha" in n or "mem_eff" in n or "efficient_attention" in n for n in low):
+        return "efficient"
+    return "math"
+
+
+def chosen_backend(torch, fn, requested):
+    """The backend PyTorch chose for fn (one SDPA call), read from the kernels the profiler saw launch."""
+    out = {"requested": requested, "chosen": None, "how": "torch.profiler: the CUDA kernels of one call",
+           "kernels": []}
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        evs = prof.events()
+        names = {e.name for e in evs if "cuda" in str(getattr(e, "device_type", "")).lower()}
+        names |= {k.name for e in evs for k in (getattr(e, "kernels", None) or [])}
+        names = sorted(names)
+        out["kernels"] = names[:8]
+        out["chosen"] = classify_kernels(names)
+        if out["chosen"] is None:
+            out["why"] = "the profiler recorded no CUDA kernel"
+    except Exception as e:  # noqa: BLE001
+        out["why"] = "profiler failed: %s" % str(e)[:200]
+    return out
+
+
 def body(torch, opts, prob, dev, nv):
     import torch.nn.functional as F
     try:
@@ -55,6 +94,7 @@ def body(torch, opts, prob, dev, nv):
         torch.cuda.synchronize()
     except RuntimeError as e:
         return {"status": "skipped", "reason": "backend %s unavailable here: %s" % (backend, str(e)[:300])}
+    chosen = chosen_backend(torch, lambda: call(*inputs(1)), backend)
     trials = []
     ntr = opts["trials"] if opts["mode"] == "check" else 1
     for i in range(ntr):
@@ -64,7 +104,8 @@ def body(torch, opts, prob, dev, nv):
         t.update({"seed": seed, "shape": {"B": B, "H": H, "S": S, "D": D, "causal": causal}})
         trials.append(t)
     ok = all(t["pass"] for t in trials)
-    res = {"status": "pass" if ok else "fail",
+    res = {"sdpa_backend": chosen,
+           "status": "pass" if ok else "fail",
            "reason": None if ok else next(t["why"] for t in trials if not t["pass"]),
            "correctness": {"trials": trials, "max_abs": max(t["max_abs"] for t in trials),
                            "max_rel": max(t["max_rel"] for t in trials), "rel_l2": max(t["rel_l2"] for t in trials),

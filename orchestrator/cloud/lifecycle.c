@@ -354,9 +354,18 @@ double life_seconds(const struct inst_life *L, time_t now)
 	return end > L->t_start_req ? (double)(end - L->t_start_req) : 0;
 }
 
+/* The shortest time a provider bills a start for: EC2 bills Linux
+ * on-demand instances per second with a one-minute minimum; a command
+ * provider's is not known (0). */
+static double billing_minimum_s(const struct inst_life *L)
+{
+	return L->in && L->in->ops && !strcmp(L->in->ops->name, "aws") ? 60 : 0;
+}
+
 double life_cost(const struct inst_life *L, time_t now)
 {
-	return L->in ? life_seconds(L, now) / 3600.0 * L->in->price_per_hour : 0;
+	double s = life_seconds(L, now), min = billing_minimum_s(L);
+	return L->in ? (s > min ? s : min) / 3600.0 * L->in->price_per_hour : 0;
 }
 
 static void add_time(cJSON *j, const char *key, time_t t)
@@ -388,10 +397,16 @@ cJSON *life_json(const struct inst_life *L, time_t now)
 	json_add_bool(j, "guard", L->guarded || (L->started && L->in->idle_stop_min > 0 && L->t_reachable));
 	json_add_num(j, "idle_stop_min", L->in->idle_stop_min);
 	json_add_num(j, "price_per_hour", L->in->price_per_hour);
+	/* what gpuorch saw (start requested to stop confirmed), not the
+	 * provider's bill; the cost counts at least the billing minimum */
+	json_add_str(j, "currency", "USD");
+	json_add_num(j, "billing_minimum_s", billing_minimum_s(L));
 	if (L->started) {
-		json_add_num(j, "billed_s", life_seconds(L, now));
+		json_add_num(j, "observed_s", life_seconds(L, now));
+		json_add_num(j, "billed_s", life_seconds(L, now));   /* = observed_s: the name older readers know */
 		json_add_num(j, "cost", life_cost(L, now));
 	} else {
+		cJSON_AddNullToObject(j, "observed_s");
 		cJSON_AddNullToObject(j, "billed_s");
 		cJSON_AddNullToObject(j, "cost");
 	}

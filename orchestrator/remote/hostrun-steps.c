@@ -11,6 +11,7 @@
 #include "tools/figures.h"
 #include "tools/ktrace.h"
 #include "core/timeutil.h"
+#include "store/peaks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,36 @@ static cJSON *byo_result(const struct plan_step *ps, const struct remote_status 
 	cJSON_AddItemToObject(r, "figures", figs);
 	strbuf_release(&missing);
 	return r;
+}
+
+/* Every result's figures against the physical peaks of the GPU it ran on
+ * (store/peaks.h): the device the program printed, else the host's probe.
+ * An impossible figure fails the step, whatever program printed it. */
+static const char *judge_peaks(struct hostrun *hr, const struct plan_step *ps, const char *status,
+			       cJSON *result, struct strbuf *reason)
+{
+	struct gpu_props p;
+	struct gpu_peaks pk;
+	struct strbuf why = STRBUF_INIT;
+	cJSON *info;
+	if (!cJSON_IsObject(result) || (!cJSON_GetObjectItemCaseSensitive(result, "model") &&
+					!cJSON_GetObjectItemCaseSensitive(result, "figures")))
+		return status;
+	info = hr->have_info ? probe_to_json(&hr->info) : NULL;
+	if (peaks_props(cJSON_GetObjectItemCaseSensitive(result, "device"), info, &p)) {
+		peaks_compute(&p, &pk);
+		if (peaks_judge(result, &pk, ps->step->prog->datatype, &why) && !strcmp(status, "PASS")) {
+			strbuf_reset(reason);
+			strbuf_addstr(reason, why.buf);
+			status = "FAIL";
+		} else if (why.len) {
+			strbuf_addstr(reason, reason->len ? "; " : "");
+			strbuf_addstr(reason, why.buf);
+		}
+	}
+	cJSON_Delete(info);
+	strbuf_release(&why);
+	return status;
 }
 
 static const char *classify(struct hostrun *hr, const struct remote_status *rs,
@@ -718,6 +749,7 @@ const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
 		*result = byo_result(ps, rs, scan);
 	}
 	status = classify(hr, rs, *result, hr->ctx->lock_wait_s, reason);
+	status = judge_peaks(hr, ps, status, *result, reason);
 	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE) {
 		int64_t f0 = time_mono_ms();
 		*files = cJSON_CreateObject();

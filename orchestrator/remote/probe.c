@@ -91,7 +91,7 @@ static const char probe_script[] =
 	"    kv gpu_reason 'nvidia-smi: not found (looked on PATH, /usr/bin, /usr/local/nvidia/bin)'\n"
 	"    return 0\n"
 	"  fi\n"
-	"  out=$(to 30 \"$smi\" --query-gpu=name,uuid,compute_cap,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total --format=csv,noheader,nounits -i \"$gpu\" 2>&1)\n"
+	"  out=$(to 30 \"$smi\" --query-gpu=name,uuid,compute_cap,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total,clocks.max.memory --format=csv,noheader,nounits -i \"$gpu\" 2>&1)\n"
 	"  rc=$?\n"
 	"  if [ $rc -ne 0 ] || [ -z \"$out\" ]; then\n"
 	"    kv has_gpu 0\n"
@@ -319,11 +319,11 @@ static void set_str(char **dst, const char *val)
 static void parse_gpu_line(const char *line, struct host_info *hi)
 {
 	char *copy = xstrdup(line);
-	char *fields[8] = { 0 };
+	char *fields[9] = { 0 };
 	char *p = copy;
 	int n = 0;
 
-	while (n < 8) {
+	while (n < 9) {
 		char *comma = strchr(p, ',');
 		fields[n++] = p;
 		if (!comma)
@@ -349,6 +349,8 @@ static void parse_gpu_line(const char *line, struct host_info *hi)
 		hi->mem_clock_mhz = to_int(fields[6]);
 	if (n > 7)
 		hi->gpu_mem_mib = strtoll(fields[7], NULL, 10);
+	if (n > 8)   /* the highest memory clock: the physical peak's (store/peaks.h) */
+		hi->max_mem_clock_mhz = to_int(fields[8]);
 	free(copy);
 }
 
@@ -661,6 +663,7 @@ cJSON *probe_to_json(const struct host_info *hi)
 	add_num_or_null(o, "sm_clock_mhz", g, hi->sm_clock_mhz);
 	add_num_or_null(o, "max_sm_clock_mhz", g, hi->max_sm_clock_mhz);
 	add_num_or_null(o, "mem_clock_mhz", g, hi->mem_clock_mhz);
+	add_num_or_null(o, "max_mem_clock_mhz", g && hi->max_mem_clock_mhz > 0, hi->max_mem_clock_mhz);
 	add_num_or_null(o, "gpu_mem_mib", g, (double)hi->gpu_mem_mib);
 	add_tool(o, "nvcc", &hi->nvcc);
 	add_tool(o, "ncu", &hi->ncu);

@@ -31,6 +31,7 @@ struct host_info {
 	char *compute_cap;       /* "9.0" */
 	char *driver;
 	int sm_clock_mhz, max_sm_clock_mhz, mem_clock_mhz;
+	int max_mem_clock_mhz;   /* 0: not known (an nvidia-smi line of 8 fields) */
 	long long gpu_mem_mib;
 	struct tool_info nvcc, ncu, sanitizer, python;
 	char *torch_version;     /* NULL when python3 cannot import torch */

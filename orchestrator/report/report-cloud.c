@@ -12,12 +12,16 @@ void rpt_section_instances(struct rpt_ctx *c)
 	const cJSON *insts = rr_obj(prov, "instances"), *x;
 	struct strbuf *md = c->md;
 	double total = 0, v;
+	const char *cur = "USD";   /* price_per_hour is in USD (docs/cloud.md) */
 
 	if (!insts || !insts->child)
 		return;
 	strbuf_addstr(md, "## Cloud instances\n\n");
-	strbuf_addstr(md, "| Host | Provider | Found | Started by gpuorch | After run | Billed | "
+	strbuf_addstr(md, "| Host | Provider | Found | Started by gpuorch | After run | Observed (start to stop) | "
 			  "Price/h | Cost | Note |\n|---|---|---|---|---|---|---|---|---|\n");
+	FOR_EACH_OBJ(x, insts)
+		if (rr_str(x, "currency"))
+			cur = rr_str(x, "currency");
 	FOR_EACH_OBJ(x, insts) {
 		const cJSON *sb = cJSON_GetObjectItemCaseSensitive(x, "started_by_gpuorch");
 		int started = cJSON_IsTrue(sb);
@@ -35,16 +39,19 @@ void rpt_section_instances(struct rpt_ctx *c)
 			strbuf_addf(md, " | %s | ", started ? "yes" : "no");
 		}
 		rpt_md_cell_n(md, rr_str(x, "after_run"), 20);
-		if (started && rr_num(x, "billed_s", &v))
-			strbuf_addf(md, " | %.0f s", v);
-		else
+		if (started && (rr_num(x, "observed_s", &v) || rr_num(x, "billed_s", &v))) {
+			strbuf_addf(md, " | %.0f s observed", v);
+			if (rr_num(x, "billing_minimum_s", &v) && v > 0)
+				strbuf_addf(md, " (billed at least %.0f s)", v);
+		} else {
 			strbuf_addstr(md, " | " DASH);
+		}
 		if (rr_num(x, "price_per_hour", &v) && v > 0)
-			strbuf_addf(md, " | %.4g", v);
+			strbuf_addf(md, " | %.4g %s", v, cur);
 		else
 			strbuf_addstr(md, " | " DASH);
 		if (started && rr_num(x, "cost", &v)) {
-			strbuf_addf(md, " | %.4f", v);
+			strbuf_addf(md, " | %.4f %s", v, cur);
 			total += v;
 		} else {
 			strbuf_addstr(md, " | not counted");
@@ -58,6 +65,7 @@ void rpt_section_instances(struct rpt_ctx *c)
 			rpt_md_cell_n(md, rr_str(x, "error"), 200);
 		strbuf_addstr(md, " |\n");
 	}
-	strbuf_addf(md, "\n**Cost of the instances gpuorch started**: %.4f (price_per_hour × time "
-		    "from start requested to stop confirmed)\n\n", total);
+	strbuf_addf(md, "\n**Cost of the instances gpuorch started**: %.4f %s, estimated: price_per_hour × the "
+		    "time gpuorch observed from start requested to stop confirmed, at least the provider's "
+		    "billing minimum (EC2: 60 s); the provider's bill is the authority\n\n", total, cur);
 }

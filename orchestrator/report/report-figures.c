@@ -40,6 +40,10 @@ void rpt_section_figures(struct rpt_ctx *c)
 					metric_fmt_g(md, v);
 				else
 					strbuf_addstr(md, DASH);
+				if (rr_true(f, "impossible"))   /* over the GPU's physical peak (store/peaks.h) */
+					strbuf_addstr(md, " ⚠️ **IMPOSSIBLE** (over the physical peak)");
+				else if (rr_num(f, "pct_of_peak", &v))
+					strbuf_addf(md, " (%.0f%% of peak)", v);
 				strbuf_addstr(md, " | ");
 				rpt_md_cell_n(md, rr_str(f, "unit"), 30);
 				strbuf_addstr(md, " | ");

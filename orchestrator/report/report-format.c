@@ -214,7 +214,7 @@ void rpt_cell_host_status(struct strbuf *md, const cJSON *h)
  * judged it; with them when peaks is set). */
 void rpt_impossible_bound(struct strbuf *md, const cJSON *res, int peaks)
 {
-	const cJSON *m = rr_obj(res, "model");
+	const cJSON *m = rr_obj(res, "model"), *roof = rr_obj(res, "roofline");
 	double v;
 
 	if (rr_num(m, "bound_us", &v)) {
@@ -222,6 +222,15 @@ void rpt_impossible_bound(struct strbuf *md, const cJSON *res, int peaks)
 		metric_fmt_us(md, v);
 		strbuf_addstr(md, " us (");
 		rpt_md_cell(md, rr_str(m, "bound_source"));
+		strbuf_addch(md, ')');
+		return;
+	}
+	if (rr_true(roof, "impossible") && rr_num(roof, "bound_us", &v)) {
+		/* the controller's judgement against the GPU's physical peaks (store/peaks.h) */
+		strbuf_addstr(md, "the physical bound of ");
+		metric_fmt_us(md, v);
+		strbuf_addstr(md, " us (");
+		rpt_md_cell(md, rr_str(roof, "source"));
 		strbuf_addch(md, ')');
 		return;
 	}

@@ -70,18 +70,32 @@ int rpt_add_clock_note(struct strbuf *md, const cJSON *h, const cJSON *s);
 void rpt_add_correctness_short(struct strbuf *md, const cJSON *s);
 int rpt_add_reference_gap(struct strbuf *md, const cJSON *ref, const cJSON *step);
 int rpt_add_spec_baseline(struct strbuf *md, const cJSON *b, const cJSON *step);
-int rpt_add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int markdown);
+int rpt_add_speedup(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *step,
+		    int markdown);
 void rpt_add_verdict_counts(struct strbuf *md, const int cnt[4], int with_na);
-int rpt_baseline_applies(const cJSON *b, const cJSON *h, const char *problem);
+/* b names the step's program and problem, and the host's GPU (when it names one) */
+int rpt_baseline_applies(const cJSON *b, const cJSON *h, const cJSON *step);
 const cJSON *rpt_correctness_step(const cJSON *h, const char *program, const char *problem);
 void rpt_count_verdicts(const struct rpt_ctx *c, const cJSON *h, int cnt[4]);
 const char *rpt_gpu_name(const cJSON *h);
 const char *rpt_host_name(const cJSON *h);
 int rpt_is_baseline(const cJSON *step);
 void rpt_judge_all(struct rpt_ctx *c);
-int rpt_ref_applies(const cJSON *ref, const cJSON *h);
+int rpt_ref_applies(const cJSON *ref, const cJSON *h, const cJSON *step);
 void rpt_section_expectations(struct rpt_ctx *c);
 void rpt_section_results(struct rpt_ctx *c);
+
+/* report-peaks.c: "% of peak", labelled by datatype and DRAM (store/peaks.h) */
+/* The step's roofline (recorded, or judged now for an older record); a new
+ * object or NULL. */
+cJSON *rpt_roofline(const struct rpt_ctx *c, const cJSON *h, const cJSON *s);
+void rpt_add_pct_compute(struct strbuf *md, const cJSON *roof);   /* " (81 % of the FP16/BF16 peak)" */
+void rpt_add_pct_dram(struct strbuf *md, const cJSON *roof);      /* " (45 % of the DRAM peak)" */
+void rpt_cell_pct_of_peak(struct strbuf *md, const cJSON *roof);  /* "81% FP16/BF16 · 45% DRAM" */
+
+/* report-libs.c: "- `sdpa`: SDPA backend **cudnn** (requested default); torch 2.11.0, ..." per
+ * benchmark of problem that recorded its backend or library versions */
+void rpt_add_libraries(struct strbuf *md, const cJSON *h, const char *problem);
 
 /* report-figures.c: figures read from the programs' own output (docs/byo.md) */
 void rpt_section_figures(struct rpt_ctx *c);

@@ -236,10 +236,14 @@ void rpt_add_verdict_counts(struct strbuf *md, const int cnt[4], int with_na)
 
 /* ==== comparisons shared by the glance and the results ==== */
 
-/* The measured baseline for a kernel step: same host, same problem. */
-static const cJSON *baseline_for(const cJSON *h, const cJSON *step)
+/* The measured baseline for a kernel step: same host, same problem; else,
+ * for a program that names one of its own problems as its baseline
+ * (programs.NAME.baseline_problem: sgemm-cuda's k0 is cuBLAS), its run on
+ * that problem. */
+static const cJSON *baseline_for(const struct rpt_ctx *c, const cJSON *h, const cJSON *step)
 {
 	const cJSON *s;
+	const char *bp;
 	double m;
 	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 		if (rpt_is_baseline(s) && rr_streq(rr_str(s, "kind"), "benchmark") &&
@@ -247,15 +251,59 @@ static const cJSON *baseline_for(const cJSON *h, const cJSON *step)
 		    rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) && m > 0)
 			return s;
 	}
+	bp = rr_str(rr_obj(rr_obj(c ? c->spec : NULL, "programs"), rr_str(step, "program")), "baseline_problem");
+	if (bp && !rr_streq(bp, rr_str(step, "problem"))) {
+		s = rr_find_step(h, "benchmark", rr_str(step, "program"), bp, NULL, NULL);
+		if (s && rr_streq(rr_str(s, "status"), "PASS"))
+			return s;
+	}
 	return NULL;
+}
+
+/* The ratio baseline / kernel by the first figure both results have that
+ * declares its better direction (higher: kernel / baseline); 0 when none. */
+static int figure_speedup(const cJSON *b, const cJSON *k, double *ratio, const char **name)
+{
+	const cJSON *f;
+	FOR_EACH_OBJ(f, rr_obj(rr_result(k), "figures")) {
+		const cJSON *bf = rr_obj(rr_obj(rr_result(b), "figures"), f->string);
+		double kv, bv;
+		const char *better = rr_str(f, "better");
+		if (!bf || !better || !rr_num(f, "value", &kv) || !rr_num(bf, "value", &bv) || kv <= 0 || bv <= 0 ||
+		    rr_true(f, "impossible") || rr_true(bf, "impossible"))
+			continue;
+		*ratio = !strcmp(better, "higher") ? kv / bv : bv / kv;
+		*name = f->string;
+		return 1;
+	}
+	return 0;
 }
 
 /* "1.14× vs `sdpa`" (or "0.80× vs" when slower) into md; 0 when none.
  * markdown: bold figure and code-span name; else plain text. */
-int rpt_add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int markdown)
+int rpt_add_speedup(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *step,
+		    int markdown)
 {
-	const cJSON *b = baseline_for(h, step);
-	double bm, km, b10, b90, k10, k90;
+	const cJSON *b = baseline_for(c, h, step);
+	double bm, km, b10, b90, k10, k90, r;
+	const char *fig;
+	if (b && !rr_num(rr_result(step), METRIC_MEDIAN_PATH, &km) && figure_speedup(b, step, &r, &fig)) {
+		/* a program off the harness against its own baseline problem, by its figure */
+		if (markdown)
+			strbuf_addstr(md, "**");
+		rpt_fmt_ratio(md, r);
+		strbuf_addstr(md, markdown ? "** vs " : " vs ");
+		if (markdown)
+			rpt_md_code(md, rr_str(b, "program"));
+		else
+			strbuf_addstr(md, rr_str(b, "program") ? rr_str(b, "program") : "baseline");
+		strbuf_addch(md, ' ');
+		rpt_md_cell(md, rr_str(b, "problem"));
+		strbuf_addstr(md, " (");
+		rpt_md_cell(md, fig);
+		strbuf_addch(md, ')');
+		return 1;
+	}
 	if (!b || !rr_num(rr_result(step), METRIC_MEDIAN_PATH, &km) || km <= 0 ||
 	    !rr_num(rr_result(b), METRIC_MEDIAN_PATH, &bm))
 		return 0;
@@ -283,10 +331,30 @@ int rpt_add_speedup(struct strbuf *md, const cJSON *h, const cJSON *step, int ma
 	return 1;
 }
 
-int rpt_ref_applies(const cJSON *ref, const cJSON *h)
+/* o names v by key one ("program": "x") or many ("programs": ["x", "y"]);
+ * naming nothing is naming none (a reference or baseline applies only to
+ * the programs and problems it names: issue 30 item 12). */
+static int names(const cJSON *o, const char *one, const char *many, const char *v)
+{
+	const cJSON *it;
+	if (rr_str(o, one))
+		return rr_streq(rr_str(o, one), v);
+	cJSON_ArrayForEach(it, rr_arr(o, many))
+		if (cJSON_IsString(it) && rr_streq(it->valuestring, v))
+			return 1;
+	return 0;
+}
+
+static int names_step(const cJSON *o, const cJSON *step)
+{
+	return names(o, "program", "programs", rr_str(step, "program")) &&
+	       names(o, "problem", "problems", rr_str(step, "problem"));
+}
+
+int rpt_ref_applies(const cJSON *ref, const cJSON *h, const cJSON *step)
 {
 	const char *gpu = rr_str(ref, "gpu");
-	return !gpu || str_contains_ci(rpt_gpu_name(h), gpu);
+	return (!gpu || str_contains_ci(rpt_gpu_name(h), gpu)) && names_step(ref, step);
 }
 
 /* "FA3 450 / 312.4 = 1.44× remaining" for a kernel step; 0 when not comparable. */
@@ -329,10 +397,10 @@ int rpt_add_reference_gap(struct strbuf *md, const cJSON *ref, const cJSON *step
 	return 0;
 }
 
-int rpt_baseline_applies(const cJSON *b, const cJSON *h, const char *problem)
+int rpt_baseline_applies(const cJSON *b, const cJSON *h, const cJSON *step)
 {
-	const char *gpu = rr_str(b, "gpu"), *p = rr_str(b, "problem");
-	return (!gpu || str_contains_ci(rpt_gpu_name(h), gpu)) && (!p || rr_streq(p, problem));
+	const char *gpu = rr_str(b, "gpu");
+	return (!gpu || str_contains_ci(rpt_gpu_name(h), gpu)) && names_step(b, step);
 }
 
 /* "PyTorch SDPA 47.10 us (seed 001, L4): 1.14× faster" */
@@ -472,10 +540,11 @@ static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSO
 	strbuf_addstr(md, " | ");
 	rpt_cell_num(md, res, "model.gbps", metric_fmt_gbps);
 	strbuf_addstr(md, " | ");
-	if (rr_num(res, "model.pct_of_floor", &v))
-		strbuf_addf(md, "%.0f%%", v);
-	else
-		strbuf_addstr(md, DASH);
+	{
+		cJSON *roof = rpt_roofline(c, h, s);
+		rpt_cell_pct_of_peak(md, roof);
+		cJSON_Delete(roof);
+	}
 	if (rr_true(res, METRIC_IMPOSSIBLE_PATH))
 		strbuf_addstr(md, " ⚠️ **IMPOSSIBLE**");
 	strbuf_addstr(md, " | ");
@@ -483,7 +552,7 @@ static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSO
 		strbuf_addstr(md, "(baseline)");
 	else if (rr_true(res, METRIC_IMPOSSIBLE_PATH))
 		strbuf_addstr(md, "not trusted");
-	else if (!rpt_add_speedup(md, h, s, 1))
+	else if (!rpt_add_speedup(c, md, h, s, 1))
 		strbuf_addstr(md, DASH);
 	strbuf_addstr(md, " |\n");
 	(void)c;
@@ -565,12 +634,19 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		if (!nb++)
 			strbuf_addstr(md, "| program | role | status | median (us) | SM clock (MHz) "
 					  "| p10–p90 (us) | CV "
-					  "| n (stop) | TFLOPS | GB/s | % of floor | speedup |\n"
+					  "| n (stop) | TFLOPS | GB/s | % of peak | speedup |\n"
 					  "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 		add_bench_row(c, md, h, s);
 	}
-	if (nb)
+	if (nb) {
 		strbuf_addstr(md, "\n");
+		{
+			size_t before = md->len;
+			rpt_add_libraries(md, h, problem);
+			if (md->len > before)
+				strbuf_addstr(md, "\n");
+		}
+	}
 
 	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 		if (!rr_streq(rr_str(s, "problem"), problem))
@@ -601,7 +677,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		    rr_num(res, METRIC_MEDIAN_PATH, &v) && !rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			FOR_EACH_OBJ(ref, c->references) {
 				struct strbuf one = STRBUF_INIT;
-				if (rpt_ref_applies(ref, h) && rpt_add_reference_gap(&one, ref, s)) {
+				if (rpt_ref_applies(ref, h, s) && rpt_add_reference_gap(&one, ref, s)) {
 					strbuf_addstr(md, "- ");
 					rpt_md_code(md, rr_str(s, "program"));
 					strbuf_addstr(md, " vs reference ");
@@ -612,7 +688,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				strbuf_release(&one);
 			}
 			FOR_EACH_OBJ(b, c->baselines) {
-				if (!rpt_baseline_applies(b, h, problem))
+				if (!rpt_baseline_applies(b, h, s))
 					continue;
 				strbuf_addstr(md, "- ");
 				rpt_md_code(md, rr_str(s, "program"));

@@ -222,6 +222,7 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 {
 	const cJSON *res = rr_result(s);
 	const cJSON *ref, *b;
+	cJSON *roof;
 	double v;
 	int n = 0;
 
@@ -264,26 +265,28 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	} else if (!add_output_figures(md, res)) {
 		strbuf_addstr(md, "no timing");
 	}
+	roof = rpt_roofline(c, h, s);
 	if (rr_num(res, "model.tflops", &v) && v > 0) {
 		strbuf_addstr(md, ", **");
 		metric_fmt_tflops(md, v);
 		strbuf_addstr(md, " TFLOPS**");
+		rpt_add_pct_compute(md, roof);
 	}
 	if (rr_num(res, "model.gbps", &v) && v > 0) {
 		strbuf_addstr(md, ", ");
 		metric_fmt_gbps(md, v);
 		strbuf_addstr(md, " GB/s");
+		rpt_add_pct_dram(md, roof);
 	}
-	if (rr_num(res, "model.pct_of_floor", &v))
-		strbuf_addf(md, " (%.0f%% of speed of light)", v);
+	cJSON_Delete(roof);
 	strbuf_addstr(md, " — ");
-	if (rpt_add_speedup(md, h, s, 1))
+	if (rpt_add_speedup(c, md, h, s, 1))
 		strbuf_addstr(md, " (measured)");
 	else
 		strbuf_addstr(md, "no measured baseline");
 	FOR_EACH_OBJ(ref, c->references) {
 		struct strbuf one = STRBUF_INIT;
-		if (rpt_ref_applies(ref, h) && rpt_add_reference_gap(&one, ref, s)) {
+		if (rpt_ref_applies(ref, h, s) && rpt_add_reference_gap(&one, ref, s)) {
 			strbuf_addstr(md, "; ");
 			strbuf_addstr(md, one.buf);
 			n++;
@@ -291,7 +294,7 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 		strbuf_release(&one);
 	}
 	FOR_EACH_OBJ(b, c->baselines) {
-		if (n < 4 && rpt_baseline_applies(b, h, rr_str(s, "problem"))) {
+		if (n < 4 && rpt_baseline_applies(b, h, s)) {
 			strbuf_addstr(md, "; vs ");
 			rpt_add_spec_baseline(md, b, s);
 			n++;
@@ -372,7 +375,8 @@ static void add_glance_row(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 		strbuf_addstr(md, "⚠️ IMPOSSIBLE (");
 		rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
-		strbuf_addstr(md, rr_obj(rr_obj(res, "model"), "bound_us") ? " us beats the physical bound)" :
+		strbuf_addstr(md, rr_obj(rr_obj(res, "model"), "bound_us") || rr_true(res, "roofline.impossible")
+				  ? " us beats the physical bound)" :
 								       " us beats the floor)");
 	} else if (rr_num(res, METRIC_MEDIAN_PATH, &v)) {
 		strbuf_addstr(md, "**");
@@ -390,12 +394,12 @@ static void add_glance_row(const struct rpt_ctx *c, struct strbuf *md, const cJS
 		 !add_headline_figure(md, res))
 		strbuf_addstr(md, "—");
 	strbuf_addstr(md, " | ");
-	if (rr_true(res, METRIC_IMPOSSIBLE_PATH) || !rpt_add_speedup(md, h, s, 1))
+	if (rr_true(res, METRIC_IMPOSSIBLE_PATH) || !rpt_add_speedup(c, md, h, s, 1))
 		strbuf_addstr(md, "—");
 	strbuf_addstr(md, " | ");
 	FOR_EACH_OBJ(ref, c->references) {
 		struct strbuf one = STRBUF_INIT;
-		if (n < 3 && !rr_true(res, METRIC_IMPOSSIBLE_PATH) && rpt_ref_applies(ref, h) &&
+		if (n < 3 && !rr_true(res, METRIC_IMPOSSIBLE_PATH) && rpt_ref_applies(ref, h, s) &&
 		    add_reference_short(&one, ref, s)) {
 			strbuf_addstr(md, n++ ? "; " : "");
 			strbuf_addstr(md, one.buf);

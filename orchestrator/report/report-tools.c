@@ -74,8 +74,10 @@ void rpt_section_gates(struct rpt_ctx *c)
 			strbuf_addstr(&rows, " | ");
 			rpt_md_code(&rows, rr_str(g, "metric"));
 			strbuf_addstr(&rows, " | ");
-			if (rr_num(g, "measured", &m))
-				fmt_measured(&rows, m, rr_str(g, "unit"));
+			if (rr_num(g, "measured", &m))   /* a record from before: the figure's declared unit */
+				fmt_measured(&rows, m, rr_str(g, "unit") ? rr_str(g, "unit")
+						       : rr_str(rr_obj(rr_obj(rr_obj(rr_obj(c->spec, "programs"),
+							rr_str(g, "program")), "figures"), rr_str(g, "metric")), "unit"));
 			else
 				strbuf_addstr(&rows, "not measured");
 			strbuf_addf(&rows, " | %s ", rr_str(g, "op") ? rr_str(g, "op") : "?");

@@ -31,6 +31,7 @@
 #include "report/report.h"
 #include "report/report-int.h"
 #include "core/fsutil.h"
+#include "store/peaks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +66,11 @@ static void ctx_release(struct rpt_ctx *c)
 	strbuf_release(&c->scratch);
 }
 
-void report_render(const cJSON *run, struct strbuf *md)
+void report_render(const cJSON *run_in, struct strbuf *md)
 {
 	struct rpt_ctx c;
+	cJSON *judged = peaks_judged_copy(run_in);   /* an older record's figures against the peaks */
+	const cJSON *run = judged ? judged : run_in;
 	ctx_init(&c, run, md);
 	rpt_section_title(&c);
 	rpt_section_unfinished(&c);
@@ -93,6 +96,7 @@ void report_render(const cJSON *run, struct strbuf *md)
 	strbuf_addstr(md, "` writes it again. Raw output of every build and step is under "
 			  "`logs/`.*\n");
 	ctx_release(&c);
+	cJSON_Delete(judged);
 }
 
 enum go_status report_write(const cJSON *run, const char *path, struct strbuf *err)
@@ -111,12 +115,14 @@ enum go_status report_write(const cJSON *run, const char *path, struct strbuf *e
 	return st;
 }
 
-void report_headline(const cJSON *run, struct strbuf *sb)
+void report_headline(const cJSON *run_in, struct strbuf *sb)
 {
 	struct rpt_ctx c;
 	struct strbuf md = STRBUF_INIT;
 	const cJSON *h, *s;
 	int nh = 0, cnt[4];
+	cJSON *judged = peaks_judged_copy(run_in);
+	const cJSON *run = judged ? judged : run_in;
 
 	ctx_init(&c, run, &md);
 	if (c.run && !rr_streq(rr_str(c.run, "status"), "complete"))
@@ -157,7 +163,7 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 			metric_fmt_us(sb, v);
 			strbuf_addstr(sb, " us");
 			if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
-				strbuf_addstr(sb, " IMPOSSIBLE (beats the roofline floor)");
+				strbuf_addstr(sb, " IMPOSSIBLE (beats the physical bound)");
 			} else if (rr_num(res, "model.tflops", &v) && v > 0) {
 				strbuf_addstr(sb, ", ");
 				metric_fmt_tflops(sb, v);
@@ -165,7 +171,7 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 			}
 			if (!rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 				struct strbuf sp = STRBUF_INIT;
-				if (rpt_add_speedup(&sp, h, first, 0)) {
+				if (rpt_add_speedup(&c, &sp, h, first, 0)) {
 					strbuf_addstr(sb, ", ");
 					strbuf_addstr(sb, sp.buf);
 				}
@@ -204,4 +210,5 @@ void report_headline(const cJSON *run, struct strbuf *sb)
 		strbuf_addf(sb, " [expectations %d/%d met]", cnt[V_MET], cnt[V_MET] + cnt[V_MISSED]);
 	strbuf_release(&md);
 	ctx_release(&c);
+	cJSON_Delete(judged);
 }

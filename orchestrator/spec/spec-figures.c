@@ -39,12 +39,53 @@ static enum go_status check_opt_string(struct spec_ctx *c, const cJSON *obj, con
 	return st;
 }
 
-/* baselines[] and references[]: name, gpu, a figure, provenance. */
+/* A baseline or reference names the programs and problems it stands for
+ * (issue 30 item 12: FA3's D=128 S=4k figure was set beside every problem):
+ * exactly one of 'one' (a name) and 'many' (a non-empty array of names),
+ * each a key of 'programs' / a problem of 'problems'. */
+static enum go_status check_names(struct spec_ctx *c, const cJSON *it, const char *one, const char *many)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(it, one), *b = cJSON_GetObjectItemCaseSensitive(it, many);
+	char **v = NULL;
+	size_t mark;
+	int i, found;
+	if (!a && !b)
+		return spec_bad(c, "name the %s%s it is for: '%s' (one) or '%s' (several); a figure measured on "
+				   "one %s is no yardstick for another", one, !strcmp(one, "program") ? "" : "",
+				one, many, one);
+	if (a && b)
+		return spec_bad(c, "give only one of '%s' and '%s'", one, many);
+	if (a)
+		return check_ref(c, it, one, 1);
+	mark = spec_push_key(c, many);
+	TRY(spec_get_str_array(c, b, 0, &v));
+	for (i = 0; v[i]; i++) {
+		size_t m2 = spec_push_index(c, i);
+		found = !strcmp(one, "program") ? spec_find_program(c->s, v[i]) != NULL
+						: spec_find_problem(c->s, v[i]) != NULL;
+		if (!found) {
+			enum go_status st = spec_bad(c, "no %s named \"%s\" in '%ss'", one, v[i], one);
+			for (i = 0; v[i]; i++)
+				free(v[i]);
+			free(v);
+			return st;
+		}
+		spec_pop(c, m2);
+	}
+	for (i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+	spec_pop(c, mark);
+	return GO_OK;
+}
+
+/* baselines[] and references[]: name, gpu, the programs and problems it is
+ * for, a figure, provenance. */
 enum go_status spec_parse_figures(struct spec_ctx *c, const cJSON *root, const char *key,
 				  cJSON **out)
 {
-	static const char *const keys[] = { "name", "gpu", "problem", "latency_us", "tflops",
-					    "source", "note", NULL };
+	static const char *const keys[] = { "name", "gpu", "program", "programs", "problem", "problems",
+					    "latency_us", "tflops", "source", "note", NULL };
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
 	const cJSON *it;
 	size_t mark;
@@ -62,7 +103,8 @@ enum go_status spec_parse_figures(struct spec_ctx *c, const cJSON *root, const c
 		TRY(spec_check_keys(c, it, keys));
 		TRY(check_opt_string(c, it, "name", 1));
 		TRY(check_opt_string(c, it, "gpu", 1));
-		TRY(check_ref(c, it, "problem", 0));
+		TRY(check_names(c, it, "program", "programs"));
+		TRY(check_names(c, it, "problem", "problems"));
 		TRY(check_opt_string(c, it, "source", 0));
 		TRY(check_opt_string(c, it, "note", 0));
 		lat = cJSON_GetObjectItemCaseSensitive(it, "latency_us");

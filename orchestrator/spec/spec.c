@@ -161,11 +161,13 @@ static int has_compiled_ext(const char *p)
 	return 0;
 }
 
+static const char *const datatypes[] = { "fp32", "tf32", "fp16", "bf16", "fp8", NULL };
+
 static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct spec_program *p)
 {
 	static const char *const keys[] = { "sources", "script", "libs", "min_arch",
 					    "needs_gpu", "build", "run", "check", "figures",
-					    NULL };
+					    "datatype", "baseline_problem", NULL };
 	const cJSON *src, *scr, *bld, *run, *x;
 	size_t mark;
 	int i;
@@ -241,6 +243,29 @@ static enum go_status parse_program(struct spec_ctx *c, const cJSON *v, struct s
 		TRY(spec_need_type(c, x, cJSON_IsBool(x), "true or false"));
 		p->needs_gpu = cJSON_IsTrue(x);
 		spec_pop(c, mark);
+	}
+	TRY(spec_get_string(c, v, "datatype", 0, 0, &p->datatype));
+	if (p->datatype && !spec_strv_has((char *const *)datatypes, p->datatype)) {
+		mark = spec_push_key(c, "datatype");
+		return spec_bad(c, "unknown datatype '%s' (expected 'fp32', 'tf32', 'fp16', 'bf16' or 'fp8': "
+				   "the peak its figures are held to)", p->datatype);
+	}
+	TRY(spec_get_string(c, v, "baseline_problem", 0, 0, &p->baseline_problem));
+	return GO_OK;
+}
+
+/* programs.NAME.baseline_problem names a problem (checked once problems are read). */
+static enum go_status check_baseline_problems(struct spec_ctx *c)
+{
+	int i;
+	for (i = 0; i < c->s->nprograms; i++) {
+		const struct spec_program *p = &c->s->programs[i];
+		if (p->baseline_problem && !spec_find_problem(c->s, p->baseline_problem)) {
+			spec_push_key(c, "programs");
+			spec_push_key(c, p->name);
+			spec_push_key(c, "baseline_problem");
+			return spec_bad(c, "no problem named \"%s\" in 'problems'", p->baseline_problem);
+		}
 	}
 	return GO_OK;
 }
@@ -406,6 +431,7 @@ static enum go_status parse_root(struct spec_ctx *c, const cJSON *root)
 	TRY(parse_targets(c, root));
 	TRY(parse_programs(c, root));
 	TRY(parse_problems(c, root));
+	TRY(check_baseline_problems(c));
 	TRY(parse_tolerance(c, root));
 	TRY(spec_parse_steps(c, root));
 	TRY(spec_check_byo(c));
@@ -507,6 +533,8 @@ void spec_free(struct spec *s)
 		free(s->programs[i].script);
 		free_strv(s->programs[i].libs);
 		free(s->programs[i].min_arch);
+		free(s->programs[i].datatype);
+		free(s->programs[i].baseline_problem);
 		spec_free_byo(&s->programs[i]);
 	}
 	free(s->programs);

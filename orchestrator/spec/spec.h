@@ -39,6 +39,11 @@ struct spec_program {
 	char **check;       /* its correctness command (exit 0 = pass); NULL: run */
 	struct spec_figure *figures;
 	int nfigures;
+	char *datatype;         /* "fp32" | "tf32" | "fp16" | "bf16" | "fp8": the peak its figures
+				 * are held to (store/peaks.h); NULL: not declared */
+	char *baseline_problem; /* one of its own problems whose run is the baseline of its
+				 * others (a program off the harness that runs cuBLAS as a
+				 * problem); NULL: none */
 };
 
 struct spec_problem {

@@ -109,9 +109,12 @@ static void judge_result_metric(struct judged *j, const cJSON *h, const char *pr
 	j->value = m.value;
 	j->has_value = !m.impossible;
 	j->unit = metric_unit(metric);
+	if (!j->unit)   /* a program's own figure: the unit its spec declared */
+		j->unit = rr_str(rr_obj(rr_obj(rr_result(m.step), "figures"), metric), "unit");
 	if (m.impossible)
-		strbuf_addstr(&j->why, "the timing beats the roofline floor (impossible): not a "
-				       "measurement to judge");
+		strbuf_addstr(&j->why, metric_is_timing(metric)
+				       ? "the timing beats the roofline floor (impossible): not a measurement to judge"
+				       : "the figure is over the GPU's physical peak (impossible): not a measurement to judge");
 }
 
 static void judge_speedup(struct judged *j, const cJSON *h, const char *program,

@@ -112,6 +112,11 @@ void rr_measure(const cJSON *h, const char *program, const char *problem, const 
 	}
 	out->has_value = 1;
 	out->impossible = metric_is_timing(metric) && rr_true(rr_result(out->step), METRIC_IMPOSSIBLE_PATH);
+	/* a program's own figure over the GPU's physical peak (store/peaks.h) */
+	if (!out->impossible && !strchr(metric, '.')) {
+		const cJSON *f = rr_obj(rr_obj(rr_result(out->step), "figures"), metric);
+		out->impossible = rr_true(f, "impossible");
+	}
 	if (err)
 		out->bad_outputs = rr_bad_outputs(rr_result(out->step), NULL);
 }

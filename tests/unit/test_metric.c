@@ -188,8 +188,24 @@ static void directions(void)
 	      "a kernel figure takes the vocabulary's unit and direction", "%s", unit ? unit : "(none)");
 }
 
+/* issue 30 item 7: a program's own figure over the GPU's physical peak is found but not judged */
+static void impossible_figure(void)
+{
+	cJSON *h = cJSON_Parse("{\"steps\":[{\"kind\":\"benchmark\",\"program\":\"b\",\"problem\":\"P\","
+			       "\"result\":{\"gflops\":1e9,\"ok\":5,\"figures\":{\"gflops\":{\"value\":1e9,"
+			       "\"unit\":\"GFLOP/s\",\"impossible\":true},\"ok\":{\"value\":5}}}}]}");
+	struct rr_measure m;
+	rr_measure(h, "b", "P", "gflops", &m);
+	CHECK(m.has_value && m.impossible, "an output figure over its physical peak is struck out", "%d %d",
+	      m.has_value, m.impossible);
+	rr_measure(h, "b", "P", "ok", &m);
+	CHECK(m.has_value && !m.impossible, "a figure within its peak is judged", "%d %d", m.has_value, m.impossible);
+	cJSON_Delete(h);
+}
+
 int main(void)
 {
+	impossible_figure();
 	vocabulary();
 	directions();
 	formatters();

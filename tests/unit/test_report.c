@@ -87,7 +87,7 @@ static void test_pass(void)
 	HASNT(md, "did not finish", "a complete run is not called unfinished");
 	/* results */
 	HAS(md, "| `attn_wmma` | kernel | ✅ PASS | **41.30** | 1980 | 40.97–41.75 | 0.30% | 200 (cv) | 26.0 "
-		"| 102 | 34% | **1.14×** vs `sdpa` |", "L4 result row: median, its SM clock, spread, CV, n, speedup");
+		"| 102 | 34% DRAM | **1.14×** vs `sdpa` |", "L4 result row: median, its SM clock, spread, CV, n, speedup");
 	HAS(md, "| `sdpa` | baseline | ✅ PASS | 47.10 |", "baseline row");
 	HAS(md, "FA3 450.0 / 312.1 TFLOPS = 1.44× remaining", "gap to the FA3 reference on H100");
 	HAS(md, "FA3 450.0 / 109.6 TFLOPS = 4.11× remaining", "gap per problem");
@@ -165,10 +165,10 @@ static void test_failed(void)
 	HAS(md, "**Steps**: 2 PASS · **2 FAIL**", "step counts");
 	HAS(md, "- **h100** `attn_wmma` B1-H16-S512-D64: ❌ FAIL — exit 1: CUDA error: an illegal "
 		"memory access was encountered", "failed benchmark and its reason at a glance");
-	HAS(md, "⚠️ **IMPOSSIBLE timing**: 0.810 us, 1325.6 TFLOPS beats the roofline floor of 1.25 us",
+	HAS(md, "⚠️ **IMPOSSIBLE timing**: 0.810 us, 1325.6 TFLOPS beats the physical bound of 1.25 us (NVIDIA H100 80GB HBM3 (cc 9.0): 132 SMs",
 	    "impossible timing is a loud warning, not a result");
 	HASNT(md, "2.95× ahead", "no comparison drawn from an impossible timing");
-	HAS(md, "| 154% ⚠️ **IMPOSSIBLE** | not trusted |", "impossible in the table");
+	HAS(md, "| 154% DRAM ⚠️ **IMPOSSIBLE** | not trusted |", "impossible in the table");
 	HAS(md, "⚪ not measured: the timing beats the roofline floor (impossible); not counted",
 	    "an impossible timing does not meet an expectation");
 	HAS(md, "| h100 | B1-H16-S512-D64 | 0.53 | ❌ **missed** (26.50× off): step FAIL |",
@@ -183,8 +183,8 @@ static void test_failed(void)
 	HAS(md, "No results: ❌ unreachable — cannot connect", "host without results explained");
 	HAS(md, "| `attn_wmma` | sm_90a | ✅ PASS | 0.0 s | reused |", "reused build");
 	CHECK(strstr(hl, "l4: unreachable (cannot connect to '10.0.0.7:22'") &&
-	      strstr(hl, "h100: attn_fast B1-H16-S512-D64 0.810 us IMPOSSIBLE (beats the roofline "
-			 "floor), 2 steps did not pass;") && !strstr(hl, "13.83"),
+	      strstr(hl, "h100: attn_fast B1-H16-S512-D64 0.810 us IMPOSSIBLE (beats the physical "
+			 "bound), 2 steps did not pass;") && !strstr(hl, "13.83"),
 	      "headline names the failures", "got '%s'", hl);
 	free(md);
 	free(hl);
@@ -645,10 +645,112 @@ static void test_row_clock(void)
 	cJSON_Delete(run);
 }
 
+/* issue 30 item 11: a cloud cost names its currency, and its time is what
+ * gpuorch observed (start requested to stop confirmed), not the bill */
+static void test_cloud_cost_labels(void)
+{
+	cJSON *run = load("pass-2host.json");
+	char *md;
+	cJSON_AddItemToObject(cJSON_GetObjectItem(run, "provenance"), "instances",
+			      cJSON_Parse("{\"box\":{\"provider\":\"aws\",\"state_before\":\"stopped\","
+					  "\"started_by_gpuorch\":true,\"after_run\":\"stop\",\"price_per_hour\":3.6,"
+					  "\"currency\":\"USD\",\"billing_minimum_s\":60,\"observed_s\":10,"
+					  "\"billed_s\":10,\"cost\":0.06}}"));
+	md = render(run);
+	HAS(md, "| Observed (start to stop) |", "the column says observed, not billed");
+	HAS(md, "| 10 s observed (billed at least 60 s) | 3.6 USD | 0.0600 USD |",
+	    "observed time, the provider's minimum, the currency");
+	HAS(md, "**Cost of the instances gpuorch started**: 0.0600 USD, estimated", "the total names its currency");
+	HASNT(md, "| Billed |", "no column claims to be the bill");
+	free(md);
+	cJSON_Delete(run);
+}
+
+/* issue 30 items 7, 11, 15: "% of peak" is of the GPU's physical peak for the
+ * datatype the program declares (and of DRAM), labelled, on every GPU --
+ * never the FP16 tensor peak of an FP32 kernel, never an unlabelled "speed
+ * of light", and an H200 has one too. */
+static void test_pct_of_peak(void)
+{
+	cJSON *run = load("pass-2host.json"), *progs, *h, *info;
+	char *md;
+	progs = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(run, "experiment"), "spec"), "programs");
+	cJSON_AddStringToObject(cJSON_GetObjectItem(progs, "attn_wmma"), "datatype", "fp16");
+	md = render(run);
+	save_sample("sample-report-peaks.md", md);
+	HASNT(md, "speed of light", "no unlabelled speed of light");
+	HAS(md, "**109.6 TFLOPS** (10 % of the FP16/BF16 peak), 428 GB/s (13 % of the DRAM peak)",
+	    "the key line labels each %: the declared datatype's peak and DRAM's");
+	HAS(md, "| 109.6 | 428 | 10% FP16/BF16 · 13% DRAM |", "the table cell says which peak");
+	HAS(md, "| 95.9 | 374 | 11% DRAM |", "a program declaring no datatype: no compute % of peak");
+	free(md);
+	/* FP32 declared: held to the FP32 peak (30.3 TFLOPS on an L4, 66.9 on an H100), not FP16's */
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(progs, "attn_wmma"), "datatype", cJSON_CreateString("fp32"));
+	md = render(run);
+	HAS(md, "**26.0 TFLOPS** (86 % of the FP32 peak)", "an FP32 program against the FP32 peak, not FP16's");
+	HAS(md, "- **h100** `attn_wmma` B1-H16-S512-D64: ⚠️ **IMPOSSIBLE timing**: 9.80 us, 109.6 TFLOPS beats the physical bound",
+	    "109.6 TFLOPS declared FP32 on an H100 is over its 66.9-TFLOPS FP32 peak: impossible");
+	free(md);
+	/* a reference names its problems: FA3 on the S=4k problem only is no yardstick for S=512 */
+	{
+		cJSON *ref = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "references"), 0);
+		cJSON_ReplaceItemInObject(cJSON_GetObjectItem(progs, "attn_wmma"), "datatype", cJSON_CreateString("fp16"));
+		cJSON_ReplaceItemInObject(ref, "problems", cJSON_Parse("[\"B1-H8-S4096-D64\"]"));
+		md = render(run);
+		HAS(md, "FA3 450.0 / 312.1 TFLOPS = 1.44× remaining", "the reference beside the problem it names");
+		HASNT(md, "FA3 450.0 / 109.6 TFLOPS", "not beside a problem it does not name");
+		free(md);
+		cJSON_DeleteItemFromObject(ref, "program");
+		md = render(run);
+		HASNT(md, "FA3 450.0 /", "a reference naming no program (an older record) applies to none");
+		free(md);
+	}
+	/* which baseline ran: the SDPA backend PyTorch chose and the library versions, per row */
+	{
+		cJSON *s0;
+		cJSON_ArrayForEach(s0, cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0), "steps")) {
+			cJSON *res = cJSON_GetObjectItem(s0, "result");
+			if (!res || strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "program")), "sdpa") ||
+			    strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(s0, "kind")), "benchmark"))
+				continue;
+			cJSON_AddItemToObject(res, "sdpa_backend", cJSON_Parse("{\"requested\":\"default\",\"chosen\":\"cudnn\"}"));
+			cJSON_AddItemToObject(res, "libraries", cJSON_Parse("{\"torch\":\"2.11.0+cu130\",\"cuda\":\"13.0\","
+									  "\"cudnn\":\"9.14.0\",\"cublas\":\"13.1.0\"}"));
+		}
+		md = render(run);
+		HAS(md, "- `sdpa`: SDPA backend **cudnn** (requested default); torch 2.11.0+cu130, CUDA 13.0, cuDNN 9.14.0, "
+			"cuBLAS 13.1.0\n", "the baseline's chosen backend and library versions under its table");
+		free(md);
+	}
+	/* the L4 host as an H200: it gets its own peaks (no measured-peak table row needed) */
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(progs, "attn_wmma"), "datatype", cJSON_CreateString("fp16"));
+	h = cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 1);
+	info = cJSON_GetObjectItem(h, "info");
+	cJSON_ReplaceItemInObject(info, "gpu_name", cJSON_CreateString("NVIDIA H200"));
+	cJSON_ReplaceItemInObject(info, "compute_cap", cJSON_CreateString("9.0"));
+	cJSON_ReplaceItemInObject(info, "max_sm_clock_mhz", cJSON_CreateNumber(1980));
+	cJSON_ReplaceItemInObject(info, "mem_clock_mhz", cJSON_CreateNumber(3201));
+	{
+		cJSON *s;
+		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
+			cJSON *d = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "result"), "device");
+			if (d)
+				cJSON_ReplaceItemInObject(d, "name", cJSON_CreateString("NVIDIA H200"));
+		}
+	}
+	md = render(run);
+	HAS(md, "**26.0 TFLOPS** (2 % of the FP16/BF16 peak), 102 GB/s (2 % of the DRAM peak)",
+	    "an H200 host gets its % of peak from its own properties");
+	free(md);
+	cJSON_Delete(run);
+}
+
 int main(void)
 {
 	test_row_clock();
 	test_nan_outputs();
+	test_cloud_cost_labels();
+	test_pct_of_peak();
 	test_expected_speedup();
 	test_pass();
 	test_failed();
