@@ -123,6 +123,9 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 		const cJSON *sweeps = owned ? owned : rr_arr(h, "sweeps");
 		FOR_EACH_OBJ(sw, sweeps) {
 			double wm;
+			/* no clear winner: nothing is crowned; the lowest median and the
+			 * variants compare cannot tell from it share first place */
+			int tied = rr_str(sw, "winner") && cJSON_IsFalse(cJSON_GetObjectItem(sw, "winner_clear"));
 			if (!any++)
 				strbuf_addstr(md, "## Sweeps\n\nEach variant was built with its defines "
 						  "and run one at a time; only a variant whose build, "
@@ -135,7 +138,7 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 			strbuf_addstr(md, " on ");
 			rpt_md_cell(md, rpt_host_name(h));
 			strbuf_addstr(md, "\n\n");
-			if (rr_str(sw, "winner") && cJSON_IsFalse(cJSON_GetObjectItem(sw, "winner_clear"))) {
+			if (tied) {
 				/* the lowest median, but not told apart from another by compare's rule */
 				int k = 0;
 				strbuf_addstr(md, "🤝 **No clear winner**: ");
@@ -167,11 +170,14 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 			} else {
 				strbuf_addstr(md, "❌ **No variant passed**: nothing is ranked.\n\n");
 			}
-			strbuf_addstr(md, "| rank | variant | median (us) | vs winner | registers | spill st / ld | smem | status |\n"
-					  "|---|---|---|---|---|---|---|---|\n");
+			strbuf_addf(md, "| rank | variant | median (us) | %s | registers | spill st / ld | smem | status |\n"
+					"|---|---|---|---|---|---|---|---|\n", tied ? "vs lowest median" : "vs winner");
 			FOR_EACH_OBJ(v, rr_arr(sw, "variants")) {
 				double r;
-				if (rr_num(v, "rank", &r))
+				if (rr_num(v, "rank", &r) && tied &&
+				    (r == 1 || (rr_str(v, "vs_winner") && !rr_streq(rr_str(v, "vs_winner"), "slower"))))
+					strbuf_addstr(md, "| tied 1st | ");
+				else if (rr_num(v, "rank", &r))
 					strbuf_addf(md, "| %s%.0f | ", r == 1 ? "🏆 " : "", r);
 				else
 					strbuf_addstr(md, "| — | ");
