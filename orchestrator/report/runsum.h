@@ -23,7 +23,9 @@
 #include "core/error.h"
 #include "store/store.h"
 
-#define RUNSUM_SCHEMA "gpuorch.summary/2"   /* 2: output figures, kernel medians */
+#define RUNSUM_SCHEMA "gpuorch.summary/3"   /* 2: output figures, kernel medians;
+					     * 3: per host "counts" (gates failed,
+					     * builds failed, steps skipped/failed) */
 
 /* The summary of run record `run`. With samples non-NULL each benchmark's
  * samples go there (one line each) and the step says where
