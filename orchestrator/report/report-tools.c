@@ -112,6 +112,42 @@ void rpt_section_gates(struct rpt_ctx *c)
 	strbuf_release(&rows);
 }
 
+/* A variant's registers, spills and shared memory, read from the record now
+ * (sweep_variant_resources: its own kernels, not the harness's; dynamic
+ * shared memory from its results), not the stored ranking's binary-wide
+ * maximum: "128–168 (3 kernels) | 0 / 0 | 225.3 KiB dynamic". */
+static void add_variant_resources(struct strbuf *md, const cJSON *h, const cJSON *sw,
+				  const cJSON *v)
+{
+	cJSON *r = cJSON_CreateObject();
+	double lo, hi, n, st, dyn;
+	sweep_variant_resources(h, rr_str(sw, "program"), rr_str(v, "variant"), rr_str(sw, "problem"), r);
+	if (rr_num(r, "registers_min", &lo) && rr_num(r, "registers", &hi) && lo != hi) {
+		strbuf_addf(md, "%.0f–%.0f", lo, hi);
+		if (rr_num(r, "kernels", &n))
+			strbuf_addf(md, " (%.0f kernels)", n);
+	} else {
+		rpt_cell_num(md, r, "registers", rpt_fmt_int);
+	}
+	strbuf_addstr(md, " | ");
+	rpt_cell_num(md, r, "spill_store_bytes", rpt_fmt_int);
+	strbuf_addstr(md, " / ");
+	rpt_cell_num(md, r, "spill_load_bytes", rpt_fmt_int);
+	strbuf_addstr(md, " | ");
+	if (rr_num(r, "smem_bytes", &st) && st > 0) {
+		rpt_fmt_bytes(md, st);
+		strbuf_addstr(md, " static");
+	}
+	if (rr_num(r, "dynamic_smem_bytes", &dyn)) {
+		strbuf_addstr(md, rr_num(r, "smem_bytes", &st) && st > 0 ? " + " : "");
+		rpt_fmt_bytes(md, dyn);
+		strbuf_addstr(md, " dynamic");
+	} else if (!(rr_num(r, "smem_bytes", &st) && st > 0)) {
+		rpt_cell_num(md, r, "smem_bytes", rpt_fmt_bytes);
+	}
+	cJSON_Delete(r);
+}
+
 void rpt_section_sweeps(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
@@ -192,13 +228,7 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 				if (rr_str(v, "vs_winner"))
 					strbuf_addf(md, " (%s)", rr_str(v, "vs_winner"));
 				strbuf_addstr(md, " | ");
-				rpt_cell_num(md, v, "registers", rpt_fmt_int);
-				strbuf_addstr(md, " | ");
-				rpt_cell_num(md, v, "spill_store_bytes", rpt_fmt_int);
-				strbuf_addstr(md, " / ");
-				rpt_cell_num(md, v, "spill_load_bytes", rpt_fmt_int);
-				strbuf_addstr(md, " | ");
-				rpt_cell_num(md, v, "smem_bytes", rpt_fmt_bytes);
+				add_variant_resources(md, h, sw, v);
 				strbuf_addstr(md, " | ");
 				if (rr_true(v, "ranked"))
 					strbuf_addstr(md, "✅ ranked");
