@@ -16,7 +16,7 @@ static const char usage[] =
 	"\n"
 	"List recorded runs, newest first: run id, experiment, status, hosts and\n"
 	"the headline figure. An interrupted run shows as 'incomplete'. Each host\n"
-	"is followed by its GPU ('h100 (H200)'); the second line starts with what\n"
+	"is preceded by its GPU ('H200 on h100'); the second line ends with what\n"
 	"went wrong: gates passed of judged, failed builds, failed and skipped steps.\n"
 	"With --json, a JSON array of {run_id, dir, experiment, started_at, status,\n"
 	"outcome, hosts, gpus (one per host, null when unknown), counts {gates,\n"
@@ -177,8 +177,9 @@ static int runs_exec(int argc, char **argv)
 		printf("%s  %-24.24s  %-11s", v[i].run_id, name ? name : "?",
 		       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
 		cJSON_ArrayForEach(h, hosts) {
-			printf(" %s", json_str(h, "name") ? json_str(h, "name") : "?");
-			printf(" (%s)", gpu_short(h) ? gpu_short(h) : "GPU unknown");
+			if (gpu_short(h))
+				printf(" %s on", gpu_short(h));
+			printf(" %s%s", json_str(h, "name") ? json_str(h, "name") : "?", h->next ? "," : "");
 		}
 		{
 			/* cloud instances gpuorch started for the run (docs/cloud.md) */
@@ -188,7 +189,7 @@ static int runs_exec(int argc, char **argv)
 		}
 		strbuf_reset(&what);
 		describe_counts(&k, &what);
-		printf("\n    %s%s%s\n", what.buf, what.len ? " | " : "", head.len ? head.buf : "-");
+		printf("\n    %s%s%s\n", head.len ? head.buf : "-", what.len ? " | " : "", what.buf);
 		shown++;
 	}
 	if (out) {
