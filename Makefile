@@ -60,6 +60,24 @@ $(eval $(call EMBED,gpuorch_execd_c,orchestrator/remote/host/gpuorch-execd.c,rem
 # the CUPTI injection library that kernel_timing steps build on the host (docs/byo.md)
 $(eval $(call EMBED,gpuorch_ktrace_c,kernels/ktrace/gpuorch_ktrace.c,spec/ktrace-lib.h,spec/ktrace-lib))
 
+# which renderer wrote a report.md (report/report-id.h): a hash of the
+# sources it is rendered by, so it changes whenever they do
+REPORT_ID_SRC := $(sort $(wildcard orchestrator/report/*.[ch] orchestrator/store/*.[ch] orchestrator/core/*.[ch]))
+OBJ     += build/obj/report/report-id.o
+LIBOBJ  += build/obj/report/report-id.o
+ASANOBJ += build/asan/obj/report/report-id.o
+ASANLIB += build/asan/obj/report/report-id.o
+build/gen/report/report-id.c: $(REPORT_ID_SRC) scripts/report-id.sh
+	@mkdir -p $(@D)
+	scripts/report-id.sh $(REPORT_ID_SRC) >$@.tmp
+	mv -f $@.tmp $@
+build/obj/report/report-id.o: build/gen/report/report-id.c orchestrator/report/report-id.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+build/asan/obj/report/report-id.o: build/gen/report/report-id.c orchestrator/report/report-id.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
+
 .PHONY: all asan unit test kernels clean
 all: build/gpuorch
 

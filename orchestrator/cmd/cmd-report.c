@@ -1,7 +1,9 @@
 /* cmd-report.c -- `gpuorch report RUN_ID`: (re)write a run's report.md from run.json. */
 #include "cmd/commands.h"
 #include "core/error.h"
+#include "core/fsutil.h"
 #include "report/report.h"
+#include "report/report-id.h"
 #include "store/store.h"
 
 #include <getopt.h>
@@ -11,21 +13,90 @@
 
 static const char usage[] =
 	"usage: gpuorch report RUN_ID [--stdout] [--reports DIR]\n"
+	"       gpuorch report --check [DIR|RUN_ID...] [--reports DIR]\n"
 	"\n"
 	"Write REPORTS/<experiment>/<run-id>/report.md again from the run's record\n"
-	"(run.json), or print it with --stdout. RUN_ID may be a unique prefix.\n";
+	"(run.json), or print it with --stdout. RUN_ID may be a unique prefix.\n"
+	"\n"
+	"--check writes nothing: it renders each run's report again and says which\n"
+	"report.md differ (stale), with the first line that differs and the renderer\n"
+	"that wrote them. DIR is a run's directory, an experiment's or a reports\n"
+	"tree; with no argument, every run under REPORTS.\n"
+	"\n"
+	"exit: 0 (--check: every report is current), 1 (--check: a report is stale,\n"
+	"missing or its run cannot be read), 2 usage or no such run\n";
+
+/* One run directory: 1 when its report.md is current, else 0 (said why). */
+static int check_dir(const char *dir)
+{
+	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT, why = STRBUF_INIT;
+	char *path = xstrfmt("%s/report.md", dir);
+	cJSON *run = NULL;
+	int ok = 0;
+	if (store_load_record(dir, &run, &err) != GO_OK)
+		printf("unreadable: %s: %s\n", dir, err.buf);
+	else if (!fs_is_file(path))
+		printf("stale: %s: missing\n", path);
+	else if (fs_read_file(path, &text, &err) != GO_OK)
+		printf("unreadable: %s: %s\n", path, err.buf);
+	else if (!(ok = report_check_text(run, text.buf, text.len, &why)))
+		printf("stale: %s: %s\n", path, why.buf);
+	cJSON_Delete(run);
+	free(path);
+	strbuf_release(&err);
+	strbuf_release(&text);
+	strbuf_release(&why);
+	return ok;
+}
+
+static int check_main(int argc, char **argv)
+{
+	struct strbuf err = STRBUF_INIT;
+	int i, j, n, checked = 0, stale = 0, rc = 0;
+	for (i = 0; i < argc || (!argc && i == 0); i++) {
+		const char *arg = argc ? argv[i] : store_root();
+		char **dirs;
+		if (argc && !fs_is_dir(arg)) {
+			struct store_entry e;
+			if (store_find(arg, &e, &err) != GO_OK) {
+				fprintf(stderr, "error: %s\n", err.buf);
+				strbuf_release(&err);
+				return go_exit_code(GO_ERR_NOT_FOUND);
+			}
+			stale += !check_dir(e.dir);
+			checked++;
+			store_entry_release(&e);
+			continue;
+		}
+		dirs = store_run_dirs_under(arg, &n);
+		if (!n) {
+			fprintf(stderr, "error: '%s' holds no run (no run.json in it or two levels "
+					"below)\n", arg);
+			rc = 1;
+		}
+		for (j = 0; j < n; j++)
+			stale += !check_dir(dirs[j]);
+		checked += n;
+		store_run_dirs_free(dirs, n);
+	}
+	printf("%d report%s checked, %d stale (renderer %s %s)\n", checked,
+	       checked == 1 ? "" : "s", stale, GPUORCH_VERSION, gpuorch_report_id);
+	strbuf_release(&err);
+	return stale || rc ? 1 : 0;
+}
 
 static int report_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "stdout", no_argument, NULL, 's' },
 		{ "reports", required_argument, NULL, 'R' },
+		{ "check", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct strbuf err = STRBUF_INIT;
 	struct store_entry e;
 	const char *reports = NULL;
-	int to_stdout = 0, c, rc = 0;
+	int to_stdout = 0, check = 0, c, rc = 0;
 	enum go_status st;
 
 	opterr = 0;
@@ -33,6 +104,7 @@ static int report_exec(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': to_stdout = 1; break;
+		case 'c': check = 1; break;
 		case 'R': reports = optarg; break;
 		case ':':
 			return cmd_usage_error(&cmd_report_entry, "option '%s' needs a value",
@@ -41,6 +113,12 @@ static int report_exec(int argc, char **argv)
 			return cmd_usage_error(&cmd_report_entry, "unknown option '%s'",
 					       argv[optind - 1]);
 		}
+	}
+	if (check && to_stdout)
+		return cmd_usage_error(&cmd_report_entry, "--check writes nothing; drop --stdout");
+	if (check) {
+		cmd_set_reports(reports);
+		return check_main(argc - optind, argv + optind);
 	}
 	if (optind >= argc)
 		return cmd_usage_error(&cmd_report_entry, "no run id given (see 'gpuorch runs')");

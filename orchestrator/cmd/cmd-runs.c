@@ -15,10 +15,64 @@ static const char usage[] =
 	"usage: gpuorch runs [--experiment NAME] [--limit N] [--json] [--reports DIR]\n"
 	"\n"
 	"List recorded runs, newest first: run id, experiment, status, hosts and\n"
-	"the headline figure. An interrupted run shows as 'incomplete'. With --json,\n"
-	"a JSON array of {run_id, dir, experiment, started_at, status, outcome,\n"
-	"hosts, headline}. Reads each run's summary.json (docs/run-record.md), or\n"
-	"its run.json when there is no current summary.\n";
+	"the headline figure. An interrupted run shows as 'incomplete'. Each host\n"
+	"is preceded by its GPU ('H200 on h100'); the second line ends with what\n"
+	"went wrong: gates passed of judged, failed builds, failed and skipped steps.\n"
+	"With --json, a JSON array of {run_id, dir, experiment, started_at, status,\n"
+	"outcome, hosts, gpus (one per host, null when unknown), counts {gates,\n"
+	"gates_failed, builds_failed, steps_failed, steps_skipped}, headline}.\n"
+	"Reads each run's summary.json (docs/run-record.md), or its run.json when\n"
+	"there is no current summary.\n";
+
+/* A host's GPU as `runs` shows it: its name without "NVIDIA " ("H200"), "no
+ * GPU" for a host probed without one, NULL when it was never probed. */
+static const char *gpu_short(const cJSON *h)
+{
+	const cJSON *info = cJSON_GetObjectItem(h, "info");
+	const char *g = json_str(info, "gpu_name");
+	if (g && !strncmp(g, "NVIDIA ", 7) && g[7])
+		return g + 7;
+	if (g)
+		return g;
+	return info && (json_str(info, "arch") || json_str(info, "driver")) ? "no GPU" : NULL;
+}
+
+/* The counts of every host (runsum.c's "counts"), summed. */
+struct counts { int gates, gates_failed, builds_failed, steps_skipped, steps_failed; };
+
+static void sum_counts(const cJSON *hosts, struct counts *k)
+{
+	const cJSON *h;
+	memset(k, 0, sizeof(*k));
+	cJSON_ArrayForEach(h, hosts) {
+		const cJSON *c = cJSON_GetObjectItem(h, "counts");
+		k->gates += (int)json_num(c, "gates", 0);
+		k->gates_failed += (int)json_num(c, "gates_failed", 0);
+		k->builds_failed += (int)json_num(c, "builds_failed", 0);
+		k->steps_skipped += (int)json_num(c, "steps_skipped", 0);
+		k->steps_failed += (int)json_num(c, "steps_failed", 0);
+	}
+}
+
+/* "gates 8/10 passed (2 failed); 4 builds failed; 8 steps skipped": what
+ * went wrong, beside the headline; "" for a run with no gates and nothing
+ * failed or skipped. */
+static void describe_counts(const struct counts *k, struct strbuf *sb)
+{
+	if (k->gates)
+		strbuf_addf(sb, "gates %d/%d passed", k->gates - k->gates_failed, k->gates);
+	if (k->gates_failed)
+		strbuf_addf(sb, " (%d FAILED)", k->gates_failed);
+	if (k->builds_failed)
+		strbuf_addf(sb, "%s%d build%s FAILED", sb->len ? "; " : "", k->builds_failed,
+			    k->builds_failed == 1 ? "" : "s");
+	if (k->steps_failed)
+		strbuf_addf(sb, "%s%d step%s failed", sb->len ? "; " : "", k->steps_failed,
+			    k->steps_failed == 1 ? "" : "s");
+	if (k->steps_skipped)
+		strbuf_addf(sb, "%s%d step%s skipped", sb->len ? "; " : "", k->steps_skipped,
+			    k->steps_skipped == 1 ? "" : "s");
+}
 
 static int runs_exec(int argc, char **argv)
 {
@@ -29,7 +83,8 @@ static int runs_exec(int argc, char **argv)
 		{ "reports", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT, head = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT, head = STRBUF_INIT, what = STRBUF_INIT;
+	struct counts k;
 	struct store_entry *v = NULL;
 	const char *exp = NULL, *reports = NULL;
 	int n = 0, limit = 50, c, i, shown = 0, json = 0;
@@ -88,8 +143,9 @@ static int runs_exec(int argc, char **argv)
 		if (exp && (!name || strcmp(name, exp)) && (!json_str(e, "slug") ||
 							    strcmp(json_str(e, "slug"), exp)))
 			continue;
+		sum_counts(hosts, &k);
 		if (json) {
-			cJSON *o = cJSON_CreateObject(), *hn;
+			cJSON *o = cJSON_CreateObject(), *hn, *gn, *co;
 			json_add_str(o, "run_id", v[i].run_id);
 			json_add_str(o, "dir", v[i].dir);
 			json_add_str(o, "experiment", name);
@@ -99,6 +155,18 @@ static int runs_exec(int argc, char **argv)
 			hn = json_add_arr(o, "hosts");
 			cJSON_ArrayForEach(h, hosts)
 				cJSON_AddItemToArray(hn, cJSON_CreateString(json_str(h, "name") ? json_str(h, "name") : "?"));
+			/* each host's GPU, in the order of hosts: its full name, null when unknown */
+			gn = json_add_arr(o, "gpus");
+			cJSON_ArrayForEach(h, hosts) {
+				const char *g = json_str(cJSON_GetObjectItem(h, "info"), "gpu_name");
+				cJSON_AddItemToArray(gn, g ? cJSON_CreateString(g) : cJSON_CreateNull());
+			}
+			co = json_add_obj(o, "counts");
+			json_add_num(co, "gates", k.gates);
+			json_add_num(co, "gates_failed", k.gates_failed);
+			json_add_num(co, "builds_failed", k.builds_failed);
+			json_add_num(co, "steps_failed", k.steps_failed);
+			json_add_num(co, "steps_skipped", k.steps_skipped);
 			json_add_str(o, "headline", json_str(run, "headline"));
 			cJSON_AddItemToArray(out, o);
 			shown++;
@@ -108,14 +176,20 @@ static int runs_exec(int argc, char **argv)
 		strbuf_addstr(&head, json_str(run, "headline") ? json_str(run, "headline") : "");
 		printf("%s  %-24.24s  %-11s", v[i].run_id, name ? name : "?",
 		       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
-		cJSON_ArrayForEach(h, hosts) printf(" %s", json_str(h, "name") ? json_str(h, "name") : "?");
+		cJSON_ArrayForEach(h, hosts) {
+			if (gpu_short(h))
+				printf(" %s on", gpu_short(h));
+			printf(" %s%s", json_str(h, "name") ? json_str(h, "name") : "?", h->next ? "," : "");
+		}
 		{
 			/* cloud instances gpuorch started for the run (docs/cloud.md) */
 			const cJSON *prov = cJSON_GetObjectItem(run, "provenance");
 			if (json_num(prov, "instances_cost_total", 0) > 0)
 				printf("  cost %.4f", json_num(prov, "instances_cost_total", 0));
 		}
-		printf("\n    %s\n", head.len ? head.buf : "-");
+		strbuf_reset(&what);
+		describe_counts(&k, &what);
+		printf("\n    %s%s%s\n", head.len ? head.buf : "-", what.len ? " | " : "", what.buf);
 		shown++;
 	}
 	if (out) {
@@ -128,6 +202,7 @@ static int runs_exec(int argc, char **argv)
 	strbuf_release(&err);
 	strbuf_release(&warn);
 	strbuf_release(&head);
+	strbuf_release(&what);
 	return GO_EXIT_OK;
 }
 

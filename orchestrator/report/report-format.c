@@ -1,5 +1,6 @@
 /* report-format.c -- the report's helpers: Markdown text, numbers, statuses (typed reads: store/runread.h). */
 #include "report/report-int.h"
+#include "core/hash.h"
 #include "core/jsonutil.h"
 
 #include <ctype.h>
@@ -65,7 +66,28 @@ void rpt_md_code(struct strbuf *md, const char *s)
 		else
 			strbuf_addch(md, *p);
 	}
+	if (*p) {
+		/* cut visibly, and keep two names that share their first CELL_MAX
+		 * characters apart: "…#" and 8 hex digits of the whole name's sha256 */
+		char hex[SHA256_HEX_LEN + 1];
+		while (md->len && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0x80)
+			strbuf_setlen(md, md->len - 1);
+		if (md->len && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0xC0)
+			strbuf_setlen(md, md->len - 1);
+		sha256_hex(s, strlen(s), hex);
+		strbuf_addf(md, "…#%.8s", hex);
+	}
 	strbuf_addstr(md, strchr(s, '`') ? " ``" : "`");
+}
+
+void rpt_md_step_program(struct strbuf *md, const cJSON *s)
+{
+	rpt_md_code(md, rr_str(s, "program"));
+	if (rr_str(s, "variant")) {
+		strbuf_addstr(md, " [");
+		rpt_md_code(md, rr_str(s, "variant"));
+		strbuf_addstr(md, "]");
+	}
 }
 
 /* ==== numbers ==== */

@@ -56,6 +56,9 @@ int rpt_host_finished(const char *st);
 void rpt_md_cell(struct strbuf *md, const char *s);
 void rpt_md_cell_n(struct strbuf *md, const char *s, size_t max);
 void rpt_md_code(struct strbuf *md, const char *s);
+/* A step's program in a code span, and its sweep variant when it has one:
+ * "`attn` [`BM=64`]" (a note under the program name alone hid which variant) */
+void rpt_md_step_program(struct strbuf *md, const cJSON *s);
 
 /* report-clock.c: the SM clock of each timed row. A row is flagged when its
  * clock is more than RPT_CLOCK_FAR_PCT % from the median of its host's timed

@@ -611,11 +611,75 @@ static void add_correctness_row(struct strbuf *md, const cJSON *s)
 	strbuf_addstr(md, " |\n");
 }
 
+/* A benchmark row has a figure to show: a timing or a model in its result
+ * (a program off the harness has neither: its figures have their own
+ * section), or a status other than PASS with no result. A table of rows of
+ * only "—" is left out; add_plain_step says what it would have. */
+static int bench_has_figures(const cJSON *s)
+{
+	const cJSON *res = rr_result(s);
+	return rr_obj(res, "timing") || rr_obj(res, "model");
+}
+
+static int check_has_figures(const cJSON *s)
+{
+	const cJSON *corr = rr_obj(rr_result(s), "correctness");
+	double v;
+	return rr_num(corr, "max_abs", &v) || rr_num(corr, "max_rel", &v) ||
+	       rr_num(corr, "rel_l2", &v) || rr_obj(corr, "tol");
+}
+
+/* "- `prog` benchmark ✅ PASS: no timing in its result; its figures: ..." */
+static void add_plain_step(struct strbuf *md, const cJSON *s, const char *what)
+{
+	const cJSON *res = rr_result(s), *corr = rr_obj(res, "correctness");
+	strbuf_addstr(md, "- ");
+	rpt_md_step_program(md, s);
+	strbuf_addf(md, " %s ", what);
+	rpt_cell_status(md, rr_str(s, "status"));
+	if (corr && rr_str(corr, "verdict")) {
+		strbuf_addstr(md, rr_true(corr, "pass") ? " (✅ pass: " : " (❌ **fail**: ");
+		rpt_md_cell_n(md, rr_str(corr, "verdict"), 120);
+		strbuf_addstr(md, ")");
+	}
+	if (!res)
+		strbuf_addstr(md, ": no result recorded");
+	else if (!strcmp(what, "benchmark") && rr_obj(res, "figures") && rr_obj(res, "figures")->child)
+		strbuf_addstr(md, ": no timing in its result; its figures are under \"Figures from "
+				  "the programs' output\"");
+	else if (!strcmp(what, "benchmark"))
+		strbuf_addstr(md, ": no timing in its result");
+	strbuf_addstr(md, "\n");
+}
+
+/* A problem with no benchmark or correctness step on a host: the steps that
+ * did run it (sanitize, profile, sweep, kernel_timing), counted by kind, so
+ * it never reads "No step was recorded" when some did. */
+static void add_other_steps(struct strbuf *md, const cJSON *h, const char *problem)
+{
+	static const char *const kinds[] = { "sweep", "kernel_timing", "profile", "sanitize", NULL };
+	const cJSON *s;
+	int i, n, any = 0;
+	for (i = 0; kinds[i]; i++) {
+		n = 0;
+		FOR_EACH_OBJ(s, rr_arr(h, "steps"))
+			n += rr_streq(rr_str(s, "problem"), problem) && rr_streq(rr_str(s, "kind"), kinds[i]);
+		if (!n)
+			continue;
+		strbuf_addstr(md, any++ ? ", " : "No benchmark or correctness step ran for this "
+					      "problem on this host; it was run by ");
+		strbuf_addf(md, "%d %s step%s", n, kinds[i], n == 1 ? "" : "s");
+	}
+	strbuf_addstr(md, any ? " (their sections below).\n\n"
+			      : "No step was recorded for this problem on this host.\n\n");
+}
+
 static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *problem)
 {
 	struct strbuf *md = c->md;
 	const cJSON *s, *ref, *b;
-	int nb = 0, nc = 0, notes = 0;
+	int nb = 0, nc = 0, notes = 0, nb_plain = 0, nc_plain = 0;
+	struct strbuf plain = STRBUF_INIT;   /* steps whose table row would be all "—" */
 
 	strbuf_addstr(md, "#### ");
 	rpt_md_cell(md, problem);
@@ -631,6 +695,11 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 		if (!rr_streq(rr_str(s, "problem"), problem) || !rr_streq(rr_str(s, "kind"), "benchmark"))
 			continue;
+		if (!bench_has_figures(s)) {
+			add_plain_step(&plain, s, "benchmark");
+			nb_plain++;
+			continue;
+		}
 		if (!nb++)
 			strbuf_addstr(md, "| program | role | status | median (us) | SM clock (MHz) "
 					  "| p10–p90 (us) | CV "
@@ -655,6 +724,14 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		    !(rr_streq(rr_str(s, "kind"), "benchmark") && rr_obj(rr_result(s), "correctness") &&
 		      !rr_find_step(h, "correctness", rr_str(s, "program"), problem, NULL, NULL)))
 			continue;
+		if (!check_has_figures(s)) {
+			if (rr_streq(rr_str(s, "kind"), "benchmark") && !bench_has_figures(s))
+				continue;   /* its benchmark line above says it */
+			add_plain_step(&plain, s, rr_streq(rr_str(s, "kind"), "correctness")
+					       ? "correctness" : "checked by its benchmark");
+			nc_plain++;
+			continue;
+		}
 		if (!nc++)
 			strbuf_addstr(md, "| program | checked by | status | max_abs | max_rel | rel_l2 "
 					  "| tolerance | verdict |\n"
@@ -663,8 +740,13 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 	}
 	if (nc)
 		strbuf_addstr(md, "\n");
-	if (!nb && !nc)
-		strbuf_addstr(md, "No step was recorded for this problem on this host.\n\n");
+	if (plain.len) {
+		strbuf_add(md, plain.buf, plain.len);
+		strbuf_addstr(md, "\n");
+	}
+	strbuf_release(&plain);
+	if (!nb && !nc && !nb_plain && !nc_plain)
+		add_other_steps(md, h, problem);
 
 	/* comparisons, flags and reasons */
 	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
@@ -679,7 +761,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				struct strbuf one = STRBUF_INIT;
 				if (rpt_ref_applies(ref, h, s) && rpt_add_reference_gap(&one, ref, s)) {
 					strbuf_addstr(md, "- ");
-					rpt_md_code(md, rr_str(s, "program"));
+					rpt_md_step_program(md, s);
 					strbuf_addstr(md, " vs reference ");
 					strbuf_addstr(md, one.buf);
 					strbuf_addstr(md, "\n");
@@ -691,7 +773,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				if (!rpt_baseline_applies(b, h, s))
 					continue;
 				strbuf_addstr(md, "- ");
-				rpt_md_code(md, rr_str(s, "program"));
+				rpt_md_step_program(md, s);
 				strbuf_addstr(md, " vs spec baseline ");
 				rpt_add_spec_baseline(md, b, s);
 				strbuf_addstr(md, "\n");
@@ -702,7 +784,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 			notes += rpt_add_clock_note(md, h, s);
 		if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE**: ");
-			rpt_md_code(md, rr_str(s, "program"));
+			rpt_md_step_program(md, s);
 			strbuf_addstr(md, " median ");
 			rpt_cell_num(md, res, METRIC_MEDIAN_PATH, metric_fmt_us);
 			strbuf_addstr(md, " us beats ");
@@ -714,7 +796,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 			  rr_streq(rr_str(t, "stop_rule"), "time_cap") ||
 			  rr_streq(rr_str(t, "stop_rule"), "max_samples"))) {
 			strbuf_addstr(md, "- ");
-			rpt_md_code(md, rr_str(s, "program"));
+			rpt_md_step_program(md, s);
 			strbuf_addstr(md, " timing: ");
 			if (rr_num(t, "dropped_throttled", &v) && v > 0)
 				strbuf_addf(md, "%.0f throttled sample%s dropped; ", v,
@@ -735,7 +817,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 			strbuf_addch(md, ' ');
 			rpt_md_cell_n(md, rr_str(s, "kind"), 20);
 			strbuf_addch(md, ' ');
-			rpt_md_code(md, rr_str(s, "program"));
+			rpt_md_step_program(md, s);
 			strbuf_addstr(md, ": ");
 			rpt_md_cell_n(md, rr_str(s, "reason") ? rr_str(s, "reason") : "no reason recorded", 400);
 			strbuf_addstr(md, "\n");

@@ -1,14 +1,68 @@
 /* report-steps.c -- the report's ptxas resources, steps and provenance. */
 #include "report/report-int.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
 /* ==== 5. ptxas resources ==== */
 
-static void add_resource_row(struct strbuf *md, const cJSON *b, const cJSON *k,
-			     const char *hosts)
+/* One row of the ptxas table: a kernel as ptxas reported it in one or more
+ * builds. A kernel compiled the same way (same name, arch and resources) in
+ * several builds -- the harness's kernels in every sweep variant, a template
+ * instance two variants share -- is one row naming those builds' variants,
+ * so the table holds one row per distinct kernel and build (issue 30: 119
+ * rows, one kernel 19 times). */
+struct ptx_row {
+	const cJSON *b, *k;      /* the first build and entry */
+	char *key;
+	struct strbuf variants;  /* the builds' variants, ", "-separated */
+	struct strbuf hosts;
+	int nbuilds, base;       /* builds it is in; one of them has no variant */
+};
+
+static char *row_key(const cJSON *b, const cJSON *k)
 {
+	static const char *const nums[] = { "registers", "smem_bytes", "stack_bytes",
+					    "spill_store_bytes", "spill_load_bytes", "cmem_bytes",
+					    "barriers", NULL };
+	struct strbuf sb = STRBUF_INIT;
+	double v;
+	int i;
+	strbuf_addf(&sb, "%s\x1f%s\x1f%s\x1f%d", rr_str(b, "program") ? rr_str(b, "program") : "",
+		    rr_str(k, "kernel") ? rr_str(k, "kernel") : rr_str(k, "demangled") ? rr_str(k, "demangled") : "",
+		    rr_str(k, "arch") ? rr_str(k, "arch") : rr_str(b, "arch") ? rr_str(b, "arch") : "",
+		    cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(k, "entry")));
+	for (i = 0; nums[i]; i++) {
+		if (rr_num(k, nums[i], &v))
+			strbuf_addf(&sb, "\x1f%.17g", v);
+		else
+			strbuf_addstr(&sb, "\x1f-");
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Append item to a sep-separated list unless it is there. */
+static void add_listed(struct strbuf *sb, const char *item, const char *sep)
+{
+	const char *p = sb->buf;
+	size_t n = strlen(item), ns = strlen(sep);
+	while (sb->len && p) {
+		const char *e = strstr(p, sep);
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && !strncmp(p, item, n))
+			return;
+		p = e ? e + ns : NULL;
+	}
+	if (sb->len)
+		strbuf_addstr(sb, sep);
+	strbuf_addstr(sb, item);
+}
+
+static void add_resource_row(struct strbuf *md, const struct ptx_row *r, int with_variant,
+			     int builds_of_program)
+{
+	const cJSON *b = r->b, *k = r->k;
 	double st = 0, ld = 0, v;
 	int has_st = rr_num(k, "spill_store_bytes", &st), has_ld = rr_num(k, "spill_load_bytes", &ld);
 	strbuf_addstr(md, "| ");
@@ -19,6 +73,26 @@ static void add_resource_row(struct strbuf *md, const cJSON *b, const cJSON *k,
 		strbuf_addstr(md, " (device fn)");
 	strbuf_addstr(md, " | ");
 	rpt_md_cell_n(md, rr_str(k, "arch") ? rr_str(k, "arch") : rr_str(b, "arch"), 20);
+	if (with_variant) {
+		strbuf_addstr(md, " | ");
+		if (r->nbuilds > 1 && r->nbuilds == builds_of_program) {
+			strbuf_addf(md, "every build (%d)", r->nbuilds);
+		} else {
+			const char *p = r->variants.buf, *e;
+			int nv = 0;
+			while (r->variants.len && p) {
+				struct strbuf one = STRBUF_INIT;
+				e = strchr(p, '\n');
+				strbuf_add(&one, p, e ? (size_t)(e - p) : strlen(p));
+				strbuf_addstr(md, nv++ ? ", " : "");
+				rpt_md_code(md, one.buf);
+				strbuf_release(&one);
+				p = e ? e + 1 : NULL;
+			}
+			if (r->base)
+				strbuf_addstr(md, nv ? " and no defines" : "no defines");
+		}
+	}
 	strbuf_addstr(md, " | ");
 	if (rr_num(k, "registers", &v))
 		strbuf_addf(md, v >= 255 ? "**%.0f** (cap)" : "%.0f", v);
@@ -49,7 +123,7 @@ static void add_resource_row(struct strbuf *md, const cJSON *b, const cJSON *k,
 	strbuf_addstr(md, " | ");
 	rpt_cell_num(md, k, "barriers", rpt_fmt_int);
 	strbuf_addstr(md, " | ");
-	rpt_md_cell(md, hosts);
+	rpt_md_cell(md, r->hosts.buf);
 	strbuf_addstr(md, " |\n");
 }
 
@@ -64,12 +138,42 @@ static const cJSON *build_with_resources(const struct rpt_ctx *c, const char *ke
 	return NULL;
 }
 
+/* builds of program (distinct build keys, or each build without one) with a
+ * ptxas report, on arch */
+static int count_builds(const struct rpt_ctx *c, const char *program, const char *arch)
+{
+	struct strbuf seen = STRBUF_INIT;
+	const cJSON *h, *b;
+	int n = 0;
+	FOR_EACH_OBJ(h, c->hosts)
+		FOR_EACH_OBJ(b, rr_arr(h, "builds")) {
+			const char *key = rr_str(b, "build_key");
+			if (!rr_streq(rr_str(b, "program"), program) || !rr_streq(rr_str(b, "arch"), arch) ||
+			    !cJSON_GetArraySize(rr_arr(b, "resources")))
+				continue;
+			if (key) {
+				struct strbuf line = STRBUF_INIT;
+				strbuf_addf(&line, "\n%s\n", key);
+				if (strstr(seen.buf, line.buf)) {
+					strbuf_release(&line);
+					continue;
+				}
+				strbuf_addstr(&seen, seen.len ? line.buf + 1 : line.buf);
+				strbuf_release(&line);
+			}
+			n++;
+		}
+	strbuf_release(&seen);
+	return n;
+}
+
 void rpt_section_ptxas(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
-	struct strbuf shown = STRBUF_INIT;   /* build keys already shown, one per line */
+	struct strbuf shown = STRBUF_INIT;   /* build keys already taken, one per line */
+	struct ptx_row *rows = NULL;
 	const cJSON *h, *b, *h2, *b2, *k, *w;
-	int rows = 0, nwarn = 0;
+	int nrows = 0, alloc = 0, nwarn = 0, with_variant = 0, i;
 
 	strbuf_addstr(md, "## ptxas resources\n\n");
 	FOR_EACH_OBJ(h, c->hosts) {
@@ -92,39 +196,83 @@ void rpt_section_ptxas(struct rpt_ctx *c)
 				FOR_EACH_OBJ(h2, c->hosts)
 					FOR_EACH_OBJ(b2, rr_arr(h2, "builds"))
 						if (rr_streq(rr_str(b2, "build_key"), key))
-							strbuf_addf(&hosts, "%s%s", hosts.len ? ", " : "",
-								    rpt_host_name(h2));
+							add_listed(&hosts, rpt_host_name(h2), ", ");
 			} else {
 				strbuf_addstr(&hosts, rpt_host_name(h));
 			}
+			with_variant |= rr_str(src, "variant") != NULL;
 			FOR_EACH_OBJ(k, rr_arr(src, "resources")) {
-				if (!rows++)
-					strbuf_addstr(md, "| program | kernel | arch | registers | smem | "
-							  "stack | spill stores / loads | cmem | "
-							  "barriers | hosts |\n"
-							  "|---|---|---|---|---|---|---|---|---|---|\n");
-				add_resource_row(md, src, k, hosts.buf);
-			}
-			FOR_EACH_OBJ(k, rr_arr(src, "resources")) {
-				cJSON_ArrayForEach(w, rr_arr(k, "warnings")) {
-					if (!cJSON_IsString(w) || nwarn >= 20)
-						continue;
-					strbuf_addstr(&c->scratch, "- ");
-					rpt_md_code(&c->scratch, rr_str(k, "demangled") ? rr_str(k, "demangled")
-											  : rr_str(k, "kernel"));
-					strbuf_addstr(&c->scratch, " (");
-					rpt_md_cell_n(&c->scratch, rr_str(k, "arch"), 20);
-					strbuf_addstr(&c->scratch, "): ");
-					rpt_md_cell(&c->scratch, w->valuestring);
-					strbuf_addstr(&c->scratch, "\n");
-					nwarn++;
+				char *rk = row_key(src, k);
+				struct ptx_row *r = NULL;
+				for (i = 0; i < nrows && !r; i++)
+					if (!strcmp(rows[i].key, rk))
+						r = &rows[i];
+				if (!r) {
+					if (nrows == alloc) {
+						alloc = alloc ? 2 * alloc : 32;
+						rows = xrealloc(rows, (size_t)alloc * sizeof(*rows));
+					}
+					r = &rows[nrows++];
+					memset(r, 0, sizeof(*r));
+					r->b = src;
+					r->k = k;
+					r->key = rk;
+					strbuf_init(&r->variants, 0);
+					strbuf_init(&r->hosts, 0);
+				} else {
+					free(rk);
+				}
+				r->nbuilds++;
+				if (rr_str(src, "variant"))
+					add_listed(&r->variants, rr_str(src, "variant"), "\n");
+				else
+					r->base = 1;
+				{
+					/* every host of every build it is in */
+					struct strbuf tmp = STRBUF_INIT;
+					const char *p = hosts.buf, *e;
+					while (*p) {
+						e = strstr(p, ", ");
+						strbuf_reset(&tmp);
+						strbuf_add(&tmp, p, e ? (size_t)(e - p) : strlen(p));
+						add_listed(&r->hosts, tmp.buf, ", ");
+						p = e ? e + 2 : p + strlen(p);
+					}
+					strbuf_release(&tmp);
 				}
 			}
 			strbuf_release(&hosts);
 		}
 	}
-	if (rows)
-		strbuf_addstr(md, "\n");
+	for (i = 0; i < nrows; i++) {
+		const struct ptx_row *r = &rows[i];
+		if (!i)
+			strbuf_addf(md, "| program | kernel | arch |%s registers | smem (static) | "
+					"stack | spill stores / loads | cmem | barriers | hosts |\n"
+					"|---|---|---|%s---|---|---|---|---|---|---|\n",
+				    with_variant ? " variant |" : "", with_variant ? "---|" : "");
+		add_resource_row(md, r, with_variant,
+				 count_builds(c, rr_str(r->b, "program"),
+					      rr_str(r->b, "arch")));
+		cJSON_ArrayForEach(w, rr_arr(r->k, "warnings")) {
+			if (!cJSON_IsString(w) || nwarn >= 20)
+				continue;
+			strbuf_addstr(&c->scratch, "- ");
+			rpt_md_code(&c->scratch, rr_str(r->k, "demangled") ? rr_str(r->k, "demangled")
+									 : rr_str(r->k, "kernel"));
+			strbuf_addstr(&c->scratch, " (");
+			rpt_md_cell_n(&c->scratch, rr_str(r->k, "arch"), 20);
+			strbuf_addstr(&c->scratch, "): ");
+			rpt_md_cell(&c->scratch, w->valuestring);
+			strbuf_addstr(&c->scratch, "\n");
+			nwarn++;
+		}
+	}
+	if (nrows)
+		strbuf_addstr(md, "\nA kernel compiled the same way in several builds (the same "
+				  "name, arch and resources) is one row. Dynamic shared memory is set "
+				  "at launch, not by ptxas: a harness program's result says it "
+				  "(`config.smem_bytes`, in the sweep tables).\n\n");
 	else
 		strbuf_addstr(md, "No ptxas report was recorded (no build ran, or nvcc printed "
 				  "none).\n\n");
@@ -134,6 +282,12 @@ void rpt_section_ptxas(struct rpt_ctx *c)
 		strbuf_addstr(md, "\n");
 	}
 	strbuf_reset(&c->scratch);
+	for (i = 0; i < nrows; i++) {
+		free(rows[i].key);
+		strbuf_release(&rows[i].variants);
+		strbuf_release(&rows[i].hosts);
+	}
+	free(rows);
 	strbuf_release(&shown);
 }
 

@@ -554,7 +554,7 @@ void rpt_section_glance(struct rpt_ctx *c)
 				strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE** on ");
 				rpt_md_cell(md, rpt_host_name(h));
 				strbuf_addstr(md, ": ");
-				rpt_md_code(md, rr_str(s, "program"));
+				rpt_md_step_program(md, s);
 				strbuf_addch(md, ' ');
 				rpt_md_cell(md, rr_str(s, "problem"));
 				strbuf_addstr(md, " median ");
@@ -569,7 +569,7 @@ void rpt_section_glance(struct rpt_ctx *c)
 				strbuf_addstr(md, "- ❌ **wrong results** on ");
 				rpt_md_cell(md, rpt_host_name(h));
 				strbuf_addstr(md, ": ");
-				rpt_md_code(md, rr_str(s, "program"));
+				rpt_md_step_program(md, s);
 				strbuf_addch(md, ' ');
 				rpt_md_cell(md, rr_str(s, "problem"));
 				if (rr_bad_outputs(res, NULL)) {
@@ -592,7 +592,7 @@ void rpt_section_glance(struct rpt_ctx *c)
 					    v == 1 ? "" : "s");
 				rpt_md_cell(md, rpt_host_name(h));
 				strbuf_addstr(md, ": ");
-				rpt_md_code(md, rr_str(s, "program"));
+				rpt_md_step_program(md, s);
 				strbuf_addch(md, ' ');
 				rpt_md_cell(md, rr_str(s, "problem"));
 				strbuf_addstr(md, "\n");

@@ -114,6 +114,42 @@ void rpt_section_gates(struct rpt_ctx *c)
 	strbuf_release(&rows);
 }
 
+/* A variant's registers, spills and shared memory, read from the record now
+ * (sweep_variant_resources: its own kernels, not the harness's; dynamic
+ * shared memory from its results), not the stored ranking's binary-wide
+ * maximum: "128–168 (3 kernels) | 0 / 0 | 225.3 KiB dynamic". */
+static void add_variant_resources(struct strbuf *md, const cJSON *h, const cJSON *sw,
+				  const cJSON *v)
+{
+	cJSON *r = cJSON_CreateObject();
+	double lo, hi, n, st, dyn;
+	sweep_variant_resources(h, rr_str(sw, "program"), rr_str(v, "variant"), rr_str(sw, "problem"), r);
+	if (rr_num(r, "registers_min", &lo) && rr_num(r, "registers", &hi) && lo != hi) {
+		strbuf_addf(md, "%.0f–%.0f", lo, hi);
+		if (rr_num(r, "kernels", &n))
+			strbuf_addf(md, " (%.0f kernels)", n);
+	} else {
+		rpt_cell_num(md, r, "registers", rpt_fmt_int);
+	}
+	strbuf_addstr(md, " | ");
+	rpt_cell_num(md, r, "spill_store_bytes", rpt_fmt_int);
+	strbuf_addstr(md, " / ");
+	rpt_cell_num(md, r, "spill_load_bytes", rpt_fmt_int);
+	strbuf_addstr(md, " | ");
+	if (rr_num(r, "smem_bytes", &st) && st > 0) {
+		rpt_fmt_bytes(md, st);
+		strbuf_addstr(md, " static");
+	}
+	if (rr_num(r, "dynamic_smem_bytes", &dyn)) {
+		strbuf_addstr(md, rr_num(r, "smem_bytes", &st) && st > 0 ? " + " : "");
+		rpt_fmt_bytes(md, dyn);
+		strbuf_addstr(md, " dynamic");
+	} else if (!(rr_num(r, "smem_bytes", &st) && st > 0)) {
+		rpt_cell_num(md, r, "smem_bytes", rpt_fmt_bytes);
+	}
+	cJSON_Delete(r);
+}
+
 void rpt_section_sweeps(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
@@ -125,6 +161,9 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 		const cJSON *sweeps = owned ? owned : rr_arr(h, "sweeps");
 		FOR_EACH_OBJ(sw, sweeps) {
 			double wm;
+			/* no clear winner: nothing is crowned; the lowest median and the
+			 * variants compare cannot tell from it share first place */
+			int tied = rr_str(sw, "winner") && cJSON_IsFalse(cJSON_GetObjectItem(sw, "winner_clear"));
 			if (!any++)
 				strbuf_addstr(md, "## Sweeps\n\nEach variant was built with its defines "
 						  "and run one at a time; only a variant whose build, "
@@ -137,7 +176,7 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 			strbuf_addstr(md, " on ");
 			rpt_md_cell(md, rpt_host_name(h));
 			strbuf_addstr(md, "\n\n");
-			if (rr_str(sw, "winner") && cJSON_IsFalse(cJSON_GetObjectItem(sw, "winner_clear"))) {
+			if (tied) {
 				/* the lowest median, but not told apart from another by compare's rule */
 				int k = 0;
 				strbuf_addstr(md, "🤝 **No clear winner**: ");
@@ -169,11 +208,14 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 			} else {
 				strbuf_addstr(md, "❌ **No variant passed**: nothing is ranked.\n\n");
 			}
-			strbuf_addstr(md, "| rank | variant | median (us) | vs winner | registers | spill st / ld | smem | status |\n"
-					  "|---|---|---|---|---|---|---|---|\n");
+			strbuf_addf(md, "| rank | variant | median (us) | %s | registers | spill st / ld | smem | status |\n"
+					"|---|---|---|---|---|---|---|---|\n", tied ? "vs lowest median" : "vs winner");
 			FOR_EACH_OBJ(v, rr_arr(sw, "variants")) {
 				double r;
-				if (rr_num(v, "rank", &r))
+				if (rr_num(v, "rank", &r) && tied &&
+				    (r == 1 || (rr_str(v, "vs_winner") && !rr_streq(rr_str(v, "vs_winner"), "slower"))))
+					strbuf_addstr(md, "| tied 1st | ");
+				else if (rr_num(v, "rank", &r))
 					strbuf_addf(md, "| %s%.0f | ", r == 1 ? "🏆 " : "", r);
 				else
 					strbuf_addstr(md, "| — | ");
@@ -188,13 +230,7 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 				if (rr_str(v, "vs_winner"))
 					strbuf_addf(md, " (%s)", rr_str(v, "vs_winner"));
 				strbuf_addstr(md, " | ");
-				rpt_cell_num(md, v, "registers", rpt_fmt_int);
-				strbuf_addstr(md, " | ");
-				rpt_cell_num(md, v, "spill_store_bytes", rpt_fmt_int);
-				strbuf_addstr(md, " / ");
-				rpt_cell_num(md, v, "spill_load_bytes", rpt_fmt_int);
-				strbuf_addstr(md, " | ");
-				rpt_cell_num(md, v, "smem_bytes", rpt_fmt_bytes);
+				add_variant_resources(md, h, sw, v);
 				strbuf_addstr(md, " | ");
 				if (rr_true(v, "ranked"))
 					strbuf_addstr(md, "✅ ranked");

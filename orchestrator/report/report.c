@@ -30,6 +30,7 @@
  */
 #include "report/report.h"
 #include "report/report-int.h"
+#include "report/report-id.h"
 #include "core/fsutil.h"
 #include "store/peaks.h"
 
@@ -95,8 +96,60 @@ void report_render(const cJSON *run_in, struct strbuf *md)
 	rpt_md_cell_n(md, rr_str(c.run, "run_id"), 40);
 	strbuf_addstr(md, "` writes it again. Raw output of every build and step is under "
 			  "`logs/`.*\n");
+	report_generator_line(md);
 	ctx_release(&c);
 	cJSON_Delete(judged);
+}
+
+void report_generator_line(struct strbuf *sb)
+{
+	strbuf_addf(sb, "\n%s%s renderer %s -->\n", REPORT_GENERATOR_MARK, GPUORCH_VERSION,
+		    gpuorch_report_id);
+}
+
+/* The generator line of a report's text ("" when it has none). */
+static void generator_of(const char *text, size_t len, struct strbuf *out)
+{
+	const char *p = text, *end = text + len, *nl;
+	size_t n = strlen(REPORT_GENERATOR_MARK);
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if ((size_t)(nl - p) >= n && !memcmp(p, REPORT_GENERATOR_MARK, n)) {
+			strbuf_add(out, p, (size_t)(nl - p));
+			return;
+		}
+	}
+}
+
+int report_check_text(const cJSON *run, const char *text, size_t len, struct strbuf *why)
+{
+	struct strbuf md = STRBUF_INIT, had = STRBUF_INIT, now = STRBUF_INIT;
+	size_t i, line = 1;
+	int current;
+	report_render(run, &md);
+	current = md.len == len && !memcmp(md.buf, text, len);
+	if (!current) {
+		for (i = 0; i < md.len && i < len && md.buf[i] == text[i]; i++)
+			if (text[i] == '\n')
+				line++;
+		generator_of(text, len, &had);
+		generator_of(md.buf, md.len, &now);
+		if (!had.len)
+			strbuf_addf(why, "line %zu differs; written by a renderer that recorded no "
+					 "version", line);
+		else if (strcmp(had.buf, now.buf))
+			strbuf_addf(why, "line %zu differs; written by %.*s", line,
+				    (int)(had.len - strlen(REPORT_GENERATOR_MARK) - 4),
+				    had.buf + strlen(REPORT_GENERATOR_MARK));
+		else
+			strbuf_addf(why, "line %zu differs (same renderer: edited by hand?)", line);
+	}
+	strbuf_release(&md);
+	strbuf_release(&had);
+	strbuf_release(&now);
+	return current;
 }
 
 enum go_status report_write(const cJSON *run, const char *path, struct strbuf *err)

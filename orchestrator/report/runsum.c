@@ -1,6 +1,7 @@
 /* runsum.c -- the per-run summary: build, write, load, list (runsum.h). */
 #include "report/runsum.h"
 #include "report/report.h"
+#include "store/gates.h"
 #include "store/runread.h"
 #include "store/samples.h"
 #include "core/fsutil.h"
@@ -134,6 +135,44 @@ static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
 	return o;
 }
 
+/* What went wrong on a host, for `gpuorch runs` (issue 30: a run with 2
+ * failed gates, 4 failed builds and 8 skipped steps headlined a latency
+ * alone): gates judged (the stored ones, else judged now from the record, as
+ * the report does) and failed, builds failed, steps skipped and failed. */
+static void add_counts(cJSON *ho, const cJSON *run, const cJSON *h)
+{
+	const cJSON *spec_gates = rr_arr(rr_obj(rr_obj(run, "experiment"), "spec"), "gates");
+	const cJSON *x, *gates = rr_arr(h, "gates");
+	cJSON *owned = NULL, *c = json_add_obj(ho, "counts");
+	int ng = 0, gf = 0, bf = 0, ss = 0, sf = 0;
+	if (!gates && cJSON_GetArraySize(spec_gates))
+		gates = owned = gates_evaluate_host(spec_gates, h, NULL);
+	cJSON_ArrayForEach(x, gates) {
+		if (!cJSON_IsObject(x) || rr_streq(rr_str(x, "verdict"), "N/A"))
+			continue;
+		ng++;
+		gf += !rr_streq(rr_str(x, "verdict"), "PASS");
+	}
+	cJSON_Delete(owned);
+	cJSON_ArrayForEach(x, rr_arr(h, "builds"))
+		if (cJSON_IsObject(x) && !rr_streq(rr_str(x, "status"), "PASS") &&
+		    !rr_streq(rr_str(x, "status"), "SKIPPED"))
+			bf++;
+	cJSON_ArrayForEach(x, rr_arr(h, "steps")) {
+		if (!cJSON_IsObject(x) || rr_streq(rr_str(x, "status"), "PASS"))
+			continue;
+		if (rr_streq(rr_str(x, "status"), "SKIPPED"))
+			ss++;
+		else
+			sf++;
+	}
+	json_add_num(c, "gates", ng);
+	json_add_num(c, "gates_failed", gf);
+	json_add_num(c, "builds_failed", bf);
+	json_add_num(c, "steps_skipped", ss);
+	json_add_num(c, "steps_failed", sf);
+}
+
 cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 {
 	static const char *const top[] = { "run_id", "started_at", "ended_at", "status", "outcome",
@@ -179,6 +218,7 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 		if (rr_str(rr_obj(hi, "nvcc"), "version"))
 			json_add_str(json_add_obj(info, "nvcc"), "version",
 				     rr_str(rr_obj(hi, "nvcc"), "version"));
+		add_counts(ho, run, h);
 		/* the step the run is summed up by: `history` follows it by default */
 		if ((s = rr_headline_step(run, h)) != NULL) {
 			cJSON *hl = json_add_obj(ho, "headline");

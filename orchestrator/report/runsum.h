@@ -23,8 +23,9 @@
 #include "core/error.h"
 #include "store/store.h"
 
-#define RUNSUM_SCHEMA "gpuorch.summary/3"   /* 2: output figures, kernel medians; 3: samples
-					       * n (timed), samples_kept, clocks, GPU uuid */
+#define RUNSUM_SCHEMA "gpuorch.summary/4"   /* 2: output figures, kernel medians; 3: samples
+					       * n (timed), samples_kept, clocks, GPU uuid; 4: per host
+					       * "counts" (gates failed, builds failed, steps skipped/failed) */
 
 /* The summary of run record `run`. With samples non-NULL each benchmark's
  * samples go there (one line each) and the step says where

@@ -454,27 +454,102 @@ static int cmp_rows(const void *a, const void *b)
 	return 0;   /* ties keep spec order: the caller sorts stably */
 }
 
-static void add_resources(cJSON *o, const cJSON *build)
+/* One ptxas entry's identity: kernel name and every resource. */
+static void entry_key(struct strbuf *sb, const cJSON *k)
+{
+	static const char *const nums[] = { "registers", "smem_bytes", "stack_bytes",
+					    "spill_store_bytes", "spill_load_bytes", "barriers", NULL };
+	double v;
+	int i;
+	strbuf_reset(sb);
+	strbuf_addstr(sb, rr_str(k, "kernel") ? rr_str(k, "kernel") : "");
+	for (i = 0; nums[i]; i++) {
+		if (rr_num(k, nums[i], &v))
+			strbuf_addf(sb, "|%.17g", v);
+		else
+			strbuf_addstr(sb, "|-");
+	}
+}
+
+static int build_has_entry(const cJSON *b, const char *key, struct strbuf *tmp)
+{
+	const cJSON *k;
+	FOR_EACH_OBJ(k, get(b, "resources")) {
+		entry_key(tmp, k);
+		if (!strcmp(tmp->buf, key))
+			return 1;
+	}
+	return 0;
+}
+
+void sweep_variant_resources(const cJSON *h, const char *program, const char *variant,
+			     const char *problem, cJSON *o)
 {
 	static const char *const keys[] = { "registers", "spill_store_bytes", "spill_load_bytes",
 					    "smem_bytes", NULL };
-	int i;
+	const cJSON *b, *build = NULL, *k, *s;
+	struct strbuf key = STRBUF_INIT, tmp = STRBUF_INIT;
+	double best[4] = { 0, 0, 0, 0 }, reg_min = 0, v, dyn = 0;
+	int have[4] = { 0, 0, 0, 0 }, nvar = 0, nk = 0, i, have_dyn = 0;
+
+	FOR_EACH_OBJ(b, get(h, "builds"))
+		if (rr_streq(rr_str(b, "program"), program) && rr_streq(rr_str(b, "variant"), variant) &&
+		    (!build || (!cJSON_GetArraySize(get(build, "resources")) &&
+				cJSON_GetArraySize(get(b, "resources")))))
+			build = b;
+	FOR_EACH_OBJ(b, get(h, "builds"))
+		nvar += build && rr_streq(rr_str(b, "program"), program) && rr_str(b, "variant") &&
+			rr_streq(rr_str(b, "arch"), rr_str(build, "arch")) &&
+			cJSON_GetArraySize(get(b, "resources"));
+	FOR_EACH_OBJ(k, get(build, "resources")) {
+		int everywhere = nvar > 1;
+		if (cJSON_IsFalse(get(k, "entry")))
+			continue;
+		/* a kernel the same in every variant's build (the harness's, a
+		 * reference) is not what the sweep varies */
+		entry_key(&key, k);
+		FOR_EACH_OBJ(b, get(h, "builds"))
+			if (everywhere && b != build && rr_streq(rr_str(b, "program"), program) &&
+			    rr_str(b, "variant") && rr_streq(rr_str(b, "arch"), rr_str(build, "arch")) &&
+			    cJSON_GetArraySize(get(b, "resources")) && !build_has_entry(b, key.buf, &tmp))
+				everywhere = 0;
+		if (everywhere)
+			continue;
+		nk++;
+		for (i = 0; keys[i]; i++)
+			if (rr_num(k, keys[i], &v)) {
+				if (!have[i] || v > best[i])
+					best[i] = v;
+				if (i == 0 && (!have[i] || v < reg_min))
+					reg_min = v;
+				have[i] = 1;
+			}
+	}
 	for (i = 0; keys[i]; i++) {
-		const cJSON *k;
-		double best = 0, v;
-		int have = 0;
-		FOR_EACH_OBJ(k, get(build, "resources")) {
-			if (cJSON_IsFalse(get(k, "entry")) || !rr_num(k, keys[i], &v))
-				continue;
-			if (!have || v > best)
-				best = v;
-			have = 1;
-		}
-		if (have)
-			json_add_num(o, keys[i], best);
+		if (have[i])
+			json_add_num(o, keys[i], best[i]);
 		else
 			cJSON_AddNullToObject(o, keys[i]);
 	}
+	if (have[0])
+		json_add_num(o, "registers_min", reg_min);
+	else
+		cJSON_AddNullToObject(o, "registers_min");
+	json_add_num(o, "kernels", nk);
+	/* dynamic shared memory: set at launch, so only the program's result knows it */
+	FOR_EACH_OBJ(s, steps_of(h))
+		if (rr_streq(rr_str(s, "kind"), "sweep") && rr_streq(rr_str(s, "program"), program) &&
+		    rr_streq(rr_str(s, "variant"), variant) && (!problem || rr_streq(rr_str(s, "problem"), problem)) &&
+		    rr_num(get(s, "result"), "config.smem_bytes", &v) && (!have_dyn || v > dyn)) {
+			dyn = v;
+			have_dyn = 1;
+		}
+	if (have_dyn)
+		json_add_num(o, "dynamic_smem_bytes", dyn);
+	else
+		cJSON_AddNullToObject(o, "dynamic_smem_bytes");
+	strbuf_release(&key);
+	strbuf_release(&tmp);
 }
 
 static void not_ranked_reason(struct strbuf *sb, const struct variant_row *r)
@@ -621,7 +696,7 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 		json_add_str(v, "check_status", r->check ? rr_str(r->check, "status") : NULL);
 		json_add_str(v, "bench_status", r->bench ? rr_str(r->bench, "status") : NULL);
 		json_add_str(v, "build_status", r->build ? rr_str(r->build, "status") : NULL);
-		add_resources(v, r->build);
+		sweep_variant_resources(h, program, r->label, problem, v);
 		cJSON_AddItemToArray(vars, v);
 	}
 	for (i = 0; i < n; i++)

@@ -56,11 +56,21 @@ void sweep_describe(const cJSON *sw, struct strbuf *sb);
  *                  "vs_winner" ("same", "slower", "insufficient data"; null
  *                  for the winner and unranked ones), "p_vs_winner",
  *                  "reason" (why not ranked), "check_status", "bench_status",
- *                  "build_status", "registers", "spill_store_bytes",
- *                  "spill_load_bytes", "smem_bytes"}]}
+ *                  "build_status", and sweep_variant_resources' fields}]}
  * ranked first (fastest first), then the others in spec order. A variant is
  * ranked only when it built, its correctness run (when there is one) and its
  * benchmark passed: a wrong variant never wins. */
 cJSON *sweep_rank_host(const cJSON *h);
+
+/* The ptxas resources of a sweep variant's own kernels into o: the largest
+ * "registers" (and "registers_min"), "spill_store_bytes", "spill_load_bytes",
+ * "smem_bytes" (static) over the entry kernels of its build, leaving out a
+ * kernel compiled the same in every variant's build of the program (the
+ * harness's: issue 30, 168 registers shown where the swept kernel had 128),
+ * "kernels" (how many were left), and "dynamic_smem_bytes": the largest
+ * config.smem_bytes of its sweep steps' results (problem's, when not NULL),
+ * which no ptxas report has. Each is null when unknown. */
+void sweep_variant_resources(const cJSON *h, const char *program, const char *variant,
+			     const char *problem, cJSON *o);
 
 #endif

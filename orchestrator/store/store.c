@@ -445,3 +445,44 @@ int store_run_live(const char *dir)
 	close(f);
 	return live;
 }
+
+/* A directory's run directories: itself when it holds run.json, else those
+ * of its subdirectories, down to a reports tree (two levels). */
+static void runs_under(const char *dir, int depth, char ***v, int *n, int *alloc)
+{
+	char *rec = xstrfmt("%s/run.json", dir);
+	int is_run = fs_is_file(rec), ns, i;
+	char **subs;
+	free(rec);
+	if (is_run || depth == 0) {
+		if (!is_run)
+			return;
+		if (*n == *alloc) {
+			*alloc = *alloc ? 2 * *alloc : 32;
+			*v = xrealloc(*v, (size_t)*alloc * sizeof(**v));
+		}
+		(*v)[(*n)++] = xstrdup(dir);
+		return;
+	}
+	subs = subdirs(dir, &ns, STORE_MAX_RUNS);
+	for (i = 0; i < ns && *n < STORE_MAX_RUNS; i++) {
+		char *sub = xstrfmt("%s/%s", dir, subs[i]);
+		runs_under(sub, depth - 1, v, n, alloc);
+		free(sub);
+	}
+	free_names(subs, ns);
+}
+
+char **store_run_dirs_under(const char *dir, int *n)
+{
+	char **v = NULL;
+	int alloc = 0;
+	*n = 0;
+	runs_under(dir, 2, &v, n, &alloc);
+	return v;
+}
+
+void store_run_dirs_free(char **v, int n)
+{
+	free_names(v, n);
+}

@@ -44,6 +44,10 @@ enum go_status store_list_with(store_loader load, struct store_entry **out, int 
  * store_run_live: 1 when some process holds it now. */
 enum go_status store_lock_run(const char *dir, int *fd, struct strbuf *err);
 int store_run_live(const char *dir);
+/* The run directories (holding run.json) at or under dir: a run directory,
+ * an experiment's directory or a reports tree; sorted by path. */
+char **store_run_dirs_under(const char *dir, int *n);
+void store_run_dirs_free(char **v, int n);
 /* Find a run by id (or unique prefix). */
 enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err);
 void store_entry_release(struct store_entry *e);

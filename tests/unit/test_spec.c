@@ -1,5 +1,6 @@
 /* test_spec.c -- unit tests of spec.c: a full valid spec, and one error per rule of docs/spec.md. */
 #include "spec/spec.h"
+#include "store/metric.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
 #include "core/jsonutil.h"
@@ -613,8 +614,81 @@ static void test_tool_steps(void)
 		     "'gates[0].op': unknown operator '=<'");
 }
 
+/* Apply up to two edits to the valid spec and expect it to load. */
+static void expect_ok(const char *what, const char *p1, const char *v1, const char *p2,
+		      const char *v2)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec *s = NULL;
+	cJSON *j = valid_json();
+	enum go_status st;
+	set(j, p1, v1);
+	if (p2)
+		set(j, p2, v2);
+	st = parse_json(j, 1, &s, &err);
+	CHECK(st == GO_OK && s, what, "st=%d err=%s", st, err.buf);
+	spec_free(s);
+	cJSON_Delete(j);
+	strbuf_release(&err);
+}
+
+#define BYO_PROG "{\"run\": [\"./bench\"], \"figures\": {\"gflops\": {\"regex\": \"GFLOPS: ([0-9.]+)\", " \
+		 "\"better\": \"higher\"}, \"ms\": {\"json\": \"time.ms\"}}}"
+
+/* Issue 30 item 8: a gate or an expectation on a name no step records is a
+ * spec error (exit 2) naming the closest name, never a verdict after a run. */
+static void test_metric_names(void)
+{
+	const struct metric_def *d;
+	char buf[512];
+	expect_error("a gate's typo of a declared figure names the figure", "programs.bench", BYO_PROG,
+		     "gates", "[{\"program\": \"bench\", \"metric\": \"gflpos\", \"op\": \">\", \"value\": 1}]",
+		     "'gates[0].metric': unknown metric 'gflpos' for program 'bench' (did you mean 'gflops'?)");
+	expect_error("an expectation's typo of a declared figure names the figure", "programs.bench", BYO_PROG,
+		     "expected", "[{\"program\": \"bench\", \"metric\": \"gflpos\", \"op\": \">\", \"value\": 1}]",
+		     "'expected[0].metric': unknown metric 'gflpos' for program 'bench' (did you mean 'gflops'?)");
+	expect_error("a program off the harness has no latency_us", "programs.bench", BYO_PROG,
+		     "gates", "[{\"program\": \"bench\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 1}]",
+		     "'gates[0].metric': 'latency_us' is not a figure of 'bench': a program off the harness "
+		     "records only the figures it declares (docs/byo.md): 'gflops', 'ms'");
+	expect_ok("a declared figure is a gate's metric", "programs.bench", BYO_PROG,
+		  "gates", "[{\"program\": \"bench\", \"metric\": \"ms\", \"op\": \"<\", \"value\": 1}]");
+	expect_ok("a declared figure is an expectation's metric", "programs.bench", BYO_PROG,
+		  "expected", "[{\"program\": \"bench\", \"metric\": \"gflops\", \"op\": \">\", \"value\": 1}]");
+	expect_error("a typo of the vocabulary in expected[]", "expected.1.metric", "\"latncy_us\"", NULL, NULL,
+		     "'expected[1].metric': unknown metric 'latncy_us' for program 'attn_wmma' (did you mean 'latency_us'?)");
+	expect_error("a typo of the vocabulary in gates[]", "gates",
+		     "[{\"program\": \"attn_wmma\", \"metric\": \"tflop\", \"op\": \">\", \"value\": 1}]", NULL, NULL,
+		     "'gates[0].metric': unknown metric 'tflop' for program 'attn_wmma' (did you mean 'tflops'?)");
+	expect_error("a name far from any lists what is recorded", "expected.1.metric", "\"zzzzzz\"", NULL, NULL,
+		     "(expected one of these or a dotted path into the result such as 'timing.p90_us': 'latency_us', ");
+	expect_error("a typo of a contract field", "expected.1.metric", "\"timing.p91_us\"", NULL, NULL,
+		     "'expected[1].metric': unknown metric 'timing.p91_us' for program 'attn_wmma' (did you mean 'timing.p90_us'?)");
+	expect_error("a typo of a result section", "expected.1.metric", "\"timng.p90_us\"", NULL, NULL,
+		     "a result has no section 'timng' (did you mean 'timing'?)");
+	expect_ok("speedup, config.* and problem.* are recorded", "gates",
+		  "[{\"program\": \"attn_wmma\", \"metric\": \"speedup\", \"op\": \">\", \"value\": 1},"
+		  "{\"program\": \"attn_wmma\", \"metric\": \"config.BM\", \"op\": \"==\", \"value\": 64},"
+		  "{\"program\": \"sdpa\", \"metric\": \"model.bound_us\", \"op\": \">\", \"value\": 0}]", NULL, NULL);
+	expect_error("a kernel figure needs a kernel_timing step", "gates",
+		     "[{\"program\": \"attn_wmma\", \"metric\": \"kernel:attn.median_us\", \"op\": \"<\", \"value\": 1}]", NULL, NULL,
+		     "'gates[0].metric': 'kernel:attn.median_us' is a kernel_timing figure, and no kernel_timing step of 'attn_wmma' runs");
+	expect_error("a kernel figure's field is checked", "steps.3", "{\"kind\": \"kernel_timing\", \"program\": \"attn_wmma\"}",
+		     "gates", "[{\"program\": \"attn_wmma\", \"metric\": \"kernel:attn.medain_us\", \"op\": \"<\", \"value\": 1}]",
+		     "unknown metric 'medain_us' for program 'attn_wmma' (did you mean 'median_us'?)");
+	expect_ok("a kernel figure of a kernel_timing step", "steps.3", "{\"kind\": \"kernel_timing\", \"program\": \"attn_wmma\"}",
+		  "expected", "[{\"program\": \"attn_wmma\", \"metric\": \"kernel:a.b<1>.share_pct\", \"op\": \"<\", \"value\": 1}]");
+	/* every name and result path of store/metric.c's vocabulary is accepted */
+	for (d = metric_table; d->name; d++) {
+		snprintf(buf, sizeof(buf), "[{\"program\": \"attn_wmma\", \"metric\": \"%s\", \"op\": \"<\", \"value\": 1},"
+			 "{\"program\": \"attn_wmma\", \"metric\": \"%s\", \"op\": \"<\", \"value\": 1}]", d->name, d->path);
+		expect_ok(d->name, "expected", buf, NULL, NULL);
+	}
+}
+
 int main(void)
 {
+	test_metric_names();
 	test_tool_steps();
 	test_valid();
 	test_minimal_and_defaults();
