@@ -47,7 +47,8 @@ hosts_json() {
   "identity": "$(sshd_var e IDENTITY)", "known_hosts": "$(sshd_var e KNOWN_HOSTS)",
   "workdir": "$(sshd_var e WORKDIR)", "connect_timeout_s": 15,
   "instance": {"provider": "aws", "region": "us-east-1", "endpoint": "http://127.0.0.1:$MOTO_PORT/",
-               "reach": "host", "price_per_hour": 0.8048, "poll_s": 0.2, "retries": 0, $2}}]}
+               "reach": "host", "price_per_hour": 0.8048, "poll_s": 0.2, "retries": 0,
+               "guard_action": "echo fired >>$TRASH/guard-fired", $2}}]}
 EOT
 }
 
@@ -85,7 +86,7 @@ test_expect_success 'a run launches an on-demand instance (RunInstances), uses i
 	test "$(jq_ $run/run.json hosts.0.instance.after_run)" = terminate &&
 	test "$(jq_ $run/run.json hosts.0.instance.state_before)" = terminated &&
 	test "$(state_of $id)" = terminated && test -z "$(live_ids)" &&
-	grep "e: launching an instance (aws)" od.out && grep "e: launched $id" od.out &&
+	grep "e: launching an instance (aws, token gpuorch-[0-9a-f]*)" od.out && grep "e: launched $id" od.out &&
 	grep -i "cost" $run/report.md &&
 	jq_ $run/run.json hosts.0.instance.cost &&
 	! grep -r "testing-secret-7f3a" od.out $run "$GPUORCH_STATE_DIR" &&

@@ -91,12 +91,20 @@ double guard_beat_interval_s(const struct instance *in)
 enum go_status guard_install(struct ssh_conn *c, const struct host *h,
 			     const struct instance *in, struct strbuf *err)
 {
+	return guard_install_left(c, h, in, in->max_lifetime_min * 60.0, err);
+}
+
+enum go_status guard_install_left(struct ssh_conn *c, const struct host *h,
+				  const struct instance *in, double life_left_s, struct strbuf *err)
+{
 	struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
 	long idle = (long)(in->idle_stop_min * 60.0 + 0.5);
-	long life = (long)(in->max_lifetime_min * 60.0 + 0.5);
+	long life = in->max_lifetime_min > 0 ? (long)(life_left_s + 0.5) : 0;
 	long poll = idle > 0 ? idle / 10 : 15;
 	enum go_status st;
 
+	if (in->max_lifetime_min > 0 && life < 1)
+		life = 1;   /* the cap has passed: fire at the first look */
 	if (life > 0 && life / 10 < poll)
 		poll = life / 10;
 	if (poll < 1)
