@@ -473,6 +473,20 @@ static int instance_items(xmlNode *n, xmlNode **v, int max, int k)
 	return k;
 }
 
+/* The text of item's own child element NAME (not a nested one), or NULL. */
+static char *child_text(xmlNode *item, const char *name)
+{
+	xmlNode *c;
+	for (c = item->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE && !strcmp((const char *)c->name, name)) {
+			xmlChar *t = xmlNodeGetContent(c);
+			char *r = t ? xstrdup((const char *)t) : NULL;
+			xmlFree(t);
+			return r;
+		}
+	return NULL;
+}
+
 /* The value of tag KEY in an instance item (a new string), or NULL. */
 static char *tag_of(xmlNode *item, const char *key)
 {
@@ -484,9 +498,9 @@ static char *tag_of(xmlNode *item, const char *key)
 		char *k, *v;
 		if (c->type != XML_ELEMENT_NODE)
 			continue;
-		k = text_of(c->children, "key");
+		k = child_text(c, "key");
 		if (k && !strcmp(k, key)) {
-			v = text_of(c->children, "value");
+			v = child_text(c, "value");
 			free(k);
 			return v ? v : xstrdup("");
 		}
@@ -525,7 +539,7 @@ static enum go_status describe_filtered(struct instance *in, const char *filters
 	*out = xcalloc((size_t)(k ? k : 1), sizeof(**out));
 	for (i = 0; i < k; i++) {
 		struct tagged_inst *t = &(*out)[*n];
-		t->id = text_of(items[i]->children, "instanceId");
+		t->id = child_text(items[i], "instanceId");
 		if (!t->id)
 			continue;
 		t->state = item_state(items[i]);

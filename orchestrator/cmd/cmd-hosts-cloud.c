@@ -144,16 +144,18 @@ static int print_status(struct inst_life *L)
 	return st == GO_OK;
 }
 
-/* Is id the instance some host's ledger entry names? */
-static int in_ledger(const struct hosts *hs, const char *id, const char **host)
+/* Is this instance one some host's ledger entry names (by its id, or by
+ * the token of a launch whose answer never came)? */
+static int in_ledger(const struct hosts *hs, const struct tagged_inst *t, const char **host)
 {
 	int i, found = 0;
 	for (i = 0; i < hs->n && !found; i++) {
-		char *x = ledger_launched_id(hs->v[i].name);
-		found = x && !strcmp(x, id);
+		char *x = ledger_launched_id(hs->v[i].name), *tok = ledger_pending_token(hs->v[i].name);
+		found = (x && !strcmp(x, t->id)) || (tok && t->token && !strcmp(tok, t->token));
 		if (found)
 			*host = hs->v[i].name;
 		free(x);
+		free(tok);
 	}
 	return found;
 }
@@ -188,7 +190,7 @@ static int print_tagged(struct inst_life *lives, struct hosts *hs)
 			strbuf_release(&key);
 			if (!header++)
 				printf("instances tagged by gpuorch (gpuorch:host):\n");
-			if (in_ledger(hs, v[j].id, &owner))
+			if (in_ledger(hs, &v[j], &owner))
 				printf("  %s  %s  host %s  run %s  in the ledger (host %s)\n", v[j].id,
 				       inst_state_name(v[j].state), v[j].host ? v[j].host : "?",
 				       v[j].run ? v[j].run : "?", owner);
