@@ -60,7 +60,7 @@ test_expect_success 'setup: the instance sshd, moto EC2 on a free port, a projec
 	MOTO_PORT=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
 	{ moto_server -H 127.0.0.1 -p $MOTO_PORT >moto.log 2>&1 & } && mpid=$! &&
 	test_at_exit "kill $mpid" &&
-	wait_for 30 "ec2 DescribeImages | grep -q ami-12c6146b" &&
+	wait_for 120 "ec2 DescribeImages | grep -q ami-12c6146b" &&
 	echo $MOTO_PORT >moto.port &&
 	cat >"proj/experiments/q.json" <<-JSON
 	{"schema": 1, "name": "q", "phase": "moto test",

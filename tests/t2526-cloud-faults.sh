@@ -56,7 +56,7 @@ no_stray_instances() {
 		_tok=$(ec2 DescribeInstances InstanceId.1=$_id | tr -d "\n" |
 			sed -n "s/.*<key>gpuorch:launch<\/key><value>\([^<]*\)<.*/\1/p")
 		grep -l "\"$_id\"" "$GPUORCH_STATE_DIR"/instances/*.json >/dev/null 2>&1 ||
-		{ [ -n "$_tok" ] && grep -l "\"launch_token\": *\"$_tok\"" "$GPUORCH_STATE_DIR"/instances/*.json >/dev/null 2>&1; } ||
+		{ [ -n "$_tok" ] && grep -l "\"launch_token\":[[:space:]]*\"$_tok\"" "$GPUORCH_STATE_DIR"/instances/*.json >/dev/null 2>&1; } ||
 			{ echo "instance $_id runs and no ledger entry knows it (by id or launch token)"; return 1; }
 		ec2 DescribeInstanceAttribute InstanceId=$_id Attribute=instanceInitiatedShutdownBehavior |
 			grep -q "<value>terminate</value>" ||
@@ -118,7 +118,7 @@ test_expect_success 'setup: the instance sshd, moto EC2 and the proxy in front o
 	echo $port >moto.port &&
 	{ moto_server -H 127.0.0.1 -p $port >moto.log 2>&1 & } && mpid=$! &&
 	test_at_exit "kill $mpid" &&
-	wait_for 30 "ec2 DescribeImages | grep -q ami-12c6146b" &&
+	wait_for 120 "ec2 DescribeImages | grep -q ami-12c6146b" &&
 	: >rules && : >proxy.log &&
 	{ python3 "$SRCDIR/tests/lib/ec2proxy.py" "$TRASH/proxy.port" "http://127.0.0.1:$port/" \
 		"$TRASH/rules" "$TRASH/proxy.log" 2>proxy.err & } && ppid=$! &&

@@ -170,8 +170,8 @@ static int print_tagged(struct inst_life *lives, struct hosts *hs)
 		struct instance *in = lives[i].in;
 		struct tagged_inst *v = NULL;
 		int n = 0;
-		if (!in || !in->ops->list_tagged)
-			continue;
+		if (!in || !in->launch || !in->ops->list_tagged)
+			continue;   /* where gpuorch launches (and tags) instances */
 		if (in->ops->list_tagged(in, &v, &n, &err) != GO_OK) {
 			printf("%s  %s  error: cannot list the instances tagged by gpuorch: %s\n",
 			       hs->v[i].name, in->ops->name, err.buf);
