@@ -202,6 +202,16 @@ test_expect_success 'hosts up where SSH never answers: the id is shown at once, 
 	test "$(state_of $id)" = terminated && test -z "$(live_ids)" && no_stray_instances
 '
 
+test_expect_success 'hosts up: the guard's lifetime cap counts from the launch, not from the first SSH login' '
+	fresh && hosts_json cap.json ", \"max_lifetime_min\": 0.5" &&
+	"$GPUORCH" hosts up --hosts cap.json >cap.out 2>&1 || { cat cap.out; false; } &&
+	cat cap.out && grep "e: guard armed: stops the instance at its max lifetime (0.5 min from its start)" cap.out &&
+	start=$(sed -n "s/.*\"start_requested_epoch\":[[:space:]]*\([0-9]*\).*/\1/p" "$GPUORCH_STATE_DIR/instances/e.json") &&
+	deadline=$(cat "$(sshd_var e WORKDIR)/guard/deadline") && echo "launch $start, deadline $deadline" &&
+	test "$deadline" -ge $((start + 29)) && test "$deadline" -le $((start + 31)) &&
+	"$GPUORCH" hosts down --hosts cap.json && end_guard && test -z "$(live_ids)"
+'
+
 test_expect_success 'hosts up with after_run "keep" where SSH never answers: left running, said loudly, with its lifetime cap in place' '
 	fresh && closed=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
 	hosts_json keep.json ", \"ssh_timeout_s\": 2, \"max_lifetime_min\": 1, \"after_run\": \"keep\"" $closed &&
