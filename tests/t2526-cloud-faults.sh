@@ -202,7 +202,7 @@ test_expect_success 'hosts up where SSH never answers: the id is shown at once, 
 	test "$(state_of $id)" = terminated && test -z "$(live_ids)" && no_stray_instances
 '
 
-test_expect_success 'hosts up: the guard's lifetime cap counts from the launch, not from the first SSH login' '
+test_expect_success 'hosts up: the lifetime cap of the guard counts from the launch, not from the first SSH login' '
 	fresh && hosts_json cap.json ", \"max_lifetime_min\": 0.5" &&
 	"$GPUORCH" hosts up --hosts cap.json >cap.out 2>&1 || { cat cap.out; false; } &&
 	cat cap.out && grep "e: guard armed: stops the instance at its max lifetime (0.5 min from its start)" cap.out &&
