@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/banned.h"
 
 #define GUARD_CMD_TIMEOUT_MS 30000
@@ -115,10 +116,17 @@ enum go_status guard_install_left(struct ssh_conn *c, const struct host *h,
 	strbuf_addstr(&cmd, "mkdir -p \"$G\" && G=$(cd \"$G\" && pwd) && "
 			    "command -v setsid >/dev/null && rm -f \"$G/fired\" \"$G/pid\" && ");
 	strbuf_addf(&cmd, "echo %ld >\"$G/idle_s\" && echo %ld >\"$G/poll_s\" && ", idle, poll);
-	if (life > 0)
-		strbuf_addf(&cmd, "echo $(( $(date +%%s) + %ld )) >\"$G/deadline\" && ", life);
-	else
+	if (life > 0) {
+		/* the deadline on the controller's clock, where the instance's agrees
+		 * with it within a minute (the SSH command's own latency is not added
+		 * to the cap); else the instance's own clock plus what is left */
+		long sent = (long)time(NULL);
+		strbuf_addf(&cmd, "now=$(date +%%s) && d=%ld && s=$((now - %ld)) && "
+			    "{ [ $s -le 60 ] && [ $s -ge -60 ] || d=$((now + %ld)); } && "
+			    "echo $d >\"$G/deadline\" && ", sent + life, sent, life);
+	} else {
 		strbuf_addstr(&cmd, "echo 0 >\"$G/deadline\" && ");
+	}
 	strbuf_addstr(&cmd, "printf '%s\\n' ");
 	strbuf_add_shell_quoted(&cmd, in->guard_action);
 	strbuf_addstr(&cmd, " >\"$G/action\" && touch \"$G/heartbeat\" && "
