@@ -10,7 +10,8 @@ test_description='the "aws" provider against moto behind a fault-injecting proxy
 # provider-side stop (shutdown behaviour "terminate", user data
 # "shutdown -h +N"). Each host reaches the suite's loopback sshd
 # ("reach": "host"), as in t2525.
-# On 70a5877 (before issue 31's fixes) every case but the setup failed:
+# On 70a5877 (before issue 31's fixes) each case failed (run there before
+# the lost-reply-and-503 and lifetime-from-launch cases were added):
 # two RunInstances and an orphan; no tagged listing; hosts up left the
 # instance running, printed no id until the end and said nothing with keep;
 # a 503 forgot the kept instance and launched a second; the guard was
