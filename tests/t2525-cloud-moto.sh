@@ -47,7 +47,8 @@ hosts_json() {
   "identity": "$(sshd_var e IDENTITY)", "known_hosts": "$(sshd_var e KNOWN_HOSTS)",
   "workdir": "$(sshd_var e WORKDIR)", "connect_timeout_s": 15,
   "instance": {"provider": "aws", "region": "us-east-1", "endpoint": "http://127.0.0.1:$MOTO_PORT/",
-               "reach": "host", "price_per_hour": 0.8048, "poll_s": 0.2, "retries": 0, $2}}]}
+               "reach": "host", "price_per_hour": 0.8048, "poll_s": 0.2, "retries": 0,
+               "guard_action": "echo fired >>$TRASH/guard-fired", $2}}]}
 EOT
 }
 
@@ -59,7 +60,7 @@ test_expect_success 'setup: the instance sshd, moto EC2 on a free port, a projec
 	MOTO_PORT=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
 	{ moto_server -H 127.0.0.1 -p $MOTO_PORT >moto.log 2>&1 & } && mpid=$! &&
 	test_at_exit "kill $mpid" &&
-	wait_for 30 "ec2 DescribeImages | grep -q ami-12c6146b" &&
+	wait_for 120 "ec2 DescribeImages | grep -q ami-12c6146b" &&
 	echo $MOTO_PORT >moto.port &&
 	cat >"proj/experiments/q.json" <<-JSON
 	{"schema": 1, "name": "q", "phase": "moto test",
@@ -85,7 +86,7 @@ test_expect_success 'a run launches an on-demand instance (RunInstances), uses i
 	test "$(jq_ $run/run.json hosts.0.instance.after_run)" = terminate &&
 	test "$(jq_ $run/run.json hosts.0.instance.state_before)" = terminated &&
 	test "$(state_of $id)" = terminated && test -z "$(live_ids)" &&
-	grep "e: launching an instance (aws)" od.out && grep "e: launched $id" od.out &&
+	grep "e: launching an instance (aws, token gpuorch-[0-9a-f]*)" od.out && grep "e: launched $id" od.out &&
 	grep -i "cost" $run/report.md &&
 	jq_ $run/run.json hosts.0.instance.cost &&
 	! grep -r "testing-secret-7f3a" od.out $run "$GPUORCH_STATE_DIR" &&

@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "core/banned.h"
 
 #define GUARD_CMD_TIMEOUT_MS 30000
@@ -91,12 +92,20 @@ double guard_beat_interval_s(const struct instance *in)
 enum go_status guard_install(struct ssh_conn *c, const struct host *h,
 			     const struct instance *in, struct strbuf *err)
 {
+	return guard_install_left(c, h, in, in->max_lifetime_min * 60.0, err);
+}
+
+enum go_status guard_install_left(struct ssh_conn *c, const struct host *h,
+				  const struct instance *in, double life_left_s, struct strbuf *err)
+{
 	struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
 	long idle = (long)(in->idle_stop_min * 60.0 + 0.5);
-	long life = (long)(in->max_lifetime_min * 60.0 + 0.5);
+	long life = in->max_lifetime_min > 0 ? (long)(life_left_s + 0.5) : 0;
 	long poll = idle > 0 ? idle / 10 : 15;
 	enum go_status st;
 
+	if (in->max_lifetime_min > 0 && life < 1)
+		life = 1;   /* the cap has passed: fire at the first look */
 	if (life > 0 && life / 10 < poll)
 		poll = life / 10;
 	if (poll < 1)
@@ -107,10 +116,17 @@ enum go_status guard_install(struct ssh_conn *c, const struct host *h,
 	strbuf_addstr(&cmd, "mkdir -p \"$G\" && G=$(cd \"$G\" && pwd) && "
 			    "command -v setsid >/dev/null && rm -f \"$G/fired\" \"$G/pid\" && ");
 	strbuf_addf(&cmd, "echo %ld >\"$G/idle_s\" && echo %ld >\"$G/poll_s\" && ", idle, poll);
-	if (life > 0)
-		strbuf_addf(&cmd, "echo $(( $(date +%%s) + %ld )) >\"$G/deadline\" && ", life);
-	else
+	if (life > 0) {
+		/* the deadline on the controller's clock, where the instance's agrees
+		 * with it within a minute (the SSH command's own latency is not added
+		 * to the cap); else the instance's own clock plus what is left */
+		long sent = (long)time(NULL);
+		strbuf_addf(&cmd, "now=$(date +%%s) && d=%ld && s=$((now - %ld)) && "
+			    "{ [ $s -le 60 ] && [ $s -ge -60 ] || d=$((now + %ld)); } && "
+			    "echo $d >\"$G/deadline\" && ", sent + life, sent, life);
+	} else {
 		strbuf_addstr(&cmd, "echo 0 >\"$G/deadline\" && ");
+	}
 	strbuf_addstr(&cmd, "printf '%s\\n' ");
 	strbuf_add_shell_quoted(&cmd, in->guard_action);
 	strbuf_addstr(&cmd, " >\"$G/action\" && touch \"$G/heartbeat\" && "

@@ -15,6 +15,11 @@
 
 enum go_status guard_install(struct ssh_conn *c, const struct host *h,
 			     const struct instance *in, struct strbuf *err);
+/* The same with the lifetime cap counted from an earlier moment (the
+ * launch): life_left_s is what is left of max_lifetime_min now (<= 0: it
+ * has passed, the guard fires at its first look). */
+enum go_status guard_install_left(struct ssh_conn *c, const struct host *h,
+				  const struct instance *in, double life_left_s, struct strbuf *err);
 /* A heartbeat; *fired = 1 when the guard has already fired. */
 enum go_status guard_beat(struct ssh_conn *c, const struct host *h, int *fired,
 			  struct strbuf *err);

@@ -21,7 +21,20 @@ void instance_free(struct instance *in)
 	free(in->host);
 	free(in->label);
 	free(in->guard_action);
+	free(in->launch_token);
 	free(in);
+}
+
+void tagged_free(struct tagged_inst *v, int n)
+{
+	int i;
+	for (i = 0; v && i < n; i++) {
+		free(v[i].id);
+		free(v[i].host);
+		free(v[i].run);
+		free(v[i].token);
+	}
+	free(v);
 }
 
 enum go_status instance_load(const struct host *h, const char *hosts_path,
@@ -95,6 +108,9 @@ enum go_status instance_load(const struct host *h, const char *hosts_path,
 		st = provider_aws_load(in, &c);
 	else
 		st = provider_command_load(in, &c, strcmp(provider, "command") ? provider : NULL);
+	/* a launched instance always has a lifetime cap, from its launch */
+	if (st == GO_OK && in->launch && in->max_lifetime_min <= 0)
+		in->max_lifetime_min = LAUNCH_LIFETIME_DEFAULT_MIN;
 	if (st == GO_OK && in->after_run == AFTER_TERMINATE && !in->launch)
 		st = cfg_bad(&c, "after_run", "\"terminate\" is only for instances gpuorch launches "
 			     "itself (\"launch\": {...} instead of a fixed instance); this one can only "

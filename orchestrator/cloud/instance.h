@@ -25,24 +25,47 @@ enum inst_state {
 };
 const char *inst_state_name(enum inst_state s);
 
+/* max_lifetime_min of an instance gpuorch launches when the hosts file gives none */
+#define LAUNCH_LIFETIME_DEFAULT_MIN 1440
+
 enum after_run { AFTER_DEFAULT = 0, AFTER_STOP, AFTER_KEEP, AFTER_TERMINATE };
 const char *after_run_name(enum after_run a);
 
 struct instance;
 
+/* An instance carrying gpuorch's tags, as the provider lists them. */
+struct tagged_inst {
+	char *id;
+	enum inst_state state;
+	char *host, *run, *token;   /* the tags gpuorch:host, gpuorch:run, gpuorch:launch (or NULL) */
+};
+void tagged_free(struct tagged_inst *v, int n);
+
 struct provider_ops {
 	const char *name;
 	/* Credentials usable now? GO_ERR_AUTH with the command that fixes it. */
 	enum go_status (*check)(struct instance *in, struct strbuf *err);
+	/* GO_ERR_NOT_FOUND only when the provider says, authoritatively, that
+	 * the instance does not exist; any other error means "cannot tell". */
 	enum go_status (*status)(struct instance *in, enum inst_state *out, struct strbuf *err);
 	enum go_status (*start)(struct instance *in, struct strbuf *err);
 	enum go_status (*stop)(struct instance *in, struct strbuf *err);
 	/* The address to reach it at (*out: new string); NULL op: the host's own. */
 	enum go_status (*address)(struct instance *in, char **out, struct strbuf *err);
 	/* Instances gpuorch creates itself (in->launch); NULL when not supported.
-	 * launch creates one and takes its id; adopt takes up one launched
-	 * before (the ledger's); id says which it is now (NULL: none yet). */
+	 * launch creates one and takes its id: idempotent for in->launch_token
+	 * (a reply lost on the way is never a second instance), tagged with
+	 * in->run_id and the host, with a provider-side stop after
+	 * in->max_lifetime_min; adopt takes up one launched before (the
+	 * ledger's); id says which it is now (NULL: none yet). */
 	enum go_status (*launch)(struct instance *in, struct strbuf *err);
+	/* The instance that the launch with this token created, if any: GO_OK
+	 * and adopted, GO_ERR_NOT_FOUND (none that is not terminated), or an
+	 * error (cannot tell). */
+	enum go_status (*find_launched)(struct instance *in, const char *token, struct strbuf *err);
+	/* Every instance in the account/region carrying gpuorch's tags (*out, *n). */
+	enum go_status (*list_tagged)(struct instance *in, struct tagged_inst **out, int *n,
+				      struct strbuf *err);
 	enum go_status (*terminate)(struct instance *in, struct strbuf *err);
 	void (*adopt)(struct instance *in, const char *id);
 	const char *(*id)(const struct instance *in);
@@ -67,6 +90,8 @@ struct instance {
 	char *guard_action;       /* shell line the guard runs when it fires */
 	int launch;               /* gpuorch launches the instance (no fixed one): after_run
 				   * "terminate" by default, and allowed */
+	const char *run_id;       /* the run it is launched for (a tag), or NULL; not owned */
+	char *launch_token;       /* the idempotency token of the launch under way, or NULL */
 	void *priv;               /* the provider's own configuration */
 };
 

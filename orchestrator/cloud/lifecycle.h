@@ -25,6 +25,11 @@ struct inst_life {
 	enum after_run done;      /* what was applied after the run */
 	char *error;              /* the bring-up or stop error, for the record */
 	volatile sig_atomic_t *interrupted;
+	const char *run_id;       /* the run it serves (tags, the per-run ledger), or NULL */
+	FILE *progress;           /* progress lines also go here at once (hosts up), or NULL */
+	int adopted;              /* an instance gpuorch launched in an earlier command, taken up */
+	cJSON *earlier;           /* instances this run used before this controller (array) */
+	double earlier_cost;
 };
 
 /* Load every host's instance (hosts without one get in = NULL); *out has
@@ -46,7 +51,8 @@ enum go_status life_down(struct inst_life *L, enum after_run what, int accept_ne
 /* After a run: is it still running? If not, and gpuorch did not stop it,
  * it was preempted (L->preempted). */
 void life_check_preempted(struct inst_life *L);
-/* Seconds billed so far (start requested -> stop confirmed, or now) and the cost. */
+/* Seconds billed so far (start requested -> stop confirmed, or now) and the
+ * cost; life_cost adds what the run's earlier instances cost (L->earlier). */
 double life_seconds(const struct inst_life *L, time_t now);
 double life_cost(const struct inst_life *L, time_t now);
 cJSON *life_json(const struct inst_life *L, time_t now);

@@ -17,6 +17,7 @@
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/fsutil.h"
@@ -210,24 +211,36 @@ static void add_param(struct strbuf *body, const char *k, const char *v)
 	strbuf_release(&ignored);
 }
 
+/* How one EC2 action is sent (call_ex). */
+struct call_how {
+	int no_id;        /* do not send the instance's id (a filtered DescribeInstances) */
+	int once;         /* one attempt: the caller decides what a lost reply means */
+	int ambiguous;    /* out: no clear answer came (timeout, cut off, 5xx, not XML): the
+			   * request may have been carried out */
+	int throttled;    /* out: refused for the request rate (not carried out): try again */
+};
+
 /* One EC2 action; *doc is the parsed answer of a 2xx reply. params: more
  * "&Key=Value" pairs, already escaped (add_param), or NULL; the instance's
- * id is sent with every action but RunInstances. */
-static enum go_status call_with(struct instance *in, const char *action, const char *params,
-				xmlDoc **doc, struct strbuf *err)
+ * id is sent with every action but RunInstances (and how->no_id). An
+ * InvalidInstanceID.NotFound answer is GO_ERR_NOT_FOUND: EC2 says, for
+ * sure, that the instance does not exist. */
+static enum go_status call_ex(struct instance *in, const char *action, const char *params,
+			      struct call_how *how, xmlDoc **doc, struct strbuf *err)
 {
 	struct awsp *p = in->priv;
 	struct creds cr;
 	struct strbuf body = STRBUF_INIT, hdr = STRBUF_INIT;
 	struct http_answer ans = {.body = STRBUF_INIT};
 	enum go_status st;
-	int attempt, max = in->retries + 3;
+	int attempt, max = how->once ? 1 : in->retries + 3;
 	int64_t backoff = 500;
 	char *url = p->endpoint ? xstrdup(p->endpoint)
 				: xstrfmt("https://ec2.%s.amazonaws.com/", p->region);
 	char *sigv4 = xstrfmt("aws:amz:%s:ec2", p->region);
 
 	*doc = NULL;
+	how->ambiguous = 0;
 	if ((st = get_creds(in, &cr, err)) != GO_OK)
 		goto out;
 	for (attempt = 0; attempt < max; attempt++) {
@@ -240,7 +253,7 @@ static enum go_status call_with(struct instance *in, const char *action, const c
 
 		strbuf_reset(&body);
 		strbuf_addf(&body, "Action=%s&Version=%s", action, EC2_VERSION);
-		if (strcmp(action, "RunInstances") && p->instance_id)
+		if (strcmp(action, "RunInstances") && p->instance_id && !how->no_id)
 			add_param(&body, "InstanceId.1", p->instance_id);
 		if (params)
 			strbuf_addstr(&body, params);
@@ -254,6 +267,7 @@ static enum go_status call_with(struct instance *in, const char *action, const c
 		st = http_do(&rq, &ans, err);
 		if (hdr.len)
 			memset(hdr.buf, 0, hdr.len);
+		how->ambiguous = how->throttled = 0;
 		if (st != GO_OK)
 			break;
 		code = ans.status;
@@ -261,8 +275,10 @@ static enum go_status call_with(struct instance *in, const char *action, const c
 			st = go_fail(err, ans.failure == HTTP_TIMED_OUT ? GO_ERR_TIMEOUT : GO_ERR_CONNECT,
 				     "%s: EC2 %s at %s: %s", in->host, action, url, ans.why);
 			if (ans.failure == HTTP_TIMED_OUT || ans.failure == HTTP_PARTIAL ||
-			    ans.failure == HTTP_RECV_ERROR || ans.failure == HTTP_GOT_NOTHING)
+			    ans.failure == HTTP_RECV_ERROR || ans.failure == HTTP_GOT_NOTHING) {
+				how->ambiguous = 1;   /* sent: it may have been acted on */
 				goto again;
+			}
 			break;
 		}
 		d = xmlReadMemory(ans.body.buf, (int)ans.body.len, "ec2.xml", NULL,
@@ -271,6 +287,7 @@ static enum go_status call_with(struct instance *in, const char *action, const c
 			st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 %s answered HTTP %ld with %zu bytes "
 				     "that are not XML (a truncated or foreign reply)", in->host,
 				     action, code, ans.body.len);
+			how->ambiguous = 1;
 			goto again;
 		}
 		if (code >= 200 && code < 300) {
@@ -291,8 +308,12 @@ static enum go_status call_with(struct instance *in, const char *action, const c
 			free(emsg);
 			break;
 		}
-		st = go_fail(err, GO_ERR_REMOTE, "%s: EC2 %s failed: HTTP %ld %s: %s", in->host, action,
+		st = go_fail(err, ecode && !strcmp(ecode, "InvalidInstanceID.NotFound") ? GO_ERR_NOT_FOUND
+			     : GO_ERR_REMOTE, "%s: EC2 %s failed: HTTP %ld %s: %s", in->host, action,
 			     code, ecode ? ecode : "(no error code)", emsg ? emsg : "");
+		how->ambiguous = code >= 500;
+		how->throttled = ecode && (!strcmp(ecode, "RequestLimitExceeded") ||
+					   !strcmp(ecode, "Throttling"));
 		if (!ecode || (strcmp(ecode, "RequestLimitExceeded") && strcmp(ecode, "Throttling") &&
 			       code < 500)) {
 			free(ecode);
@@ -315,6 +336,13 @@ out:
 	free(url);
 	free(sigv4);
 	return st;
+}
+
+static enum go_status call_with(struct instance *in, const char *action, const char *params,
+				xmlDoc **doc, struct strbuf *err)
+{
+	struct call_how how = {0};
+	return call_ex(in, action, params, &how, doc, err);
 }
 
 static enum go_status call(struct instance *in, const char *action, xmlDoc **doc, struct strbuf *err)
@@ -361,9 +389,19 @@ static enum go_status op_status(struct instance *in, enum inst_state *res, struc
 	char *s = NULL;
 	xmlDoc *d;
 	xmlNode *state;
-	enum go_status st = call(in, "DescribeInstances", &d, err);
+	enum go_status st;
+	*res = INST_UNKNOWN;
+	if (!((struct awsp *)in->priv)->instance_id)   /* an unfiltered answer lists them all */
+		return go_fail(err, GO_ERR_INTERNAL, "%s: no instance id to ask EC2 about", in->host);
+	st = call(in, "DescribeInstances", &d, err);
 	if (st != GO_OK)
 		return st;
+	if (!find(xmlDocGetRootElement(d), "instancesSet")) {
+		/* asked for by id and none listed: EC2 no longer knows it */
+		xmlFreeDoc(d);
+		return go_fail(err, GO_ERR_NOT_FOUND, "%s: EC2 DescribeInstances lists no instance %s",
+			       in->host, ((struct awsp *)in->priv)->instance_id);
+	}
 	state = find(xmlDocGetRootElement(d), "instanceState");
 	s = state ? text_of(state, "name") : NULL;
 	xmlFreeDoc(d);
@@ -414,23 +452,187 @@ static enum go_status op_address(struct instance *in, char **res, struct strbuf 
 	return st;
 }
 
-/* RunInstances: one instance of the launch spec, its id taken */
+/* ---------------------------------------------------------------- launched instances */
+
+/* Each instance item of a DescribeInstances / RunInstances answer, in order
+ * (reservationSet/item/instancesSet/item), into v (at most max). */
+static int instance_items(xmlNode *n, xmlNode **v, int max, int k)
+{
+	for (; n && k < max; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (!strcmp((const char *)n->name, "instancesSet")) {
+			xmlNode *c;
+			for (c = n->children; c && k < max; c = c->next)
+				if (c->type == XML_ELEMENT_NODE && !strcmp((const char *)c->name, "item"))
+					v[k++] = c;
+		} else {
+			k = instance_items(n->children, v, max, k);
+		}
+	}
+	return k;
+}
+
+/* The text of item's own child element NAME (not a nested one), or NULL. */
+static char *child_text(xmlNode *item, const char *name)
+{
+	xmlNode *c;
+	for (c = item->children; c; c = c->next)
+		if (c->type == XML_ELEMENT_NODE && !strcmp((const char *)c->name, name)) {
+			xmlChar *t = xmlNodeGetContent(c);
+			char *r = t ? xstrdup((const char *)t) : NULL;
+			xmlFree(t);
+			return r;
+		}
+	return NULL;
+}
+
+/* The value of tag KEY in an instance item (a new string), or NULL. */
+static char *tag_of(xmlNode *item, const char *key)
+{
+	xmlNode *c, *set = NULL;
+	for (c = item->children; c && !set; c = c->next)
+		if (c->type == XML_ELEMENT_NODE && !strcmp((const char *)c->name, "tagSet"))
+			set = c;
+	for (c = set ? set->children : NULL; c; c = c->next) {
+		char *k, *v;
+		if (c->type != XML_ELEMENT_NODE)
+			continue;
+		k = child_text(c, "key");
+		if (k && !strcmp(k, key)) {
+			v = child_text(c, "value");
+			free(k);
+			return v ? v : xstrdup("");
+		}
+		free(k);
+	}
+	return NULL;
+}
+
+static enum inst_state item_state(xmlNode *item)
+{
+	xmlNode *st = find(item->children, "instanceState");
+	char *name = st ? text_of(st->children, "name") : NULL;
+	enum inst_state s = name ? inst_state_parse(name) : INST_UNKNOWN;
+	free(name);
+	return s;
+}
+
+#define MAX_LISTED 1000
+
+/* DescribeInstances with filters (already escaped "&Filter.N..." pairs):
+ * the instances listed, with gpuorch's tags. */
+static enum go_status describe_filtered(struct instance *in, const char *filters,
+					struct tagged_inst **out, int *n, struct strbuf *err)
+{
+	struct call_how how = {.no_id = 1};
+	xmlDoc *d;
+	xmlNode **items;
+	int i, k;
+	enum go_status st = call_ex(in, "DescribeInstances", filters, &how, &d, err);
+	*out = NULL;
+	*n = 0;
+	if (st != GO_OK)
+		return st;
+	items = xcalloc(MAX_LISTED, sizeof(*items));
+	k = instance_items(xmlDocGetRootElement(d), items, MAX_LISTED, 0);
+	*out = xcalloc((size_t)(k ? k : 1), sizeof(**out));
+	for (i = 0; i < k; i++) {
+		struct tagged_inst *t = &(*out)[*n];
+		t->id = child_text(items[i], "instanceId");
+		if (!t->id)
+			continue;
+		t->state = item_state(items[i]);
+		t->host = tag_of(items[i], "gpuorch:host");
+		t->run = tag_of(items[i], "gpuorch:run");
+		t->token = tag_of(items[i], "gpuorch:launch");
+		(*n)++;
+	}
+	free(items);
+	xmlFreeDoc(d);
+	return GO_OK;
+}
+
+static enum go_status op_list_tagged(struct instance *in, struct tagged_inst **out, int *n,
+				     struct strbuf *err)
+{
+	struct strbuf q = STRBUF_INIT;
+	enum go_status st;
+	add_param(&q, "Filter.1.Name", "tag-key");
+	add_param(&q, "Filter.1.Value.1", "gpuorch:host");
+	add_param(&q, "Filter.2.Name", "instance-state-name");
+	add_param(&q, "Filter.2.Value.1", "pending");
+	add_param(&q, "Filter.2.Value.2", "running");
+	add_param(&q, "Filter.2.Value.3", "shutting-down");
+	add_param(&q, "Filter.2.Value.4", "stopping");
+	add_param(&q, "Filter.2.Value.5", "stopped");
+	st = describe_filtered(in, q.buf, out, n, err);
+	strbuf_release(&q);
+	return st;
+}
+
+static enum go_status op_find_launched(struct instance *in, const char *token, struct strbuf *err)
+{
+	struct strbuf q = STRBUF_INIT;
+	struct tagged_inst *v = NULL;
+	int i, n = 0;
+	enum go_status st;
+	add_param(&q, "Filter.1.Name", "tag:gpuorch:launch");
+	add_param(&q, "Filter.1.Value.1", token);
+	st = describe_filtered(in, q.buf, &v, &n, err);
+	strbuf_release(&q);
+	if (st != GO_OK)
+		return st;
+	st = go_fail(err, GO_ERR_NOT_FOUND, "%s: no instance tagged gpuorch:launch=%s", in->host, token);
+	for (i = 0; i < n; i++)
+		if (v[i].state != INST_TERMINATED) {
+			in->ops->adopt(in, v[i].id);
+			st = GO_OK;
+			strbuf_reset(err);
+			break;
+		}
+	tagged_free(v, n);
+	return st;
+}
+
+/* RunInstances: one instance of the launch spec, its id taken. The
+ * ClientToken makes EC2 answer a repeated request with the instance the
+ * first one created; on top of that, after a reply that did not come (or
+ * a 5xx), the instance is looked for by its gpuorch:launch tag before the
+ * request is sent again: a lost reply never makes a second instance. */
 static enum go_status op_launch(struct instance *in, struct strbuf *err)
 {
 	struct awsp *p = in->priv;
-	struct strbuf q = STRBUF_INIT;
-	char *name = xstrfmt("gpuorch-%s", in->host), *id = NULL;
+	struct strbuf q = STRBUF_INIT, ud = STRBUF_INIT;
+	char *name = xstrfmt("gpuorch-%s", in->host), *id = NULL, *b64;
+	const char *run = in->run_id ? in->run_id : "hosts-up";
+	long cap_min = (long)(in->max_lifetime_min + 0.999);
 	xmlDoc *d = NULL;
 	xmlNode *set;
-	enum go_status st;
-	int i;
+	enum go_status st = GO_OK;
+	int i, attempt, max = in->retries + 3;
+	int64_t backoff = 500;
 
+	if (!in->launch_token)
+		return go_fail(err, GO_ERR_INTERNAL, "%s: a launch without an idempotency token", in->host);
 	add_param(&q, "ImageId", p->image_id);
 	add_param(&q, "InstanceType", p->instance_type);
 	add_param(&q, "MinCount", "1");
 	add_param(&q, "MaxCount", "1");
-	/* the guard's shutdown ends it for good: no stopped instance left behind */
+	add_param(&q, "ClientToken", in->launch_token);
+	/* the guard's shutdown, and the one below, end it for good: no stopped
+	 * instance left behind */
 	add_param(&q, "InstanceInitiatedShutdownBehavior", "terminate");
+	/* the provider-side lifetime cap, from boot: holds when SSH never
+	 * answers and no guard could be armed */
+	if (cap_min < 1)
+		cap_min = 1;
+	strbuf_addf(&ud, "#!/bin/sh\n# gpuorch: max_lifetime_min %g from launch\nshutdown -h +%ld\n",
+		    in->max_lifetime_min, cap_min);
+	b64 = xcalloc(4 * ((ud.len + 2) / 3) + 1, 1);
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)ud.buf, (int)ud.len);
+	add_param(&q, "UserData", b64);
+	free(b64);
 	if (p->key_name)
 		add_param(&q, "KeyName", p->key_name);
 	if (p->subnet_id)
@@ -453,7 +655,34 @@ static enum go_status op_launch(struct instance *in, struct strbuf *err)
 	add_param(&q, "TagSpecification.1.Tag.1.Value", name);
 	add_param(&q, "TagSpecification.1.Tag.2.Key", "gpuorch:host");
 	add_param(&q, "TagSpecification.1.Tag.2.Value", in->host);
-	st = call_with(in, "RunInstances", q.buf, &d, err);
+	add_param(&q, "TagSpecification.1.Tag.3.Key", "gpuorch:run");
+	add_param(&q, "TagSpecification.1.Tag.3.Value", run);
+	add_param(&q, "TagSpecification.1.Tag.4.Key", "gpuorch:launch");
+	add_param(&q, "TagSpecification.1.Tag.4.Value", in->launch_token);
+	for (attempt = 0; attempt < max; attempt++) {
+		struct call_how how = {.once = 1};
+		struct strbuf e2 = STRBUF_INIT;
+		enum go_status fst;
+		st = call_ex(in, "RunInstances", q.buf, &how, &d, err);
+		if (st == GO_OK || (!how.ambiguous && !how.throttled))
+			break;
+		if (how.throttled)
+			goto wait;
+		/* no answer: did it launch? look before asking again */
+		fst = op_find_launched(in, in->launch_token, &e2);
+		strbuf_release(&e2);
+		if (fst == GO_OK) {
+			strbuf_reset(err);
+			goto out;   /* adopted: p->instance_id is set */
+		}
+		if (fst != GO_ERR_NOT_FOUND)
+			break;      /* cannot tell: the caller keeps the token and looks again */
+wait:
+		if (attempt + 1 < max) {
+			time_sleep_ms(backoff);
+			backoff *= 2;
+		}
+	}
 	if (st == GO_OK) {
 		set = find(xmlDocGetRootElement(d), "instancesSet");
 		id = set ? text_of(set, "instanceId") : NULL;
@@ -467,11 +696,13 @@ static enum go_status op_launch(struct instance *in, struct strbuf *err)
 		p->instance_id = id;
 		id = NULL;
 	}
+out:
 	free(id);
 	if (d)
 		xmlFreeDoc(d);
 	free(name);
 	strbuf_release(&q);
+	strbuf_release(&ud);
 	return st;
 }
 
@@ -502,8 +733,10 @@ static void describe(const struct instance *in, FILE *f)
 	fprintf(f, "      endpoint %s\n", p->endpoint ? p->endpoint : "https://ec2.REGION.amazonaws.com/");
 	if (in->launch)
 		fprintf(f, "      launch   RunInstances ImageId=%s InstanceType=%s%s%s MinCount=1 MaxCount=1 "
-			"InstanceInitiatedShutdownBehavior=terminate%s%s%s\n", p->image_id, p->instance_type,
+			"InstanceInitiatedShutdownBehavior=terminate UserData='shutdown -h +%ld' ClientToken=(run+host) "
+			"tags gpuorch:host,gpuorch:run,gpuorch:launch%s%s%s\n", p->image_id, p->instance_type,
 			p->key_name ? " KeyName=" : "", p->key_name ? p->key_name : "",
+			(long)(in->max_lifetime_min + 0.999),
 			p->market && !strcmp(p->market, "spot") ? " MarketType=spot" : "",
 			p->spot_max_price ? " MaxPrice=" : "", p->spot_max_price ? p->spot_max_price : "");
 	fprintf(f, "      status   DescribeInstances InstanceId.1=%s\n", id);
@@ -521,6 +754,8 @@ static const struct provider_ops aws_ops = {
 	.stop = op_stop,
 	.address = op_address,
 	.launch = op_launch,
+	.find_launched = op_find_launched,
+	.list_tagged = op_list_tagged,
 	.terminate = op_terminate,
 	.adopt = op_adopt,
 	.id = op_id,

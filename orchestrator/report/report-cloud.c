@@ -4,7 +4,45 @@
  * no instance. */
 #include "report/report-int.h"
 
+#include <string.h>
+
 #include "core/banned.h"
+
+/* The instances the run used before a --resume: one row each. */
+static void rpt_earlier_instances(struct strbuf *md, const cJSON *x, double *total)
+{
+	const cJSON *e;
+	double v;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(x, "earlier_instances")) {
+		strbuf_addstr(md, "| ");
+		rpt_md_cell_n(md, x->string, 64);
+		strbuf_addstr(md, " (earlier) | ");
+		rpt_md_cell_n(md, rr_str(x, "provider"), 20);
+		strbuf_addstr(md, " | ");
+		if (rr_str(e, "instance_id"))
+			rpt_md_code(md, rr_str(e, "instance_id"));
+		else
+			strbuf_addstr(md, DASH);
+		strbuf_addstr(md, " | yes | " DASH);
+		if (rr_num(e, "billed_s", &v))
+			strbuf_addf(md, " | %.0f s", v);
+		else
+			strbuf_addstr(md, " | " DASH);
+		if (rr_num(e, "price_per_hour", &v) && v > 0)
+			strbuf_addf(md, " | %.4g", v);
+		else
+			strbuf_addstr(md, " | " DASH);
+		if (rr_num(e, "cost", &v)) {
+			strbuf_addf(md, " | %.4f", v);
+			*total += v;
+		} else {
+			strbuf_addstr(md, " | " DASH);
+		}
+		strbuf_addstr(md, rr_str(e, "end") && !strcmp(rr_str(e, "end"), "seen")
+			      ? " | used before a --resume; its end seen, not confirmed (an upper bound) |\n"
+			      : " | used before a --resume |\n");
+	}
+}
 
 void rpt_section_instances(struct rpt_ctx *c)
 {
@@ -64,6 +102,7 @@ void rpt_section_instances(struct rpt_ctx *c)
 		if (rr_str(x, "error"))
 			rpt_md_cell_n(md, rr_str(x, "error"), 200);
 		strbuf_addstr(md, " |\n");
+		rpt_earlier_instances(md, x, &total);
 	}
 	strbuf_addf(md, "\n**Cost of the instances gpuorch started**: %.4f %s, estimated: price_per_hour × the "
 		    "time gpuorch observed from start requested to stop confirmed, at least the provider's "

@@ -274,6 +274,7 @@ static void host_task_main(void *arg)
 		return;
 	}
 	L->interrupted = &got_signal;
+	L->run_id = hr->ctx->run_id;   /* tags, the idempotency token, the run's instances */
 	live_set(hr->ctx->live, hr->index, "instance", "starting");
 	st = life_up(L, t->accept_new, 1, &log, &e);
 	strbuf_addstr(&hr->out, log.buf);

@@ -21,6 +21,7 @@ cloud_init() {
 	export FAKECLOUD_DIR
 	mkdir -p "$FAKECLOUD_DIR" &&
 	cp "$(sshd_var "$1" DIR)/sshd_config" "$FAKECLOUD_DIR/sshd_config" &&
+	sshd_var "$1" WORKDIR >"$FAKECLOUD_DIR/workdir" &&
 	sshd_stop "$1" &&
 	echo TERMINATED >"$FAKECLOUD_DIR/state" &&
 	test_at_exit "cloud_cleanup_ $1"
