@@ -44,8 +44,13 @@ enum go_status store_list_with(store_loader load, struct store_entry **out, int 
  * store_run_live: 1 when some process holds it now. */
 enum go_status store_lock_run(const char *dir, int *fd, struct strbuf *err);
 int store_run_live(const char *dir);
-/* Find a run by id (or unique prefix). */
+/* Find a run by id (or unique prefix), or by EXPERIMENT/RUN-ID (the
+ * experiment's folder under REPORTS). An id that two runs have (a run
+ * directory copied under another experiment) is an error naming both
+ * directories and the EXPERIMENT/RUN-ID form, never a silent pick. */
 enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err);
 void store_entry_release(struct store_entry *e);
+/* "EXPERIMENT/RUN-ID" of a run directory: what store_find finds it by alone. */
+char *store_qualified_id(const char *dir);
 
 #endif
