@@ -79,7 +79,7 @@ echo "spec check and dry run, one benchmark step per problem (wall s):"
 for m in $MARKS; do
 	spec "$m" "$TRASH/proj/experiments/s$m.json"
 	t=$(now)
-	"$GPUORCH" spec check "$TRASH/proj/experiments/s$m.json" >/dev/null
+	(cd "$TRASH/proj" && "$GPUORCH" spec check "experiments/s$m.json" >/dev/null)
 	tc=$(since "$t")
 	t=$(now)
 	(cd "$TRASH/proj" && "$GPUORCH" run "experiments/s$m.json" --dry-run --hosts ../hosts.json \
@@ -87,6 +87,8 @@ for m in $MARKS; do
 	printf '  %6d steps: spec check %6.2f s, run --dry-run %6.2f s\n' "$m" "$tc" "$(since "$t")"
 done
 rm -f "$TRASH"/proj/experiments/s*.json
+spec "$STEPS" "$TRASH/proj/experiments/run.json"
+(cd "$TRASH/proj" && git add -A && git commit -qm spec)
 
 echo "run of $STEPS steps on 127.0.0.1 (journal watched every 0.2 s):"
 t0=$(now)
@@ -123,3 +125,4 @@ fi
 printf '  run: exit %d, %.1f s wall, run.json %d bytes, journal left: %s\n' "$rc" "$(since "$t0")" \
 	"$(stat -c %s "$run/run.json")" "$(ls "$run/journal.jsonl" 2>/dev/null || echo none)"
 tail -n 2 "$TRASH/run.out"
+exit "$rc"
