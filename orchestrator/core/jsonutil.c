@@ -32,7 +32,9 @@ static const char *what_is_wrong(const char *text, size_t len, const char *at, i
 		p++;
 	if (p >= stop || !*p)
 		return "no JSON value at all (empty or only white space)";
-	if (at >= stop || !*at)
+	for (p = at; p < stop && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'); p++)
+		;
+	if (p >= stop || !*p)
 		return "the text ends before the JSON value does (cut short?)";
 	if (at == text && *at != '{' && *at != '[' && *at != '"')
 		return "this is not JSON";

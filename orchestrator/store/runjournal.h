@@ -27,7 +27,7 @@
 #include "core/error.h"
 
 #define RUNJOURNAL_NAME "journal.jsonl"
-#define RUNJOURNAL_LINE_MAX ((size_t)256 << 20)
+#define RUNJOURNAL_LINE_MAX ((size_t)64 << 20)
 
 /* Open DIR/journal.jsonl for appending (created when missing); -1 with err. */
 int runjournal_open(const char *dir, struct strbuf *err);
