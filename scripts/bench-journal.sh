@@ -2,7 +2,8 @@
 # bench-journal.sh -- the run journal (docs/run-record.md "The journal") and
 # `spec check` over many steps (issue 31 item 6): both must grow linearly.
 #
-#   scripts/bench-journal.sh [--steps N] [--marks "1000 5000 20000"] [--gpuorch PATH]
+#   scripts/bench-journal.sh [--steps N] [--marks "1000 5000 20000"] [--run-marks M]
+#                            [--gpuorch PATH]
 #
 # The experiment is the test fixture's CPU program (cpu/cputimer.c, a busy
 # loop of 1,000 iterations, one benchmark step per problem) with N problems
@@ -14,6 +15,7 @@
 #      runs: at each mark of steps in the journal, the journal's size, its
 #      bytes per step and the wall time since the start; then the run's
 #      wall time and run.json's size (a finished run keeps no journal).
+# --run-marks: other marks for the run (default --marks); --steps 0: no run.
 # Linear: bytes per step stay flat from mark to mark, time per step too.
 # Needs nvcc (the program is built like any other), sshd, awk.
 set -eu
@@ -22,16 +24,18 @@ SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
 GPUORCH=$SRCDIR/build/gpuorch
 STEPS=20000
 MARKS="1000 5000 20000"
+RUNMARKS=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--steps) STEPS=$2; shift 2 ;;
 	--marks) MARKS=$2; shift 2 ;;
+	--run-marks) RUNMARKS=$2; shift 2 ;;
 	--gpuorch) GPUORCH=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
 	-h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	*) echo "bench-journal.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
-case $STEPS in '' | *[!0-9]* | 0) echo "bench-journal.sh: --steps takes a whole number, not '$STEPS'" >&2; exit 2 ;; esac
+case $STEPS in '' | *[!0-9]*) echo "bench-journal.sh: --steps takes a whole number, not '$STEPS'" >&2; exit 2 ;; esac
 [ -x "$GPUORCH" ] || { echo "bench-journal.sh: no gpuorch at '$GPUORCH' (run make)" >&2; exit 2; }
 
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/gpuorch-bench-journal.XXXXXX")
@@ -87,6 +91,7 @@ for m in $MARKS; do
 	printf '  %6d steps: spec check %6.2f s, run --dry-run %6.2f s\n' "$m" "$tc" "$(since "$t")"
 done
 rm -f "$TRASH"/proj/experiments/s*.json
+[ "$STEPS" -gt 0 ] || exit 0
 spec "$STEPS" "$TRASH/proj/experiments/run.json"
 (cd "$TRASH/proj" && git add -A && git commit -qm spec)
 
@@ -95,7 +100,7 @@ t0=$(now)
 (cd "$TRASH/proj" && exec "$GPUORCH" run experiments/run.json --hosts ../hosts.json --plain \
 	>"$TRASH/run.out" 2>&1) &
 RUNPID=$!
-left=$MARKS
+left=${RUNMARKS:-$MARKS}
 maxb=0 maxs=0 maxt=0
 while kill -0 "$RUNPID" 2>/dev/null; do
 	j=$(ls "$TRASH"/reports/*/*/journal.jsonl 2>/dev/null | head -n 1)
