@@ -222,7 +222,7 @@ int runjournal_apply(const char *dir, cJSON *run, const char *run_sha256, struct
 	struct strbuf line = STRBUF_INIT;
 	struct lines *L = NULL;
 	struct applier ap;
-	int applied = 0, nline = 0, r, legacy = -1;
+	int applied = 0, nline = 0, r, legacy = -1, on = 0;
 
 	memset(&ap, 0, sizeof(ap));
 	ap.hosts = cJSON_GetObjectItemCaseSensitive(run, "hosts");
@@ -243,16 +243,24 @@ int runjournal_apply(const char *dir, cJSON *run, const char *run_sha256, struct
 		const cJSON *idx = cJSON_GetObjectItemCaseSensitive(ev, "host");
 		const char *kind = json_str(ev, "ev");
 		nline++;
-		if (legacy < 0) {
-			legacy = !rr_streq(kind, "base");
-			if (!legacy && !rr_streq(json_str(ev, "run_json_sha256"), run_sha256)) {
-				cJSON_Delete(ev);   /* of an earlier run.json: all in this one */
-				break;
-			}
+		if (rr_streq(kind, "base")) {
+			/* the lines after it apply to the run.json it names; those of
+			 * an earlier run.json (the journal not emptied after a whole
+			 * save: killed between the two, or the truncate failed) are
+			 * all in this one */
+			legacy = 0;
+			on = rr_streq(json_str(ev, "run_json_sha256"), run_sha256);
+			cJSON_Delete(ev);
+			continue;
 		}
-		if (!ev && !legacy) {
+		if (legacy < 0)
+			legacy = 1;   /* no base line first: the earlier format */
+		if (!legacy && !on) {
+			cJSON_Delete(ev);
+			continue;
+		}
+		if (!ev && !legacy)
 			break;   /* a later line may build on this one: stop at it */
-		}
 		host = rr_streq(kind, "host") && cJSON_IsNumber(idx) && idx->valueint >= 0 &&
 		       idx->valueint < cJSON_GetArraySize(ap.hosts)
 			       ? cJSON_GetArrayItem(ap.hosts, idx->valueint) : NULL;

@@ -258,6 +258,13 @@ static void replay_tests(void)
 		close(fd);
 	CHECK(reads_back_as_held(&r, &why), "a journal of an earlier run.json is ignored", "%s",
 	      why.buf);
+	/* the journal could not be emptied: the next lines follow the stale ones */
+	cJSON_AddItemToArray(steps, cJSON_CreateString("s5"));
+	r.rec.based = 0;
+	hostrun_save(&r.hr);
+	CHECK(reads_back_as_held(&r, &why),
+	      "lines after a new base apply, those before it (an earlier run.json's) do not", "%s",
+	      why.buf);
 
 	/* the earlier format: a host's whole object per line, the last one wins */
 	fd = open(jpath, O_WRONLY | O_TRUNC);
