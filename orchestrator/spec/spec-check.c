@@ -404,10 +404,10 @@ int spec_first_repeat(const char *const *v, int n, int *first)
 			w[k++].i = i;
 		}
 	qsort(w, (size_t)k, sizeof(*w), by_name_then_index);
-	/* in a run of equal names the first is the earliest: the second repeats it */
+	/* in a run of equal names the first is the earliest: the second repeats
+	 * it (a third, later still, never wins over it) */
 	for (i = 1; i < k; i++)
-		if (!strcmp(w[i].s, w[i - 1].s) && (i < 2 || strcmp(w[i - 2].s, w[i].s)) &&
-		    (best < 0 || w[i].i < best)) {
+		if (!strcmp(w[i].s, w[i - 1].s) && (best < 0 || w[i].i < best)) {
 			best = w[i].i;
 			*first = w[i - 1].i;
 		}
