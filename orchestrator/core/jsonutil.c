@@ -22,10 +22,30 @@ static void locate(const char *text, const char *at, int *line, int *col)
 	}
 }
 
-enum go_status json_parse(const char *text, size_t len, const char *label, cJSON **out,
-			  struct strbuf *err)
+/* What is wrong at `at`, in words that quote none of the text. */
+static const char *what_is_wrong(const char *text, size_t len, const char *at, int trailing)
+{
+	const char *p = text, *stop = text + len;
+	if (trailing)
+		return "more text follows the JSON value";
+	while (p < stop && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	if (p >= stop || !*p)
+		return "no JSON value at all (empty or only white space)";
+	for (p = at; p < stop && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'); p++)
+		;
+	if (p >= stop || !*p)
+		return "the text ends before the JSON value does (cut short?)";
+	if (at == text && *at != '{' && *at != '[' && *at != '"')
+		return "this is not JSON";
+	return "not valid JSON here";
+}
+
+static enum go_status parse(const char *text, size_t len, const char *label, cJSON **out,
+			    struct strbuf *err, int quote)
 {
 	const char *end = NULL;
+	int trailing = 0;
 	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (j && end) {
 		/* Only whitespace may follow the value (cJSON's own check needs a NUL
@@ -37,17 +57,33 @@ enum go_status json_parse(const char *text, size_t len, const char *label, cJSON
 			cJSON_Delete(j);
 			j = NULL;
 			end = p;
+			trailing = 1;
 		}
 	}
 	if (!j) {
 		int line, col;
 		const char *at = end ? end : text;
 		locate(text, at, &line, &col);
-		return go_fail(err, GO_ERR_IO, "%s:%d:%d: invalid JSON near '%.20s'", label,
-			       line, col, at);
+		if (quote)
+			return go_fail(err, GO_ERR_IO, "%s:%d:%d: invalid JSON near '%.20s'", label,
+				       line, col, at);
+		return go_fail(err, GO_ERR_IO, "%s:%d:%d: invalid JSON: %s", label, line, col,
+			       what_is_wrong(text, len, at, trailing));
 	}
 	*out = j;
 	return GO_OK;
+}
+
+enum go_status json_parse(const char *text, size_t len, const char *label, cJSON **out,
+			  struct strbuf *err)
+{
+	return parse(text, len, label, out, err, 1);
+}
+
+enum go_status json_parse_unquoted(const char *text, size_t len, const char *label, cJSON **out,
+				   struct strbuf *err)
+{
+	return parse(text, len, label, out, err, 0);
 }
 
 enum go_status json_load_file(const char *path, cJSON **out, enum go_status kind,
@@ -62,6 +98,20 @@ enum go_status json_load_file(const char *path, cJSON **out, enum go_status kind
 	}
 	strbuf_release(&sb);
 	return st;
+}
+
+void json_array_insert(cJSON *arr, int pos, cJSON *item)
+{
+	/* Debian 12's cJSON 1.7.15 drops an item cJSON_InsertItemInArray puts in
+	 * the middle of an array: move the tail out and back instead. */
+	int n = cJSON_GetArraySize(arr), k, ntail = n > pos ? n - (pos > 0 ? pos : 0) : 0;
+	cJSON **tail = xcalloc((size_t)ntail + 1, sizeof(*tail));
+	for (k = 0; k < ntail; k++)
+		tail[k] = cJSON_DetachItemFromArray(arr, n - ntail);
+	cJSON_AddItemToArray(arr, item);
+	for (k = 0; k < ntail; k++)
+		cJSON_AddItemToArray(arr, tail[k]);
+	free(tail);
 }
 
 enum go_status json_write_atomic(const char *path, const cJSON *j, struct strbuf *err)

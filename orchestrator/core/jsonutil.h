@@ -14,6 +14,12 @@ enum go_status json_load_file(const char *path, cJSON **out, enum go_status kind
 /* Parse a buffer (for remote output); label names it in errors. */
 enum go_status json_parse(const char *text, size_t len, const char *label, cJSON **out,
 			  struct strbuf *err);
+/* The same, for text that must not be echoed (a run record may be a link to
+ * any file): the error names label:LINE:COL and what is wrong, never the text. */
+enum go_status json_parse_unquoted(const char *text, size_t len, const char *label, cJSON **out,
+				   struct strbuf *err);
+/* Put item at index pos of arr (pos past the end: appended). */
+void json_array_insert(cJSON *arr, int pos, cJSON *item);
 /* Write a JSON tree atomically (pretty-printed, trailing newline). */
 enum go_status json_write_atomic(const char *path, const cJSON *j, struct strbuf *err);
 

@@ -20,9 +20,25 @@ double hr_secs_since(int64_t t0)
 void hostrun_save(struct hostrun *hr)
 {
 	struct strbuf err = STRBUF_INIT;
+	if (hr->save_held) {
+		hr->save_pending = 1;   /* hostrun_release_saves saves once for all */
+		return;
+	}
+	hr->save_pending = 0;
 	if (record_save_host(hr->ctx->rec, hr->index, hr->hj, &err) != GO_OK)
 		strbuf_addf(&hr->out, "  warning: cannot save the run record: %s\n", err.buf);
 	strbuf_release(&err);
+}
+
+void hostrun_hold_saves(struct hostrun *hr)
+{
+	hr->save_held++;
+}
+
+void hostrun_release_saves(struct hostrun *hr)
+{
+	if (hr->save_held > 0 && --hr->save_held == 0 && hr->save_pending)
+		hostrun_save(hr);
 }
 
 void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,

@@ -554,6 +554,7 @@ int hr_step_runs(const struct hostrun *hr, int i, char **why)
 static void flush_upto(struct hostrun *hr, int upto, const char *why_current,
 		       const char *why_rest)
 {
+	hostrun_hold_saves(hr);   /* every unrun step in one journal line */
 	for (; hr->next_step < upto; hr->next_step++) {
 		int i = hr->next_step;
 		const struct plan_step *ps = &hr->plan.steps[i];
@@ -567,6 +568,7 @@ static void flush_upto(struct hostrun *hr, int upto, const char *why_current,
 			record_step(hr, ps, "SKIPPED", why_rest, NULL, 0, 0, NULL, NULL, NULL, NULL);
 		free(why);
 	}
+	hostrun_release_saves(hr);
 }
 
 void hr_steps_flush(struct hostrun *hr, const char *why_current, const char *why_rest)
@@ -825,7 +827,9 @@ void hr_skip_all(struct hostrun *hr, const char *why)
 	int i;
 	if (!hr->have_plan)
 		return;
+	hostrun_hold_saves(hr);   /* one journal line */
 	for (i = hr->next_step; i < hr->plan.nsteps; i++)
 		record_step(hr, &hr->plan.steps[i], "SKIPPED", why, NULL, 0, 0, NULL, NULL, NULL, NULL);
 	hr->next_step = hr->plan.nsteps;
+	hostrun_release_saves(hr);
 }

@@ -71,6 +71,8 @@ struct hostrun {
 	int nfailed_gates;            /* gates (spec "gates") that failed on this host */
 	int interrupted;
 	double ran_from, ran_to;      /* the current step's t_run / t_end on the host */
+	int save_held;                /* >0: hostrun_save waits (many steps, one journal line) */
+	int save_pending;             /* a save waited */
 };
 
 void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct run_ctx *ctx,
@@ -87,6 +89,10 @@ int hostrun_judge(struct hostrun *hr);
  * runner here, Slurm jobs in run/slurmrun.c); each takes the record lock. */
 /* Save the run record; a failure becomes a warning in the host's output. */
 void hostrun_save(struct hostrun *hr);
+/* Between hold and release (they nest), saves wait; the release saves once
+ * when one waited: many steps recorded at once are one journal line. */
+void hostrun_hold_saves(struct hostrun *hr);
+void hostrun_release_saves(struct hostrun *hr);
 /* Record a finished phase (name, status, duration since t0, detail) and save. */
 void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
 		   const char *detail);

@@ -106,10 +106,15 @@ static void measure(struct finder *f, struct point *p)
 		for (i = 0; i < n; i++) {
 			struct store_entry e;
 			int k = rerun_find_recorded(v + i, n - i, f->experiment, p->sha, hash);
+			char *q;
+			enum go_status fst;
 			if (k < 0)
 				break;
 			i += k;
-			if (store_find(v[i].run_id, &e, &err) != GO_OK)
+			q = store_qualified_id(v[i].dir);   /* by its directory */
+			fst = store_find(q, &e, &err);
+			free(q);
+			if (fst != GO_OK)
 				continue;
 			p->run = e.run;
 			if (take_figure(f, p)) {

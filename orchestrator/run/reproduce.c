@@ -330,7 +330,13 @@ int reproduce_main(const struct reproduce_opts *o, const char *what)
 			rc = GO_EXIT_USAGE;
 			goto out;
 		}
-		st = store_find(v[i].run_id, &e, &err);   /* the summary found it; the record reproduces */
+		{
+			/* the summary found it; the record reproduces (by its directory:
+			 * another experiment may hold a run of the same id) */
+			char *q = store_qualified_id(v[i].dir);
+			st = store_find(q, &e, &err);
+			free(q);
+		}
 		if (st != GO_OK) {
 			fprintf(stderr, "error: %s\n", err.buf);
 			rc = GO_EXIT_USAGE;

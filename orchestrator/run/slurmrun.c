@@ -182,18 +182,9 @@ static int position(unsigned char *done, int idx)
 	return n;
 }
 
-/* Debian 12's cJSON 1.7.15 drops an item cJSON_InsertItemInArray puts in
- * the middle of an array: move the tail out and back instead. */
 static void insert_at(cJSON *arr, int pos, cJSON *item)
 {
-	int n = cJSON_GetArraySize(arr), k, ntail = n > pos ? n - pos : 0;
-	cJSON **tail = xcalloc((size_t)ntail + 1, sizeof(*tail));
-	for (k = 0; k < ntail; k++)
-		tail[k] = cJSON_DetachItemFromArray(arr, pos);
-	cJSON_AddItemToArray(arr, item);
-	for (k = 0; k < ntail; k++)
-		cJSON_AddItemToArray(arr, tail[k]);
-	free(tail);
+	json_array_insert(arr, pos, item);   /* core/jsonutil.h */
 }
 
 /* Build b's entry (hostrun_build_json: as an SSH host's, from its job's

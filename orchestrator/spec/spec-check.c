@@ -381,3 +381,36 @@ enum go_status spec_check_enum(struct spec_ctx *c, const char *val, const char *
 	strbuf_release(&sb);
 	return st;
 }
+
+struct named {
+	const char *s;
+	int i;
+};
+
+static int by_name_then_index(const void *pa, const void *pb)
+{
+	const struct named *a = pa, *b = pb;
+	int c = strcmp(a->s, b->s);
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+int spec_first_repeat(const char *const *v, int n, int *first)
+{
+	struct named *w = xcalloc((size_t)(n > 0 ? n : 1), sizeof(*w));
+	int i, k = 0, best = -1;
+	for (i = 0; i < n; i++)
+		if (v[i]) {
+			w[k].s = v[i];
+			w[k++].i = i;
+		}
+	qsort(w, (size_t)k, sizeof(*w), by_name_then_index);
+	/* in a run of equal names the first is the earliest: the second repeats
+	 * it (a third, later still, never wins over it) */
+	for (i = 1; i < k; i++)
+		if (!strcmp(w[i].s, w[i - 1].s) && (best < 0 || w[i].i < best)) {
+			best = w[i].i;
+			*first = w[i - 1].i;
+		}
+	free(w);
+	return best;
+}

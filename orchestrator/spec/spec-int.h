@@ -62,6 +62,10 @@ enum go_status spec_check_rel_path(struct spec_ctx *c, const char *p);
 char *spec_render_num(double v);
 /* 1 when the NULL-terminated v holds s. */
 int spec_strv_has(char *const *v, const char *s);
+/* The first name of v[0..n) that an earlier one repeats (NULL entries
+ * ignored): its index, with the earlier one's in *first; -1 when all differ.
+ * Sorts a copy: n log n, for specs of many problems. */
+int spec_first_repeat(const char *const *v, int n, int *first);
 /* s may reach nvcc's command line: only characters no shell interprets. */
 enum go_status spec_check_nvcc_arg(struct spec_ctx *c, const char *what, const char *s,
 				   int allow_space);

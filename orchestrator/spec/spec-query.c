@@ -4,6 +4,7 @@
 #include "spec/spec.h"
 #include "spec/spec-int.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include "core/strbuf.h"
 #include "core/banned.h"
@@ -17,9 +18,48 @@ const struct spec_program *spec_find_program(const struct spec *s, const char *n
 	return NULL;
 }
 
+static int problem_by_name(const void *pa, const void *pb)
+{
+	const struct spec_problem *a = *(const struct spec_problem *const *)pa;
+	const struct spec_problem *b = *(const struct spec_problem *const *)pb;
+	int c = strcmp(a->name, b->name);
+	return c ? c : (a > b) - (a < b);   /* the first defined first */
+}
+
+static int name_vs_problem(const void *key, const void *elem)
+{
+	return strcmp(key, (*(const struct spec_problem *const *)elem)->name);
+}
+
+void spec_index_problems(struct spec *s)
+{
+	int i;
+	free(s->problems_by_name);
+	s->problems_by_name = xcalloc((size_t)s->nproblems + 1, sizeof(*s->problems_by_name));
+	for (i = 0; i < s->nproblems; i++) {
+		if (!s->problems[i].name) {   /* not a whole spec: no index */
+			free(s->problems_by_name);
+			s->problems_by_name = NULL;
+			return;
+		}
+		s->problems_by_name[i] = &s->problems[i];
+	}
+	qsort(s->problems_by_name, (size_t)s->nproblems, sizeof(*s->problems_by_name),
+	      problem_by_name);
+}
+
 const struct spec_problem *spec_find_problem(const struct spec *s, const char *name)
 {
 	int i;
+	if (s->problems_by_name) {
+		const struct spec_problem *const *at =
+			bsearch(name, s->problems_by_name, (size_t)s->nproblems,
+				sizeof(*s->problems_by_name), name_vs_problem);
+		/* names are unique once the spec is valid; else the first defined */
+		while (at && at > s->problems_by_name && !strcmp(at[-1]->name, name))
+			at--;
+		return at ? *at : NULL;
+	}
 	for (i = 0; i < s->nproblems; i++)
 		if (s->problems[i].name && !strcmp(s->problems[i].name, name))
 			return &s->problems[i];

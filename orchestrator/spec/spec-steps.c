@@ -310,7 +310,7 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 	const cJSON *pv, *kv;
 	size_t mark;
 	enum go_status rc;
-	int i;
+	int i, n, j = -1, rep;
 
 	TRY(spec_need_type(c, v, cJSON_IsObject(v), "an object"));
 	kv = cJSON_GetObjectItemCaseSensitive(v, "kind");
@@ -348,14 +348,15 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 	if (pv) {
 		mark = spec_push_key(c, "problems");
 		TRY(spec_get_str_array(c, pv, 0, &st->problems));
+		for (n = 0; st->problems[n]; n++)
+			;
+		rep = spec_first_repeat((const char *const *)st->problems, n, &j);
 		for (i = 0; st->problems[i]; i++) {
 			size_t m2 = spec_push_index(c, i);
-			int j;
 			if (!spec_find_problem(c->s, st->problems[i]))
 				return spec_bad(c, "no problem named \"%s\" in 'problems'", st->problems[i]);
-			for (j = 0; j < i; j++)
-				if (!strcmp(st->problems[j], st->problems[i]))
-					return spec_bad(c, "problem \"%s\" is listed twice", st->problems[i]);
+			if (i == rep)
+				return spec_bad(c, "problem \"%s\" is listed twice", st->problems[i]);
 			spec_pop(c, m2);
 		}
 		spec_pop(c, mark);

@@ -304,7 +304,8 @@ static enum go_status parse_problems(struct spec_ctx *c, const cJSON *root)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "problems");
 	const cJSON *it;
 	size_t mark;
-	int i = 0, n, j;
+	int i = 0, n, j = -1, rep;
+	const char **names;
 	if (!v)
 		return spec_bad(c, "missing required key 'problems' (a program without parameters takes one problem with no 'params')");
 	mark = spec_push_key(c, "problems");
@@ -313,6 +314,15 @@ static enum go_status parse_problems(struct spec_ctx *c, const cJSON *root)
 	if (!n)
 		return spec_bad(c, "must list at least one problem");
 	c->s->problems = xcalloc((size_t)n, sizeof(*c->s->problems));
+	/* a name defined twice: found by sorting, not by comparing each with all before it */
+	names = xcalloc((size_t)n, sizeof(*names));
+	cJSON_ArrayForEach(it, v) {
+		const cJSON *nm = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "name") : NULL;
+		names[i++] = cJSON_IsString(nm) ? nm->valuestring : NULL;
+	}
+	rep = spec_first_repeat(names, n, &j);
+	free(names);
+	i = 0;
 	cJSON_ArrayForEach(it, v) {
 		size_t m2 = spec_push_index(c, i);
 		struct spec_problem *p = &c->s->problems[c->s->nproblems++];
@@ -325,12 +335,11 @@ static enum go_status parse_problems(struct spec_ctx *c, const cJSON *root)
 			return spec_bad(c, "is %zu characters long; at most %d", strlen(p->name),
 				   NAME_MAX_LEN);
 		}
-		for (j = 0; j < i; j++)
-			if (!strcmp(c->s->problems[j].name, p->name)) {
-				spec_push_key(c, "name");
-				return spec_bad(c, "problem \"%s\" is defined twice (also 'problems[%d]')",
-					   p->name, j);
-			}
+		if (i == rep) {
+			spec_push_key(c, "name");
+			return spec_bad(c, "problem \"%s\" is defined twice (also 'problems[%d]')",
+				   p->name, j);
+		}
 		params = cJSON_GetObjectItemCaseSensitive(it, "params");
 		if (params) {
 			size_t m3 = spec_push_key(c, "params");
@@ -341,6 +350,7 @@ static enum go_status parse_problems(struct spec_ctx *c, const cJSON *root)
 		i++;
 	}
 	spec_pop(c, mark);
+	spec_index_problems(c->s);
 	return GO_OK;
 }
 
@@ -543,6 +553,7 @@ void spec_free(struct spec *s)
 		free_kv(s->problems[i].params, s->problems[i].nparams);
 	}
 	free(s->problems);
+	free(s->problems_by_name);
 	free_kv(s->tolerance, s->ntolerance);
 	for (i = 0; i < s->nsteps; i++) {
 		struct spec_step *st = &s->steps[i];

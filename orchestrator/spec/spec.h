@@ -112,6 +112,7 @@ struct spec {
 	int nprograms;
 	struct spec_problem *problems;
 	int nproblems;
+	const struct spec_problem **problems_by_name; /* sorted: spec_find_problem's index */
 	struct spec_kv *tolerance;
 	int ntolerance;
 	struct spec_step *steps;
@@ -138,6 +139,8 @@ void spec_free(struct spec *s);
 
 const struct spec_program *spec_find_program(const struct spec *s, const char *name);
 const struct spec_problem *spec_find_problem(const struct spec *s, const char *name);
+/* Sort s->problems_by_name (spec_find_problem then bisects, not scans). */
+void spec_index_problems(struct spec *s);
 /* The arch to build for a GPU name, or NULL when no target matches. */
 const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name);
 /* 1 when a GPU of arch `have` meets the requirement `need` (a program's

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/banned.h"
@@ -17,6 +18,10 @@ void record_init(struct record *r, const char *dir, cJSON *root)
 	r->dir = xstrdup(dir);
 	r->path = xstrfmt("%s/run.json", dir);
 	pthread_mutex_init(&r->jlock, NULL);
+	r->hd = NULL;
+	r->nhd = 0;
+	r->run_sha[0] = '\0';
+	r->based = 0;
 	{
 		struct strbuf err = STRBUF_INIT;
 		r->jfd = runjournal_open(dir, &err);
@@ -39,6 +44,12 @@ void record_release(struct record *r)
 		}
 		close(r->jfd);
 	}
+	{
+		int i;
+		for (i = 0; i < r->nhd; i++)
+			hostdelta_release(&r->hd[i]);
+		free(r->hd);
+	}
 	free(r->dir);
 	free(r->path);
 	pthread_mutex_destroy(&r->jlock);
@@ -55,16 +66,50 @@ void record_unlock(struct record *r)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* The host shadows (r->hd) hold at least n hosts. */
+static void shadows_grow(struct record *r, int n)
+{
+	if (n <= r->nhd)
+		return;
+	r->hd = xrealloc(r->hd, (size_t)n * sizeof(*r->hd));
+	memset(r->hd + r->nhd, 0, (size_t)(n - r->nhd) * sizeof(*r->hd));
+	r->nhd = n;
+}
+
 enum go_status record_save(struct record *r, struct strbuf *err)
 {
 	enum go_status st;
+	char *text;
+	struct strbuf sb = STRBUF_INIT;
 	/* a host's line waits until run.json holds everything before it */
 	pthread_mutex_lock(&r->jlock);
 	record_lock(r);
-	st = json_write_atomic(r->path, r->root, err);
+	text = cJSON_Print(r->root);
+	if (!text) {
+		record_unlock(r);
+		pthread_mutex_unlock(&r->jlock);
+		return go_fail(err, GO_ERR_INTERNAL, "cannot serialise the run record for '%s'",
+			       r->path);
+	}
+	strbuf_addstr(&sb, text);
+	strbuf_addch(&sb, '\n');
+	cJSON_free(text);
+	st = fs_write_atomic(r->path, sb.buf, sb.len, err);
+	if (st == GO_OK && r->jfd >= 0) {
+		/* the journal's deltas start from run.json as just written */
+		const cJSON *h;
+		int i = 0;
+		sha256_hex(sb.buf, sb.len, r->run_sha);
+		shadows_grow(r, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r->root, "hosts")));
+		cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(r->root, "hosts"))
+			hostdelta_reset(&r->hd[i++], h);
+	}
 	record_unlock(r);
-	if (st == GO_OK && r->jfd >= 0)
+	strbuf_release(&sb);
+	if (st == GO_OK && r->jfd >= 0) {
 		st = runjournal_clear(r->jfd, err);
+		r->based = 0;
+	}
 	pthread_mutex_unlock(&r->jlock);
 	return st;
 }
@@ -72,19 +117,36 @@ enum go_status record_save(struct record *r, struct strbuf *err)
 enum go_status record_save_host(struct record *r, int index, const cJSON *host,
 				struct strbuf *err)
 {
-	enum go_status st;
-	char *text;
-	if (r->jfd < 0)
+	enum go_status st = GO_OK;
+	struct strbuf line = STRBUF_INIT;
+	cJSON *delta;
+	if (r->jfd < 0 || index < 0)
 		return record_save(r, err);
-	record_lock(r);
-	text = cJSON_PrintUnformatted(host);
-	record_unlock(r);
-	if (!text)
-		return go_fail(err, GO_ERR_INTERNAL, "cannot serialise host %d of the run record", index);
 	pthread_mutex_lock(&r->jlock);
-	st = runjournal_append_host(r->jfd, index, text, err);
+	if (!r->run_sha[0]) {
+		/* no whole save yet: nothing for a delta to start from */
+		pthread_mutex_unlock(&r->jlock);
+		return record_save(r, err);
+	}
+	shadows_grow(r, index + 1);
+	record_lock(r);
+	delta = hostdelta_diff(&r->hd[index], host);
+	if (delta) {
+		if (!r->based)
+			runjournal_base_line(&line, r->run_sha);
+		runjournal_host_line(&line, index, delta);
+		cJSON_Delete(delta);
+	}
+	record_unlock(r);
+	if (line.len) {
+		st = runjournal_append(r->jfd, line.buf, line.len, err);
+		if (st == GO_OK)
+			r->based = 1;
+		else   /* the line is not in the journal: the next one says everything */
+			hostdelta_forget(&r->hd[index]);
+	}
 	pthread_mutex_unlock(&r->jlock);
-	cJSON_free(text);
+	strbuf_release(&line);
 	return st;
 }
 

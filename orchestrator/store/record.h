@@ -4,10 +4,11 @@
  * by its mutex. Host threads change only their own host object, always
  * between record_lock() and record_unlock(). record_save() serialises the
  * whole tree and writes run.json atomically: at the start of a run, at its
- * end and on interrupt. In between, record_save_host() appends the one host's
- * object to the run's journal (store/runjournal.h), so a save costs that
- * host's record, not the run's; readers (store_load_record) apply the journal
- * to run.json. run.json on disk is always a whole, parseable record
+ * end and on interrupt. In between, record_save_host() appends what changed
+ * in the one host's object since its last save (store/hostdelta.h) to the
+ * run's journal (store/runjournal.h), so a save costs that change (a step:
+ * that step's record), not the host's or the run's; readers
+ * (store_load_record) apply the journal to run.json. run.json on disk is always a whole, parseable record
  * ("status": "running" until the end). */
 #ifndef GPUORCH_RECORD_H
 #define GPUORCH_RECORD_H
@@ -15,6 +16,8 @@
 #include <pthread.h>
 #include <cjson/cJSON.h>
 #include "core/error.h"
+#include "core/hash.h"
+#include "store/hostdelta.h"
 
 struct record {
 	pthread_mutex_t lock;
@@ -23,6 +26,11 @@ struct record {
 	char *path;       /* dir/run.json */
 	pthread_mutex_t jlock; /* orders journal appends against whole saves */
 	int jfd;          /* dir/journal.jsonl, -1: none (host saves rewrite run.json) */
+	/* under jlock: */
+	struct hostdelta *hd;  /* per host: what the journal and run.json hold of it */
+	int nhd;
+	char run_sha[SHA256_HEX_LEN + 1]; /* run.json as last written whole */
+	int based;        /* the journal's base line is written */
 };
 
 void record_init(struct record *r, const char *dir, cJSON *root);
@@ -31,8 +39,9 @@ void record_lock(struct record *r);
 void record_unlock(struct record *r);
 /* Write run.json whole and empty the journal (takes the locks itself). */
 enum go_status record_save(struct record *r, struct strbuf *err);
-/* Record host INDEX's object as it stands: one journal line (takes the locks
- * itself; without a journal, a whole save). */
+/* Record host INDEX's object as it stands: one journal line of what changed
+ * since its last save, none when nothing did (takes the locks itself;
+ * without a journal, a whole save). */
 enum go_status record_save_host(struct record *r, int index, const cJSON *host,
 				struct strbuf *err);
 /* Write a file under the run directory atomically: rel like "logs/h/x.log". */

@@ -9,6 +9,7 @@
 #include "store/store.h"
 #include "store/runjournal.h"
 #include "core/fsutil.h"
+#include "core/hash.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
 
@@ -25,6 +26,7 @@
 #include "core/banned.h"
 
 #define STORE_MAX_RUNS 100000   /* bound on directories scanned */
+#define RUN_JSON_MAX ((unsigned long long)1 << 30)   /* bytes of a run.json read */
 
 static char *root_dir;
 
@@ -201,17 +203,22 @@ static void free_names(char **v, int n)
 	free(v);
 }
 
-/* Every REPORTS/slug/run directory; with prefix, only ids starting with it. */
-static void scan(const char *prefix, struct cands *out)
+/* Every REPORTS/slug/run directory; with prefix, only ids starting with it;
+ * with only_slug, only under that experiment. */
+static void scan(const char *prefix, const char *only_slug, struct cands *out)
 {
 	int ns, s;
 	char **slugs = subdirs(store_root(), &ns, STORE_MAX_RUNS);
 
 	memset(out, 0, sizeof(*out));
 	for (s = 0; s < ns; s++) {
-		char *sdir = xstrfmt("%s/%s", store_root(), slugs[s]);
+		char *sdir;
 		int nr, r;
-		char **runs = subdirs(sdir, &nr, STORE_MAX_RUNS);
+		char **runs;
+		if (only_slug && strcmp(slugs[s], only_slug))
+			continue;
+		sdir = xstrfmt("%s/%s", store_root(), slugs[s]);
+		runs = subdirs(sdir, &nr, STORE_MAX_RUNS);
 		for (r = 0; r < nr; r++) {
 			if (prefix && strncmp(runs[r], prefix, strlen(prefix)) != 0)
 				continue;
@@ -244,26 +251,45 @@ static void cands_release(struct cands *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Read dir/run.json; GO_OK only for a JSON object. */
+/* Read dir/run.json; GO_OK only for a JSON object. Its text is never echoed
+ * in an error (it may be a link to any file), and a file over RUN_JSON_MAX
+ * is refused before it is read (a listing goes on without it). */
 enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *err)
 {
 	char *path = xstrfmt("%s/run.json", dir);
+	struct strbuf text = STRBUF_INIT;
+	char sha[SHA256_HEX_LEN + 1];
+	struct stat sb;
 	enum go_status st;
 
 	*out = NULL;
 	if (!fs_is_file(path)) {
 		st = go_fail(err, GO_ERR_NOT_FOUND, "'%s' has no run.json", dir);
+	} else if (stat(path, &sb) == 0 && (unsigned long long)sb.st_size > RUN_JSON_MAX) {
+		st = go_fail(err, GO_ERR_IO, "'%s' is %llu bytes, over the %llu MiB gpuorch reads as "
+			     "a run record", path, (unsigned long long)sb.st_size,
+			     (unsigned long long)RUN_JSON_MAX >> 20);
+	} else if ((st = fs_read_file(path, &text, err)) != GO_OK) {
+		st = GO_ERR_IO;
 	} else {
-		st = json_load_file(path, out, GO_ERR_IO, err);
+		st = json_parse_unquoted(text.buf, text.len, path, out, err);
 		if (st == GO_OK && !cJSON_IsObject(*out)) {
 			cJSON_Delete(*out);
 			*out = NULL;
 			st = go_fail(err, GO_ERR_IO, "'%s' is not a run record (not a JSON object)",
 				     path);
 		}
-		if (st == GO_OK)   /* a run still going, or stopped: its hosts since the start */
-			runjournal_apply(dir, *out);
+		/* a run still going, or stopped: its hosts since the start */
+		if (st == GO_OK) {
+			sha256_hex(text.buf, text.len, sha);
+			if (runjournal_apply(dir, *out, sha, err) < 0) {
+				cJSON_Delete(*out);
+				*out = NULL;
+				st = GO_ERR_IO;
+			}
+		}
 	}
+	strbuf_release(&text);
 	free(path);
 	return st;
 }
@@ -305,7 +331,7 @@ enum go_status store_list_with(store_loader load, struct store_entry **out, int 
 				       "set --reports or $GPUORCH_REPORTS", store_root());
 		return GO_OK; /* no runs yet */
 	}
-	scan(NULL, &c);
+	scan(NULL, NULL, &c);
 	v = xcalloc((size_t)(c.n ? c.n : 1), sizeof(*v));
 	for (i = 0; i < c.n; i++) {
 		struct strbuf why = STRBUF_INIT;
@@ -355,27 +381,88 @@ void store_list_free(struct store_entry *v, int n)
 
 /* ---- lookup ---- */
 
+/* The candidates' directories, quoted, for an error (at most 10). */
+static void name_dirs(const struct cands *c, int exact_only, const char *run_id,
+		      struct strbuf *msg)
+{
+	int i, k = 0;
+	for (i = 0; i < c->n; i++) {
+		if (exact_only && strcmp(c->v[i].run_id, run_id))
+			continue;
+		if (k < 10)
+			strbuf_addf(msg, "%s'%s'", k ? ", " : "", c->v[i].dir);
+		k++;
+	}
+	if (k > 10)
+		strbuf_addf(msg, " and %d more", k - 10);
+}
+
+/* "SLUG/ID" of a run directory REPORTS/SLUG/ID. */
+char *store_qualified_id(const char *dir)
+{
+	const char *id = strrchr(dir, '/'), *slug;
+	if (!id)
+		return xstrdup(dir);
+	for (slug = id; slug > dir && slug[-1] != '/'; slug--)
+		;
+	return xstrdup(slug);
+}
+
 enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err)
 {
 	struct cands c;
-	int i, pick = -1;
+	int i, pick = -1, nexact = 0, same = 1;
+	const char *id = run_id, *slash = run_id ? strchr(run_id, '/') : NULL;
+	char *slug = NULL;
 	enum go_status st;
 
 	memset(out, 0, sizeof(*out));
-	if (!run_id || !*run_id || strchr(run_id, '/'))
-		return go_fail(err, GO_ERR_USAGE, "'%s' is not a run id; see 'gpuorch runs'",
-			       run_id ? run_id : "");
-	scan(run_id, &c);
-	for (i = 0; i < c.n; i++)
-		if (!strcmp(c.v[i].run_id, run_id))
+	if (slash) {
+		slug = xstrfmt("%.*s", (int)(slash - run_id), run_id);
+		id = slash + 1;
+	}
+	if (!run_id || !*run_id || (slash && (!safe_component(slug) || !safe_component(id)))) {
+		free(slug);
+		return go_fail(err, GO_ERR_USAGE, "'%s' is not a run id (or EXPERIMENT/RUN-ID); see "
+			       "'gpuorch runs'", run_id ? run_id : "");
+	}
+	scan(id, slug, &c);
+	for (i = 0; i < c.n; i++) {
+		if (!strcmp(c.v[i].run_id, id)) {
 			pick = i;   /* an exact id wins over longer ids it prefixes */
+			nexact++;
+		}
+		same &= !strcmp(c.v[i].run_id, c.v[0].run_id);
+	}
+	if (nexact > 1 || (nexact == 0 && c.n > 1 && same)) {
+		/* one id under two experiments (a copied run): which is meant is not ours to guess */
+		struct strbuf msg = STRBUF_INIT;
+		const char *dup = nexact ? id : c.v[0].run_id;
+		char *q = store_qualified_id(c.v[pick >= 0 ? pick : 0].dir);
+		name_dirs(&c, 1, dup, &msg);
+		st = go_fail(err, GO_ERR_USAGE, "run id '%s' is ambiguous: %d runs have it (%s); name "
+			     "one as EXPERIMENT/RUN-ID, e.g. '%s'", dup, nexact ? nexact : c.n,
+			     msg.buf, q);
+		free(q);
+		strbuf_release(&msg);
+		cands_release(&c);
+		free(slug);
+		return st;
+	}
 	if (pick < 0 && c.n == 1)
 		pick = 0;
 	if (pick < 0 && c.n == 0) {
 		cands_release(&c);
-		return go_fail(err, GO_ERR_NOT_FOUND, "no run '%s' under '%s'; see 'gpuorch runs'",
-			       run_id, store_root());
+		if (slug)
+			st = go_fail(err, GO_ERR_NOT_FOUND, "no run '%s' under '%s/%s'; see 'gpuorch runs'",
+				     id, store_root(), slug);
+		else
+			st = go_fail(err, GO_ERR_NOT_FOUND, "no run '%s' under '%s'; see 'gpuorch runs'",
+				     run_id, store_root());
+		free(slug);
+		return st;
 	}
+	free(slug);
 	if (pick < 0) {
 		struct strbuf msg = STRBUF_INIT;
 		for (i = 0; i < c.n && i < 10; i++)

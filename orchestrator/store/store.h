@@ -48,8 +48,13 @@ int store_run_live(const char *dir);
  * an experiment's directory or a reports tree; sorted by path. */
 char **store_run_dirs_under(const char *dir, int *n);
 void store_run_dirs_free(char **v, int n);
-/* Find a run by id (or unique prefix). */
+/* Find a run by id (or unique prefix), or by EXPERIMENT/RUN-ID (the
+ * experiment's folder under REPORTS). An id that two runs have (a run
+ * directory copied under another experiment) is an error naming both
+ * directories and the EXPERIMENT/RUN-ID form, never a silent pick. */
 enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err);
 void store_entry_release(struct store_entry *e);
+/* "EXPERIMENT/RUN-ID" of a run directory: what store_find finds it by alone. */
+char *store_qualified_id(const char *dir);
 
 #endif

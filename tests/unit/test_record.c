@@ -113,8 +113,9 @@ static void journal_tests(void)
 	CHECK(record_save_host(&r, 0, h0, &err) == GO_OK, "the first host again", "%s", err.buf);
 	strbuf_reset(&sb);
 	CHECK(fs_read_file(jpath, &sb, &err) == GO_OK && sb.len > 0 && sb.buf[sb.len - 1] == '\n' &&
-	      strstr(sb.buf, "{\"ev\":\"host\",\"host\":0,") == sb.buf,
-	      "three whole lines, the first of host 0", "'%.60s'", sb.buf);
+	      strstr(sb.buf, "{\"ev\":\"base\",") == sb.buf && strchr(sb.buf, '\n') &&
+	      strstr(strchr(sb.buf, '\n') + 1, "{\"ev\":\"host\",\"host\":0,") == strchr(sb.buf, '\n') + 1,
+	      "a base line, then three whole lines, the first of host 0", "'%.60s'", sb.buf);
 	CHECK(store_load_record(dir, &back, &err) == GO_OK &&
 	      cJSON_GetArraySize(json_path(back, "hosts.0.phases")) == 2 &&
 	      cJSON_GetArraySize(json_path(back, "hosts.1.phases")) == 1,
