@@ -37,6 +37,7 @@ struct exec_state {
 	int ship_recorded;
 	struct hr_ship ship;          /* what the starts carry (hostrun-ship.c) */
 	int stopping;                 /* interrupted: the runner is being stopped */
+	char runner_pid[64];          /* the host runner's pid, as a start last said ("" unknown) */
 	char *runner_error;           /* runner_ended "error": its message */
 	enum go_status feed_st;       /* a journal that cannot be read */
 	struct strbuf feed_err;
@@ -355,9 +356,14 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 	{
 		int link = st == GO_ERR_SSH || st == GO_ERR_CONNECT || st == GO_ERR_HOSTKEY ||
 			   st == GO_ERR_AUTH;
+		char *pid = es->runner_pid[0] ? xstrfmt(" (pid %s)", es->runner_pid) : xstrdup("");
 		char *m = link ? xstrfmt("the connection was lost during a step and could not be "
-					 "re-established: %s", err)
+					 "re-established: %s; the host runner%s goes on alone in %s: "
+					 "'gpuorch run SPEC --hosts FILE --resume %s' collects what it "
+					 "finishes and runs again what did not end", err, pid,
+					 hr->plan.run_dir, hr->ctx->run_id)
 			       : xstrdup(err);
+		free(pid);
 		hostrun_status(hr, "failed", m);
 		free(m);
 	}
@@ -414,6 +420,8 @@ enum go_status hr_execute(struct hostrun *hr)
 	hr->cur_step = -1;
 	blobs_manifest(hr->ctx->pack, &manifest);
 	es.rr.manifest = manifest.buf;
+	/* --resume: what was stopped or lost before it ended runs again */
+	es.rr.reopen = hr->ctx->resumed != NULL;
 	if (hr->probe_pending) {
 		/* one command: the probe, then (planned from it) the run */
 		hr_probe_text(hr, &probe_text);
@@ -478,6 +486,15 @@ enum go_status hr_execute(struct hostrun *hr)
 		}
 		if (es.execd_sock && es.info.execd[0] == '/' && !strcmp(es.info.execd, es.execd_sock))
 			ssh_use_execd(hr->conn, es.execd_sock);   /* it runs now: the next commands use it */
+		if (es.info.runner[0] && es.rr.reopen) {
+			es.rr.reopen = 0;   /* once: the runner has started since */
+			if (es.info.reopened > 0)
+				strbuf_addf(&hr->out, "  resumed: %d build%s and step%s stopped or lost "
+					    "before they ended run again\n", es.info.reopened,
+					    es.info.reopened == 1 ? "" : "s", es.info.reopened == 1 ? "" : "s");
+		}
+		if (!strncmp(es.info.runner, "started ", 8) || !strncmp(es.info.runner, "running ", 8))
+			snprintf(es.runner_pid, sizeof(es.runner_pid), "%.40s", es.info.runner + 8);
 		if (es.info.runner[0] && es.rr.expect_sig) {
 			/* the host held to the kept probe; once the run has
 			 * started it is never planned again */

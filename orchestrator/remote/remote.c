@@ -166,6 +166,11 @@ static const char follow_script[] =
 	/* a runner this command wrote is sourced: its start and follow run in
 	 * this shell (two shells fewer); one an earlier command left (another
 	 * gpuorch's, maybe) runs as a program of its own */
+	/* --resume: what was stopped or lost before it ended runs again (runner.sh reopen) */
+	"if [ \"$reopen\" = 1 ]; then\n"
+	"  a=$(sh \"$rd/runner.sh\" reopen \"$rd\") || { rm -rf \"$t\"; exit 1; }\n"
+	"  echo \"gpuorch-start: $a\"\n"
+	"fi\n"
 	"if [ \"$send\" = 1 ]; then\n"
 	"  RUNNER_SH=$rd/runner.sh GPUORCH_RUNNER_LIB=1\n"
 	"  . \"$rd/runner.sh\"\n"
@@ -273,6 +278,8 @@ static void start_line(struct remote_start_info *info, const char *v)
 	}
 	else if (!strncmp(v, "execd ", 6))
 		snprintf(info->execd, sizeof(info->execd), "%s", v + 6);
+	else if (!strncmp(v, "reopened ", 9))
+		info->reopened = atoi(v + 9);
 	else if (!strncmp(v, "runner ", 7))
 		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
 }
@@ -289,6 +296,7 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
 	assign(vars, "off", num);
 	assign(vars, "send", r->plan ? "1" : "0");
+	assign(vars, "reopen", r->plan && r->reopen ? "1" : "0");
 	snprintf(num, sizeof(num), "%zu", r->blobs ? r->blobs_len : 0);
 	assign(vars, "tarlen", num);
 	execd_version(ver);

@@ -14,6 +14,10 @@
 #   sh runner.sh kill RUNDIR          stop the runner and every build and step
 #                                     it started; prints "killed"; the run is
 #                                     not started again (runner.stopped)
+#   sh runner.sh reopen RUNDIR        (gpuorch run --resume) a run that is not
+#                                     running: what was stopped or lost before
+#                                     it ended runs again at the next start;
+#                                     prints "reopened N"
 #
 # RUNDIR/plan.sh is the plan (a shell file of calls: plan_version, src_dir,
 # max_builds, fail_fast, text_cap, build, step), RUNDIR/journal the journal.
@@ -345,6 +349,8 @@ build_end() {
 	end_fields "$_d"
 	js "$_id"
 	ev build_end ",\"id\":$JS$EF"
+	# stopped (not by fail_fast) or lost: did not end; a resume builds it again
+	{ [ "$EST" = killed ] && [ -n "$STOP${KILLCMD:-}" ]; } || [ "$EST" = lost ] && : >"$_d/.reopen"
 	if [ "$EST" = exited ] && [ "$ERC" = 0 ] && [ -x "$_bin" ]; then
 		# its log as journal text, kept for every later reuse (escaping
 		# it again costs six processes a build a run)
@@ -638,6 +644,8 @@ run_step() {
 	[ -n "$STOP" ] && KILLED=1
 	end_fields "$_d"
 	ev step_end ",\"id\":$_jid$EF"
+	# stopped or lost: it did not end; a resume (reopen) runs it again
+	[ "$EST" = killed ] || [ "$EST" = lost ] && : >"$_d/.reopen"
 	: >"$_d/.journaled"
 }
 
@@ -787,6 +795,7 @@ cmd_kill() {
 	# whatever a dead runner left: every item of the plan that it claimed
 	# and did not journal is killed and journaled as killed
 	PLAN_ERR=
+	KILLCMD=1
 	. "$RD/plan.sh"
 	mkdir -p "$RD/.builds"
 	_k=1
@@ -812,6 +821,7 @@ cmd_kill() {
 			KILLED=1
 			end_fields "$_d"
 			ev step_end ",\"id\":$_jid$EF"
+			: >"$_d/.reopen"
 			: >"$_d/.journaled"
 		fi
 		_k=$((_k + 1))
@@ -822,6 +832,76 @@ cmd_kill() {
 	echo killed
 }
 
+# cmd_reopen RUNDIR: `gpuorch run --resume` of a run that ended without
+# finishing everything (interrupted: runner.stopped; a step lost). Under the
+# run lock (nothing when a runner holds it: it is running): every item
+# marked .reopen (stopped by a signal or `kill`, or lost: it did not end) is
+# forgotten -- its directory removed, a build's .builds/<n> too -- and the
+# journal loses those items' events and every runner_ended and killed
+# phase_ended line, written atomically; runner.stopped and runner.done go.
+# The next start then finds the run as a runner killed before those items
+# would have (it attaches to nothing, re-runs them, and journals them anew);
+# what ended stays journaled and is never run again. Prints "reopened N".
+cmd_reopen() {
+	RD=$1
+	J="$RD/journal"
+	[ -f "$RD/plan.sh" ] || die "no plan at '$RD/plan.sh'"
+	exec 9>>"$RD/runner.lock"
+	if ! flock -n 9; then
+		echo "reopened 0"
+		return 0
+	fi
+	PLAN_ERR=
+	. "$RD/plan.sh"
+	_ro=0
+	_ids=
+	_k=1
+	while [ $_k -le $NB ]; do
+		get _d B $_k dir
+		_own=
+		[ -s "$_d/owner" ] && read -r _own <"$_d/owner"
+		if [ "$_own" = "$RD" ] && [ -f "$_d/.reopen" ]; then
+			get _id B $_k id
+			js "$_id"
+			_ids="$_ids$JS
+"
+			rm -rf "$_d" "$RD/.builds/$_k"
+			_ro=$((_ro + 1))
+		fi
+		_k=$((_k + 1))
+	done
+	_k=1
+	while [ $_k -le $NS ]; do
+		get _d S $_k dir
+		if [ -f "$_d/.reopen" ]; then
+			get _id S $_k id
+			js "$_id"
+			_ids="$_ids$JS
+"
+			rm -rf "$_d"
+			_ro=$((_ro + 1))
+		fi
+		_k=$((_k + 1))
+	done
+	if [ -f "$RD/runner.stopped" ] || [ $_ro -gt 0 ]; then
+		if [ -s "$J" ]; then
+			printf '%s' "$_ids" >"$J.ids" &&
+				awk 'FILENAME == ARGV[1] { ids["\"id\":" $0 ","] = 1; next }
+				/^\{"t":[0-9.]*,"ev":"runner_ended"/ { next }
+				/^\{"t":[0-9.]*,"ev":"phase_ended".*"status":"killed"/ { next }
+				/^\{"t":[0-9.]*,"ev":"(build|step)_(started|end)",/ {
+					for (k in ids) if (index($0, k)) next
+				}
+				{ print }' "$J.ids" "$J" >"$J.tmp" && mv -f "$J.tmp" "$J" ||
+				die "cannot rewrite the journal $J"
+			rm -f "$J.ids"
+		fi
+		rm -f "$RD/runner.stopped" "$RD/runner.done"
+	fi
+	exec 9>&-
+	echo "reopened $_ro"
+}
+
 # A start command may source this file with GPUORCH_RUNNER_LIB=1 and call
 # cmd_start and cmd_follow itself: two shells fewer per run (remote.c).
 [ -z "${GPUORCH_RUNNER_LIB:-}" ] || return 0
@@ -830,5 +910,6 @@ start) [ $# -eq 2 ] || die "usage: runner.sh start RUNDIR"; cmd_start "$2" ;;
 run) [ $# -eq 2 ] || die "usage: runner.sh run RUNDIR"; cmd_run "$2" ;;
 follow) [ $# -eq 3 ] || die "usage: runner.sh follow RUNDIR OFFSET"; cmd_follow "$2" "$3" ;;
 kill) [ $# -eq 2 ] || die "usage: runner.sh kill RUNDIR"; cmd_kill "$2" ;;
-*) die "usage: runner.sh start|run|follow|kill RUNDIR [OFFSET]" ;;
+reopen) [ $# -eq 2 ] || die "usage: runner.sh reopen RUNDIR"; cmd_reopen "$2" ;;
+*) die "usage: runner.sh start|run|follow|kill|reopen RUNDIR [OFFSET]" ;;
 esac
