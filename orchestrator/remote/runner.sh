@@ -126,6 +126,7 @@ kill_item() {
 	_ki=0
 	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
 	sweep "$_sid" ""
+	msweep "$1"
 	[ -f "$1/rc" ] || { echo 137 >"$1/rc.tmp" && mv -f "$1/rc.tmp" "$1/rc"; }
 }
 
@@ -157,6 +158,13 @@ stale() {
 # ps elsewhere. The runner (kill_item) and the wrapper and its locked shell
 # (their seventh argument) eval it: one definition for all three. Its
 # variables are _sw_*: it runs inside callers' loops.
+# msweep DIR does the same for every process whose environment carries the
+# item's marker GPUORCH_STEP=DIR (the wrapper gives it to the command, so
+# every process the command starts inherits it): a daemon that calls setsid
+# leaves the session, not the marker (issue 31, item 9). It reads
+# /proc/PID/environ (the caller's own processes; none carry the marker), and
+# does nothing where /proc is not there. A process that clears its
+# environment (env -i) and leaves its session is not found.
 SWEEP='sess_ls() {
   if [ -r /proc/self/stat ]; then
     cat /proc/[0-9]*/stat 2>/dev/null |
@@ -175,6 +183,20 @@ sweep() {
       Z*) ;;
       *) case " $2 " in *" $_sw_p "*) ;; *) kill -KILL "$_sw_p" 2>/dev/null && _sw_k=1 ;; esac ;;
       esac
+    done
+    [ -n "$_sw_k" ] || return 0
+    _sw_n=$((_sw_n + 1))
+    sleep 0.05
+  done
+}
+msweep() {
+  [ -r /proc/self/environ ] || return 0
+  _sw_n=0
+  while [ $_sw_n -lt 50 ]; do
+    _sw_k=
+    for _sw_f in $(grep -lzxF "GPUORCH_STEP=$1" /proc/[0-9]*/environ 2>/dev/null); do
+      _sw_p=${_sw_f#/proc/}
+      kill -KILL "${_sw_p%/environ}" 2>/dev/null && _sw_k=1
     done
     [ -n "$_sw_k" ] || return 0
     _sw_n=$((_sw_n + 1))
@@ -204,8 +226,8 @@ fi
 if [ -n "$lock" ]; then
   flock -w "$lw" -E 75 "$lock" sh -c '"'"'eval "$4"
     tr=$(date +%s.%N); echo "${tr%.*}" > "$1/locked"; echo "$tr" > "$1/t_run"
-    timeout -k 5 "$2" sh "$1/cmd"; r=$?
-    sweep "$3" "$3 $$ $PPID"
+    GPUORCH_STEP=$1 timeout -k 5 "$2" sh "$1/cmd"; r=$?
+    sweep "$3" "$3 $$ $PPID"; msweep "$1"
     date +%s.%N > "$1/t_end"; exit $r'"'"' gpuorch-locked "$d" "$t" $$ "$sw" > "$d/stdout" 2> "$d/stderr"
   rc=$?
   if [ ! -s "$d/locked" ] && [ "$rc" = 75 ]; then rc=lock-timeout; fi
@@ -213,7 +235,7 @@ if [ -n "$lock" ]; then
 else
   tr=$(date +%s.%N); start=${tr%.*}
   echo "$tr" > "$d/t_run"
-  timeout -k 5 "$t" sh "$d/cmd" > "$d/stdout" 2> "$d/stderr"
+  GPUORCH_STEP=$d timeout -k 5 "$t" sh "$d/cmd" > "$d/stdout" 2> "$d/stderr"
   rc=$?
 fi
 swept=
@@ -221,7 +243,7 @@ if [ -s "$d/t_end" ]; then swept=1; else date +%s.%N > "$d/t_end"; fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
   if [ -n "$start" ] && [ $(( $(date +%s) - start )) -ge "$t" ]; then rc=timeout; fi
 fi
-[ -n "$swept" ] || { eval "$sw"; sweep $$ $$; }
+[ -n "$swept" ] || { eval "$sw"; sweep $$ $$; msweep "$d"; }
 echo "$rc" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
 if [ -n "$wake" ] && [ -p "$wake" ]; then { echo e >&7; } 7<>"$wake" 2>/dev/null; fi
 '
