@@ -192,7 +192,7 @@ sweep() {
 msweep() {
   [ -r /proc/self/environ ] || return 0
   _sw_n=0
-  while [ $_sw_n -lt 50 ]; do
+  while [ "$_sw_n" -lt 50 ]; do
     _sw_k=
     for _sw_f in $(grep -lzxF "GPUORCH_STEP=$1" /proc/[0-9]*/environ 2>/dev/null); do
       _sw_p=${_sw_f#/proc/}
