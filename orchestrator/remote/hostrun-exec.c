@@ -13,6 +13,7 @@
  * and the controller only bounds the whole plan. */
 #include "remote/hostrun-int.h"
 #include "remote/blobs.h"
+#include "remote/diskspace.h"
 #include "remote/probecache.h"
 #include "remote/runplan.h"
 #include "core/jsonutil.h"
@@ -47,6 +48,7 @@ struct exec_state {
 	struct strbuf sig_script;     /* the kept probe's check */
 	char *execd_dir, *execd_sock;
 	int64_t budget_ms, deadline;
+	long long need_src, need_builds, need_out;   /* the disk it needs (diskspace.h), KiB */
 	/* a start that probes first (hostrun-setup.c, hr_probe_take) */
 	int64_t t_probe;
 	int probe_failed;             /* its output was no probe: recorded */
@@ -160,6 +162,8 @@ static enum go_status prepare(struct hostrun *hr, struct exec_state *es, struct 
 	rr->content_dir = hr->plan.content_dir;
 	rr->run_dir = hr->plan.run_dir;
 	rr->plan = es->text.buf;
+	rr->need_kib = disk_need_kib(&hr->plan, hr->ctx->pack, &es->need_src, &es->need_builds,
+				     &es->need_out);
 	strbuf_reset(&es->sig_script);
 	rr->sig_script = rr->expect_sig = NULL;
 	if (hr->probe_kept) {
@@ -500,6 +504,18 @@ enum go_status hr_execute(struct hostrun *hr)
 			 * started it is never planned again */
 			es.rr.sig_script = es.rr.expect_sig = NULL;
 			hr->probe_kept = 0;
+		}
+		if (es.info.disk_short_kib) {
+			/* nothing started: the host has not the room the run needs */
+			st = go_fail(&err, GO_ERR_REMOTE,
+				     "not enough free disk on '%s': %lld KiB free in %s, the run needs "
+				     "about %lld KiB (its sources twice %lld + builds %lld + step outputs "
+				     "%lld; docs/runner.md, \"Disk\"): free space there (gpuorch hosts "
+				     "clean) or give the host a work directory on a larger file system; "
+				     "nothing was started", hr->h->name, es.info.disk_short_kib - 1,
+				     hr->workdir ? hr->workdir : hr->plan.run_dir, es.rr.need_kib,
+				     es.need_src, es.need_builds, es.need_out);
+			break;
 		}
 		if (es.feed_st) {
 			strbuf_reset(&err);

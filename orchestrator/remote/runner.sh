@@ -351,6 +351,12 @@ end_fields() {
 	[ -s "$1/t_end" ] && read -r _te <"$1/t_end"
 	js "$1"
 	EF=",\"dir\":$JS,\"status\":\"$_st\",\"rc\":$_rcj,\"t_lock\":$_tl,\"t_run\":$_tr,\"t_end\":$_te"
+	# an item that did not pass: the free space it left (a full disk eats
+	# the program's own "No space left on device"; diskspace.h)
+	if [ "$_rcj" != 0 ]; then
+		_df=$(df -Pk "$1" 2>/dev/null | awk 'NR == 2 {print $4}')
+		case $_df in '' | *[!0-9]*) ;; *) EF="$EF,\"disk_free_kib\":$_df" ;; esac
+	fi
 	ETF="$(text_field "$1/stdout" stdout)$(text_field "$1/stderr" stderr)"
 	EF="$EF$ETF"
 }
