@@ -1,6 +1,7 @@
 /* cmd-hosts.c -- `gpuorch hosts check|list|up|down|status|clean`: is each host
  * reachable, and what does it have; its cloud instance (cmd-hosts-cloud.c);
  * what gpuorch left on it (remote/hostclean.h). */
+#include "remote/diskspace.h"
 #include "cmd/commands.h"
 #include "cmd/cmd-hosts-cloud.h"
 #include "core/error.h"
@@ -84,6 +85,12 @@ static void print_check(const struct host_probe *t)
 	print_tool("python3", &hi->python);
 	printf("    %-18s %s\n", "torch", hi->torch_version ? hi->torch_version : "not importable");
 	printf("    %-18s %.1f GiB\n", "disk free", (double)hi->disk_free_kib / 1048576.0);
+	if (hi->disk_free_kib >= 0 && hi->disk_free_kib < DISK_LOW_KIB)
+		printf("    warning: only %lld KiB free in the work directory: a run needs about "
+		       "twice its sources, %d MiB per build and %d MiB per step there, and does not "
+		       "start without it (docs/runner.md, \"Disk\"); 'gpuorch hosts clean' frees "
+		       "old builds and sources\n", hi->disk_free_kib, DISK_BUILD_KIB / 1024,
+		       DISK_STEP_KIB / 1024);
 	if (!hi->has_flock || !hi->has_timeout || !hi->has_setsid)
 		printf("    warning: missing %s%s%s: steps cannot run detached and bounded\n",
 		       hi->has_flock ? "" : "flock ", hi->has_timeout ? "" : "timeout ",

@@ -4,6 +4,7 @@
  * Slurm runner uses too); the entries go into the record in plan order when
  * the phase is over. */
 #include "remote/hostrun-int.h"
+#include "remote/diskspace.h"
 #include "core/jsonutil.h"
 #include "tools/ptxas.h"
 #include "core/timeutil.h"
@@ -123,6 +124,9 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 			strbuf_addf(&reason, "%s: %s", why, code);
 			free(code);
 		}
+		if (strcmp(status, "PASS"))
+			disk_full_reason(&reason, errout, out,   /* the cause, not ld's symptom */
+					 (long long)json_num(ev, "disk_free_kib", -1));
 		if (t0 > 0 && t1 >= t0)
 			dur = t1 - t0;
 	}

@@ -13,6 +13,7 @@
  * and the controller only bounds the whole plan. */
 #include "remote/hostrun-int.h"
 #include "remote/blobs.h"
+#include "remote/diskspace.h"
 #include "remote/probecache.h"
 #include "remote/runplan.h"
 #include "core/jsonutil.h"
@@ -37,6 +38,7 @@ struct exec_state {
 	int ship_recorded;
 	struct hr_ship ship;          /* what the starts carry (hostrun-ship.c) */
 	int stopping;                 /* interrupted: the runner is being stopped */
+	char runner_pid[64];          /* the host runner's pid, as a start last said ("" unknown) */
 	char *runner_error;           /* runner_ended "error": its message */
 	enum go_status feed_st;       /* a journal that cannot be read */
 	struct strbuf feed_err;
@@ -46,6 +48,7 @@ struct exec_state {
 	struct strbuf sig_script;     /* the kept probe's check */
 	char *execd_dir, *execd_sock;
 	int64_t budget_ms, deadline;
+	long long need_src, need_builds, need_out;   /* the disk it needs (diskspace.h), KiB */
 	/* a start that probes first (hostrun-setup.c, hr_probe_take) */
 	int64_t t_probe;
 	int probe_failed;             /* its output was no probe: recorded */
@@ -159,6 +162,8 @@ static enum go_status prepare(struct hostrun *hr, struct exec_state *es, struct 
 	rr->content_dir = hr->plan.content_dir;
 	rr->run_dir = hr->plan.run_dir;
 	rr->plan = es->text.buf;
+	rr->need_kib = disk_need_kib(&hr->plan, hr->ctx->pack, &es->need_src, &es->need_builds,
+				     &es->need_out);
 	strbuf_reset(&es->sig_script);
 	rr->sig_script = rr->expect_sig = NULL;
 	if (hr->probe_kept) {
@@ -355,9 +360,14 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 	{
 		int link = st == GO_ERR_SSH || st == GO_ERR_CONNECT || st == GO_ERR_HOSTKEY ||
 			   st == GO_ERR_AUTH;
+		char *pid = es->runner_pid[0] ? xstrfmt(" (pid %s)", es->runner_pid) : xstrdup("");
 		char *m = link ? xstrfmt("the connection was lost during a step and could not be "
-					 "re-established: %s", err)
+					 "re-established: %s; the host runner%s goes on alone in %s: "
+					 "'gpuorch run SPEC --hosts FILE --resume %s' collects what it "
+					 "finishes and runs again what did not end", err, pid,
+					 hr->plan.run_dir, hr->ctx->run_id)
 			       : xstrdup(err);
+		free(pid);
 		hostrun_status(hr, "failed", m);
 		free(m);
 	}
@@ -414,6 +424,8 @@ enum go_status hr_execute(struct hostrun *hr)
 	hr->cur_step = -1;
 	blobs_manifest(hr->ctx->pack, &manifest);
 	es.rr.manifest = manifest.buf;
+	/* --resume: what was stopped or lost before it ended runs again */
+	es.rr.reopen = hr->ctx->resumed != NULL;
 	if (hr->probe_pending) {
 		/* one command: the probe, then (planned from it) the run */
 		hr_probe_text(hr, &probe_text);
@@ -478,11 +490,32 @@ enum go_status hr_execute(struct hostrun *hr)
 		}
 		if (es.execd_sock && es.info.execd[0] == '/' && !strcmp(es.info.execd, es.execd_sock))
 			ssh_use_execd(hr->conn, es.execd_sock);   /* it runs now: the next commands use it */
+		if (es.info.runner[0] && es.rr.reopen) {
+			es.rr.reopen = 0;   /* once: the runner has started since */
+			if (es.info.reopened > 0)
+				strbuf_addf(&hr->out, "  resumed: %d build%s and step%s stopped or lost "
+					    "before they ended run again\n", es.info.reopened,
+					    es.info.reopened == 1 ? "" : "s", es.info.reopened == 1 ? "" : "s");
+		}
+		if (!strncmp(es.info.runner, "started ", 8) || !strncmp(es.info.runner, "running ", 8))
+			snprintf(es.runner_pid, sizeof(es.runner_pid), "%.40s", es.info.runner + 8);
 		if (es.info.runner[0] && es.rr.expect_sig) {
 			/* the host held to the kept probe; once the run has
 			 * started it is never planned again */
 			es.rr.sig_script = es.rr.expect_sig = NULL;
 			hr->probe_kept = 0;
+		}
+		if (es.info.disk_short_kib) {
+			/* nothing started: the host has not the room the run needs */
+			st = go_fail(&err, GO_ERR_REMOTE,
+				     "not enough free disk on '%s': %lld KiB free in %s, the run needs "
+				     "about %lld KiB (its sources twice %lld + builds %lld + step outputs "
+				     "%lld; docs/runner.md, \"Disk\"): free space there (gpuorch hosts "
+				     "clean) or give the host a work directory on a larger file system; "
+				     "nothing was started", hr->h->name, es.info.disk_short_kib - 1,
+				     hr->workdir ? hr->workdir : hr->plan.run_dir, es.rr.need_kib,
+				     es.need_src, es.need_builds, es.need_out);
+			break;
 		}
 		if (es.feed_st) {
 			strbuf_reset(&err);

@@ -3,6 +3,7 @@
  * classified (hostrun_step_outcome, hostrun_step_json: the Slurm runner's
  * steps too) and recorded in plan order. */
 #include "remote/hostrun-int.h"
+#include "remote/diskspace.h"
 #include "core/jsonutil.h"
 #include "store/samples.h"
 #include "tools/ncu.h"
@@ -763,6 +764,9 @@ const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
 		hr->fetch_s += hr_secs_since(f0);
 	}
 out:
+	if (!status_in && strcmp(status, "PASS"))
+		disk_full_reason(reason, errout.buf, out.buf,   /* the cause, not its symptom */
+				 (long long)json_num(ev, "disk_free_kib", -1));
 	figures_scan_free(scan);
 	free(rules);
 	strbuf_release(&out);

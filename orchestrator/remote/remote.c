@@ -51,6 +51,14 @@ static const char follow_script[] =
 	"if [ \"$send\" = 1 ]; then\n"
 	"  t=$rd/.in.$$\n"
 	"  mkdir -p \"$rd/.builds\" \"$t\" || { echo \"cannot create the run directory $rd\" >&2; exit 1; }\n"
+	/* a run not started yet: is there room for it (diskspace.h)? */
+	"  if [ \"$need\" -gt 0 ] && [ ! -s \"$rd/journal\" ]; then\n"
+	"    free=$(df -Pk \"$rd\" 2>/dev/null | awk 'NR == 2 {print $4}')\n"
+	"    if [ -n \"$free\" ] && [ \"$free\" -lt \"$need\" ]; then\n"
+	"      rm -rf \"$t\"; rmdir \"$rd/.builds\" \"$rd\" 2>/dev/null\n"
+	"      echo \"gpuorch-start: disk short $free\"; exit 7\n"
+	"    fi\n"
+	"  fi\n"
 	"else\n"
 	"  t=$(mktemp -d \"${TMPDIR:-/tmp}/gpuorch-in.XXXXXX\") || exit 1\n"
 	"fi\n"
@@ -166,6 +174,11 @@ static const char follow_script[] =
 	/* a runner this command wrote is sourced: its start and follow run in
 	 * this shell (two shells fewer); one an earlier command left (another
 	 * gpuorch's, maybe) runs as a program of its own */
+	/* --resume: what was stopped or lost before it ended runs again (runner.sh reopen) */
+	"if [ \"$reopen\" = 1 ]; then\n"
+	"  a=$(sh \"$rd/runner.sh\" reopen \"$rd\") || { rm -rf \"$t\"; exit 1; }\n"
+	"  echo \"gpuorch-start: $a\"\n"
+	"fi\n"
 	"if [ \"$send\" = 1 ]; then\n"
 	"  RUNNER_SH=$rd/runner.sh GPUORCH_RUNNER_LIB=1\n"
 	"  . \"$rd/runner.sh\"\n"
@@ -273,6 +286,10 @@ static void start_line(struct remote_start_info *info, const char *v)
 	}
 	else if (!strncmp(v, "execd ", 6))
 		snprintf(info->execd, sizeof(info->execd), "%s", v + 6);
+	else if (!strncmp(v, "disk short ", 11))
+		info->disk_short_kib = strtoll(v + 11, NULL, 10) + 1;
+	else if (!strncmp(v, "reopened ", 9))
+		info->reopened = atoi(v + 9);
 	else if (!strncmp(v, "runner ", 7))
 		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
 }
@@ -289,6 +306,9 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)offset);
 	assign(vars, "off", num);
 	assign(vars, "send", r->plan ? "1" : "0");
+	assign(vars, "reopen", r->plan && r->reopen ? "1" : "0");
+	snprintf(num, sizeof(num), "%lld", r->plan && r->need_kib > 0 ? r->need_kib : 0LL);
+	assign(vars, "need", num);
 	snprintf(num, sizeof(num), "%zu", r->blobs ? r->blobs_len : 0);
 	assign(vars, "tarlen", num);
 	execd_version(ver);
@@ -434,6 +454,9 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	else if (!st && !res.signal[0] && res.exit_code == 4)
 		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
 			     r->content_dir);
+	else if (!st && !res.signal[0] && res.exit_code == 7 && info->disk_short_kib)
+		st = go_fail(err, GO_ERR_REMOTE, "not enough free disk in '%s' for the run: %lld KiB "
+			     "free", r->run_dir, info->disk_short_kib - 1);
 	else if (!st && !res.signal[0] && res.exit_code == 5)
 		st = go_fail(err, GO_ERR_NOT_FOUND, "the host changed since its probe was kept");
 	else if (!st && fs.probing) {

@@ -29,6 +29,11 @@ struct remote_runner {
 	size_t blobs_len;
 	const char *run_dir;      /* W/runs/<run-id> */
 	const char *plan;         /* the plan file's text (runplan.h); NULL: already there */
+	long long need_kib;       /* with plan: a run whose runner has not started yet starts
+				   * only with this much free in run_dir's file system
+				   * (diskspace.h); else "disk short" (exit 7). 0: no check */
+	int reopen;               /* with plan: first `runner.sh reopen` (--resume): what was
+				   * stopped or lost before it ended runs again */
 	/* A probe the controller kept (probecache.h) is checked first: sig_script
 	 * (probe_sig_script) must set $sig to expect_sig, else nothing starts and
 	 * the answer is "probe stale". NULL: no check. */
@@ -67,6 +72,8 @@ struct remote_start_info {
 	int nmissing;
 	int probe_stale;          /* GO_ERR_NOT_FOUND: the kept probe no longer holds */
 	char runner[64];          /* "started PID", "running PID" or "finished" */
+	int reopened;             /* with reopen: the builds and steps that will run again */
+	long long disk_short_kib; /* need_kib was not free: the KiB free + 1; 0: not short */
 	char execd[256];          /* the execd's socket when it runs, "building" while it is
 				   * built, "" when none was asked for or it cannot be */
 	int probe_unanswered;     /* probe first: the command ended before the probe's end */

@@ -14,6 +14,10 @@
 #   sh runner.sh kill RUNDIR          stop the runner and every build and step
 #                                     it started; prints "killed"; the run is
 #                                     not started again (runner.stopped)
+#   sh runner.sh reopen RUNDIR        (gpuorch run --resume) a run that is not
+#                                     running: what was stopped or lost before
+#                                     it ended runs again at the next start;
+#                                     prints "reopened N"
 #
 # RUNDIR/plan.sh is the plan (a shell file of calls: plan_version, src_dir,
 # max_builds, fail_fast, text_cap, build, step), RUNDIR/journal the journal.
@@ -122,6 +126,7 @@ kill_item() {
 	_ki=0
 	while [ -n "$(members "$_sid" 1)" ] && [ $_ki -lt 30 ]; do sleep 0.1; _ki=$((_ki + 1)); done
 	sweep "$_sid" ""
+	msweep "$1"
 	[ -f "$1/rc" ] || { echo 137 >"$1/rc.tmp" && mv -f "$1/rc.tmp" "$1/rc"; }
 }
 
@@ -153,6 +158,13 @@ stale() {
 # ps elsewhere. The runner (kill_item) and the wrapper and its locked shell
 # (their seventh argument) eval it: one definition for all three. Its
 # variables are _sw_*: it runs inside callers' loops.
+# msweep DIR does the same for every process whose environment carries the
+# item's marker GPUORCH_STEP=DIR (the wrapper gives it to the command, so
+# every process the command starts inherits it): a daemon that calls setsid
+# leaves the session, not the marker (issue 31, item 9). It reads
+# /proc/PID/environ (the caller's own processes; none carry the marker), and
+# does nothing where /proc is not there. A process that clears its
+# environment (env -i) and leaves its session is not found.
 SWEEP='sess_ls() {
   if [ -r /proc/self/stat ]; then
     cat /proc/[0-9]*/stat 2>/dev/null |
@@ -171,6 +183,20 @@ sweep() {
       Z*) ;;
       *) case " $2 " in *" $_sw_p "*) ;; *) kill -KILL "$_sw_p" 2>/dev/null && _sw_k=1 ;; esac ;;
       esac
+    done
+    [ -n "$_sw_k" ] || return 0
+    _sw_n=$((_sw_n + 1))
+    sleep 0.05
+  done
+}
+msweep() {
+  [ -r /proc/self/environ ] || return 0
+  _sw_n=0
+  while [ "$_sw_n" -lt 50 ]; do
+    _sw_k=
+    for _sw_f in $(grep -lzxF "GPUORCH_STEP=$1" /proc/[0-9]*/environ 2>/dev/null); do
+      _sw_p=${_sw_f#/proc/}
+      kill -KILL "${_sw_p%/environ}" 2>/dev/null && _sw_k=1
     done
     [ -n "$_sw_k" ] || return 0
     _sw_n=$((_sw_n + 1))
@@ -200,8 +226,8 @@ fi
 if [ -n "$lock" ]; then
   flock -w "$lw" -E 75 "$lock" sh -c '"'"'eval "$4"
     tr=$(date +%s.%N); echo "${tr%.*}" > "$1/locked"; echo "$tr" > "$1/t_run"
-    timeout -k 5 "$2" sh "$1/cmd"; r=$?
-    sweep "$3" "$3 $$ $PPID"
+    GPUORCH_STEP=$1 timeout -k 5 "$2" sh "$1/cmd"; r=$?
+    sweep "$3" "$3 $$ $PPID"; msweep "$1"
     date +%s.%N > "$1/t_end"; exit $r'"'"' gpuorch-locked "$d" "$t" $$ "$sw" > "$d/stdout" 2> "$d/stderr"
   rc=$?
   if [ ! -s "$d/locked" ] && [ "$rc" = 75 ]; then rc=lock-timeout; fi
@@ -209,7 +235,7 @@ if [ -n "$lock" ]; then
 else
   tr=$(date +%s.%N); start=${tr%.*}
   echo "$tr" > "$d/t_run"
-  timeout -k 5 "$t" sh "$d/cmd" > "$d/stdout" 2> "$d/stderr"
+  GPUORCH_STEP=$d timeout -k 5 "$t" sh "$d/cmd" > "$d/stdout" 2> "$d/stderr"
   rc=$?
 fi
 swept=
@@ -217,7 +243,7 @@ if [ -s "$d/t_end" ]; then swept=1; else date +%s.%N > "$d/t_end"; fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
   if [ -n "$start" ] && [ $(( $(date +%s) - start )) -ge "$t" ]; then rc=timeout; fi
 fi
-[ -n "$swept" ] || { eval "$sw"; sweep $$ $$; }
+[ -n "$swept" ] || { eval "$sw"; sweep $$ $$; msweep "$d"; }
 echo "$rc" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"
 if [ -n "$wake" ] && [ -p "$wake" ]; then { echo e >&7; } 7<>"$wake" 2>/dev/null; fi
 '
@@ -325,6 +351,12 @@ end_fields() {
 	[ -s "$1/t_end" ] && read -r _te <"$1/t_end"
 	js "$1"
 	EF=",\"dir\":$JS,\"status\":\"$_st\",\"rc\":$_rcj,\"t_lock\":$_tl,\"t_run\":$_tr,\"t_end\":$_te"
+	# an item that did not pass: the free space it left (a full disk eats
+	# the program's own "No space left on device"; diskspace.h)
+	if [ "$_rcj" != 0 ]; then
+		_df=$(df -Pk "$1" 2>/dev/null | awk 'NR == 2 {print $4}')
+		case $_df in '' | *[!0-9]*) ;; *) EF="$EF,\"disk_free_kib\":$_df" ;; esac
+	fi
 	ETF="$(text_field "$1/stdout" stdout)$(text_field "$1/stderr" stderr)"
 	EF="$EF$ETF"
 }
@@ -345,6 +377,8 @@ build_end() {
 	end_fields "$_d"
 	js "$_id"
 	ev build_end ",\"id\":$JS$EF"
+	# stopped (not by fail_fast) or lost: did not end; a resume builds it again
+	{ [ "$EST" = killed ] && [ -n "$STOP${KILLCMD:-}" ]; } || [ "$EST" = lost ] && : >"$_d/.reopen"
 	if [ "$EST" = exited ] && [ "$ERC" = 0 ] && [ -x "$_bin" ]; then
 		# its log as journal text, kept for every later reuse (escaping
 		# it again costs six processes a build a run)
@@ -638,6 +672,8 @@ run_step() {
 	[ -n "$STOP" ] && KILLED=1
 	end_fields "$_d"
 	ev step_end ",\"id\":$_jid$EF"
+	# stopped or lost: it did not end; a resume (reopen) runs it again
+	[ "$EST" = killed ] || [ "$EST" = lost ] && : >"$_d/.reopen"
 	: >"$_d/.journaled"
 }
 
@@ -787,6 +823,7 @@ cmd_kill() {
 	# whatever a dead runner left: every item of the plan that it claimed
 	# and did not journal is killed and journaled as killed
 	PLAN_ERR=
+	KILLCMD=1
 	. "$RD/plan.sh"
 	mkdir -p "$RD/.builds"
 	_k=1
@@ -812,6 +849,7 @@ cmd_kill() {
 			KILLED=1
 			end_fields "$_d"
 			ev step_end ",\"id\":$_jid$EF"
+			: >"$_d/.reopen"
 			: >"$_d/.journaled"
 		fi
 		_k=$((_k + 1))
@@ -822,6 +860,76 @@ cmd_kill() {
 	echo killed
 }
 
+# cmd_reopen RUNDIR: `gpuorch run --resume` of a run that ended without
+# finishing everything (interrupted: runner.stopped; a step lost). Under the
+# run lock (nothing when a runner holds it: it is running): every item
+# marked .reopen (stopped by a signal or `kill`, or lost: it did not end) is
+# forgotten -- its directory removed, a build's .builds/<n> too -- and the
+# journal loses those items' events and every runner_ended and killed
+# phase_ended line, written atomically; runner.stopped and runner.done go.
+# The next start then finds the run as a runner killed before those items
+# would have (it attaches to nothing, re-runs them, and journals them anew);
+# what ended stays journaled and is never run again. Prints "reopened N".
+cmd_reopen() {
+	RD=$1
+	J="$RD/journal"
+	[ -f "$RD/plan.sh" ] || die "no plan at '$RD/plan.sh'"
+	exec 9>>"$RD/runner.lock"
+	if ! flock -n 9; then
+		echo "reopened 0"
+		return 0
+	fi
+	PLAN_ERR=
+	. "$RD/plan.sh"
+	_ro=0
+	_ids=
+	_k=1
+	while [ $_k -le $NB ]; do
+		get _d B $_k dir
+		_own=
+		[ -s "$_d/owner" ] && read -r _own <"$_d/owner"
+		if [ "$_own" = "$RD" ] && [ -f "$_d/.reopen" ]; then
+			get _id B $_k id
+			js "$_id"
+			_ids="$_ids$JS
+"
+			rm -rf "$_d" "$RD/.builds/$_k"
+			_ro=$((_ro + 1))
+		fi
+		_k=$((_k + 1))
+	done
+	_k=1
+	while [ $_k -le $NS ]; do
+		get _d S $_k dir
+		if [ -f "$_d/.reopen" ]; then
+			get _id S $_k id
+			js "$_id"
+			_ids="$_ids$JS
+"
+			rm -rf "$_d"
+			_ro=$((_ro + 1))
+		fi
+		_k=$((_k + 1))
+	done
+	if [ -f "$RD/runner.stopped" ] || [ $_ro -gt 0 ]; then
+		if [ -s "$J" ]; then
+			printf '%s' "$_ids" >"$J.ids" &&
+				awk 'FILENAME == ARGV[1] { ids["\"id\":" $0 ","] = 1; next }
+				/^\{"t":[0-9.]*,"ev":"runner_ended"/ { next }
+				/^\{"t":[0-9.]*,"ev":"phase_ended".*"status":"killed"/ { next }
+				/^\{"t":[0-9.]*,"ev":"(build|step)_(started|end)",/ {
+					for (k in ids) if (index($0, k)) next
+				}
+				{ print }' "$J.ids" "$J" >"$J.tmp" && mv -f "$J.tmp" "$J" ||
+				die "cannot rewrite the journal $J"
+			rm -f "$J.ids"
+		fi
+		rm -f "$RD/runner.stopped" "$RD/runner.done"
+	fi
+	exec 9>&-
+	echo "reopened $_ro"
+}
+
 # A start command may source this file with GPUORCH_RUNNER_LIB=1 and call
 # cmd_start and cmd_follow itself: two shells fewer per run (remote.c).
 [ -z "${GPUORCH_RUNNER_LIB:-}" ] || return 0
@@ -830,5 +938,6 @@ start) [ $# -eq 2 ] || die "usage: runner.sh start RUNDIR"; cmd_start "$2" ;;
 run) [ $# -eq 2 ] || die "usage: runner.sh run RUNDIR"; cmd_run "$2" ;;
 follow) [ $# -eq 3 ] || die "usage: runner.sh follow RUNDIR OFFSET"; cmd_follow "$2" "$3" ;;
 kill) [ $# -eq 2 ] || die "usage: runner.sh kill RUNDIR"; cmd_kill "$2" ;;
-*) die "usage: runner.sh start|run|follow|kill RUNDIR [OFFSET]" ;;
+reopen) [ $# -eq 2 ] || die "usage: runner.sh reopen RUNDIR"; cmd_reopen "$2" ;;
+*) die "usage: runner.sh start|run|follow|kill|reopen RUNDIR [OFFSET]" ;;
 esac

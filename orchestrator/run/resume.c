@@ -5,6 +5,29 @@
 #include <string.h>
 #include "core/banned.h"
 
+/* What in a finished run did not end on its merits: a host that failed or
+ * was lost, a build or step that is INFRA_ERROR (lost, interrupted, the
+ * link gone); NULL when nothing (it passed or failed on its own results). */
+static const char *not_on_merits(const cJSON *old)
+{
+	static const char *const items[] = { "builds", "steps" };
+	const cJSON *h, *it;
+	size_t k;
+
+	if (rr_streq(rr_str(old, "outcome"), "infra_error"))
+		return "no host could be used";
+	cJSON_ArrayForEach(h, rr_arr(old, "hosts")) {
+		const char *hst = rr_str(h, "status");
+		if (hst && strcmp(hst, "ok") && strcmp(hst, "skipped"))
+			return "a host failed";
+		for (k = 0; k < sizeof(items) / sizeof(items[0]); k++)
+			cJSON_ArrayForEach(it, rr_arr(h, items[k]))
+				if (rr_streq(rr_str(it, "status"), "INFRA_ERROR"))
+					return "a build or step did not end on the host";
+	}
+	return NULL;
+}
+
 enum go_status resume_check(const cJSON *old, const char *run_id, const struct spec *s,
 			    const struct hosts *hs, const char *content_id, struct strbuf *err)
 {
@@ -12,7 +35,7 @@ enum go_status resume_check(const cJSON *old, const char *run_id, const struct s
 	const cJSON *h;
 	int i, n = 0;
 
-	if (rr_streq(status, "complete"))
+	if (rr_streq(status, "complete") && !not_on_merits(old))
 		return go_fail(err, GO_ERR_USAGE, "run %s finished (outcome %s): there is nothing to "
 			       "resume; 'gpuorch report %s' shows it, 'gpuorch run' without --resume "
 			       "starts a new run", run_id, rr_str(old, "outcome") ? rr_str(old, "outcome")

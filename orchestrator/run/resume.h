@@ -5,8 +5,12 @@
  * run id, so each host's start command finds its runner ("running" or
  * "finished") and the controller follows that runner's journal from its
  * first byte: what ran meanwhile is collected, nothing runs twice
- * (docs/runner.md). Only a run that did not finish, with the same spec,
- * the same sources and the same hosts, and no live controller, is resumed. */
+ * (docs/runner.md). A run that did not finish, or finished with a host
+ * failed or lost or a build or step INFRA_ERROR (not passed or failed on its
+ * merits), with the same spec, the same sources and the same hosts, and no
+ * live controller, is resumed: the host runner's journal gives what ended
+ * meanwhile, and what was stopped or lost before it ended runs again
+ * (runner.sh reopen). */
 #ifndef GPUORCH_RESUME_H
 #define GPUORCH_RESUME_H
 

@@ -1044,7 +1044,19 @@ static enum go_status run_jobs(struct srun *r)
 	}
 	goto out;
 fail:
-	/* the scheduler cannot be reached or refused: the jobs stay; their ids are in the record */
+	/* the scheduler cannot be reached or refused: the jobs stay; their ids
+	 * are in the record, and the error names each one (issue 31, item 7) */
+	{
+		int nleft = 0;
+		for (i = 0; i < r->njobs; i++)
+			if (r->jobs[i].state == JOB_QUEUED)
+				strbuf_addf(&err, "%s job %ld (%s)", nleft++ ? "," : "; left in Slurm:",
+					    r->jobs[i].id, r->jobs[i].name);
+		if (nleft)
+			strbuf_addf(&err, ": 'gpuorch run SPEC --hosts FILE --resume %s' collects %s "
+				    "(or scancel %s)", hr->ctx->run_id, nleft == 1 ? "it" : "them",
+				    nleft == 1 ? "it" : "them");
+	}
 	strbuf_addf(&hr->out, "  jobs: FAILED: %s\n", err.buf);
 	hr->failed = 1;
 	hostrun_status(hr, "failed", err.buf);
