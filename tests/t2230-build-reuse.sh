@@ -7,7 +7,8 @@ test_description='gpuorch run: a re-run reuses the shipped sources and builds; a
 # builds nothing. Checks are && chains without `return` (see tests/lib/testlib.sh).
 . "$(dirname "$0")/lib/testlib.sh"
 # the host's sessions run under umask 077 (sshd's own, inherited): the
-# sources it assembles must still have their modes exactly
+# sources it assembles must still have their modes exactly (gpuorch's own
+# on a host: 0700 for an executable file, 0600 for another, issue 31)
 printf '#!/bin/sh\numask 077\nexec "%s" "$@"\n' "${SSHD_BIN:-/usr/sbin/sshd}" >"$TRASH/sshd-umask077" &&
 chmod +x "$TRASH/sshd-umask077" || exit 1
 SSHD_BIN=$TRASH/sshd-umask077
@@ -198,7 +199,7 @@ test_expect_success 'the host assembles the sources with their modes and directo
 	mkdir -p "proj/to ols/deep er" &&
 	printf "#!/bin/sh\necho ran\n" >"proj/to ols/deep er/run me.sh" && chmod 755 "proj/to ols/deep er/run me.sh" &&
 	printf "x\n" >"proj/to ols/ro.txt" && chmod 600 "proj/to ols/ro.txt" &&
-	: "git keeps 644 and 755 only: ro.txt ships as 644, and the host umask 077 must not make it 600" &&
+	: "git keeps 644 and 755 only: ro.txt ships as 644, on the host 600; run me.sh as 755, on the host 700" &&
 	sed "s|\"sources\": \[\"cpu/a.c\", \"cpu/b.c\"|\"sources\": [\"to ols/deep er/run me.sh\", \"to ols/ro.txt\", \"cpu/a.c\", \"cpu/b.c\"|" \
 		proj/experiments/deps.json >proj/experiments/modes.json &&
 	grep -F "run me.sh" proj/experiments/modes.json &&
@@ -210,9 +211,9 @@ test_expect_success 'the host assembles the sources with their modes and directo
 	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
 	(cd "$cdir/src" && stat -c "%a %n" "to ols/deep er/run me.sh" "to ols/ro.txt" cpu/a.c) &&
 	cmp "$cdir/src/to ols/deep er/run me.sh" "proj/to ols/deep er/run me.sh" &&
-	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 755 &&
-	test "$(stat -c %a "$cdir/src/to ols/ro.txt")" = 644 &&
-	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 644 &&
+	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 700 &&
+	test "$(stat -c %a "$cdir/src/to ols/ro.txt")" = 600 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 600 &&
 	test "$("$cdir/src/to ols/deep er/run me.sh")" = ran &&
 	(cd "$cdir/src" && find . -type f | sort) >files &&
 	printf "%s\n" "./cpu/a.c" "./cpu/b.c" "./cpu/c.c" "./inc/only_a.h" "./inc/shared.h" "./inc/sub/deep.h" \
@@ -241,9 +242,9 @@ test_expect_success 'a new content is assembled from the tree used last: only wh
 		"./to ols/deep er/run me.sh" "./to ols/new.txt" >expect2 &&
 	test_cmp expect2 files2 &&
 	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
-	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 644 &&
-	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 755 &&
-	test "$(stat -c %a "$cdir/src/to ols/new.txt")" = 644 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 600 &&
+	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 700 &&
+	test "$(stat -c %a "$cdir/src/to ols/new.txt")" = 600 &&
 	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\."
 '
 
@@ -272,8 +273,8 @@ test_expect_success 'a tree used last with no manifest is no base: the content i
 	echo "/* edited a third time */" >>proj/cpu/a.c && modes2_run m4 &&
 	echo "in one process from the blobs (perl)" >tree4.want && test_cmp tree4.want "$cdir/tree.txt" &&
 	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
-	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 755 &&
-	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 644 &&
+	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 700 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 600 &&
 	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\.\|perl\.err"
 '
 
@@ -289,8 +290,8 @@ fresh_host_env() {
 same_tree() {
 	(cd "$cdir/src" && find . -type f | sort) >files5 && test_cmp expect2 files5 &&
 	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
-	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 755 &&
-	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 644 &&
+	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 700 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 600 &&
 	test "$("$cdir/src/to ols/deep er/run me.sh")" = ran &&
 	! test -e "$cdir/perl.err"
 }

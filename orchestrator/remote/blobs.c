@@ -80,7 +80,7 @@ enum go_status blobs_tar(const struct pack *p, char *const *missing, int n, unsi
 		archive_entry_clear(e);
 		archive_entry_set_pathname(e, p->files[i].sha256);
 		archive_entry_set_filetype(e, AE_IFREG);
-		archive_entry_set_perm(e, 0644);
+		archive_entry_set_perm(e, 0600);   /* the host's blobs are its user's alone */
 		archive_entry_set_size(e, (la_int64_t)body.len);
 		archive_entry_set_mtime(e, 0, 0);
 		if (r < 0 || body.len != p->files[i].size || archive_write_header(wr, e) != ARCHIVE_OK ||

@@ -544,7 +544,8 @@ void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *pyt
 {
 	size_t i;
 
-	strbuf_addstr(sb, "workdir=");
+	/* its cache (~/.cache/gpuorch) is the user's alone, as all gpuorch writes */
+	strbuf_addstr(sb, "umask 077\nworkdir=");
 	strbuf_add_shell_quoted(sb, workdir && *workdir ? workdir : ".");
 	strbuf_addf(sb, "\nlater=%d\ngpu_any=%d\ngpu_names=", later ? 1 : 0, gpu_any ? 1 : 0);
 	strbuf_add_shell_quoted(sb, gpu_names ? gpu_names : "");

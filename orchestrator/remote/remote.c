@@ -107,9 +107,9 @@ static const char follow_script[] =
 	"  if [ -n \"$prev\" ] && [ \"$prev\" != \"$cdir\" ] && [ -d \"$prev/src\" ] &&\n"
 	"     command -v sha256sum >/dev/null 2>&1 &&\n"
 	"     [ -f \"$prev/manifest\" ] &&\n"
-	"     ( cd \"$cdir\" && umask 022 && set -f && n=src.new.$$ && rm -rf \"$n\" && mkdir \"$n\" &&\n"
+	"     ( cd \"$cdir\" && set -f && n=src.new.$$ && rm -rf \"$n\" && mkdir \"$n\" &&\n"
 	"       ( cd \"$prev/src\" && awk '{ sub(/^[^ ]+ [^ ]+ /, \"\"); print \"./\" $0 }' ../manifest | tar -cf - -T - ) |\n"
-	"         ( cd \"$n\" && tar -xf - ) && cd \"$n\" &&\n"
+	"         ( cd \"$n\" && tar -xf - ) && cd \"$n\" && chmod -R go-rwx . &&\n"
 	"       find . -type f -exec sha256sum -- {} + > ../have.$$ && find . -type f -perm -100 > ../exec.$$ &&\n"
 	"       awk 'FILENAME == ARGV[1] { p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); want[p] = $1; mode[p] = $2; next }\n"
 	"            FILENAME == ARGV[2] { p = substr($0, 67); sub(/^\\.\\//, \"\", p); have[p] = $1; next }\n"
@@ -124,8 +124,8 @@ static const char follow_script[] =
 	"         case $op in\n"
 	"         c) d=${p%/*}; [ \"$d\" = \"$p\" ] || [ -d \"$d\" ] || mkdir -p -- \"$d\" || exit 1\n"
 	"            rm -f -- \"$p\" && cp \"$bdir/$h\" \"$p\" || exit 1\n"
-	"            [ \"$m\" = 644 ] || chmod \"$m\" \"$p\" || exit 1 ;;\n"
-	"         m) chmod \"$m\" \"$p\" || exit 1 ;;\n"
+	"            [ \"$m\" = 644 ] || chmod 700 \"$p\" || exit 1 ;;\n"
+	"         m) if [ \"$m\" = 755 ]; then chmod 700 \"$p\"; else chmod 600 \"$p\"; fi || exit 1 ;;\n"
 	"         esac\n"
 	"       done < ../fix.$$ &&\n"
 	"       awk -v from=\"$prev\" '{ n[$1]++ } END { printf \"from %s: %d copied, %d modes set, %d removed\\n\", from, n[\"c\"], n[\"m\"], n[\"r\"] }' \\\n"
@@ -139,11 +139,11 @@ static const char follow_script[] =
 	 * Ubuntu; a fresh host's first tree of N files was N cp processes,
 	 * 4-6 s for 2,000 files); without perl, or should it fail (src/ made
 	 * again: nothing it wrote stays), one mkdir for every directory and a
-	 * cp a file as before (umask 022: the blobs are 0644, so chmod only for
-	 * another mode). perl's errors go to $t (removed with it).
+	 * cp a file as before (umask 077, build_sh: a file is 0600, chmod 700
+	 * for an executable one). perl's errors go to $t (removed with it).
 	 * GPUORCH_PERL: another perl (tests). */
 	"  case $t in /*) pe=$t/perl.err ;; *) pe=$PWD/$t/perl.err ;; esac\n"
-	"  ( cd \"$cdir\" && { [ ! -e src ] || rm -rf src; } && umask 022 && set -f &&\n"
+	"  ( cd \"$cdir\" && { [ ! -e src ] || rm -rf src; } && set -f &&\n"
 	"    mksrc() {\n"
 	"      dirs=$(awk '{ p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); if (sub(/\\/[^\\/]*$/, \"\", p) && !(p in s)) { s[p]; print \"src/\" p } }' manifest) &&\n"
 	"      mkdir src && { [ -z \"$dirs\" ] || ( IFS='\n'; mkdir -p -- $dirs ); }\n"
@@ -153,13 +153,13 @@ static const char follow_script[] =
 	"         open(my $i, \"<:raw\", \"$b/$h\") or die \"$b/$h: $!\\n\"; open(my $o, \">:raw\", \"src/$p\") or die \"src/$p: $!\\n\";\n"
 	"         my $d; while (1) { my $r = sysread($i, $d, 1048576); defined $r or die \"$b/$h: $!\\n\"; last if !$r;\n"
 	"           print $o $d or die \"src/$p: $!\\n\" } close($o) or die \"src/$p: $!\\n\"; close($i);\n"
-	"         $m eq \"644\" or chmod(oct($m), \"src/$p\") or die \"src/$p: $!\\n\" }' \"$bdir\" < manifest 2> \"$pe\"; then\n"
+	"         $m eq \"644\" or chmod(0700, \"src/$p\") or die \"src/$p: $!\\n\" }' \"$bdir\" < manifest 2> \"$pe\"; then\n"
 	"      echo 'in one process from the blobs (perl)' > tree.txt\n"
 	"    else\n"
 	"      rm -rf src && mksrc &&\n"   /* what a failed perl left */
 	"      while read -r h m p; do\n"
 	"        cp \"$bdir/$h\" \"src/$p\" || exit 1\n"
-	"        [ \"$m\" = 644 ] || chmod \"$m\" \"src/$p\" || exit 1\n"
+	"        [ \"$m\" = 644 ] || chmod 700 \"src/$p\" || exit 1\n"
 	"      done < manifest && { echo 'file by file from the blobs'; [ ! -s \"$pe\" ] || head -n 2 \"$pe\"; } > tree.txt\n"
 	"    fi && printf '' > .complete ) ||\n"
 	"    { rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
@@ -239,6 +239,8 @@ static void build_sh(struct strbuf *cmd, const struct strbuf *assign, const char
 {
 	struct strbuf body = STRBUF_INIT;
 
+	/* everything gpuorch writes on a host is its user's alone: 0700/0600 */
+	strbuf_addstr(&body, "umask 077\n");
 	strbuf_addstr(&body, assign->buf);
 	strbuf_addstr(&body, script);
 	strbuf_addstr(cmd, "sh -c ");

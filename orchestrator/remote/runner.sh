@@ -25,6 +25,8 @@
 # ps, awk, date +%N, tail (GNU, for follow). Nothing here assumes SSH.
 
 RUNNER_VERSION=1
+# everything the runner, its builds and steps write is the user's alone
+umask 077
 RUNNER_SH=${RUNNER_SH:-$0}   # this file (set by a start command that sources it)
 GRACE_S=10        # a claimed item with no pgid after this long never started
 

@@ -12,36 +12,49 @@
 
 /* ==== Markdown text ==== */
 
-/* Free text for a table cell or a line: one line, pipes escaped, no HTML. */
+/* Cut sb back to a whole UTF-8 character and add "…" (text was cut at max). */
+static void md_ellipsis(struct strbuf *md, size_t from)
+{
+	while (md->len > from && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0x80)
+		strbuf_setlen(md, md->len - 1);
+	if (md->len > from && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0xC0)
+		strbuf_setlen(md, md->len - 1);
+	strbuf_addstr(md, "…");
+}
+
+/* Free text for a table cell or a line: one line, and inert. Text from a
+ * record (names, a spec's phase and description, tools' messages) is a
+ * user's or a program's, so nothing in it may become markup: a '<' that
+ * could open a tag or an autolink is an entity, '&' before a name or '#' too (the text
+ * shows as written), and \ ` [ ] | are backslash-escaped (no code span that
+ * swallows what follows on the line, no link or remote image). Every other
+ * character shows as it is. The one escaping of the report's free text. */
 void rpt_md_cell_n(struct strbuf *md, const char *s, size_t max)
 {
-	size_t n = 0;
+	size_t n = 0, from = md->len;
 	if (!s || !*s) {
 		strbuf_addstr(md, DASH);
 		return;
 	}
 	for (; *s && n < max; s++, n++) {
 		unsigned char c = (unsigned char)*s;
-		if (c == '|')
-			strbuf_addstr(md, "\\|");
-		else if (c == '<' && (isalpha((unsigned char)s[1]) || s[1] == '/' || s[1] == '!' ||
-				      s[1] == '?'))
-			strbuf_addstr(md, "&lt;");   /* could open an HTML tag */
-		else if (c == '\n' || c == '\r' || c == '\t')
+		if (c == '<' && (isalpha((unsigned char)s[1]) || s[1] == '/' || s[1] == '!' ||
+				 s[1] == '?'))
+			strbuf_addstr(md, "&lt;");   /* could open an HTML tag or an autolink */
+		else if (c == '&' && (isalnum((unsigned char)s[1]) || s[1] == '#'))
+			strbuf_addstr(md, "&amp;");
+		else if (c == '\\' || c == '`' || c == '[' || c == ']' || c == '|') {
+			strbuf_addch(md, '\\');
+			strbuf_addch(md, c);
+		} else if (c == '\n' || c == '\r' || c == '\t')
 			strbuf_addch(md, ' ');
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			;
 		else
 			strbuf_addch(md, c);
 	}
-	if (*s) {
-		/* do not cut a UTF-8 sequence in half */
-		while (md->len && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0x80)
-			strbuf_setlen(md, md->len - 1);
-		if (md->len && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0xC0)
-			strbuf_setlen(md, md->len - 1);
-		strbuf_addstr(md, "…");
-	}
+	if (*s)   /* do not cut a UTF-8 sequence in half */
+		md_ellipsis(md, from);
 }
 
 void rpt_md_cell(struct strbuf *md, const char *s)
@@ -49,35 +62,58 @@ void rpt_md_cell(struct strbuf *md, const char *s)
 	rpt_md_cell_n(md, s, CELL_MAX);
 }
 
-/* A name in a code span; pipes escaped (GitHub tables honour \| in code). */
+/* A name in a code span, whatever its characters: the fence is one backtick
+ * longer than the longest run of backticks in the name, so no backtick in it
+ * ends the span; a name that starts or ends with a backtick (or starts and
+ * ends with a space) is padded with a space each side, which CommonMark
+ * strips. Pipes are escaped (GitHub tables honour \| in code); line breaks
+ * are spaces, other control characters dropped; cut at CELL_MAX bytes with
+ * "…". The one code span of the report. */
 void rpt_md_code(struct strbuf *md, const char *s)
 {
-	const char *p;
+	size_t len, i, run = 0, longest = 0, from;
+	int pad;
 	if (!s || !*s) {
 		strbuf_addstr(md, DASH);
 		return;
 	}
-	strbuf_addstr(md, strchr(s, '`') ? "`` " : "`");
-	for (p = s; *p && p - s < CELL_MAX; p++) {
-		if (*p == '|')
-			strbuf_addstr(md, "\\|");
-		else if (*p == '\n' || *p == '\r')
-			strbuf_addch(md, ' ');
-		else
-			strbuf_addch(md, *p);
+	len = strlen(s);
+	if (len > CELL_MAX)
+		len = CELL_MAX;
+	for (i = 0; i < len; i++) {
+		run = s[i] == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
 	}
-	if (*p) {
+	pad = s[0] == '`' || s[len - 1] == '`' || (s[0] == ' ' && s[len - 1] == ' ');
+	for (i = 0; i <= longest; i++)
+		strbuf_addch(md, '`');
+	if (pad)
+		strbuf_addch(md, ' ');
+	from = md->len;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '|')
+			strbuf_addstr(md, "\\|");
+		else if (c == '\n' || c == '\r' || c == '\t')
+			strbuf_addch(md, ' ');
+		else if (c < 0x20 || c == 0x7f)
+			;
+		else
+			strbuf_addch(md, c);
+	}
+	if (s[len]) {
 		/* cut visibly, and keep two names that share their first CELL_MAX
 		 * characters apart: "…#" and 8 hex digits of the whole name's sha256 */
 		char hex[SHA256_HEX_LEN + 1];
-		while (md->len && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0x80)
-			strbuf_setlen(md, md->len - 1);
-		if (md->len && ((unsigned char)md->buf[md->len - 1] & 0xC0) == 0xC0)
-			strbuf_setlen(md, md->len - 1);
+		md_ellipsis(md, from);
 		sha256_hex(s, strlen(s), hex);
-		strbuf_addf(md, "…#%.8s", hex);
+		strbuf_addf(md, "#%.8s", hex);
 	}
-	strbuf_addstr(md, strchr(s, '`') ? " ``" : "`");
+	if (pad)
+		strbuf_addch(md, ' ');
+	for (i = 0; i <= longest; i++)
+		strbuf_addch(md, '`');
 }
 
 void rpt_md_step_program(struct strbuf *md, const cJSON *s)
@@ -167,18 +203,28 @@ void rpt_fmt_value(struct strbuf *sb, const cJSON *v)
 
 void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep)
 {
+	struct strbuf kv = STRBUF_INIT;
 	const cJSON *x;
 	int n = 0;
 	if (cJSON_IsObject(o)) {
 		cJSON_ArrayForEach(x, o) {
+			/* "key=value" as one code span (rpt_md_code): its text is the
+			 * record's, as it is */
+			strbuf_reset(&kv);
+			strbuf_addf(&kv, "%.60s%s", x->string ? x->string : "", sep);
+			if (cJSON_IsNumber(x))
+				strbuf_addf(&kv, "%.6g", x->valuedouble);
+			else if (cJSON_IsString(x))
+				strbuf_addstr(&kv, x->valuestring);
+			else if (cJSON_IsBool(x))
+				strbuf_addstr(&kv, cJSON_IsTrue(x) ? "true" : "false");
+			else
+				strbuf_addstr(&kv, DASH);
 			strbuf_addstr(md, n++ ? " " : "");
-			strbuf_addch(md, '`');
-			rpt_md_cell_n(md, x->string, 60);
-			strbuf_addstr(md, sep);
-			rpt_fmt_value(md, x);
-			strbuf_addch(md, '`');
+			rpt_md_code(md, kv.buf);
 		}
 	}
+	strbuf_release(&kv);
 	if (!n)
 		strbuf_addstr(md, DASH);
 }

@@ -451,6 +451,16 @@ void rpt_section_provenance(struct rpt_ctx *c)
 			strbuf_addstr(md, ", saved as ");
 			rpt_md_code(md, rr_str(git, "diff_file"));
 		}
+		if (cJSON_GetArraySize(rr_arr(git, "diff_withheld")) > 0) {
+			/* changed files with a secret's name: never in the diff */
+			const cJSON *w;
+			int n = 0;
+			strbuf_addstr(md, "; **not recorded** (a secret's name): ");
+			cJSON_ArrayForEach(w, rr_arr(git, "diff_withheld")) {
+				strbuf_addstr(md, n++ ? ", " : "");
+				rpt_md_code(md, cJSON_IsString(w) ? w->valuestring : NULL);
+			}
+		}
 		strbuf_addch(md, ')');
 	} else if (git) {
 		strbuf_addstr(md, ", clean");

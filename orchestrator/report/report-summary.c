@@ -613,8 +613,9 @@ void rpt_section_glance(struct rpt_ctx *c)
 					rpt_md_cell(md, rr_str(b, "program"));
 					strbuf_addstr(md, ", ");
 					rpt_md_cell(md, rr_str(k, "arch") ? rr_str(k, "arch") : rr_str(b, "arch"));
-					strbuf_addf(md, " on %s): %.0f B stores, %.0f B loads\n",
-						    rpt_host_name(h), st, ld);
+					strbuf_addstr(md, " on ");
+					rpt_md_cell(md, rpt_host_name(h));
+					strbuf_addf(md, "): %.0f B stores, %.0f B loads\n", st, ld);
 				}
 			}
 		}

@@ -80,7 +80,9 @@ void rpt_section_gates(struct rpt_ctx *c)
 							rr_str(g, "program")), "figures"), rr_str(g, "metric")), "unit"));
 			else
 				strbuf_addstr(&rows, "not measured");
-			strbuf_addf(&rows, " | %s ", rr_str(g, "op") ? rr_str(g, "op") : "?");
+			strbuf_addstr(&rows, " | ");
+			rpt_md_cell_n(&rows, rr_str(g, "op") ? rr_str(g, "op") : "?", 4);
+			strbuf_addch(&rows, ' ');
 			if (rr_num(g, "threshold", &t))
 				metric_fmt_g(&rows, t);
 			strbuf_addstr(&rows, " | ");
@@ -227,8 +229,11 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 					strbuf_addf(md, "%.2f×", r);
 				else
 					strbuf_addstr(md, DASH);
-				if (rr_str(v, "vs_winner"))
-					strbuf_addf(md, " (%s)", rr_str(v, "vs_winner"));
+				if (rr_str(v, "vs_winner")) {
+					strbuf_addstr(md, " (");
+					rpt_md_cell_n(md, rr_str(v, "vs_winner"), 20);
+					strbuf_addch(md, ')');
+				}
 				strbuf_addstr(md, " | ");
 				add_variant_resources(md, h, sw, v);
 				strbuf_addstr(md, " | ");

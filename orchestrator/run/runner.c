@@ -94,6 +94,29 @@ static enum go_status load_spec(const struct run_opts *o, const char *commit,
 	return st;
 }
 
+/* The work tree's provenance; its diff covers exactly what the run uses:
+ * the files it ships and its spec (store/gitinfo.h), never a file elsewhere
+ * in the tree nor one with a secret's name. */
+static enum go_status worktree_info(const struct run_opts *o, char *const *files,
+				    struct git_info *gi, struct strbuf *err)
+{
+	const char *sp = strip_dot_slash(o->spec_path);
+	size_t n = 0;
+	char **paths;
+	enum go_status st;
+
+	while (files[n])
+		n++;
+	paths = xcalloc(n + 2, sizeof(*paths));
+	memcpy(paths, files, n * sizeof(*paths));
+	/* the spec, when it is a path inside root (the record holds it whole too) */
+	if (sp[0] != '/' && strncmp(sp, "../", 3))
+		paths[n] = (char *)sp;
+	st = git_info_worktree(o->root, paths, gi, err);
+	free(paths);
+	return st;
+}
+
 static cJSON *provenance_json(const struct git_info *gi, const char *commit,
 			      const struct pack *pk, int wrote_diff)
 {
@@ -113,6 +136,20 @@ static cJSON *provenance_json(const struct git_info *gi, const char *commit,
 		json_add_bool(g, "dirty", gi->dirty);
 		json_add_str(g, "diff_sha256", gi->dirty && wrote_diff ? gi->diff_sha256 : NULL);
 		json_add_str(g, "diff_file", wrote_diff ? "source.diff" : NULL);
+		if (gi->withheld) {
+			/* changed files with a secret's name: shipped, never recorded */
+			cJSON *w = json_add_arr(g, "diff_withheld");
+			const char *q = gi->withheld, *nl;
+			for (; *q; q = nl + 1) {
+				char *one;
+				nl = strchr(q, '\n');
+				if (!nl)
+					break;
+				one = xstrfmt("%.*s", (int)(nl - q), q);
+				cJSON_AddItemToArray(w, cJSON_CreateString(one));
+				free(one);
+			}
+		}
 		if (!gi->commit[0])
 			json_add_str(g, "note", "the repository has no commit yet: the sources are "
 						"identified by their content id only");
@@ -423,11 +460,6 @@ int runner_run(const struct run_opts *o)
 		rc = fail(st, err.buf);
 		goto out;
 	}
-	st = git_info_worktree(o->root, &gi, &err);
-	if (st != GO_OK) {
-		rc = fail(st, err.buf);
-		goto out;
-	}
 	st = pack_resolve_sources(o->root, o->commit ? commit : NULL, s->sources, &files, &err);
 	if (st == GO_OK)
 		st = spec_check_selected(s, files, &err);
@@ -436,6 +468,11 @@ int runner_run(const struct run_opts *o)
 			       : pack_worktree(o->root, files, &pk, &err);
 	if (st != GO_OK) {
 		rc = fail(st == GO_ERR_NOT_FOUND ? GO_ERR_SPEC : st, err.buf);
+		goto out;
+	}
+	st = worktree_info(o, files, &gi, &err);
+	if (st != GO_OK) {
+		rc = fail(st, err.buf);
 		goto out;
 	}
 	if (o->dry_run) {

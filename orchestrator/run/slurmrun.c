@@ -249,8 +249,12 @@ static enum go_status rexec(struct hostrun *hr, const char *cmd, struct strbuf *
 	struct strbuf o = STRBUF_INIT, e = STRBUF_INIT;
 	struct ssh_exec_result res;
 	enum go_status st;
+	struct strbuf c = STRBUF_INIT;
 	memset(&res, 0, sizeof(res));
-	st = ssh_exec(hr->conn, cmd, NULL, 0, &o, &e, &res, 60000, err);
+	/* what it writes on the cluster is the user's alone (0700/0600) */
+	strbuf_addf(&c, "umask 077; %s", cmd);
+	st = ssh_exec(hr->conn, c.buf, NULL, 0, &o, &e, &res, 60000, err);
+	strbuf_release(&c);
 	if (st == GO_OK && (res.signal[0] || res.exit_code)) {
 		strbuf_trim(&e);
 		st = go_fail(err, GO_ERR_REMOTE, "%s: `%.80s` failed on the login node: %.*s",
@@ -383,12 +387,12 @@ static enum go_status setup(struct srun *r)
 	reused = st == GO_OK && strstr(out.buf, "present") != NULL;
 	tar = xstrfmt("%s/src.tar", hr->plan.content_dir);
 	if (st == GO_OK && !reused)
-		st = upload(hr, tar, hr->ctx->pack->data, hr->ctx->pack->len, 0644, &err);
+		st = upload(hr, tar, hr->ctx->pack->data, hr->ctx->pack->len, 0600, &err);
 	if (st == GO_OK && !reused) {
 		strbuf_reset(&cmd);
 		strbuf_addstr(&cmd, "cd ");
 		strbuf_add_shell_quoted(&cmd, hr->plan.content_dir);
-		strbuf_addstr(&cmd, " && rm -rf src && mkdir src && tar -xf src.tar -C src && touch .complete");
+		strbuf_addstr(&cmd, " && rm -rf src && mkdir src && tar -xf src.tar -C src && chmod -R go-rwx src && touch .complete");
 		st = rexec(hr, cmd.buf, NULL, &err);
 	}
 	/* the runner every job runs */
@@ -401,7 +405,7 @@ static enum go_status setup(struct srun *r)
 		st = rexec(hr, cmd.buf, NULL, &err);
 	}
 	if (st == GO_OK)
-		st = upload(hr, r->runner, gpuorch_runner_sh, gpuorch_runner_sh_len, 0644, &err);
+		st = upload(hr, r->runner, gpuorch_runner_sh, gpuorch_runner_sh_len, 0600, &err);
 	if (st != GO_OK) {
 		fail_host(hr, "ship", t0, err.buf);
 		goto out;
@@ -667,7 +671,7 @@ static enum go_status write_plan(struct srun *r, struct sjob *j, struct strbuf *
 	st = rexec(hr, cmd.buf, NULL, err);
 	path = xstrfmt("%s/plan.sh", j->rundir);
 	if (st == GO_OK)
-		st = upload(hr, path, text.buf, text.len, 0644, err);
+		st = upload(hr, path, text.buf, text.len, 0600, err);
 	free(path);
 	strbuf_release(&text);
 	strbuf_release(&cmd);

@@ -4,6 +4,7 @@
 #include "core/hash.h"
 #include "core/proc.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
@@ -62,13 +63,124 @@ static int status_header(const char *status, const char *key, struct strbuf *out
 	return 0;
 }
 
+/* Names that hold secrets by convention: keys, certificates' bundles,
+ * credentials and dotenv files. Matched against the last component. */
+static const char *const secret_names[] = {
+	".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "id_*", "credentials",
+	"credentials.*", ".netrc", ".pgpass", NULL
+};
+
+int git_secret_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	int i;
+	base = base ? base + 1 : path;
+	for (i = 0; secret_names[i]; i++)
+		if (!fnmatch(secret_names[i], base, 0))
+			return 1;
+	return 0;
+}
+
+/* `git --literal-pathspecs diff ARGS BASE -- PATHS` into out. */
+static enum go_status diff_run(const char *root, const char *const *args, const char *base,
+			       char *const *paths, struct strbuf *out, struct strbuf *err)
+{
+	struct strbuf eo = STRBUF_INIT, msg = STRBUF_INIT;
+	const char **argv;
+	size_t n = 0, i, np = 0;
+	int code = 0;
+	enum go_status st;
+
+	while (paths[np])
+		np++;
+	argv = xcalloc(np + 16, sizeof(*argv));
+	argv[n++] = "git";
+	argv[n++] = "--literal-pathspecs";
+	argv[n++] = "diff";
+	for (i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n++] = base;
+	argv[n++] = "--";
+	for (i = 0; i < np; i++)
+		argv[n++] = paths[i];
+	st = git_run(root, argv, out, &eo, &code, 0, err);
+	if (st == GO_OK && code != 0) {
+		first_line(&msg, &eo);
+		st = go_fail(err, GO_ERR_GIT, "'git diff' failed in '%s': %s", root, msg.buf);
+	}
+	if (st == GO_OK && out->truncated)
+		st = go_fail(err, GO_ERR_GIT,
+			     "the diff of the work tree in '%s' is over %zu MiB; commit the changes and use --commit",
+			     root, PROC_OUTPUT_CAP >> 20);
+	free(argv);
+	strbuf_release(&eo);
+	strbuf_release(&msg);
+	return st;
+}
+
+/* The diff of paths against base: the changed paths with a secret's name go
+ * to gi->withheld, the diff of the others to gi->diff; dirty when either. */
+static enum go_status diff_paths(const char *root, const char *base, char *const *paths,
+				 struct git_info *gi, struct strbuf *err)
+{
+	static const char *const names_args[] = { "--name-only", "-z", "--no-renames", "--relative", NULL };
+	static const char *const diff_args[] = { "--binary", "--no-color", "--no-ext-diff", NULL };
+	struct strbuf diff = STRBUF_INIT, names = STRBUF_INIT, withheld = STRBUF_INIT;
+	char **keep, **secret;
+	size_t n = 0, nk = 0, ns = 0, i;
+	enum go_status st = GO_OK;
+
+	while (paths[n])
+		n++;
+	keep = xcalloc(n + 1, sizeof(*keep));
+	secret = xcalloc(n + 1, sizeof(*secret));
+	for (i = 0; i < n; i++) {
+		if (git_secret_name(paths[i]))
+			secret[ns++] = paths[i];
+		else
+			keep[nk++] = paths[i];
+	}
+	if (ns) {
+		const char *p;
+		st = diff_run(root, names_args, base, secret, &names, err);
+		/* --relative: git names them as given (relative to root) */
+		for (p = names.buf; st == GO_OK && p < names.buf + names.len; p += strlen(p) + 1) {
+			strbuf_addstr(&withheld, p);
+			strbuf_addch(&withheld, '\n');
+		}
+	}
+	if (st == GO_OK && nk)
+		st = diff_run(root, diff_args, base, keep, &diff, err);
+	if (st == GO_OK) {
+		gi->dirty = diff.len > 0 || withheld.len > 0;
+		if (diff.len) {
+			sha256_hex(diff.buf, diff.len, gi->diff_sha256);
+			gi->diff = strbuf_detach(&diff, NULL);
+		}
+		if (withheld.len)
+			gi->withheld = strbuf_detach(&withheld, NULL);
+	}
+	free(keep);
+	free(secret);
+	strbuf_release(&diff);
+	strbuf_release(&names);
+	strbuf_release(&withheld);
+	return st;
+}
+
 /* One `git status --porcelain=v2 --branch` tells the commit (branch.oid,
  * "(initial)" before the first), the branch (branch.head, "(detached)" on a
  * detached HEAD) and whether a tracked file changed (any line after the
  * headers): one git process instead of four on every run. Only when it
  * fails does `git rev-parse --show-toplevel` tell a directory outside git
- * (no provenance, not an error) from a git that failed. */
-enum go_status git_info_worktree(const char *root, struct git_info *gi, struct strbuf *err)
+ * (no provenance, not an error) from a git that failed.
+ *
+ * With paths (the files a run ships, and its spec), "dirty" and the diff are
+ * those of these paths only: a change elsewhere in the tree is no part of
+ * the run and is never recorded; a changed path with a secret's name
+ * (git_secret_name) is named in gi->withheld, never diffed. */
+enum go_status git_info_worktree(const char *root, char *const *paths, struct git_info *gi,
+				 struct strbuf *err)
 {
 	struct strbuf out = STRBUF_INIT, eo = STRBUF_INIT, msg = STRBUF_INIT, v = STRBUF_INIT;
 	enum go_status st;
@@ -126,7 +238,11 @@ enum go_status git_info_worktree(const char *root, struct git_info *gi, struct s
 		strbuf_addstr(&out, "HEAD");
 	}
 
-	if (gi->dirty) {
+	if (paths && gi->dirty) {
+		char *base = strbuf_detach(&out, NULL);
+		st = diff_paths(root, base, paths, gi, err);
+		free(base);
+	} else if (gi->dirty) {
 		struct strbuf diff = STRBUF_INIT;
 		char *base = strbuf_detach(&out, NULL);
 		const char *dargv[] = { "git", "diff", "--binary", "--no-color", "--no-ext-diff",
@@ -254,6 +370,7 @@ enum go_status git_list_files(const char *root, const char *commit, const char *
 void git_info_release(struct git_info *gi)
 {
 	free(gi->diff);
+	free(gi->withheld);
 	free(gi->branch);
 	memset(gi, 0, sizeof(*gi));
 }

@@ -9,11 +9,21 @@ struct git_info {
 	char commit[41];         /* HEAD, or the resolved --commit */
 	int dirty;               /* work tree differs from HEAD (tracked files) */
 	char *diff;              /* `git diff HEAD` text when dirty, else NULL */
+	char *withheld;          /* changed paths with a secret's name, one a line, not in
+				  * diff (given paths only); else NULL */
 	char diff_sha256[65];
 	char *branch;            /* may be NULL */
 };
 
-enum go_status git_info_worktree(const char *root, struct git_info *gi, struct strbuf *err);
+/* The work tree's commit, branch, and whether it differs from its commit
+ * (tracked files) and how: of all of it (paths NULL), or of the given paths
+ * only (NULL-terminated, relative to root: what a run ships), where a
+ * changed path with a secret's name is listed in withheld, not diffed. */
+enum go_status git_info_worktree(const char *root, char *const *paths, struct git_info *gi,
+				 struct strbuf *err);
+/* 1 when path's last component is a secret's by convention: .env, .env.*,
+ * *.env, *.pem, *.key, *.p12, *.pfx, id_*, credentials, credentials.*, .netrc, .pgpass */
+int git_secret_name(const char *path);
 /* Resolve rev to a full commit id. */
 enum go_status git_resolve(const char *root, const char *rev, char out[41], struct strbuf *err);
 /* The bytes of path at commit rev. GO_ERR_NOT_FOUND when absent there. */

@@ -194,7 +194,7 @@ enum go_status ssh_upload(struct ssh_conn *c, const void *data, size_t len,
 	strbuf_addf(&part, "%s.part", remote_path);
 	sftp_remove(c, part.buf);   /* a leftover from an earlier attempt */
 	h = sftp_open(c, part.buf, LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC,
-		      mode > 0 ? mode : 0644, deadline, &rc);
+		      mode > 0 ? mode : 0600, deadline, &rc);
 	if (!h) {
 		if (rc == LIBSSH2_ERROR_TIMEOUT) {
 			st = ssh_fail_timeout(c, "opening an upload", timeout_ms, err);

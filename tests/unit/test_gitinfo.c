@@ -133,7 +133,7 @@ static void test_git(void)
 	fs_mkdir_p(repo, 0755, &err);
 	fs_mkdir_p(plain, 0755, &err);
 
-	st = git_info_worktree(plain, &gi, &err);
+	st = git_info_worktree(plain, NULL, &gi, &err);
 	CHECK(st == GO_OK && !gi.is_repo && !gi.commit[0] && !gi.diff,
 	      "a directory outside git is not a repo (and not an error)", "st=%d is_repo=%d err=%s",
 	      st, gi.is_repo, err.buf);
@@ -141,7 +141,7 @@ static void test_git(void)
 
 	sh(repo, "git init -q -b main && git config user.email t@example.com && "
 		 "git config user.name Test && printf 'one\\n' > a.txt && git add a.txt");
-	st = git_info_worktree(repo, &gi, &err);
+	st = git_info_worktree(repo, NULL, &gi, &err);
 	CHECK(st == GO_OK && gi.is_repo && !gi.commit[0] && gi.dirty && gi.diff &&
 	      strstr(gi.diff, "+one"),
 	      "a repo with no commits: is_repo, no commit, dirty, diff against the empty tree",
@@ -151,7 +151,7 @@ static void test_git(void)
 
 	sh(repo, "git commit -q -m first && printf 'x\\000y\\n' > bin.dat && chmod +x bin.dat && "
 		 "git add bin.dat && git commit -q -m second");
-	st = git_info_worktree(repo, &gi, &err);
+	st = git_info_worktree(repo, NULL, &gi, &err);
 	CHECK(st == GO_OK && gi.is_repo && strlen(gi.commit) == 40 && !gi.dirty && !gi.diff &&
 	      !gi.diff_sha256[0],
 	      "a clean repo: 40-hex commit, not dirty, no diff", "st=%d commit='%s' dirty=%d", st,
@@ -162,13 +162,13 @@ static void test_git(void)
 	git_info_release(&gi);
 
 	sh(repo, "printf 'untracked\\n' > new.txt");
-	st = git_info_worktree(repo, &gi, &err);
+	st = git_info_worktree(repo, NULL, &gi, &err);
 	CHECK(st == GO_OK && !gi.dirty, "untracked files do not make the tree dirty", "dirty=%d",
 	      gi.dirty);
 	git_info_release(&gi);
 
 	sh(repo, "printf 'one\\ntwo\\n' > a.txt");
-	st = git_info_worktree(repo, &gi, &err);
+	st = git_info_worktree(repo, NULL, &gi, &err);
 	if (st == GO_OK && gi.diff)
 		sha256_hex(gi.diff, strlen(gi.diff), hex);
 	CHECK(st == GO_OK && gi.dirty && gi.diff && strstr(gi.diff, "+two") &&
@@ -178,7 +178,7 @@ static void test_git(void)
 	git_info_release(&gi);
 
 	sh(repo, "git checkout -q --detach HEAD");
-	st = git_info_worktree(repo, &gi, &err);
+	st = git_info_worktree(repo, NULL, &gi, &err);
 	CHECK(st == GO_OK && !gi.branch, "a detached HEAD has no branch", "branch=%s",
 	      gi.branch ? gi.branch : "(null)");
 	git_info_release(&gi);
@@ -222,6 +222,87 @@ static void test_git(void)
 	free(plain);
 }
 
+/* Issue 31 item 12: with the paths a run ships, the diff is theirs only, and
+ * a changed file with a secret's name is named, never diffed. */
+static void test_git_paths(void)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct git_info gi;
+	char *repo = xstrfmt("%s/paths", tmp);
+	char *ship[] = { "src/k.c", NULL };
+	char *ship_env[] = { "src/k.c", "src/.env", "conf/id_ed25519", "conf/server.pem", NULL };
+	char *sub_ship[] = { "k.c", ".env", NULL };
+	char hex[SHA256_HEX_LEN + 1];
+	enum go_status st;
+
+	fs_mkdir_p(repo, 0755, &err);
+	sh(repo, "git init -q -b main && git config user.email t@example.com && git config user.name T && "
+		 "mkdir src conf && printf 'int k;\\n' > src/k.c && printf 'A=1\\n' > src/.env && "
+		 "printf 'A=1\\n' > .env && printf 'key\\n' > conf/id_ed25519 && printf 'c\\n' > conf/server.pem && "
+		 "printf 'notes\\n' > notes.txt && git add -A && git commit -q -m one");
+
+	sh(repo, "printf 'SECRET_DIRTY=hunter2\\n' >> .env && printf 'more\\n' >> notes.txt");
+	st = git_info_worktree(repo, ship, &gi, &err);
+	CHECK(st == GO_OK && gi.is_repo && strlen(gi.commit) == 40 && !gi.dirty && !gi.diff &&
+	      !gi.withheld,
+	      "paths given: changes only outside them leave the run clean, with no diff",
+	      "st=%d dirty=%d diff=%s err=%s", st, gi.dirty, gi.diff ? gi.diff : "(null)", err.buf);
+	git_info_release(&gi);
+
+	sh(repo, "printf 'int k2;\\n' >> src/k.c");
+	st = git_info_worktree(repo, ship, &gi, &err);
+	if (st == GO_OK && gi.diff)
+		sha256_hex(gi.diff, strlen(gi.diff), hex);
+	CHECK(st == GO_OK && gi.dirty && gi.diff && strstr(gi.diff, "+int k2;") &&
+	      !strstr(gi.diff, "SECRET_DIRTY") && !strstr(gi.diff, "notes") &&
+	      !strcmp(hex, gi.diff_sha256) && !gi.withheld,
+	      "paths given: the diff is exactly the shipped file's change",
+	      "st=%d diff=%s", st, gi.diff ? gi.diff : "(null)");
+	git_info_release(&gi);
+
+	sh(repo, "printf 'TOKEN=abc\\n' >> src/.env && printf 'k2\\n' >> conf/id_ed25519");
+	st = git_info_worktree(repo, ship_env, &gi, &err);
+	CHECK(st == GO_OK && gi.dirty && gi.diff && strstr(gi.diff, "+int k2;") &&
+	      !strstr(gi.diff, "TOKEN") && !strstr(gi.diff, ".env") && !strstr(gi.diff, "id_ed25519") &&
+	      gi.withheld && !strcmp(gi.withheld, "conf/id_ed25519\nsrc/.env\n"),
+	      "a shipped file with a secret's name is withheld from the diff and named; an "
+	      "unchanged one (server.pem) is not named",
+	      "st=%d withheld=%s diff=%s", st, gi.withheld ? gi.withheld : "(null)",
+	      gi.diff ? gi.diff : "(null)");
+	git_info_release(&gi);
+
+	sh(repo, "git checkout -q src/k.c");
+	st = git_info_worktree(repo, ship_env, &gi, &err);
+	CHECK(st == GO_OK && gi.dirty && !gi.diff && gi.withheld &&
+	      !strcmp(gi.withheld, "conf/id_ed25519\nsrc/.env\n"),
+	      "only secrets changed: dirty, no diff at all, the files named",
+	      "st=%d dirty=%d withheld=%s", st, gi.dirty, gi.withheld ? gi.withheld : "(null)");
+	git_info_release(&gi);
+
+	{
+		/* a root below the repository's top: paths are relative to it */
+		char *sub = xstrfmt("%s/src", repo);
+		sh(repo, "printf 'int k3;\\n' >> src/k.c");
+		st = git_info_worktree(sub, sub_ship, &gi, &err);
+		CHECK(st == GO_OK && gi.dirty && gi.diff && strstr(gi.diff, "+int k3;") &&
+		      gi.withheld && !strcmp(gi.withheld, ".env\n") && !strstr(gi.diff, "TOKEN"),
+		      "a root inside the repository: its shipped paths, named relative to it",
+		      "st=%d withheld=%s err=%s", st, gi.withheld ? gi.withheld : "(null)", err.buf);
+		git_info_release(&gi);
+		free(sub);
+	}
+
+	CHECK(git_secret_name(".env") && git_secret_name("a/.env.local") && git_secret_name("prod.env") &&
+	      git_secret_name("k/server.pem") && git_secret_name("tls.key") && git_secret_name("id_rsa") &&
+	      git_secret_name("x/id_ed25519.pub") && git_secret_name("credentials") &&
+	      git_secret_name("aws/credentials.json") && git_secret_name("c.p12") &&
+	      git_secret_name(".netrc") && !git_secret_name("env.c") && !git_secret_name("a.env.c") &&
+	      !git_secret_name("key.cu") && !git_secret_name("src/keys.h") && !git_secret_name("my.netrc.txt"),
+	      "secret names: by the last component, not a substring", "mismatch");
+	strbuf_release(&err);
+	free(repo);
+}
+
 int main(void)
 {
 	/* Keep the user's and the system's git configuration out of the tests. */
@@ -233,6 +314,7 @@ int main(void)
 	}
 	test_proc_run();
 	test_git();
+	test_git_paths();
 	fs_remove_tree(tmp);
 	return check_summary();
 }

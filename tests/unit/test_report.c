@@ -257,7 +257,7 @@ static void test_wrong_types(void)
 	CHECK(count(md, "\n### ") == 2 * 2 + 0, "non-object hosts are skipped", "host headers %d",
 	      count(md, "\n### "));
 	HAS(md, "⚪ not measured: unknown operator '~'", "unknown operator reported");
-	HAS(md, "| `p\\|q` timing.p90_us <= 10 us | h\\|1&lt;b> | q`x | 3.00 us | ✅ met |",
+	HAS(md, "| `p\\|q` timing.p90_us <= 10 us | h\\|1&lt;b> | q\\`x | 3.00 us | ✅ met |",
 	    "dotted metric path read from the result");
 	CHECK(hl[0] != '\0', "headline of a strange record is not empty", "empty");
 	free(md);

@@ -133,6 +133,7 @@ struct fstamp {
 
 static char *self_path;                /* the binary, absolute */
 static const char *sock_path;          /* the socket served */
+static mode_t start_umask;             /* the start command's, for the commands run */
 static int lock_fd = -1;               /* flock(SOCK.lock): held by the server only */
 static struct fstamp stamps[NWATCH];
 
@@ -338,6 +339,7 @@ static void child_exec(const char *cmd, int in, int out, int err)
 		if (chdir("/") < 0)
 			_exit(126);
 	}
+	umask(start_umask);   /* a command sees the umask an exec request would */
 	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 	dprintf(2, "gpuorch-execd: cannot run /bin/sh: %s\n", strerror(errno));
 	_exit(127);
@@ -719,6 +721,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gpuorch-execd: cannot find its own binary\n");
 			return 2;
 		}
+		/* the socket, its lock and whatever the server writes: 0600/0700 */
+		start_umask = umask(077);
 		return cmd_start(argv[2], (int)idle);
 	}
 	if (argc == 3 && !strcmp(argv[1], "ping"))
