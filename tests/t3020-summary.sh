@@ -29,9 +29,7 @@ test_expect_success 'a run writes summary.json and samples.txt beside run.json' 
 	test "$(jq_ $run/summary.json of.size)" = "$(wc -c <$run/run.json | tr -d " ")" &&
 	n=$(grep -o "\"samples_n\":[[:space:]]*[0-9]*" $run/summary.json | head -1 | grep -o "[0-9]*\$") &&
 	test "$n" -ge 2 &&
-	sed -n 1p $run/samples.txt >line1.json &&
-	test "$n" = "$(jq_ line1.json n)" &&
-	test "$(jq_ line1.json encoding)" = ns-delta-zigzag-varint/zlib/base64
+	test "$n" = "$(sed -n 1p $run/samples.txt | wc -w | tr -d " ")"
 '
 
 test_expect_success 'run.json stores every sample, packed (timing.samples), and the summary says all were kept' '

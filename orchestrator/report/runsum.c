@@ -44,8 +44,6 @@ static void copy_item(cJSON *to, const cJSON *from, const char *key)
 static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples)
 {
 	struct samples sm;
-	cJSON *packed;
-	char *text = NULL;
 	size_t off;
 	int i;
 	if (!samples) {
@@ -62,18 +60,11 @@ static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples
 	if (sm.kept)
 		json_add_str(timing, "samples_kept", sm.kept);
 	off = samples->len;
-	packed = samples_encode(sm.v, sm.n);
-	if (packed && (text = cJSON_PrintUnformatted(packed)) != NULL) {
-		strbuf_addstr(samples, text);   /* one line: the packed samples, as in run.json */
-		free(text);
-	} else {
-		for (i = 0; i < sm.n; i++) {    /* zlib failed: the numbers, as before */
-			if (i)
-				strbuf_addch(samples, ' ');
-			strbuf_add_double(samples, sm.v[i]);
-		}
+	for (i = 0; i < sm.n; i++) {
+		if (i)
+			strbuf_addch(samples, ' ');
+		strbuf_add_double(samples, sm.v[i]);
 	}
-	cJSON_Delete(packed);
 	strbuf_addch(samples, '\n');
 	{
 		cJSON *at = json_add_arr(timing, "samples_at");
@@ -368,19 +359,7 @@ int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, in
 		return 0;
 	}
 	buf[(size_t)len] = '\0';
-	if (buf[0] == '{') {
-		/* the packed samples (store/samples.h) */
-		cJSON *o = cJSON_Parse(buf);
-		struct samples sm;
-		if (o && samples_read_packed(o, &sm, NULL) == 0) {
-			*v = sm.v;
-			*n = sm.n;
-		}
-		cJSON_Delete(o);
-		free(buf);
-		return *n > 0;
-	}
-	for (p = buf; *p && *p != '\n'; p = end) {   /* numbers, space-separated */
+	for (p = buf; *p && *p != '\n'; p = end) {
 		double x = strtod(p, &end);
 		if (end == p)
 			break;

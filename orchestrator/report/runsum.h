@@ -8,10 +8,10 @@
  *                 the benchmark and correctness steps with their figures
  *                 ("schema": "gpuorch.summary/1"), and where each
  *                 benchmark's samples are in
- *   samples.txt   one line per benchmark step: its samples packed as in
- *                 run.json (store/samples.h), one JSON object a line (older
- *                 files: the numbers, space-separated), read only for the
- *                 figures a command looks at (history's points).
+ *   samples.txt   one line per benchmark step: its samples (store/samples.h), space-separated
+ *                 (strbuf_add_double: the same doubles in the fewest
+ *                 digits), read only for the figures a
+ *                 command looks at (history's points).
  * The summary records run.json's size and mtime: when run.json changed after
  * it (or there is no summary: every run recorded before, or a controller
  * killed mid-run), the reader parses run.json and builds the same summary in

@@ -148,15 +148,6 @@ static int decode(const cJSON *o, struct samples *out, struct strbuf *err)
 	return 0;
 }
 
-int samples_read_packed(const cJSON *packed, struct samples *out, struct strbuf *err)
-{
-	memset(out, 0, sizeof(*out));
-	if (decode(packed, out, err) < 0)
-		return -1;
-	out->total = out->n;
-	return 0;
-}
-
 int samples_read_timing(const cJSON *timing, struct samples *out, struct strbuf *err)
 {
 	const cJSON *packed = rr_obj(timing, "samples"), *arr = rr_arr(timing, "samples_us"), *x;

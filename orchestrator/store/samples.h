@@ -40,9 +40,6 @@ void samples_pack_timing(cJSON *timing);
  * when it has none, -1 when timing.samples cannot be decoded (err says why);
  * out is always initialised. */
 int samples_read_timing(const cJSON *timing, struct samples *out, struct strbuf *err);
-/* The samples of a packed object alone (timing.samples, or a line of
- * samples.txt): 0 and out->v, out->n (total = n), or -1 with err. */
-int samples_read_packed(const cJSON *packed, struct samples *out, struct strbuf *err);
 /* Whether the record holds fewer samples than the program timed. */
 int samples_is_subset(const struct samples *s);
 void samples_release(struct samples *s);
