@@ -71,14 +71,15 @@ static void test_code(void)
 		big[301] = '`';
 		big[sizeof(big) - 1] = '\0';
 		s = code(big);
-		CHECK(!strncmp(s, "`a", 2) && strlen(s) == 1 + 240 + strlen("…") + 1 &&
-			      !strcmp(s + strlen(s) - 4, "…`"),
-		      "a long name is cut at 240 bytes with an ellipsis, inside its span", "got %zu bytes",
+		CHECK(!strncmp(s, "`a", 2) && strlen(s) == 1 + 240 + strlen("…#") + 8 + 1 &&
+			      !strncmp(s + strlen(s) - 13, "…#", 4) && s[strlen(s) - 1] == '`',
+		      "a long name is cut at 240 bytes with an ellipsis and a short hash key, inside its span", "got %zu bytes",
 		      strlen(s));
 		free(s);
 		big[239] = '`';
 		s = code(big);
-		CHECK(!strncmp(s, "`` a", 4) && !strcmp(s + strlen(s) - strlen("… ``"), "… ``"),
+		CHECK(!strncmp(s, "`` a", 4) && !strncmp(s + strlen(s) - strlen("…#12345678 ``"), "…#", 4) &&
+			      !strcmp(s + strlen(s) - 3, " ``"),
 		      "a backtick at the 240th byte counts for the fence and the padding", "got %s",
 		      s + strlen(s) - 10);
 		free(s);
