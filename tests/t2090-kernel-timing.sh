@@ -81,8 +81,8 @@ test_expect_success 'the report has the kernel table; an expectation on kernel:s
 	grep "^| .demo. kernel:scale_sq.median_us < 100 us (scale_sq under 100 us) | g | n16 | 61.01 us | ✅ met" $run/report.md &&
 	grep "^## Kernels timed by gpuorch" $run/report.md &&
 	grep "^3 runs, 303 launches in all" $run/report.md &&
-	grep "^| .saxpy. | .saxpy. | 51 | 76.51 | 75.36 | 77.60 | 3893 | 56.1% |$" $run/report.md &&
-	grep "^| .scale_sq. | .scale_sq. | 50 | 61.01 | " $run/report.md
+	grep "^| .saxpy. | .saxpy. | 65536,1,1 × 256,1,1 | 51 | 76.51 | 75.36 | 77.60 | 3893 | 56.1% |$" $run/report.md &&
+	grep "^| .scale_sq. | .scale_sq. | 65536,1,1 × 256,1,1 | 50 | 61.01 | " $run/report.md
 '
 
 test_expect_success 'a gate at exactly the measured median passes (<=); a hair under it fails the run (exit 1)' '
