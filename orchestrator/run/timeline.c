@@ -72,8 +72,11 @@ static int cmp_hrun(const void *x, const void *y)
  * that started after it, so an old run without a commit is not "newest". */
 static void order_runs(struct hrun *runs, int n)
 {
-	struct hrun *out = xcalloc((size_t)n + 1, sizeof(*out));
+	struct hrun *out;
 	int k, i, j, m = 0;
+	if (n <= 0)   /* nothing to order (and gcc's ASan build sees n >= 1) */
+		return;
+	out = xcalloc((size_t)n + 1, sizeof(*out));
 	qsort(runs, (size_t)n, sizeof(*runs), cmp_hrun);
 	for (k = 0; k < n && runs[k].order < UNKNOWN_ORDER; k++)
 		;
