@@ -33,12 +33,12 @@ test_expect_success 'the first command after authentication does not wait on a d
 	: >times &&
 	for n in 1 2 3 4 5; do
 		sshd_sshtool q --timing exec true 2>err &&
-		sed -n "s/^sshtool: run took \([0-9]*\) ms$/\1/p" err >>times || return 1
+		# the cause of the stall, not a time: Nagle off on the socket
+		test_grep "^sshtool: run took [0-9]* ms, TCP_NODELAY on$" err &&
+		sed -n "s/^sshtool: run took \([0-9]*\) ms.*$/\1/p" err >>times || return 1
 	done &&
 	test "$(wc -l <times)" -eq 5 &&
-	m=$(sort -n times | sed -n 3p) &&
-	echo "authentication to the end of true: $(tr "\n" " " <times)ms, median $m ms" &&
-	test "$m" -lt 30 &&
+	echo "authentication to the end of true (not judged): $(tr "\n" " " <times)ms" &&
 	sshd_stop q
 '
 
@@ -46,17 +46,20 @@ test_expect_success 'the first command after authentication does not wait on a d
 # follow's `tail -f` has still to exit; or a command past its timeout) is let
 # go at once: our CLOSE is sent, and sshd's, which comes only once the
 # command has exited, is not waited for (ssh-exec.c channel_discard; it
-# waited up to 200 ms). Five on one connection, each leaving a 1-s sleeper:
-# each next command opens its channel beside them, and they are freed as
-# their CLOSEs come in.
+# waited up to 200 ms). Five on one connection, each leaving a 30-s sleeper:
+# each next command opens its channel beside them, and none of the five
+# CLOSEs has come when the next starts (what happened, not how fast: the
+# count of closes pending after each run is 1, 2, 3, 4, 5).
 test_expect_success 'a command its reader stops is let go at once, without waiting for its exit' '
-	sshd_sshtool a --repeat 5 exec-until stop "echo stop; sleep 1" >out 2>err &&
+	SLEEPER="$TRASH/sleep-gpuorch-t1000-$$" &&
+	cp "$(command -v sleep)" "$SLEEPER" &&
+	test_when_finished "pkill -f \"$SLEEPER\" || :" &&
+	sshd_sshtool a --repeat 5 exec-until stop "echo stop; \"$SLEEPER\" 30" >out 2>err &&
 	test "$(grep -c "^stop$" out)" -eq 5 &&
-	sed -n "s/^sshtool: let go \([0-9]*\) ms after the mark$/\1/p" err >letgo &&
-	test "$(wc -l <letgo)" -eq 5 &&
-	m=$(sort -n letgo | sed -n 3p) &&
-	echo "the mark to the return: $(tr "\n" " " <letgo)ms, median $m ms" &&
-	test "$m" -lt 50 &&
+	sed -n "s/^sshtool: let go [0-9]* ms after the mark, \([0-9]*\) close(s) pending$/\1/p" err >pending &&
+	printf "%s\n" 1 2 3 4 5 >expect &&
+	test_cmp expect pending &&
+	pgrep -f "$SLEEPER" >/dev/null &&
 	sshd_sshtool a exec "echo after" >out &&
 	echo after >expect &&
 	test_cmp expect out

@@ -153,6 +153,18 @@ static const char *const state_names[INST_STATE_COUNT] = {
 	"unknown", "pending", "running", "stopping", "stopped", "terminated",
 };
 
+void tagged_free(struct tagged_inst *v, int n)
+{
+	int i;
+	for (i = 0; v && i < n; i++) {
+		free(v[i].id);
+		free(v[i].host);
+		free(v[i].run);
+		free(v[i].token);
+	}
+	free(v);
+}
+
 const char *inst_state_name(enum inst_state s)
 {
 	return s >= 0 && s < INST_STATE_COUNT ? state_names[s] : "unknown";

@@ -25,18 +25,6 @@ void instance_free(struct instance *in)
 	free(in);
 }
 
-void tagged_free(struct tagged_inst *v, int n)
-{
-	int i;
-	for (i = 0; v && i < n; i++) {
-		free(v[i].id);
-		free(v[i].host);
-		free(v[i].run);
-		free(v[i].token);
-	}
-	free(v);
-}
-
 enum go_status instance_load(const struct host *h, const char *hosts_path,
 			     struct instance **out, struct strbuf *err)
 {

@@ -214,6 +214,20 @@ void ssh_reap_closing(struct ssh_conn *c, int all)
 	}
 }
 
+int ssh_nodelay(const struct ssh_conn *c)
+{
+	int on = 0;
+	socklen_t len = sizeof(on);
+	if (!c || c->sock < 0 || getsockopt(c->sock, IPPROTO_TCP, TCP_NODELAY, &on, &len) < 0)
+		return 0;
+	return on != 0;
+}
+
+int ssh_closes_pending(const struct ssh_conn *c)
+{
+	return c ? c->nclosing : 0;
+}
+
 enum go_status ssh_check_usable(struct ssh_conn *c, struct strbuf *err)
 {
 	if (c->state == CONN_READY)

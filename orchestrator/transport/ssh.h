@@ -93,6 +93,12 @@ enum go_status ssh_exec_talk(struct ssh_conn *c, const char *cmd, struct ssh_inp
 void ssh_use_execd(struct ssh_conn *c, const char *sock);
 /* 1 when c's last command went to the execd (whatever its outcome). */
 int ssh_via_execd(const struct ssh_conn *c);
+/* What the tests check about the link (tests/tools/sshtool.c): 1 when c's
+ * socket has TCP_NODELAY (no delayed-ACK stall on a small request), and how
+ * many channels c has closed whose server CLOSE is still to come (a command
+ * let go without waiting for its exit). */
+int ssh_nodelay(const struct ssh_conn *c);
+int ssh_closes_pending(const struct ssh_conn *c);
 
 /* ---- the session keeper (ssh-mux.c; docs/host-runner-measurements.md, "Session keeper") ----
  * For a host with persist_s, ssh_connect first asks the host's keeper, a

@@ -16,7 +16,7 @@
  *                                connection; then "sshtool: N runs, median
  *                                M ms, max X ms" on stderr (each run's wall
  *                                time, request to end)
- *     --timing                   "sshtool: run took N ms" on stderr for each
+ *     --timing                   "sshtool: run took N ms, TCP_NODELAY on|off" on stderr for each
  *                                run (the first: from the end of
  *                                authentication, so a stall between it and
  *                                the first command shows)
@@ -28,7 +28,7 @@
  *     exec-until MARK CMD        stdout copied until a line MARK, where the
  *                                reader stops the command (as the runner's
  *                                follow stops at the journal's end); then
- *                                "sshtool: let go N ms after the mark" on
+ *                                "sshtool: let go N ms after the mark, M close(s) pending" on
  *                                stderr (the mark's arrival to ssh_exec_stream's
  *                                return); exit 0 when the mark came
  *     upload LOCAL REMOTE        prints "sent N"
@@ -222,8 +222,8 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 		struct ssh_exec_result r;
 		st = ssh_exec_stream(c, argv[2], NULL, 0, until_out, &u, NULL, &r, timeout_ms, err);
 		if (u.seen) {
-			fprintf(stderr, "sshtool: let go %lld ms after the mark\n",
-				(long long)(time_mono_ms() - u.t_seen));
+			fprintf(stderr, "sshtool: let go %lld ms after the mark, %d close(s) pending\n",
+				(long long)(time_mono_ms() - u.t_seen), ssh_closes_pending(c));
 			st = GO_OK;   /* stopped by its reader */
 		} else if (!st) {
 			st = go_fail(err, GO_ERR_REMOTE, "the command ended without a line '%s'", argv[1]);
@@ -432,7 +432,8 @@ int main(int argc, char **argv)
 			rc = run(c, argc - i, argv + i, timeout_ms, &err);
 			ms[r] = (double)(time_mono_ms() - t0);
 			if (timing)
-				fprintf(stderr, "sshtool: run took %.0f ms\n", ms[r]);
+				fprintf(stderr, "sshtool: run took %.0f ms, TCP_NODELAY %s\n", ms[r],
+					ssh_nodelay(c) ? "on" : "off");
 		}
 		if (repeat > 1 && !rc) {
 			stats_sort(ms, repeat);
