@@ -85,9 +85,19 @@ test_expect_success 'a run starts the instance through EC2, uses it, stops it; c
 	test "$(jq_ $run/run.json provenance.instances.e.provider)" = aws &&
 	test "$(jq_ $run/run.json provenance.instances.e.started_by_gpuorch)" = true &&
 	jq_ $run/run.json provenance.instances.e.stop_confirmed_at | grep "^20" &&
-	grep "^cost: e [0-9.]* ([0-9]* s x 0.8048/h, stopped)$" run.out &&
+	# EC2 bills at least 60 s: the line and the row say so when the run was
+	# shorter, and the cost is made of the figures they show
+	obs=$(jq_ $run/run.json provenance.instances.e.observed_s) &&
+	test "$(jq_ $run/run.json provenance.instances.e.billing_minimum_s)" = 60 &&
+	cost=$(jq_ $run/run.json provenance.instances.e.cost) &&
+	awk -v o="$obs" -v c="$cost" "BEGIN { b = o > 60 ? o : 60; e = b / 3600 * 0.8048 - c; exit !(e < 1e-9 && e > -1e-9) }" &&
+	if test "$obs" -lt 60; then
+		grep "^cost: e [0-9.]* ($obs s observed, billed as the provider.s minimum 60 s x 0.8048/h, stopped)$" run.out
+	else
+		grep "^cost: e [0-9.]* ($obs s x 0.8048/h, stopped)$" run.out
+	fi &&
 	grep "^## Cloud instances" $run/report.md &&
-	grep "^| e | aws | stopped | yes | stop | [0-9]* s | 0.8048 | [0-9.]* |  |$" $run/report.md &&
+	grep "^| e | aws | stopped | yes | stop | $obs s observed (billed at least 60 s) | 0.8048 USD | [0-9.]* USD |  |$" $run/report.md &&
 	grep "^\*\*Cost of the instances gpuorch started\*\*: [0-9.]*" $run/report.md &&
 	with_env "$GPUORCH" hosts status --hosts hosts.json | grep "^e  aws  stopped$" &&
 	! grep -r "$SECRET" run.out "$TRASH/reports" "$GPUORCH_STATE_DIR" 2>/dev/null

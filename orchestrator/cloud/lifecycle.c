@@ -614,10 +614,15 @@ static double billing_minimum_s(const struct inst_life *L)
 	return L->in && L->in->ops && !strcmp(L->in->ops->name, "aws") ? 60 : 0;
 }
 
-static double own_cost(const struct inst_life *L, time_t now)
+double life_billed_seconds(const struct inst_life *L, time_t now)
 {
 	double s = life_seconds(L, now), min = billing_minimum_s(L);
-	return L->in ? (s > min ? s : min) / 3600.0 * L->in->price_per_hour : 0;
+	return !L->in || !L->started ? 0 : s > min ? s : min;
+}
+
+static double own_cost(const struct inst_life *L, time_t now)
+{
+	return L->in ? life_billed_seconds(L, now) / 3600.0 * L->in->price_per_hour : 0;
 }
 
 double life_cost(const struct inst_life *L, time_t now)

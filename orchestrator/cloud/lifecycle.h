@@ -54,6 +54,8 @@ void life_check_preempted(struct inst_life *L);
 /* Seconds billed so far (start requested -> stop confirmed, or now) and the
  * cost; life_cost adds what the run's earlier instances cost (L->earlier). */
 double life_seconds(const struct inst_life *L, time_t now);
+/* life_seconds, at least the provider's billing minimum (EC2: 60 s) */
+double life_billed_seconds(const struct inst_life *L, time_t now);
 double life_cost(const struct inst_life *L, time_t now);
 cJSON *life_json(const struct inst_life *L, time_t now);
 

@@ -2,7 +2,7 @@
 #include "cmd/commands.h"
 #include "core/stats.h"
 #include "run/timeline.h"
-#include "store/metric.h"
+#include "core/metric.h"
 
 #include <getopt.h>
 #include <math.h>

@@ -17,6 +17,7 @@
 #include "cloud/lifecycle.h"
 #include "core/parallel.h"
 #include "core/timeutil.h"
+#include "core/interrupt.h"
 #include "core/banned.h"
 
 struct task {
@@ -29,12 +30,6 @@ struct task {
 	char *run;          /* down: the run the instance was started for */
 };
 
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-	got_signal = sig;
-}
 
 /* `hosts up` that failed or was interrupted: end what it launched or
  * started, unless after_run says keep -- then say loudly what runs. */
@@ -68,7 +63,7 @@ static void task_main(void *arg)
 	struct task *t = arg;
 	struct inst_life *L = t->L;
 	if (!strcmp(t->verb, "up")) {
-		L->interrupted = &got_signal;
+		L->interrupted = &interrupt_signal;
 		L->progress = stdout;   /* each id the moment it exists */
 		t->st = life_check(L, &t->err);
 		if (t->st == GO_OK)
@@ -246,14 +241,8 @@ int hosts_cloud_verb(const char *verb, struct hosts *hs, int accept_new)
 	}
 	if (!strcmp(verb, "status") && !print_tagged(lives, hs))
 		worst = GO_EXIT_FAILED;
-	if (!strcmp(verb, "up")) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-	}
+	if (!strcmp(verb, "up"))
+		interrupt_catch();
 	if (n)
 		par_run(n, task_main, args, NULL, NULL, 500);
 	for (i = 0; i < n; i++) {
@@ -281,7 +270,7 @@ int hosts_cloud_verb(const char *verb, struct hosts *hs, int accept_new)
 	}
 	if (!strcmp(verb, "status"))
 		rc = worst;
-	else if (got_signal)
+	else if (interrupt_signal)
 		rc = GO_EXIT_INTERRUPTED;
 	else if (nok == n)
 		rc = GO_EXIT_OK;

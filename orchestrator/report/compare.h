@@ -20,7 +20,7 @@
 #include <cjson/cJSON.h>
 #include "core/stats.h"
 #include "core/strbuf.h"
-#include "store/metric.h"
+#include "core/metric.h"
 
 struct figure {
 	const char *run_id;

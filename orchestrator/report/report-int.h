@@ -6,7 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include "core/strbuf.h"
-#include "store/metric.h"
+#include "core/metric.h"
 #include "store/runread.h"
 
 #define DASH "—"

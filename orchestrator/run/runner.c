@@ -38,27 +38,10 @@
 #include <unistd.h>
 #include <pwd.h>
 #include "cloud/heartbeat.h"
+#include "core/interrupt.h"
 #include "cloud/lifecycle.h"
 #include "core/banned.h"
 
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-	got_signal = sig;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-}
 
 static int fail(enum go_status st, const char *msg)
 {
@@ -310,7 +293,7 @@ static void host_task_main(void *arg)
 		host_main(hr);
 		return;
 	}
-	L->interrupted = &got_signal;
+	L->interrupted = &interrupt_signal;
 	L->run_id = hr->ctx->run_id;   /* tags, the idempotency token, the run's instances */
 	live_set(hr->ctx->live, hr->index, "instance", "starting");
 	st = life_up(L, t->accept_new, 1, &log, &e);
@@ -368,12 +351,21 @@ static int record_costs(struct record *rec, cJSON *root, struct inst_life *lives
 		total += life_cost(L, now);
 		if (L->stop_failed || (L->started && !L->stopped && life_after_run(L) != AFTER_KEEP))
 			billing++;
-		if (L->started)
-			printf("cost: %s %.4f (%.0f s x %.4g/h, %s)%s\n", L->h->name, life_cost(L, now),
-			       life_seconds(L, now), L->in->price_per_hour,
-			       L->stopped ? "stopped" : "still running",
+		if (L->started) {
+			/* the figures shown are the ones the cost is made of */
+			double obs = life_seconds(L, now), billed = life_billed_seconds(L, now);
+			double earlier = life_cost(L, now) - billed / 3600.0 * L->in->price_per_hour;
+			printf("cost: %s %.4f (", L->h->name, life_cost(L, now));
+			if (billed > obs)
+				printf("%.0f s observed, billed as the provider's minimum %.0f s", obs, billed);
+			else
+				printf("%.0f s", obs);
+			printf(" x %.4g/h", L->in->price_per_hour);
+			if (earlier > 0)
+				printf(", + %.4f for the run's earlier instances", earlier);
+			printf(", %s)%s\n", L->stopped ? "stopped" : "still running",
 			       L->stop_failed ? "  MAY STILL BE BILLING: stop it by hand" : "");
-		else
+		} else
 			printf("cost: %s not started by gpuorch (it was %s): not counted\n",
 			       L->h->name, inst_state_name(L->before));
 	}
@@ -418,7 +410,7 @@ int runner_run(const struct run_opts *o)
 	memset(&pk, 0, sizeof(pk));
 	/* First thing: a SIGINT from now on is recorded, never lost (a shell
 	 * starts background jobs with SIGINT ignored). */
-	install_signals();
+	interrupt_catch();
 	if (o->run_dir_out)
 		*o->run_dir_out = NULL;
 	if (notify_url && !*notify_url && !o->notify_url)
@@ -587,7 +579,7 @@ int runner_run(const struct run_opts *o)
 	ctx.accept_new_hostkey = o->accept_new_hostkey;
 	ctx.reconnect_timeout_s = o->reconnect_timeout_s;
 	ctx.lock_wait_s = o->lock_wait_s;
-	ctx.interrupted = &got_signal;
+	ctx.interrupted = &interrupt_signal;
 	ctx.resumed = old;
 	hrs = xcalloc((size_t)hs->n, sizeof(*hrs));
 	tasks = xcalloc((size_t)hs->n, sizeof(*tasks));
@@ -602,7 +594,7 @@ int runner_run(const struct run_opts *o)
 		tasks[i].accept_new = o->accept_new_hostkey;
 		args[i] = &tasks[i];
 	}
-	if (!got_signal)
+	if (!interrupt_signal)
 		par_run(hs->n, host_task_main, args, (par_tick_fn)live_draw, lv, 500);
 	heartbeat_stop(hb);
 	hb = NULL;
@@ -617,7 +609,7 @@ int runner_run(const struct run_opts *o)
 	if (record_costs(&rec, root, lives, hs->n) && rc == 0)
 		rc = GO_EXIT_FAILED;
 	record_lock(&rec);
-	if (got_signal) {
+	if (interrupt_signal) {
 		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString("incomplete"));
 		rc = GO_EXIT_INTERRUPTED;
 	} else {
@@ -661,7 +653,7 @@ int runner_run(const struct run_opts *o)
 		rc = GO_EXIT_LOCAL;
 	}
 	printf("run %s: %s (%d host%s failed, %d build/step%s did not pass, %d gate%s failed)\n",
-	       run_id, got_signal ? "INTERRUPTED, recorded as incomplete"
+	       run_id, interrupt_signal ? "INTERRUPTED, recorded as incomplete"
 	       : rc == 0 ? "passed" : rc == GO_EXIT_INFRA ? "no host could be used" : "FAILED",
 	       nfailed_hosts, nfailed_hosts == 1 ? "" : "s", nfailed_steps,
 	       nfailed_steps == 1 ? "" : "s", nfailed_gates, nfailed_gates == 1 ? "" : "s");

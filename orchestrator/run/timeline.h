@@ -7,7 +7,7 @@
 #define GPUORCH_TIMELINE_H
 
 #include "report/compare.h"
-#include "store/metric.h"
+#include "core/metric.h"
 
 struct timeline_opts {
 	const char *experiment;          /* name or slug */

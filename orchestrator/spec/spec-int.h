@@ -104,7 +104,7 @@ enum go_status spec_parse_gates(struct spec_ctx *c, const cJSON *root);
 /* m (no spaces; not profile.*, sanitizer.*, ptxas.*) must name a figure some
  * step of `program` records; else the closest name it does record. */
 enum go_status spec_check_metric_name(struct spec_ctx *c, const char *program, const char *m);
-/* 1 for a name of store/metric.c's vocabulary ("latency_us", "rel_l2", ...). */
+/* 1 for a name of core/metric.c's vocabulary ("latency_us", "rel_l2", ...). */
 int spec_metric_is_vocabulary(const char *m);
 
 #endif

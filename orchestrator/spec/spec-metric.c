@@ -5,8 +5,7 @@
  * "not measured" for ever), so spec check refuses it, with the closest name
  * the program does record:
  *   - a program on the result contract (sources or script): the vocabulary
- *     (latency_us, tflops, gbps, min_us, max_us, max_abs, max_rel, rel_l2:
- *     store/metric.c's table, kept in step by tests/unit/test_spec.c),
+ *     (core/metric.c's table: latency_us, tflops, gbps, min_us, ...),
  *     speedup, and dotted paths into the result whose section is one the
  *     contract defines (timing., model., correctness., device. fields by
  *     name; config. and problem. are the program's own);
@@ -17,12 +16,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "core/metric.h"
 #include "core/banned.h"
-
-/* The names of store/metric.c's vocabulary, and its result paths. */
-static const char *const vocabulary[] = {
-	"latency_us", "min_us", "max_us", "tflops", "gbps", "max_abs", "max_rel", "rel_l2", NULL
-};
 
 /* The numeric fields docs/result-contract.md defines, by section. */
 static const char *const timing_fields[] = {
@@ -50,7 +45,8 @@ static const char *const kernel_fields[] = {
 
 int spec_metric_is_vocabulary(const char *m)
 {
-	return spec_strv_has((char *const *)vocabulary, m);
+	const struct metric_def *d = metric_find(m);
+	return d && !strcmp(d->name, m);
 }
 
 /* "unknown metric 'M' for program 'P' (did you mean 'X'? | WHAT: 'a', 'b')". */
@@ -138,6 +134,7 @@ enum go_status spec_check_metric_name(struct spec_ctx *c, const char *program, c
 {
 	const struct spec_program *p = spec_find_program(c->s, program);
 	const char **names;
+	const struct metric_def *d;
 	enum go_status st;
 	int i, n = 0;
 
@@ -155,12 +152,14 @@ enum go_status spec_check_metric_name(struct spec_ctx *c, const char *program, c
 			return check_path(c, program, m);
 	}
 	/* what this program records, for the closest name */
-	names = xcalloc((size_t)p->nfigures + 10, sizeof(*names));
+	for (d = metric_table; d->name; d++)
+		;
+	names = xcalloc((size_t)p->nfigures + (size_t)(d - metric_table) + 2, sizeof(*names));
 	for (i = 0; i < p->nfigures; i++)
 		names[n++] = p->figures[i].name;
 	if (!p->run) {
-		for (i = 0; vocabulary[i]; i++)
-			names[n++] = vocabulary[i];
+		for (d = metric_table; d->name; d++)
+			names[n++] = d->name;
 		names[n++] = "speedup";
 	}
 	if (p->run && !str_suggest(m, names)) {

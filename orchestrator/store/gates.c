@@ -18,7 +18,7 @@
 #include "core/jsonutil.h"
 #include "core/stats.h"
 #include "core/strbuf.h"
-#include "store/metric.h"
+#include "core/metric.h"
 #include "store/runread.h"
 #include "store/samples.h"
 

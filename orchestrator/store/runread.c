@@ -1,6 +1,6 @@
 /* runread.c -- typed reads of a run record and the one metric reader (runread.h). */
 #include "store/runread.h"
-#include "store/metric.h"
+#include "core/metric.h"
 #include "core/jsonutil.h"
 
 #include <math.h>

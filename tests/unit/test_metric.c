@@ -1,5 +1,5 @@
-/* test_metric.c -- unit tests of the metric vocabulary (store/metric.c) and the record reader (store/runread.c). */
-#include "store/metric.h"
+/* test_metric.c -- unit tests of the metric vocabulary (core/metric.c) and the record reader (store/runread.c). */
+#include "core/metric.h"
 #include "store/runread.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* test_spec.c -- unit tests of spec.c: a full valid spec, and one error per rule of docs/spec.md. */
 #include "spec/spec.h"
-#include "store/metric.h"
+#include "core/metric.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
 #include "core/jsonutil.h"
@@ -678,7 +678,7 @@ static void test_metric_names(void)
 		     "unknown metric 'medain_us' for program 'attn_wmma' (did you mean 'median_us'?)");
 	expect_ok("a kernel figure of a kernel_timing step", "steps.3", "{\"kind\": \"kernel_timing\", \"program\": \"attn_wmma\"}",
 		  "expected", "[{\"program\": \"attn_wmma\", \"metric\": \"kernel:a.b<1>.share_pct\", \"op\": \"<\", \"value\": 1}]");
-	/* every name and result path of store/metric.c's vocabulary is accepted */
+	/* every name and result path of core/metric.c's vocabulary is accepted */
 	for (d = metric_table; d->name; d++) {
 		snprintf(buf, sizeof(buf), "[{\"program\": \"attn_wmma\", \"metric\": \"%s\", \"op\": \"<\", \"value\": 1},"
 			 "{\"program\": \"attn_wmma\", \"metric\": \"%s\", \"op\": \"<\", \"value\": 1}]", d->name, d->path);

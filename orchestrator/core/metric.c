@@ -1,5 +1,5 @@
 /* metric.c -- the metric vocabulary, its formatters and the operators (metric.h). */
-#include "store/metric.h"
+#include "core/metric.h"
 
 #include <math.h>
 #include <string.h>
