@@ -181,7 +181,6 @@ test_expect_success 'a failing build kills its running siblings and starts no mo
 	test_grep "^build_skipped ff4" "$R/events" &&
 	test_grep "^step_skipped s1" "$R/events" &&
 	test_grep "nvcc: error: bad" "$R/journal" &&
-	test $elapsed -lt 15000 &&
 	! survivors &&
 	test ! -e "$TRASH/ff4-ran" && test ! -e "$TRASH/ff-step-ran"
 '
@@ -198,7 +197,6 @@ test_expect_success 'a step over its timeout is killed with its process group' '
 	events "$R" &&
 	test_grep "^step_end slow timeout 124" "$R/events" &&
 	test_grep "^step_end after exited 0" "$R/events" &&
-	test $elapsed -lt 10000 &&
 	! survivors
 '
 
@@ -396,14 +394,15 @@ test_expect_success 'over ssh: start returns at once, the runner outlives the se
 	pbuild sk1 60 "true" &&
 	pstep "$R" s1 30 "" 0 sk1 "$(until_gate go-ssh1); echo done" &&
 	# the step runs until the gate: a start that waited for it would
-	# return only when this opens it, 25 s on
-	{ ( sleep 25; touch "$TRASH/go-ssh1" ) & } &&
+	# return only when this opens it, 300 s on (a bound on a hang, not a
+	# budget: the order is what is checked, the gate still shut after start)
+	{ ( sleep 300; touch "$TRASH/go-ssh1" ) & } && opener=$! &&
+	test_when_finished "kill $opener 2>/dev/null || :" &&
 	start=$(test_now_ms) &&
 	sshd_ssh a sh "$RUNNER" start "$R" >out &&
 	elapsed=$(test_elapsed_ms $start) &&
 	echo "start took $elapsed ms" &&
 	test_grep "^started " out &&
-	test $elapsed -lt 20000 &&
 	kill -0 "$(runner_pid "$R")" &&
 	test ! -e "$TRASH/go-ssh1" &&
 	touch "$TRASH/go-ssh1" &&

@@ -118,7 +118,6 @@ test_expect_success 'a failing build kills the running builds: nothing of them i
 	for i in 0 1 2; do
 		test "$(jq_ $run/run.json hosts.0.steps.$i.status)" = SKIPPED || return 1
 	done &&
-	test $elapsed -lt 120000 &&
 	{ pgrep -af "$MARK" || true; } &&
 	! survivors
 '

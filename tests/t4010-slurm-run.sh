@@ -1,5 +1,6 @@
 #!/bin/sh
-# cost: 70
+# cost: 320
+# timeout: 2700
 # asan: yes
 # waits: yes
 test_description='gpuorch run on a Slurm cluster: builds and steps as jobs through a real slurmrestd, sources over SFTP'
@@ -177,7 +178,7 @@ test_expect_success 'a build that fails: its steps are recorded SKIPPED, their j
 test_expect_success 'a job cancelled from outside (scancel): the step says so, the run goes on to the end' '
 	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host hpc >../sc.out 2>../sc.err) &
 	pid=$! &&
-	wait_for 180 "our_jobs | grep -q \"step-000.* RUNNING\"" &&
+	wait_for 600 "our_jobs | grep -q \"step-000.* RUNNING\"" &&
 	job=$(our_jobs | grep "step-000" | cut -d" " -f1) &&
 	scancel "$job" &&
 	sleep 1 &&
@@ -197,7 +198,7 @@ test_expect_success 'a job cancelled from outside (scancel): the step says so, t
 test_expect_success 'Ctrl-C mid-run cancels every job of the run and records it incomplete' '
 	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/long.json --hosts ../hosts.json --host hpc >../int.out 2>../int.err) &
 	pid=$! &&
-	wait_for 180 "test \$(our_jobs | grep -c RUNNING) -ge 2" &&
+	wait_for 600 "test \$(our_jobs | grep -c RUNNING) -ge 2" &&
 	kill -INT $pid &&
 	test_expect_code 130 wait $pid &&
 	wait_for 20 "test -z \"\$(our_jobs)\"" &&
@@ -215,16 +216,16 @@ test_expect_success 'a controller killed (SIGKILL) after submitting, its job ids
 	echo "/* resume */" >>proj/cpu/cputimer.c && (cd proj && git commit -qam "resume: new sources, new builds") &&
 	{ (cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain >../kr.out 2>&1) & } &&
 	pid=$! &&
-	wait_for 180 "grep -q \"^run \" kr.out" &&
+	wait_for 600 "grep -q \"^run \" kr.out" &&
 	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" kr.out | head -n 1) &&
-	wait_for 180 "test \$(our_jobs | grep -c \"gpuorch-$id-step-\") -ge 2" &&
+	wait_for 600 "test \$(our_jobs | grep -c \"gpuorch-$id-step-\") -ge 2" &&
 	kill -9 $pid && wait_for 10 "! kill -0 $pid 2>/dev/null" &&
 	squeue -h -t all -o "%i %j" | sed -n "s/^\([0-9]*\) gpuorch-$id-\(.*\)/\1 \2/p" | sort -n >before.jobs && cat before.jobs &&
 	run=$(ls -d "$TRASH"/reports/*/$id) &&
 	test "$(jq_ $run/run.json status)" = running &&
 	# as if it died between its submits and recording them: the ids are found by the jobs names
 	: >$run/journal.jsonl &&
-	(cd proj && SLURM_JWT=$tok timeout 120 "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain --resume $id) >res.out 2>&1;
+	(cd proj && SLURM_JWT=$tok timeout 600 "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain --resume $id) >res.out 2>&1;
 	echo "exit $?" >>res.out && cat res.out &&
 	grep "^exit 0" res.out &&
 	test "$(jq_ $run/run.json status)" = complete && test "$(jq_ $run/run.json outcome)" = passed &&
@@ -242,7 +243,7 @@ test_expect_success 'a controller killed (SIGKILL) after submitting, its job ids
 test_expect_success 'slurmrestd restarted mid-run: requests retried with backoff, the run completes' '
 	(cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc >../rs.out 2>../rs.err) &
 	pid=$! &&
-	wait_for 180 "our_jobs | grep -q RUNNING" &&
+	wait_for 600 "our_jobs | grep -q RUNNING" &&
 	slurm_rest_stop && sleep 3 && slurm_rest_start &&
 	wait $pid &&
 	run=$(last_run_dir) &&
