@@ -74,6 +74,92 @@ static void describe_counts(const struct counts *k, struct strbuf *sb)
 			    k->steps_skipped == 1 ? "" : "s");
 }
 
+/* What a listing keeps between runs: the options and what it printed. */
+struct listing {
+	const char *exp;
+	int limit, shown;
+	cJSON *json;           /* --json: the array printed at the end */
+	struct strbuf head, what;
+};
+
+static void list_json(struct listing *L, const struct store_entry *e, const char *status,
+		      const struct counts *k)
+{
+	const cJSON *run = e->run, *hosts = cJSON_GetObjectItem(run, "hosts"), *h;
+	cJSON *o = cJSON_CreateObject(), *hn, *gn, *co;
+	json_add_str(o, "run_id", e->run_id);
+	json_add_str(o, "dir", e->dir);
+	json_add_str(o, "experiment", json_str(cJSON_GetObjectItem(run, "experiment"), "name"));
+	json_add_str(o, "started_at", json_str(run, "started_at"));
+	json_add_str(o, "status", status);
+	json_add_str(o, "outcome", json_str(run, "outcome"));
+	hn = json_add_arr(o, "hosts");
+	cJSON_ArrayForEach(h, hosts)
+		cJSON_AddItemToArray(hn, cJSON_CreateString(json_str(h, "name") ? json_str(h, "name") : "?"));
+	/* each host's GPU, in the order of hosts: its full name, null when unknown */
+	gn = json_add_arr(o, "gpus");
+	cJSON_ArrayForEach(h, hosts) {
+		const char *g = json_str(cJSON_GetObjectItem(h, "info"), "gpu_name");
+		cJSON_AddItemToArray(gn, g ? cJSON_CreateString(g) : cJSON_CreateNull());
+	}
+	co = json_add_obj(o, "counts");
+	json_add_num(co, "gates", k->gates);
+	json_add_num(co, "gates_failed", k->gates_failed);
+	json_add_num(co, "builds_failed", k->builds_failed);
+	json_add_num(co, "steps_failed", k->steps_failed);
+	json_add_num(co, "steps_skipped", k->steps_skipped);
+	json_add_str(o, "headline", json_str(run, "headline"));
+	cJSON_AddItemToArray(L->json, o);
+}
+
+static void list_text(struct listing *L, const struct store_entry *e, const char *status,
+		      const struct counts *k)
+{
+	const cJSON *run = e->run, *hosts = cJSON_GetObjectItem(run, "hosts"), *h;
+	const char *name = json_str(cJSON_GetObjectItem(run, "experiment"), "name");
+	const char *outcome = json_str(run, "outcome");
+	/* cloud instances gpuorch started for the run (docs/cloud.md) */
+	const cJSON *prov = cJSON_GetObjectItem(run, "provenance");
+
+	strbuf_reset(&L->head);
+	strbuf_addstr(&L->head, json_str(run, "headline") ? json_str(run, "headline") : "");
+	printf("%s  %-24.24s  %-11s", e->run_id, name ? name : "?",
+	       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
+	cJSON_ArrayForEach(h, hosts) {
+		if (gpu_short(h))
+			printf(" %s on", gpu_short(h));
+		printf(" %s%s", json_str(h, "name") ? json_str(h, "name") : "?", h->next ? "," : "");
+	}
+	if (json_num(prov, "instances_cost_total", 0) > 0)
+		printf("  cost %.4f", json_num(prov, "instances_cost_total", 0));
+	strbuf_reset(&L->what);
+	describe_counts(k, &L->what);
+	printf("\n    %s%s%s\n", L->head.len ? L->head.buf : "-", L->what.len ? " | " : "", L->what.buf);
+}
+
+/* One run, newest first (a store_visit): 1 once the listing is full. */
+static int list_one(const struct store_entry *e, void *ctx)
+{
+	struct listing *L = ctx;
+	const cJSON *run = e->run, *ex = cJSON_GetObjectItem(run, "experiment");
+	const char *name = json_str(ex, "name"), *slug = json_str(ex, "slug");
+	const char *status = json_str(run, "status");
+	struct counts k;
+
+	if (L->exp && (!name || strcmp(name, L->exp)) && (!slug || strcmp(slug, L->exp)))
+		return 0;
+	/* "running" with no controller holding the run: it died (SIGKILL, a
+	 * lost machine); `gpuorch run --resume` takes it up */
+	if (status && !strcmp(status, "running") && !store_run_live(e->dir))
+		status = "stopped";
+	sum_counts(cJSON_GetObjectItem(run, "hosts"), &k);
+	if (L->json)
+		list_json(L, e, status, &k);
+	else
+		list_text(L, e, status, &k);
+	return ++L->shown >= L->limit;
+}
+
 static int runs_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -83,24 +169,22 @@ static int runs_exec(int argc, char **argv)
 		{ "reports", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT, head = STRBUF_INIT, what = STRBUF_INIT;
-	struct counts k;
-	struct store_entry *v = NULL;
-	const char *exp = NULL, *reports = NULL;
-	int n = 0, limit = 50, c, i, shown = 0, json = 0;
-	cJSON *out = NULL;
+	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
+	struct listing L = { NULL, 50, 0, NULL, STRBUF_INIT, STRBUF_INIT };
+	const char *reports = NULL;
+	int c, json = 0;
 	enum go_status st;
 
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
-		case 'e': exp = optarg; break;
+		case 'e': L.exp = optarg; break;
 		case 'R': reports = optarg; break;
 		case 'j': json = 1; break;
 		case 'l':
-			limit = cmd_parse_int(optarg, 1, 1000000);
-			if (limit < 0)
+			L.limit = cmd_parse_int(optarg, 1, 1000000);
+			if (L.limit < 0)
 				return cmd_usage_error(&cmd_runs_entry, "--limit: '%s' is not a "
 						       "positive number", optarg);
 			break;
@@ -115,95 +199,27 @@ static int runs_exec(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error(&cmd_runs_entry, "unexpected argument '%s'", argv[optind]);
 	cmd_set_reports(reports);
-	st = runsum_list(&v, &n, &warn, &err);
-	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		strbuf_release(&err);
-		strbuf_release(&warn);
-		return go_exit_code(st);
-	}
+	if (json)
+		L.json = cJSON_CreateArray();
+	/* one run in memory at a time: a listing costs what it prints */
+	st = store_each_newest(runsum_load, list_one, &L, &warn, &err);
 	if (warn.len)
 		fputs(warn.buf, stderr);
-	if (json)
-		out = cJSON_CreateArray();
-	else if (!n)
-		printf("no runs under %s yet; start one with 'gpuorch run'\n", store_root());
-	for (i = 0; i < n && shown < limit; i++) {
-		const cJSON *run = v[i].run;
-		const cJSON *e = cJSON_GetObjectItem(run, "experiment");
-		const char *name = json_str(e, "name");
-		const char *status = json_str(run, "status");
-		/* "running" with no controller holding the run: it died (SIGKILL, a
-		 * lost machine); `gpuorch run --resume` takes it up */
-		if (status && !strcmp(status, "running") && !store_run_live(v[i].dir))
-			status = "stopped";
-		const char *outcome = json_str(run, "outcome");
-		const cJSON *hosts = cJSON_GetObjectItem(run, "hosts");
-		const cJSON *h;
-		if (exp && (!name || strcmp(name, exp)) && (!json_str(e, "slug") ||
-							    strcmp(json_str(e, "slug"), exp)))
-			continue;
-		sum_counts(hosts, &k);
-		if (json) {
-			cJSON *o = cJSON_CreateObject(), *hn, *gn, *co;
-			json_add_str(o, "run_id", v[i].run_id);
-			json_add_str(o, "dir", v[i].dir);
-			json_add_str(o, "experiment", name);
-			json_add_str(o, "started_at", json_str(run, "started_at"));
-			json_add_str(o, "status", status);
-			json_add_str(o, "outcome", outcome);
-			hn = json_add_arr(o, "hosts");
-			cJSON_ArrayForEach(h, hosts)
-				cJSON_AddItemToArray(hn, cJSON_CreateString(json_str(h, "name") ? json_str(h, "name") : "?"));
-			/* each host's GPU, in the order of hosts: its full name, null when unknown */
-			gn = json_add_arr(o, "gpus");
-			cJSON_ArrayForEach(h, hosts) {
-				const char *g = json_str(cJSON_GetObjectItem(h, "info"), "gpu_name");
-				cJSON_AddItemToArray(gn, g ? cJSON_CreateString(g) : cJSON_CreateNull());
-			}
-			co = json_add_obj(o, "counts");
-			json_add_num(co, "gates", k.gates);
-			json_add_num(co, "gates_failed", k.gates_failed);
-			json_add_num(co, "builds_failed", k.builds_failed);
-			json_add_num(co, "steps_failed", k.steps_failed);
-			json_add_num(co, "steps_skipped", k.steps_skipped);
-			json_add_str(o, "headline", json_str(run, "headline"));
-			cJSON_AddItemToArray(out, o);
-			shown++;
-			continue;
-		}
-		strbuf_reset(&head);
-		strbuf_addstr(&head, json_str(run, "headline") ? json_str(run, "headline") : "");
-		printf("%s  %-24.24s  %-11s", v[i].run_id, name ? name : "?",
-		       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
-		cJSON_ArrayForEach(h, hosts) {
-			if (gpu_short(h))
-				printf(" %s on", gpu_short(h));
-			printf(" %s%s", json_str(h, "name") ? json_str(h, "name") : "?", h->next ? "," : "");
-		}
-		{
-			/* cloud instances gpuorch started for the run (docs/cloud.md) */
-			const cJSON *prov = cJSON_GetObjectItem(run, "provenance");
-			if (json_num(prov, "instances_cost_total", 0) > 0)
-				printf("  cost %.4f", json_num(prov, "instances_cost_total", 0));
-		}
-		strbuf_reset(&what);
-		describe_counts(&k, &what);
-		printf("\n    %s%s%s\n", head.len ? head.buf : "-", what.len ? " | " : "", what.buf);
-		shown++;
-	}
-	if (out) {
-		char *text = cJSON_Print(out);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+	} else if (L.json) {
+		char *text = cJSON_Print(L.json);
 		puts(text);
 		free(text);
-		cJSON_Delete(out);
+	} else if (!L.shown && !L.exp) {
+		printf("no runs under %s yet; start one with 'gpuorch run'\n", store_root());
 	}
-	store_list_free(v, n);
+	cJSON_Delete(L.json);
 	strbuf_release(&err);
 	strbuf_release(&warn);
-	strbuf_release(&head);
-	strbuf_release(&what);
-	return GO_EXIT_OK;
+	strbuf_release(&L.head);
+	strbuf_release(&L.what);
+	return st == GO_OK ? GO_EXIT_OK : go_exit_code(st);
 }
 
 const struct cmd_entry cmd_runs_entry = {

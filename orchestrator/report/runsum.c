@@ -296,6 +296,7 @@ static cJSON *current_summary(const char *dir)
 
 enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
 {
+	struct strbuf why = STRBUF_INIT;
 	cJSON *run = NULL;
 	enum go_status st;
 	*out = current_summary(dir);
@@ -304,7 +305,14 @@ enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
 	st = store_load_record(dir, &run, err);
 	if (st != GO_OK)
 		return st;
-	*out = runsum_build(run, NULL);
+	/* written the first time it is missed, so the next reader parses the
+	 * small file and a listing's memory does not hold every sample; a
+	 * store it cannot write to (read-only, full) still lists, from memory */
+	if (runsum_write(dir, run, &why) == GO_OK)
+		*out = current_summary(dir);
+	if (!*out)
+		*out = runsum_build(run, NULL);
+	strbuf_release(&why);
 	cJSON_Delete(run);
 	return GO_OK;
 }

@@ -14,8 +14,9 @@
  *                 command looks at (history's points).
  * The summary records run.json's size and mtime: when run.json changed after
  * it (or there is no summary: every run recorded before, or a controller
- * killed mid-run), the reader parses run.json and builds the same summary in
- * memory (samples inline), so every run still loads. */
+ * killed mid-run), the reader parses run.json, builds the same summary and
+ * writes it (in memory, samples inline, where it cannot write), so every
+ * run still loads and the next reader parses the small file. */
 #ifndef GPUORCH_RUNSUM_H
 #define GPUORCH_RUNSUM_H
 
@@ -36,7 +37,9 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples);
  * written already: its size and mtime go into the summary). */
 enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *err);
 /* The summary of the run in dir: summary.json when it is current, else one
- * built from run.json (a store_loader). */
+ * built from run.json and written (summary.json and samples.txt: the next
+ * reader parses those), or kept in memory with its samples inline when the
+ * store cannot be written (a store_loader). */
 enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err);
 /* runsum_load that also writes the summary when it is missing or stale
  * (`gpuorch summarize`; a store_loader). */

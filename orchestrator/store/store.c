@@ -296,6 +296,16 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
 
 /* ---- listing ---- */
 
+/* The reports directory is not there: no runs yet (GO_OK), or an error
+ * when something else has its name. */
+static enum go_status no_store(struct strbuf *err)
+{
+	if (access(store_root(), F_OK) == 0)
+		return go_fail(err, GO_ERR_IO, "reports directory '%s' is not a directory; "
+			       "set --reports or $GPUORCH_REPORTS", store_root());
+	return GO_OK;
+}
+
 static int newest_first(const void *pa, const void *pb)
 {
 	const struct store_entry *a = pa, *b = pb;
@@ -325,12 +335,8 @@ enum go_status store_list_with(store_loader load, struct store_entry **out, int 
 
 	*out = NULL;
 	*n = 0;
-	if (!fs_is_dir(store_root())) {
-		if (access(store_root(), F_OK) == 0)
-			return go_fail(err, GO_ERR_IO, "reports directory '%s' is not a directory; "
-				       "set --reports or $GPUORCH_REPORTS", store_root());
-		return GO_OK; /* no runs yet */
-	}
+	if (!fs_is_dir(store_root()))
+		return no_store(err);
 	scan(NULL, NULL, &c);
 	v = xcalloc((size_t)(c.n ? c.n : 1), sizeof(*v));
 	for (i = 0; i < c.n; i++) {
@@ -357,6 +363,77 @@ enum go_status store_list_with(store_loader load, struct store_entry **out, int 
 		qsort(v, (size_t)k, sizeof(*v), newest_first);
 	*out = v;
 	*n = k;
+	return GO_OK;
+}
+
+/* A run's place in the newest-first order, without its tree. */
+struct order_key {
+	char *started_at;   /* NULL: the record has none (listed last) */
+	int cand;           /* index into the scan's candidates */
+	const char *run_id;
+};
+
+static int key_newest_first(const void *pa, const void *pb)
+{
+	const struct order_key *a = pa, *b = pb;
+	int c;
+	if (a->started_at && b->started_at && (c = strcmp(a->started_at, b->started_at)) != 0)
+		return -c;
+	if (!a->started_at != !b->started_at)
+		return a->started_at ? -1 : 1;
+	return -strcmp(a->run_id, b->run_id);
+}
+
+enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx,
+				 struct strbuf *warnings, struct strbuf *err)
+{
+	struct cands c;
+	struct order_key *keys;
+	int i, k = 0, stop = 0;
+
+	if (!fs_is_dir(store_root()))
+		return no_store(err);
+	scan(NULL, NULL, &c);
+	keys = xcalloc((size_t)(c.n ? c.n : 1), sizeof(*keys));
+	/* pass 1: each run loaded alone, its start time kept, its tree freed */
+	for (i = 0; i < c.n; i++) {
+		struct strbuf why = STRBUF_INIT;
+		cJSON *run = NULL;
+		if (load(c.v[i].dir, &run, &why) != GO_OK) {
+			if (warnings)
+				strbuf_addf(warnings, "skipping run '%s': %s\n", c.v[i].dir, why.buf);
+			strbuf_release(&why);
+			continue;
+		}
+		strbuf_release(&why);
+		keys[k].started_at = json_str(run, "started_at") ? xstrdup(json_str(run, "started_at")) : NULL;
+		keys[k].cand = i;
+		keys[k].run_id = c.v[i].run_id;
+		k++;
+		cJSON_Delete(run);
+	}
+	if (c.capped && warnings)
+		strbuf_addf(warnings, "more than %d runs under '%s'; the rest are not listed\n",
+			    STORE_MAX_RUNS, store_root());
+	if (k > 1)
+		qsort(keys, (size_t)k, sizeof(*keys), key_newest_first);
+	/* pass 2: loaded again in that order, one at a time, until visit stops */
+	for (i = 0; i < k && !stop; i++) {
+		struct strbuf why = STRBUF_INIT;
+		struct store_entry e;
+		e.run_id = c.v[keys[i].cand].run_id;
+		e.dir = c.v[keys[i].cand].dir;
+		e.run = NULL;
+		if (load(e.dir, &e.run, &why) == GO_OK) {   /* gone since: passed over */
+			stop = visit(&e, ctx);
+			cJSON_Delete(e.run);
+		}
+		strbuf_release(&why);
+	}
+	for (i = 0; i < k; i++)
+		free(keys[i].started_at);
+	free(keys);
+	cands_release(&c);
 	return GO_OK;
 }
 

@@ -36,6 +36,14 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
 /* store_list with the tree of each run read by load. */
 enum go_status store_list_with(store_loader load, struct store_entry **out, int *n,
 			       struct strbuf *warnings, struct strbuf *err);
+/* Every run, newest first (store_list's order), each loaded by load and
+ * handed to visit alone, its tree freed after: memory is one tree plus a
+ * start time per run, whatever the store holds. visit returns nonzero to
+ * stop. Each tree is read twice (its start time, then its visit), so only
+ * for loaders of small files (runsum_load). */
+typedef int (*store_visit)(const struct store_entry *e, void *ctx);
+enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx,
+				 struct strbuf *warnings, struct strbuf *err);
 /* The controller lock of a run directory (dir/controller.lock, flock held for
  * the life of the gpuorch process that runs it; the kernel drops it when that
  * process dies, even by SIGKILL). store_lock_run takes it without waiting:
