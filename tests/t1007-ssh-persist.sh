@@ -222,7 +222,10 @@ test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its s
 	wait_for 30 "test \"\$(keepers)\" = 0" &&
 	test "$(sockets)" = 0 &&
 	"$GPUORCH" hosts disconnect --hosts hosts.json >out &&
-	test_grep "no session keeper is running" out
+	test_grep "no session keeper is running" out &&
+	: "disconnect stopped the execd too: a run starts it again for the tests below" &&
+	run r13b hosts.json &&
+	wait_for 60 "ls \"$(sshd_var a WORKDIR)\"/execd/*.sock >/dev/null 2>&1"
 '
 
 test_expect_success 'through a keeper, an exec channel and SFTP open the connection'"'"'s own session when they need it' '
@@ -255,6 +258,9 @@ test_expect_success 'through a keeper, an exec channel and SFTP open the connect
 
 test_expect_success 'a keeper killed in the middle of a command: the command fails at once, naming the host and the keeper; the next one connects' '
 	W=$(sshd_var a WORKDIR) &&
+	: "the disconnect above stopped the execd too: a run starts it again" &&
+	run r14k hosts.json &&
+	wait_for 60 "ls \"$W\"/execd/*.sock >/dev/null 2>&1" &&
 	XS=$(ls "$W"/execd/*.sock) &&
 	sshd_sshtool a --user "$(id -un)" --persist 600 --execd "$XS" exec true 2>err &&
 	test "$(keepers)" = 1 &&

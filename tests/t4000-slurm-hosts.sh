@@ -33,7 +33,7 @@ test_expect_success 'setup: a single-node Slurm and a login node (sshd) that has
 	slurm_start 8 &&
 	slurm_login_start login &&
 	cluster_json hosts.json "$SLURM_REST_URL" &&
-	tok=$(slurm_token 600) && test -n "$tok"
+	tok=$(slurm_token 3600) && test -n "$tok"
 '
 
 test_expect_success 'a cluster entry: bad ones exit 2 naming the field and the fix' '

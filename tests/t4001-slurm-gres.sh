@@ -23,7 +23,7 @@ test_expect_success 'setup: a node with Gres=gpu:1 from SLURM_NODE_EXTRA, SLURM_
 	slurm_login_start login &&
 	slurm_cluster_json hosts.json login ", \"gpus\": \"1\"" &&
 	slurm_cluster_json typed.json login ", \"gpus\": \"gpu:1\"" &&
-	tok=$(slurm_token 600) && test -n "$tok"
+	tok=$(slurm_token 3600) && test -n "$tok"
 '
 
 test_expect_success 'hosts check counts the node GPU, free and in use by a job' '

@@ -32,7 +32,7 @@ test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a p
 	slurm_login_start login &&
 	mkdir "$TRASH/meet" &&
 	cluster_json hosts.json &&
-	tok=$(slurm_token 900) && test -n "$tok" &&
+	tok=$(slurm_token 3600) && test -n "$tok" &&
 	project_init &&
 	cat >proj/experiments/sweep.json <<-EOF &&
 	{

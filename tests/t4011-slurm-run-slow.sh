@@ -34,9 +34,9 @@ test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a p
 	slurm_start 8 &&
 	slurm_login_start login &&
 	cluster_json hosts.json &&
-	tok=$(slurm_token 900) && test -n "$tok" &&
+	tok=$(slurm_token 3600) && test -n "$tok" &&
 	project_init &&
-	sweep_spec proj/experiments/sweep.json slurmsweep "1, 2, 3, 4" 3 60 &&
+	sweep_spec proj/experiments/sweep.json slurmsweep "1, 2, 3, 4" 10 120 &&
 	sweep_spec proj/experiments/token.json slurmtoken 1 70 150 &&
 	(cd proj && git add -A && git commit -qm specs)
 '

@@ -82,7 +82,7 @@ PartitionName=urgent Nodes=node1 PriorityTier=10 MaxTime=60 State=UP" slurm_star
 	scontrol show partition urgent | grep "PriorityTier=10" &&
 	slurm_login_start login &&
 	slurm_cluster_json hosts.json login &&
-	tok=$(slurm_token 900) && test -n "$tok" &&
+	tok=$(slurm_token 3600) && test -n "$tok" &&
 	project_init &&
 	cat >proj/experiments/nap.json <<-EOF &&
 	{

@@ -30,7 +30,7 @@ test_expect_success 'setup: a single-node Slurm whose tools are the stand-ins, t
 	slurm_cluster_json hosts.json login &&
 	sed "s|\"name\": \"hpc\",|\"name\": \"hpc\", \"arch\": \"sm_90a\", \"cuda_home\": \"$TRASH/fg/cuda\",|" \
 		hosts.json >hosts2.json && mv hosts2.json hosts.json && grep "fg/cuda" hosts.json &&
-	tok=$(slurm_token 900) && test -n "$tok" &&
+	tok=$(slurm_token 3600) && test -n "$tok" &&
 	project_init &&
 	cp "$SRCDIR/tests/fixtures/specs/gpu-tools.json" proj/experiments/tools.json &&
 	(cd proj && git add -A && git commit -qm "tools spec") &&

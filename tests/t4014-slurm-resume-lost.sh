@@ -22,7 +22,7 @@ test_expect_success 'setup: a single-node Slurm, a login node, a one-step spec' 
 	slurm_start 4 &&
 	slurm_login_start login &&
 	slurm_cluster_json hosts.json login &&
-	tok=$(slurm_token 900) && test -n "$tok" &&
+	tok=$(slurm_token 3600) && test -n "$tok" &&
 	project_init &&
 	cat >proj/experiments/nap.json <<-EOF &&
 	{"schema": 1, "name": "slurmnap", "phase": "resume after slurmrestd was lost",

@@ -35,9 +35,11 @@ static const char usage[] =
 	"    status  each instance's state and the cost accrued since gpuorch started it\n"
 	"    clean   remove from each host's work directory the runs, sources, builds\n"
 	"            and shipped files no run has used for DAYS (default 14; a live\n"
-	"            run's are always kept); --dry-run says what it would remove\n"
-	"    disconnect  stop each host's session keeper (\"persist_s\", docs/hosts.md):\n"
-	"            the next run connects anew\n"
+	"            run's are always kept), and stop its running execds; --dry-run\n"
+	"            says what it would remove and stop\n"
+	"    disconnect  stop each host's session keeper (\"persist_s\", docs/hosts.md)\n"
+	"            and the execds running in its work directory: the next run\n"
+	"            connects and starts them anew\n"
 	"\n"
 	"exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n";
 
@@ -85,6 +87,9 @@ static void print_check(const struct host_probe *t)
 	print_tool("python3", &hi->python);
 	printf("    %-18s %s\n", "torch", hi->torch_version ? hi->torch_version : "not importable");
 	printf("    %-18s %.1f GiB\n", "disk free", (double)hi->disk_free_kib / 1048576.0);
+	if (hi->execds_running > 0)
+		printf("    %-18s %d running (each leaves after execd_idle_s idle; "
+		       "'gpuorch hosts disconnect' stops them now)\n", "execds", hi->execds_running);
 	if (hi->disk_free_kib >= 0 && hi->disk_free_kib < DISK_LOW_KIB)
 		printf("    warning: only %lld KiB free in the work directory: a run needs about "
 		       "twice its sources, %d MiB per build and %d MiB per step there, and does not "
@@ -97,24 +102,43 @@ static void print_check(const struct host_probe *t)
 		       hi->has_setsid ? "" : "setsid");
 }
 
-/* hosts disconnect: each host's session keeper leaves (none running is no error) */
-static int disconnect_hosts(const struct hosts *hs)
+/* hosts disconnect: each host's session keeper leaves, and the execds
+ * under its work directory stop (none running is no error) */
+static int disconnect_hosts(const struct hosts *hs, int accept_new)
 {
-	int i;
+	int i, failed = 0;
 	for (i = 0; i < hs->n; i++) {
 		const struct host *h = &hs->v[i];
 		struct strbuf err = STRBUF_INIT;
+		struct ssh_conn *conn = NULL;
 		struct ssh_opts o;
-		host_ssh_opts(h, 0, &o);
-		if (h->slurm)
-			printf("%s  cluster: no session keeper\n", h->name);
-		else if (ssh_keeper_stop(&o, &err) == GO_OK)
+		char *w;
+		int n = 0;
+		if (h->slurm) {
+			printf("%s  cluster: no session keeper, no execd\n", h->name);
+			continue;
+		}
+		host_ssh_opts(h, accept_new, &o);
+		if (ssh_keeper_stop(&o, &err) == GO_OK)
 			printf("%s  session keeper stopped\n", h->name);
 		else
 			printf("%s  %s\n", h->name, err.buf);
+		strbuf_reset(&err);
+		/* a connection of its own, not through a keeper, nor starting one */
+		o.persist_s = 0;
+		w = host_workdir(h, NULL);
+		if (ssh_connect(&o, &conn, &err) == GO_OK && hostclean_execds(conn, w, 1, &n, &err) == GO_OK) {
+			printf("%s  %d execd%s stopped\n", h->name, n, n == 1 ? "" : "s");
+		} else {
+			printf("%s  execds: FAILED: %s\n", h->name, err.buf);
+			failed++;
+		}
+		if (conn)
+			ssh_disconnect(conn);
+		free(w);
 		strbuf_release(&err);
 	}
-	return GO_EXIT_OK;
+	return failed ? GO_EXIT_INFRA : GO_EXIT_OK;
 }
 
 /* hosts clean: one host after another (one command each) */
@@ -157,6 +181,10 @@ static int clean_hosts(const struct hosts *hs, int accept_new, double days, int 
 			       (double)r.kib / 1024.0, days,
 			       days == 1 ? "" : "s", r.kept_live ? "; kept the sources of a live run" : "",
 			       r.execds ? "; and old execd builds (see below)" : "");
+			if (r.execds_stopped)
+				printf("    %s %d running execd%s (each exits once its commands end)\n",
+				       dry_run ? "would stop" : "stopped", r.execds_stopped,
+				       r.execds_stopped == 1 ? "" : "s");
 			if (log.len) {
 				char *line, *save = NULL;
 				for (line = strtok_r(log.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -257,7 +285,7 @@ static int hosts_exec(int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(verb, "disconnect")) {
-		rc = disconnect_hosts(hs);
+		rc = disconnect_hosts(hs, accept_new);
 		goto out;
 	}
 	if (!strcmp(verb, "up") || !strcmp(verb, "down") || !strcmp(verb, "status")) {

@@ -8,6 +8,17 @@
 
 #define CLEAN_TIMEOUT_MS 300000
 
+/* Each running execd (W/execd/V.sock whose lock is held) loses its socket:
+ * it takes no new command and exits within a second (gpuorch-execd.c: "when
+ * its socket is removed"); commands it runs now finish. Variable dry (1/0):
+ * say, do not remove. Prints "gpuorch-clean: stopped 0 SOCK" for each. */
+#define STOP_EXECDS \
+	"for s in execd/*.sock; do\n" \
+	"  [ -S \"$s\" ] || continue\n" \
+	"  [ -f \"$s.lock\" ] && ! flock -n \"$s.lock\" true 2>/dev/null || continue\n" \
+	"  if [ \"$dry\" = 1 ] || rm -f \"$s\"; then echo \"gpuorch-clean: stopped 0 $s\"; fi\n" \
+	"done\n"
+
 /* Variables first: w (work dir), m (minutes), dry (1/0). Each removal prints
  * "gpuorch-clean: KIND KIB PATH"; live content dirs "gpuorch-clean: live PATH". */
 static const char clean_script[] =
@@ -63,6 +74,7 @@ static const char clean_script[] =
 	"  ls blobs | sort | comm -23 - \"$keep.s\" | while read -r h; do gone blob \"blobs/$h\"; done\n"
 	"fi\n"
 	"rm -f \"$keep\" \"$keep.s\"\n"
+	STOP_EXECDS
 	/* an execd version not running (its lock free) whose source beside it
 	 * (touched whenever it is started) is old: binary, source, socket */
 	"for x in execd/gpuorch-execd-*.c; do\n"
@@ -129,15 +141,70 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 			int *n = !strcmp(kind, "run") ? &res->runs : !strcmp(kind, "content") ? &res->contents
 				 : !strcmp(kind, "build") ? &res->builds : !strcmp(kind, "blob") ? &res->blobs
 				 : !strcmp(kind, "execd") ? &res->execds
+				 : !strcmp(kind, "stopped") ? &res->execds_stopped
 				 : !strcmp(kind, "object") ? &res->objects : NULL;
 			if (n)
 				(*n)++;
 			res->kib += kib;
-			strbuf_addf(log, "%s %s (%lld KiB)\n", dry_run ? "would remove" : "removed", path, kib);
+			if (!strcmp(kind, "stopped"))
+				strbuf_addf(log, "%s the execd at %s\n", dry_run ? "would stop" : "stopped", path);
+			else
+				strbuf_addf(log, "%s %s (%lld KiB)\n", dry_run ? "would remove" : "removed",
+					    path, kib);
 		}
 	}
 	if (st == GO_OK && !done)
 		st = go_fail(err, GO_ERR_REMOTE, "cleaning '%s' ended before it said done", workdir);
+	strbuf_release(&body);
+	strbuf_release(&cmd);
+	strbuf_release(&out);
+	strbuf_release(&eout);
+	return st;
+}
+
+/* The script of hostclean_execds: W/execd's running servers, stopped or
+ * (dry) counted. */
+static const char execds_script[] =
+	"cd \"$w\" 2>/dev/null || { echo 'gpuorch-clean: done'; exit 0; }\n"
+	STOP_EXECDS
+	"echo 'gpuorch-clean: done'\n";
+
+enum go_status hostclean_execds(struct ssh_conn *c, const char *workdir, int stop, int *n,
+				struct strbuf *err)
+{
+	struct strbuf body = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT, eout = STRBUF_INIT;
+	struct ssh_exec_result xr;
+	char *line, *save = NULL;
+	enum go_status st;
+	int done = 0;
+
+	*n = 0;
+	assign(&body, "w", workdir);
+	assign(&body, "dry", stop ? "0" : "1");
+	strbuf_addstr(&body, execds_script);
+	strbuf_addstr(&cmd, "sh -c ");
+	strbuf_add_shell_quoted(&cmd, body.buf);
+	out.max = 1 << 20;
+	eout.max = 64 * 1024;
+	st = ssh_exec(c, cmd.buf, NULL, 0, &out, &eout, &xr, CLEAN_TIMEOUT_MS, err);
+	strbuf_trim(&eout);
+	if (st == GO_OK && (xr.signal[0] || xr.exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, &xr);
+		st = go_fail(err, GO_ERR_REMOTE, "cannot %s the execds of '%s' (%s): %s",
+			     stop ? "stop" : "list", workdir, how.buf, eout.len ? eout.buf : "no message");
+		strbuf_release(&how);
+	}
+	for (line = st == GO_OK ? strtok_r(out.buf, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strcmp(line, "gpuorch-clean: done"))
+			done = 1;
+		else if (!strncmp(line, "gpuorch-clean: stopped ", 23))
+			(*n)++;
+	}
+	if (st == GO_OK && !done)
+		st = go_fail(err, GO_ERR_REMOTE, "listing the execds of '%s' ended before it said done",
+			     workdir);
 	strbuf_release(&body);
 	strbuf_release(&cmd);
 	strbuf_release(&out);

@@ -12,7 +12,8 @@
  * every blob
  * (W/blobs/<sha256>) that no remaining content's manifest names; and the
  * execd (W/execd) of each version that is not running and was last started
- * longer ago. One remote
+ * longer ago. Every running execd is stopped first (its socket removed: it
+ * exits once idle rather than after execd_idle_s). One remote
  * command; a dry run removes nothing and says what it would. */
 #ifndef GPUORCH_HOSTCLEAN_H
 #define GPUORCH_HOSTCLEAN_H
@@ -22,6 +23,7 @@
 struct hostclean_result {
 	int runs, contents, builds, blobs;   /* removed (or, dry, to remove) */
 	int execds;                          /* execd builds (W/execd) of versions not running */
+	int execds_stopped;                  /* running execds stopped (their sockets removed) */
 	int objects;                         /* compiled objects (W/objects) */
 	long long kib;                       /* their size */
 	int kept_live;                       /* content dirs kept for a live run */
@@ -33,4 +35,9 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 			     int dry_run, struct hostclean_result *res, struct strbuf *log,
 			     struct strbuf *err);
 
+/* The execds running under workdir (W/execd): stop them (their sockets
+ * removed; a command one runs now finishes), or only count them; *n: how
+ * many. One remote command. */
+enum go_status hostclean_execds(struct ssh_conn *c, const char *workdir, int stop, int *n,
+				struct strbuf *err);
 #endif

@@ -233,6 +233,13 @@ static const char probe_script[] =
 	"done\n"
 	"[ -n \"$w\" ] || w=/\n"
 	"kv disk_free_kib \"$(df -Pk \"$w\" 2>/dev/null | awk 'NR == 2 {print $4}')\"\n"
+	/* execds serving the work directory (their socket's lock held): `hosts
+	 * disconnect` and `hosts clean` stop them */
+	"n=0\n"
+	"for s in \"$workdir\"/execd/*.sock; do\n"
+	"  [ -S \"$s\" ] && [ -f \"$s.lock\" ] && ! flock -n \"$s.lock\" true 2>/dev/null && n=$((n + 1))\n"
+	"done\n"
+	"kv execds_running $n\n"
 	"for t in flock timeout setsid; do\n"
 	"  if command -v $t >/dev/null 2>&1; then kv has_$t 1; else kv has_$t 0; fi\n"
 	"done\n"
@@ -436,6 +443,8 @@ static int parse_output(char *text, struct host_info *hi)
 				set_str(&hi->torch_version, v);
 			else if (!strcmp(k, "disk_free_kib"))
 				hi->disk_free_kib = *v ? strtoll(v, NULL, 10) : -1;
+			else if (!strcmp(k, "execds_running"))
+				hi->execds_running = *v ? atoi(v) : -1;
 			else if (!strcmp(k, "has_flock"))
 				hi->has_flock = !strcmp(v, "1");
 			else if (!strcmp(k, "has_timeout"))
@@ -522,6 +531,7 @@ int probe_parse_text(const char *text, struct host_info *out)
 	int rc;
 	memset(out, 0, sizeof(*out));
 	out->disk_free_kib = -1;
+	out->execds_running = -1;
 	rc = parse_output(copy, out);
 	free(copy);
 	if (rc)
@@ -568,6 +578,7 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 
 	memset(out, 0, sizeof(*out));
 	out->disk_free_kib = -1;
+	out->execds_running = -1;
 	probe_script_text(&body, cuda_home, python, workdir, gpu_index, 0, NULL, 0);
 	strbuf_addstr(&cmd, "sh -c ");
 	strbuf_add_shell_quoted(&cmd, body.buf);
@@ -672,6 +683,7 @@ cJSON *probe_to_json(const struct host_info *hi)
 	add_tool(o, "python", &hi->python);
 	json_add_str(o, "torch", hi->torch_version);
 	add_num_or_null(o, "disk_free_kib", hi->disk_free_kib >= 0, (double)hi->disk_free_kib);
+	add_num_or_null(o, "execds_running", hi->execds_running >= 0, (double)hi->execds_running);
 	free(arch);
 	return o;
 }

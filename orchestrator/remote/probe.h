@@ -36,6 +36,7 @@ struct host_info {
 	struct tool_info nvcc, ncu, sanitizer, python;
 	char *torch_version;     /* NULL when python3 cannot import torch */
 	long long disk_free_kib; /* in the work directory's file system */
+	int execds_running;      /* execds serving the work directory; -1 unknown */
 	int has_flock, has_timeout, has_setsid;
 	int ncores;              /* online CPUs (nproc); 0 when unknown */
 	char *sig;               /* the host's signature (boot id, tool files); NULL: none */
