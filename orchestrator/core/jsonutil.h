@@ -45,4 +45,7 @@ void json_add_str(cJSON *parent, const char *key, const char *val); /* NULL -> n
 void json_add_num(cJSON *parent, const char *key, double val);
 void json_add_bool(cJSON *parent, const char *key, int val);
 
+/* Each member of array or object a that is an object, in x (others passed over). */
+#define FOR_EACH_OBJ(x, a) cJSON_ArrayForEach(x, a) if (!cJSON_IsObject(x)) {} else
+
 #endif

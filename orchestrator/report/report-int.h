@@ -6,11 +6,11 @@
 
 #include <cjson/cJSON.h>
 #include "core/strbuf.h"
+#include "core/jsonutil.h"
 #include "core/metric.h"
 #include "store/runread.h"
 
 #define DASH "—"
-#define FOR_EACH_OBJ(x, a) cJSON_ArrayForEach(x, a) if (!cJSON_IsObject(x)) {} else
 
 struct verdict {
 	const cJSON *exp;

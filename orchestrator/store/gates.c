@@ -37,8 +37,6 @@ static const cJSON *get(const cJSON *o, const char *key)
 	return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
 }
 
-#define FOR_EACH_OBJ(x, a) cJSON_ArrayForEach(x, a) if (!cJSON_IsObject(x)) {} else
-
 static const cJSON *steps_of(const cJSON *h)
 {
 	const cJSON *s = get(h, "steps");
