@@ -96,12 +96,38 @@ static void assign(struct strbuf *sb, const char *var, const char *val)
 	strbuf_addch(sb, '\n');
 }
 
+/* Run `sh -c BODY` on the host: its stdout in out; an exit other than 0 is
+ * an error "cannot WHAT 'workdir' (how): stderr". */
+static enum go_status run_script(struct ssh_conn *c, const char *body, const char *what,
+				 const char *workdir, struct strbuf *out, struct strbuf *err)
+{
+	struct strbuf cmd = STRBUF_INIT, eout = STRBUF_INIT;
+	struct ssh_exec_result xr;
+	enum go_status st;
+
+	strbuf_addstr(&cmd, "sh -c ");
+	strbuf_add_shell_quoted(&cmd, body);
+	out->max = 16 << 20;
+	eout.max = 64 * 1024;
+	st = ssh_exec(c, cmd.buf, NULL, 0, out, &eout, &xr, CLEAN_TIMEOUT_MS, err);
+	strbuf_trim(&eout);
+	if (st == GO_OK && (xr.signal[0] || xr.exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, &xr);
+		st = go_fail(err, GO_ERR_REMOTE, "cannot %s '%s' (%s): %s", what, workdir, how.buf,
+			     eout.len ? eout.buf : "no message");
+		strbuf_release(&how);
+	}
+	strbuf_release(&cmd);
+	strbuf_release(&eout);
+	return st;
+}
+
 enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older_than_min,
 			     int dry_run, struct hostclean_result *res, struct strbuf *log,
 			     struct strbuf *err)
 {
-	struct strbuf body = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT, eout = STRBUF_INIT;
-	struct ssh_exec_result xr;
+	struct strbuf body = STRBUF_INIT, out = STRBUF_INIT;
 	char num[32], *line, *save = NULL;
 	enum go_status st;
 	int done = 0;
@@ -112,19 +138,7 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 	assign(&body, "m", num);
 	assign(&body, "dry", dry_run ? "1" : "0");
 	strbuf_addstr(&body, clean_script);
-	strbuf_addstr(&cmd, "sh -c ");
-	strbuf_add_shell_quoted(&cmd, body.buf);
-	out.max = 16 << 20;
-	eout.max = 64 * 1024;
-	st = ssh_exec(c, cmd.buf, NULL, 0, &out, &eout, &xr, CLEAN_TIMEOUT_MS, err);
-	strbuf_trim(&eout);
-	if (st == GO_OK && (xr.signal[0] || xr.exit_code != 0)) {
-		struct strbuf how = STRBUF_INIT;
-		ssh_exec_add_end(&how, &xr);
-		st = go_fail(err, GO_ERR_REMOTE, "cannot clean '%s' (%s): %s", workdir, how.buf,
-			     eout.len ? eout.buf : "no message");
-		strbuf_release(&how);
-	}
+	st = run_script(c, body.buf, "clean", workdir, &out, err);
 	for (line = st == GO_OK ? strtok_r(out.buf, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char kind[16], path[4096];
@@ -156,9 +170,7 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 	if (st == GO_OK && !done)
 		st = go_fail(err, GO_ERR_REMOTE, "cleaning '%s' ended before it said done", workdir);
 	strbuf_release(&body);
-	strbuf_release(&cmd);
 	strbuf_release(&out);
-	strbuf_release(&eout);
 	return st;
 }
 
@@ -172,8 +184,7 @@ static const char execds_script[] =
 enum go_status hostclean_execds(struct ssh_conn *c, const char *workdir, int stop, int *n,
 				struct strbuf *err)
 {
-	struct strbuf body = STRBUF_INIT, cmd = STRBUF_INIT, out = STRBUF_INIT, eout = STRBUF_INIT;
-	struct ssh_exec_result xr;
+	struct strbuf body = STRBUF_INIT, out = STRBUF_INIT;
 	char *line, *save = NULL;
 	enum go_status st;
 	int done = 0;
@@ -182,19 +193,8 @@ enum go_status hostclean_execds(struct ssh_conn *c, const char *workdir, int sto
 	assign(&body, "w", workdir);
 	assign(&body, "dry", stop ? "0" : "1");
 	strbuf_addstr(&body, execds_script);
-	strbuf_addstr(&cmd, "sh -c ");
-	strbuf_add_shell_quoted(&cmd, body.buf);
-	out.max = 1 << 20;
-	eout.max = 64 * 1024;
-	st = ssh_exec(c, cmd.buf, NULL, 0, &out, &eout, &xr, CLEAN_TIMEOUT_MS, err);
-	strbuf_trim(&eout);
-	if (st == GO_OK && (xr.signal[0] || xr.exit_code != 0)) {
-		struct strbuf how = STRBUF_INIT;
-		ssh_exec_add_end(&how, &xr);
-		st = go_fail(err, GO_ERR_REMOTE, "cannot %s the execds of '%s' (%s): %s",
-			     stop ? "stop" : "list", workdir, how.buf, eout.len ? eout.buf : "no message");
-		strbuf_release(&how);
-	}
+	st = run_script(c, body.buf, stop ? "stop the execds of" : "list the execds of", workdir,
+			&out, err);
 	for (line = st == GO_OK ? strtok_r(out.buf, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!strcmp(line, "gpuorch-clean: done"))
@@ -206,8 +206,6 @@ enum go_status hostclean_execds(struct ssh_conn *c, const char *workdir, int sto
 		st = go_fail(err, GO_ERR_REMOTE, "listing the execds of '%s' ended before it said done",
 			     workdir);
 	strbuf_release(&body);
-	strbuf_release(&cmd);
 	strbuf_release(&out);
-	strbuf_release(&eout);
 	return st;
 }

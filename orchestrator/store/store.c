@@ -296,6 +296,21 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
 
 /* ---- listing ---- */
 
+/* The tree load reads for dir, or NULL with "skipping run" in warnings. */
+static cJSON *load_or_warn(store_loader load, const char *dir, struct strbuf *warnings)
+{
+	struct strbuf why = STRBUF_INIT;
+	cJSON *run = NULL;
+	if (load(dir, &run, &why) != GO_OK) {
+		if (warnings)
+			strbuf_addf(warnings, "skipping run '%s': %s\n", dir, why.buf);
+		cJSON_Delete(run);
+		run = NULL;
+	}
+	strbuf_release(&why);
+	return run;
+}
+
 /* The reports directory is not there: no runs yet (GO_OK), or an error
  * when something else has its name. */
 static enum go_status no_store(struct strbuf *err)
@@ -340,15 +355,9 @@ enum go_status store_list_with(store_loader load, struct store_entry **out, int 
 	scan(NULL, NULL, &c);
 	v = xcalloc((size_t)(c.n ? c.n : 1), sizeof(*v));
 	for (i = 0; i < c.n; i++) {
-		struct strbuf why = STRBUF_INIT;
-		cJSON *run = NULL;
-		if (load(c.v[i].dir, &run, &why) != GO_OK) {
-			if (warnings)
-				strbuf_addf(warnings, "skipping run '%s': %s\n", c.v[i].dir, why.buf);
-			strbuf_release(&why);
+		cJSON *run = load_or_warn(load, c.v[i].dir, warnings);
+		if (!run)
 			continue;
-		}
-		strbuf_release(&why);
 		v[k].run_id = c.v[i].run_id;
 		v[k].dir = c.v[i].dir;
 		v[k].run = run;
@@ -397,15 +406,9 @@ enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx
 	keys = xcalloc((size_t)(c.n ? c.n : 1), sizeof(*keys));
 	/* pass 1: each run loaded alone, its start time kept, its tree freed */
 	for (i = 0; i < c.n; i++) {
-		struct strbuf why = STRBUF_INIT;
-		cJSON *run = NULL;
-		if (load(c.v[i].dir, &run, &why) != GO_OK) {
-			if (warnings)
-				strbuf_addf(warnings, "skipping run '%s': %s\n", c.v[i].dir, why.buf);
-			strbuf_release(&why);
+		cJSON *run = load_or_warn(load, c.v[i].dir, warnings);
+		if (!run)
 			continue;
-		}
-		strbuf_release(&why);
 		keys[k].started_at = json_str(run, "started_at") ? xstrdup(json_str(run, "started_at")) : NULL;
 		keys[k].cand = i;
 		keys[k].run_id = c.v[i].run_id;

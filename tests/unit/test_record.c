@@ -213,13 +213,32 @@ static void summary_tests(void)
 		free(edited);
 	}
 	CHECK(runsum_load(dir, &sum, &err) == GO_OK && !strcmp(json_str(sum, "outcome"), "failed") &&
-	      !json_path(sum, "of") && cJSON_GetArraySize(json_path(sum, "hosts.0.steps.0.result.timing.samples_us")) == 5,
-	      "a stale summary is ignored: built from run.json, samples inline", "outcome %s",
-	      sum ? json_str(sum, "outcome") : "?");
+	      json_path(sum, "of") && json_path(sum, "hosts.0.steps.0.result.timing.samples_at"),
+	      "a stale summary is not used: built from run.json and written again (samples in samples.txt)",
+	      "outcome %s", sum ? json_str(sum, "outcome") : "?");
 	cJSON_Delete(sum);
 	sum = NULL;
 	{
+		/* what was written is current: of.size is run.json's new size */
 		char *sp = xstrfmt("%s/summary.json", dir);
+		struct stat rs;
+		cJSON *w = NULL;
+		CHECK(json_load_file(sp, &w, GO_ERR_IO, &err) == GO_OK && stat(path, &rs) == 0 &&
+		      json_num(json_path(w, "of"), "size", -1) == (double)rs.st_size &&
+		      !strcmp(json_str(w, "outcome"), "failed"),
+		      "the summary written is of run.json as it is now", "%s", err.buf);
+		cJSON_Delete(w);
+		/* a summary that cannot be written (a directory in its place): built
+		 * in memory, samples inline, and still loads */
+		unlink(sp);
+		mkdir(sp, 0700);
+		CHECK(runsum_load(dir, &sum, &err) == GO_OK && !strcmp(json_str(sum, "run_id"), "R1") &&
+		      !json_path(sum, "of") &&
+		      cJSON_GetArraySize(json_path(sum, "hosts.0.steps.0.result.timing.samples_us")) == 5,
+		      "an unwritable summary: built in memory, samples inline", "%s", err.buf);
+		cJSON_Delete(sum);
+		sum = NULL;
+		rmdir(sp);
 		unlink(sp);
 		free(sp);
 	}
