@@ -138,7 +138,8 @@ static int disconnect_hosts(const struct hosts *hs, int accept_new)
 		free(w);
 		strbuf_release(&err);
 	}
-	return failed ? GO_EXIT_INFRA : GO_EXIT_OK;
+	/* clusters are not counted as failed: they have neither */
+	return !failed ? GO_EXIT_OK : failed == hs->n ? GO_EXIT_INFRA : GO_EXIT_FAILED;
 }
 
 /* hosts clean: one host after another (one command each) */
