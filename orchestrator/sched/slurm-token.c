@@ -18,7 +18,7 @@
 #include "transport/ssh.h"
 #include "core/banned.h"
 
-#define MINT_TIMEOUT_MS 30000
+#define MINT_TIMEOUT_MS 120000
 
 const char *slurm_token_src_name(enum slurm_token_src s)
 {
