@@ -218,7 +218,10 @@ test_expect_success 'a controller killed (SIGKILL) after submitting, its job ids
 	pid=$! &&
 	wait_for 600 "grep -q \"^run \" kr.out" &&
 	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" kr.out | head -n 1) &&
-	wait_for 600 "test \$(our_jobs | grep -c \"gpuorch-$id-step-\") -ge 2" &&
+	# the controller still running once two step jobs are in (if it ended
+	# first, say how: its output)
+	wait_for 600 "test \$(our_jobs | grep -c \"gpuorch-$id-step-\") -ge 2 || ! kill -0 $pid 2>/dev/null" &&
+	{ kill -0 $pid 2>/dev/null || { echo "the run ended before two step jobs were in:"; cat kr.out; false; }; } &&
 	kill -9 $pid && wait_for 10 "! kill -0 $pid 2>/dev/null" &&
 	squeue -h -t all -o "%i %j" | sed -n "s/^\([0-9]*\) gpuorch-$id-\(.*\)/\1 \2/p" | sort -n >before.jobs && cat before.jobs &&
 	run=$(ls -d "$TRASH"/reports/*/$id) &&
