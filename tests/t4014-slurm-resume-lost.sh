@@ -46,7 +46,7 @@ test_expect_success 'slurmrestd stopped while the step job runs: the run fails, 
 	job=$(our_jobs | sed -n "s/^\([0-9]*\) gpuorch-$id-step-.*/\1/p") && test -n "$job" &&
 	run=$(last_run_dir) &&
 	jq_ $run/run.json hosts.0.error >err.txt && cat err.txt &&
-	grep "left in Slurm: job $job (" err.txt &&
+	grep "left in Slurm: \(.*, \)\?job $job (step-" err.txt &&
 	grep -- "--resume $id" err.txt
 '
 
