@@ -79,7 +79,7 @@ struct listing {
 	const char *exp;
 	int limit, shown;
 	cJSON *json;           /* --json: the array printed at the end */
-	struct strbuf head, what;
+	struct strbuf what;
 };
 
 static void list_json(struct listing *L, const struct store_entry *e, const char *status,
@@ -120,9 +120,8 @@ static void list_text(struct listing *L, const struct store_entry *e, const char
 	const char *outcome = json_str(run, "outcome");
 	/* cloud instances gpuorch started for the run (docs/cloud.md) */
 	const cJSON *prov = cJSON_GetObjectItem(run, "provenance");
+	const char *head = json_str(run, "headline");
 
-	strbuf_reset(&L->head);
-	strbuf_addstr(&L->head, json_str(run, "headline") ? json_str(run, "headline") : "");
 	printf("%s  %-24.24s  %-11s", e->run_id, name ? name : "?",
 	       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
 	cJSON_ArrayForEach(h, hosts) {
@@ -134,7 +133,7 @@ static void list_text(struct listing *L, const struct store_entry *e, const char
 		printf("  cost %.4f", json_num(prov, "instances_cost_total", 0));
 	strbuf_reset(&L->what);
 	describe_counts(k, &L->what);
-	printf("\n    %s%s%s\n", L->head.len ? L->head.buf : "-", L->what.len ? " | " : "", L->what.buf);
+	printf("\n    %s%s%s\n", head && *head ? head : "-", L->what.len ? " | " : "", L->what.buf);
 }
 
 /* One run, newest first (a store_visit): 1 once the listing is full. */
@@ -170,7 +169,7 @@ static int runs_exec(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
-	struct listing L = { NULL, 50, 0, NULL, STRBUF_INIT, STRBUF_INIT };
+	struct listing L = { NULL, 50, 0, NULL, STRBUF_INIT };
 	const char *reports = NULL;
 	int c, json = 0;
 	enum go_status st;
@@ -217,7 +216,6 @@ static int runs_exec(int argc, char **argv)
 	cJSON_Delete(L.json);
 	strbuf_release(&err);
 	strbuf_release(&warn);
-	strbuf_release(&L.head);
 	strbuf_release(&L.what);
 	return st == GO_OK ? GO_EXIT_OK : go_exit_code(st);
 }
