@@ -214,7 +214,15 @@ test_expect_success 'Ctrl-C mid-run cancels every job of the run and records it 
 
 test_expect_success 'a controller killed (SIGKILL) after submitting, its job ids unrecorded: --resume finds its jobs by name, submits only the rest, collects every step' '
 	echo "/* resume */" >>proj/cpu/cputimer.c && (cd proj && git commit -qam "resume: new sources, new builds") &&
-	{ (cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain >../kr.out 2>&1) & } &&
+	: "its steps wait at a gate (a meet dir that needs 3 entries) that the test opens once the" &&
+	: "controller is killed: two step jobs are then in the queue together, however slowly the" &&
+	: "controller submits (under CI load, each step had ended before the next was submitted)" &&
+	mkdir "$TRASH/gate" &&
+	sed -e "s|\"meet\": \"$TRASH/meet\"|\"meet\": \"$TRASH/gate\", \"meet-n\": 3|" \
+		proj/experiments/sweep.json >proj/experiments/gated.json &&
+	grep -F "\"meet-n\": 3" proj/experiments/gated.json &&
+	(cd proj && git add experiments/gated.json && git commit -qm gated) &&
+	{ (cd proj && SLURM_JWT=$tok exec "$GPUORCH" run experiments/gated.json --hosts ../hosts.json --host hpc --plain >../kr.out 2>&1) & } &&
 	pid=$! &&
 	wait_for 600 "grep -q \"^run \" kr.out" &&
 	id=$(sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" kr.out | head -n 1) &&
@@ -224,11 +232,12 @@ test_expect_success 'a controller killed (SIGKILL) after submitting, its job ids
 	{ kill -0 $pid 2>/dev/null || { echo "the run ended before two step jobs were in:"; cat kr.out; false; }; } &&
 	kill -9 $pid && wait_for 10 "! kill -0 $pid 2>/dev/null" &&
 	squeue -h -t all -o "%i %j" | sed -n "s/^\([0-9]*\) gpuorch-$id-\(.*\)/\1 \2/p" | sort -n >before.jobs && cat before.jobs &&
+	touch "$TRASH/gate/opened-by-the-test" &&
 	run=$(ls -d "$TRASH"/reports/*/$id) &&
 	test "$(jq_ $run/run.json status)" = running &&
 	# as if it died between its submits and recording them: the ids are found by the jobs names
 	: >$run/journal.jsonl &&
-	(cd proj && SLURM_JWT=$tok timeout 600 "$GPUORCH" run experiments/sweep.json --hosts ../hosts.json --host hpc --plain --resume $id) >res.out 2>&1;
+	(cd proj && SLURM_JWT=$tok timeout 600 "$GPUORCH" run experiments/gated.json --hosts ../hosts.json --host hpc --plain --resume $id) >res.out 2>&1;
 	echo "exit $?" >>res.out && cat res.out &&
 	grep "^exit 0" res.out &&
 	test "$(jq_ $run/run.json status)" = complete && test "$(jq_ $run/run.json outcome)" = passed &&

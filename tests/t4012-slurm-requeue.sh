@@ -1,5 +1,6 @@
 #!/bin/sh
 # cost: 130
+# timeout: 2700
 # asan: yes
 # waits: yes
 test_description='Slurm: a step job preempted by a job of a higher-priority partition is submitted once more (PREEMPTED, requeued once, both attempts recorded); preempted twice it is an INFRA_ERROR and nothing of the run is left in the queue; a step job whose node fails (NODE_FAIL) is requeued the same way'
@@ -18,8 +19,8 @@ our_jobs() {
 	squeue -h -t PENDING,RUNNING,CONFIGURING,COMPLETING -o "%i %j %T" | grep " gpuorch-" || true
 }
 
-# preempt_jobs N KIND FILE: (in the background) N times, wait (at most 120 s
-# in all) for a KIND (step or build) job of gpuorch that runs and has not
+# preempt_jobs N KIND FILE: (in the background) N times, wait (at most 600 s
+# in all: builds under CI load took 100 s) for a KIND (step or build) job of gpuorch that runs and has not
 # been preempted yet,
 # then submit a job to partition "urgent" (PriorityTier 10) that needs the
 # whole node: Slurm cancels the step job to make room (PreemptMode=CANCEL),
@@ -27,7 +28,7 @@ our_jobs() {
 preempt_jobs() {
 	_n=0
 	: >"$3"
-	_end=$(( $(date +%s) + 120 ))
+	_end=$(( $(date +%s) + 600 ))
 	while [ "$_n" -lt "$1" ] && [ "$(date +%s)" -lt "$_end" ]; do
 		_id=$(squeue -h -t RUNNING -o "%i %j" | awk -v k="$2" '$2 ~ ("^gpuorch-.*-" k "-") { print $1 }' |
 			grep -v -x -F -f "$3" | head -n 1)
@@ -46,13 +47,13 @@ preempt_jobs() {
 	done
 }
 
-# fail_node_under_step FILE: (in the background) wait (at most 120 s) for a
+# fail_node_under_step FILE: (in the background) wait (at most 600 s) for a
 # step job of gpuorch that runs, set the node down under it, wait (20 s at
 # most) until Slurm ends the job NODE_FAIL, and resume the node. The job id
 # goes to FILE; returns 0 (the test checks what happened).
 fail_node_under_step() {
 	: >"$1"
-	_end=$(( $(date +%s) + 120 ))
+	_end=$(( $(date +%s) + 600 ))
 	while [ "$(date +%s)" -lt "$_end" ]; do
 		_id=$(squeue -h -t RUNNING -o "%i %j" | awk '$2 ~ /^gpuorch-.*-step-/ { print $1 }' | head -n 1)
 		if [ -n "$_id" ]; then
@@ -93,7 +94,7 @@ PartitionName=urgent Nodes=node1 PriorityTier=10 MaxTime=60 State=UP" slurm_star
 	  "build": {"flags": ["-O2"], "timeout_s": 300},
 	  "targets": {"H100": "sm_90a"},
 	  "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
-	  "problems": [{"name": "nap", "params": {"work": 2000, "sleep": 6}}],
+	  "problems": [{"name": "nap", "params": {"work": 2000, "sleep": 10}}],
 	  "steps": [{"kind": "correctness", "program": "cputimer", "timeout_s": 60}]
 	}
 	EOF
@@ -103,7 +104,7 @@ PartitionName=urgent Nodes=node1 PriorityTier=10 MaxTime=60 State=UP" slurm_star
 test_expect_success 'a step job preempted once: submitted once more, passes; the record holds both attempts' '
 	preempt_jobs 1 step preempted1 &
 	ppid=$! &&
-	(cd proj && SLURM_JWT=$tok timeout 200 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r1.out 2>r1.err
+	(cd proj && SLURM_JWT=$tok timeout 700 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r1.out 2>r1.err
 	rc=$? && wait $ppid &&
 	cat r1.out && test $rc = 0 &&
 	test "$(wc -l <preempted1)" = 1 && first=$(cat preempted1) &&
@@ -146,7 +147,7 @@ test_expect_success 'a step job preempted once: submitted once more, passes; the
 test_expect_success 'preempted twice: INFRA_ERROR naming both jobs, exit 1, nothing of the run left pending or running' '
 	preempt_jobs 2 step preempted2 &
 	ppid=$! &&
-	(cd proj && SLURM_JWT=$tok timeout 200 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r2.out 2>r2.err
+	(cd proj && SLURM_JWT=$tok timeout 700 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r2.out 2>r2.err
 	rc=$? && wait $ppid &&
 	cat r2.out && test $rc = 1 &&
 	test "$(wc -l <preempted2)" = 2 &&
@@ -169,7 +170,7 @@ test_expect_success 'preempted twice: INFRA_ERROR naming both jobs, exit 1, noth
 test_expect_success 'a step job whose node fails under it: NODE_FAIL (NodeDown), requeued once, passes once the node is back' '
 	fail_node_under_step failed1 &
 	fpid=$! &&
-	(cd proj && SLURM_JWT=$tok timeout 200 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r3.out 2>r3.err
+	(cd proj && SLURM_JWT=$tok timeout 700 "$GPUORCH" run experiments/nap.json --hosts ../hosts.json --host hpc) >r3.out 2>r3.err
 	rc=$? && wait $fpid &&
 	cat r3.out && test $rc = 0 &&
 	test "$(wc -l <failed1)" = 1 && first=$(cat failed1) &&
@@ -196,14 +197,14 @@ test_expect_success 'a build job preempted: the step job waiting on it is withdr
 	awk "BEGIN { for (i = 0; i < 1200; i++) printf \"int pad%d(int x) { int y = x; for (int k = 0; k < %d; k++) y = y * 31 + (y >> 3) + k; return y; }\\n\", i, i % 7 + 3 }" >proj/cpu/slowpad.c &&
 	test "$(wc -l <proj/cpu/slowpad.c)" = 1200 &&
 	sed -e "s/slurmnap/slurmslowbuild/" -e "s|\"sources\": \[\"cpu/cputimer.c\"\]|\"sources\": [\"cpu/cputimer.c\", \"cpu/slowpad.c\"]|g" \
-		-e "s/\"sleep\": 6/\"sleep\": 1/" proj/experiments/nap.json >proj/experiments/slowbuild.json &&
+		-e "s/\"sleep\": 10/\"sleep\": 1/" proj/experiments/nap.json >proj/experiments/slowbuild.json &&
 	grep -c slowpad proj/experiments/slowbuild.json | grep -x 2 &&
 	(cd proj && git add -A && git commit -qm slowbuild) &&
 	: "only the preempter in the background: an & after the && chain ran the whole chain there, so the" &&
 	: "run below could start before slowbuild.json existed (cannot open it) or beside the git commit" &&
 	{ preempt_jobs 1 build preempted4 & } &&
 	ppid=$! &&
-	(cd proj && SLURM_JWT=$tok timeout 300 "$GPUORCH" run experiments/slowbuild.json --hosts ../hosts.json --host hpc) >r4.out 2>r4.err
+	(cd proj && SLURM_JWT=$tok timeout 700 "$GPUORCH" run experiments/slowbuild.json --hosts ../hosts.json --host hpc) >r4.out 2>r4.err
 	rc=$?; wait $ppid; prc=$?
 	cat r4.out r4.err; echo "run exit $rc, preempt_jobs exit $prc, preempted: $(cat preempted4)"; squeue -h -o "%i %j %T %r" &&
 	test $rc = 0 && test $prc = 0 &&
