@@ -136,6 +136,32 @@ test_expect_success 'history --metric speaks the spec names; the old name still 
 	{ grep "latency_us, tflops or gbps" m3.err || { echo "history --metric p50 said:"; cat m3.err; false; }; }
 '
 
+test_expect_success 'a copy of the committed runs (every run.json a new mtime, same bytes): each summary stays current, none rewritten' '
+	committed_runs copied &&
+	find copied -name run.json -exec touch -d "2001-02-03 04:05:06" {} + &&
+	n=$(ls -d copied/*/*/ | wc -l) && test "$n" -ge 1 &&
+	test "$(ls copied/*/*/summary.json | wc -l)" = "$n" &&
+	(cd copied && find . -name summary.json -o -name samples.txt | sort | xargs sha256sum) >sums.before &&
+	: >marker && sleep 1 &&
+	"$GPUORCH" runs --reports copied --limit 1000 >cp.out 2>cp.err &&
+	test ! -s cp.err && test $(grep -c "^[0-9]\{8\}-" cp.out) = "$n" &&
+	(cd copied && find . -name summary.json -o -name samples.txt | sort | xargs sha256sum) >sums.after &&
+	diff -u sums.before sums.after &&
+	test -z "$(find copied -newer marker -type f)"
+'
+
+test_expect_success 'a run.json edited to the same size after its summary (another mtime, other bytes): read afresh, its summary rewritten' '
+	run=$(ls -d copied/*/*/ | head -n 1) && run=${run%/} &&
+	grep -q "\"outcome\":[[:space:]]*\"passed\"" $run/run.json &&
+	size=$(wc -c <$run/run.json) &&
+	sed "s/\"outcome\":\([[:space:]]*\)\"passed\"/\"outcome\":\1\"failed\"/" $run/run.json >same-size.json &&
+	test "$(wc -c <same-size.json)" = "$size" && ! cmp -s same-size.json $run/run.json &&
+	cp same-size.json $run/run.json &&
+	"$GPUORCH" runs --reports copied --limit 1000 >ed.out &&
+	test "$(jq_ $run/summary.json outcome)" = failed &&
+	test "$(jq_ $run/summary.json of.sha256)" = "$(sha256sum <$run/run.json | cut -d" " -f1)"
+'
+
 test_expect_success 'every committed run under reports/ lists and charts without a summary' '
 	committed_runs committed &&
 	find committed -name summary.json -exec rm {} + ;

@@ -5,6 +5,7 @@
 #include "store/runread.h"
 #include "store/samples.h"
 #include "core/fsutil.h"
+#include "core/hash.h"
 #include "core/jsonutil.h"
 
 #include <errno.h>
@@ -241,6 +242,18 @@ static int stat_of(const char *path, double *size, double *mtime_s, double *mtim
 	return 1;
 }
 
+/* the SHA-256 of the file at PATH as hex (0: unreadable) */
+static int file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
+{
+	struct strbuf text = STRBUF_INIT, why = STRBUF_INIT;
+	int ok = fs_read_file(path, &text, &why) == GO_OK;
+	if (ok)
+		sha256_hex(text.buf, text.len, hex);
+	strbuf_release(&text);
+	strbuf_release(&why);
+	return ok;
+}
+
 enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *err)
 {
 	struct strbuf samples = STRBUF_INIT;
@@ -248,9 +261,10 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
 	char *sum = xstrfmt("%s/summary.json", dir);
 	cJSON *o = runsum_build(run, &samples), *of;
 	double size, mtime_s, mtime_ns;
+	char sha[SHA256_HEX_LEN + 1];
 	enum go_status st;
 
-	if (!stat_of(rj, &size, &mtime_s, &mtime_ns)) {
+	if (!stat_of(rj, &size, &mtime_s, &mtime_ns) || !file_sha256(rj, sha)) {
 		st = go_fail(err, GO_ERR_IO, "cannot summarise '%s': %s", rj, strerror(errno));
 		goto out;
 	}
@@ -258,6 +272,7 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
 	json_add_num(of, "size", size);
 	json_add_num(of, "mtime_s", mtime_s);
 	json_add_num(of, "mtime_ns", mtime_ns);
+	json_add_str(of, "sha256", sha);
 	st = fs_write_atomic(sp, samples.buf, samples.len, err);
 	if (st == GO_OK)
 		st = json_write_atomic(sum, o, err);
@@ -270,20 +285,27 @@ out:
 	return st;
 }
 
-/* summary.json, when it is there, is this schema and matches run.json. */
+/* summary.json, when it is there, is this schema and summarises run.json as
+ * it is: same size, and the same mtime or else the same SHA-256 (a clone or
+ * a copy gives every file a new mtime, not new contents: its committed
+ * summaries stay current, and a listing never rewrites tracked files) */
 static cJSON *current_summary(const char *dir)
 {
 	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
 	struct strbuf why = STRBUF_INIT;
 	cJSON *o = NULL;
 	double size, mtime_s, mtime_ns, ssize, ss, sns;
+	char sha[SHA256_HEX_LEN + 1];
 
 	if (fs_is_file(sum) && stat_of(rj, &size, &mtime_s, &mtime_ns) &&
 	    json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
 		const cJSON *of = rr_obj(o, "of");
-		if (!rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) || !rr_num(of, "size", &ssize) ||
-		    !rr_num(of, "mtime_s", &ss) || !rr_num(of, "mtime_ns", &sns) ||
-		    ssize != size || ss != mtime_s || sns != mtime_ns) {
+		int same = rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) && rr_num(of, "size", &ssize) &&
+			   rr_num(of, "mtime_s", &ss) && rr_num(of, "mtime_ns", &sns) && ssize == size;
+		if (same && (ss != mtime_s || sns != mtime_ns))
+			same = rr_str(of, "sha256") && file_sha256(rj, sha) &&
+			       rr_streq(rr_str(of, "sha256"), sha);
+		if (!same) {
 			cJSON_Delete(o);
 			o = NULL;
 		}
