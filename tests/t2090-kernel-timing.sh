@@ -128,6 +128,99 @@ test_expect_success 'a trace over 1 MiB is summarized but not kept beside the ru
 	! ls $run/logs/*/*.ktrace.*.jsonl 2>/dev/null
 '
 
+# specw NAME WORK GATE: kernel_timing with "work" WORK and one gate GATE (a JSON object)
+specw() {
+	cat >proj/experiments/$1.json <<JSON
+{"schema": 1, "name": "$1", "phase": "kernel timing with declared work",
+ "sources": ["kt"], "targets": {"H100": "sm_90a"},
+ "programs": {"demo": {"run": ["sh", "kt/demo.sh", "{n}"]}},
+ "problems": [{"name": "n16", "params": {"n": 16}}],
+ "steps": [{"kind": "kernel_timing", "program": "demo", "repeat": 2, "timeout_s": 120, "work": $2}],
+ "gates": [$3]}
+JSON
+}
+
+# saxpy on the H100 trace: 65536 x 256 = 16,777,216 floats, x read, y read
+# and written: 201,326,592 bytes a launch; the stand-in H100 80GB HBM3's
+# DRAM peak is 5120 bits x 2 x 2619 MHz = 3352.32 GB/s, so its bound is
+# 60.06 us and the fastest launch (75.36 us) is possible
+test_expect_success 'declared work: each kernel'"'"'s rate and % of DRAM at its median launch, in the record, a gate and the report' '
+	sed -i "s|cp kt/[a-z]*.jsonl|cp kt/trace.jsonl|; s/^echo demo failed; exit 3/echo \"demo done\"/" proj/kt/demo.sh &&
+	specw ktw "{\"saxpy\": {\"bytes\": 201326592, \"flops\": 33554432}}" \
+		"{\"name\": \"saxpy bandwidth\", \"program\": \"demo\", \"metric\": \"kernel:saxpy.gbps\", \"op\": \">=\", \"value\": 2600}" &&
+	(cd proj && git add -A && git commit -qm ktw) &&
+	(cd proj && "$GPUORCH" run experiments/ktw.json --hosts ../hosts.json --plain) >w.out 2>&1 ||
+		{ cat w.out; false; } &&
+	run=$(last_run_dir) &&
+	k="hosts.0.steps.0.result.kernel:saxpy" &&
+	test "$(jq_ $run/run.json $k.bytes)" = 201326592 &&
+	test "$(jq_ $run/run.json $k.impossible)" = false &&
+	awk "{ exit !(\$1 > 2631.0 && \$1 < 2631.5) }" <<-EOF &&
+	$(jq_ $run/run.json $k.gbps)
+	EOF
+	awk "{ exit !(\$1 > 78.4 && \$1 < 78.6) }" <<-EOF &&
+	$(jq_ $run/run.json $k.pct_of_dram)
+	EOF
+	awk "{ exit !(\$1 > 60.05 && \$1 < 60.07) }" <<-EOF &&
+	$(jq_ $run/run.json $k.bound_us)
+	EOF
+	! jq_ $run/run.json "hosts.0.steps.0.result.kernel:scale_sq.impossible" 2>/dev/null &&
+	test "$(jq_ $run/run.json hosts.0.gates.0.verdict)" = PASS &&
+	grep "^| .saxpy. | .saxpy. | 65536,1,1 × 256,1,1 | 51 | 76.51 | 75.36 | 77.60 | 3893 | 56.1% | 0.439 TFLOPS, 2631 GB/s (78.5% of DRAM) |$" $run/report.md &&
+	grep "^| ✅ pass | saxpy bandwidth | g | .demo. · n16 | .kernel:saxpy.gbps. | 2631 GB/s | >= 2600 |" $run/report.md &&
+	grep "^| .scale_sq. | .scale_sq. | .* | 43.9% | — |$" $run/report.md
+'
+
+test_expect_success 'declared work the trace beats: the step FAILs IMPOSSIBLE, its gate judges no measurement, exit 1' '
+	specw ktx "{\"saxpy\": {\"bytes\": 805306368}}" \
+		"{\"name\": \"saxpy fast\", \"program\": \"demo\", \"metric\": \"kernel:saxpy.median_us\", \"op\": \"<=\", \"value\": 1000}" &&
+	(cd proj && git add -A && git commit -qm ktx) &&
+	(cd proj && test_expect_code 1 "$GPUORCH" run experiments/ktx.json --hosts ../hosts.json --plain) >x.out 2>&1 ||
+		{ cat x.out; false; } &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = FAIL &&
+	jq_ $run/run.json hosts.0.steps.0.reason >why &&
+	grep "^IMPOSSIBLE: kernel saxpy.s fastest launch 75.36 us beats the physical bound 240.2 us of its declared work (805306368 bytes at the DRAM peak 3352 GB/s; " why &&
+	test "$(jq_ $run/run.json "hosts.0.steps.0.result.kernel:saxpy.impossible")" = true &&
+	test "$(jq_ $run/run.json hosts.0.gates.0.verdict)" = FAIL &&
+	jq_ $run/run.json hosts.0.gates.0.reason | grep "impossible" &&
+	grep "IMPOSSIBLE\*\*: fastest 75.36 us < bound 240.2 us |$" $run/report.md
+'
+
+test_expect_success 'declared work for a kernel the trace has not (a typo): the step FAILs naming the keys it has' '
+	specw kty "{\"saxpi\": {\"bytes\": 1}}" \
+		"{\"name\": \"saxpy fast\", \"program\": \"demo\", \"metric\": \"kernel:saxpy.median_us\", \"op\": \"<=\", \"value\": 1000}" &&
+	(cd proj && git add -A && git commit -qm kty) &&
+	(cd proj && test_expect_code 1 "$GPUORCH" run experiments/kty.json --hosts ../hosts.json --plain) >y.out 2>&1 ||
+		{ cat y.out; false; } &&
+	run=$(last_run_dir) &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = FAIL &&
+	test "$(jq_ $run/run.json hosts.0.steps.0.reason)" = "the step'"'"'s work names a kernel '"'"'saxpi'"'"', which the trace has not (its kernels: saxpy, scale_sq): fix the key in \"work\" (docs/byo.md)"
+'
+
+test_expect_success 'spec check: a rate gate without declared work, work that is not a positive number, work on another kind of step' '
+	specw kz1 "{\"saxpy\": {\"bytes\": 1}}" \
+		"{\"name\": \"g\", \"program\": \"demo\", \"metric\": \"kernel:saxpy.tflops\", \"op\": \">=\", \"value\": 1}" &&
+	test_expect_code 2 "$GPUORCH" spec check proj/experiments/kz1.json --root proj 2>z1.err &&
+	grep "gates\[0\].metric.*.kernel:saxpy.tflops. is the rate of kernel .saxpy. from its declared work, and no kernel_timing step of .demo. declares its flops" z1.err &&
+	specw kz2 "{\"saxpy\": {\"bytes\": 0}}" \
+		"{\"name\": \"g\", \"program\": \"demo\", \"metric\": \"kernel:saxpy.gbps\", \"op\": \">=\", \"value\": 1}" &&
+	test_expect_code 2 "$GPUORCH" spec check proj/experiments/kz2.json --root proj 2>z2.err &&
+	grep "steps\[0\].work.saxpy.bytes.*expected a positive number, found 0" z2.err &&
+	specw kz3 "{\"saxpy\": {}}" \
+		"{\"name\": \"g\", \"program\": \"demo\", \"metric\": \"kernel:saxpy.median_us\", \"op\": \"<=\", \"value\": 1}" &&
+	test_expect_code 2 "$GPUORCH" spec check proj/experiments/kz3.json --root proj 2>z3.err &&
+	grep "flops.*bytes.*or both" z3.err &&
+	specw kz4 "{\"saxpy\": {\"bytes\": 8}}" \
+		"{\"name\": \"g\", \"program\": \"demo\", \"metric\": \"kernel:saxpy.gbps\", \"op\": \">=\", \"value\": 1}" &&
+	"$GPUORCH" spec check proj/experiments/kz4.json --root proj &&
+	sed "s/\"kind\": \"kernel_timing\", \"program\": \"demo\", \"repeat\": 2,/\"kind\": \"correctness\", \"program\": \"demo\",/" \
+		proj/experiments/kz4.json >proj/experiments/kz5.json &&
+	grep "correctness.*work" proj/experiments/kz5.json &&
+	test_expect_code 2 "$GPUORCH" spec check proj/experiments/kz5.json --root proj 2>z5.err &&
+	grep "steps\[0\].*work" z5.err
+'
+
 # slow_trace FACTOR: the H100 trace with every saxpy launch FACTOR times as long
 slow_trace() {
 	awk -v f="$1" '/saxpy/ {

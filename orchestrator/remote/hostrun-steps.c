@@ -125,7 +125,8 @@ static const char *judge_peaks(struct hostrun *hr, const struct plan_step *ps, c
 	struct strbuf why = STRBUF_INIT;
 	cJSON *info;
 	if (!cJSON_IsObject(result) || (!cJSON_GetObjectItemCaseSensitive(result, "model") &&
-					!cJSON_GetObjectItemCaseSensitive(result, "figures")))
+					!cJSON_GetObjectItemCaseSensitive(result, "figures") &&
+					!ps->step->nwork))
 		return status;
 	info = hr->have_info ? probe_to_json(&hr->info) : NULL;
 	if (peaks_props(cJSON_GetObjectItemCaseSensitive(result, "device"), info, &p)) {
@@ -437,6 +438,57 @@ static const char *finish_sanitize(struct hostrun *hr, const struct plan_step *p
 	return status;
 }
 
+/* The work the step declares for kernel KEY (its "work"), into the
+ * kernel's figure object f: judge_peaks holds its times to it. */
+static void add_work(const struct spec_step *st, const char *key, cJSON *f)
+{
+	int i;
+	for (i = 0; key && i < st->nwork; i++) {
+		if (strcmp(st->work[i].key, key))
+			continue;
+		if (st->work[i].flops > 0)
+			json_add_num(f, "flops", st->work[i].flops);
+		if (st->work[i].bytes > 0)
+			json_add_num(f, "bytes", st->work[i].bytes);
+	}
+}
+
+/* A declared work whose key no kernel of the trace has (a typo, or a key
+ * that changed) would hold nothing to the peaks: the step fails, naming the
+ * keys the trace has. */
+static const char *work_keys_found(const struct spec_step *st, const cJSON *sum,
+				   const char *status, struct strbuf *reason)
+{
+	struct strbuf keys = STRBUF_INIT, missing = STRBUF_INIT;
+	const cJSON *k;
+	int i, n = 0;
+	for (i = 0; i < st->nwork; i++) {
+		int found = 0;
+		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(sum, "kernels"))
+			found |= !strcmp(json_str(k, "key"), st->work[i].key);
+		if (!found) {
+			strbuf_addf(&missing, "%s'%s'", n ? ", " : "", st->work[i].key);
+			n++;
+		}
+	}
+	if (n) {
+		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(sum, "kernels"))
+			strbuf_addf(&keys, "%s%s", keys.len ? ", " : "", json_str(k, "key"));
+		if (!strcmp(status, "PASS"))
+			strbuf_reset(reason);
+		else if (reason->len)
+			strbuf_addstr(reason, "; ");
+		strbuf_addf(reason, "the step's work names %s kernel%s %s, which the trace has not "
+				    "(its kernels: %s): fix the key in \"work\" (docs/byo.md)",
+			    n == 1 ? "a" : "the", n == 1 ? "" : "s", missing.buf,
+			    keys.len ? keys.buf : "none");
+		status = "FAIL";
+	}
+	strbuf_release(&keys);
+	strbuf_release(&missing);
+	return status;
+}
+
 #define KTRACE_CAP (64u << 20)   /* one run's kernel trace (~200 bytes a launch) */
 #define KTRACE_KEEP (1u << 20)   /* kept beside the run; run.json has the summary */
 
@@ -504,9 +556,11 @@ static const char *finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
 		json_add_num(f, "launches", json_num(k, "launches", 0) / got);
 		json_add_num(f, "total_us", json_num(k, "total_us", 0) / got);
 		json_add_num(f, "share_pct", json_num(k, "share_pct", 0));
+		add_work(ps->step, json_str(k, "key"), f);
 		cJSON_AddItemToObject(result, name, f);
 		free(name);
 	}
+	status = work_keys_found(ps->step, sum, status, reason);
 	if (json_num(sum, "launches", 0) == 0 && !strcmp(status, "PASS")) {
 		strbuf_reset(reason);
 		strbuf_addstr(reason, "the program ran, but CUPTI recorded no kernel launch");
@@ -743,6 +797,7 @@ const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
 		*files = cJSON_CreateObject();
 		status = hr_end_status(hr, rs, hr->ctx->lock_wait_s, reason);
 		status = finish_ktrace(hr, ps, rs, status, reason, *result, *files, &errout);
+		status = judge_peaks(hr, ps, status, *result, reason);
 		hr->fetch_s += hr_secs_since(f0);
 		goto out;
 	}

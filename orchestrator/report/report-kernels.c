@@ -3,6 +3,7 @@
  * injection library recorded it (docs/byo.md), longest total first. */
 #include "report/report-int.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
@@ -21,6 +22,57 @@ static void add_dims(struct strbuf *md, const cJSON *a)
 		strbuf_addf(md, "%s%.0f", n++ ? "," : "", cJSON_IsNumber(v) ? v->valuedouble : 0);
 }
 
+/* whether any kernel of the step has declared work (result["kernel:KEY"]
+ * with flops or bytes: the step's "work", docs/byo.md) */
+static int has_work(const cJSON *res)
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, res)
+		if (x->string && metric_is_kernel(x->string) &&
+		    (cJSON_GetObjectItemCaseSensitive(x, "flops") || cJSON_GetObjectItemCaseSensitive(x, "bytes")))
+			return 1;
+	return 0;
+}
+
+/* The work column of kernel k: its rate at the median launch and the % of
+ * the peak it is held to, or IMPOSSIBLE with the bound its fastest launch
+ * beat; a dash for a kernel with no declared work. */
+static void add_work_cell(struct strbuf *md, const cJSON *res, const cJSON *k)
+{
+	char *name = xstrfmt("kernel:%s", rr_str(k, "key") ? rr_str(k, "key") : "");
+	const cJSON *f = rr_obj(res, name);
+	double v, b;
+	int n = 0;
+	free(name);
+	if (!f || (!cJSON_GetObjectItemCaseSensitive(f, "flops") &&
+		   !cJSON_GetObjectItemCaseSensitive(f, "bytes"))) {
+		strbuf_addstr(md, DASH);
+		return;
+	}
+	if (rr_true(f, "impossible")) {
+		strbuf_addstr(md, "⚠️ **IMPOSSIBLE**: fastest ");
+		metric_fmt_us(md, rr_num(f, "min_us", &v) ? v : 0);
+		strbuf_addstr(md, " us < bound ");
+		metric_fmt_us(md, rr_num(f, "bound_us", &b) ? b : 0);
+		strbuf_addstr(md, " us");
+		return;
+	}
+	if (rr_num(f, "tflops", &v)) {
+		metric_fmt_tflops(md, v);
+		strbuf_addstr(md, " TFLOPS");
+		if (rr_num(f, "pct_of_peak", &v))
+			strbuf_addf(md, " (%.1f%% of peak)", v);
+		n++;
+	}
+	if (rr_num(f, "gbps", &v)) {
+		strbuf_addstr(md, n ? ", " : "");
+		metric_fmt_gbps(md, v);
+		strbuf_addstr(md, " GB/s");
+		if (rr_num(f, "pct_of_dram", &v))
+			strbuf_addf(md, " (%.1f%% of DRAM)", v);
+	}
+}
+
 void rpt_section_kernels(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
@@ -31,7 +83,7 @@ void rpt_section_kernels(struct rpt_ctx *c)
 		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 			const cJSON *kt = rr_obj(rr_result(s), "kernel_timing");
 			double v, runs = 0, dropped = 0;
-			int n = 0;
+			int n = 0, work = has_work(rr_result(s));
 			if (!rr_streq(rr_str(s, "kind"), "kernel_timing"))
 				continue;
 			if (!any) {
@@ -71,12 +123,15 @@ void rpt_section_kernels(struct rpt_ctx *c)
 			if (!rr_true(kt, "complete"))
 				strbuf_addstr(md, "; **a trace was cut short**");
 			strbuf_addstr(md, ".\n\n| kernel | key | grid × block | launches/run | median us | min us | "
-					  "max us | total us/run | share |\n"
-					  "|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+					  "max us | total us/run | share |");
+			strbuf_addstr(md, work ? " declared work, at the median |\n" : "\n");
+			strbuf_addstr(md, "|---|---|---|---:|---:|---:|---:|---:|---:|");
+			strbuf_addstr(md, work ? "---|\n" : "\n");
 			FOR_EACH_OBJ(k, rr_arr(kt, "kernels")) {
 				if (n++ == MAX_ROWS) {
-					strbuf_addf(md, "| … %d more kernels (run.json has them all) | | | | | | | | |\n",
-						    cJSON_GetArraySize(rr_arr(kt, "kernels")) - MAX_ROWS);
+					strbuf_addf(md, "| … %d more kernels (run.json has them all) | | | | | | | | |%s\n",
+						    cJSON_GetArraySize(rr_arr(kt, "kernels")) - MAX_ROWS,
+						    work ? " |" : "");
 					break;
 				}
 				strbuf_addstr(md, "| ");
@@ -99,6 +154,10 @@ void rpt_section_kernels(struct rpt_ctx *c)
 				metric_fmt_us(md, rr_num(k, "total_us", &v) && runs > 0 ? v / runs : 0);
 				strbuf_addstr(md, " | ");
 				strbuf_addf(md, "%.1f%%", rr_num(k, "share_pct", &v) ? v : 0);
+				if (work) {
+					strbuf_addstr(md, " | ");
+					add_work_cell(md, rr_result(s), k);
+				}
 				strbuf_addstr(md, " |\n");
 			}
 			strbuf_addch(md, '\n');

@@ -40,7 +40,7 @@ static const char *const sections[] = {
 	"timing", "model", "correctness", "device", "config", "problem", NULL
 };
 static const char *const kernel_fields[] = {
-	"median_us", "min_us", "max_us", "launches", "total_us", "share_pct", NULL
+	"median_us", "min_us", "max_us", "launches", "total_us", "share_pct", "tflops", "gbps", NULL
 };
 
 int spec_metric_is_vocabulary(const char *m)
@@ -80,7 +80,26 @@ static int has_kernel_timing(const struct spec *s, const char *program)
 	return 0;
 }
 
-/* kernel:KEY.FIELD: KEY is known only after a run; FIELD and the step now. */
+/* Whether a kernel_timing step of program declares work for kernel KEY
+ * (the first n bytes of key): its flops (want_flops) or its bytes. */
+static int declares_work(const struct spec *s, const char *program, const char *key, size_t n,
+			 int want_flops)
+{
+	int i, j;
+	for (i = 0; i < s->nsteps; i++) {
+		const struct spec_step *st = &s->steps[i];
+		if (st->kind != STEP_KERNEL_TIMING || strcmp(st->program, program))
+			continue;
+		for (j = 0; j < st->nwork; j++)
+			if (strlen(st->work[j].key) == n && !strncmp(st->work[j].key, key, n) &&
+			    (want_flops ? st->work[j].flops : st->work[j].bytes) > 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* kernel:KEY.FIELD: KEY is known only after a run; FIELD and the step now
+ * (a rate, tflops or gbps, needs the kernel's work declared). */
 static enum go_status check_kernel(struct spec_ctx *c, const char *program, const char *m)
 {
 	const char *dot = strrchr(m + 7, '.');
@@ -90,7 +109,16 @@ static enum go_status check_kernel(struct spec_ctx *c, const char *program, cons
 				m, program, program);
 	if (!dot || dot == m + 7)
 		return spec_bad(c, "expected 'kernel:KEY.FIELD' (FIELD: median_us, min_us, max_us, "
-				   "launches, total_us or share_pct), found '%s'", m);
+				   "launches, total_us, share_pct, tflops or gbps), found '%s'", m);
+	if ((!strcmp(dot + 1, "tflops") || !strcmp(dot + 1, "gbps")) &&
+	    !declares_work(c->s, program, m + 7, (size_t)(dot - m - 7), !strcmp(dot + 1, "tflops")))
+		return spec_bad(c, "'%s' is the rate of kernel '%.*s' from its declared work, and no "
+				   "kernel_timing step of '%s' declares its %s (add \"work\": "
+				   "{\"%.*s\": {\"%s\": N}} to the step: what one launch %s)",
+				m, (int)(dot - m - 7), m + 7, program,
+				!strcmp(dot + 1, "tflops") ? "flops" : "bytes", (int)(dot - m - 7), m + 7,
+				!strcmp(dot + 1, "tflops") ? "flops" : "bytes",
+				!strcmp(dot + 1, "tflops") ? "computes" : "reads and writes");
 	if (spec_strv_has((char *const *)kernel_fields, dot + 1))
 		return GO_OK;
 	return unknown(c, program, dot + 1, kernel_fields, "a kernel's fields");

@@ -288,6 +288,55 @@ out:
 	return rc;
 }
 
+/* A kernel_timing step's "work": {"KEY": {"flops": N, "bytes": N}, ...},
+ * what one launch of kernel KEY computes and moves (at least one of the
+ * two, each a positive number); its CUPTI times are held to the GPU's
+ * physical peaks with it (store/peaks.h). A key is checked against the
+ * trace when the step has run: only then are the kernels known. */
+static enum go_status parse_work(struct spec_ctx *c, const cJSON *w, struct spec_step *st)
+{
+	static const char *const keys[] = { "flops", "bytes", NULL };
+	const cJSON *k;
+	size_t mark, m2, m3;
+
+	if (!w)
+		return GO_OK;
+	mark = spec_push_key(c, "work");
+	TRY(spec_need_type(c, w, cJSON_IsObject(w) && cJSON_GetArraySize(w) > 0,
+			   "an object naming kernels: {\"KEY\": {\"flops\": N, \"bytes\": N}}"));
+	st->work = xcalloc((size_t)cJSON_GetArraySize(w), sizeof(*st->work));
+	cJSON_ArrayForEach(k, w) {
+		struct spec_kwork *kw = &st->work[st->nwork];
+		const cJSON *f, *b;
+		m2 = spec_push_key(c, k->string);
+		if (!*k->string || spec_has_ctrl(k->string, 0))
+			return spec_bad(c, "a kernel key must be non-empty, without control characters");
+		TRY(spec_need_type(c, k, cJSON_IsObject(k), "an object {\"flops\": N, \"bytes\": N}"));
+		TRY(spec_check_keys(c, k, keys));
+		f = cJSON_GetObjectItemCaseSensitive(k, "flops");
+		b = cJSON_GetObjectItemCaseSensitive(k, "bytes");
+		if (!f && !b)
+			return spec_bad(c, "say what one launch does: \"flops\", \"bytes\" or both");
+		kw->key = xstrdup(k->string);
+		st->nwork++;
+		if (f) {
+			m3 = spec_push_key(c, "flops");
+			TRY(spec_get_positive(c, f));
+			kw->flops = f->valuedouble;
+			spec_pop(c, m3);
+		}
+		if (b) {
+			m3 = spec_push_key(c, "bytes");
+			TRY(spec_get_positive(c, b));
+			kw->bytes = b->valuedouble;
+			spec_pop(c, m3);
+		}
+		spec_pop(c, m2);
+	}
+	spec_pop(c, mark);
+	return GO_OK;
+}
+
 static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
 {
 	static const char *const keys_run[] = { "kind", "program", "problems", "timeout_s", "role",
@@ -301,7 +350,7 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 	static const char *const keys_sweep[] = { "kind", "program", "problems", "timeout_s",
 						  "defines", "check", "sources", NULL };
 	static const char *const keys_ktime[] = { "kind", "program", "problems", "timeout_s",
-						  "repeat", NULL };
+						  "repeat", "work", NULL };
 	static const char *const kinds[] = { "correctness", "benchmark", "profile", "sanitize",
 					     "sweep", "kernel_timing", NULL };
 	static const char *const roles[] = { "kernel", "baseline", NULL };
@@ -391,7 +440,8 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 				   "program or a program's own command line ('run')", st->prog->name);
 		}
 		st->repeat = 3;
-		return spec_get_int(c, v, "repeat", 1, 100, 0, &st->repeat);
+		TRY(spec_get_int(c, v, "repeat", 1, 100, 0, &st->repeat));
+		return parse_work(c, cJSON_GetObjectItemCaseSensitive(v, "work"), st);
 	}
 
 	TRY(spec_get_string(c, v, "role", 0, 0, &role));

@@ -566,6 +566,9 @@ void spec_free(struct spec *s)
 		free(st->cache_control);
 		free(st->mode);
 		free_strv(st->tools);
+		for (j = 0; j < st->nwork; j++)
+			free(st->work[j].key);
+		free(st->work);
 		for (j = 0; j < st->nvariants; j++) {
 			free(st->variants[j].label);
 			free_kv(st->variants[j].defines, st->variants[j].ndefines);

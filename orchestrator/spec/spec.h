@@ -52,6 +52,13 @@ struct spec_problem {
 	int nparams;
 };
 
+/* The work one launch of a kernel does (a kernel_timing step's "work"):
+ * what its CUPTI time is held to against the GPU's physical peaks. */
+struct spec_kwork {
+	char *key;              /* the kernel's key as docs/byo.md names it */
+	double flops, bytes;    /* per launch; 0: not declared */
+};
+
 /* One point of a sweep: compile-time defines added to the build. */
 struct spec_variant {
 	char *label;            /* "TILE_M=64,TILE_N=128" */
@@ -83,6 +90,8 @@ struct spec_step {
 	int print_limit;        /* --print-limit, default 10 */
 	/* kernel_timing (CUPTI injection library, docs/byo.md) */
 	int repeat;             /* runs of the program under the library, default 3 */
+	struct spec_kwork *work; /* declared work per launch of named kernels */
+	int nwork;
 	/* sweep */
 	struct spec_variant *variants;
 	int nvariants;

@@ -240,6 +240,63 @@ static void add_num_or_null(cJSON *o, const char *k, double v)
 		cJSON_AddNullToObject(o, k);
 }
 
+/* The kernels of a kernel_timing step whose work per launch was declared
+ * (result["kernel:KEY"] with flops and/or bytes, from the step's "work"):
+ * the rate of the median launch, its % of peak, and the bound that work
+ * implies. Every launch did that work, so the fastest one (min_us) under
+ * the bound is IMPOSSIBLE; exactly at it is possible. Returns 1 when one
+ * is impossible. */
+static int judge_kernels(cJSON *result, const struct gpu_peaks *pk, int dt, double bound_tf,
+			 const char *bound_dt, int bad, struct strbuf *why)
+{
+	cJSON *k;
+	int any = 0;
+	cJSON_ArrayForEach(k, result) {
+		double fl, by, med, min, bound = 0;
+		int mem_binds = 0;
+		if (strncmp(k->string ? k->string : "", "kernel:", 7) || !cJSON_IsObject(k))
+			continue;
+		fl = rr_num_or_nan(k, "flops");
+		by = rr_num_or_nan(k, "bytes");
+		if (!(fl > 0) && !(by > 0))
+			continue;
+		cJSON_DeleteItemFromObjectCaseSensitive(k, "impossible");
+		if (!rr_num(k, "median_us", &med) || !(med > 0) || !rr_num(k, "min_us", &min))
+			continue;
+		if (fl > 0) {
+			json_add_num(k, "tflops", fl / med / 1e6);
+			if (dt >= 0 && pk->tflops[dt] > 0)
+				json_add_num(k, "pct_of_peak", 100.0 * (fl / med / 1e6) / pk->tflops[dt]);
+			if (bound_tf > 0)
+				bound = fl / (bound_tf * 1e6);
+		}
+		if (by > 0) {
+			json_add_num(k, "gbps", by / med / 1e3);
+			if (pk->gbps > 0) {
+				json_add_num(k, "pct_of_dram", 100.0 * (by / med / 1e3) / pk->gbps);
+				if (by / (pk->gbps * 1e3) > bound) {
+					bound = by / (pk->gbps * 1e3);
+					mem_binds = 1;
+				}
+			}
+		}
+		add_num_or_null(k, "bound_us", bound);
+		json_add_bool(k, "impossible", bound > 0 && over_peak(bound, min));
+		if (!(bound > 0 && over_peak(bound, min)))
+			continue;
+		strbuf_addf(why, "%sIMPOSSIBLE: kernel %s's fastest launch %.4g us beats the physical "
+				 "bound %.4g us of its declared work (", bad || any ? "; " : "",
+			    k->string + 7, min, bound);
+		if (mem_binds)
+			strbuf_addf(why, "%.10g bytes at the DRAM peak %.4g GB/s", by, pk->gbps);
+		else
+			strbuf_addf(why, "%.10g FLOPs at the %s peak %.4g TFLOPS", fl, bound_dt, bound_tf);
+		strbuf_addf(why, "; %s)", pk->source);
+		any = 1;
+	}
+	return any;
+}
+
 int peaks_judge(cJSON *result, const struct gpu_peaks *pk, const char *datatype, struct strbuf *why)
 {
 	int dt = peaks_dtype_parse(datatype), d, bad = 0;
@@ -339,6 +396,7 @@ int peaks_judge(cJSON *result, const struct gpu_peaks *pk, const char *datatype,
 			bad = 1;
 		}
 	}
+	bad |= judge_kernels(result, pk, dt, bound_tf, bound_dt, bad, why);
 	json_add_bool(roof, "impossible", bad);
 	return bad;
 }

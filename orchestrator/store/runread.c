@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
@@ -112,6 +113,12 @@ void rr_measure(const cJSON *h, const char *program, const char *problem, const 
 	}
 	out->has_value = 1;
 	out->impossible = metric_is_timing(metric) && rr_true(rr_result(out->step), METRIC_IMPOSSIBLE_PATH);
+	/* a kernel whose fastest launch beats the bound of its declared work */
+	if (!out->impossible && kern && strrchr(metric, '.')) {
+		char *obj = xstrfmt("%.*s", (int)(strrchr(metric, '.') - metric), metric);
+		out->impossible = rr_true(rr_obj(rr_result(out->step), obj), "impossible");
+		free(obj);
+	}
 	/* a program's own figure over the GPU's physical peak (store/peaks.h) */
 	if (!out->impossible && !strchr(metric, '.')) {
 		const cJSON *f = rr_obj(rr_obj(rr_result(out->step), "figures"), metric);

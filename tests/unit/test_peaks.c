@@ -174,6 +174,58 @@ static void test_judge_figures(void)
 	cJSON_Delete(r);
 }
 
+/* A kernel_timing step's kernels with declared work (result["kernel:KEY"]
+ * with flops/bytes): every launch did that work, so the fastest launch
+ * (min_us) is held to the bound; at it is possible, a hair under is not. */
+static void test_judge_kernels(void)
+{
+	struct gpu_peaks pk;
+	char why[1024], buf[768];
+	cJSON *r;
+
+	peaks_of(H100_DEV, NULL, &pk);
+	/* bytes: the fastest launch exactly at the DRAM bound of 50 us */
+	snprintf(buf, sizeof(buf), "{\"kernel:saxpy\":{\"median_us\":60,\"min_us\":50,\"max_us\":70,"
+		 "\"bytes\":%.17g},\"kernel:other\":{\"median_us\":1,\"min_us\":0.5}}", pk.gbps * 1e3 * 50);
+	r = parse(buf);
+	CHECK(!judge(r, &pk, NULL, why, sizeof why), "a kernel's fastest launch exactly at its bound is possible", "%s", why);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(rr_obj(r, "kernel:saxpy"), "impossible")),
+	      "impossible: false recorded", "missing or true");
+	CHECK(near(rr_num_or_nan(rr_obj(r, "kernel:saxpy"), "bound_us"), 50), "bound_us 50", "%g",
+	      rr_num_or_nan(rr_obj(r, "kernel:saxpy"), "bound_us"));
+	CHECK(near(rr_num_or_nan(rr_obj(r, "kernel:saxpy"), "gbps"), pk.gbps * 50 / 60), "the rate is the median launch's",
+	      "%g", rr_num_or_nan(rr_obj(r, "kernel:saxpy"), "gbps"));
+	CHECK(near(rr_num_or_nan(rr_obj(r, "kernel:saxpy"), "pct_of_dram"), 100.0 * 50 / 60), "% of DRAM at the median",
+	      "%g", rr_num_or_nan(rr_obj(r, "kernel:saxpy"), "pct_of_dram"));
+	CHECK(!cJSON_GetObjectItemCaseSensitive(rr_obj(r, "kernel:other"), "bound_us") &&
+	      !cJSON_GetObjectItemCaseSensitive(rr_obj(r, "kernel:other"), "impossible"),
+	      "a kernel without declared work is not judged", "judged");
+	cJSON_Delete(r);
+	/* the same with the fastest launch a hair faster: impossible, even though the median is not */
+	snprintf(buf, sizeof(buf), "{\"kernel:saxpy\":{\"median_us\":60,\"min_us\":49.9999,\"max_us\":70,"
+		 "\"bytes\":%.17g}}", pk.gbps * 1e3 * 50);
+	r = parse(buf);
+	CHECK(judge(r, &pk, NULL, why, sizeof why), "a launch a hair under the bound is impossible (the median is not)", "%s", why);
+	CHECK(rr_true(rr_obj(r, "kernel:saxpy"), "impossible") && rr_true(r, "roofline.impossible"),
+	      "the kernel and the roofline are flagged", "not flagged");
+	CHECK(strstr(why, "kernel saxpy's fastest launch 50 us beats the physical bound 50 us") &&
+	      strstr(why, "DRAM peak"), "the reason names the kernel, its fastest launch and the DRAM bound", "%s", why);
+	cJSON_Delete(r);
+	/* flops: declared FP32, a launch faster than the FP32 peak allows (possible at FP16) */
+	snprintf(buf, sizeof(buf), "{\"kernel:sgemm\":{\"median_us\":100,\"min_us\":100,\"flops\":%.17g}}",
+		 pk.tflops[PEAK_FP32] * 1e6 * 100 * 2);
+	r = parse(buf);
+	CHECK(judge(r, &pk, "fp32", why, sizeof why) && strstr(why, "FP32 peak"), "twice the FP32 peak, declared fp32: impossible",
+	      "%s", why);
+	CHECK(near(rr_num_or_nan(rr_obj(r, "kernel:sgemm"), "pct_of_peak"), 200), "200 % of the FP32 peak recorded", "%g",
+	      rr_num_or_nan(rr_obj(r, "kernel:sgemm"), "pct_of_peak"));
+	cJSON_Delete(r);
+	r = parse(buf);
+	CHECK(!judge(r, &pk, NULL, why, sizeof why) && isnan(rr_num_or_nan(rr_obj(r, "kernel:sgemm"), "pct_of_peak")),
+	      "no datatype declared: held to the fastest unit (FP8), possible, no % of peak", "%s", why);
+	cJSON_Delete(r);
+}
+
 static void test_roofline_of_old_record(void)
 {
 	/* a record from before: no roofline recorded, judged from the device and the spec's datatype */
@@ -200,6 +252,7 @@ int main(void)
 	test_peaks_by_device();
 	test_judge_model();
 	test_judge_figures();
+	test_judge_kernels();
 	test_roofline_of_old_record();
 	return check_summary();
 }
