@@ -19,7 +19,7 @@ deps_install() {
 	# the tests run a real single-node Slurm (tests/lib/slurm.sh): Debian's
 	# daemons, munge, and the auth/jwt plugin slurmrestd's tokens need
 	[ "${1:-}" = "--tests" ] && _pkgs="$_pkgs valgrind curl slurmctld slurmd slurmrestd slurm-client
-		munge slurm-wlm-jwt-plugin python3-jsonschema cmark"
+		munge slurm-wlm-jwt-plugin python3-jsonschema cmark pmccabe shellcheck"
 	_missing=
 	for _p in $_pkgs; do
 		deps_have_pkg "$_p" || _missing="$_missing $_p"
