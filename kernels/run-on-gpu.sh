@@ -6,7 +6,7 @@
 # every program) and OUTDIR/build.txt; prints a summary table last.
 # MAXT (default 3) caps each benchmark's timing loop in seconds.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 O=${1:-${OUT:-gpu-out}}
 mkdir -p "$O"
 MAXT=${MAXT:-3}

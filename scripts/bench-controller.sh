@@ -150,6 +150,7 @@ rc_spans() {
 rc_lines() {   # rc_lines HOME: lines in HOME/.rc-times
 	cat "$1/.rc-times" 2>/dev/null | wc -l
 }
+# shellcheck disable=SC2046 # two numbers, split on purpose
 set -- $(calibrate)
 LOOP=$1 RC_MEASURED=$2
 set --
@@ -307,7 +308,7 @@ shell_cost() {
 # 16-host ratio no runner can beat while each run opens one SSH connection
 # per host.
 floor() {
-	_one= _all=
+	_one='' _all=''
 	_r=0
 	if [ "$MODE" = persist ]; then
 		# through the session keepers: the first command on each host starts its keeper
@@ -363,8 +364,8 @@ beyond_nvcc() {
 # alternately); each waits for the execd its run builds in the background,
 # so no compile of it overlaps the next run
 fresh_series() {
-	_bn= _ba= _fk=0 _g0=$GPUORCH _h=$TRASH/home-${1}1
-	_sn= _sa= _ln= _la=   # login shells: "COUNT:SECONDS" per run; beyond nvcc less them
+	_bn='' _ba='' _fk=0 _g0=$GPUORCH _h=$TRASH/home-${1}1
+	_sn='' _sa='' _ln='' _la=''   # login shells: "COUNT:SECONDS" per run; beyond nvcc less them
 	while [ $_fk -lt "$FRESHN" ]; do
 		for _g in "$_g0" $AGAINST; do
 			GPUORCH=$_g
@@ -461,7 +462,7 @@ for case in $CASES; do
 		one "$acct" "$n"
 		wait_execd "$acct" "$n"
 		echo "$case $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(beyond_nvcc) s, remote CPU $CPU s per host; host 0's phases (s):$PHASES"
-		walls= cpus=
+		walls='' cpus=''
 		r=0
 		while [ $r -lt "$REPS" ]; do
 			one "$acct" "$n"
@@ -477,7 +478,7 @@ for case in $CASES; do
 		# an edited source on hosts that know gpuorch (execd up, probe kept):
 		# the kernel engineer's loop, edit and run again; each edit is a new
 		# comment line, so the program's build key changes and nvcc runs
-		walls= cpus= beyond= nvccs=
+		walls='' cpus='' beyond='' nvccs=''
 		r=0
 		while [ $r -lt "$REPS" ]; do
 			echo "/* bench edit $case $n $r */" >>"$P/cpu/cputimer.c"

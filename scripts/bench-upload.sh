@@ -63,7 +63,7 @@ W=$(sshd_var up WORKDIR)
 mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", b / s / 1e6 }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 echo "gpuorch: $GPUORCH; machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); file $MIB MiB"
-g= s=
+g='' s=''
 r=1
 while [ $r -le "$REPS" ]; do
 	rm -rf "$W" && mkdir -p "$W"

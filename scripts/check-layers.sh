@@ -51,6 +51,7 @@ for c in "$SRC"/*/*.c; do
 	rel=${c#"$SRC"/}
 	o="$OBJ/${rel%.c}.o"
 	[ -f "$o" ] || die "no object $o for $c (run make)"
+	# shellcheck disable=SC3013 # -nt: dash, bash and busybox sh all have it
 	[ "$o" -nt "$c" ] || [ ! "$c" -nt "$o" ] || die "$o is older than $c (run make)"
 	unit=${rel%.c}
 	nm -P -g --defined-only "$o" | awk -v u="$unit" '$2 ~ /^[TDBRCGSV]$/ { print "D", $1, u }' >>"$TMP/syms" ||

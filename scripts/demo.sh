@@ -16,10 +16,12 @@ spec=${1:-experiments/demo.json}
 
 TRASH=$(pwd)/build/demo
 mkdir -p "$TRASH"
+# shellcheck disable=SC2064 # the command is expanded now, on purpose
 test_at_exit() { trap "$1" EXIT; trap 'exit 130' INT TERM; }
 . tests/lib/sshd.sh
 sshd_start demo
 sshd_write_hosts_json "$TRASH/hosts.json" demo
+# shellcheck disable=SC2154 # set by sshd_start (tests/lib/sshd.sh), through eval
 echo "sshd for the demo: 127.0.0.1:$SSHD_demo_PORT (hosts file $TRASH/hosts.json)"
 
 build/gpuorch hosts check --hosts "$TRASH/hosts.json"

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # deps.sh -- install what gpuorch needs on Debian/Ubuntu, only what is missing.
 # Sourced by scripts/demo.sh and scripts/test.sh:  deps_install [--tests]
 

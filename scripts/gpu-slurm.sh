@@ -144,6 +144,7 @@ say "$(LD_LIBRARY_PATH=$slurm_libs "$SLURM_SBIN/slurmctld" -V 2>&1 | head -1) fr
 # 3. the cluster (tests/lib/slurm.sh, from the prefix)
 lib=${SLURM_LIB:-$here/slurm.sh}
 [ -f "$lib" ] || lib=$src/tests/lib/slurm.sh
+# shellcheck disable=SC1090 # tests/lib/slurm.sh, found at run time
 . "$lib" || exit 1
 if [ -e /dev/nvidia0 ]; then
 	SLURM_NODE_EXTRA="Gres=gpu:1 "
@@ -177,6 +178,7 @@ if [ -z "$ok" ]; then
 fi
 for d in slurmctld slurmd slurmrestd; do
 	eval "pid=\${SLURM_PID_$d:-}"
+	# shellcheck disable=SC2154 # pid: set by the eval above
 	say "$d pid $pid: $(grep -o '/[^ ]*libslurmfull.so' "/proc/$pid/maps" 2>/dev/null | sort -u | tr '\n' ' ')"
 done
 say "node: $(slurm_scontrol_ -o show node node1 | tr ' ' '\n' | grep -E '^(State|CPUTot|Gres|CfgTRES)=' | tr '\n' ' ')"

@@ -148,18 +148,18 @@ mutant() {
 # ---- parse the list into one EDITS file per mutation ----------------------
 
 ids=
-id= tests= edits=
+id='' tests='' edits=''
 flush() {
 	[ -n "$id" ] || return 0
 	case "$ONLY" in
 	"  ") ;;
 	*" $id "*) ;;
-	*) id= tests=; return 0 ;;
+	*) id='' tests=''; return 0 ;;
 	esac
 	[ -n "$tests" ] || { echo "mutate.sh: mutation $id names no tests" >&2; exit 2; }
 	echo "$tests" >"$S/tests-$id"
 	ids="$ids $id"
-	id= tests=
+	id='' tests=''
 }
 lineno=0
 while IFS= read -r line || [ -n "$line" ]; do

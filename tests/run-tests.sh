@@ -134,7 +134,7 @@ queue_job() {
 queue_shell() {
 	_cost=$(sed -n 's/^# cost: \([0-9][0-9]*\)$/\1/p' "$1" | head -n 1)
 	_pool=main
-	! grep -q '^# waits: yes$' "$1" || _pool=wait
+	! grep -q '^# waits: yes$' "$1" || _pool='wait'
 	queue_job "$(basename "$1")$2" "${_cost:-10}" "$_pool" tests/lib/run-shell-file.sh "$1" "$2" "$3" "$4"
 }
 
@@ -163,6 +163,7 @@ run_queued() {
 		# bounded: each file has its own timeout, and each xargs ends
 		# when every job of its pool did
 		while [ ! -f "$_j.rc" ]; do
+			# shellcheck disable=SC2154 # _xp: set by the eval above
 			if ! kill -0 "$_xp" 2>/dev/null; then
 				[ -f "$_j.rc" ] && break
 				record FAIL "$(cat "$_j.name")" \

@@ -19,7 +19,7 @@ sub() {
 # run_sub NAME: run it as run-tests.sh's files run; its output in NAME.out
 # (the result lines, unindented), its exit status in NAME.rc.
 run_sub() {
-	TEST_TAG= TEST_VERBOSE=0 GPUORCH_KEEP_TRASH=0 sh "$TRASH/$1.sh" >"$1.out" 2>&1 </dev/null
+	TEST_TAG='' TEST_VERBOSE=0 GPUORCH_KEEP_TRASH=0 sh "$TRASH/$1.sh" >"$1.out" 2>&1 </dev/null
 	echo $? >"$1.rc"
 	grep -E '^(PASS|FAIL|SKIP|#) ' "$1.out" | sed -E 's/ \([0-9]+\.[0-9]+s\)//' >"$1.lines"
 	echo "--- $1.sh exited $(cat "$1.rc"); its output:" && cat "$1.out"

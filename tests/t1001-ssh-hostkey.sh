@@ -13,6 +13,7 @@ fi
 st() {
 	_kh=$1
 	shift
+	# shellcheck disable=SC2154 # set by sshd_start (tests/lib/sshd.sh), through eval
 	"$SSHTOOL" --label a --port "$SSHD_a_PORT" --key "$SSHD_a_IDENTITY" --known-hosts "$_kh" "$@"
 }
 

@@ -238,6 +238,7 @@ test_expect_success 'the GPU lock serialises two runners'"'"' GPU steps' '
 
 # wrap DIR: the runner's wrapper (its item's session leader) on DIR, whose
 # command appends a line to DIR.count; the wrapper's exit status
+# shellcheck disable=SC1090 # $RUNNER: orchestrator/remote/runner.sh, sourced as a library
 wrap() {
 	mkdir -p "$1" && printf "%s\n" "echo ran >>\"$1.count\"" >"$1/cmd" &&
 	(GPUORCH_RUNNER_LIB=1 && . "$RUNNER" && $RSH -c "$WRAPPER" gpuorch-item "$1" 30 "" 0 "$SRC" "")

@@ -14,6 +14,7 @@ run_requires_sshd_nvcc 'disk-full tests'
 
 # mount_small SIZE: the host's work directory becomes a fresh tmpfs of SIZE
 mount_small() {
+	# shellcheck disable=SC2154 # set by sshd_start (tests/lib/sshd.sh), through eval
 	_w=$SSHD_a_WORKDIR
 	sshd_forget_workdir a
 	if mountpoint -q "$_w" 2>/dev/null; then umount -l "$_w" || return 1; fi

@@ -94,7 +94,7 @@ test_expect_success 'a changed build flag rebuilds' '
 # reused RUN PROGRAM: true when that program's build was reused (not built)
 reused() {
 	_i=0
-	while [ $_i -lt $(jq_ $1/run.json hosts.0.builds --len) ]; do
+	while [ $_i -lt "$(jq_ "$1/run.json" hosts.0.builds --len)" ]; do
 		if [ "$(jq_ $1/run.json hosts.0.builds.$_i.program)" = "$2" ]; then
 			test "$(jq_ $1/run.json hosts.0.builds.$_i.status)" = PASS || return 1
 			test "$(jq_ $1/run.json hosts.0.builds.$_i.reused)" = true
@@ -350,7 +350,7 @@ test_expect_success 'a top-level file named like a tar option ("--remove-files")
 # that ran (objects_compiled / objects_reused).
 objs() {
 	_i=0 _n=0
-	while [ $_i -lt $(jq_ $1/run.json hosts.0.builds --len) ]; do
+	while [ $_i -lt "$(jq_ "$1/run.json" hosts.0.builds --len)" ]; do
 		_v=$(jq_ $1/run.json hosts.0.builds.$_i.$2 2>/dev/null) && _n=$((_n + _v))
 		_i=$((_i + 1))
 	done
@@ -359,7 +359,7 @@ objs() {
 # build_of RUN PROGRAM: the index of PROGRAM's build
 build_of() {
 	_i=0
-	while [ $_i -lt $(jq_ $1/run.json hosts.0.builds --len) ]; do
+	while [ $_i -lt "$(jq_ "$1/run.json" hosts.0.builds --len)" ]; do
 		[ "$(jq_ $1/run.json hosts.0.builds.$_i.program)" = "$2" ] && { echo $_i; return 0; }
 		_i=$((_i + 1))
 	done

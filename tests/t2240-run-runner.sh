@@ -33,7 +33,7 @@ survivors() {
 write_spec() {
 	_n=$1 _bt=$2 _pp=$3
 	shift 3
-	_progs= _steps=
+	_progs='' _steps=''
 	for _p in "$@"; do
 		_progs="$_progs\"$_p\": {\"sources\": [\"cpu/cputimer.c\"], \"needs_gpu\": false},"
 		_steps="$_steps{\"kind\": \"benchmark\", \"program\": \"$_p\", \"timeout_s\": 60},"

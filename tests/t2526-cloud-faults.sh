@@ -75,6 +75,7 @@ no_stray_instances() {
 	return 0
 }
 # faults 'ACTION N FAULT' ...: the proxy's rules from now on (counts restart)
+# shellcheck disable=SC2120 # called with rules from test bodies, strings shellcheck does not parse
 faults() {
 	printf "%s\n" "$@" >"$TRASH/rules.tmp" && mv "$TRASH/rules.tmp" "$TRASH/rules"
 }

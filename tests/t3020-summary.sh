@@ -83,6 +83,7 @@ test_expect_success 'a run without a summary gets one the first time it is liste
 
 # limited ARGS: gpuorch in at most 120 MB of address space (not under ASan,
 # which reserves terabytes of shadow: there the listing still runs)
+# shellcheck disable=SC3045 # ulimit -v: dash and bash have it
 limited() {
 	case "$GPUORCH" in
 	*/asan/*) "$GPUORCH" "$@" ;;

@@ -22,6 +22,7 @@ fi
 
 # render_check MODE SRC...: the reports of the run.json files SRC, poisoned
 # (MODE), rendered by cmark; fails listing any markup a report must not hold
+# shellcheck disable=SC2046 # one file name per id, split on purpose
 render_check() {
 	_m=$1 && shift && _args= && _ids= &&
 	for _src in "$@"; do

@@ -22,6 +22,7 @@ cluster_json() {
 # no_token_in FILE...: the current token appears in none of them
 no_token_in() {
 	for _f in "$@"; do
+		# shellcheck disable=SC2154 # tok: set by the setup test body
 		if grep -F -- "$tok" "$_f" >/dev/null; then
 			echo "the token leaked into $_f"
 			return 1

@@ -21,6 +21,7 @@ cluster_json() {
 }
 
 no_token_in() {
+	# shellcheck disable=SC2154 # tok: set by the setup test body
 	if grep -r -F -l -- "$tok" "$@"; then
 		echo "the token leaked (files above)"
 		return 1

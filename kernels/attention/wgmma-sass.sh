@@ -8,7 +8,7 @@
 # interface (extras/python/ncu_report.py). SHAPE: the harness's problem flags for that launch (default
 # "--B=16 --H=16 --S=512 --D=64 --causal=0"; D=128's pipelined loop: "--B=4 --H=16 --S=4096 --D=128 --causal=0").
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 O=$1; shift
 export PATH=/usr/local/cuda/bin:$PATH
 B=build/variants

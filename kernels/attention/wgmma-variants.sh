@@ -10,7 +10,7 @@
 # first; one that fails or hangs is dropped), CHKX (more check shapes for every variant, ';'-separated),
 # CHKV (the variants to check, space-separated; default every one not named head*).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 O=$1; shift
 mkdir -p "$O"
 export PATH=/usr/local/cuda/bin:$PATH

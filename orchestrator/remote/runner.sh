@@ -23,6 +23,7 @@
 # max_builds, fail_fast, text_cap, build, step), RUNDIR/journal the journal.
 # Needs POSIX sh plus setsid (util-linux, -w), timeout (coreutils), flock,
 # ps, awk, date +%N, tail (GNU, for follow). Nothing here assumes SSH.
+# shellcheck disable=SC2154 # the _-variables are set by get(), through eval
 
 RUNNER_VERSION=1
 # everything the runner, its builds and steps write is the user's alone
@@ -408,7 +409,7 @@ build_begin() {
 		read -r _r <"$RD/.builds/$1"
 		get _mf B "$1" mf
 		[ "$_r" = pass ] || [ "$_mf" = 1 ] || BFAILED=1
-		BSTATE=done
+		BSTATE='done'
 		return
 	fi
 	[ -d "${_d%/*}" ] || mkdir -p "${_d%/*}" || return 1
@@ -428,14 +429,14 @@ build_begin() {
 		[ -n "$_lf" ] || _lf="$(text_field "$_d/stdout" stdout)$(text_field "$_d/stderr" stderr)"
 		ev build_reused ",\"id\":$_jid,\"dir\":$JS$_lf"
 		build_done "$1" pass
-		BSTATE=done
+		BSTATE='done'
 		return
 	fi
 	if [ -n "$_rc" ] && [ "$_own" = "$RD" ]; then
 		# ours, ended before a restart: journal it, never build it again
 		exec 8>&-
 		build_end "$1"
-		BSTATE=done
+		BSTATE='done'
 		return
 	fi
 	if [ -z "$_rc" ] && { [ -e "$_d/.launch" ] || [ -s "$_d/queued" ]; } && ! stale "$_d"; then

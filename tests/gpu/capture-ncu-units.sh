@@ -5,7 +5,7 @@
 # launches, and why gpuorch's export asks for base units).
 #   tests/gpu/capture-ncu-units.sh OUTDIR
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 o=$1; mkdir -p "$o"; b=$o/bin; mkdir -p "$b"
 nvcc -gencode=arch=compute_90a,code=sm_90a -lineinfo -O3 -o $b/attn_wmma \
 	kernels/attention/attn_wmma.cu kernels/attention/attn_common.cu kernels/harness/harness.cu

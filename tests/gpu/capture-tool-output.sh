@@ -6,7 +6,7 @@
 # must report zero errors for the clean builds.
 #   tests/gpu/capture-tool-output.sh OUTDIR
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 o=$1; mkdir -p "$o"; b=$o/bin; mkdir -p "$b"
 G="-gencode=arch=compute_90a,code=sm_90a -lineinfo"
 for p in 0 1; do

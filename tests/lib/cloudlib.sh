@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # cloudlib.sh -- a loopback "cloud instance" for the tests: a real sshd
 # (tests/lib/sshd.sh) that runs only while tests/fixtures/cloud/fakecloud.sh
 # says the instance is RUNNING. Source after sshd.sh.

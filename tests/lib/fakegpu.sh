@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # fakegpu.sh -- stand-in GPU tools that replay real H100 captures, so that
 # the code turning nvidia-smi, ncu and compute-sanitizer output into a run
 # record executes in CI without a GPU.

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # kernels-compile.sh -- the body of t2300..t2303: every kernel of every
 # experiment builds with nvcc through gpuorch on a GPU-less host (ptxas report
 # recorded, GPU steps skipped with the reason). nvcc is most of the suite's

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # runlib.sh -- helpers for the `gpuorch run` tests: a scratch project copied
 # from tests/fixtures/project, hosts from tests/lib/sshd.sh, JSON queries.
 #
@@ -41,7 +42,7 @@ committed_runs() {
 # run_step RUN ID FIELD: a field of the first host's step with that id
 run_step() {
 	_rs_i=0
-	while [ $_rs_i -lt $(jq_ $1/run.json hosts.0.steps --len) ]; do
+	while [ $_rs_i -lt "$(jq_ "$1/run.json" hosts.0.steps --len)" ]; do
 		if [ "$(jq_ $1/run.json hosts.0.steps.$_rs_i.id)" = "$2" ]; then
 			jq_ $1/run.json hosts.0.steps.$_rs_i.$3
 			return

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # slurm.sh -- a real single-node Slurm cluster on 127.0.0.1 for the tests.
 #
 # Source after testlib.sh:   . "$SRCDIR/tests/lib/slurm.sh"
@@ -278,6 +279,7 @@ slurm_node_state_() {
 	slurm_scontrol_ -o show node node1 2>/dev/null | tr ' ' '\n' | sed -n 's/^State=//p'
 }
 
+# shellcheck disable=SC2154 # SLURM_PID_slurmd: set by slurm_launch_, through eval
 slurm_start() {
 	_cpus=${1:-8}
 	_why=$(slurm_available) || {

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # sshd.sh -- real OpenSSH servers for the tests (after curl's test sshserver).
 #
 # Source after testlib.sh:   . "$SRCDIR/tests/lib/sshd.sh"

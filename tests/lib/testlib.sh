@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # testlib.sh -- the shell test library (after git's t/test-lib.sh).
 #
 # A test file is tests/tNNNN-area-detail.sh:

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # unit.sh -- sourced by tests/run-tests.sh and tests/lib/valgrind-units.sh:
 # how a unit test binary is run and judged, and which tests a PATTERN list
 # selects. The includer defines record STATUS NAME [DETAIL] and sets OUTDIR
