@@ -271,6 +271,7 @@ test_done() {
 		test_done_in_body_=1
 		exit 1
 	fi
+	test_check_records_
 	_results=$((test_passed + test_failed + test_skipped))
 	if [ "$_results" -ne "$test_count" ]; then
 		echo "FAIL $TEST_NAME$TEST_TAG: $test_count test(s) declared, $_results result(s): a test was lost" >&7
@@ -282,6 +283,24 @@ test_done() {
 		exit 1
 	fi
 	exit 0
+}
+
+# test_check_records_: one more test at the end of every file whose tests
+# left run records in $TRASH (a run.json or summary.json anywhere below):
+# each matches its JSON Schema (docs/schema/, scripts/check-records.sh).
+# A file that plants broken records on purpose sets
+# GPUORCH_RECORDS_UNCHECKED to why; without python3-jsonschema it is
+# skipped, with the reason.
+test_check_records_() {
+	[ -z "${GPUORCH_RECORDS_UNCHECKED:-}" ] || return 0
+	[ -n "$(find "$TRASH" \( -name run.json -o -name summary.json \) -type f 2>/dev/null | head -n 1)" ] || return 0
+	if ! /usr/bin/python3 -c "import jsonschema" 2>/dev/null && ! python3 -c "import jsonschema" 2>/dev/null; then
+		test_skip 'the run records this file wrote match docs/schema' 'no python3 with jsonschema (scripts/deps.sh --tests installs python3-jsonschema)'
+		return 0
+	fi
+	test_expect_success 'the run records this file wrote match docs/schema (scripts/check-records.sh)' '
+		"$SRCDIR/scripts/check-records.sh" "$TRASH" >records.out 2>&1 || { cat records.out; false; }
+	'
 }
 
 # test_cmp EXPECTED ACTUAL: files are equal (diff shown otherwise).
