@@ -131,35 +131,46 @@ double timeline_value(const struct metric_def *m, const struct figure *f)
 	return NAN;
 }
 
-int timeline_run(const struct timeline_opts *o)
-{
-	const char *program = o->program, *problem = o->problem, *exp = o->experiment;
-	const char *root = o->root ? o->root : ".";
-	const char *slug = NULL, *name = NULL;
-	const struct metric_def *metric = o->metric ? o->metric : metric_find("latency_us");
-	const char *fig = o->figure, *fig_unit = NULL;
-	enum metric_better fig_better = METRIC_BETTER_NONE;
-	char *moved = NULL;   /* per point: a figure with no direction moved beyond the factor */
-	char *unsure = NULL;  /* per point: the record's samples and medians disagree, one says slower */
-	char **notes = NULL;  /* per point: what the step's verdict says besides (GPU instances, ...) */
-	struct cmp_opts co;
-	int tflops = metric->better == METRIC_HIGHER_BETTER, json = o->json;
-	int i, j, n = 0, nr = 0, nl = 0, rc = GO_EXIT_OK, nseries = 0, npts = 0;
-	double factor = o->factor > 0 ? o->factor : STATS_DEFAULT_FACTOR;
-	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT, md = STRBUF_INIT, svg = STRBUF_INIT,
-		      cell = STRBUF_INIT, why = STRBUF_INIT;
-	struct store_entry *v = NULL;
-	struct hrun *runs = NULL;
-	struct figures *figs = NULL;
-	struct history_point *pts = NULL;
-	const struct figure **pfig = NULL;
-	const char **series = NULL;
-	char **lines = NULL, **slots = NULL, *dir = NULL, *path = NULL;
-	int last_step = 0, ncommits = 0;
-	struct gitc *commits = NULL;
-	enum go_status st;
+/* One `history` invocation: what it loads, computes and renders. */
+struct tl {
+	const struct timeline_opts *o;
+	const char *program, *problem, *exp, *root, *slug, *name;
+	const struct metric_def *metric;
+	const char *fig, *fig_unit;
+	enum metric_better fig_better;
+	int tflops;             /* the plotted figure is higher-is-better */
+	double factor;
+	struct store_entry *v;  /* every run of the store */
+	int n;
+	struct hrun *runs;      /* the experiment's, in commit order */
+	int nr;
+	char **lines;           /* git log's lines, owned; commits point into them */
+	int nl, ncommits;
+	struct gitc *commits;
+	struct figures *figs;   /* per run */
+	char **slots;           /* per run: its identity ("c7d6a3e+5be1dc0") */
+	const char **series;    /* GPU labels */
+	int nseries;
+	struct history_point *pts;
+	const struct figure **pfig;
+	char *moved;            /* per point: a figure with no direction moved beyond the factor */
+	char *unsure;           /* per point: the record's samples and medians disagree, one says slower */
+	char **notes;           /* per point: what the step's verdict says besides (GPU instances, ...) */
+	int npts;
+	char *dir, *path;
+	struct strbuf md, svg;
+};
 
-	st = runsum_list(&v, &n, &warn, &err);
+/* The experiment's runs from the store, ordered by commit (git log, best
+ * effort: no repository, no order). 0, or an exit code after its message. */
+static int tl_load(struct tl *t)
+{
+	const char *av[] = { "git", "log", "--topo-order", "--reverse", "--all",
+			     "--format=%H%x09%cs%x09%s", NULL };
+	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
+	enum go_status st = runsum_list(&t->v, &t->n, &warn, &err);
+	int i, rc = 0;
+
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st);
@@ -167,395 +178,485 @@ int timeline_run(const struct timeline_opts *o)
 	}
 	if (warn.len)
 		fputs(warn.buf, stderr);
-	runs = xcalloc((size_t)n + 1, sizeof(*runs));
-	for (i = 0; i < n; i++)
-		if (rerun_is_run_of(v[i].run, exp))
-			runs[nr++].e = &v[i];
-	if (!nr) {
-		fprintf(stderr, "error: no complete run of '%s' under '%s'; see 'gpuorch runs'\n", exp,
+	t->runs = xcalloc((size_t)t->n + 1, sizeof(*t->runs));
+	for (i = 0; i < t->n; i++)
+		if (rerun_is_run_of(t->v[i].run, t->exp))
+			t->runs[t->nr++].e = &t->v[i];
+	if (!t->nr) {
+		fprintf(stderr, "error: no complete run of '%s' under '%s'; see 'gpuorch runs'\n", t->exp,
 			store_root());
 		rc = GO_EXIT_USAGE;
 		goto out;
 	}
-	slug = json_str(json_path(runs[0].e->run, "experiment"), "slug");
-	name = json_str(json_path(runs[0].e->run, "experiment"), "name");
-
-	/* Commit order from git (best effort: no repository, no order). */
-	{
-		const char *av[] = { "git", "log", "--topo-order", "--reverse", "--all",
-				     "--format=%H%x09%cs%x09%s", NULL };
-		if (rerun_git_lines(root, av, &lines, &nl, &err) != GO_OK) {
-			fprintf(stderr, "warning: runs are in time order, not commit order: %s\n",
-				err.buf);
-			nl = 0;
-		}
-		commits = xcalloc((size_t)nl + 1, sizeof(*commits));
-		for (i = 0; i < nl; i++) {
-			char *t1 = strchr(lines[i], '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-			if (!t1 || !t2 || t1 - lines[i] != 40)
-				continue;
-			memcpy(commits[ncommits].sha, lines[i], 40);
-			*t2 = '\0';
-			commits[ncommits].date = t1 + 1;
-			commits[ncommits].subject = t2 + 1;
-			ncommits++;
-		}
+	t->slug = json_str(json_path(t->runs[0].e->run, "experiment"), "slug");
+	t->name = json_str(json_path(t->runs[0].e->run, "experiment"), "name");
+	if (rerun_git_lines(t->root, av, &t->lines, &t->nl, &err) != GO_OK) {
+		fprintf(stderr, "warning: runs are in time order, not commit order: %s\n", err.buf);
+		t->nl = 0;
 	}
-	for (i = 0; i < nr; i++) {
-		const char *sha = json_str(json_path(runs[i].e->run, "provenance.git"), "commit");
+	t->commits = xcalloc((size_t)t->nl + 1, sizeof(*t->commits));
+	for (i = 0; i < t->nl; i++) {
+		char *t1 = strchr(t->lines[i], '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+		struct gitc *c = &t->commits[t->ncommits];
+		if (!t1 || !t2 || t1 - t->lines[i] != 40)
+			continue;
+		memcpy(c->sha, t->lines[i], 40);
+		*t2 = '\0';
+		c->date = t1 + 1;
+		c->subject = t2 + 1;
+		t->ncommits++;
+	}
+	for (i = 0; i < t->nr; i++) {
+		struct hrun *r = &t->runs[i];
+		const char *sha = json_str(json_path(r->e->run, "provenance.git"), "commit");
 		int pos;
-		runs[i].started = json_str(runs[i].e->run, "started_at");
-		runs[i].order = commit_pos(commits, ncommits, sha, &pos) ? pos : UNKNOWN_ORDER;
-		if (runs[i].order < UNKNOWN_ORDER) {
-			runs[i].date = commits[pos].date;
-			runs[i].subject = commits[pos].subject;
+		r->started = json_str(r->e->run, "started_at");
+		r->order = commit_pos(t->commits, t->ncommits, sha, &pos) ? pos : UNKNOWN_ORDER;
+		if (r->order < UNKNOWN_ORDER) {
+			r->date = t->commits[pos].date;
+			r->subject = t->commits[pos].subject;
 		}
 	}
-	order_runs(runs, nr);
+	order_runs(t->runs, t->nr);
+	t->figs = xcalloc((size_t)t->nr, sizeof(*t->figs));
+	for (i = 0; i < t->nr; i++)
+		figures_of_run(t->runs[i].e->run, &t->figs[i]);
+out:
+	strbuf_release(&err);
+	strbuf_release(&warn);
+	return rc;
+}
 
-	/* The figure: given, or the newest run's first kernel benchmark. */
-	figs = xcalloc((size_t)nr, sizeof(*figs));
-	for (i = 0; i < nr; i++)
-		figures_of_run(runs[i].e->run, &figs[i]);
-	if (fig) {
-		/* the figure's direction and unit, from its newest run */
-		int found = 0;
-		for (i = nr - 1; i >= 0 && !found; i--)
-			for (j = 0; j < figs[i].n && !found; j++)
-				if (figure_is_named(&figs[i].v[j], fig) &&
-				    (!program || rr_streq(figs[i].v[j].program, program)) &&
-				    (!problem || rr_streq(figs[i].v[j].problem, problem))) {
-					fig_better = figs[i].v[j].better;
-					tflops = fig_better == METRIC_HIGHER_BETTER;
-					fig_unit = figs[i].v[j].unit;
-					found = 1;
-				}
-		if (!found) {
-			struct strbuf have = STRBUF_INIT;
-			for (i = nr - 1; i >= 0; i--)
-				figures_list_names(&figs[i], NULL, NULL, &have);
-			fprintf(stderr, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
-				exp, fig, program ? " of " : "", program ? program : "", problem ? " on " : "",
-				problem ? problem : "", have.len ? have.buf : "no named figures (only timings: "
-				"use --metric)");
-			strbuf_release(&have);
-			rc = GO_EXIT_USAGE;
-			goto out;
+/* A named figure's direction and unit, from its newest run. 0, or an exit
+ * code after saying which figures the runs have. */
+static int tl_figure_kind(struct tl *t)
+{
+	struct strbuf have = STRBUF_INIT;
+	int i, j;
+	for (i = t->nr - 1; i >= 0; i--)
+		for (j = 0; j < t->figs[i].n; j++) {
+			const struct figure *f = &t->figs[i].v[j];
+			if (figure_is_named(f, t->fig) && (!t->program || rr_streq(f->program, t->program)) &&
+			    (!t->problem || rr_streq(f->problem, t->problem))) {
+				t->fig_better = f->better;
+				t->tflops = t->fig_better == METRIC_HIGHER_BETTER;
+				t->fig_unit = f->unit;
+				return 0;
+			}
 		}
-	}
-	if (!fig && !program && !problem) {
-		/* the newest run that says which step sums it up (its summary's headline,
-		 * store/runread.h: the spec's "headline", or the fastest kernel on the
-		 * largest problem) */
-		for (i = nr - 1; i >= 0 && !program; i--) {
-			const cJSON *h0 = cJSON_GetArrayItem(rr_arr(runs[i].e->run, "hosts"), 0);
+	for (i = t->nr - 1; i >= 0; i--)
+		figures_list_names(&t->figs[i], NULL, NULL, &have);
+	fprintf(stderr, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
+		t->exp, t->fig, t->program ? " of " : "", t->program ? t->program : "",
+		t->problem ? " on " : "", t->problem ? t->problem : "",
+		have.len ? have.buf : "no named figures (only timings: use --metric)");
+	strbuf_release(&have);
+	return GO_EXIT_USAGE;
+}
+
+/* The program and problem to follow when not given: the newest run's
+ * headline (its summary's, or its steps' as store/runread.h decides), else
+ * the newest run's first kernel with the figure. 0, or an exit code. */
+static int tl_pick_step(struct tl *t)
+{
+	int i, j;
+	if (!t->fig && !t->program && !t->problem) {
+		for (i = t->nr - 1; i >= 0 && !t->program; i--) {
+			const cJSON *h0 = cJSON_GetArrayItem(rr_arr(t->runs[i].e->run, "hosts"), 0);
 			const cJSON *hl = rr_obj(h0, "headline");
 			if (!hl)   /* a whole run.json, or an older summary: its steps decide */
-				hl = rr_headline_step(runs[i].e->run, h0);
+				hl = rr_headline_step(t->runs[i].e->run, h0);
 			if (rr_str(hl, "program") && rr_str(hl, "problem")) {
-				program = rr_str(hl, "program");
-				problem = rr_str(hl, "problem");
+				t->program = rr_str(hl, "program");
+				t->problem = rr_str(hl, "problem");
 			}
 		}
 	}
-	if (!program || !problem) {
-		for (i = nr - 1; i >= 0 && (!program || !problem); i--)
-			for (j = 0; j < figs[i].n; j++) {
-				const struct figure *f = &figs[i].v[j];
-				if ((program && strcmp(f->program ? f->program : "", program)) ||
-				    (f->role && !strcmp(f->role, "baseline")) ||
-				    (fig ? !figure_is_named(f, fig) : isnan(f->median_us) || f->name != NULL))
-					continue;
-				if (!program)
-					program = f->program;
-				if (!problem)
-					problem = f->problem;
-				break;
-			}
-	}
-	if (!program || !problem) {
-		fprintf(stderr, "error: no run of '%s' has a timed benchmark%s%s\n", exp,
-			program ? " of " : "", program ? program : "");
-		rc = GO_EXIT_USAGE;
-		goto out;
-	}
+	for (i = t->nr - 1; i >= 0 && (!t->program || !t->problem); i--)
+		for (j = 0; j < t->figs[i].n; j++) {
+			const struct figure *f = &t->figs[i].v[j];
+			if ((t->program && strcmp(f->program ? f->program : "", t->program)) ||
+			    (f->role && !strcmp(f->role, "baseline")) ||
+			    (t->fig ? !figure_is_named(f, t->fig) : isnan(f->median_us) || f->name != NULL))
+				continue;
+			if (!t->program)
+				t->program = f->program;
+			if (!t->problem)
+				t->problem = f->problem;
+			break;
+		}
+	if (t->program && t->problem)
+		return 0;
+	fprintf(stderr, "error: no run of '%s' has a timed benchmark%s%s\n", t->exp,
+		t->program ? " of " : "", t->program ? t->program : "");
+	return GO_EXIT_USAGE;
+}
 
-	/* Points: one per run and GPU model. */
-	slots = xcalloc((size_t)nr, sizeof(char *));
-	pts = xcalloc((size_t)nr * 8 + 1, sizeof(*pts));
-	pfig = xcalloc((size_t)nr * 8 + 1, sizeof(*pfig));
-	moved = xcalloc((size_t)nr * 8 + 1, 1);
-	unsure = xcalloc((size_t)nr * 8 + 1, 1);
-	notes = xcalloc((size_t)nr * 8 + 1, sizeof(char *));
+/* Point i (the newest) against the previous point k of its series: a step
+ * by compare's one rule (the samples of both; one value a run: the ratio in
+ * the figure's direction; step > 0 is worse, as a slower timing is). */
+static void tl_step(struct tl *t, const struct cmp_opts *co, int k, int i)
+{
+	const struct figure *f = t->pfig[i];
+	struct history_point *p = &t->pts[i];
+	struct strbuf why = STRBUF_INIT;
+	struct stats_cmp c;
+	if (t->fig) {
+		t->moved[i] = (char)compare_named(t->pfig[k], f, t->factor, &c);
+		if (c.verdict == STATS_SLOWER || c.verdict == STATS_FASTER)
+			p->step = c.verdict == STATS_SLOWER ? 1 : -1;
+		p->ratio = c.ratio;
+	} else if (!compare_comparable(t->pfig[k], f, co, &why)) {
+		t->notes[i] = xstrfmt("not comparable with the point before: %s", why.buf);
+	} else {
+		t->unsure[i] = (char)compare_timing(t->pfig[k], f, co, &c, &why);
+		if (c.verdict == STATS_SLOWER || c.verdict == STATS_FASTER || t->unsure[i])
+			p->step = c.verdict == STATS_FASTER ? -1 : 1;
+		/* the samples' ratio (of the plotted figure for TFLOPS/GB/s) */
+		p->ratio = t->tflops ? p->y / t->pts[k].y : c.ratio;
+		/* named beside a step, and always across GPU instances */
+		if (why.len && (p->step || compare_instances_differ(t->pfig[k], f)))
+			t->notes[i] = strbuf_detach(&why, NULL);
+	}
+	strbuf_release(&why);
+}
+
+/* Figure f of run i as a new point (its samples read from samples.txt, its
+ * spread the 10th-90th percentile), stepped against its series' last. */
+static void tl_add_point(struct tl *t, const struct cmp_opts *co, int i, struct figure *f, int s)
+{
+	struct history_point *p = &t->pts[t->npts];
+	int k;
+	t->pfig[t->npts++] = f;
+	p->x = i;
+	p->series = s;
+	p->y = t->fig ? f->value : timeline_value(t->metric, f);
+	if (!f->samples && f->samples_at)
+		runsum_read_samples(t->runs[i].e->dir, f->samples_at, &f->samples, &f->nsamples);
+	stats_sort(f->samples, f->nsamples);
+	p->lo = p->hi = NAN;
+	if (f->nsamples >= 2) {
+		double q10 = stats_quantile(f->samples, f->nsamples, 0.1);
+		double q90 = stats_quantile(f->samples, f->nsamples, 0.9);
+		if (t->tflops && q10 > 0 && q90 > 0) {
+			p->lo = p->y * f->median_us / q90;
+			p->hi = p->y * f->median_us / q10;
+		} else if (!t->tflops) {
+			p->lo = q10;
+			p->hi = q90;
+		}
+	}
+	for (k = t->npts - 2; k >= 0; k--)
+		if (t->pts[k].series == s) {
+			tl_step(t, co, k, t->npts - 1);
+			break;
+		}
+}
+
+/* The points: one per run and GPU model, of the program, problem and figure followed. */
+static void tl_points(struct tl *t)
+{
+	struct cmp_opts co;
+	int i, j, k, cap = t->nr * 8;
+	t->slots = xcalloc((size_t)t->nr, sizeof(char *));
+	t->pts = xcalloc((size_t)cap + 1, sizeof(*t->pts));
+	t->pfig = xcalloc((size_t)cap + 1, sizeof(*t->pfig));
+	t->moved = xcalloc((size_t)cap + 1, 1);
+	t->unsure = xcalloc((size_t)cap + 1, 1);
+	t->notes = xcalloc((size_t)cap + 1, sizeof(char *));
 	memset(&co, 0, sizeof(co));
 	co.alpha = STATS_DEFAULT_ALPHA;
-	co.factor = factor;
-	for (i = 0; i < nr; i++) {
-		slots[i] = run_identity(runs[i].e->run);
-		for (j = 0; j < figs[i].n && npts < nr * 8; j++) {
-			struct figure *f = &figs[i].v[j];
-			struct history_point *p;
-			int s, k, dup = 0;
-			if (!f->program || strcmp(f->program, program) || !f->problem ||
-			    strcmp(f->problem, problem))
+	co.factor = t->factor;
+	for (i = 0; i < t->nr; i++) {
+		t->slots[i] = run_identity(t->runs[i].e->run);
+		for (j = 0; j < t->figs[i].n && t->npts < cap; j++) {
+			struct figure *f = &t->figs[i].v[j];
+			int s, dup = 0;
+			if (!f->program || strcmp(f->program, t->program) || !f->problem ||
+			    strcmp(f->problem, t->problem))
 				continue;
-			if (fig ? !figure_is_named(f, fig) || isnan(f->value)
-				: f->name || isnan(f->median_us) || isnan(timeline_value(metric, f)))
+			if (t->fig ? !figure_is_named(f, t->fig) || isnan(f->value)
+				   : f->name || isnan(f->median_us) || isnan(timeline_value(t->metric, f)))
 				continue;
-			s = add_series(&series, &nseries, figure_gpu_label(f));
-			for (k = 0; k < npts; k++)
-				dup |= pts[k].x == i && pts[k].series == s;
-			if (dup)
-				continue;
-			p = &pts[npts];
-			pfig[npts++] = f;
-			p->x = i;
-			p->series = s;
-			p->y = fig ? f->value : timeline_value(metric, f);
-			if (!f->samples && f->samples_at)
-				runsum_read_samples(runs[i].e->dir, f->samples_at, &f->samples,
-						    &f->nsamples);
-			stats_sort(f->samples, f->nsamples);
-			p->lo = p->hi = NAN;
-			if (f->nsamples >= 2) {
-				double q10 = stats_quantile(f->samples, f->nsamples, 0.1);
-				double q90 = stats_quantile(f->samples, f->nsamples, 0.9);
-				if (tflops && q10 > 0 && q90 > 0) {
-					p->lo = p->y * f->median_us / q90;
-					p->hi = p->y * f->median_us / q10;
-				} else if (!tflops) {
-					p->lo = q10;
-					p->hi = q90;
-				}
-			}
-			/* a step against the previous point of this series */
-			for (k = npts - 2; k >= 0; k--) {
-				struct stats_cmp t;
-				if (pts[k].series != s)
-					continue;
-				if (fig) {
-					/* one value a run: compare's ratio rule in the figure's
-					 * direction; step > 0 is "worse", as a slower timing is */
-					moved[npts - 1] = (char)compare_named(pfig[k], f, factor, &t);
-					if (t.verdict == STATS_SLOWER || t.verdict == STATS_FASTER)
-						p->step = t.verdict == STATS_SLOWER ? 1 : -1;
-					p->ratio = t.ratio;
-					break;
-				}
-				/* compare's one rule, on the samples of both points */
-				strbuf_reset(&why);
-				if (!compare_comparable(pfig[k], f, &co, &why)) {
-					notes[npts - 1] = xstrfmt("not comparable with the point before: %s",
-								  why.buf);
-					break;
-				}
-				unsure[npts - 1] = (char)compare_timing(pfig[k], f, &co, &t, &why);
-				if (t.verdict == STATS_SLOWER || t.verdict == STATS_FASTER || unsure[npts - 1])
-					p->step = t.verdict == STATS_FASTER ? -1 : 1;
-				/* the samples' ratio (of the plotted figure for TFLOPS/GB/s) */
-				p->ratio = tflops ? p->y / pts[k].y : t.ratio;
-				/* named beside a step, and always across GPU instances */
-				if (why.len && (p->step || compare_instances_differ(pfig[k], f)))
-					notes[npts - 1] = strbuf_detach(&why, NULL);
-				break;
-			}
+			s = add_series(&t->series, &t->nseries, figure_gpu_label(f));
+			for (k = 0; k < t->npts; k++)
+				dup |= t->pts[k].x == i && t->pts[k].series == s;
+			if (!dup)
+				tl_add_point(t, &co, i, f, s);
 		}
 	}
+}
 
-	/* history.md and history.svg */
-	dir = xstrfmt("%s/%s", store_root(), slug ? slug : exp);
-	strbuf_addf(&md, "# History: %s\n\n", name ? name : exp);
-	if (fig)
-		strbuf_addf(&md, "%s %s, figure %s (%s, %s) over commits (oldest first), %d run%s.\n\n",
-			    program, problem, fig, fig_unit ? fig_unit : "no unit", better_words(fig_better),
-			    nr, nr == 1 ? "" : "s");
+/* history.md's head: what is plotted and what a step is */
+static void tl_md_head(struct tl *t)
+{
+	const char *nm = t->name ? t->name : t->exp;
+	strbuf_addf(&t->md, "# History: %s\n\n", nm);
+	if (t->fig)
+		strbuf_addf(&t->md, "%s %s, figure %s (%s, %s) over commits (oldest first), %d run%s.\n\n",
+			    t->program, t->problem, t->fig, t->fig_unit ? t->fig_unit : "no unit",
+			    better_words(t->fig_better), t->nr, t->nr == 1 ? "" : "s");
 	else
-		strbuf_addf(&md, "%s %s, %s over commits (oldest first), %d run%s.\n\n", program, problem,
-			    tflops ? metric->unit : "median latency", nr, nr == 1 ? "" : "s");
-	strbuf_addstr(&md, "![history chart](history.svg)\n\n");
-	if (fig)
-		strbuf_addf(&md, "The figure has one value a run: a step is a point beyond x%.3g of the "
-			    "previous point of the same GPU.\n\n", factor);
+		strbuf_addf(&t->md, "%s %s, %s over commits (oldest first), %d run%s.\n\n", t->program,
+			    t->problem, t->tflops ? t->metric->unit : "median latency", t->nr,
+			    t->nr == 1 ? "" : "s");
+	strbuf_addstr(&t->md, "![history chart](history.svg)\n\n");
+	if (t->fig)
+		strbuf_addf(&t->md, "The figure has one value a run: a step is a point beyond x%.3g of the "
+			    "previous point of the same GPU.\n\n", t->factor);
 	else
-		strbuf_addf(&md, "A step is a point that differs from the previous point of the same GPU "
+		strbuf_addf(&t->md, "A step is a point that differs from the previous point of the same GPU "
 			    "model by `gpuorch compare`'s rule: the Mann-Whitney U test on the stored samples "
 			    "(p < %g) and their medians' ratio beyond x%.3g (x%.3g between two GPU instances). "
 			    "A run without a known commit is placed by its start time; a dirty tree's run is "
 			    "named by its commit and its diff's hash.\n\n",
-			    STATS_DEFAULT_ALPHA, factor, factor > CMP_INSTANCE_FACTOR ? factor : CMP_INSTANCE_FACTOR);
-	strbuf_addf(&md, "| # | commit | date | subject | run | host (GPU) | %s | "
+			    STATS_DEFAULT_ALPHA, t->factor,
+			    t->factor > CMP_INSTANCE_FACTOR ? t->factor : CMP_INSTANCE_FACTOR);
+	strbuf_addf(&t->md, "| # | commit | date | subject | run | host (GPU) | %s | "
 		    "TFLOPS | step |\n|---|---|---|---|---|---|---|---|---|\n",
-		    fig ? "value" : "median [min-max, n]");
-	for (i = 0; i < nr; i++) {
-		int any = 0;
-		for (j = 0; j < npts; j++) {
-			const struct figure *f = pfig[j];
-			if (pts[j].x != i)
-				continue;
-			any = 1;
-			strbuf_reset(&cell);
-			compare_fmt_figure(&cell, f);
-			strbuf_addf(&md, "| %d | %s | %s | %s | %s | %s (%s) | %s | ", i + 1, slots[i],
-				    runs[i].date ? runs[i].date : "-",
-				    runs[i].subject ? runs[i].subject : "(commit unknown here)",
-				    runs[i].e->run_id, f->host ? f->host : "?", figure_gpu_label(f),
-				    cell.buf);
-			if (isnan(f->tflops))
-				strbuf_addstr(&md, "- | ");
-			else
-				strbuf_addf(&md, "%.1f | ", f->tflops);
-			/* step > 0: worse (a slower timing, a figure gone the wrong way) */
-			if (pts[j].step)
-				strbuf_addf(&md, "**%s** x%.3f", unsure[j] ? "regression?" : pts[j].step > 0
-					    ? "regression" : "gain", pts[j].ratio);
-			else if (moved[j])
-				strbuf_addf(&md, "**changed** x%.3f (no better direction declared)",
-					    pts[j].ratio);
-			if (notes[j])
-				strbuf_addf(&md, "%s%s", pts[j].step || moved[j] ? "; " : "", notes[j]);
-			strbuf_addstr(&md, " |\n");
-		}
-		if (!any)
-			strbuf_addf(&md, "| %d | %s | %s | %s | %s | - | no figure (%s) | - | |\n", i + 1,
-				    slots[i], runs[i].date ? runs[i].date : "-",
-				    runs[i].subject ? runs[i].subject : "(commit unknown here)",
-				    runs[i].e->run_id, json_str(runs[i].e->run, "outcome")
-				    ? json_str(runs[i].e->run, "outcome") : "?");
-	}
-	{
-		struct history_chart ch;
-		char *y_label;
-		char *title = fig ? xstrfmt("%s: %s %s, %s", name ? name : exp, program, problem, fig)
-			    : xstrfmt("%s: %s %s", name ? name : exp, program, problem);
-		/* for TFLOPS a slower run is a step down: flip the sign */
-		for (j = 0; tflops && j < npts; j++)
-			pts[j].step = -pts[j].step;
-		memset(&ch, 0, sizeof(ch));
-		ch.title = title;
-		ch.y_label = y_label = fig ? xstrfmt("%s (%s, %s)", fig, fig_unit ? fig_unit : "no unit",
-						      better_words(fig_better))
-				 : tflops ? xstrfmt("%s (higher is better)", metric->unit)
-				 : xstrdup("median latency (us, lower is better)");
-		ch.higher_is_better = tflops;
-		ch.one_value = fig != NULL;
-		ch.slots = (const char *const *)slots;
-		ch.nslots = nr;
-		ch.series = series;
-		ch.nseries = nseries;
-		ch.pts = pts;
-		ch.npts = npts;
-		history_svg(&ch, &svg);
-		free(title);
-		free(y_label);
-	}
-	/* the newest measured point: a newer run without the figure (an
-	 * infra_error, a failed step) does not hide its regression */
-	for (j = 0, i = -1; j < npts; j++)
-		if (pts[j].x > i)
-			i = pts[j].x;
-	for (j = 0; j < npts; j++)
-		if (pts[j].x == i && pts[j].step)
-			last_step = tflops ? -pts[j].step : pts[j].step;
-	path = xstrfmt("%s/history.svg", dir);
-	st = fs_write_atomic(path, svg.buf, svg.len, &err);
-	free(path);
-	path = xstrfmt("%s/history.md", dir);
-	if (st == GO_OK)
-		st = fs_write_atomic(path, md.buf, md.len, &err);
-	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		rc = go_exit_code(st);
-		goto out;
-	}
-	if (json) {
-		cJSON *jo = cJSON_CreateObject(), *a;
-		char *text;
-		json_add_str(jo, "experiment", name ? name : exp);
-		json_add_str(jo, "program", program);
-		json_add_str(jo, "problem", problem);
-		json_add_str(jo, "metric", fig ? fig : metric->name);
-		json_add_str(jo, "unit", fig ? fig_unit : metric->unit);
-		if (fig)
-			json_add_str(jo, "better", metric_better_name(fig_better));
-		json_add_str(jo, "history_md", path);
-		a = json_add_arr(jo, "points");
-		for (j = 0; j < npts; j++) {
-			const struct figure *f = pfig[j];
-			cJSON *pt = cJSON_CreateObject();
-			json_add_num(pt, "index", pts[j].x + 1);
-			json_add_str(pt, "commit", json_str(json_path(runs[pts[j].x].e->run, "provenance.git"),
-							    "commit"));
-			json_add_str(pt, "run_id", runs[pts[j].x].e->run_id);
-			json_add_str(pt, "host", f->host);
-			json_add_str(pt, "gpu", figure_gpu_label(f));
-			json_add_num(pt, "value", pts[j].y);
-			json_add_num(pt, "median_us", f->median_us);
-			json_add_num(pt, "nsamples", f->ntotal > f->nsamples ? f->ntotal : f->nsamples);
-			json_add_str(pt, "step", moved[j] ? "changed" : !pts[j].step ? NULL
-				     : unsure[j] ? "regression?"
-				     : ((pts[j].step > 0) ^ tflops) ? "regression" : "gain");
-			if (notes[j])
-				json_add_str(pt, "note", notes[j]);
-			json_add_num(pt, "nsamples_stored", f->nsamples);
-			if (f->clock_mhz > 0)
-				json_add_num(pt, "sm_clock_mhz", f->clock_mhz);
-			if (pts[j].step || moved[j])
-				json_add_num(pt, "ratio", pts[j].ratio);
-			cJSON_AddItemToArray(a, pt);
-		}
-		/* the table's other rows: runs with no such figure (infra_error, a
-		 * step that did not pass), so the JSON says what the table says */
-		a = json_add_arr(jo, "runs_without_figure");
-		for (i = 0; i < nr; i++) {
-			cJSON *ro;
-			for (j = 0; j < npts && pts[j].x != i; j++)
-				;
-			if (j < npts)
-				continue;
-			ro = cJSON_CreateObject();
-			json_add_num(ro, "index", i + 1);
-			json_add_str(ro, "commit", json_str(json_path(runs[i].e->run, "provenance.git"), "commit"));
-			json_add_str(ro, "run_id", runs[i].e->run_id);
-			json_add_str(ro, "outcome", json_str(runs[i].e->run, "outcome"));
-			cJSON_AddItemToArray(a, ro);
-		}
-		text = cJSON_Print(jo);
-		puts(text);
-		free(text);
-		cJSON_Delete(jo);
-	} else {
-		fputs(md.buf, stdout);
-		printf("\nhistory: %s (chart: %s/history.svg)\n", path, dir);
-	}
-	if (last_step > 0)
-		rc = GO_EXIT_FAILED;
-out:
-	for (i = 0; figs && i < nr; i++)
-		figures_release(&figs[i]);
-	free(figs);
-	for (i = 0; slots && i < nr; i++)
-		free(slots[i]);
-	free(slots);
-	free(pts);
-	free(pfig);
-	free(moved);
-	free(unsure);
-	for (j = 0; notes && j < npts; j++)
-		free(notes[j]);
-	free(notes);
-	free(series);
-	free(runs);
-	free(commits);
-	rerun_free_lines(lines, nl);
-	store_list_free(v, n);
-	free(dir);
-	free(path);
-	strbuf_release(&err);
-	strbuf_release(&warn);
-	strbuf_release(&md);
-	strbuf_release(&svg);
-	strbuf_release(&cell);
-	strbuf_release(&why);
-	return rc;
+		    t->fig ? "value" : "median [min-max, n]");
 }
 
+/* history.md's row of point j (run i) */
+static void tl_md_point(struct tl *t, int i, int j, struct strbuf *cell)
+{
+	const struct figure *f = t->pfig[j];
+	const struct history_point *p = &t->pts[j];
+	strbuf_reset(cell);
+	compare_fmt_figure(cell, f);
+	strbuf_addf(&t->md, "| %d | %s | %s | %s | %s | %s (%s) | %s | ", i + 1, t->slots[i],
+		    t->runs[i].date ? t->runs[i].date : "-",
+		    t->runs[i].subject ? t->runs[i].subject : "(commit unknown here)",
+		    t->runs[i].e->run_id, f->host ? f->host : "?", figure_gpu_label(f), cell->buf);
+	if (isnan(f->tflops))
+		strbuf_addstr(&t->md, "- | ");
+	else
+		strbuf_addf(&t->md, "%.1f | ", f->tflops);
+	/* step > 0: worse (a slower timing, a figure gone the wrong way) */
+	if (p->step)
+		strbuf_addf(&t->md, "**%s** x%.3f", t->unsure[j] ? "regression?" : p->step > 0
+			    ? "regression" : "gain", p->ratio);
+	else if (t->moved[j])
+		strbuf_addf(&t->md, "**changed** x%.3f (no better direction declared)", p->ratio);
+	if (t->notes[j])
+		strbuf_addf(&t->md, "%s%s", p->step || t->moved[j] ? "; " : "", t->notes[j]);
+	strbuf_addstr(&t->md, " |\n");
+}
+
+/* history.md: the head, then a row per point, or per run without one */
+static void tl_render_md(struct tl *t)
+{
+	struct strbuf cell = STRBUF_INIT;
+	int i, j;
+	tl_md_head(t);
+	for (i = 0; i < t->nr; i++) {
+		int any = 0;
+		for (j = 0; j < t->npts; j++)
+			if (t->pts[j].x == i) {
+				any = 1;
+				tl_md_point(t, i, j, &cell);
+			}
+		if (!any)
+			strbuf_addf(&t->md, "| %d | %s | %s | %s | %s | - | no figure (%s) | - | |\n", i + 1,
+				    t->slots[i], t->runs[i].date ? t->runs[i].date : "-",
+				    t->runs[i].subject ? t->runs[i].subject : "(commit unknown here)",
+				    t->runs[i].e->run_id, json_str(t->runs[i].e->run, "outcome")
+				    ? json_str(t->runs[i].e->run, "outcome") : "?");
+	}
+	strbuf_release(&cell);
+}
+
+/* history.svg (report/history.h); for TFLOPS a slower run is a step down:
+ * the points' steps are flipped for the chart and stay so */
+static void tl_render_svg(struct tl *t)
+{
+	struct history_chart ch;
+	const char *nm = t->name ? t->name : t->exp;
+	char *title = t->fig ? xstrfmt("%s: %s %s, %s", nm, t->program, t->problem, t->fig)
+			     : xstrfmt("%s: %s %s", nm, t->program, t->problem);
+	char *y_label = t->fig ? xstrfmt("%s (%s, %s)", t->fig, t->fig_unit ? t->fig_unit : "no unit",
+					 better_words(t->fig_better))
+			: t->tflops ? xstrfmt("%s (higher is better)", t->metric->unit)
+			: xstrdup("median latency (us, lower is better)");
+	int j;
+	for (j = 0; t->tflops && j < t->npts; j++)
+		t->pts[j].step = -t->pts[j].step;
+	memset(&ch, 0, sizeof(ch));
+	ch.title = title;
+	ch.y_label = y_label;
+	ch.higher_is_better = t->tflops;
+	ch.one_value = t->fig != NULL;
+	ch.slots = (const char *const *)t->slots;
+	ch.nslots = t->nr;
+	ch.series = t->series;
+	ch.nseries = t->nseries;
+	ch.pts = t->pts;
+	ch.npts = t->npts;
+	history_svg(&ch, &t->svg);
+	free(title);
+	free(y_label);
+}
+
+/* the step of the newest measured point (> 0: a regression): a newer run
+ * without the figure (an infra_error, a failed step) does not hide it */
+static int tl_last_step(const struct tl *t)
+{
+	int i = -1, j, last = 0;
+	for (j = 0; j < t->npts; j++)
+		if (t->pts[j].x > i)
+			i = t->pts[j].x;
+	for (j = 0; j < t->npts; j++)
+		if (t->pts[j].x == i && t->pts[j].step)
+			last = t->tflops ? -t->pts[j].step : t->pts[j].step;
+	return last;
+}
+
+/* history.svg and history.md under the experiment's folder of the store */
+static int tl_write(struct tl *t)
+{
+	struct strbuf err = STRBUF_INIT;
+	enum go_status st;
+	t->dir = xstrfmt("%s/%s", store_root(), t->slug ? t->slug : t->exp);
+	t->path = xstrfmt("%s/history.svg", t->dir);
+	st = fs_write_atomic(t->path, t->svg.buf, t->svg.len, &err);
+	free(t->path);
+	t->path = xstrfmt("%s/history.md", t->dir);
+	if (st == GO_OK)
+		st = fs_write_atomic(t->path, t->md.buf, t->md.len, &err);
+	if (st != GO_OK)
+		fprintf(stderr, "error: %s\n", err.buf);
+	strbuf_release(&err);
+	return st == GO_OK ? 0 : go_exit_code(st);
+}
+
+/* --json: the points, and the runs without the figure (the table's other rows) */
+static void tl_print_json(const struct tl *t)
+{
+	cJSON *jo = cJSON_CreateObject(), *a;
+	char *text;
+	int i, j;
+	json_add_str(jo, "experiment", t->name ? t->name : t->exp);
+	json_add_str(jo, "program", t->program);
+	json_add_str(jo, "problem", t->problem);
+	json_add_str(jo, "metric", t->fig ? t->fig : t->metric->name);
+	json_add_str(jo, "unit", t->fig ? t->fig_unit : t->metric->unit);
+	if (t->fig)
+		json_add_str(jo, "better", metric_better_name(t->fig_better));
+	json_add_str(jo, "history_md", t->path);
+	a = json_add_arr(jo, "points");
+	for (j = 0; j < t->npts; j++) {
+		const struct figure *f = t->pfig[j];
+		const struct history_point *p = &t->pts[j];
+		const cJSON *run = t->runs[p->x].e->run;
+		cJSON *pt = cJSON_CreateObject();
+		json_add_num(pt, "index", p->x + 1);
+		json_add_str(pt, "commit", json_str(json_path(run, "provenance.git"), "commit"));
+		json_add_str(pt, "run_id", t->runs[p->x].e->run_id);
+		json_add_str(pt, "host", f->host);
+		json_add_str(pt, "gpu", figure_gpu_label(f));
+		json_add_num(pt, "value", p->y);
+		json_add_num(pt, "median_us", f->median_us);
+		json_add_num(pt, "nsamples", f->ntotal > f->nsamples ? f->ntotal : f->nsamples);
+		json_add_str(pt, "step", t->moved[j] ? "changed" : !p->step ? NULL
+			     : t->unsure[j] ? "regression?"
+			     : ((p->step > 0) ^ t->tflops) ? "regression" : "gain");
+		if (t->notes[j])
+			json_add_str(pt, "note", t->notes[j]);
+		json_add_num(pt, "nsamples_stored", f->nsamples);
+		if (f->clock_mhz > 0)
+			json_add_num(pt, "sm_clock_mhz", f->clock_mhz);
+		if (p->step || t->moved[j])
+			json_add_num(pt, "ratio", p->ratio);
+		cJSON_AddItemToArray(a, pt);
+	}
+	a = json_add_arr(jo, "runs_without_figure");
+	for (i = 0; i < t->nr; i++) {
+		const cJSON *run = t->runs[i].e->run;
+		cJSON *ro;
+		for (j = 0; j < t->npts && t->pts[j].x != i; j++)
+			;
+		if (j < t->npts)
+			continue;
+		ro = cJSON_CreateObject();
+		json_add_num(ro, "index", i + 1);
+		json_add_str(ro, "commit", json_str(json_path(run, "provenance.git"), "commit"));
+		json_add_str(ro, "run_id", t->runs[i].e->run_id);
+		json_add_str(ro, "outcome", json_str(run, "outcome"));
+		cJSON_AddItemToArray(a, ro);
+	}
+	text = cJSON_Print(jo);
+	puts(text);
+	free(text);
+	cJSON_Delete(jo);
+}
+
+static void tl_free(struct tl *t)
+{
+	int i;
+	for (i = 0; t->figs && i < t->nr; i++)
+		figures_release(&t->figs[i]);
+	free(t->figs);
+	for (i = 0; t->slots && i < t->nr; i++)
+		free(t->slots[i]);
+	free(t->slots);
+	free(t->pts);
+	free(t->pfig);
+	free(t->moved);
+	free(t->unsure);
+	for (i = 0; t->notes && i < t->npts; i++)
+		free(t->notes[i]);
+	free(t->notes);
+	free(t->series);
+	free(t->runs);
+	free(t->commits);
+	rerun_free_lines(t->lines, t->nl);
+	store_list_free(t->v, t->n);
+	free(t->dir);
+	free(t->path);
+	strbuf_release(&t->md);
+	strbuf_release(&t->svg);
+}
+
+int timeline_run(const struct timeline_opts *o)
+{
+	struct tl t;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	t.o = o;
+	t.program = o->program;
+	t.problem = o->problem;
+	t.exp = o->experiment;
+	t.root = o->root ? o->root : ".";
+	t.metric = o->metric ? o->metric : metric_find("latency_us");
+	t.fig = o->figure;
+	t.fig_better = METRIC_BETTER_NONE;
+	t.tflops = t.metric->better == METRIC_HIGHER_BETTER;
+	t.factor = o->factor > 0 ? o->factor : STATS_DEFAULT_FACTOR;
+	strbuf_init(&t.md, 0);
+	strbuf_init(&t.svg, 0);
+
+	rc = tl_load(&t);
+	if (!rc && t.fig)
+		rc = tl_figure_kind(&t);
+	if (!rc)
+		rc = tl_pick_step(&t);
+	if (!rc) {
+		tl_points(&t);
+		tl_render_md(&t);
+		tl_render_svg(&t);
+		rc = tl_write(&t);
+	}
+	if (!rc) {
+		if (o->json)
+			tl_print_json(&t);
+		else {
+			fputs(t.md.buf, stdout);
+			printf("\nhistory: %s (chart: %s/history.svg)\n", t.path, t.dir);
+		}
+		if (tl_last_step(&t) > 0)
+			rc = GO_EXIT_FAILED;
+	}
+	tl_free(&t);
+	return rc;
+}
