@@ -47,258 +47,326 @@ static void keep_host(struct figures *f, const char *host)
 	f->n = k;
 }
 
-static int reproduce(const struct reproduce_opts *o, const struct store_entry *old)
-{
-	struct strbuf err = STRBUF_INIT, md = STRBUF_INIT, problems = STRBUF_INIT;
-	const cJSON *run = old->run, *git = json_path(run, "provenance.git"), *oh;
-	const char *commit = json_str(git, "commit");
-	char *spec_path = rerun_spec_path_of(run);
-	const char *spec_hash = json_str(json_path(run, "experiment"), "spec_sha256");
-	const char *diff_file = json_str(git, "diff_file");
-	const char *diff_hash = json_str(git, "diff_sha256");
-	const char *old_cid = json_str(json_path(run, "provenance"), "content_id");
-	const char *want_gpu, *want_cc, *host_name;
-	int dirty = cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty"));
-	char hash_now[SHA256_HEX_LEN + 1] = "";
-	char *diff_path = NULL, *new_dir = NULL, *path = NULL;
-	struct hosts *hs = NULL;
+/* One reproduction: the recorded run, what was checked locally, the host,
+ * the rerun and their comparison. */
+struct rp {
+	const struct reproduce_opts *o;
+	const struct store_entry *old;
+	const cJSON *run, *oh;          /* the record, and its host whose figures are reproduced */
+	const char *commit, *spec_hash, *diff_file, *diff_hash, *old_cid;
+	const char *want_gpu, *host_name;
+	char *spec_path, *diff_path, *new_dir;
+	char hash_now[SHA256_HEX_LEN + 1];
+	int dirty, faithful, run_rc;
+	struct hosts *hs;
 	struct hostpick pick;
-	struct rerun_opts ro;
-	struct figures fa = { 0 }, fb = { 0 };
-	struct cmp_result r;
-	struct cmp_opts co;
-	cJSON *new_run = NULL;
-	int rc = GO_EXIT_OK, run_rc, have_pick = 0, faithful = 1;
-	enum go_status st;
+	int have_pick;
+	cJSON *new_run;
+	struct strbuf problems;         /* "- ..." lines: why the rerun may not be of the same thing */
+};
 
-	memset(&r, 0, sizeof(r));
-	if (!commit) {
+/* What can be checked before any host: the commit, the spec at it, the
+ * recorded diff (part of the run's identity). 0, or an exit code. */
+static int rp_check_local(struct rp *p)
+{
+	struct strbuf err = STRBUF_INIT;
+	enum go_status st;
+	int rc = 0;
+	if (!p->commit) {
 		fprintf(stderr, "error: run '%s' has no commit (it was not made in a git repository): "
-			"its sources cannot be rebuilt\n", old->run_id);
-		rc = GO_EXIT_USAGE;
-		goto out;
+			"its sources cannot be rebuilt\n", p->old->run_id);
+		return GO_EXIT_USAGE;
 	}
-	if (!spec_path) {
-		fprintf(stderr, "error: run '%s' does not record its spec path\n", old->run_id);
-		rc = GO_EXIT_USAGE;
-		goto out;
+	if (!p->spec_path) {
+		fprintf(stderr, "error: run '%s' does not record its spec path\n", p->old->run_id);
+		return GO_EXIT_USAGE;
 	}
-	st = rerun_spec_hash_at(o->root, commit, spec_path, hash_now, &err);
+	st = rerun_spec_hash_at(p->o->root, p->commit, p->spec_path, p->hash_now, &err);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\nhint: the recorded spec path is '%s' (relative to the "
 			"repository root; give --root DIR if the repository is elsewhere)\n",
-			err.buf, spec_path);
+			err.buf, p->spec_path);
 		rc = go_exit_code(st == GO_ERR_NOT_FOUND ? GO_ERR_USAGE : st);
 		goto out;
 	}
-	if (dirty && diff_file) {
-		diff_path = xstrfmt("%s/%s", old->dir, diff_file);
-		if (!fs_is_file(diff_path)) {
-			free(diff_path);
-			diff_path = NULL;
+	if (p->dirty && p->diff_file) {
+		p->diff_path = xstrfmt("%s/%s", p->old->dir, p->diff_file);
+		if (!fs_is_file(p->diff_path)) {
+			free(p->diff_path);
+			p->diff_path = NULL;
 		}
 	}
-	if (diff_path && diff_hash) {
+	if (p->diff_path && p->diff_hash) {
 		/* the diff is part of the run's identity: the file must be the one recorded */
 		struct strbuf text = STRBUF_INIT;
 		char got[SHA256_HEX_LEN + 1] = "";
-		if (fs_read_file(diff_path, &text, &err) == GO_OK)
+		if (fs_read_file(p->diff_path, &text, &err) == GO_OK)
 			sha256_hex(text.buf, text.len, got);
 		strbuf_release(&text);
-		strbuf_reset(&err);
-		if (strcmp(got, diff_hash)) {
-			strbuf_addf(&problems, "- The recorded %s has sha256 %.12s, not the %.12s the run "
-				    "recorded: these are not the recorded run's sources.\n", diff_file,
-				    *got ? got : "(unreadable)", diff_hash);
-			faithful = 0;
+		if (strcmp(got, p->diff_hash)) {
+			strbuf_addf(&p->problems, "- The recorded %s has sha256 %.12s, not the %.12s the "
+				    "run recorded: these are not the recorded run's sources.\n",
+				    p->diff_file, *got ? got : "(unreadable)", p->diff_hash);
+			p->faithful = 0;
 		}
 	}
-	if (dirty && !diff_path) {
-		strbuf_addf(&problems, "- The recorded run was made from a work tree with "
+	if (p->dirty && !p->diff_path) {
+		strbuf_addf(&p->problems, "- The recorded run was made from a work tree with "
 			    "uncommitted changes and its diff was not recorded: this rerun at "
-			    "commit %.12s does NOT include those changes.\n", commit);
-		faithful = 0;
+			    "commit %.12s does NOT include those changes.\n", p->commit);
+		p->faithful = 0;
 	}
-	if (spec_hash && strcmp(spec_hash, hash_now) && !diff_path) {
-		strbuf_addf(&problems, "- The spec '%s' at commit %.12s (sha256 %.12s) is not the "
-			    "one the recorded run used (sha256 %.12s).\n", spec_path, commit,
-			    hash_now, spec_hash);
-		faithful = 0;
+	if (p->spec_hash && strcmp(p->spec_hash, p->hash_now) && !p->diff_path) {
+		strbuf_addf(&p->problems, "- The spec '%s' at commit %.12s (sha256 %.12s) is not the "
+			    "one the recorded run used (sha256 %.12s).\n", p->spec_path, p->commit,
+			    p->hash_now, p->spec_hash);
+		p->faithful = 0;
 	}
+out:
+	strbuf_release(&err);
+	return rc;
+}
 
-	/* A host with the same GPU model. */
-	st = hosts_load(o->hosts_path, &hs, &err);
+/* The host: --host, or one with the recorded GPU model (hostpick.c). 0, or
+ * an exit code after saying which host came closest. */
+static int rp_pick_host(struct rp *p)
+{
+	const struct reproduce_opts *o = p->o;
+	struct strbuf err = STRBUF_INIT;
+	const char *want_cc;
+	enum go_status st = hosts_load(o->hosts_path, &p->hs, &err);
+	int rc = 0;
 	if (st == GO_OK && o->host) {
 		char *names[1] = { (char *)o->host };
-		st = hosts_select(hs, names, 1, &err);
+		st = hosts_select(p->hs, names, 1, &err);
 	}
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st);
 		goto out;
 	}
-	oh = recorded_host(run);
-	want_gpu = json_str(json_path(oh, "info"), "gpu_name");
-	want_cc = json_str(json_path(oh, "info"), "compute_cap");
+	p->oh = recorded_host(p->run);
+	p->want_gpu = json_str(json_path(p->oh, "info"), "gpu_name");
+	want_cc = json_str(json_path(p->oh, "info"), "compute_cap");
 	if (o->host) {
-		host_name = o->host;
-	} else {
-		st = hostpick_by_gpu(hs, want_gpu, want_cc, o->step.accept_new_hostkey, &pick, &err);
-		if (st != GO_OK) {
-			fprintf(stderr, "error: %s\n", err.buf);
-			rc = go_exit_code(st);
-			goto out;
-		}
-		have_pick = 1;
-		if (pick.chosen < 0) {
-			fprintf(stderr, "error: no host in '%s' has %s like the recorded host '%s'\n%s",
-				o->hosts_path, want_gpu ? want_gpu : "no GPU",
-				json_str(oh, "name") ? json_str(oh, "name") : "?", pick.table.buf);
-			if (pick.closest >= 0)
-				fprintf(stderr, "closest: '%s' (%s: %s); use --host %s to run there "
-					"anyway\n", hs->v[pick.closest].name,
-					pick.chosen_gpu ? pick.chosen_gpu : "no GPU", pick.why.buf,
-					hs->v[pick.closest].name);
-			rc = GO_EXIT_INFRA;
-			goto out;
-		}
-		host_name = hs->v[pick.chosen].name;
+		p->host_name = o->host;
+		goto out;
 	}
-	printf("reproducing run %s (commit %.12s%s%.12s) on host '%s'\n", old->run_id, commit,
-	       diff_path ? " + its recorded diff " : "", diff_path && diff_hash ? diff_hash : "",
-	       host_name);
+	st = hostpick_by_gpu(p->hs, p->want_gpu, want_cc, o->step.accept_new_hostkey, &p->pick, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = go_exit_code(st);
+		goto out;
+	}
+	p->have_pick = 1;
+	if (p->pick.chosen < 0) {
+		fprintf(stderr, "error: no host in '%s' has %s like the recorded host '%s'\n%s",
+			o->hosts_path, p->want_gpu ? p->want_gpu : "no GPU",
+			json_str(p->oh, "name") ? json_str(p->oh, "name") : "?", p->pick.table.buf);
+		if (p->pick.closest >= 0)
+			fprintf(stderr, "closest: '%s' (%s: %s); use --host %s to run there "
+				"anyway\n", p->hs->v[p->pick.closest].name,
+				p->pick.chosen_gpu ? p->pick.chosen_gpu : "no GPU", p->pick.why.buf,
+				p->hs->v[p->pick.closest].name);
+		rc = GO_EXIT_INFRA;
+		goto out;
+	}
+	p->host_name = p->hs->v[p->pick.chosen].name;
+out:
+	strbuf_release(&err);
+	return rc;
+}
 
-	/* The rerun. */
+/* The rerun (at the commit, with the recorded diff when there is one), its
+ * record loaded, and what differs from the recorded run's identity. 0, or
+ * an exit code. */
+static int rp_rerun(struct rp *p)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct rerun_opts ro;
+	const char *new_cid, *new_hash;
+	char *path;
+	int rc = 0;
+
+	printf("reproducing run %s (commit %.12s%s%.12s) on host '%s'\n", p->old->run_id, p->commit,
+	       p->diff_path ? " + its recorded diff " : "", p->diff_path && p->diff_hash ? p->diff_hash : "",
+	       p->host_name);
 	memset(&ro, 0, sizeof(ro));
-	ro.root = o->root;
-	ro.hosts_path = o->hosts_path;
-	ro.host = host_name;
-	ro.step = o->step;
-	ro.command_line = o->command_line;
-	strbuf_reset(&err);
-	if (diff_path)
-		run_rc = rerun_with_diff(&ro, spec_path, commit, diff_path, &new_dir, &err);
+	ro.root = p->o->root;
+	ro.hosts_path = p->o->hosts_path;
+	ro.host = p->host_name;
+	ro.step = p->o->step;
+	ro.command_line = p->o->command_line;
+	if (p->diff_path)
+		p->run_rc = rerun_with_diff(&ro, p->spec_path, p->commit, p->diff_path, &p->new_dir, &err);
 	else
-		run_rc = rerun_at_commit(&ro, spec_path, commit, &new_dir);
-	if (!new_dir) {
+		p->run_rc = rerun_at_commit(&ro, p->spec_path, p->commit, &p->new_dir);
+	if (!p->new_dir) {
 		if (err.len)
 			fprintf(stderr, "error: %s\n", err.buf);
 		fprintf(stderr, "error: the rerun of '%s' made no run; nothing to compare\n",
-			old->run_id);
-		rc = run_rc ? run_rc : GO_EXIT_LOCAL;
+			p->old->run_id);
+		rc = p->run_rc ? p->run_rc : GO_EXIT_LOCAL;
 		goto out;
 	}
-	path = xstrfmt("%s/run.json", new_dir);
-	st = json_load_file(path, &new_run, GO_ERR_IO, &err);
-	if (st != GO_OK) {
+	path = xstrfmt("%s/run.json", p->new_dir);
+	if (json_load_file(path, &p->new_run, GO_ERR_IO, &err) != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
+		free(path);
 		rc = GO_EXIT_LOCAL;
 		goto out;
 	}
-	{
-		const char *new_cid = json_str(json_path(new_run, "provenance"), "content_id");
-		const char *new_hash = json_str(json_path(new_run, "experiment"), "spec_sha256");
-		if (old_cid && new_cid && strcmp(old_cid, new_cid)) {
-			strbuf_addf(&problems, "- The sources differ: content id %.16s now, %.16s "
-				    "recorded.\n", new_cid, old_cid);
-			faithful = 0;
-		}
-		if (diff_path && spec_hash && new_hash && strcmp(spec_hash, new_hash)) {
-			strbuf_addf(&problems, "- The spec differs from the recorded one (sha256 "
-				    "%.12s now, %.12s recorded).\n", new_hash, spec_hash);
-			faithful = 0;
-		}
-		if (run_rc)
-			strbuf_addf(&problems, "- The rerun did not pass (exit %d): see its "
-				    "report.md.\n", run_rc);
+	free(path);
+	new_cid = json_str(json_path(p->new_run, "provenance"), "content_id");
+	new_hash = json_str(json_path(p->new_run, "experiment"), "spec_sha256");
+	if (p->old_cid && new_cid && strcmp(p->old_cid, new_cid)) {
+		strbuf_addf(&p->problems, "- The sources differ: content id %.16s now, %.16s "
+			    "recorded.\n", new_cid, p->old_cid);
+		p->faithful = 0;
 	}
+	if (p->diff_path && p->spec_hash && new_hash && strcmp(p->spec_hash, new_hash)) {
+		strbuf_addf(&p->problems, "- The spec differs from the recorded one (sha256 "
+			    "%.12s now, %.12s recorded).\n", new_hash, p->spec_hash);
+		p->faithful = 0;
+	}
+	if (p->run_rc)
+		strbuf_addf(&p->problems, "- The rerun did not pass (exit %d): see its "
+			    "report.md.\n", p->run_rc);
+out:
+	strbuf_release(&err);
+	return rc;
+}
 
-	/* Compare and report. */
+/* reproduction.md's head: the verdict (REPRODUCED, NOT REPRODUCED or NOT
+ * COMPARABLE: another kind of GPU reproduces nothing and refutes nothing),
+ * both runs and their identity, and the rule */
+static void rp_render_head(const struct rp *p, const struct cmp_result *r,
+			   const struct cmp_opts *co, int ok, struct strbuf *md)
+{
+	const cJSON *nh = cJSON_GetArrayItem(cJSON_GetObjectItem(p->new_run, "hosts"), 0);
+	const char *new_gpu = nh ? json_str(json_path(nh, "info"), "gpu_name") : NULL;
+	const char *new_cid = json_str(json_path(p->new_run, "provenance"), "content_id");
+	int nc = r->count[CMP_NOT_COMPARABLE];
+	strbuf_addf(md, "# Reproduction of run %s\n\n", p->old->run_id);
+	if (nc)
+		strbuf_addf(md, "**NOT COMPARABLE**: recorded on %s, rerun on %s; %d of %d "
+			    "figure%s not comparable (see the table), none reproduced",
+			    p->want_gpu ? p->want_gpu : "no GPU", new_gpu ? new_gpu : "no GPU", nc,
+			    r->nrows, r->nrows == 1 ? "" : "s");
+	else
+		strbuf_addf(md, "**%s**: %d of %d figure%s reproduced", ok ? "REPRODUCED" :
+			    "NOT REPRODUCED", r->count[CMP_SAME], r->nrows, r->nrows == 1 ? "" : "s");
+	if (!p->faithful)
+		strbuf_addstr(md, "; the rerun is not of the same sources or spec");
+	strbuf_addstr(md, ".\n\n- recorded: ");
+	compare_describe_run(md, p->run);
+	strbuf_addf(md, " on %s (%s)\n- rerun: ", json_str(p->oh, "name") ? json_str(p->oh, "name")
+		    : "?", p->want_gpu ? p->want_gpu : "no GPU");
+	compare_describe_run(md, p->new_run);
+	strbuf_addf(md, " on %s (%s)\n", p->host_name, new_gpu ? new_gpu : "no GPU");
+	strbuf_addf(md, "- sources: %s (content id %.16s)\n",
+		    p->old_cid && new_cid && !strcmp(p->old_cid, new_cid)
+		    ? "identical to the recorded run's" : "DIFFERENT from the recorded run's",
+		    p->old_cid ? p->old_cid : "?");
+	strbuf_addf(md, "- spec: %s at commit %.12s, sha256 %.12s (recorded %.12s)%s\n",
+		    p->spec_path, p->commit, p->hash_now, p->spec_hash ? p->spec_hash : "?",
+		    p->diff_path ? ", plus the recorded diff" : "");
+	if (p->dirty)
+		strbuf_addf(md, "- the recorded work tree was dirty: %s\n", p->diff_path
+			    ? "its recorded source.diff was applied in a scratch worktree"
+			    : "its changes were not recorded and are NOT included");
+	strbuf_addf(md, "- rule: a figure is reproduced when the Mann-Whitney U test on the "
+		    "stored samples of both runs does not find a difference at p < %g, or their "
+		    "medians differ by less than x%.3g (x%.3g on another GPU instance of the "
+		    "model); another GPU model or clock cap is not comparable\n\n", co->alpha,
+		    co->factor, co->factor > CMP_INSTANCE_FACTOR ? co->factor : CMP_INSTANCE_FACTOR);
+}
+
+/* Compare the recorded host's figures with the rerun's, write
+ * reproduction.md beside the rerun and print it. The exit code: 0
+ * reproduced (or not comparable, the rerun passing), 1 not. */
+static int rp_compare(struct rp *p)
+{
+	struct strbuf md = STRBUF_INIT, err = STRBUF_INIT;
+	struct figures fa = { 0 }, fb = { 0 };
+	struct cmp_result r;
+	struct cmp_opts co;
+	char *path;
+	int ok, nc, rc;
+
+	memset(&r, 0, sizeof(r));
 	memset(&co, 0, sizeof(co));
 	co.alpha = STATS_DEFAULT_ALPHA;
-	co.factor = o->factor;
+	co.factor = p->o->factor;
 	co.reproduce = 1;
-	figures_of_run(run, &fa);
-	keep_host(&fa, json_str(oh, "name"));
-	figures_of_run(new_run, &fb);
+	figures_of_run(p->run, &fa);
+	keep_host(&fa, json_str(p->oh, "name"));
+	figures_of_run(p->new_run, &fb);
 	compare_runs(&fa, &fb, &co, &r);
-	{
-		int ok = faithful && !run_rc && r.nrows > 0 && r.count[CMP_SAME] == r.nrows;
-		int nc = r.count[CMP_NOT_COMPARABLE];
-		const cJSON *nh = cJSON_GetArrayItem(cJSON_GetObjectItem(new_run, "hosts"), 0);
-		const char *new_gpu = nh ? json_str(json_path(nh, "info"), "gpu_name") : NULL;
-		strbuf_addf(&md, "# Reproduction of run %s\n\n", old->run_id);
-		if (nc) {
-			/* another kind of GPU (or clock cap) reproduces nothing and refutes nothing */
-			strbuf_addf(&md, "**NOT COMPARABLE**: recorded on %s, rerun on %s; %d of %d "
-				    "figure%s not comparable (see the table), none reproduced",
-				    want_gpu ? want_gpu : "no GPU", new_gpu ? new_gpu : "no GPU", nc,
-				    r.nrows, r.nrows == 1 ? "" : "s");
-		} else {
-			strbuf_addf(&md, "**%s**: %d of %d figure%s reproduced", ok ? "REPRODUCED" :
-				    "NOT REPRODUCED", r.count[CMP_SAME], r.nrows, r.nrows == 1 ? "" : "s");
-		}
-		if (!faithful)
-			strbuf_addstr(&md, "; the rerun is not of the same sources or spec");
-		strbuf_addstr(&md, ".\n\n");
-		strbuf_addstr(&md, "- recorded: ");
-		compare_describe_run(&md, run);
-		strbuf_addf(&md, " on %s (%s)\n- rerun: ", json_str(oh, "name") ? json_str(oh, "name")
-			    : "?", want_gpu ? want_gpu : "no GPU");
-		compare_describe_run(&md, new_run);
-		strbuf_addf(&md, " on %s (%s)\n", host_name, new_gpu ? new_gpu : "no GPU");
-		strbuf_addf(&md, "- sources: %s (content id %.16s)\n",
-			    old_cid && json_str(json_path(new_run, "provenance"), "content_id") &&
-			    !strcmp(old_cid, json_str(json_path(new_run, "provenance"), "content_id"))
-			    ? "identical to the recorded run's" : "DIFFERENT from the recorded run's",
-			    old_cid ? old_cid : "?");
-		strbuf_addf(&md, "- spec: %s at commit %.12s, sha256 %.12s (recorded %.12s)%s\n",
-			    spec_path, commit, hash_now, spec_hash ? spec_hash : "?",
-			    diff_path ? ", plus the recorded diff" : "");
-		if (dirty)
-			strbuf_addf(&md, "- the recorded work tree was dirty: %s\n", diff_path
-				    ? "its recorded source.diff was applied in a scratch worktree"
-				    : "its changes were not recorded and are NOT included");
-		strbuf_addf(&md, "- rule: a figure is reproduced when the Mann-Whitney U test on the "
-			    "stored samples of both runs does not find a difference at p < %g, or their "
-			    "medians differ by less than x%.3g (x%.3g on another GPU instance of the "
-			    "model); another GPU model or clock cap is not comparable\n\n", co.alpha,
-			    co.factor, co.factor > CMP_INSTANCE_FACTOR ? co.factor : CMP_INSTANCE_FACTOR);
-		if (problems.len)
-			strbuf_addf(&md, "## Problems\n\n%s\n", problems.buf);
-		strbuf_addstr(&md, "## Figures\n\n");
-		if (r.nrows)
-			compare_render_table(&md, &r, &co, "recorded median [min-max, n]",
-					     "rerun median [min-max, n]");
-		else
-			strbuf_addstr(&md, "Neither run measured any benchmark figure.\n");
-		free(path);
-		path = xstrfmt("%s/reproduction.md", new_dir);
-		st = fs_write_atomic(path, md.buf, md.len, &err);
-		if (st != GO_OK) {
-			fprintf(stderr, "error: %s\n", err.buf);
-			rc = GO_EXIT_LOCAL;
-			goto out;
-		}
+	ok = p->faithful && !p->run_rc && r.nrows > 0 && r.count[CMP_SAME] == r.nrows;
+	nc = r.count[CMP_NOT_COMPARABLE];
+	rp_render_head(p, &r, &co, ok, &md);
+	if (p->problems.len)
+		strbuf_addf(&md, "## Problems\n\n%s\n", p->problems.buf);
+	strbuf_addstr(&md, "## Figures\n\n");
+	if (r.nrows)
+		compare_render_table(&md, &r, &co, "recorded median [min-max, n]",
+				     "rerun median [min-max, n]");
+	else
+		strbuf_addstr(&md, "Neither run measured any benchmark figure.\n");
+	path = xstrfmt("%s/reproduction.md", p->new_dir);
+	if (fs_write_atomic(path, md.buf, md.len, &err) != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = GO_EXIT_LOCAL;
+	} else {
 		printf("\n%s\nreproduction: %s\n", md.buf, path);
 		/* not comparable: no verdict, so no failure (unless the rerun failed) */
-		rc = ok || (nc && !run_rc) ? GO_EXIT_OK : GO_EXIT_FAILED;
+		rc = ok || (nc && !p->run_rc) ? GO_EXIT_OK : GO_EXIT_FAILED;
 	}
-out:
+	free(path);
 	compare_result_release(&r);
 	figures_release(&fa);
 	figures_release(&fb);
-	cJSON_Delete(new_run);
-	if (have_pick)
-		hostpick_release(&pick);
-	hosts_free(hs);
-	free(diff_path);
-	free(spec_path);
-	free(new_dir);
-	free(path);
-	strbuf_release(&err);
 	strbuf_release(&md);
-	strbuf_release(&problems);
+	strbuf_release(&err);
+	return rc;
+}
+
+static int reproduce(const struct reproduce_opts *o, const struct store_entry *old)
+{
+	const cJSON *git = json_path(old->run, "provenance.git");
+	struct rp p;
+	int rc;
+
+	memset(&p, 0, sizeof(p));
+	p.o = o;
+	p.old = old;
+	p.run = old->run;
+	p.commit = json_str(git, "commit");
+	p.spec_path = rerun_spec_path_of(old->run);
+	p.spec_hash = json_str(json_path(old->run, "experiment"), "spec_sha256");
+	p.diff_file = json_str(git, "diff_file");
+	p.diff_hash = json_str(git, "diff_sha256");
+	p.old_cid = json_str(json_path(old->run, "provenance"), "content_id");
+	p.dirty = cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty"));
+	p.faithful = 1;
+	strbuf_init(&p.problems, 0);
+
+	rc = rp_check_local(&p);
+	if (!rc)
+		rc = rp_pick_host(&p);
+	if (!rc)
+		rc = rp_rerun(&p);
+	if (!rc)
+		rc = rp_compare(&p);
+	cJSON_Delete(p.new_run);
+	if (p.have_pick)
+		hostpick_release(&p.pick);
+	hosts_free(p.hs);
+	free(p.diff_path);
+	free(p.spec_path);
+	free(p.new_dir);
+	strbuf_release(&p.problems);
 	return rc;
 }
 
