@@ -237,225 +237,280 @@ static void print_evidence(const struct finder *f, const struct point *pts, int 
 	strbuf_release(&sb);
 }
 
-int find_main(struct finder *f, const char *range_arg)
+/* One `find`: the commits between GOOD and BAD, the host, the measured points. */
+struct fd {
+	struct finder *f;
+	char good[41], bad[41];
+	const char *want_gpu, *want_cc;  /* the recorded runs' GPU */
+	int have_record;
+	char *spec_owned;
+	struct store_entry *v;
+	int n;
+	char **lines;
+	int nl;
+	struct point *pts;               /* GOOD, then GOOD..BAD oldest first (BAD last) */
+	int npts;
+	struct hosts *hs;
+	struct hostpick pick;
+	int have_pick;
+};
+
+/* What the store knows of the experiment: its spec path and GPU. 0, or an exit code. */
+static int fd_recorded(struct fd *d)
 {
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
-	struct store_entry *v = NULL;
-	struct hosts *hs = NULL;
-	struct hostpick pick;
-	struct point *pts = NULL;
-	const char *want_gpu = NULL, *want_cc = NULL;
-	char *spec_owned = NULL;
-	char good[41], bad[41], *range = NULL, *dots, **lines = NULL;
-	int i, n = 0, nl = 0, npts = 0, rc = GO_EXIT_OK, have_pick = 0, have_record = 0, lo, hi, want, iter;
-	enum go_status st;
-
-	memset(&pick, 0, sizeof(pick));
-	range = xstrdup(range_arg);
-	dots = strstr(range, "..");
-	*dots = '\0';
-	st = git_resolve(f->root, range, good, &err);
-	if (st == GO_OK)
-		st = git_resolve(f->root, dots + 2, bad, &err);
-	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		rc = GO_EXIT_USAGE;
-		goto out;
-	}
-
-	/* What the store knows of the experiment: its spec path and GPU. */
-	st = runsum_list(&v, &n, &warn, &err);
+	struct finder *f = d->f;
+	enum go_status st = runsum_list(&d->v, &d->n, &warn, &err);
+	int i, rc = 0;
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st);
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < d->n; i++) {
 		const cJSON *h;
-		if (!rerun_is_run_of(v[i].run, f->experiment))
+		if (!rerun_is_run_of(d->v[i].run, f->experiment))
 			continue;
 		if (!f->spec_path)
-			f->spec_path = spec_owned = rerun_spec_path_of(v[i].run);
-		h = cJSON_GetArrayItem(cJSON_GetObjectItem(v[i].run, "hosts"), 0);
-		want_gpu = json_str(json_path(h, "info"), "gpu_name");
-		want_cc = json_str(json_path(h, "info"), "compute_cap");
-		have_record = 1;
+			f->spec_path = d->spec_owned = rerun_spec_path_of(d->v[i].run);
+		h = cJSON_GetArrayItem(cJSON_GetObjectItem(d->v[i].run, "hosts"), 0);
+		d->want_gpu = json_str(json_path(h, "info"), "gpu_name");
+		d->want_cc = json_str(json_path(h, "info"), "compute_cap");
+		d->have_record = 1;
 		break;
 	}
 	if (!f->spec_path) {
 		fprintf(stderr, "error: no run of '%s' is recorded under '%s', so its spec path is "
 			"unknown; give --spec PATH\n", f->experiment, store_root());
 		rc = GO_EXIT_USAGE;
-		goto out;
-	}
-
-	/* The commits: GOOD, then GOOD..BAD oldest first (BAD last). */
-	{
-		char *r2 = xstrfmt("%s..%s", good, bad);
-		const char *av[] = { "git", "log", "--topo-order", "--reverse", "--format=%H%x09%s",
-				     r2, NULL };
-		const char *av1[] = { "git", "log", "-1", "--format=%H%x09%s", good, NULL };
-		char **gl = NULL;
-		int ngl = 0;
-		st = rerun_git_lines(f->root, av, &lines, &nl, &err);
-		if (st == GO_OK)
-			st = rerun_git_lines(f->root, av1, &gl, &ngl, &err);
-		free(r2);
-		if (st != GO_OK || ngl != 1) {
-			fprintf(stderr, "error: %s\n", err.buf);
-			rerun_free_lines(gl, ngl);
-			rc = GO_EXIT_USAGE;
-			goto out;
-		}
-		if (!nl || strncmp(lines[nl - 1], bad, 40)) {
-			fprintf(stderr, "error: %.12s is not a descendant of %.12s: nothing to "
-				"bisect\n", bad, good);
-			rerun_free_lines(gl, ngl);
-			rc = GO_EXIT_USAGE;
-			goto out;
-		}
-		pts = xcalloc((size_t)nl + 1, sizeof(*pts));
-		for (i = 0; i <= nl; i++) {
-			const char *line = i ? lines[i - 1] : gl[0];
-			memcpy(pts[i].sha, line, 40);
-			pts[i].subject = xstrdup(strlen(line) > 41 ? line + 41 : "");
-			pts[i].t.p = NAN;
-			pts[i].t.ratio = NAN;
-		}
-		npts = nl + 1;
-		rerun_free_lines(gl, ngl);
-	}
-
-	/* One host with the recorded GPU model (or the given one). */
-	st = hosts_load(f->hosts_path, &hs, &err);
-	if (st == GO_OK && f->host) {
-		char *names[1] = { (char *)f->host };
-		st = hosts_select(hs, names, 1, &err);
-	}
-	if (st == GO_OK)
-		st = hostpick_by_gpu(hs, want_gpu, want_cc, f->step.accept_new_hostkey, &pick, &err);
-	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		rc = go_exit_code(st);
-		goto out;
-	}
-	have_pick = 1;
-	/* --host NAME, or nothing recorded to match: the host as it is */
-	if (pick.chosen < 0 && (f->host || !have_record) && pick.closest >= 0)
-		pick.chosen = pick.closest;
-	if (pick.chosen < 0) {
-		fprintf(stderr, "error: no usable host in '%s' has %s (the GPU of the recorded "
-			"runs)\n%s", f->hosts_path, want_gpu ? want_gpu : "no GPU", pick.table.buf);
-		rc = GO_EXIT_INFRA;
-		goto out;
-	}
-	f->host = hs->v[pick.chosen].name;
-	f->target_gpu = pick.chosen_gpu;
-	printf("find: %d commit%s after %.12s; following %s%s%s%s%s on '%s' (%s)\n", nl,
-	       nl == 1 ? "" : "s", good, f->figure ? f->figure : "", f->figure ? " of " : "",
-	       f->program ? f->program : f->figure ? "the first program that has it"
-	       : "the first kernel benchmark",
-	       f->problem ? " " : "", f->problem ? f->problem : "", f->host,
-	       f->target_gpu ? f->target_gpu : "no GPU");
-
-	/* GOOD and BAD. */
-	measure(f, &pts[0]);
-	if (!pts[0].have_fig) {
-		print_evidence(f, pts, npts);
-		fprintf(stderr, "error: GOOD (%.12s) could not be measured: %s\n", good,
-			pts[0].note ? pts[0].note : "no figure");
-		rc = GO_EXIT_FAILED;
-		goto out;
-	}
-	pts[0].state = SAME;
-	if (!f->program)
-		f->program = pts[0].fig.program;
-	if (!f->problem)
-		f->problem = pts[0].fig.problem;
-	measure(f, &pts[npts - 1]);
-	if (pts[npts - 1].have_fig)
-		judge(f, &pts[0], &pts[npts - 1], -1);
-	if (pts[npts - 1].state != CHANGED) {
-		print_evidence(f, pts, npts);
-		printf("\nBAD (%.12s) %s GOOD (%.12s): nothing to find\n", bad,
-		       pts[npts - 1].state == SAME ? "does not differ significantly from"
-						   : "could not be compared with", good);
-		rc = GO_EXIT_FAILED;
-		goto out;
-	}
-	want = (int)pts[npts - 1].t.verdict;
-
-	/* Bisect, skipping commits that cannot be measured. */
-	lo = 0;
-	hi = npts - 1;
-	for (iter = 0; iter < npts && hi - lo > 1; iter++) {
-		int mid = -1, best = npts + 1, k;
-		for (k = lo + 1; k < hi; k++) {
-			int d = abs(2 * k - (lo + hi));
-			if (pts[k].state != SKIPPED && d < best) {
-				best = d;
-				mid = k;
-			}
-		}
-		if (mid < 0)
-			break;
-		measure(f, &pts[mid]);
-		if (pts[mid].have_fig)
-			judge(f, &pts[0], &pts[mid], want);
-		if (pts[mid].state == CHANGED)
-			hi = mid;
-		else if (pts[mid].state == SAME)
-			lo = mid;
-	}
-	print_evidence(f, pts, npts);
-	if (hi - lo == 1) {
-		printf("\nfirst %s commit: %s %s\n", want == STATS_SLOWER ? (f->figure ? "worse" : "slower")
-		       : (f->figure ? "better" : "faster"),
-		       pts[hi].sha, pts[hi].subject);
-		printf("evidence: %s %s %s ", f->program, f->problem, f->figure ? f->figure : "median");
-		{
-			/* a timing: its median alone; a named figure: its value and unit */
-			struct strbuf sb = STRBUF_INIT;
-			if (f->figure)
-				compare_fmt_figure(&sb, &pts[lo].fig);
-			else
-				metric_fmt(&sb, METRIC_MEDIAN_PATH, pts[lo].fig.median_us);
-			printf("%s at %.12s -> ", sb.buf, pts[lo].sha);
-			strbuf_reset(&sb);
-			if (f->figure)
-				compare_fmt_figure(&sb, &pts[hi].fig);
-			else
-				metric_fmt(&sb, METRIC_MEDIAN_PATH, pts[hi].fig.median_us);
-			printf("%s at %.12s (x%.3f vs GOOD", sb.buf, pts[hi].sha, pts[hi].t.ratio);
-			if (!isnan(pts[hi].t.p))
-				printf(", p=%.2g", pts[hi].t.p);
-			printf(")\n");
-			strbuf_release(&sb);
-		}
-	} else {
-		printf("\nthe change is in one of these commits (the others between could not be "
-		       "measured):\n");
-		for (i = lo + 1; i <= hi; i++)
-			printf("  %s %s\n", pts[i].sha, pts[i].subject);
-		rc = GO_EXIT_FAILED;
 	}
 out:
-	for (i = 0; i < npts; i++) {
-		free(pts[i].subject);
-		free(pts[i].note);
-		free(pts[i].fig.samples);
-		cJSON_Delete(pts[i].run);
-	}
-	free(pts);
-	rerun_free_lines(lines, nl);
-	if (have_pick)
-		hostpick_release(&pick);
-	hosts_free(hs);
-	store_list_free(v, n);
-	free(range);
-	free(spec_owned);
 	strbuf_release(&err);
 	strbuf_release(&warn);
 	return rc;
 }
 
+/* The commits: GOOD, then GOOD..BAD oldest first (BAD last). 0, or an exit code. */
+static int fd_commits(struct fd *d)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *r2 = xstrfmt("%s..%s", d->good, d->bad);
+	const char *av[] = { "git", "log", "--topo-order", "--reverse", "--format=%H%x09%s", r2, NULL };
+	const char *av1[] = { "git", "log", "-1", "--format=%H%x09%s", d->good, NULL };
+	char **gl = NULL;
+	int i, ngl = 0, rc = 0;
+	enum go_status st = rerun_git_lines(d->f->root, av, &d->lines, &d->nl, &err);
+	if (st == GO_OK)
+		st = rerun_git_lines(d->f->root, av1, &gl, &ngl, &err);
+	if (st != GO_OK || ngl != 1) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = GO_EXIT_USAGE;
+	} else if (!d->nl || strncmp(d->lines[d->nl - 1], d->bad, 40)) {
+		fprintf(stderr, "error: %.12s is not a descendant of %.12s: nothing to bisect\n",
+			d->bad, d->good);
+		rc = GO_EXIT_USAGE;
+	} else {
+		d->pts = xcalloc((size_t)d->nl + 1, sizeof(*d->pts));
+		for (i = 0; i <= d->nl; i++) {
+			const char *line = i ? d->lines[i - 1] : gl[0];
+			memcpy(d->pts[i].sha, line, 40);
+			d->pts[i].subject = xstrdup(strlen(line) > 41 ? line + 41 : "");
+			d->pts[i].t.p = NAN;
+			d->pts[i].t.ratio = NAN;
+		}
+		d->npts = d->nl + 1;
+	}
+	rerun_free_lines(gl, ngl);
+	free(r2);
+	strbuf_release(&err);
+	return rc;
+}
+
+/* One host with the recorded GPU model (or the given one: --host NAME, or
+ * nothing recorded to match, takes the host as it is). 0, or an exit code. */
+static int fd_pick_host(struct fd *d)
+{
+	struct finder *f = d->f;
+	struct strbuf err = STRBUF_INIT;
+	enum go_status st = hosts_load(f->hosts_path, &d->hs, &err);
+	int rc = 0;
+	if (st == GO_OK && f->host) {
+		char *names[1] = { (char *)f->host };
+		st = hosts_select(d->hs, names, 1, &err);
+	}
+	if (st == GO_OK)
+		st = hostpick_by_gpu(d->hs, d->want_gpu, d->want_cc, f->step.accept_new_hostkey,
+				     &d->pick, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = go_exit_code(st);
+		goto out;
+	}
+	d->have_pick = 1;
+	if (d->pick.chosen < 0 && (f->host || !d->have_record) && d->pick.closest >= 0)
+		d->pick.chosen = d->pick.closest;
+	if (d->pick.chosen < 0) {
+		fprintf(stderr, "error: no usable host in '%s' has %s (the GPU of the recorded "
+			"runs)\n%s", f->hosts_path, d->want_gpu ? d->want_gpu : "no GPU", d->pick.table.buf);
+		rc = GO_EXIT_INFRA;
+		goto out;
+	}
+	f->host = d->hs->v[d->pick.chosen].name;
+	f->target_gpu = d->pick.chosen_gpu;
+	printf("find: %d commit%s after %.12s; following %s%s%s%s%s on '%s' (%s)\n", d->nl,
+	       d->nl == 1 ? "" : "s", d->good, f->figure ? f->figure : "", f->figure ? " of " : "",
+	       f->program ? f->program : f->figure ? "the first program that has it"
+	       : "the first kernel benchmark",
+	       f->problem ? " " : "", f->problem ? f->problem : "", f->host,
+	       f->target_gpu ? f->target_gpu : "no GPU");
+out:
+	strbuf_release(&err);
+	return rc;
+}
+
+/* GOOD and BAD measured; 0 when BAD differs from GOOD (*want: how), else
+ * the exit code after saying why there is nothing to find. */
+static int fd_ends(struct fd *d, int *want)
+{
+	struct finder *f = d->f;
+	struct point *g = &d->pts[0], *b = &d->pts[d->npts - 1];
+	measure(f, g);
+	if (!g->have_fig) {
+		print_evidence(f, d->pts, d->npts);
+		fprintf(stderr, "error: GOOD (%.12s) could not be measured: %s\n", d->good,
+			g->note ? g->note : "no figure");
+		return GO_EXIT_FAILED;
+	}
+	g->state = SAME;
+	if (!f->program)
+		f->program = g->fig.program;
+	if (!f->problem)
+		f->problem = g->fig.problem;
+	measure(f, b);
+	if (b->have_fig)
+		judge(f, g, b, -1);
+	if (b->state != CHANGED) {
+		print_evidence(f, d->pts, d->npts);
+		printf("\nBAD (%.12s) %s GOOD (%.12s): nothing to find\n", d->bad,
+		       b->state == SAME ? "does not differ significantly from"
+					: "could not be compared with", d->good);
+		return GO_EXIT_FAILED;
+	}
+	*want = (int)b->t.verdict;
+	return 0;
+}
+
+/* Bisect between lo and hi, skipping commits that cannot be measured. */
+static void fd_bisect(struct fd *d, int want, int *lo, int *hi)
+{
+	int iter;
+	*lo = 0;
+	*hi = d->npts - 1;
+	for (iter = 0; iter < d->npts && *hi - *lo > 1; iter++) {
+		int mid = -1, best = d->npts + 1, k;
+		for (k = *lo + 1; k < *hi; k++) {
+			int dist = abs(2 * k - (*lo + *hi));
+			if (d->pts[k].state != SKIPPED && dist < best) {
+				best = dist;
+				mid = k;
+			}
+		}
+		if (mid < 0)
+			break;
+		measure(d->f, &d->pts[mid]);
+		if (d->pts[mid].have_fig)
+			judge(d->f, &d->pts[0], &d->pts[mid], want);
+		if (d->pts[mid].state == CHANGED)
+			*hi = mid;
+		else if (d->pts[mid].state == SAME)
+			*lo = mid;
+	}
+}
+
+/* a timing: its median alone; a named figure: its value and unit */
+static void fd_fmt_point(const struct finder *f, const struct point *p, struct strbuf *sb)
+{
+	strbuf_reset(sb);
+	if (f->figure)
+		compare_fmt_figure(sb, &p->fig);
+	else
+		metric_fmt(sb, METRIC_MEDIAN_PATH, p->fig.median_us);
+}
+
+/* The first commit that differs and the evidence (0), or the commits it
+ * is among when some could not be measured (exit 1). */
+static int fd_print_result(const struct fd *d, int want, int lo, int hi)
+{
+	const struct finder *f = d->f;
+	const struct point *pts = d->pts;
+	struct strbuf sb = STRBUF_INIT;
+	int i;
+	print_evidence(d->f, d->pts, d->npts);
+	if (hi - lo != 1) {
+		printf("\nthe change is in one of these commits (the others between could not be "
+		       "measured):\n");
+		for (i = lo + 1; i <= hi; i++)
+			printf("  %s %s\n", pts[i].sha, pts[i].subject);
+		return GO_EXIT_FAILED;
+	}
+	printf("\nfirst %s commit: %s %s\n", want == STATS_SLOWER ? (f->figure ? "worse" : "slower")
+	       : (f->figure ? "better" : "faster"), pts[hi].sha, pts[hi].subject);
+	printf("evidence: %s %s %s ", f->program, f->problem, f->figure ? f->figure : "median");
+	fd_fmt_point(f, &pts[lo], &sb);
+	printf("%s at %.12s -> ", sb.buf, pts[lo].sha);
+	fd_fmt_point(f, &pts[hi], &sb);
+	printf("%s at %.12s (x%.3f vs GOOD", sb.buf, pts[hi].sha, pts[hi].t.ratio);
+	if (!isnan(pts[hi].t.p))
+		printf(", p=%.2g", pts[hi].t.p);
+	printf(")\n");
+	strbuf_release(&sb);
+	return GO_EXIT_OK;
+}
+
+int find_main(struct finder *f, const char *range_arg)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct fd d;
+	char *range = xstrdup(range_arg), *dots = strstr(range, "..");
+	int i, rc, want = 0, lo = 0, hi = 0;
+	enum go_status st;
+
+	memset(&d, 0, sizeof(d));
+	d.f = f;
+	*dots = '\0';
+	st = git_resolve(f->root, range, d.good, &err);
+	if (st == GO_OK)
+		st = git_resolve(f->root, dots + 2, d.bad, &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		rc = GO_EXIT_USAGE;
+	} else {
+		rc = fd_recorded(&d);
+	}
+	if (!rc)
+		rc = fd_commits(&d);
+	if (!rc)
+		rc = fd_pick_host(&d);
+	if (!rc)
+		rc = fd_ends(&d, &want);
+	if (!rc) {
+		fd_bisect(&d, want, &lo, &hi);
+		rc = fd_print_result(&d, want, lo, hi);
+	}
+	for (i = 0; i < d.npts; i++) {
+		free(d.pts[i].subject);
+		free(d.pts[i].note);
+		free(d.pts[i].fig.samples);
+		cJSON_Delete(d.pts[i].run);
+	}
+	free(d.pts);
+	rerun_free_lines(d.lines, d.nl);
+	if (d.have_pick)
+		hostpick_release(&d.pick);
+	hosts_free(d.hs);
+	store_list_free(d.v, d.n);
+	free(range);
+	free(d.spec_owned);
+	strbuf_release(&err);
+	return rc;
+}
