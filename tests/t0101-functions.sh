@@ -8,35 +8,20 @@ if ! command -v pmccabe >/dev/null 2>&1; then
 	test_done
 fi
 
-# longfn FILE NAME N: a C function of N statements, one a line
-longfn() {
+# cfn FILE NAME N STATEMENT: a C function of N lines, each STATEMENT with
+# its line number for %d (pmccabe: "x = x * 3 + %d;" adds nothing to the
+# complexity, "if (x == %d) x++;" one)
+cfn() {
 	{
 		echo "int $2(int x)"
 		echo "{"
-		i=0
-		while [ $i -lt "$3" ]; do
-			echo "	x = x * 3 + $i;"
-			i=$((i + 1))
-		done
+		awk -v n="$3" -v st="$4" "BEGIN { for (i = 0; i < n; i++) printf \"\\t\" st \"\\n\", i }"
 		echo "	return x;"
 		echo "}"
 	} >>"$1"
 }
-
-# branchy FILE NAME N: a C function with N ifs (complexity N + 1)
-branchy() {
-	{
-		echo "int $2(int x)"
-		echo "{"
-		i=0
-		while [ $i -lt "$3" ]; do
-			echo "	if (x == $i) x++;"
-			i=$((i + 1))
-		done
-		echo "	return x;"
-		echo "}"
-	} >>"$1"
-}
+longfn() { cfn "$1" "$2" "$3" "x = x * 3 + %d;"; }
+branchy() { cfn "$1" "$2" "$3" "if (x == %d) x++;"; }
 
 # lines_of FILE NAME, complexity_of FILE NAME: as pmccabe counts them
 lines_of() { pmccabe "$1" | awk -F'\t' -v n="$2" '$6 ~ (": " n "$") { print $5 }'; }
