@@ -7,7 +7,7 @@
 #   scripts/check-records.sh [PATH...]
 #
 # A PATH is a run.json or summary.json, or a folder searched for both
-# (default: reports). Prints each violation as "FILE: JSON/PATH: what" and
+# (default: reports); hard links of one file are checked once. Prints each violation as "FILE: JSON/PATH: what" and
 # "records: N problems in M files", exit 1; or "records: ok (N run.json,
 # M summary.json)", exit 0; exit 2 when the checker cannot run.
 set -u
@@ -50,7 +50,15 @@ for p in paths:
 files.sort()
 
 problems, bad_files, counts = 0, set(), {"run.json": 0, "summary.json": 0}
+seen = set()   # (device, inode): hard links of one record are read once
 for f in files:
+    try:
+        st = os.stat(f)
+        if (st.st_dev, st.st_ino) in seen:
+            continue
+        seen.add((st.st_dev, st.st_ino))
+    except OSError:
+        pass
     kind = os.path.basename(f)
     if kind not in validators:
         print("%s: not a run.json or a summary.json" % f)

@@ -1,5 +1,6 @@
 #!/bin/sh
 # cost: 120
+# timeout: 1800
 # asan: yes
 test_description='the per-run summary: written by a real run, read by runs and history, fallen back from'
 . "$(dirname "$0")/lib/testlib.sh"
