@@ -57,19 +57,19 @@ int metric_is_kernel(const char *metric)
 	return metric && !strncmp(metric, "kernel:", 7);
 }
 
-/* kernel:KEY.tflops and kernel:KEY.gbps (the rate of a kernel's declared
- * work) read as tflops and gbps do: the vocabulary's entry for them */
-static const struct metric_def *kernel_rate(const char *metric)
+/* The vocabulary's entry of a metric: kernel:KEY.tflops and kernel:KEY.gbps
+ * (the rate of a kernel's declared work) read as tflops and gbps do */
+static const struct metric_def *def_of(const char *metric)
 {
 	const char *dot = metric_is_kernel(metric) ? strrchr(metric, '.') : NULL;
 	if (dot && (!strcmp(dot + 1, "tflops") || !strcmp(dot + 1, "gbps")))
 		return metric_find(dot + 1);
-	return NULL;
+	return metric_find(metric);
 }
 
 const char *metric_unit(const char *metric)
 {
-	const struct metric_def *d = kernel_rate(metric) ? kernel_rate(metric) : metric_find(metric);
+	const struct metric_def *d = def_of(metric);
 	if (d)
 		return d->unit;
 	return is_us_path(metric) ? "us" : NULL;
@@ -77,7 +77,7 @@ const char *metric_unit(const char *metric)
 
 enum metric_better metric_better_of(const char *metric)
 {
-	const struct metric_def *d = kernel_rate(metric) ? kernel_rate(metric) : metric_find(metric);
+	const struct metric_def *d = def_of(metric);
 	if (d)
 		return d->better;
 	return metric_is_kernel(metric) && is_us_path(metric) ? METRIC_LOWER_BETTER : METRIC_BETTER_NONE;
@@ -111,7 +111,7 @@ void metric_named(const char *name, const char *declared_unit, const char *decla
 
 static void (*fmt_of(const char *metric))(struct strbuf *, double)
 {
-	const struct metric_def *d = kernel_rate(metric) ? kernel_rate(metric) : metric_find(metric);
+	const struct metric_def *d = def_of(metric);
 	if (d)
 		return d->fmt;
 	return is_us_path(metric) ? metric_fmt_us : metric_fmt_g;

@@ -240,6 +240,20 @@ static void add_num_or_null(cJSON *o, const char *k, double v)
 		cJSON_AddNullToObject(o, k);
 }
 
+/* The least time fl FLOPs (at bound_tf TFLOPS) and by bytes (at the DRAM
+ * peak) take, in us; 0 when neither is known. *mem_binds: the bytes bind. */
+static double work_bound(double fl, double by, double bound_tf, const struct gpu_peaks *pk,
+			 int *mem_binds)
+{
+	double bound = bound_tf > 0 && fl > 0 ? fl / (bound_tf * 1e6) : 0;
+	*mem_binds = 0;
+	if (pk->gbps > 0 && by > 0 && by / (pk->gbps * 1e3) > bound) {
+		bound = by / (pk->gbps * 1e3);
+		*mem_binds = 1;
+	}
+	return bound;
+}
+
 /* The kernels of a kernel_timing step whose work per launch was declared
  * (result["kernel:KEY"] with flops and/or bytes, from the step's "work"):
  * the rate of the median launch, its % of peak, and the bound that work
@@ -252,8 +266,8 @@ static int judge_kernels(cJSON *result, const struct gpu_peaks *pk, int dt, doub
 	cJSON *k;
 	int any = 0;
 	cJSON_ArrayForEach(k, result) {
-		double fl, by, med, min, bound = 0;
-		int mem_binds = 0;
+		double fl, by, med, min, bound;
+		int mem_binds;
 		if (strncmp(k->string ? k->string : "", "kernel:", 7) || !cJSON_IsObject(k))
 			continue;
 		fl = rr_num_or_nan(k, "flops");
@@ -267,19 +281,13 @@ static int judge_kernels(cJSON *result, const struct gpu_peaks *pk, int dt, doub
 			json_add_num(k, "tflops", fl / med / 1e6);
 			if (dt >= 0 && pk->tflops[dt] > 0)
 				json_add_num(k, "pct_of_peak", 100.0 * (fl / med / 1e6) / pk->tflops[dt]);
-			if (bound_tf > 0)
-				bound = fl / (bound_tf * 1e6);
 		}
 		if (by > 0) {
 			json_add_num(k, "gbps", by / med / 1e3);
-			if (pk->gbps > 0) {
+			if (pk->gbps > 0)
 				json_add_num(k, "pct_of_dram", 100.0 * (by / med / 1e3) / pk->gbps);
-				if (by / (pk->gbps * 1e3) > bound) {
-					bound = by / (pk->gbps * 1e3);
-					mem_binds = 1;
-				}
-			}
 		}
+		bound = work_bound(fl, by, bound_tf, pk, &mem_binds);
 		add_num_or_null(k, "bound_us", bound);
 		json_add_bool(k, "impossible", bound > 0 && over_peak(bound, min));
 		if (!(bound > 0 && over_peak(bound, min)))
@@ -341,12 +349,7 @@ int peaks_judge(cJSON *result, const struct gpu_peaks *pk, const char *datatype,
 		int mem_binds = 0;
 		fl = rr_num_or_nan(model, "flops");
 		by = rr_num_or_nan(model, "bytes");
-		if (bound_tf > 0 && fl > 0)
-			bound_us = fl / (bound_tf * 1e6);
-		if (pk->gbps > 0 && by > 0 && by / (pk->gbps * 1e3) > bound_us) {
-			bound_us = by / (pk->gbps * 1e3);
-			mem_binds = 1;
-		}
+		bound_us = work_bound(fl, by, bound_tf, pk, &mem_binds);
 		add_num_or_null(roof, "bound_us", bound_us);
 		if (dt >= 0 && pk->tflops[dt] > 0 && fl > 0)
 			json_add_num(roof, "pct_of_peak", 100.0 * (fl / med / 1e6) / pk->tflops[dt]);
