@@ -411,9 +411,16 @@ if [ -n "${GPUORCH_RUNNER_MORE_TESTS:-}" ]; then
 	. "$GPUORCH_RUNNER_MORE_TESTS"
 fi
 
+# runner_done: test_done, after the last tests such a file adds (the
+# function that GPUORCH_RUNNER_LAST_TESTS names, defined by its tests)
+runner_done() {
+	[ -z "${GPUORCH_RUNNER_LAST_TESTS:-}" ] || "$GPUORCH_RUNNER_LAST_TESTS"
+	test_done
+}
+
 if ! why=$(sshd_available); then
 	test_skip 'the runner over sshd' "$why"
-	test_done
+	runner_done
 fi
 
 test_expect_success 'start sshd' '
@@ -476,4 +483,4 @@ test_expect_success 'over ssh: the link drops mid-step (client and sshd killed);
 	test_cmp "$R/journal" joined
 '
 
-test_done
+runner_done

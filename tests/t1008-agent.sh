@@ -12,6 +12,7 @@ test_description='gpuorch-agent: t1005 against the C runner, and its own tests'
 GPUORCH_RUNNER_BIN=$(cd "$(dirname "$0")/.." && pwd)/build/gpuorch-agent
 [ -z "${GPUORCH:-}" ] || GPUORCH_RUNNER_BIN=$(dirname "$GPUORCH")/gpuorch-agent
 GPUORCH_RUNNER_MORE_TESTS=$(cd "$(dirname "$0")" && pwd)/lib/agent-tests.sh
+GPUORCH_RUNNER_LAST_TESTS=agent_last_tests
 export GPUORCH_RUNNER_BIN
 # shellcheck source=tests/t1005-runner.sh
 . "$(dirname "$0")/t1005-runner.sh"

@@ -215,6 +215,7 @@ int cmd_start(const char *rd)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(hs[0]);
+		free(pidf);
 		start_child(rd, hs[1]);
 	}
 	close(hs[1]);

@@ -268,3 +268,16 @@ test_expect_success 'agent: follow prints the journal from an offset (a finished
 	test_expect_code 2 runner run &&
 	test_expect_code 2 runner run "$TRASH/runs/no-such-run"
 '
+
+# agent_last_tests: after t1005's tests over sshd (GPUORCH_RUNNER_LAST_TESTS)
+agent_last_tests() {
+	test_expect_success 'agent: no detached runner of this file reported a sanitizer error or a leak (runner.log)' '
+		: >reports &&
+		for f in "$TRASH"/runs/*/runner.log; do
+			[ -f "$f" ] || continue
+			grep -l -e "Sanitizer" -e "runtime error" "$f" >>reports
+		done
+		cat reports &&
+		test ! -s reports
+	'
+}
