@@ -124,7 +124,7 @@ static int build_begin(int i)
 			st = start_build(i) < 0 ? -1 : 2;
 	}
 	if (fd >= 0)
-		close(fd);
+		xclose(fd);
 	if (st == 2) {
 		started(i, 0);
 		st = 1;
@@ -265,7 +265,7 @@ void emit_later(void)
 		int fd = open_lock(lock);
 		if (fd >= 0) {
 			(void)flock_wait(fd, 90); /* its tools have their own timeouts */
-			close(fd);
+			xclose(fd);
 		}
 	}
 	if (is_file(later)) {

@@ -16,6 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* xclose: close, saying so when it fails (a descriptor this program owns) */
+void xclose(int fd)
+{
+	if (fd >= 0 && close(fd) < 0 && errno != EINTR)
+		fprintf(stderr, "runner: close(%d): %s\n", fd, strerror(errno));
+}
+
 int exists(const char *path)
 {
 	struct stat st;
@@ -73,7 +80,7 @@ int write_file(const char *path, const char *data, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			close(fd);
+			xclose(fd);
 			return -1;
 		}
 		off += (size_t)n;
@@ -96,7 +103,7 @@ int touch_file(const char *path)
 	if (fd < 0)
 		return -1;
 	if (futimens(fd, NULL) < 0) {
-		close(fd);
+		xclose(fd);
 		return -1;
 	}
 	return close(fd);
@@ -149,7 +156,7 @@ int read_all(const char *path, struct sb *out)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			close(fd);
+			xclose(fd);
 			return -1;
 		}
 		sb_add(out, buf, (size_t)n);
@@ -227,6 +234,6 @@ int held(const char *rd)
 		return 0;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		h = errno == EWOULDBLOCK;
-	close(fd);
+	xclose(fd);
 	return h;
 }

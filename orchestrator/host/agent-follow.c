@@ -63,7 +63,7 @@ static void keep_following(const char *rd, const char *jpath, int fd, off_t *off
 	struct pollfd p[2];
 
 	if (ino >= 0 && inotify_add_watch(ino, jpath, IN_MODIFY) < 0) {
-		close(ino);
+		xclose(ino);
 		ino = -1;
 	}
 	p[0].fd = ino, p[0].events = POLLIN;
@@ -78,9 +78,9 @@ static void keep_following(const char *rd, const char *jpath, int fd, off_t *off
 	}
 	copy(fd, off);
 	if (ino >= 0)
-		close(ino);
+		xclose(ino);
 	if (pfd >= 0)
-		close(pfd);
+		xclose(pfd);
 }
 
 int cmd_follow(const char *rd, const char *offset)
@@ -100,7 +100,7 @@ int cmd_follow(const char *rd, const char *offset)
 		keep_following(rd, j, fd, &off, (pid_t)atol(buf));
 	else
 		copy(fd, &off);
-	close(fd);
+	xclose(fd);
 	free(j), free(pf);
 	return 0;
 }

@@ -44,8 +44,8 @@ static void command_child(const char *dir, int out, int err)
 	if (setpgid(0, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
 	    sigprocmask(SIG_SETMASK, &none, NULL) < 0 || setenv("GPUORCH_STEP", dir, 1) < 0)
 		_exit(126);
-	close(out);
-	close(err);
+	xclose(out);
+	xclose(err);
 	execl("/bin/sh", "sh", cmd, (char *)NULL);
 	_exit(127);
 }
@@ -141,7 +141,7 @@ static int locked_run(const char *dir, long t, const char *lock, long lw, int ou
 		return 1;
 	}
 	if (flock_wait(fd, lw) < 0) {
-		close(fd);
+		xclose(fd);
 		return -2;
 	}
 	now_str(tr, sizeof(tr));
@@ -154,7 +154,7 @@ static int locked_run(const char *dir, long t, const char *lock, long lw, int ou
 	sweep(getpid(), getpid());
 	msweep(dir);
 	stamp(dir, "t_end", tr, sizeof(tr));
-	close(fd);
+	xclose(fd);
 	return r;
 }
 
@@ -192,7 +192,7 @@ static void item_setup(void)
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		_exit(3);
 	if (null > 2)
-		close(null);
+		xclose(null);
 }
 
 void item_main(const char *dir, long t, const char *lock, long lw, const char *cwd)
@@ -203,14 +203,15 @@ void item_main(const char *dir, long t, const char *lock, long lw, const char *c
 
 	item_setup();
 	claim(dir);
-	out = open_out(dir, "stdout");
 	err = open_out(dir, "stderr");
-	if (out < 0 || err < 0)
+	if (err < 0)
 		finish(dir, "1");
 	if (chdir(cwd) < 0) {
 		dprintf(err, "gpuorch-agent: cd: can't cd to %s: %s\n", cwd, strerror(errno));
 		finish(dir, "1");
 	}
+	if ((out = open_out(dir, "stdout")) < 0)
+		finish(dir, "1");
 	if (*lock) {
 		r = locked_run(dir, t, lock, lw, out, err, &start);
 		swept = r != -2;

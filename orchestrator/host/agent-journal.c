@@ -76,7 +76,7 @@ void text_field(struct sb *out, const char *file, const char *name)
 		return;
 	buf = xrealloc(NULL, cap + 1);
 	n = read_head(fd, buf, cap + 1);
-	close(fd);
+	xclose(fd);
 	if (n < 0)
 		n = 0;
 	for (i = k = 0; i < (size_t)n; i++)

@@ -103,7 +103,7 @@ int cmd_kill(const char *rd)
 		ev("runner_ended", ",\"status\":\"killed\",\"message\":"
 				   "\"stopped by runner.sh kill after the runner had gone\"");
 	puts("killed");
-	close(lock);
+	xclose(lock);
 	free(p), free(lk), free(st), free(done);
 	return 0;
 }

@@ -24,7 +24,7 @@ static int proc_stat(const char *pid, char *state, long *sid)
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	xclose(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
@@ -132,5 +132,5 @@ void close_fds_from(int lowest)
 	}
 	closedir(d);
 	for (i = 0; i < n; i++)
-		close(fds[i]);
+		xclose(fds[i]);
 }

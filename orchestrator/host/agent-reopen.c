@@ -144,7 +144,7 @@ int cmd_reopen(const char *rd)
 				die("cannot remove %s or %s", st, done);
 		}
 	}
-	close(lock);
+	xclose(lock);
 	printf("reopened %d\n", n);
 	free(p), free(lk), free(st), free(done);
 	sb_free(&ids);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -37,16 +38,18 @@ static int finished(const char *rd)
 /* journal_open: "restart" when a journal exists; a torn last line is ended */
 static int journal_open(void)
 {
-	struct sb j = { 0 };
 	int restart = nonempty(A.jpath);
+	struct stat st;
+	char last = '\n';
 
-	if (restart && read_all(A.jpath, &j) == 0 && j.len && j.buf[j.len - 1] != '\n') {
-		A.jfd = open(A.jpath, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (A.jfd < 0 || write(A.jfd, "\n", 1) != 1)
-			fprintf(stderr, "runner: cannot end the torn line of %s\n", A.jpath);
-	}
-	sb_free(&j);
-	return restart;
+	if (!restart)
+		return 0;
+	A.jfd = open(A.jpath, O_RDWR | O_APPEND | O_CLOEXEC);
+	if (A.jfd < 0 || fstat(A.jfd, &st) < 0 || pread(A.jfd, &last, 1, st.st_size - 1) != 1)
+		fprintf(stderr, "runner: cannot read %s: %s\n", A.jpath, strerror(errno));
+	else if (last != '\n' && write(A.jfd, "\n", 1) != 1)
+		fprintf(stderr, "runner: cannot end the torn line of %s\n", A.jpath);
+	return 1;
 }
 
 static void started_event(int restart)
@@ -126,7 +129,7 @@ static void write_pid(int hsfd)
 	if (write_atomic(p, tmp, line) < 0)
 		fprintf(stderr, "runner: cannot write %s: %s\n", p, strerror(errno));
 	if (hsfd >= 0)
-		close(hsfd);
+		xclose(hsfd);
 	free(p), free(tmp);
 }
 
@@ -182,8 +185,8 @@ static void start_child(const char *rd, int hsfd)
 	if (setsid() < 0 || null < 0 || out < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 ||
 	    dup2(out, 2) < 0)
 		_exit(3);
-	close(null);
-	close(out);
+	xclose(null);
+	xclose(out);
 	fflush(NULL);
 	exit(cmd_run(rd, hsfd));
 }
@@ -214,17 +217,17 @@ int cmd_start(const char *rd)
 	if ((pid = fork()) < 0)
 		die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		close(hs[0]);
+		xclose(hs[0]);
 		free(pidf);
 		start_child(rd, hs[1]);
 	}
-	close(hs[1]);
+	xclose(hs[1]);
 	for (;;) {
 		ssize_t n = read(hs[0], buf, sizeof(buf));
 		if (n == 0 || (n < 0 && errno != EINTR))
 			break;
 	}
-	close(hs[0]);
+	xclose(hs[0]);
 	done = xfmt("%s/runner.done", rd);
 	for (i = 0; i < 500 && !nonempty(pidf) && !exists(done); i++)
 		sleep_ms(20);

@@ -33,6 +33,7 @@ void *xrealloc(void *p, size_t n);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* ---- files and clocks (agent-util.c, agent-files.c) ---- */
+void xclose(int fd);
 int exists(const char *path);
 int is_file(const char *path);
 int nonempty(const char *path);
