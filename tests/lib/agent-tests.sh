@@ -269,6 +269,39 @@ test_expect_success 'agent: follow prints the journal from an offset (a finished
 	test_expect_code 2 runner run "$TRASH/runs/no-such-run"
 '
 
+test_expect_success 'agent: a build another run is building is attached to (claim lock), not built twice; both runs pass' '
+	Ra=$TRASH/runs/attach-a && Rb=$TRASH/runs/attach-b &&
+	for r in "$Ra" "$Rb"; do
+		plan "$r" &&
+		pbuild shared 60 "echo built >>$TRASH/attach.count; $(until_gate go-attach)" &&
+		pstep "$r" s1 30 "" 0 shared "$TRASH/builds/shared/prog" || return 1
+	done &&
+	runner start "$Ra" &&
+	wait_for 30 "test -s $TRASH/attach.count" &&
+	runner start "$Rb" &&
+	wait_for 30 "grep -q build_started \"$Rb/journal\"" &&
+	touch "$TRASH/go-attach" &&
+	done_within 30 "$Ra" && done_within 30 "$Rb" &&
+	events "$Ra" && events "$Rb" &&
+	test_grep "\"ev\":\"build_started\",\"id\":\"shared\".*\"attached\":true" "$Rb/journal" &&
+	test_grep "^build_end shared exited 0" "$Ra/events" &&
+	test_grep "^build_end shared exited 0" "$Rb/events" &&
+	test_grep "^step_end s1 exited 0" "$Rb/events" &&
+	echo built >expect && test_cmp expect "$TRASH/attach.count"
+'
+
+test_expect_success 'agent: a journal torn by a runner killed mid-write gets its newline before the next runner appends' '
+	R=$TRASH/runs/torn &&
+	plan "$R" &&
+	pstep "$R" s1 30 "" 0 "" "true" &&
+	printf "{\"t\":1.0,\"ev\":\"step_st" >"$R/journal" &&
+	runner run "$R" &&
+	events "$R" &&
+	test_grep "bad 1 dup 0 ended done" "$R/events" &&
+	test_grep "\"restart\":true" "$R/journal" &&
+	test "$(head -n 1 "$R/journal")" = "{\"t\":1.0,\"ev\":\"step_st"
+'
+
 # agent_last_tests: after t1005's tests over sshd (GPUORCH_RUNNER_LAST_TESTS)
 agent_last_tests() {
 	test_expect_success 'agent: no detached runner of this file reported a sanitizer error or a leak (runner.log)' '
