@@ -1,5 +1,5 @@
 #!/bin/sh
-# cost: 25
+# cost: 50
 # asan: yes
 # t1008-agent.sh -- gpuorch-agent (orchestrator/host/), the host runner as a
 # C program: every test of t1005 run against it (GPUORCH_RUNNER_BIN; the

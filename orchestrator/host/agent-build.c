@@ -236,7 +236,7 @@ void phase_builds(void)
 		}
 		/* a fresh host's probe answered its slow tools: journaled beside the builds */
 		snprintf(plat, sizeof(plat), "%s.later", A.plan.plater ? A.plan.plater : "");
-		if (A.plan.plater && exists(plat))
+		if (A.plan.plater && is_file(plat))
 			emit_later();
 		if (!ended)
 			wait_events(500);
