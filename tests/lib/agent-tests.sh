@@ -302,6 +302,18 @@ test_expect_success 'agent: a journal torn by a runner killed mid-write gets its
 	test "$(head -n 1 "$R/journal")" = "{\"t\":1.0,\"ev\":\"step_st"
 '
 
+test_expect_success 'agent: a process that left the item'"'"'s session (setsid) is found by its GPUORCH_STEP marker and killed' '
+	R=$TRASH/runs/daemon &&
+	plan "$R" &&
+	pstep "$R" d 30 "" 0 "" "setsid sh -c \"$SLEEPER 43 </dev/null >/dev/null 2>&1 &\"; $SLEEPER 0.2" &&
+	pstep "$R" dl 30 "$TRASH/gpud.lock" 10 "" "setsid sh -c \"$SLEEPER 44 </dev/null >/dev/null 2>&1 &\"; $SLEEPER 0.2" &&
+	runner run "$R" &&
+	events "$R" &&
+	test_grep "^step_end d exited 0" "$R/events" &&
+	test_grep "^step_end dl exited 0" "$R/events" &&
+	! survivors
+'
+
 # agent_last_tests: after t1005's tests over sshd (GPUORCH_RUNNER_LAST_TESTS)
 agent_last_tests() {
 	test_expect_success 'agent: no detached runner of this file reported a sanitizer error or a leak (runner.log)' '
