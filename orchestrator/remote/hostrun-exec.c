@@ -423,6 +423,25 @@ static int probe_first_ended(struct hostrun *hr, struct exec_state *es, enum go_
 	return 1;
 }
 
+static void exec_state_init(struct exec_state *es, struct hostrun *hr, struct strbuf *manifest)
+{
+	memset(es, 0, sizeof(*es));
+	es->hr = hr;
+	journal_init(&es->j, 0);
+	strbuf_init(&es->feed_err, 0);
+	strbuf_init(&es->text, 0);
+	strbuf_init(&es->sig_script, 0);
+	strbuf_init(&es->prep_err, 0);
+	es->t_ship = es->t_build = time_mono_ms();
+	hr->cur_step = -1;
+	blobs_manifest(hr->ctx->pack, manifest);
+	es->rr.manifest = manifest->buf;
+	/* --resume: what was stopped or lost before it ended runs again */
+	es->rr.reopen = hr->ctx->resumed != NULL;
+	es->rr.on_missing = on_missing;
+	es->rr.ctx = es;
+}
+
 enum go_status hr_execute(struct hostrun *hr)
 {
 	struct exec_state es;
@@ -430,21 +449,7 @@ enum go_status hr_execute(struct hostrun *hr)
 	int starts = 0, starts_seen = 0, via_execd_noted = 0, probe_first_done = 0;
 	enum go_status st;
 
-	memset(&es, 0, sizeof(es));
-	es.hr = hr;
-	journal_init(&es.j, 0);
-	strbuf_init(&es.feed_err, 0);
-	strbuf_init(&es.text, 0);
-	strbuf_init(&es.sig_script, 0);
-	strbuf_init(&es.prep_err, 0);
-	es.t_ship = es.t_build = time_mono_ms();
-	hr->cur_step = -1;
-	blobs_manifest(hr->ctx->pack, &manifest);
-	es.rr.manifest = manifest.buf;
-	/* --resume: what was stopped or lost before it ended runs again */
-	es.rr.reopen = hr->ctx->resumed != NULL;
-	es.rr.on_missing = on_missing;
-	es.rr.ctx = &es;
+	exec_state_init(&es, hr, &manifest);
 	if (hr->probe_pending) {
 		/* one command: the probe, then (planned from it) the run */
 		hr_probe_text(hr, &probe_text);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/fsutil.h"
-#include "report/history.h"
+#include "report/history-chart.h"
 #include "core/banned.h"
 
 #define MAX_BARS 32
