@@ -1,7 +1,7 @@
 # Makefile -- builds the gpuorch controller, its sanitizer build and the tests.
 #
-#   make            build/gpuorch
-#   make asan       build/asan/gpuorch (AddressSanitizer + UBSan)
+#   make            build/gpuorch and build/gpuorch-agent
+#   make asan       build/asan/gpuorch and build/asan/gpuorch-agent (AddressSanitizer + UBSan)
 #   make unit       the C unit tests (tests/unit/test_*.c)
 #   make test       everything: tests/run-tests.sh (what .ci/run runs)
 #   make kernels    compile every kernel of every experiment with nvcc (ptxas report)
@@ -21,8 +21,9 @@ LIBS    := $(PKG_LIBS) -lpthread -lm -ldl
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 # orchestrator/ is one folder per layer (docs/design.md); objects mirror the folders.
-SRC     := $(sort $(wildcard orchestrator/*/*.c))
-HDR     := $(wildcard orchestrator/*/*.h)
+# orchestrator/host/ is a program of its own (gpuorch-agent, below), not gpuorch's.
+SRC     := $(sort $(filter-out orchestrator/host/%,$(wildcard orchestrator/*/*.c)))
+HDR     := $(filter-out orchestrator/host/%,$(wildcard orchestrator/*/*.h))
 LIBSRC  := $(filter-out orchestrator/cmd/main.c,$(SRC))
 OBJ     := $(SRC:orchestrator/%.c=build/obj/%.o)
 LIBOBJ  := $(LIBSRC:orchestrator/%.c=build/obj/%.o)
@@ -79,7 +80,20 @@ build/asan/obj/report/report-id.o: build/gen/report/report-id.c orchestrator/rep
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
 .PHONY: all asan unit test kernels clean
-all: build/gpuorch
+all: build/gpuorch build/gpuorch-agent
+
+# gpuorch-agent: the host runner as a C program (orchestrator/host/, docs/runner.md).
+# Only libc: a host builds it with `cc -O2 -o gpuorch-agent orchestrator/host/*.c`;
+# here with the project's warnings, and under ASan/UBSan for the tests (t1008).
+AGENTSRC := $(sort $(wildcard orchestrator/host/*.c))
+AGENTHDR := $(wildcard orchestrator/host/*.h)
+AGENT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
+build/gpuorch-agent: $(AGENTSRC) $(AGENTHDR)
+	@mkdir -p $(@D)
+	$(CC) $(AGENT_CFLAGS) -o $@ $(AGENTSRC)
+build/asan/gpuorch-agent: $(AGENTSRC) $(AGENTHDR)
+	@mkdir -p $(@D)
+	$(CC) $(AGENT_CFLAGS) $(SAN) -o $@ $(AGENTSRC)
 
 build/gpuorch: $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $(OBJ) $(LIBS)
@@ -88,7 +102,7 @@ build/obj/%.o: orchestrator/%.c $(HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-asan: build/asan/gpuorch $(UNITASAN)
+asan: build/asan/gpuorch build/asan/gpuorch-agent $(UNITASAN)
 build/asan/gpuorch: $(ASANOBJ)
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $(ASANOBJ) $(LIBS)
 build/asan/obj/%.o: orchestrator/%.c $(HDR)

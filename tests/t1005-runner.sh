@@ -50,8 +50,28 @@ pstep() {
 events() {
 	"$JT" --file "$1/journal" 0 >"$1/events" && cat "$1/events"
 }
+# runner ARGS: the runner under test: runner.sh (run by $RSH), or the
+# program GPUORCH_RUNNER_BIN names (t1008: build/gpuorch-agent, the same
+# contract in C); ssh_runner ARGS: the same on the test sshd "a"
 runner() {
-	$RSH "$RUNNER" "$@"
+	if [ -n "${GPUORCH_RUNNER_BIN:-}" ]; then
+		"$GPUORCH_RUNNER_BIN" "$@"
+	else
+		$RSH "$RUNNER" "$@"
+	fi
+}
+ssh_runner() {
+	if [ -n "${GPUORCH_RUNNER_BIN:-}" ]; then
+		sshd_ssh a "$GPUORCH_RUNNER_BIN" "$@"
+	else
+		sshd_ssh a sh "$RUNNER" "$@"
+	fi
+}
+# runner_sh_only NAME: 0 when the test NAME, which drives runner.sh's own
+# parts, cannot apply to the runner under test (then it is skipped)
+runner_sh_only() {
+	[ -n "${GPUORCH_RUNNER_BIN:-}" ] || return 1
+	test_skip "$1" "$2 (runner.sh only; the runner under test is $GPUORCH_RUNNER_BIN)"
 }
 runner_pid() {
 	cat "$1/runner.pid"
@@ -244,6 +264,8 @@ wrap() {
 	(GPUORCH_RUNNER_LIB=1 && . "$RUNNER" && $RSH -c "$WRAPPER" gpuorch-item "$1" 30 "" 0 "$SRC" "")
 }
 
+runner_sh_only 'the wrapper claims its item once: a claimed item (.launch, a file or an older runner'"'"'s directory) is not run again' \
+	'it sources runner.sh and runs its WRAPPER' ||
 test_expect_success 'the wrapper claims its item once: a claimed item (.launch, a file or an older runner'"'"'s directory) is not run again' '
 	W=$TRASH/claims &&
 	wrap "$W/free" && test "$(cat "$W/free.count")" = ran && test -f "$W/free/.launch" &&
@@ -288,6 +310,8 @@ test_expect_success 'a second start attaches; a runner SIGKILLed mid-step is res
 	! survivors
 '
 
+runner_sh_only 'start with a setsid that has no -f (util-linux before 2.31): started the old way' \
+	'it checks runner.sh'"'"'s fallback from setsid -f, a program the agent does not use' ||
 test_expect_success 'start with a setsid that has no -f (util-linux before 2.31): started the old way' '
 	mkdir -p "$TRASH/oldsetsid" &&
 	printf "#!/bin/sh\ncase \$1 in -f) echo \"setsid: invalid option -- f\" >&2; exit 1 ;; esac\nexec %s \"\$@\"\n" \
@@ -380,9 +404,23 @@ test_expect_success 'probe_later: a FILE.later already there is journaled at onc
 	! grep -F "$EV_LATER" "$R/journal"
 '
 
+# a file that runs these tests against another runner (t1008) adds its own
+# tests here, before the ones over sshd
+if [ -n "${GPUORCH_RUNNER_MORE_TESTS:-}" ]; then
+	# shellcheck disable=SC1090 # the including file names it
+	. "$GPUORCH_RUNNER_MORE_TESTS"
+fi
+
+# runner_done: test_done, after the last tests such a file adds (the
+# function that GPUORCH_RUNNER_LAST_TESTS names, defined by its tests)
+runner_done() {
+	[ -z "${GPUORCH_RUNNER_LAST_TESTS:-}" ] || "$GPUORCH_RUNNER_LAST_TESTS"
+	test_done
+}
+
 if ! why=$(sshd_available); then
 	test_skip 'the runner over sshd' "$why"
-	test_done
+	runner_done
 fi
 
 test_expect_success 'start sshd' '
@@ -400,14 +438,14 @@ test_expect_success 'over ssh: start returns at once, the runner outlives the se
 	{ ( sleep 300; touch "$TRASH/go-ssh1" ) & } && opener=$! &&
 	test_when_finished "kill $opener 2>/dev/null || :" &&
 	start=$(test_now_ms) &&
-	sshd_ssh a sh "$RUNNER" start "$R" >out &&
+	ssh_runner start "$R" >out &&
 	elapsed=$(test_elapsed_ms $start) &&
 	echo "start took $elapsed ms" &&
 	test_grep "^started " out &&
 	kill -0 "$(runner_pid "$R")" &&
 	test ! -e "$TRASH/go-ssh1" &&
 	touch "$TRASH/go-ssh1" &&
-	sshd_ssh a sh "$RUNNER" follow "$R" 0 >followed &&
+	ssh_runner follow "$R" 0 >followed &&
 	test_cmp "$R/journal" followed &&
 	"$JT" 0 <followed >ev &&
 	test_grep "^step_end s1 exited 0" ev &&
@@ -420,8 +458,8 @@ test_expect_success 'over ssh: the link drops mid-step (client and sshd killed);
 	pstep "$R" a 30 "" 0 "" "echo a" &&
 	pstep "$R" b 30 "" 0 "" "$(until_gate go-ssh2); echo b" &&
 	pstep "$R" c 30 "" 0 "" "echo c" &&
-	sshd_ssh a sh "$RUNNER" start "$R" &&
-	{ sshd_ssh a sh "$RUNNER" follow "$R" 0 >part & } &&
+	ssh_runner start "$R" &&
+	{ ssh_runner follow "$R" 0 >part & } &&
 	fpid=$! &&
 	wait_for 20 part_has_b &&
 	sshd_kill a &&
@@ -433,7 +471,7 @@ test_expect_success 'over ssh: the link drops mid-step (client and sshd killed);
 	! grep "^step_end b" ev1 &&
 	off=$(sed -n "s/^offset \([0-9]*\) .*/\1/p" ev1) &&
 	sshd_restart a &&
-	sshd_ssh a sh "$RUNNER" follow "$R" "$off" >rest &&
+	ssh_runner follow "$R" "$off" >rest &&
 	"$JT" "$off" <rest >ev2 &&
 	cat ev2 &&
 	test_grep "^step_end b exited 0" ev2 &&
@@ -445,4 +483,4 @@ test_expect_success 'over ssh: the link drops mid-step (client and sshd killed);
 	test_cmp "$R/journal" joined
 '
 
-test_done
+runner_done
