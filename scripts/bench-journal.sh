@@ -13,10 +13,13 @@
 #   2. one `gpuorch run` of all N steps against a real OpenSSH sshd on
 #      127.0.0.1 (tests/lib/sshd.sh), its journal.jsonl watched while it
 #      runs: at each mark of steps in the journal, the journal's size, its
-#      bytes per step and the wall time since the start; then the run's
-#      wall time and run.json's size (a finished run keeps no journal).
+#      bytes per step, the wall time since the start, and the CPU seconds
+#      so far of the controller and of the host runner (each with the
+#      children it waited for: the load of a shared machine stretches wall
+#      time, not these); then the run's wall time and run.json's size (a
+#      finished run keeps no journal).
 # --run-marks: other marks for the run (default --marks); --steps 0: no run.
-# Linear: bytes per step stay flat from mark to mark, time per step too.
+# Linear: bytes per step stay flat from mark to mark, CPU and time per step too.
 # Needs nvcc (the program is built like any other), sshd, awk.
 set -eu
 
@@ -55,6 +58,12 @@ trap 'exit 130' INT TERM
 why=$(sshd_available) || { echo "bench-journal.sh: $why" >&2; exit 2; }
 
 now() { date +%s.%N; }
+# cpu PID: its CPU seconds and those of its children it waited for
+# (/proc/PID/stat utime stime cutime cstime), "0" when it is gone
+cpu() {
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13 + $14 + $15) / hz }' \
+		"/proc/$1/stat" 2>/dev/null || echo 0
+}
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 
 # spec N FILE: the experiment with N problems (N steps)
@@ -112,8 +121,9 @@ while kill -0 "$RUNPID" 2>/dev/null; do
 		if [ "$b" -gt "$maxb" ]; then maxb=$b maxs=$s maxt=$el; fi
 		for m in $left; do
 			if [ "$s" -ge "$m" ]; then
-				printf '  %6d steps in the journal: %10d bytes, %5d bytes/step, %8.1f s since the start\n' \
-					"$s" "$b" $((b / s)) "$el"
+				rp=$(pgrep -f "runner.sh run $TRASH" | head -n 1)
+				printf '  %6d steps in the journal: %10d bytes, %5d bytes/step, %8.1f s since the start, CPU s: controller %s, host runner %s\n' \
+					"$s" "$b" $((b / s)) "$el" "$(cpu "$RUNPID")" "$(cpu "${rp:-0}")"
 				left=$(echo "$left" | tr ' ' '\n' | awk -v m="$m" '$1 != m' | tr '\n' ' ')
 			fi
 		done

@@ -46,7 +46,7 @@ pbuild() {
 pstep() {
 	printf "step '%s' '%s' %s '%s' %s '%s' '%s'\n" "$2" "$1/$2" "$3" "$4" "$5" "$6" "$7" >>"$P"
 }
-# events RUNDIR: the journal as "EV ID STATUS RC" lines (journal.c reads it)
+# events RUNDIR: the journal as "EV ID STATUS RC" lines (hostjournal.c reads it)
 events() {
 	"$JT" --file "$1/journal" 0 >"$1/events" && cat "$1/events"
 }

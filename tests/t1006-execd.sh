@@ -330,6 +330,42 @@ test_expect_success 'hosts clean stops the running execd (--dry-run only says so
 	wait_for 60 "! pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null"
 '
 
+# issue 35 item 3: a host whose work directory alone was removed (its
+# account, ~/.bashrc and the controller's caches of it kept) pays for one
+# login shell on its next run, as a brand-new host does, not one per command
+test_expect_success 'a host whose work directory was removed: its next run starts one login shell' '
+	W=$(sshd_var a WORKDIR) &&
+	pkill -f "$W/execd/gpuorch-execd"; :
+	wait_for 30 "! pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&
+	rm -rf "$W" &&
+	n=$(shells) &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run9 2>&1 &&
+	cat run9 &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	echo "login shells: $(( $(shells) - n ))" &&
+	test "$(shells)" = $((n + 1)) &&
+	: "the controller believed the host had the file: the start named it and got it on its stdin" &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 1 &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.reused)" = false &&
+	cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) &&
+	cmp "$cdir/src/cpu/cputimer.c" proj/cpu/cputimer.c
+'
+
+test_expect_success 'the same with no probe kept: probe, plan and the files the host lacks in one login shell' '
+	W=$(sshd_var a WORKDIR) &&
+	pkill -f "$W/execd/gpuorch-execd"; :
+	wait_for 30 "! pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&
+	rm -rf "$W" "$TRASH"/cache/probe-*.txt &&
+	n=$(shells) &&
+	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run10 2>&1 &&
+	cat run10 &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(shells)" = $((n + 1)) &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 1
+'
+
 test_expect_success 'a second run while the first one'"'"'s execd builds: one build, and its server stays up' '
 	: "the account'"'"'s cc sleeps 3 s before compiling (PATH set by its .bashrc), so run 2 starts while the" &&
 	: "execd of run 1 builds; before the fix run 2 started a second build whose binary replaced the first" &&

@@ -14,12 +14,18 @@ test_description='gpuorch run --resume after a lost link or an interrupt: a step
 
 run_requires_sshd_nvcc 'resume-after-fault tests'
 
-write_spec() {   # NAME SLEEP-OF-THE-FIRST-STEP
+# NAME SLEEP-OF-THE-FIRST-STEP [GATE]: with GATE (a directory), the first
+# step leaves a file there and waits until the test adds a second one
+# (cputimer --meet): it is running when the test strikes, however loaded
+# the machine is
+write_spec() {
+	_gate=
+	[ -z "${3:-}" ] || _gate=", \"meet\": \"$3\", \"meet-n\": 2"
 	cat >"proj/experiments/$1.json" <<JSON
 {"schema": 1, "name": "$1", "phase": "resume test $1",
  "sources": ["cpu/cputimer.c"], "targets": {"H100": "sm_90a"},
  "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
- "problems": [{"name": "slow", "params": {"work": 1000, "sleep": $2}},
+ "problems": [{"name": "slow", "params": {"work": 1000, "sleep": $2$_gate}},
               {"name": "quick", "params": {"work": 1000}}],
  "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 60}]}
 JSON
@@ -41,7 +47,7 @@ run_id_of() {
 
 test_expect_success 'setup' '
 	sshd_start a && sshd_write_hosts_json hosts.json a && project_init &&
-	write_spec slow 4 && write_spec slow2 6 && (cd proj && git add -A && git commit -qm spec)
+	mkdir gate && write_spec slow 0 "$TRASH/gate" && write_spec slow2 6 && (cd proj && git add -A && git commit -qm spec)
 '
 
 test_expect_success 'sshd down longer than --reconnect-timeout mid-step: infra_error, and the host error names the runner left going and --resume' '
@@ -49,8 +55,10 @@ test_expect_success 'sshd down longer than --reconnect-timeout mid-step: infra_e
 	wait_for 60 "grep -q \"^run \" lost.out" &&
 	id=$(run_id_of lost.out) && echo $id >lost.id &&
 	wait_for 60 "grep -q step_started $SSHD_a_WORKDIR/runs/$id/journal 2>/dev/null" &&
+	wait_for 120 "test \"\$(ls gate | wc -l)\" = 1" &&
 	sshd_kill a &&
 	{ wait $(cat lost.pid); rc=$?; } ; cat lost.out &&
+	: >gate/test &&
 	test $rc = 3 &&
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json outcome)" = infra_error &&

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cloud/guard.h"
-#include "cloud/ledger.h"
+#include "cloud/instance-ledger.h"
 #include "core/hash.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"

@@ -1,6 +1,6 @@
 /* cmd-common.c -- helpers every command uses: usage errors, options, stdout. */
 #include "cmd/commands.h"
-#include "run/runner.h"
+#include "run/run-engine.h"
 #include "core/error.h"
 #include "store/store.h"
 

@@ -1,7 +1,7 @@
-/* cmd-history.c -- `gpuorch history EXPERIMENT`: options, then timeline_run() (run/timeline.h). */
+/* cmd-history.c -- `gpuorch history EXPERIMENT`: options, then timeline_run() (run/history-timeline.h). */
 #include "cmd/commands.h"
 #include "core/stats.h"
-#include "run/timeline.h"
+#include "run/history-timeline.h"
 #include "core/metric.h"
 
 #include <getopt.h>

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cloud/ledger.h"
+#include "cloud/instance-ledger.h"
 #include "cloud/lifecycle.h"
 #include "core/parallel.h"
 #include "core/timeutil.h"

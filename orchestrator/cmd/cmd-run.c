@@ -2,7 +2,7 @@
 #include "cmd/commands.h"
 #include "core/error.h"
 #include "report/notify.h"
-#include "run/runner.h"
+#include "run/run-engine.h"
 #include "core/strbuf.h"
 
 #include <getopt.h>

@@ -212,6 +212,23 @@ static int on_probe(const char *out, struct remote_runner *rr, void *ctx)
 	return es->prep_st != GO_OK;
 }
 
+/* The start command found blobs missing and waits for them (remote.h,
+ * on_missing): what it carried so far arrived; it gets the ones it names. */
+static int on_missing(char *const *hashes, int n, const unsigned char **tar, size_t *len,
+		      void *ctx, struct strbuf *err)
+{
+	struct exec_state *es = ctx;
+
+	hr_ship_arrived(&es->ship);
+	if (hr_ship_missing(es->hr, &es->ship, hashes, n, err) != GO_OK)
+		return 1;
+	es->ship.t_call = time_mono_ms();
+	es->rr.blobs = NULL;   /* what went before is freed; a later start carries the new tar */
+	*tar = es->ship.tar;
+	*len = es->ship.tar_len;
+	return 0;
+}
+
 /* The kept probe did not hold: probe the host afresh and make the plan and
  * the runner's plan again (nothing ran: the start command stopped first). */
 static enum go_status replan(struct hostrun *hr, struct exec_state *es, struct strbuf *err)
@@ -406,6 +423,25 @@ static int probe_first_ended(struct hostrun *hr, struct exec_state *es, enum go_
 	return 1;
 }
 
+static void exec_state_init(struct exec_state *es, struct hostrun *hr, struct strbuf *manifest)
+{
+	memset(es, 0, sizeof(*es));
+	es->hr = hr;
+	journal_init(&es->j, 0);
+	strbuf_init(&es->feed_err, 0);
+	strbuf_init(&es->text, 0);
+	strbuf_init(&es->sig_script, 0);
+	strbuf_init(&es->prep_err, 0);
+	es->t_ship = es->t_build = time_mono_ms();
+	hr->cur_step = -1;
+	blobs_manifest(hr->ctx->pack, manifest);
+	es->rr.manifest = manifest->buf;
+	/* --resume: what was stopped or lost before it ended runs again */
+	es->rr.reopen = hr->ctx->resumed != NULL;
+	es->rr.on_missing = on_missing;
+	es->rr.ctx = es;
+}
+
 enum go_status hr_execute(struct hostrun *hr)
 {
 	struct exec_state es;
@@ -413,25 +449,12 @@ enum go_status hr_execute(struct hostrun *hr)
 	int starts = 0, starts_seen = 0, via_execd_noted = 0, probe_first_done = 0;
 	enum go_status st;
 
-	memset(&es, 0, sizeof(es));
-	es.hr = hr;
-	journal_init(&es.j, 0);
-	strbuf_init(&es.feed_err, 0);
-	strbuf_init(&es.text, 0);
-	strbuf_init(&es.sig_script, 0);
-	strbuf_init(&es.prep_err, 0);
-	es.t_ship = es.t_build = time_mono_ms();
-	hr->cur_step = -1;
-	blobs_manifest(hr->ctx->pack, &manifest);
-	es.rr.manifest = manifest.buf;
-	/* --resume: what was stopped or lost before it ended runs again */
-	es.rr.reopen = hr->ctx->resumed != NULL;
+	exec_state_init(&es, hr, &manifest);
 	if (hr->probe_pending) {
 		/* one command: the probe, then (planned from it) the run */
 		hr_probe_text(hr, &probe_text);
 		es.rr.probe_text = probe_text.buf;
 		es.rr.on_probe = on_probe;
-		es.rr.probe_ctx = &es;
 		es.deadline = time_mono_ms() + PROBE_FIRST_MS;
 		live_set(hr->ctx->live, hr->index, "probe", "GPU, driver, CUDA tools");
 	} else if ((st = prepare(hr, &es, &err)) != GO_OK) {

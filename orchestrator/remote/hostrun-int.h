@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include "core/error.h"
 #include "remote/hostrun.h"
-#include "remote/journal.h"
+#include "remote/hostjournal.h"
 #include "remote/remote.h"
 #include "remote/shipledger.h"
 #include "core/strbuf.h"

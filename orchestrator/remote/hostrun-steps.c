@@ -9,7 +9,7 @@
 #include "tools/ncu.h"
 #include "remote/remote.h"
 #include "tools/sanitizer.h"
-#include "tools/figures.h"
+#include "tools/output-figures.h"
 #include "tools/ktrace.h"
 #include "core/timeutil.h"
 #include "store/peaks.h"

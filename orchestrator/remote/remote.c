@@ -10,7 +10,9 @@
  * one awk at marker lines): no file transfer of their own.
  *
  * One command per (re)attachment: unpack the blobs it carries (blobs.h),
- * list those the host still lacks when the content is absent, else
+ * list those the host still lacks when the content is absent (on an exec
+ * channel, where a second command is a second login shell, it then waits
+ * for them on the same stdin: remote_runner.on_missing), else
  * assemble it, write runner.sh and plan.sh (atomically), `runner.sh start`
  * (idempotent: "started PID", "running PID" or "finished"), then exec
  * `runner.sh follow RUNDIR OFFSET`, whose stdout is the journal. The start's
@@ -68,7 +70,7 @@ static const char follow_script[] =
 	"fi\n"
 	"rtmp=$t/runner ptmp=$t/plan\n"
 	"[ \"$send\" != 1 ] || rtmp=$rd/runner.sh.tmp ptmp=$rd/plan.sh.tmp\n"
-	"awk -v d=\"$t\" -v r=\"$rtmp\" -v p=\"$ptmp\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
+	"head -c \"$txtlen\" | awk -v d=\"$t\" -v r=\"$rtmp\" -v p=\"$ptmp\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
 	"'$0 == a { s = 1; next } $0 == b { s = 2; next } $0 == c { s = 3; next } "
 	"{ print > (s == 3 ? d \"/execd\" : s == 2 ? p : s == 1 ? r : d \"/manifest\") }' || "
 	"{ rm -rf \"$t\"; exit 1; }\n"
@@ -83,14 +85,29 @@ static const char follow_script[] =
 	"  [ -s \"$cdir/manifest\" ] ||\n"
 	"    { rm -rf \"$t\"; echo \"no manifest of the sources came with the command\" >&2; exit 1; }\n"
 	/* the blobs sent go into the store whole (renamed); src/ is copied out of it */
-	"  if [ -s \"$t/blobs.tar\" ]; then\n"
-	"    ( cd \"$cdir\" && { [ ! -e nb ] || rm -rf nb; } && mkdir nb && tar -xf \"$t/blobs.tar\" -C nb &&\n"
+	"  unb() {\n"
+	"    ( cd \"$cdir\" && { [ ! -e nb ] || rm -rf nb; } && mkdir nb && tar -xf \"$1\" -C nb &&\n"
 	"      { set -- nb/*; [ ! -f \"$1\" ] || mv -f -- \"$@\" \"$bdir/\" 2>/dev/null ||\n"   /* one mv for all, */
 	"        for f in nb/*; do [ ! -f \"$f\" ] || mv -f \"$f\" \"$bdir/\" || exit 1; done; } && rm -rf nb ) ||\n"   /* else one a file */
 	"      { rm -rf \"$t\"; echo \"cannot unpack the files sent into $bdir\" >&2; exit 1; }\n"
+	"  }\n"
+	"  lack() {\n"
+	"    miss=0\n"
+	"    while read -r h m p; do [ -f \"$bdir/$h\" ] || { echo \"gpuorch-start: missing $h\"; miss=1; }; done < \"$cdir/manifest\"\n"
+	"  }\n"
+	"  [ ! -s \"$t/blobs.tar\" ] || unb \"$t/blobs.tar\"\n"
+	"  lack\n"
+	/* on an exec channel (not the execd: its stdin came whole) the
+	 * controller waits with this command's stdin open: ask it for them
+	 * here, where a second command would be a second login shell */
+	"  if [ $miss = 1 ] && [ \"$ask\" = 1 ] && [ -z \"${GPUORCH_EXECD:-}\" ]; then\n"
+	"    echo 'gpuorch-start: send missing'\n"
+	"    IFS= read -r n && case $n in '' | *[!0-9]*) false ;; esac && head -c \"$n\" > \"$t/more.tar\" &&\n"
+	"      [ \"$(wc -c < \"$t/more.tar\")\" -eq \"$n\" ] ||\n"
+	"      { rm -rf \"$t\" \"$rtmp\" \"$ptmp\"; echo \"the files the host asked for did not all arrive\" >&2; exit 1; }\n"
+	"    unb \"$t/more.tar\"\n"
+	"    lack\n"
 	"  fi\n"
-	"  miss=0\n"
-	"  while read -r h m p; do [ -f \"$bdir/$h\" ] || { echo \"gpuorch-start: missing $h\"; miss=1; }; done < \"$cdir/manifest\"\n"
 	"  if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf \"$t\" \"$rtmp\" \"$ptmp\"; exit 4; fi\n"
 	/* The tree, from the tree used last (the newest .complete): the files
 	 * its manifest lists copied with one tar pipe (not what a build left
@@ -269,7 +286,8 @@ struct follow_split {
 	struct strbuf probe_out;  /* its KEY=VALUE lines (and whatever a ~/.bashrc printed) */
 	struct ssh_input *in;     /* the command's stdin, told once the probe is in */
 	struct strbuf rest;       /* what it is told */
-	int stopped;              /* on_probe said stop */
+	int stopped;              /* on_probe said stop (1), on_missing failed (2) */
+	struct strbuf ship_err;   /* on_missing's message */
 };
 
 static void start_line(struct remote_start_info *info, const char *v)
@@ -296,7 +314,14 @@ static void start_line(struct remote_start_info *info, const char *v)
 		snprintf(info->runner, sizeof(info->runner), "%s", v + 7);
 }
 
-static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, uint64_t offset)
+/* The command may ask for the blobs its content lacks (on_missing). */
+static int asks(const struct remote_runner *r)
+{
+	return r->content_dir && r->on_missing;
+}
+
+static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, uint64_t offset,
+			    size_t txtlen)
 {
 	char num[32];
 	char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
@@ -313,6 +338,9 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	assign(vars, "need", num);
 	snprintf(num, sizeof(num), "%zu", r->blobs ? r->blobs_len : 0);
 	assign(vars, "tarlen", num);
+	snprintf(num, sizeof(num), "%zu", txtlen);
+	assign(vars, "txtlen", num);
+	assign(vars, "ask", asks(r) ? "1" : "0");
 	execd_version(ver);
 	assign(vars, "xd", sock ? r->execd_dir : "");
 	assign(vars, "xv", ver);
@@ -321,11 +349,9 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	free(sock);
 }
 
-/* stdin as follow_script reads it */
-static void add_follow_input(struct strbuf *in, const struct remote_runner *r)
+/* stdin's text as follow_script reads it (after the tar, txtlen bytes) */
+static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
 {
-	if (r->blobs)
-		strbuf_add(in, r->blobs, r->blobs_len);
 	if (r->manifest)
 		strbuf_addstr(in, r->manifest);
 	if (r->plan) {
@@ -344,25 +370,72 @@ static void add_follow_input(struct strbuf *in, const struct remote_runner *r)
 	}
 }
 
+/* The command's variables, into cmd_vars (the command itself) or, NULL,
+ * onto its stdin by count (after the probe); then its stdin (fs->rest): the
+ * tar of the blobs it carries, then the text. The stdin stays open while
+ * the command may ask for more (on_missing). */
+static void tell(struct follow_split *fs, struct strbuf *cmd_vars)
+{
+	struct strbuf vars = STRBUF_INIT, txt = STRBUF_INIT;
+
+	add_follow_text(&txt, fs->r);
+	add_follow_vars(&vars, fs->r, fs->offset, txt.len);
+	if (cmd_vars) {
+		strbuf_add(cmd_vars, vars.buf, vars.len);
+	} else {
+		strbuf_addf(&fs->rest, "%zu\n", vars.len);
+		strbuf_add(&fs->rest, vars.buf, vars.len);
+	}
+	if (fs->r->blobs)
+		strbuf_add(&fs->rest, fs->r->blobs, fs->r->blobs_len);
+	strbuf_add(&fs->rest, txt.buf, txt.len);
+	fs->in->data = fs->rest.buf;
+	fs->in->len = fs->rest.len;
+	fs->in->more = asks(fs->r);
+	strbuf_release(&vars);
+	strbuf_release(&txt);
+}
+
 /* The probe's output is in: the caller plans from it, and the command is
  * told the rest (its variables, by count, then its stdin). */
 static int probe_done(struct follow_split *fs)
 {
-	struct strbuf vars = STRBUF_INIT;
 	fs->probing = 0;
-	if (fs->r->on_probe(fs->probe_out.buf, fs->r, fs->r->probe_ctx)) {
+	if (fs->r->on_probe(fs->probe_out.buf, fs->r, fs->r->ctx)) {
 		fs->stopped = 1;
 		return 1;
 	}
-	add_follow_vars(&vars, fs->r, fs->offset);
-	strbuf_addf(&fs->rest, "%zu\n", vars.len);
-	strbuf_add(&fs->rest, vars.buf, vars.len);
-	add_follow_input(&fs->rest, fs->r);
+	tell(fs, NULL);
+	return 0;
+}
+
+/* The command waits for the blobs it named: their tar, by count, ends its stdin. */
+static int send_missing(struct follow_split *fs)
+{
+	const unsigned char *tar = NULL;
+	size_t len = 0;
+
+	if (!fs->in->more)
+		return 0;   /* it was told all there is (through the execd): it does not wait */
+	if (fs->r->on_missing(fs->info->missing, fs->info->nmissing, &tar, &len, fs->r->ctx,
+			      &fs->ship_err)) {
+		fs->stopped = 2;
+		return 1;
+	}
+	strbuf_addf(&fs->rest, "%zu\n", len);
+	strbuf_add(&fs->rest, tar, len);
 	fs->in->data = fs->rest.buf;
 	fs->in->len = fs->rest.len;
 	fs->in->more = 0;
-	strbuf_release(&vars);
 	return 0;
+}
+
+/* A start line after which the command reads no more of its stdin. */
+static int told_enough(const char *v)
+{
+	return !strcmp(v, "content present") || !strcmp(v, "content unpacked") ||
+	       !strcmp(v, "content absent") || !strcmp(v, "probe stale") ||
+	       !strncmp(v, "disk short", 10) || !strncmp(v, "runner ", 7);
 }
 
 static int split_out(const char *data, size_t len, void *ctx)
@@ -382,8 +455,13 @@ static int split_out(const char *data, size_t len, void *ctx)
 			if (fs->probing && !strcmp(v, "probe end")) {
 				if (probe_done(fs))
 					return 1;
+			} else if (!strcmp(v, "send missing")) {
+				if (send_missing(fs))
+					return 1;
 			} else {
 				start_line(fs->info, v);
+				if (told_enough(v))
+					fs->in->more = 0;
 			}
 			fs->passing = !strncmp(v, "runner ", 7);
 		} else if (fs->probing) {
@@ -406,7 +484,7 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
 				    struct remote_start_info *info, struct strbuf *err)
 {
-	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, in = STRBUF_INIT, eout = STRBUF_INIT;
+	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, eout = STRBUF_INIT;
 	struct ssh_exec_result res;
 	struct ssh_input talk = { NULL, 0, 1 };
 	struct follow_split fs;
@@ -423,6 +501,7 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	strbuf_init(&fs.head, 0);
 	strbuf_init(&fs.probe_out, 0);
 	strbuf_init(&fs.rest, 0);
+	strbuf_init(&fs.ship_err, 0);
 	eout.max = 64 * 1024;
 	if (r->probe_text) {
 		/* the probe (its own tools never read the stdin that is still
@@ -437,21 +516,23 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 		build_sh(&cmd, &vars, follow_script);
 		st = ssh_exec_talk(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	} else {
-		add_follow_vars(&vars, r, offset);
+		tell(&fs, &vars);
 		if (r->sig_script && r->expect_sig) {
+			/* its answer first: the controller ends the stdin it drains */
 			assign(&vars, "expect_sig", r->expect_sig);
 			strbuf_addstr(&vars, r->sig_script);
 			strbuf_addstr(&vars, "if [ \"$sig\" != \"$expect_sig\" ]; then\n"
-					     "  cat > /dev/null; echo 'gpuorch-start: probe stale'; exit 5\n"
+					     "  echo 'gpuorch-start: probe stale'; cat > /dev/null; exit 5\n"
 					     "fi\n");
 		}
 		build_sh(&cmd, &vars, follow_script);
-		add_follow_input(&in, r);
-		st = ssh_exec_stream(c, cmd.buf, in.buf, in.len, split_out, &fs, &eout, &res,
-				     timeout_ms, err);
+		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	}
 	strbuf_trim(&eout);
-	if (fs.stopped)
+	if (fs.stopped == 2)
+		st = go_fail(err, GO_ERR_IO, "cannot send the files the host asked for: %s",
+			     fs.ship_err.buf);
+	else if (fs.stopped)
 		st = go_fail(err, GO_ERR_INTERRUPTED, "stopped after the host probe");
 	else if (!st && !res.signal[0] && res.exit_code == 4)
 		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
@@ -477,8 +558,8 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	info->probe_unanswered = fs.probing;
 	strbuf_release(&vars);
 	strbuf_release(&cmd);
-	strbuf_release(&in);
 	strbuf_release(&eout);
+	strbuf_release(&fs.ship_err);
 	strbuf_release(&fs.head);
 	strbuf_release(&fs.probe_out);
 	strbuf_release(&fs.rest);

@@ -53,7 +53,16 @@ struct remote_runner {
 	 * (GO_ERR_INTERRUPTED). NULL probe_text: no probe. */
 	const char *probe_text;
 	int (*on_probe)(const char *out, struct remote_runner *r, void *ctx);
-	void *probe_ctx;
+	/* The host lacks blobs the content needs (content_dir's manifest): on
+	 * an exec channel, where a second command would start a second login
+	 * shell, the command says which and waits; on_missing answers with a
+	 * tar of them (blobs_tar; *tar stays the caller's, alive until the
+	 * command ends), which the command unpacks before it goes on: a host
+	 * that lost its work directory is still one command. Non-zero: stop
+	 * (the message in err). NULL: the command ends "content absent". */
+	int (*on_missing)(char *const *hashes, int n, const unsigned char **tar, size_t *len,
+			  void *ctx, struct strbuf *err);
+	void *ctx;                /* on_probe's and on_missing's */
 };
 
 #define EXECD_VERSION_LEN 12

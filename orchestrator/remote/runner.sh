@@ -316,6 +316,11 @@ build() {
 	eval "B_${NB}_id=\$1 B_${NB}_dir=\$2 B_${NB}_bin=\$3 B_${NB}_t=\$4 B_${NB}_cmd=\$5 B_${NB}_mf=\${6:-0}"
 }
 # step ID DIR TIMEOUT LOCK LOCKWAIT BUILD_ID COMMAND
+# Reading the plan checks and counts the steps but keeps none of them: they
+# run in plan order, one at a time, so each_step reads the plan again and
+# hands each its arguments. (Kept as 7 variables a step, a 20,000-step plan
+# made 140,000: dash's variable table has 39 buckets, so every variable
+# lookup of the run walked thousands of entries, ~0.5 s a step.)
 step() {
 	[ $# -eq 7 ] || { bad_plan "step needs 7 arguments, got $#"; return; }
 	[ -n "$1" ] || bad_plan "a step has an empty id"
@@ -324,7 +329,15 @@ step() {
 	[ -z "$4" ] || abs "step '$1' lock" "$4"
 	num "step '$1' lock wait" "$5"
 	NS=$((NS + 1))
-	eval "S_${NS}_id=\$1 S_${NS}_dir=\$2 S_${NS}_t=\$3 S_${NS}_lock=\$4 S_${NS}_lw=\$5 S_${NS}_build=\$6 S_${NS}_cmd=\$7"
+}
+# each_step FN: FN ID DIR TIMEOUT LOCK LOCKWAIT BUILD_ID COMMAND for every step
+# of the plan (read already: it was checked), in plan order; FN sees $STOP
+# and returns at once when it is set.
+each_step() {
+	_each=$1
+	build() { :; }
+	step() { $_each "$@"; }
+	. "$RD/plan.sh"
 }
 
 # get VAR KIND INDEX FIELD: VAR=<KIND>_<INDEX>_<FIELD>
@@ -612,14 +625,10 @@ step_wait() {
 	done
 }
 
+# run_step ID DIR TIMEOUT LOCK LOCKWAIT BUILD_ID COMMAND (each_step)
 run_step() {
-	get _id S "$1" id
-	get _d S "$1" dir
-	get _t S "$1" t
-	get _lock S "$1" lock
-	get _lw S "$1" lw
-	get _b S "$1" build
-	get _cmd S "$1" cmd
+	[ -z "$STOP" ] || return 0
+	_id=$1 _d=$2 _t=$3 _lock=$4 _lw=$5 _b=$6 _cmd=$7
 	[ -f "$_d/.journaled" ] && return
 	js "$_id"
 	_jid=$JS
@@ -749,11 +758,7 @@ cmd_run() {
 	[ -n "$STOP" ] || emit_later
 	if [ -z "$STOP" ]; then
 		ev_again phase_started ',"name":"run"'
-		_j=1
-		while [ $_j -le $NS ] && [ -z "$STOP" ]; do
-			run_step $_j
-			_j=$((_j + 1))
-		done
+		each_step run_step
 		ev_again phase_ended ",\"name\":\"run\",\"status\":\"${STOP:-done}\""
 	fi
 	if [ -n "$STOP" ]; then
@@ -808,6 +813,22 @@ cmd_follow() {
 	exec tail -c +$(($2 + 1)) "$RD/journal"
 }
 
+# kill_step ID DIR ... (each_step): a step a dead runner claimed and did
+# not journal is killed and journaled as killed
+kill_step() {
+	_d=$2
+	if [ -e "$_d/.launch" ] && [ ! -f "$_d/.journaled" ]; then
+		kill_item "$_d"
+		js "$1"
+		_jid=$JS
+		KILLED=1
+		end_fields "$_d"
+		ev step_end ",\"id\":$_jid$EF"
+		: >"$_d/.reopen"
+		: >"$_d/.journaled"
+	fi
+}
+
 cmd_kill() {
 	RD=$1
 	J="$RD/journal"
@@ -841,22 +862,7 @@ cmd_kill() {
 		fi
 		_k=$((_k + 1))
 	done
-	_k=1
-	while [ $_k -le $NS ]; do
-		get _d S $_k dir
-		if [ -e "$_d/.launch" ] && [ ! -f "$_d/.journaled" ]; then
-			kill_item "$_d"
-			get _id S $_k id
-			js "$_id"
-			_jid=$JS
-			KILLED=1
-			end_fields "$_d"
-			ev step_end ",\"id\":$_jid$EF"
-			: >"$_d/.reopen"
-			: >"$_d/.journaled"
-		fi
-		_k=$((_k + 1))
-	done
+	each_step kill_step
 	if [ $_was = 0 ] && [ ! -f "$RD/runner.done" ] && [ -f "$J" ]; then
 		ev runner_ended ',"status":"killed","message":"stopped by runner.sh kill after the runner had gone"'
 	fi
@@ -873,6 +879,17 @@ cmd_kill() {
 # The next start then finds the run as a runner killed before those items
 # would have (it attaches to nothing, re-runs them, and journals them anew);
 # what ended stays journaled and is never run again. Prints "reopened N".
+# reopen_step ID DIR ... (each_step): a step marked .reopen is forgotten
+reopen_step() {
+	if [ -f "$2/.reopen" ]; then
+		js "$1"
+		_ids="$_ids$JS
+"
+		rm -rf "$2"
+		_ro=$((_ro + 1))
+	fi
+}
+
 cmd_reopen() {
 	RD=$1
 	J="$RD/journal"
@@ -901,19 +918,7 @@ cmd_reopen() {
 		fi
 		_k=$((_k + 1))
 	done
-	_k=1
-	while [ $_k -le $NS ]; do
-		get _d S $_k dir
-		if [ -f "$_d/.reopen" ]; then
-			get _id S $_k id
-			js "$_id"
-			_ids="$_ids$JS
-"
-			rm -rf "$_d"
-			_ro=$((_ro + 1))
-		fi
-		_k=$((_k + 1))
-	done
+	each_step reopen_step
 	if [ -f "$RD/runner.stopped" ] || [ $_ro -gt 0 ]; then
 		if [ -s "$J" ]; then
 			printf '%s' "$_ids" >"$J.ids" &&

@@ -4,6 +4,7 @@
  * top. The charts are files beside report.md (charts/HOST-PROBLEM.svg, written by report_write);
  * the section links them and says in words what they show. Built from run.json alone. */
 #include "report/report-int.h"
+#include "core/strdistinct.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/fsutil.h"
-#include "report/history.h"
+#include "report/history-chart.h"
 #include "core/banned.h"
 
 #define MAX_BARS 32
@@ -39,10 +40,9 @@ static int bars_for(const cJSON *h, const char *problem, struct bar *out)
 {
 	const cJSON *s;
 	int n = 0;
-	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+	FOR_EACH_STEP_OF(s, h, "benchmark", problem) {
 		double m, lo, hi;
-		if (!rr_streq(rr_str(s, "kind"), "benchmark") || !rr_streq(rr_str(s, "problem"), problem) ||
-		    !rr_streq(rr_str(s, "status"), "PASS") || !rr_str(s, "program") ||
+		if (!rr_streq(rr_str(s, "status"), "PASS") || !rr_str(s, "program") ||
 		    !rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) || !(m > 0) || n == MAX_BARS)
 			continue;
 		if (!rr_num(rr_result(s), "timing.p10_us", &lo) || !(lo > 0))
@@ -64,17 +64,16 @@ static int bars_for(const cJSON *h, const char *problem, struct bar *out)
 static int problems_of(const cJSON *h, const char **out, int max)
 {
 	const cJSON *s;
+	const char **all = xmalloc(sizeof(*all) * (size_t)(cJSON_GetArraySize(rr_arr(h, "steps")) + 1));
 	int n = 0, i;
-	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
-		const char *p = rr_str(s, "problem");
-		if (!p || !rr_streq(rr_str(s, "kind"), "benchmark"))
-			continue;
-		for (i = 0; i < n && strcmp(out[i], p); i++)
-			;
-		if (i == n && n < max)
-			out[n++] = p;
-	}
-	return n;
+	FOR_EACH_OBJ(s, rr_arr(h, "steps"))
+		if (rr_str(s, "problem") && rr_streq(rr_str(s, "kind"), "benchmark"))
+			all[n++] = rr_str(s, "problem");
+	n = str_distinct(all, n);
+	for (i = 0; i < n && i < max; i++)
+		out[i] = all[i];
+	free(all);
+	return i;
 }
 
 /* "charts/HOST-PROBLEM.svg", every byte outside [A-Za-z0-9._-] as '_' */

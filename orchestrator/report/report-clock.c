@@ -29,29 +29,33 @@ static double host_clock(const cJSON *h)
 	return m;
 }
 
-int rpt_clock_far(const cJSON *h, const cJSON *s, double *clock, double *host)
+int rpt_clock_far(struct rpt_ctx *c, const cJSON *h, const cJSON *s, double *clock, double *host)
 {
-	*host = host_clock(h);
+	if (c->clock_host != h) {   /* once a host, not once a row */
+		c->clock_host = h;
+		c->clock_median = host_clock(h);
+	}
+	*host = c->clock_median;
 	if (!rr_num(rr_result(s), RPT_CLOCK_PATH, clock) || *clock <= 0 || *host <= 0)
 		return 0;
 	/* |c - m| / m > 5 % without a division: exact for whole MHz */
 	return fabs(*clock - *host) * 100 > RPT_CLOCK_FAR_PCT * *host;
 }
 
-void rpt_add_row_clock(struct strbuf *md, const cJSON *h, const cJSON *s)
+void rpt_add_row_clock(struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *s)
 {
 	const cJSON *reasons = rr_arr(rr_obj(rr_result(s), "timing"), "throttle_reasons"), *r;
-	double c, m;
-	int far = rpt_clock_far(h, s, &c, &m), n = 0;
-	if (!rr_num(rr_result(s), RPT_CLOCK_PATH, &c) || c <= 0) {
+	double v, m;
+	int far = rpt_clock_far(c, h, s, &v, &m), n = 0;
+	if (!rr_num(rr_result(s), RPT_CLOCK_PATH, &v) || v <= 0) {
 		strbuf_addstr(md, DASH);
 		return;
 	}
 	if (far)
 		strbuf_addstr(md, "⚠️ ");
-	strbuf_addf(md, "%.0f", c);
+	strbuf_addf(md, "%.0f", v);
 	if (far)
-		strbuf_addf(md, " (%+.0f%% vs %.0f)", 100 * (c / m - 1), m);
+		strbuf_addf(md, " (%+.0f%% vs %.0f)", 100 * (v / m - 1), m);
 	cJSON_ArrayForEach(r, reasons) {
 		if (!cJSON_IsString(r))
 			continue;
@@ -60,10 +64,10 @@ void rpt_add_row_clock(struct strbuf *md, const cJSON *h, const cJSON *s)
 	}
 }
 
-int rpt_add_clock_note(struct strbuf *md, const cJSON *h, const cJSON *s)
+int rpt_add_clock_note(struct rpt_ctx *ctx, struct strbuf *md, const cJSON *h, const cJSON *s)
 {
 	double c, m;
-	if (!rpt_clock_far(h, s, &c, &m))
+	if (!rpt_clock_far(ctx, h, s, &c, &m))
 		return 0;
 	strbuf_addstr(md, "- ⚠️ ");
 	rpt_md_code(md, rr_str(s, "program"));

@@ -29,6 +29,8 @@ struct rpt_ctx {
 	struct strbuf scratch;   /* text collected for later in a section */
 	struct verdict *v;
 	int nv, av;
+	const cJSON *clock_host;  /* rpt_clock_far's host, and its median clock */
+	double clock_median;
 };
 
 /* Totals of statuses over steps (and builds) of host h, or of all hosts. */
@@ -65,9 +67,9 @@ void rpt_md_step_program(struct strbuf *md, const cJSON *s);
  * rows (exactly at it: not flagged). */
 #define RPT_CLOCK_PATH "timing.sm_clock_mhz_median"
 #define RPT_CLOCK_FAR_PCT 5.0
-int rpt_clock_far(const cJSON *h, const cJSON *s, double *clock, double *host);
-void rpt_add_row_clock(struct strbuf *md, const cJSON *h, const cJSON *s);
-int rpt_add_clock_note(struct strbuf *md, const cJSON *h, const cJSON *s);
+int rpt_clock_far(struct rpt_ctx *c, const cJSON *h, const cJSON *s, double *clock, double *host);
+void rpt_add_row_clock(struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *s);
+int rpt_add_clock_note(struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *s);
 
 /* report-results.c: the run's parts, expectations, comparisons, results */
 void rpt_add_correctness_short(struct strbuf *md, const cJSON *s);

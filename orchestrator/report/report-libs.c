@@ -24,11 +24,10 @@ static void add_lib(struct strbuf *md, const cJSON *libs, const char *key, const
 void rpt_add_libraries(struct strbuf *md, const cJSON *h, const char *problem)
 {
 	const cJSON *s;
-	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
+	FOR_EACH_STEP_OF(s, h, "benchmark", problem) {
 		const cJSON *res = rr_result(s), *be = rr_obj(res, "sdpa_backend"), *libs = rr_obj(res, "libraries");
 		int n = 0;
-		if (!rr_streq(rr_str(s, "problem"), problem) || !rr_streq(rr_str(s, "kind"), "benchmark") ||
-		    (!be && !libs))
+		if (!be && !libs)
 			continue;
 		strbuf_addstr(md, "- ");
 		rpt_md_code(md, rr_str(s, "program"));

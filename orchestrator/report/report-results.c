@@ -1,6 +1,8 @@
 /* report-results.c -- the report's results, baselines, references and expectations. */
 #include "report/report-int.h"
 #include "store/gates.h"
+#include "core/strdistinct.h"
+#include <stdlib.h>
 
 #include <math.h>
 #include <string.h>
@@ -30,26 +32,20 @@ int rpt_is_baseline(const cJSON *step)
 static int problem_list(const struct rpt_ctx *c, const cJSON *h, const char **out, int max)
 {
 	const cJSON *p, *s;
+	const char **all = xmalloc(sizeof(*all) * (size_t)(cJSON_GetArraySize(rr_arr(c->spec, "problems")) +
+							   cJSON_GetArraySize(rr_arr(h, "steps")) + 1));
 	int n = 0, i;
-	FOR_EACH_OBJ(p, rr_arr(c->spec, "problems")) {
-		const char *name = rr_str(p, "name");
-		if (name && n < max) {
-			for (i = 0; i < n && strcmp(out[i], name); i++)
-				;
-			if (i == n)
-				out[n++] = name;
-		}
-	}
-	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
-		const char *name = rr_str(s, "problem");
-		if (name && n < max) {
-			for (i = 0; i < n && strcmp(out[i], name); i++)
-				;
-			if (i == n)
-				out[n++] = name;
-		}
-	}
-	return n;
+	FOR_EACH_OBJ(p, rr_arr(c->spec, "problems"))
+		if (rr_str(p, "name"))
+			all[n++] = rr_str(p, "name");
+	FOR_EACH_OBJ(s, rr_arr(h, "steps"))
+		if (rr_str(s, "problem"))
+			all[n++] = rr_str(s, "problem");
+	n = str_distinct(all, n);
+	for (i = 0; i < n && i < max; i++)
+		out[i] = all[i];
+	free(all);
+	return i;
 }
 
 static const cJSON *spec_problem(const struct rpt_ctx *c, const char *name)
@@ -245,12 +241,10 @@ static const cJSON *baseline_for(const struct rpt_ctx *c, const cJSON *h, const 
 	const cJSON *s;
 	const char *bp;
 	double m;
-	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
-		if (rpt_is_baseline(s) && rr_streq(rr_str(s, "kind"), "benchmark") &&
-		    rr_streq(rr_str(s, "problem"), rr_str(step, "problem")) && s != step &&
-		    rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) && m > 0)
+	for (s = NULL; rr_str(step, "problem") &&
+	     (s = rr_next_step(h, s, "benchmark", NULL, rr_str(step, "problem"), "baseline", NULL));)
+		if (s != step && rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) && m > 0)
 			return s;
-	}
 	bp = rr_str(rr_obj(rr_obj(c ? c->spec : NULL, "programs"), rr_str(step, "program")), "baseline_problem");
 	if (bp && !rr_streq(bp, rr_str(step, "problem"))) {
 		s = rr_find_step(h, "benchmark", rr_str(step, "program"), bp, NULL, NULL);
@@ -494,7 +488,7 @@ void rpt_add_correctness_short(struct strbuf *md, const cJSON *s)
 
 /* ==== 4. results ==== */
 
-static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
+static void add_bench_row(struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
 			  const cJSON *s)
 {
 	const cJSON *res = rr_result(s);
@@ -514,7 +508,7 @@ static void add_bench_row(const struct rpt_ctx *c, struct strbuf *md, const cJSO
 		strbuf_addstr(md, DASH);
 	}
 	strbuf_addstr(md, " | ");
-	rpt_add_row_clock(md, h, s);
+	rpt_add_row_clock(c, md, h, s);
 	strbuf_addstr(md, " | ");
 	if (rr_num(res, "timing.p10_us", &lo) && rr_num(res, "timing.p90_us", &hi)) {
 		metric_fmt_us(md, lo);
@@ -662,8 +656,8 @@ static void add_other_steps(struct strbuf *md, const cJSON *h, const char *probl
 	int i, n, any = 0;
 	for (i = 0; kinds[i]; i++) {
 		n = 0;
-		FOR_EACH_OBJ(s, rr_arr(h, "steps"))
-			n += rr_streq(rr_str(s, "problem"), problem) && rr_streq(rr_str(s, "kind"), kinds[i]);
+		FOR_EACH_STEP_OF(s, h, kinds[i], problem)
+			n++;
 		if (!n)
 			continue;
 		strbuf_addstr(md, any++ ? ", " : "No benchmark or correctness step ran for this "
@@ -692,9 +686,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 	}
 	strbuf_addstr(md, "\n\n");
 
-	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
-		if (!rr_streq(rr_str(s, "problem"), problem) || !rr_streq(rr_str(s, "kind"), "benchmark"))
-			continue;
+	FOR_EACH_STEP_OF(s, h, "benchmark", problem) {
 		if (!bench_has_figures(s)) {
 			add_plain_step(&plain, s, "benchmark");
 			nb_plain++;
@@ -717,9 +709,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		}
 	}
 
-	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
-		if (!rr_streq(rr_str(s, "problem"), problem))
-			continue;
+	FOR_EACH_STEP_OF(s, h, NULL, problem) {
 		if (!rr_streq(rr_str(s, "kind"), "correctness") &&
 		    !(rr_streq(rr_str(s, "kind"), "benchmark") && rr_obj(rr_result(s), "correctness") &&
 		      !rr_find_step(h, "correctness", rr_str(s, "program"), problem, NULL, NULL)))
@@ -781,7 +771,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 			}
 		}
 		if (rr_streq(rr_str(s, "kind"), "benchmark"))
-			notes += rpt_add_clock_note(md, h, s);
+			notes += rpt_add_clock_note(c, md, h, s);
 		if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE**: ");
 			rpt_md_step_program(md, s);

@@ -55,6 +55,7 @@ static void ctx_init(struct rpt_ctx *c, const cJSON *run, struct strbuf *md)
 						 : rr_arr(c->spec, "baselines");
 	c->md = md;
 	strbuf_init(&c->scratch, 0);
+	rr_index_begin(c->run);   /* the record does not change while it is rendered */
 	rpt_judge_all(c);
 }
 
@@ -65,6 +66,7 @@ static void ctx_release(struct rpt_ctx *c)
 		strbuf_release(&c->v[i].why);
 	free(c->v);
 	strbuf_release(&c->scratch);
+	rr_index_end();
 }
 
 void report_render(const cJSON *run_in, struct strbuf *md)

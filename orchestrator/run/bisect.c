@@ -9,7 +9,7 @@
  * failure, too few samples) is skipped, as `git bisect skip` would. */
 #include "run/bisect.h"
 #include "report/runsum.h"
-#include "run/runner.h"
+#include "run/run-engine.h"
 #include "report/compare.h"
 #include "core/error.h"
 #include "store/gitinfo.h"

@@ -7,7 +7,7 @@
 #define GPUORCH_BISECT_H
 
 #include "core/strbuf.h"
-#include "run/runner.h"
+#include "run/run-engine.h"
 
 struct finder {
 	const char *experiment, *spec_path, *program, *problem, *root, *host, *hosts_path;

@@ -6,7 +6,7 @@
  * recorded GPU model (hostpick.c), then the rerun (rerun.c) and the
  * reproduction report, REPORTS/<slug>/<new-run>/reproduction.md. */
 #include "run/reproduce.h"
-#include "run/runner.h"
+#include "run/run-engine.h"
 #include "report/compare.h"
 #include "report/runsum.h"
 #include "core/error.h"

@@ -8,7 +8,7 @@
 #ifndef GPUORCH_REPRODUCE_H
 #define GPUORCH_REPRODUCE_H
 
-#include "run/runner.h"
+#include "run/run-engine.h"
 
 struct reproduce_opts {
 	const char *hosts_path;     /* --hosts FILE */

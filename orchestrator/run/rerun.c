@@ -8,7 +8,7 @@
 #include "core/proc.h"
 #include "store/gitinfo.h"
 #include "core/jsonutil.h"
-#include "run/runner.h"
+#include "run/run-engine.h"
 #include "core/strbuf.h"
 
 #include <limits.h>

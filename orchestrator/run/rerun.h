@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "store/store.h"
-#include "run/runner.h"
+#include "run/run-engine.h"
 
 struct rerun_opts {
 	const char *root;           /* repository root (--root), default "." */

@@ -25,7 +25,7 @@
 #include <time.h>
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
-#include "remote/journal.h"
+#include "remote/hostjournal.h"
 #include "remote/remote.h"
 #include "remote/runner-script.h"
 #include "remote/runplan.h"

@@ -2,6 +2,7 @@
 #include "store/runread.h"
 #include "core/metric.h"
 #include "core/jsonutil.h"
+#include "core/strbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -63,26 +64,141 @@ const cJSON *rr_result(const cJSON *step)
 	return rr_obj(step, "result");
 }
 
+/* ---- the steps of a record by problem (rr_index_begin) ----
+ * A report, a compare or the gates look steps up by problem once per step
+ * or per gate: over a linear search that is O(steps^2) (a 20,000-step run's
+ * report did not end in 10 minutes). While an index is open, a search that
+ * names a problem looks at that problem's steps only, in record order, so
+ * it finds exactly what the linear search finds. */
+struct ix_ent {
+	const char *problem;
+	int pos;              /* in the host's steps: record order */
+	const cJSON *s;
+};
+struct ix_host {
+	const cJSON *h;
+	struct ix_ent *e;
+	int n;
+};
+static _Thread_local struct ix_host *ix_hosts;
+static _Thread_local int ix_nhosts, ix_depth;
+
+static int ix_cmp(const void *a, const void *b)
+{
+	const struct ix_ent *x = a, *y = b;
+	int c = strcmp(x->problem, y->problem);
+	return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+void rr_index_begin(const cJSON *run)
+{
+	const cJSON *h, *s;
+	if (ix_depth++)
+		return;   /* the outer one holds */
+	cJSON_ArrayForEach(h, rr_arr(run, "hosts")) {
+		struct ix_host *x;
+		int pos = 0;
+		ix_hosts = xrealloc(ix_hosts, sizeof(*ix_hosts) * (size_t)(ix_nhosts + 1));
+		x = &ix_hosts[ix_nhosts++];
+		x->h = h;
+		x->n = 0;
+		x->e = xmalloc(sizeof(*x->e) * (size_t)(cJSON_GetArraySize(rr_arr(h, "steps")) + 1));
+		cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
+			const char *p = rr_str(s, "problem");
+			if (p) {
+				x->e[x->n].problem = p;
+				x->e[x->n].pos = pos;
+				x->e[x->n++].s = s;
+			}
+			pos++;
+		}
+		qsort(x->e, (size_t)x->n, sizeof(*x->e), ix_cmp);
+	}
+}
+
+void rr_index_end(void)
+{
+	int i;
+	if (!ix_depth || --ix_depth)
+		return;
+	for (i = 0; i < ix_nhosts; i++)
+		free(ix_hosts[i].e);
+	free(ix_hosts);
+	ix_hosts = NULL;
+	ix_nhosts = 0;
+}
+
+/* The open index's entries of problem on host h: *n of them; NULL when
+ * no index covers h. */
+static const struct ix_ent *ix_problem(const cJSON *h, const char *problem, int *n)
+{
+	const struct ix_host *x = NULL;
+	int i, lo, hi;
+	for (i = 0; i < ix_nhosts && !x; i++)
+		if (ix_hosts[i].h == h)
+			x = &ix_hosts[i];
+	if (!x)
+		return NULL;
+	lo = 0, hi = x->n;
+	while (lo < hi) {   /* the first entry not below problem */
+		int mid = lo + (hi - lo) / 2;
+		if (strcmp(x->e[mid].problem, problem) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (hi = lo; hi < x->n && !strcmp(x->e[hi].problem, problem); hi++)
+		;
+	*n = hi - lo;
+	return x->e + lo;
+}
+
+static int step_matches(const cJSON *s, const char *kind, const char *program, const char *problem,
+			const char *role, const char *tool)
+{
+	if (!cJSON_IsObject(s))
+		return 0;
+	if (kind && !rr_streq(rr_str(s, "kind"), kind))
+		return 0;
+	if (program && !rr_streq(rr_str(s, "program"), program))
+		return 0;
+	if (problem && !rr_streq(rr_str(s, "problem"), problem))
+		return 0;
+	if (role && strcmp(rr_role(s), role))
+		return 0;
+	if (tool && !rr_streq(rr_str(s, "tool"), tool))
+		return 0;
+	return 1;
+}
+
+const cJSON *rr_next_step(const cJSON *h, const cJSON *after, const char *kind,
+			  const char *program, const char *problem, const char *role,
+			  const char *tool)
+{
+	const struct ix_ent *e;
+	const cJSON *s;
+	int n, i = 0;
+
+	if (problem && (e = ix_problem(h, problem, &n))) {
+		if (after)
+			for (; i < n && e[i].s != after; i++)
+				;
+		for (i = after ? i + 1 : 0; i < n; i++)
+			if (step_matches(e[i].s, kind, program, problem, role, tool))
+				return e[i].s;
+		return NULL;
+	}
+	s = after ? after->next : (rr_arr(h, "steps") ? rr_arr(h, "steps")->child : NULL);
+	for (; s; s = s->next)
+		if (step_matches(s, kind, program, problem, role, tool))
+			return s;
+	return NULL;
+}
+
 const cJSON *rr_find_step(const cJSON *h, const char *kind, const char *program,
 			  const char *problem, const char *role, const char *tool)
 {
-	const cJSON *s;
-	cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
-		if (!cJSON_IsObject(s))
-			continue;
-		if (kind && !rr_streq(rr_str(s, "kind"), kind))
-			continue;
-		if (program && !rr_streq(rr_str(s, "program"), program))
-			continue;
-		if (problem && !rr_streq(rr_str(s, "problem"), problem))
-			continue;
-		if (role && strcmp(rr_role(s), role))
-			continue;
-		if (tool && !rr_streq(rr_str(s, "tool"), tool))
-			continue;
-		return s;
-	}
-	return NULL;
+	return rr_next_step(h, NULL, kind, program, problem, role, tool);
 }
 
 void rr_measure(const cJSON *h, const char *program, const char *problem, const char *metric,

@@ -31,6 +31,19 @@ const cJSON *rr_result(const cJSON *step);
  * (role compares against rr_role, so "kernel" matches a step naming none). */
 const cJSON *rr_find_step(const cJSON *h, const char *kind, const char *program,
 			  const char *problem, const char *role, const char *tool);
+/* The next such step after `after` (NULL: the first). */
+const cJSON *rr_next_step(const cJSON *h, const cJSON *after, const char *kind,
+			  const char *program, const char *problem, const char *role,
+			  const char *tool);
+/* While the record run does not change, searches that name a problem go
+ * through an index of each host's steps by problem (this thread's; nested
+ * begin/end pairs share the outermost). Same answers, O(log n) not O(n). */
+void rr_index_begin(const cJSON *run);
+/* Each step of host h on problem (of that kind; NULL: any), in record order. */
+#define FOR_EACH_STEP_OF(s, h, kind, problem) \
+	for ((s) = rr_next_step((h), NULL, (kind), NULL, (problem), NULL, NULL); (s); \
+	     (s) = rr_next_step((h), (s), (kind), NULL, (problem), NULL, NULL))
+void rr_index_end(void);
 
 /* The step a run is summed up by on host h (the `runs` headline, `history`'s
  * default figure): a passing kernel benchmark (not a baseline, not struck out

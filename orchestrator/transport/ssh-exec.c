@@ -515,6 +515,13 @@ enum go_status ssh_exec_talk(struct ssh_conn *c, const char *cmd, struct ssh_inp
 	return exec_with(c, cmd, in, 0, on_out, out_ctx, errout, res, timeout_ms, err);
 }
 
+enum go_status ssh_exec_offer(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
+			      ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+			      struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
+{
+	return exec_with(c, cmd, in, 1, on_out, out_ctx, errout, res, timeout_ms, err);
+}
+
 void ssh_use_execd(struct ssh_conn *c, const char *sock)
 {
 	free(c->execd);

@@ -84,6 +84,13 @@ struct ssh_input {
 enum go_status ssh_exec_talk(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
 			     ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
 			     struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
+/* ssh_exec_talk that may go through the host's execd (ssh_use_execd): there
+ * the stdin given so far goes whole, with its end, and more is ignored (the
+ * command must not wait to be told more there: it sees GPUORCH_EXECD in its
+ * environment); on an exec channel the conversation holds as above. */
+enum go_status ssh_exec_offer(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
+			      ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
+			      struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
 
 /* From now on run commands on c through the host's execd listening on the
  * Unix socket sock (an absolute path on the host; docs/runner.md, "execd"):

@@ -1,10 +1,10 @@
-/* journaltool.c -- test helper: journal.c on a real runner's journal.
+/* journaltool.c -- test helper: hostjournal.c on a real runner's journal.
  *
  *   journaltool OFFSET < BYTES   feed stdin as the journal from OFFSET on
  *   journaltool --file PATH OFFSET
  * Prints one line per event delivered, "EV ID STATUS RC" (- for none), then
  * "offset N bad N dup N ended STATUS|-" (N: where to resume). */
-#include "remote/journal.h"
+#include "remote/hostjournal.h"
 #include "core/jsonutil.h"
 
 #include <stdio.h>

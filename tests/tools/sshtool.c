@@ -52,7 +52,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "transport/ssh.h"
-#include "remote/journal.h"
+#include "remote/hostjournal.h"
 #include "remote/remote.h"
 #include "remote/runplan.h"
 #include "remote/probe.h"

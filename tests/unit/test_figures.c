@@ -1,7 +1,7 @@
-/* test_figures.c -- unit tests of figures.c: figures read from a program's
+/* test_figures.c -- unit tests of output-figures.c: figures read from a program's
  * own output by regex (the last matching line wins) or by a JSON path into
  * its last line. */
-#include "tools/figures.h"
+#include "tools/output-figures.h"
 #include "core/jsonutil.h"
 
 #include <math.h>

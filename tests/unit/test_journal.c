@@ -1,8 +1,8 @@
-/* test_journal.c -- unit tests of journal.c: whole, byte-by-byte and torn
+/* test_journal.c -- unit tests of hostjournal.c: whole, byte-by-byte and torn
  * feeds give the same events at the same offsets, a torn line closed by a
  * restarted runner is skipped, an item's repeated end event is delivered
  * once, a callback can stop and resume, a file is read from an offset. */
-#include "remote/journal.h"
+#include "remote/hostjournal.h"
 #include "core/fsutil.h"
 
 #include <stdio.h>

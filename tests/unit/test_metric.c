@@ -203,6 +203,79 @@ static void impossible_figure(void)
 	cJSON_Delete(h);
 }
 
+/* rr_index_begin: every search answers as the linear one did, for every
+ * combination of arguments, in each host, and a step's successors too */
+static const char run_json[] =
+	"{\"hosts\": [{\"name\": \"a\", \"steps\": ["
+	" {\"kind\": \"benchmark\", \"program\": \"k\", \"problem\": \"Q\"},"
+	" 7,"
+	" {\"kind\": \"correctness\", \"program\": \"k\", \"problem\": \"P\"},"
+	" {\"kind\": \"benchmark\", \"program\": \"base\", \"problem\": \"P\", \"role\": \"baseline\"},"
+	" {\"kind\": \"benchmark\", \"program\": \"k\"},"
+	" {\"kind\": \"benchmark\", \"program\": \"k\", \"problem\": \"P\"},"
+	" {\"kind\": \"benchmark\", \"program\": \"base\", \"problem\": \"P\", \"role\": \"baseline\"},"
+	" {\"kind\": \"sanitize\", \"program\": \"k\", \"problem\": \"P\", \"tool\": \"memcheck\"},"
+	" {\"kind\": \"benchmark\", \"program\": \"k\", \"problem\": \"Q\"},"
+	" {\"kind\": \"benchmark\", \"program\": \"k\", \"problem\": 3}"
+	"]}, {\"name\": \"b\", \"steps\": ["
+	" {\"kind\": \"benchmark\", \"program\": \"base\", \"problem\": \"Q\", \"role\": \"baseline\"},"
+	" {\"kind\": \"benchmark\", \"program\": \"k\", \"problem\": \"Q\"}]},"
+	" {\"name\": \"c\"}]}";
+
+static int same_walk(const cJSON *h, const char *kind, const char *prog, const char *prob,
+		     const char *role, const char *tool, const cJSON **lin, int nlin)
+{
+	const cJSON *s = NULL;
+	int i = 0;
+	while ((s = rr_next_step(h, s, kind, prog, prob, role, tool))) {
+		if (i >= nlin || lin[i] != s)
+			return 0;
+		i++;
+	}
+	return i == nlin;
+}
+
+static void indexed_reader(void)
+{
+	static const char *const kinds[] = { NULL, "benchmark", "correctness", "sanitize" };
+	static const char *const progs[] = { NULL, "k", "base" };
+	static const char *const probs[] = { NULL, "P", "Q", "Z" };
+	static const char *const roles[] = { NULL, "baseline", "kernel" };
+	static const char *const tools[] = { NULL, "memcheck" };
+	cJSON *run = cJSON_Parse(run_json), *other = cJSON_Parse(host_json);
+	const cJSON *h;
+	int a, b, c, d, e, combos = 0, bad = 0, walks_bad = 0;
+
+	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts"))
+	for (a = 0; a < 4; a++) for (b = 0; b < 3; b++) for (c = 0; c < 4; c++)
+	for (d = 0; d < 3; d++) for (e = 0; e < 2; e++) {
+		const cJSON *lin[16], *s = NULL, *found;
+		int n = 0;
+		while ((s = rr_next_step(h, s, kinds[a], progs[b], probs[c], roles[d], tools[e])) && n < 16)
+			lin[n++] = s;
+		rr_index_begin(run);
+		rr_index_begin(run);   /* nested: the outer index holds */
+		rr_index_end();
+		found = rr_find_step(h, kinds[a], progs[b], probs[c], roles[d], tools[e]);
+		bad += found != (n ? lin[0] : NULL);
+		walks_bad += !same_walk(h, kinds[a], progs[b], probs[c], roles[d], tools[e], lin, n);
+		rr_index_end();
+		combos++;
+	}
+	CHECK(combos == 3 * 288 && !bad, "an open index finds what the linear search finds (3 hosts x 288 searches)",
+	      "%d of %d differ", bad, combos);
+	CHECK(!walks_bad, "an open index walks a problem's steps in record order, as the linear walk",
+	      "%d of %d walks differ", walks_bad, combos);
+	rr_index_begin(run);
+	h = rr_find_step(other, "benchmark", NULL, "P", "baseline", NULL);
+	CHECK(rr_streq(rr_str(h, "program"), "base"), "a host of another record is searched linearly",
+	      "%s", rr_str(h, "program"));
+	rr_index_end();
+	rr_index_end();   /* one end too many: nothing to close */
+	cJSON_Delete(run);
+	cJSON_Delete(other);
+}
+
 int main(void)
 {
 	impossible_figure();
@@ -211,5 +284,6 @@ int main(void)
 	formatters();
 	operators();
 	reader();
+	indexed_reader();
 	return check_summary();
 }

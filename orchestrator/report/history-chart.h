@@ -1,4 +1,4 @@
-/* history.h -- a figure over commits: the SVG chart of `gpuorch history`.
+/* history-chart.h -- a figure over commits: the SVG chart of `gpuorch history`.
  *
  * The chart is hand-written SVG 1.1 (no scripts, no external fonts): one
  * slot per run on the x axis in commit order (labelled with the short

@@ -1,4 +1,4 @@
-/* figures.h -- figures read from a program's own output (docs/byo.md): a
+/* output-figures.h -- figures read from a program's own output (docs/byo.md): a
  * number captured by a regular expression from a line of its stdout, or
  * found at a dotted path in the JSON object on its last line. */
 #ifndef GPUORCH_FIGURES_H

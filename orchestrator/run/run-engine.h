@@ -1,4 +1,4 @@
-/* runner.h -- `gpuorch run`: one experiment on one or many hosts, to a report. */
+/* run-engine.h -- `gpuorch run`: one experiment on one or many hosts, to a report. */
 #ifndef GPUORCH_RUNNER_H
 #define GPUORCH_RUNNER_H
 

@@ -1,7 +1,7 @@
-/* timeline.h -- `gpuorch history`'s engine: one experiment's figure over commits.
+/* history-timeline.h -- `gpuorch history`'s engine: one experiment's figure over commits.
  *
  * timeline_run reads every complete run of the experiment, orders them by
- * commit, writes REPORTS/<slug>/history.md and history.svg (report/history.h
+ * commit, writes REPORTS/<slug>/history.md and history.svg (report/history-chart.h
  * draws it) and prints the table, or the points as JSON. */
 #ifndef GPUORCH_TIMELINE_H
 #define GPUORCH_TIMELINE_H

@@ -1,4 +1,4 @@
-/* journal.c -- reads a host runner's journal (journal.h, docs/runner.md).
+/* hostjournal.c -- reads a host runner's journal (hostjournal.h, docs/runner.md).
  *
  * The runner is the journal's one writer and appends whole lines, but a
  * runner killed mid-write leaves a torn line, and the next runner closes it
@@ -7,7 +7,7 @@
  * kept until its newline arrives. The runner delivers events at least once
  * (a restarted runner may journal an item's end again); each item's end
  * event reaches the callback once. */
-#include "remote/journal.h"
+#include "remote/hostjournal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
-/* history.c -- render a figure over commits as an SVG chart (see history.h).
+/* history-chart.c -- render a figure over commits as an SVG chart (see history-chart.h).
  *
  * Layout (pixels): plot area inside fixed margins; the legend sits to the
  * right of the plot, so it never covers a point; x labels are rotated -40
  * degrees under the axis and thinned to at most ~30. Text is escaped for
  * XML. Colours are the Okabe-Ito palette (readable with colour blindness);
  * step changes use shapes too (up/down triangles), not colour alone. */
-#include "report/history.h"
+#include "report/history-chart.h"
 
 #include <math.h>
 #include <string.h>

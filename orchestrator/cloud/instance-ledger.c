@@ -1,5 +1,5 @@
-/* ledger.c -- the local record of instances gpuorch started (ledger.h). */
-#include "cloud/ledger.h"
+/* instance-ledger.c -- the local record of instances gpuorch started (instance-ledger.h). */
+#include "cloud/instance-ledger.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-/* figures.c -- figures read from a program's own output (figures.h): POSIX
+/* output-figures.c -- figures read from a program's own output (output-figures.h): POSIX
  * regular expressions (regex.h) over its lines, or cJSON over its last line,
  * as a stream (figures_scan_*: fed as the bytes arrive, so the whole output is
  * read though only its head and tail are kept) with the gaps it was not given
  * (figures_scan_gap) said in what it finds. */
-#include "tools/figures.h"
+#include "tools/output-figures.h"
 #include "core/jsonutil.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* journal.h -- the controller's reader of a host runner's journal: JSON
+/* hostjournal.h -- the controller's reader of a host runner's journal: JSON
  * lines (docs/runner.md) fed in as they arrive over one channel, parsed with
  * cJSON one line at a time, resumable from a byte offset after a reconnect. */
 #ifndef GPUORCH_JOURNAL_H

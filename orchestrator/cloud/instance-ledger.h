@@ -1,4 +1,4 @@
-/* ledger.h -- what this machine's gpuorch remembers about instances it
+/* instance-ledger.h -- what this machine's gpuorch remembers about instances it
  * started: when the start was requested and at what price, so that `gpuorch
  * hosts status` can show the cost accrued so far, across commands. One JSON
  * file per host under $GPUORCH_STATE_DIR (default

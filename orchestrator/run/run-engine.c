@@ -1,4 +1,4 @@
-/* runner.c -- `gpuorch run`: load, package, run every host in parallel, record, report.
+/* run-engine.c -- `gpuorch run`: load, package, run every host in parallel, record, report.
  *
  * Order of work: everything that can be checked locally (spec, hosts file,
  * sources, git) is checked before any connection is made, so bad input
@@ -8,7 +8,7 @@
  * a cloud instance (cloud/lifecycle.h) is brought up on its own thread
  * before its run, fed by the heartbeat thread while it runs, and taken down
  * per after_run afterwards, Ctrl-C or not (run_instances below). */
-#include "run/runner.h"
+#include "run/run-engine.h"
 #include "run/resume.h"
 #include "core/error.h"
 #include "core/fsutil.h"

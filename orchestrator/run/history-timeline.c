@@ -1,4 +1,4 @@
-/* timeline.c -- `gpuorch history`'s engine: every run of an experiment across commits (timeline.h).
+/* history-timeline.c -- `gpuorch history`'s engine: every run of an experiment across commits (history-timeline.h).
  *
  * Runs come from the store's summaries (report/runsum.h); they are ordered
  * by their commit's place in `git log --topo-order --reverse --all` (oldest
@@ -10,11 +10,11 @@
  * point of its series by compare's one timing rule (compare_timing: the
  * stored samples, the factor, the instance factor across GPU instances).
  * Only the plotted points' samples are read (samples.txt). */
-#include "run/timeline.h"
+#include "run/history-timeline.h"
 #include "report/compare.h"
 #include "core/error.h"
 #include "core/fsutil.h"
-#include "report/history.h"
+#include "report/history-chart.h"
 #include "core/jsonutil.h"
 #include "run/rerun.h"
 #include "store/store.h"
@@ -466,7 +466,7 @@ static void tl_render_md(struct tl *t)
 	strbuf_release(&cell);
 }
 
-/* history.svg (report/history.h); for TFLOPS a slower run is a step down:
+/* history.svg (report/history-chart.h); for TFLOPS a slower run is a step down:
  * the points' steps are flipped for the chart and stay so */
 static void tl_render_svg(struct tl *t)
 {
