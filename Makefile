@@ -58,6 +58,12 @@ endef
 $(eval $(call EMBED,gpuorch_runner_sh,orchestrator/remote/runner.sh,remote/runner-script.h,remote/runner-sh))
 # the host's execd, built on the host by the start command (docs/runner.md)
 $(eval $(call EMBED,gpuorch_execd_c,orchestrator/remote/host/gpuorch-execd.c,remote/execd-source.h,remote/execd-src))
+# the host agent's sources, one bundle, built on the host (docs/runner.md)
+build/gen/agent-bundle.txt: $(sort $(wildcard orchestrator/host/*.[ch])) scripts/agent-bundle.sh
+	@mkdir -p $(@D)
+	scripts/agent-bundle.sh $(sort $(wildcard orchestrator/host/*.[ch])) >$@.tmp
+	mv -f $@.tmp $@
+$(eval $(call EMBED,gpuorch_agent_src,build/gen/agent-bundle.txt,remote/agent-source.h,remote/agent-src))
 # the CUPTI injection library that kernel_timing steps build on the host (docs/byo.md)
 $(eval $(call EMBED,gpuorch_ktrace_c,kernels/ktrace/gpuorch_ktrace.c,spec/ktrace-lib.h,spec/ktrace-lib))
 

@@ -46,7 +46,9 @@ struct exec_state {
 	struct remote_runner rr;
 	struct strbuf text;           /* the runner's plan */
 	struct strbuf sig_script;     /* the kept probe's check */
-	char *execd_dir, *execd_sock;
+	char *execd_dir, *execd_sock, *agent_dir;
+	int agent_noted;          /* "host runner: gpuorch-agent" said */
+	int via_execd_noted;      /* "through the host's execd" said */
 	int64_t budget_ms, deadline;
 	long long need_src, need_builds, need_out;   /* the disk it needs (diskspace.h), KiB */
 	/* a start that probes first (hostrun-setup.c, hr_probe_take) */
@@ -173,8 +175,12 @@ static enum go_status prepare(struct hostrun *hr, struct exec_state *es, struct 
 	}
 	free(es->execd_dir);
 	free(es->execd_sock);
+	free(es->agent_dir);
 	es->execd_dir = es->execd_sock = NULL;
 	rr->execd_dir = NULL;
+	/* the host agent (docs/runner.md): built there once, then it runs the runs */
+	es->agent_dir = hr->workdir ? xstrfmt("%s/agent", hr->workdir) : NULL;
+	rr->agent_dir = es->agent_dir;
 	if (hr->h->execd_idle_s > 0 && hr->workdir) {
 		es->execd_dir = xstrfmt("%s/execd", hr->workdir);
 		es->execd_sock = remote_execd_socket(es->execd_dir);
@@ -423,6 +429,19 @@ static int probe_first_ended(struct hostrun *hr, struct exec_state *es, enum go_
 	return 1;
 }
 
+/* Once a host-run: how the host ran it (the agent, the execd). */
+static void note_how(struct hostrun *hr, struct exec_state *es)
+{
+	if (es->info.agent[0] && !es->agent_noted) {
+		strbuf_addstr(&hr->out, "  host runner: gpuorch-agent (C, built on the host)\n");
+		es->agent_noted = 1;
+	}
+	if (!es->via_execd_noted && ssh_via_execd(hr->conn)) {
+		strbuf_addstr(&hr->out, "  through the host's execd (no login shell)\n");
+		es->via_execd_noted = 1;
+	}
+}
+
 static void exec_state_init(struct exec_state *es, struct hostrun *hr, struct strbuf *manifest)
 {
 	memset(es, 0, sizeof(*es));
@@ -446,7 +465,7 @@ enum go_status hr_execute(struct hostrun *hr)
 {
 	struct exec_state es;
 	struct strbuf err = STRBUF_INIT, manifest = STRBUF_INIT, probe_text = STRBUF_INIT;
-	int starts = 0, starts_seen = 0, via_execd_noted = 0, probe_first_done = 0;
+	int starts = 0, starts_seen = 0, probe_first_done = 0;
 	enum go_status st;
 
 	exec_state_init(&es, hr, &manifest);
@@ -507,10 +526,7 @@ enum go_status hr_execute(struct hostrun *hr)
 			hr_ship_host_has(hr, &es.ship);
 		if (st == GO_ERR_INTERRUPTED && es.j.ended && !es.feed_st)
 			st = GO_OK;   /* on_bytes stopped at the journal's end */
-		if (!via_execd_noted && ssh_via_execd(hr->conn)) {
-			strbuf_addstr(&hr->out, "  through the host's execd (no login shell)\n");
-			via_execd_noted = 1;
-		}
+		note_how(hr, &es);
 		if (es.execd_sock && es.info.execd[0] == '/' && !strcmp(es.info.execd, es.execd_sock))
 			ssh_use_execd(hr->conn, es.execd_sock);   /* it runs now: the next commands use it */
 		if (es.info.runner[0] && es.rr.reopen) {
@@ -605,6 +621,7 @@ out:
 	hr_ship_end(&es.ship);
 	free_bids(hr, &es);
 	free(es.execd_dir);
+	free(es.agent_dir);
 	free(es.execd_sock);
 	free(es.runner_error);
 	remote_start_info_release(&es.info);

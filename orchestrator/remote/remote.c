@@ -27,6 +27,7 @@
 #include "remote/remote.h"
 #include "remote/runner-script.h"
 #include "remote/execd-source.h"
+#include "remote/agent-source.h"
 #include "core/hash.h"
 
 #include <pthread.h>
@@ -40,6 +41,8 @@
 #define PLAN_MARKER "#--gpuorch-plan--"
 #define RUNNER_MARKER "#--gpuorch-runner--"
 #define EXECD_MARKER "#--gpuorch-execd--"
+#define AGENT_MARKER "#--gpuorch-agent--"        /* then the agent's files, each after */
+#define AGENT_FILE "#--gpuorch-agent-file-- "    /* this and its name (agent-bundle.sh) */
 #define SUN_PATH_MAX 107   /* sockaddr_un's sun_path less its NUL */
 
 /* stdin: the tar of the blobs sent (blobs.h; $tarlen bytes, none when 0),
@@ -70,8 +73,11 @@ static const char follow_script[] =
 	"fi\n"
 	"rtmp=$t/runner ptmp=$t/plan\n"
 	"[ \"$send\" != 1 ] || rtmp=$rd/runner.sh.tmp ptmp=$rd/plan.sh.tmp\n"
-	"head -c \"$txtlen\" | awk -v d=\"$t\" -v r=\"$rtmp\" -v p=\"$ptmp\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
-	"'$0 == a { s = 1; next } $0 == b { s = 2; next } $0 == c { s = 3; next } "
+	"mkdir \"$t/agent\" && head -c \"$txtlen\" | awk -v d=\"$t\" -v r=\"$rtmp\" -v p=\"$ptmp\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
+	"-v e='" AGENT_MARKER "' -v f='" AGENT_FILE "' "
+	"'$0 == a { s = 1; next } $0 == b { s = 2; next } $0 == c { s = 3; next } $0 == e { s = 4; next } "
+	"s == 4 && index($0, f) == 1 { if (o != \"\") close(o); o = d \"/agent/\" substr($0, length(f) + 1); next } "
+	"s == 4 { if (o != \"\") print > o; next } "
 	"{ print > (s == 3 ? d \"/execd\" : s == 2 ? p : s == 1 ? r : d \"/manifest\") }' || "
 	"{ rm -rf \"$t\"; exit 1; }\n"
 	"if [ -z \"$cdir\" ]; then\n"
@@ -192,11 +198,19 @@ static const char follow_script[] =
 	 * this shell (two shells fewer); one an earlier command left (another
 	 * gpuorch's, maybe) runs as a program of its own */
 	/* --resume: what was stopped or lost before it ended runs again (runner.sh reopen) */
+	/* the host agent runs the run once it is built there (runner.sh's
+	 * contract in C: docs/runner.md); runner.sh until then, and where it
+	 * cannot be built */
+	"ab=\n"
+	"[ -z \"$ad\" ] || [ ! -x \"$ad/gpuorch-agent-$av\" ] || ab=$ad/gpuorch-agent-$av\n"
 	"if [ \"$reopen\" = 1 ]; then\n"
-	"  a=$(sh \"$rd/runner.sh\" reopen \"$rd\") || { rm -rf \"$t\"; exit 1; }\n"
+	"  if [ -n \"$ab\" ]; then a=$(\"$ab\" reopen \"$rd\"); else a=$(sh \"$rd/runner.sh\" reopen \"$rd\"); fi ||\n"
+	"    { rm -rf \"$t\"; exit 1; }\n"
 	"  echo \"gpuorch-start: $a\"\n"
 	"fi\n"
-	"if [ \"$send\" = 1 ]; then\n"
+	"if [ -n \"$ab\" ]; then\n"
+	"  a=$(\"$ab\" start \"$rd\") && printf '%s\\n' \"$ab\" > \"$rd/runner.agent\"\n"   /* for the kill */
+	"elif [ \"$send\" = 1 ]; then\n"
 	"  RUNNER_SH=$rd/runner.sh GPUORCH_RUNNER_LIB=1\n"
 	"  . \"$rd/runner.sh\"\n"
 	"  unset GPUORCH_RUNNER_LIB\n"
@@ -231,14 +245,53 @@ static const char follow_script[] =
 	"    echo 'gpuorch-start: execd building'\n"
 	"  fi\n"
 	"fi\n"
+	/* the agent: built once per version like the execd, after the run's
+	 * runner has ended and at the lowest priority, from this start's copy
+	 * of its sources (one a start: two starts never share one); never
+	 * retried after a failed build (no cc: runner.sh stays) */
+	"if [ -n \"$ad\" ] && [ -z \"$ab\" ] && [ -s \"$t/agent/agent.h\" ] &&\n"
+	"   if [ -d \"$ad\" ]; then chmod 700 \"$ad\"; else mkdir -p -m 700 \"$ad\"; fi; then\n"
+	"  ab1=\"$ad/gpuorch-agent-$av\"\n"
+	"  if [ ! -f \"$ab1.failed\" ] && mv -f \"$t/agent\" \"$ab1.src.$$\"; then\n"
+	"    setsid sh -c 'flock \"$3\" true; exec 9>\"$1.build\"; flock -n 9 || { rm -rf \"$2\"; exit 0; }\n"
+	"      [ -x \"$1\" ] || { nice -n 19 cc -O2 -o \"$1.tmp.$$\" \"$2\"/*.c >\"$1.log\" 2>&1 &&\n"
+	"      mv -f \"$1.tmp.$$\" \"$1\" || { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; }; }; rm -rf \"$2\"' \\\n"
+	"      sh \"$ab1\" \"$ab1.src.$$\" \"$rd/runner.lock\" </dev/null >/dev/null 2>&1 &\n"
+	"    echo 'gpuorch-start: agent building'\n"
+	"  fi\n"
+	"fi\n"
 	"rm -rf \"$t\"\n"
+	"[ -z \"$ab\" ] || echo \"gpuorch-start: agent $ab\"\n"
 	"echo \"gpuorch-start: runner $a\"\n"
+	"[ -z \"$ab\" ] || exec \"$ab\" follow \"$rd\" \"$off\"\n"
 	"[ \"$send\" != 1 ] || cmd_follow \"$rd\" \"$off\"\n"   /* it execs tail */
 	"exec sh \"$rd/runner.sh\" follow \"$rd\" \"$off\"\n";
 
 static const char kill_script[] =
 	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd\" >&2; exit 3; }\n"
+	/* the agent that started the run stops it (either would: one contract) */
+	"if [ -s \"$rd/runner.agent\" ] && read -r ab < \"$rd/runner.agent\" && [ -x \"$ab\" ]; then\n"
+	"  exec \"$ab\" kill \"$rd\"\n"
+	"fi\n"
 	"exec sh \"$rd/runner.sh\" kill \"$rd\"\n";
+
+/* The agent's version: the first hex digits of its sources' sha256, computed once. */
+static char agent_ver[EXECD_VERSION_LEN + 1];
+
+static void agent_version_once(void)
+{
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_hex(gpuorch_agent_src, gpuorch_agent_src_len, hex);
+	memcpy(agent_ver, hex, EXECD_VERSION_LEN);
+	agent_ver[EXECD_VERSION_LEN] = '\0';
+}
+
+static const char *agent_version(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, agent_version_once);
+	return agent_ver;
+}
 
 /* The execd's version: the first hex digits of its source's sha256, computed once. */
 static char execd_ver[EXECD_VERSION_LEN + 1];
@@ -304,6 +357,8 @@ static void start_line(struct remote_start_info *info, const char *v)
 		info->missing = xrealloc(info->missing, sizeof(*info->missing) * (size_t)(info->nmissing + 1));
 		info->missing[info->nmissing++] = xstrdup(v + 8);
 	}
+	else if (!strncmp(v, "agent /", 7))
+		snprintf(info->agent, sizeof(info->agent), "%s", v + 6);
 	else if (!strncmp(v, "execd ", 6))
 		snprintf(info->execd, sizeof(info->execd), "%s", v + 6);
 	else if (!strncmp(v, "disk short ", 11))
@@ -344,6 +399,8 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	execd_version(ver);
 	assign(vars, "xd", sock ? r->execd_dir : "");
 	assign(vars, "xv", ver);
+	assign(vars, "ad", r->agent_dir ? r->agent_dir : "");
+	assign(vars, "av", agent_version());
 	snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
 	assign(vars, "xidle", num);
 	free(sock);
@@ -367,6 +424,12 @@ static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
 	if (r->execd_dir) {
 		strbuf_addstr(in, EXECD_MARKER "\n");
 		strbuf_add(in, gpuorch_execd_c, gpuorch_execd_c_len);
+		if (in->len && in->buf[in->len - 1] != '\n')
+			strbuf_addch(in, '\n');
+	}
+	if (r->agent_dir) {
+		strbuf_addstr(in, AGENT_MARKER "\n");
+		strbuf_add(in, gpuorch_agent_src, gpuorch_agent_src_len);
 	}
 }
 

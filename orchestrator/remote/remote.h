@@ -45,6 +45,11 @@ struct remote_runner {
 	 * login shell. NULL: no execd. */
 	const char *execd_dir;
 	int execd_idle_s;         /* it leaves after this long unused */
+	/* The host agent (orchestrator/host/, docs/runner.md): its directory on
+	 * the host, absolute (W/agent). The start command carries its sources;
+	 * the host builds it there once per version (after the run, at nice 19),
+	 * and from then on it runs the runs in runner.sh's place. NULL: runner.sh. */
+	const char *agent_dir;
 	/* Probe first (a host with no kept probe): the command runs probe_text
 	 * (probe_script_text) and then waits; on_probe gets the probe's output,
 	 * fills in the fields above that depend on it (directories, plan,
@@ -83,6 +88,7 @@ struct remote_start_info {
 	char runner[64];          /* "started PID", "running PID" or "finished" */
 	int reopened;             /* with reopen: the builds and steps that will run again */
 	long long disk_short_kib; /* need_kib was not free: the KiB free + 1; 0: not short */
+	char agent[256];          /* the host agent that runs the run; "" for runner.sh */
 	char execd[256];          /* the execd's socket when it runs, "building" while it is
 				   * built, "" when none was asked for or it cannot be */
 	int probe_unanswered;     /* probe first: the command ended before the probe's end */
