@@ -3,7 +3,7 @@
 # `spec check` over many steps (issue 31 item 6): both must grow linearly.
 #
 #   scripts/bench-journal.sh [--steps N] [--marks "1000 5000 20000"] [--run-marks M]
-#                            [--gpuorch PATH]
+#                            [--gpuorch PATH] [--runner agent|sh]
 #
 # The experiment is the test fixture's CPU program (cpu/cputimer.c, a busy
 # loop of 1,000 iterations, one benchmark step per problem) with N problems
@@ -19,6 +19,8 @@
 #      time, not these); then the run's wall time and run.json's size (a
 #      finished run keeps no journal).
 # --run-marks: other marks for the run (default --marks); --steps 0: no run.
+# --runner: the host runner of the run measured: the host agent (default:
+# a one-step run first, after which the host builds it) or runner.sh (sh).
 # Linear: bytes per step stay flat from mark to mark, CPU and time per step too.
 # Needs nvcc (the program is built like any other), sshd, awk.
 set -eu
@@ -28,8 +30,10 @@ GPUORCH=$SRCDIR/build/gpuorch
 STEPS=20000
 MARKS="1000 5000 20000"
 RUNMARKS=
+RUNNER=agent
 while [ $# -gt 0 ]; do
 	case $1 in
+	--runner) RUNNER=$2; shift 2 ;;
 	--steps) STEPS=$2; shift 2 ;;
 	--marks) MARKS=$2; shift 2 ;;
 	--run-marks) RUNMARKS=$2; shift 2 ;;
@@ -102,9 +106,27 @@ done
 rm -f "$TRASH"/proj/experiments/s*.json
 [ "$STEPS" -gt 0 ] || exit 0
 spec "$STEPS" "$TRASH/proj/experiments/run.json"
+spec 1 "$TRASH/proj/experiments/warm.json"
 (cd "$TRASH/proj" && git add -A && git commit -qm spec)
 
-echo "run of $STEPS steps on 127.0.0.1 (journal watched every 0.2 s):"
+# a first run on a host ships the host agent, which the host builds after
+# it (docs/runner.md): the run measured runs under the agent, as every run
+# after a host's first does; --runner sh: under runner.sh (no warm-up run)
+if [ "$RUNNER" = agent ]; then
+	(cd "$TRASH/proj" && "$GPUORCH" run experiments/warm.json --hosts ../hosts.json --plain \
+		>"$TRASH/warm.out" 2>&1) || { cat "$TRASH/warm.out" >&2; exit 1; }
+	W=$(sshd_var a WORKDIR)
+	i=0
+	until find "$W/agent" -name 'gpuorch-agent-*' ! -name '*.*' -perm -100 2>/dev/null | grep -q .; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || { echo "bench-journal.sh: the host agent was not built in 120 s" >&2; exit 1; }
+		sleep 0.2
+	done
+else
+	W=$(sshd_var a WORKDIR)   # the host's first run: runner.sh (the agent is built after it)
+fi
+
+echo "run of $STEPS steps on 127.0.0.1 under the host's $RUNNER (journal watched every 0.2 s):"
 t0=$(now)
 (cd "$TRASH/proj" && exec "$GPUORCH" run experiments/run.json --hosts ../hosts.json --plain \
 	>"$TRASH/run.out" 2>&1) &
@@ -121,7 +143,7 @@ while kill -0 "$RUNPID" 2>/dev/null; do
 		if [ "$b" -gt "$maxb" ]; then maxb=$b maxs=$s maxt=$el; fi
 		for m in $left; do
 			if [ "$s" -ge "$m" ]; then
-				rp=$(pgrep -f "runner.sh run $TRASH" | head -n 1)
+				rp=$(cat "$(dirname "$(ls -d "$W"/runs/*/journal | tail -n 1)")/runner.pid" 2>/dev/null)
 				printf '  %6d steps in the journal: %10d bytes, %5d bytes/step, %8.1f s since the start, CPU s: controller %s, host runner %s\n' \
 					"$s" "$b" $((b / s)) "$el" "$(cpu "$RUNPID")" "$(cpu "${rp:-0}")"
 				left=$(echo "$left" | tr ' ' '\n' | awk -v m="$m" '$1 != m' | tr '\n' ' ')
@@ -132,7 +154,7 @@ while kill -0 "$RUNPID" 2>/dev/null; do
 done
 wait "$RUNPID" && rc=0 || rc=$?
 RUNPID=
-run=$(ls -d "$TRASH"/reports/*/*/ | head -n 1)
+run=$(ls -d "$TRASH"/reports/*/*/ | tail -n 1)
 if [ "$maxs" -gt 0 ]; then
 	printf '  largest journal seen: %d bytes at %d steps (%d bytes/step), %.1f s\n' \
 		"$maxb" "$maxs" $((maxb / maxs)) "$maxt"
