@@ -437,21 +437,23 @@ echo "gpuorch: $GPUORCH ($("$GPUORCH" --version 2>/dev/null | head -n 1); built 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) (shared with other work)"
 echo "rc account: its ~/.bashrc costs $RC_MEASURED CPU-s per SSH command's shell (remote CPU of \`ssh host true\` less the clean account's, medians of 3; a loop of $LOOP, calibrated to --rc-cost $RC_COST)"
 echo "one 'ssh host true': clean account $(shell_cost clean); rc account $(shell_cost rc)"
-# wait_execd ACCOUNT N: the execds the fresh run built in the background run
+# wait_execd ACCOUNT N: the execds (not in MODE shell) and the host agents
+# that the fresh run built in the background are there (the re-runs use them)
 wait_execd() {
-	[ "$MODE" != shell ] || return 0
 	_w=0
 	while [ $_w -lt 600 ]; do
 		_up=0 _i=1
 		while [ $_i -le "$2" ]; do
-			ls "$(sshd_var "$1$_i" WORKDIR)"/execd/*.sock >/dev/null 2>&1 && _up=$((_up + 1))
+			{ [ "$MODE" = shell ] || ls "$(sshd_var "$1$_i" WORKDIR)"/execd/*.sock >/dev/null 2>&1; } &&
+				find "$(sshd_var "$1$_i" WORKDIR)/agent" -name 'gpuorch-agent-*' ! -name '*.*' -perm -100 \
+					2>/dev/null | grep -q . && _up=$((_up + 1))
 			_i=$((_i + 1))
 		done
 		[ $_up -eq "$2" ] && return 0
 		sleep 0.1
 		_w=$((_w + 1))
 	done
-	echo "  (warning: not every execd came up within 60 s)"
+	echo "  (warning: not every execd and host agent came up within 60 s)"
 }
 
 for case in $CASES; do

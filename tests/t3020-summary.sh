@@ -50,17 +50,26 @@ test_expect_success 'run.json stores every sample, packed (timing.samples), and 
 	test "$(jq_ $run/summary.json hosts.0.steps.$j.result.timing.n)" = "$total"
 '
 
+# hist ARGS: gpuorch history in proj; its exit 1 (the newest run is a
+# regression: these runs time a CPU loop on a loaded machine) is a verdict,
+# not a failure of the listing these tests compare
+hist() {
+	(cd proj && "$GPUORCH" history "$@")
+	_rc=$?
+	[ $_rc -le 1 ] || { echo "gpuorch history $* exited $_rc" >&2; return 1; }
+}
+
 test_expect_success 'runs and history print the same from summaries as from run.json' '
 	exp=$(jq_ $(last_run_dir)/run.json experiment.name) &&
 	"$GPUORCH" runs >runs.sum &&
-	(cd proj && "$GPUORCH" history "$exp" --reports ../reports) >hist.sum &&
+	hist "$exp" --reports ../reports >hist.sum &&
 	# a directory where summary.json would go: it cannot be written, so
 	# the listing comes from run.json in memory (samples inline)
 	mkdir -p keep && for d in reports/*/*/; do
 		mv $d/summary.json keep/$(basename $d).json && mkdir $d/summary.json || return 1
 	done &&
 	"$GPUORCH" runs >runs.full &&
-	(cd proj && "$GPUORCH" history "$exp" --reports ../reports) >hist.full &&
+	hist "$exp" --reports ../reports >hist.full &&
 	diff -u runs.full runs.sum &&
 	diff -u hist.full hist.sum &&
 	{ grep "n=[0-9]" hist.sum || { echo "history printed no sample count:"; cat hist.sum; false; }; } &&
@@ -135,8 +144,8 @@ test_expect_success 'runs --limit 1 shows one run' '
 
 test_expect_success 'history --metric speaks the spec names; the old name still works' '
 	exp=$(jq_ $(last_run_dir)/run.json experiment.name) &&
-	(cd proj && "$GPUORCH" history "$exp" --reports ../reports --metric latency_us) >m1.out &&
-	(cd proj && "$GPUORCH" history "$exp" --reports ../reports --metric latency) >m2.out &&
+	hist "$exp" --reports ../reports --metric latency_us >m1.out &&
+	hist "$exp" --reports ../reports --metric latency >m2.out &&
 	diff -u m1.out m2.out &&
 	(cd proj && test_expect_code 2 "$GPUORCH" history "$exp" --reports ../reports --metric p50) 2>m3.err &&
 	{ grep "latency_us, tflops or gbps" m3.err || { echo "history --metric p50 said:"; cat m3.err; false; }; }

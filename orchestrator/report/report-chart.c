@@ -4,7 +4,6 @@
  * top. The charts are files beside report.md (charts/HOST-PROBLEM.svg, written by report_write);
  * the section links them and says in words what they show. Built from run.json alone. */
 #include "report/report-int.h"
-#include "core/strdistinct.h"
 
 #include <errno.h>
 #include <math.h>
@@ -58,22 +57,6 @@ static int bars_for(const cJSON *h, const char *problem, struct bar *out)
 	}
 	qsort(out, (size_t)n, sizeof(*out), cmp_bar);
 	return n;
-}
-
-/* Distinct problems of h's benchmark steps, in the order they ran. */
-static int problems_of(const cJSON *h, const char **out, int max)
-{
-	const cJSON *s;
-	const char **all = xmalloc(sizeof(*all) * (size_t)(cJSON_GetArraySize(rr_arr(h, "steps")) + 1));
-	int n = 0, i;
-	FOR_EACH_OBJ(s, rr_arr(h, "steps"))
-		if (rr_str(s, "problem") && rr_streq(rr_str(s, "kind"), "benchmark"))
-			all[n++] = rr_str(s, "problem");
-	n = str_distinct(all, n);
-	for (i = 0; i < n && i < max; i++)
-		out[i] = all[i];
-	free(all);
-	return i;
 }
 
 /* "charts/HOST-PROBLEM.svg", every byte outside [A-Za-z0-9._-] as '_' */
@@ -173,7 +156,7 @@ static void each_chart(const cJSON *run, void (*fn)(const char *name, const char
 	const cJSON *h;
 	FOR_EACH_OBJ(h, rr_arr(run, "hosts")) {
 		const char *probs[64];
-		int np = problems_of(h, probs, 64), i;
+		int np = rpt_problems(NULL, h, "benchmark", probs, 64), i;
 		for (i = 0; i < np; i++) {
 			struct bar b[MAX_BARS];
 			struct strbuf name = STRBUF_INIT, svg = STRBUF_INIT, title = STRBUF_INIT;

@@ -28,18 +28,17 @@ int rpt_is_baseline(const cJSON *step)
 	return rr_streq(rr_str(step, "role"), "baseline");
 }
 
-/* Distinct problem names: the spec's, then any others the host ran. */
-static int problem_list(const struct rpt_ctx *c, const cJSON *h, const char **out, int max)
+int rpt_problems(const cJSON *spec, const cJSON *h, const char *kind, const char **out, int max)
 {
 	const cJSON *p, *s;
-	const char **all = xmalloc(sizeof(*all) * (size_t)(cJSON_GetArraySize(rr_arr(c->spec, "problems")) +
+	const char **all = xmalloc(sizeof(*all) * (size_t)(cJSON_GetArraySize(rr_arr(spec, "problems")) +
 							   cJSON_GetArraySize(rr_arr(h, "steps")) + 1));
 	int n = 0, i;
-	FOR_EACH_OBJ(p, rr_arr(c->spec, "problems"))
+	FOR_EACH_OBJ(p, rr_arr(spec, "problems"))
 		if (rr_str(p, "name"))
 			all[n++] = rr_str(p, "name");
 	FOR_EACH_OBJ(s, rr_arr(h, "steps"))
-		if (rr_str(s, "problem"))
+		if (rr_str(s, "problem") && (!kind || rr_streq(rr_str(s, "kind"), kind)))
 			all[n++] = rr_str(s, "problem");
 	n = str_distinct(all, n);
 	for (i = 0; i < n && i < max; i++)
@@ -196,7 +195,7 @@ void rpt_judge_all(struct rpt_ctx *c)
 				judge(c, e, h, problem);
 			} else {
 				const char *probs[MAX_PROBLEMS];
-				int n = problem_list(c, h, probs, MAX_PROBLEMS), i;
+				int n = rpt_problems(c->spec, h, NULL, probs, MAX_PROBLEMS), i;
 				for (i = 0; i < n; i++)
 					judge(c, e, h, probs[i]);
 				if (!n)
@@ -856,7 +855,7 @@ void rpt_section_results(struct rpt_ctx *c)
 			strbuf_addstr(md, "\n\n");
 			continue;
 		}
-		n = problem_list(c, h, probs, MAX_PROBLEMS);
+		n = rpt_problems(c->spec, h, NULL, probs, MAX_PROBLEMS);
 		for (i = 0; i < n; i++)
 			results_problem(c, h, probs[i]);
 	}
