@@ -275,15 +275,21 @@ static const char kill_script[] =
 	"fi\n"
 	"exec sh \"$rd/runner.sh\" kill \"$rd\"\n";
 
-/* The agent's version: the first hex digits of its sources' sha256, computed once. */
+/* A shipped source's version: the first hex digits of its sha256. */
+static void version_of(const unsigned char *src, size_t len, char out[EXECD_VERSION_LEN + 1])
+{
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_hex(src, len, hex);
+	memcpy(out, hex, EXECD_VERSION_LEN);
+	out[EXECD_VERSION_LEN] = '\0';
+}
+
+/* The agent's version (its sources'), computed once. */
 static char agent_ver[EXECD_VERSION_LEN + 1];
 
 static void agent_version_once(void)
 {
-	char hex[SHA256_HEX_LEN + 1];
-	sha256_hex(gpuorch_agent_src, gpuorch_agent_src_len, hex);
-	memcpy(agent_ver, hex, EXECD_VERSION_LEN);
-	agent_ver[EXECD_VERSION_LEN] = '\0';
+	version_of(gpuorch_agent_src, gpuorch_agent_src_len, agent_ver);
 }
 
 static const char *agent_version(void)
@@ -293,15 +299,12 @@ static const char *agent_version(void)
 	return agent_ver;
 }
 
-/* The execd's version: the first hex digits of its source's sha256, computed once. */
+/* The execd's version (its source's), computed once. */
 static char execd_ver[EXECD_VERSION_LEN + 1];
 
 static void execd_version_once(void)
 {
-	char hex[SHA256_HEX_LEN + 1];
-	sha256_hex(gpuorch_execd_c, gpuorch_execd_c_len, hex);
-	memcpy(execd_ver, hex, EXECD_VERSION_LEN);
-	execd_ver[EXECD_VERSION_LEN] = '\0';
+	version_of(gpuorch_execd_c, gpuorch_execd_c_len, execd_ver);
 }
 
 /* "sh -c 'ASSIGNMENTS SCRIPT'" */
