@@ -124,4 +124,25 @@ test_expect_success 'the execd: a running one is stopped, its build kept however
 	wait_for 60 "test -x \"$b\""
 '
 
+# the host agent (docs/runner.md): its current version stays however old;
+# another version, old and named by no running run, goes with its log
+test_expect_success 'the host agent: this version kept however old; an old other version removed' '
+	W=$(cat wdir) &&
+	wait_for 120 "find \"$W/agent\" -name \"gpuorch-agent-*\" ! -name \"*.*\" -perm -100 | grep -q ." &&
+	cur=$(find "$W/agent" -name "gpuorch-agent-*" ! -name "*.*" -perm -100 | head -n 1) &&
+	cp "$cur" "$W/agent/gpuorch-agent-0123456789ab" && : >"$W/agent/gpuorch-agent-0123456789ab.log" &&
+	cp "$cur" "$W/agent/gpuorch-agent-fedcba987654" &&
+	touch -d "30 days ago" "$cur" "$W/agent/gpuorch-agent-0123456789ab" &&
+	"$GPUORCH" hosts clean --hosts hosts.json --older-than 7 --dry-run >a1.out && cat a1.out &&
+	grep "would remove agent/gpuorch-agent-0123456789ab " a1.out &&
+	test -x "$W/agent/gpuorch-agent-0123456789ab" &&
+	"$GPUORCH" hosts clean --hosts hosts.json --older-than 7 >a2.out && cat a2.out &&
+	grep "old agent builds\|old execd and agent builds" a2.out &&
+	grep "removed agent/gpuorch-agent-0123456789ab " a2.out &&
+	test ! -e "$W/agent/gpuorch-agent-0123456789ab" && test ! -e "$W/agent/gpuorch-agent-0123456789ab.log" &&
+	: "this gpuorch'"'"'s version stays, however old; another one not old yet stays too" &&
+	test -x "$cur" && test -x "$W/agent/gpuorch-agent-fedcba987654" &&
+	! grep "gpuorch-agent-fedcba987654\|removed agent/${cur##*/} " a2.out
+'
+
 test_done

@@ -181,7 +181,9 @@ static int clean_hosts(const struct hosts *hs, int accept_new, double days, int 
 			       r.blobs, r.blobs == 1 ? "" : "s", r.objects, r.objects == 1 ? "" : "s",
 			       (double)r.kib / 1024.0, days,
 			       days == 1 ? "" : "s", r.kept_live ? "; kept the sources of a live run" : "",
-			       r.execds ? "; and old execd builds (see below)" : "");
+			       r.execds && r.agents ? "; and old execd and agent builds (see below)"
+			       : r.execds ? "; and old execd builds (see below)"
+			       : r.agents ? "; and old agent builds (see below)" : "");
 			if (r.execds_stopped)
 				printf("    %s %d running execd%s (each exits once its commands end)\n",
 				       dry_run ? "would stop" : "stopped", r.execds_stopped,

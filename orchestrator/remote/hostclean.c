@@ -1,5 +1,6 @@
 /* hostclean.c -- the one remote command that cleans a host's work directory (hostclean.h). */
 #include "remote/hostclean.h"
+#include "remote/remote.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,24 @@ static const char clean_script[] =
 	"    echo \"gpuorch-clean: execd ${k:-0} $b\"\n"
 	"  fi\n"
 	"done\n"
+	/* a host agent of another version than this gpuorch's (av), old, and
+	 * named by no run that is running (RD/runner.agent): binary, log, marks */
+	"for b in agent/gpuorch-agent-*; do\n"
+	"  [ -f \"$b\" ] || continue\n"
+	"  case ${b##*/gpuorch-agent-} in *.*) continue;; \"$av\") continue;; esac\n"
+	"  old \"$b\" || continue\n"
+	"  u=0\n"
+	"  for r in runs/*; do\n"
+	"    [ -s \"$r/runner.agent\" ] && [ -f \"$r/runner.lock\" ] || continue\n"
+	"    flock -n \"$r/runner.lock\" true 2>/dev/null && continue\n"
+	"    [ \"$(cat \"$r/runner.agent\")\" != \"$w/$b\" ] || u=1\n"
+	"  done\n"
+	"  [ $u = 0 ] || continue\n"
+	"  k=$(du -sk \"$b\" 2>/dev/null | cut -f1)\n"
+	"  if [ \"$dry\" = 1 ] || rm -rf \"$b\" \"$b.log\" \"$b.failed\" \"$b.build\" \"$b\".src.*; then\n"
+	"    echo \"gpuorch-clean: agent ${k:-0} $b\"\n"
+	"  fi\n"
+	"done\n"
 	"echo 'gpuorch-clean: done'\n";
 
 static void assign(struct strbuf *sb, const char *var, const char *val)
@@ -137,6 +156,7 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 	snprintf(num, sizeof(num), "%ld", older_than_min);
 	assign(&body, "m", num);
 	assign(&body, "dry", dry_run ? "1" : "0");
+	assign(&body, "av", remote_agent_version());
 	strbuf_addstr(&body, clean_script);
 	st = run_script(c, body.buf, "clean", workdir, &out, err);
 	for (line = st == GO_OK ? strtok_r(out.buf, "\n", &save) : NULL; line;
@@ -155,6 +175,7 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 			int *n = !strcmp(kind, "run") ? &res->runs : !strcmp(kind, "content") ? &res->contents
 				 : !strcmp(kind, "build") ? &res->builds : !strcmp(kind, "blob") ? &res->blobs
 				 : !strcmp(kind, "execd") ? &res->execds
+				 : !strcmp(kind, "agent") ? &res->agents
 				 : !strcmp(kind, "stopped") ? &res->execds_stopped
 				 : !strcmp(kind, "object") ? &res->objects : NULL;
 			if (n)

@@ -24,6 +24,7 @@ struct hostclean_result {
 	int runs, contents, builds, blobs;   /* removed (or, dry, to remove) */
 	int execds;                          /* execd builds (W/execd) of versions not running */
 	int execds_stopped;                  /* running execds stopped (their sockets removed) */
+	int agents;                          /* host agents (W/agent) of other versions, unused */
 	int objects;                         /* compiled objects (W/objects) */
 	long long kib;                       /* their size */
 	int kept_live;                       /* content dirs kept for a live run */

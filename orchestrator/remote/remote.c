@@ -292,7 +292,7 @@ static void agent_version_once(void)
 	version_of(gpuorch_agent_src, gpuorch_agent_src_len, agent_ver);
 }
 
-static const char *agent_version(void)
+const char *remote_agent_version(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, agent_version_once);
@@ -403,7 +403,7 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	assign(vars, "xd", sock ? r->execd_dir : "");
 	assign(vars, "xv", ver);
 	assign(vars, "ad", r->agent_dir ? r->agent_dir : "");
-	assign(vars, "av", agent_version());
+	assign(vars, "av", remote_agent_version());
 	snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
 	assign(vars, "xidle", num);
 	free(sock);

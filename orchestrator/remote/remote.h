@@ -76,6 +76,8 @@ void execd_version(char out[EXECD_VERSION_LEN + 1]);
 /* The socket of this version's execd in execd_dir; NULL when execd_dir is
  * not absolute or the path is too long for a Unix socket (no execd then). */
 char *remote_execd_socket(const char *execd_dir);
+/* The host agent's version this gpuorch ships (its sources' sha256, 12 hex digits). */
+const char *remote_agent_version(void);
 
 /* What the start said, on the host's side (out of follow's stderr). */
 struct remote_start_info {
