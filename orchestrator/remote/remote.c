@@ -73,9 +73,12 @@ static const char follow_script[] =
 	"fi\n"
 	"rtmp=$t/runner ptmp=$t/plan\n"
 	"[ \"$send\" != 1 ] || rtmp=$rd/runner.sh.tmp ptmp=$rd/plan.sh.tmp\n"
-	"mkdir \"$t/agent\" && head -c \"$txtlen\" | awk -v d=\"$t\" -v r=\"$rtmp\" -v p=\"$ptmp\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
+	"ab=\n"
+	"[ -z \"$ad\" ] || [ ! -x \"$ad/gpuorch-agent-$av\" ] || ab=$ad/gpuorch-agent-$av\n"
+	"mkdir \"$t/agent\" && head -c \"$txtlen\" | awk -v d=\"$t\" -v ka=\"$ab\" -v r=\"$rtmp\" -v p=\"$ptmp\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
 	"-v e='" AGENT_MARKER "' -v f='" AGENT_FILE "' "
 	"'$0 == a { s = 1; next } $0 == b { s = 2; next } $0 == c { s = 3; next } $0 == e { s = 4; next } "
+	"s == 4 && ka != \"\" { next } "
 	"s == 4 && index($0, f) == 1 { if (o != \"\") close(o); o = d \"/agent/\" substr($0, length(f) + 1); next } "
 	"s == 4 { if (o != \"\") print > o; next } "
 	"{ print > (s == 3 ? d \"/execd\" : s == 2 ? p : s == 1 ? r : d \"/manifest\") }' || "
@@ -201,8 +204,6 @@ static const char follow_script[] =
 	/* the host agent runs the run once it is built there (runner.sh's
 	 * contract in C: docs/runner.md); runner.sh until then, and where it
 	 * cannot be built */
-	"ab=\n"
-	"[ -z \"$ad\" ] || [ ! -x \"$ad/gpuorch-agent-$av\" ] || ab=$ad/gpuorch-agent-$av\n"
 	"if [ \"$reopen\" = 1 ]; then\n"
 	"  if [ -n \"$ab\" ]; then a=$(\"$ab\" reopen \"$rd\"); else a=$(sh \"$rd/runner.sh\" reopen \"$rd\"); fi ||\n"
 	"    { rm -rf \"$t\"; exit 1; }\n"
