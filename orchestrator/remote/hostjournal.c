@@ -10,6 +10,7 @@
 #include "remote/hostjournal.h"
 
 #include <errno.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,18 @@ void journal_init(struct journal *j, uint64_t offset)
 	strbuf_init(&j->pending, 0);
 }
 
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
 void journal_release(struct journal *j)
 {
-	int i;
-	for (i = 0; i < j->nseen; i++)
-		free(j->seen[i]);
-	free(j->seen);
+	while (j->seen) {   /* POSIX has no tdestroy: the root, one at a time */
+		char *key = *(char **)j->seen;
+		tdelete(key, &j->seen, cmp_key);
+		free(key);
+	}
 	free(j->end_status);
 	free(j->last_bad);
 	strbuf_release(&j->pending);
@@ -58,21 +65,17 @@ static const char *end_kind(const char *ev)
 static int seen_before(struct journal *j, const char *kind, const char *id)
 {
 	char *key = xstrfmt("%s\n%s", kind, id);
-	int i;
-	for (i = 0; i < j->nseen; i++) {
-		if (!strcmp(j->seen[i], key)) {
-			free(key);
-			return 1;
-		}
+	char **at = tsearch(key, &j->seen, cmp_key);
+	if (!at) {
+		fprintf(stderr, "fatal: out of memory reading a host's journal\n");
+		abort();
 	}
-	if (j->nseen == j->aseen) {
-		j->aseen = j->aseen ? 2 * j->aseen : 16;
-		j->seen = xrealloc(j->seen, (size_t)j->aseen * sizeof(*j->seen));
+	if (*at != key) {
+		free(key);
+		return 1;
 	}
-	j->seen[j->nseen++] = key;
 	return 0;
 }
-
 static void bad_line(struct journal *j, uint64_t at, const char *why)
 {
 	j->nbad++;

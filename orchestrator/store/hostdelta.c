@@ -115,20 +115,37 @@ static cJSON *part(cJSON **slot, int array)
 }
 
 /* The items of arr that the shadow k lacks, into ins[key]; 0 when an item
- * the shadow holds is gone from arr (the caller then sets it whole). */
+ * the shadow holds is gone from arr (the caller then sets it whole). One
+ * walk over arr: the new shadow is gathered on the way (a second walk per
+ * step was a third of the controller's time at 3,000 steps). */
 static int array_inserts(struct hostdelta_key *k, const cJSON *arr, cJSON **ins)
 {
 	const cJSON *c;
 	cJSON *list = NULL;
-	int j = 0, pos = 0;
+	const cJSON **now = NULL;
+	int j = 0, pos = 0, cap = 0;
 	for (c = arr->child; c; c = c->next, pos++) {
 		cJSON *pair;
+		if (!list && j < k->n && c == k->items[j]) {
+			j++;
+			continue;
+		}
+		if (!list) {   /* the first new item: the shadow's first pos items are arr's */
+			list = cJSON_CreateArray();
+			cap = 2 * (pos + 1) + 16;
+			now = xmalloc((size_t)cap * sizeof(*now));
+			if (pos)
+				memcpy(now, k->items, (size_t)pos * sizeof(*now));
+		}
+		if (pos == cap) {
+			cap *= 2;
+			now = xrealloc(now, (size_t)cap * sizeof(*now));
+		}
+		now[pos] = c;
 		if (j < k->n && c == k->items[j]) {
 			j++;
 			continue;
 		}
-		if (!list)
-			list = cJSON_CreateArray();
 		pair = cJSON_CreateArray();
 		cJSON_AddItemToArray(pair, cJSON_CreateNumber(pos));
 		cJSON_AddItemReferenceToArray(pair, (cJSON *)c);
@@ -136,11 +153,15 @@ static int array_inserts(struct hostdelta_key *k, const cJSON *arr, cJSON **ins)
 	}
 	if (j < k->n) {
 		cJSON_Delete(list);
+		free(now);
 		return 0;
 	}
 	if (list) {
 		cJSON_AddItemToObject(part(ins, 0), k->key, list);
-		take_items(k, arr);
+		free(k->items);
+		k->items = now;
+		k->n = pos;
+		k->alloc = cap;
 	}
 	return 1;
 }
