@@ -85,6 +85,13 @@ for spec in "$@"; do
 		>"$out/run-$(basename "$spec" .json).txt" 2>&1
 	echo "exit $?"
 	tail -n 25 "$out/run-$(basename "$spec" .json).txt"
+	# a host's first run builds its agent after it (docs/runner.md): let that
+	# build end, so that the next SPEC runs under the agent (bounded: 60 s)
+	for _ in $(seq 120); do
+		ls -d "$HOME"/.gpuorch-*/agent/*.src.* >/dev/null 2>&1 || break
+		sleep 0.5
+	done
+	ls "$HOME"/.gpuorch-*/agent/ 2>/dev/null | sed 's/^/agent dir: /'
 	tar czf "$out/reports.tgz" "$reports"
 done
 build/gpuorch runs --reports "$reports" | tee "$out/runs.txt"

@@ -48,6 +48,7 @@ test_expect_success 'a first run ships the agent and runs under runner.sh; the h
 	run hosts.json two >r1.out 2>&1 &&
 	cat r1.out &&
 	! grep "host runner: gpuorch-agent" r1.out &&
+	test "$(jq_ "$(last_run_dir)/run.json" hosts.0.runner)" = runner.sh &&
 	W=$(sshd_var a WORKDIR) &&
 	wait_for 120 "find \"$W/agent\" -name \"gpuorch-agent-*\" ! -name \"*.*\" -perm -100 | grep -q ." &&
 	test "$(stat -c %a "$W/agent")" = 700 &&
@@ -61,6 +62,7 @@ test_expect_success 'the next run runs under the agent: the same record, its jou
 	test_grep "host runner: gpuorch-agent" r2.out &&
 	d=$(last_run_dir) && id=$(basename "$d") &&
 	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.runner)" = gpuorch-agent &&
 	test "$(jq_ "$d/run.json" hosts.0.steps.0.status)" = PASS &&
 	test "$(jq_ "$d/run.json" hosts.0.steps.1.status)" = PASS &&
 	W=$(sshd_var a WORKDIR) &&
@@ -108,6 +110,7 @@ test_expect_success 'a host whose cc does not work: the agent build fails once, 
 	! grep "host runner: gpuorch-agent" b2.out &&
 	d=$(last_run_dir) &&
 	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.runner)" = runner.sh &&
 	: "not built again" && sleep 2 &&
 	test "$(ls "$W"/agent/*.log | wc -l)" = 1 &&
 	! ls -d "$W"/agent/*.src.* >/dev/null 2>&1

@@ -64,6 +64,7 @@ test_expect_success 'basic.json on the cluster: every build and step ran as a Sl
 	cat run.out &&
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json outcome)" = passed &&
+	test "$(jq_ $run/run.json hosts.0.runner)" = slurm-job &&
 	test "$(jq_ $run/run.json hosts.0.scheduler.api_version)" = v0.0.38 &&
 	test "$(jq_ $run/run.json hosts.0.scheduler.partition)" = debug &&
 	test "$(jq_ $run/run.json hosts.0.status)" = ok &&

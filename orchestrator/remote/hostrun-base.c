@@ -76,6 +76,14 @@ void hostrun_status(struct hostrun *hr, const char *status, const char *error)
 	hostrun_save(hr);
 }
 
+void hostrun_runner(struct hostrun *hr, const char *runner)
+{
+	record_lock(hr->ctx->rec);
+	cJSON_ReplaceItemInObject(hr->hj, "runner", cJSON_CreateString(runner));
+	record_unlock(hr->ctx->rec);
+	hostrun_save(hr);
+}
+
 void hr_fail_host(struct hostrun *hr, const char *phase_name, int64_t t0, const char *msg)
 {
 	hr->failed = 1;

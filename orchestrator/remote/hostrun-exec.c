@@ -17,6 +17,7 @@
 #include "remote/probecache.h"
 #include "remote/runplan.h"
 #include "core/jsonutil.h"
+#include "core/strindex.h"
 #include "core/timeutil.h"
 
 #include <limits.h>
@@ -48,6 +49,9 @@ struct exec_state {
 	struct strbuf sig_script;     /* the kept probe's check */
 	char *execd_dir, *execd_sock, *agent_dir;
 	int agent_noted;          /* "host runner: gpuorch-agent" said */
+	int runner_recorded;      /* the host's "runner" is in the record */
+	struct strindex step_ids; /* the plan's step ids (find_step), once asked */
+	int step_ids_built;
 	int via_execd_noted;      /* "through the host's execd" said */
 	int64_t budget_ms, deadline;
 	long long need_src, need_builds, need_out;   /* the disk it needs (diskspace.h), KiB */
@@ -259,13 +263,24 @@ static void record_ship(struct hostrun *hr, struct exec_state *es)
 	es->t_build = time_mono_ms();
 }
 
-static int find_step(const struct hostrun *hr, const char *id)
+/* The plan step of a journal event's id, or -1: a lookup in an index of
+ * the plan's ids (made on the first event; the plan does not change), never
+ * a walk over all steps per event (20,000 steps made that quadratic). */
+static int find_step(struct exec_state *es, const char *id)
 {
-	int i;
-	for (i = 0; id && i < hr->plan.nsteps; i++)
-		if (!strcmp(hr->plan.steps[i].id, id))
-			return i;
-	return -1;
+	const struct hostrun *hr = es->hr;
+	if (!hr->have_plan)
+		return -1;
+	if (!es->step_ids_built) {
+		const char **ids = xmalloc(sizeof(*ids) * (size_t)(hr->plan.nsteps + 1));
+		int i;
+		for (i = 0; i < hr->plan.nsteps; i++)
+			ids[i] = hr->plan.steps[i].id;
+		strindex_build(&es->step_ids, ids, hr->plan.nsteps);
+		free(ids);
+		es->step_ids_built = 1;
+	}
+	return strindex_find(&es->step_ids, id);
 }
 
 static int is(const struct journal_event *e, const char *ev)
@@ -295,13 +310,13 @@ static int on_event(const struct journal_event *e, void *ctx)
 		es->t_run = time_mono_ms();
 		hr->nfailed_before_run = hr->nfailed_steps;
 	} else if (is(e, "step_started")) {
-		if ((i = find_step(hr, e->id)) >= 0) {
+		if ((i = find_step(es, e->id)) >= 0) {
 			hr->cur_step = i;
 			hr->cur_started_t = e->t;
 			live_set(hr->ctx->live, hr->index, "run", e->id);
 		}
 	} else if (is(e, "step_end") || is(e, "step_skipped")) {
-		if ((i = find_step(hr, e->id)) >= 0)
+		if ((i = find_step(es, e->id)) >= 0)
 			hr_step_ended(hr, i, e);
 	} else if (is(e, "probe_later")) {
 		const char *text = hr_ev_str(e->json, "probe_text");
@@ -429,9 +444,14 @@ static int probe_first_ended(struct hostrun *hr, struct exec_state *es, enum go_
 	return 1;
 }
 
-/* Once a host-run: how the host ran it (the agent, the execd). */
+/* Once a host-run: how the host ran it (the agent, the execd), said and
+ * recorded as soon as a runner answered a start. */
 static void note_how(struct hostrun *hr, struct exec_state *es)
 {
+	if (es->info.runner[0] && !es->runner_recorded) {
+		hostrun_runner(hr, es->info.agent[0] ? "gpuorch-agent" : "runner.sh");
+		es->runner_recorded = 1;
+	}
 	if (es->info.agent[0] && !es->agent_noted) {
 		strbuf_addstr(&hr->out, "  host runner: gpuorch-agent (C, built on the host)\n");
 		es->agent_noted = 1;
@@ -459,6 +479,23 @@ static void exec_state_init(struct exec_state *es, struct hostrun *hr, struct st
 	es->rr.reopen = hr->ctx->resumed != NULL;
 	es->rr.on_missing = on_missing;
 	es->rr.ctx = es;
+}
+
+static void exec_state_release(struct exec_state *es)
+{
+	hr_ship_end(&es->ship);
+	free_bids(es->hr, es);
+	free(es->execd_dir);
+	free(es->agent_dir);
+	free(es->execd_sock);
+	free(es->runner_error);
+	remote_start_info_release(&es->info);
+	journal_release(&es->j);
+	strindex_release(&es->step_ids);
+	strbuf_release(&es->feed_err);
+	strbuf_release(&es->text);
+	strbuf_release(&es->sig_script);
+	strbuf_release(&es->prep_err);
 }
 
 enum go_status hr_execute(struct hostrun *hr)
@@ -618,20 +655,9 @@ enum go_status hr_execute(struct hostrun *hr)
 	}
 	st = finish(hr, &es, st, err.buf);
 out:
-	hr_ship_end(&es.ship);
-	free_bids(hr, &es);
-	free(es.execd_dir);
-	free(es.agent_dir);
-	free(es.execd_sock);
-	free(es.runner_error);
-	remote_start_info_release(&es.info);
+	exec_state_release(&es);
 	strbuf_release(&manifest);
 	strbuf_release(&probe_text);
-	journal_release(&es.j);
-	strbuf_release(&es.feed_err);
-	strbuf_release(&es.text);
-	strbuf_release(&es.sig_script);
-	strbuf_release(&es.prep_err);
 	strbuf_release(&err);
 	return st;
 }

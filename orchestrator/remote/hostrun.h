@@ -100,6 +100,8 @@ void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int
 void hostrun_stamp(struct hostrun *hr, const char *key);
 /* Set the host's status and error in the record and save. */
 void hostrun_status(struct hostrun *hr, const char *status, const char *error);
+/* The host object's "runner": what ran the run on the host (docs/run-record.md). */
+void hostrun_runner(struct hostrun *hr, const char *runner);
 /* Write data (len bytes; NULL: empty) into the run directory as rel; a
  * failure becomes a warning. */
 void hostrun_add_log(struct hostrun *hr, const char *rel, const char *data, size_t len);

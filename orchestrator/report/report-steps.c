@@ -421,6 +421,61 @@ static void add_tool(struct strbuf *md, const cJSON *t)
 	rpt_md_code(md, rr_str(t, "path"));
 }
 
+/* One row of the hosts table: the host (what ran the run there), its GPU,
+ * driver, clocks, tools and the time its phases took. */
+static void host_row(struct strbuf *md, const cJSON *h)
+{
+	double v;
+	const cJSON *info = rr_obj(h, "info"), *ph;
+	double t = 0;
+	int nph = 0;
+	strbuf_addstr(md, "| ");
+	rpt_md_cell(md, rpt_host_name(h));
+	if (rr_str(info, "hostname")) {
+		strbuf_addstr(md, " (");
+		rpt_md_cell_n(md, rr_str(info, "hostname"), 60);
+		strbuf_addch(md, ')');
+	}
+	if (rr_str(h, "runner")) {   /* what ran it there (docs/run-record.md) */
+		strbuf_addstr(md, " via ");
+		rpt_md_cell_n(md, rr_str(h, "runner"), 20);
+	}
+	strbuf_addstr(md, " | ");
+	rpt_md_cell(md, rr_str(info, "gpu_name") ? rr_str(info, "gpu_name")
+		: rr_str(info, "gpu_reason") ? rr_str(info, "gpu_reason") : NULL);
+	strbuf_addstr(md, " | ");
+	rpt_md_code(md, rr_str(info, "gpu_uuid"));
+	strbuf_addstr(md, " | ");
+	rpt_md_cell_n(md, rr_str(info, "compute_cap"), 10);
+	strbuf_addstr(md, " | ");
+	rpt_md_cell_n(md, rr_str(info, "driver"), 40);
+	strbuf_addstr(md, " | ");
+	rpt_cell_num(md, info, "sm_clock_mhz", rpt_fmt_int);
+	strbuf_addstr(md, " / ");
+	rpt_cell_num(md, info, "max_sm_clock_mhz", rpt_fmt_int);
+	strbuf_addstr(md, " / ");
+	rpt_cell_num(md, info, "mem_clock_mhz", rpt_fmt_int);
+	strbuf_addstr(md, " | ");
+	add_tool(md, rr_obj(info, "nvcc"));
+	strbuf_addstr(md, " | ");
+	add_tool(md, rr_obj(info, "ncu"));
+	strbuf_addstr(md, " | ");
+	add_tool(md, rr_obj(info, "compute_sanitizer"));
+	strbuf_addstr(md, " | ");
+	add_tool(md, rr_obj(info, "python"));
+	strbuf_addstr(md, " | ");
+	rpt_md_cell_n(md, rr_str(info, "torch"), 40);
+	strbuf_addstr(md, " | ");
+	FOR_EACH_OBJ(ph, rr_arr(h, "phases"))
+		if (rr_num(ph, "duration_s", &v) && nph++ < 1000)
+			t += v;
+	if (nph)
+		rpt_fmt_secs(md, t);
+	else
+		strbuf_addstr(md, DASH);
+	strbuf_addstr(md, " |\n");
+}
+
 void rpt_section_provenance(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
@@ -514,51 +569,7 @@ void rpt_section_provenance(struct rpt_ctx *c)
 	strbuf_addstr(md, "| host | GPU | UUID | CC | driver | clocks (SM / max / mem MHz) | "
 			  "nvcc | ncu | compute-sanitizer | python | torch | host time |\n"
 			  "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-	FOR_EACH_OBJ(h, c->hosts) {
-		const cJSON *info = rr_obj(h, "info"), *ph;
-		double t = 0;
-		int nph = 0;
-		strbuf_addstr(md, "| ");
-		rpt_md_cell(md, rpt_host_name(h));
-		if (rr_str(info, "hostname")) {
-			strbuf_addstr(md, " (");
-			rpt_md_cell_n(md, rr_str(info, "hostname"), 60);
-			strbuf_addch(md, ')');
-		}
-		strbuf_addstr(md, " | ");
-		rpt_md_cell(md, rr_str(info, "gpu_name") ? rr_str(info, "gpu_name")
-			: rr_str(info, "gpu_reason") ? rr_str(info, "gpu_reason") : NULL);
-		strbuf_addstr(md, " | ");
-		rpt_md_code(md, rr_str(info, "gpu_uuid"));
-		strbuf_addstr(md, " | ");
-		rpt_md_cell_n(md, rr_str(info, "compute_cap"), 10);
-		strbuf_addstr(md, " | ");
-		rpt_md_cell_n(md, rr_str(info, "driver"), 40);
-		strbuf_addstr(md, " | ");
-		rpt_cell_num(md, info, "sm_clock_mhz", rpt_fmt_int);
-		strbuf_addstr(md, " / ");
-		rpt_cell_num(md, info, "max_sm_clock_mhz", rpt_fmt_int);
-		strbuf_addstr(md, " / ");
-		rpt_cell_num(md, info, "mem_clock_mhz", rpt_fmt_int);
-		strbuf_addstr(md, " | ");
-		add_tool(md, rr_obj(info, "nvcc"));
-		strbuf_addstr(md, " | ");
-		add_tool(md, rr_obj(info, "ncu"));
-		strbuf_addstr(md, " | ");
-		add_tool(md, rr_obj(info, "compute_sanitizer"));
-		strbuf_addstr(md, " | ");
-		add_tool(md, rr_obj(info, "python"));
-		strbuf_addstr(md, " | ");
-		rpt_md_cell_n(md, rr_str(info, "torch"), 40);
-		strbuf_addstr(md, " | ");
-		FOR_EACH_OBJ(ph, rr_arr(h, "phases"))
-			if (rr_num(ph, "duration_s", &v) && nph++ < 1000)
-				t += v;
-		if (nph)
-			rpt_fmt_secs(md, t);
-		else
-			strbuf_addstr(md, DASH);
-		strbuf_addstr(md, " |\n");
-	}
+	FOR_EACH_OBJ(h, c->hosts)
+		host_row(md, h);
 	strbuf_addstr(md, "\n");
 }

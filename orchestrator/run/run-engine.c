@@ -180,6 +180,7 @@ static cJSON *host_json(const struct host *h)
 	cJSON_AddItemToObject(j, "archs", cJSON_CreateArray());
 	cJSON_AddItemToObject(j, "phases", cJSON_CreateArray());
 	cJSON_AddNullToObject(j, "ship");
+	cJSON_AddNullToObject(j, "runner");
 	cJSON_AddItemToObject(j, "builds", cJSON_CreateArray());
 	cJSON_AddItemToObject(j, "steps", cJSON_CreateArray());
 	return j;

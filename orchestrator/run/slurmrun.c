@@ -1087,6 +1087,7 @@ void slurmrun_main(void *arg)
 	hostrun_stamp(hr, "started_at");
 	if (setup(&r) == GO_OK) {
 		int64_t t0 = time_mono_ms();
+		hostrun_runner(hr, "slurm-job");   /* each job's own script runs its steps */
 		make_jobs(&r);
 		if (run_jobs(&r) == GO_OK) {
 			char *d = xstrfmt("%d jobs, %ld REST requests", r.njobs, slurm_requests(r.sc));

@@ -741,6 +741,12 @@ static void test_pct_of_peak(void)
 	md = render(run);
 	HAS(md, "**26.0 TFLOPS** (2 % of the FP16/BF16 peak), 102 GB/s (2 % of the DRAM peak)",
 	    "an H200 host gets its % of peak from its own properties");
+	HASNT(md, " via ", "a record without a host runner (before 2026-11-29) names none");
+	free(md);
+	/* what ran the run on the host, beside its name in the hosts table */
+	cJSON_AddItemToObject(h, "runner", cJSON_CreateString("gpuorch-agent"));
+	md = render(run);
+	HAS(md, " via gpuorch-agent | NVIDIA H200 |", "the host runner beside the host's name");
 	free(md);
 	cJSON_Delete(run);
 }
