@@ -211,7 +211,7 @@ cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, const c
 	double dur = t_start > 0 && t_end >= t_start ? t_end - t_start : 0;
 	cJSON *sj = cJSON_CreateObject();
 	json_add_str(sj, "id", ps->id);
-	json_add_str(sj, "kind", spec_step_kind_name(ps->step->kind));
+	json_add_str(sj, "kind", step_kind_name(ps->step->kind));
 	json_add_str(sj, "program", ps->step->prog->name);
 	json_add_str(sj, "problem", ps->problem->name);
 	json_add_str(sj, "mode", ps->mode);

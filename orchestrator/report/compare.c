@@ -121,14 +121,14 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			const cJSON *res = cJSON_GetObjectItem(s, "result");
 			struct samples sm;
 			double total;
-			if (!rr_streq(json_str(s, "kind"), "benchmark"))
+			if (!rr_is_kind(s, STEP_BENCHMARK))
 				continue;
 			/* a program's own figures stand for its step when it has no timing */
 			if (!json_path(res, METRIC_MEDIAN_PATH) &&
 			    cJSON_GetArraySize(cJSON_GetObjectItem(res, "figures")) > 0)
 				continue;
 			f = new_figure(out, &cap, run, h, s);
-			f->check_status = rr_str(rr_find_step(h, "correctness", f->program, f->problem,
+			f->check_status = rr_str(rr_find_step(h, STEP_CORRECTNESS, f->program, f->problem,
 							    NULL, NULL), "status");
 			f->median_us = rr_num_or_nan(res, METRIC_MEDIAN_PATH);
 			f->min_us = rr_num_or_nan(res, "timing.min_us");
@@ -159,7 +159,7 @@ void figures_of_run(const cJSON *run, struct figures *out)
 			/* output figures (any step), then kernel medians (kernel_timing) */
 			cJSON_ArrayForEach(x, rr_obj(res, "figures"))
 				add_named(out, &cap, run, h, s, x, NULL);
-			if (!rr_streq(json_str(s, "kind"), "kernel_timing"))
+			if (!rr_is_kind(s, STEP_KERNEL_TIMING))
 				continue;
 			cJSON_ArrayForEach(x, res)
 				if (x->string && metric_is_kernel(x->string))

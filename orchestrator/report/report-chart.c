@@ -39,7 +39,7 @@ static int bars_for(const cJSON *h, const char *problem, struct bar *out)
 {
 	const cJSON *s;
 	int n = 0;
-	FOR_EACH_STEP_OF(s, h, "benchmark", problem) {
+	FOR_EACH_STEP_OF(s, h, STEP_BENCHMARK, problem) {
 		double m, lo, hi;
 		if (!rr_streq(rr_str(s, "status"), "PASS") || !rr_str(s, "program") ||
 		    !rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) || !(m > 0) || n == MAX_BARS)
@@ -156,7 +156,7 @@ static void each_chart(const cJSON *run, void (*fn)(const char *name, const char
 	const cJSON *h;
 	FOR_EACH_OBJ(h, rr_arr(run, "hosts")) {
 		const char *probs[64];
-		int np = rpt_problems(NULL, h, "benchmark", probs, 64), i;
+		int np = rpt_problems(NULL, h, STEP_BENCHMARK, probs, 64), i;
 		for (i = 0; i < np; i++) {
 			struct bar b[MAX_BARS];
 			struct strbuf name = STRBUF_INIT, svg = STRBUF_INIT, title = STRBUF_INIT;

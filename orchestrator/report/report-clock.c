@@ -17,7 +17,7 @@ static double host_clock(const cJSON *h)
 	double *v = NULL, m = 0, c;
 	int n = 0;
 	FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
-		if (!rr_streq(rr_str(s, "kind"), "benchmark") ||
+		if (!rr_is_kind(s, STEP_BENCHMARK) ||
 		    !rr_num(rr_result(s), RPT_CLOCK_PATH, &c) || c <= 0)
 			continue;
 		v = xrealloc(v, (size_t)(n + 1) * sizeof(*v));

@@ -69,7 +69,7 @@ void rpt_md_step_program(struct strbuf *md, const cJSON *s);
 #define RPT_CLOCK_FAR_PCT 5.0
 /* Distinct problem names, first seen first: the spec's (spec non-NULL),
  * then those of h's steps (of that kind; NULL: any); at most max into out. */
-int rpt_problems(const cJSON *spec, const cJSON *h, const char *kind, const char **out, int max);
+int rpt_problems(const cJSON *spec, const cJSON *h, enum step_kind kind, const char **out, int max);
 int rpt_clock_far(struct rpt_ctx *c, const cJSON *h, const cJSON *s, double *clock, double *host);
 void rpt_add_row_clock(struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *s);
 int rpt_add_clock_note(struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *s);

@@ -84,7 +84,7 @@ void rpt_section_kernels(struct rpt_ctx *c)
 			const cJSON *kt = rr_obj(rr_result(s), "kernel_timing");
 			double v, runs = 0, dropped = 0;
 			int n = 0, work = has_work(rr_result(s));
-			if (!rr_streq(rr_str(s, "kind"), "kernel_timing"))
+			if (!rr_is_kind(s, STEP_KERNEL_TIMING))
 				continue;
 			if (!any) {
 				strbuf_addstr(md, "## Kernels timed by gpuorch\n\n"

@@ -24,7 +24,7 @@ static void add_lib(struct strbuf *md, const cJSON *libs, const char *key, const
 void rpt_add_libraries(struct strbuf *md, const cJSON *h, const char *problem)
 {
 	const cJSON *s;
-	FOR_EACH_STEP_OF(s, h, "benchmark", problem) {
+	FOR_EACH_STEP_OF(s, h, STEP_BENCHMARK, problem) {
 		const cJSON *res = rr_result(s), *be = rr_obj(res, "sdpa_backend"), *libs = rr_obj(res, "libraries");
 		int n = 0;
 		if (!be && !libs)

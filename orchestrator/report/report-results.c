@@ -28,7 +28,7 @@ int rpt_is_baseline(const cJSON *step)
 	return rr_streq(rr_str(step, "role"), "baseline");
 }
 
-int rpt_problems(const cJSON *spec, const cJSON *h, const char *kind, const char **out, int max)
+int rpt_problems(const cJSON *spec, const cJSON *h, enum step_kind kind, const char **out, int max)
 {
 	const cJSON *p, *s;
 	const char **all = xmalloc(sizeof(*all) * (size_t)(cJSON_GetArraySize(rr_arr(spec, "problems")) +
@@ -38,7 +38,7 @@ int rpt_problems(const cJSON *spec, const cJSON *h, const char *kind, const char
 		if (rr_str(p, "name"))
 			all[n++] = rr_str(p, "name");
 	FOR_EACH_OBJ(s, rr_arr(h, "steps"))
-		if (rr_str(s, "problem") && (!kind || rr_streq(rr_str(s, "kind"), kind)))
+		if (rr_str(s, "problem") && (kind == STEP_ANY || rr_is_kind(s, kind)))
 			all[n++] = rr_str(s, "problem");
 	n = str_distinct(all, n);
 	for (i = 0; i < n && i < max; i++)
@@ -125,11 +125,11 @@ static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char 
 	v->step = s = m.step;
 	if (!s) {
 		if (!rpt_host_finished(rr_str(h, "status")))
-			strbuf_addf(&v->why, "the run stopped before the %s step ran", m.prefer);
+			strbuf_addf(&v->why, "the run stopped before the %s step ran", step_kind_name(m.prefer));
 		else if (!rr_streq(rr_str(h, "status"), "ok"))
 			strbuf_addf(&v->why, "host %s", rr_str(h, "status") ? rr_str(h, "status") : "failed");
 		else
-			strbuf_addf(&v->why, "no %s step of this program ran for this problem", m.prefer);
+			strbuf_addf(&v->why, "no %s step of this program ran for this problem", step_kind_name(m.prefer));
 		return;
 	}
 	if (m.bad_outputs) {
@@ -195,7 +195,7 @@ void rpt_judge_all(struct rpt_ctx *c)
 				judge(c, e, h, problem);
 			} else {
 				const char *probs[MAX_PROBLEMS];
-				int n = rpt_problems(c->spec, h, NULL, probs, MAX_PROBLEMS), i;
+				int n = rpt_problems(c->spec, h, STEP_ANY, probs, MAX_PROBLEMS), i;
 				for (i = 0; i < n; i++)
 					judge(c, e, h, probs[i]);
 				if (!n)
@@ -241,12 +241,12 @@ static const cJSON *baseline_for(const struct rpt_ctx *c, const cJSON *h, const 
 	const char *bp;
 	double m;
 	for (s = NULL; rr_str(step, "problem") &&
-	     (s = rr_next_step(h, s, "benchmark", NULL, rr_str(step, "problem"), "baseline", NULL));)
+	     (s = rr_next_step(h, s, STEP_BENCHMARK, NULL, rr_str(step, "problem"), "baseline", NULL));)
 		if (s != step && rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) && m > 0)
 			return s;
 	bp = rr_str(rr_obj(rr_obj(c ? c->spec : NULL, "programs"), rr_str(step, "program")), "baseline_problem");
 	if (bp && !rr_streq(bp, rr_str(step, "problem"))) {
-		s = rr_find_step(h, "benchmark", rr_str(step, "program"), bp, NULL, NULL);
+		s = rr_find_step(h, STEP_BENCHMARK, rr_str(step, "program"), bp, NULL, NULL);
 		if (s && rr_streq(rr_str(s, "status"), "PASS"))
 			return s;
 	}
@@ -444,9 +444,9 @@ int rpt_add_spec_baseline(struct strbuf *md, const cJSON *b, const cJSON *step)
  * step when there is one, else the benchmark's own check. */
 const cJSON *rpt_correctness_step(const cJSON *h, const char *program, const char *problem)
 {
-	const cJSON *s = rr_find_step(h, "correctness", program, problem, NULL, NULL);
+	const cJSON *s = rr_find_step(h, STEP_CORRECTNESS, program, problem, NULL, NULL);
 	if (!s || !rr_obj(rr_result(s), "correctness")) {
-		const cJSON *b = rr_find_step(h, "benchmark", program, problem, NULL, NULL);
+		const cJSON *b = rr_find_step(h, STEP_BENCHMARK, program, problem, NULL, NULL);
 		if (b && rr_obj(rr_result(b), "correctness"))
 			return b;
 	}
@@ -650,10 +650,11 @@ static void add_plain_step(struct strbuf *md, const cJSON *s, const char *what)
  * it never reads "No step was recorded" when some did. */
 static void add_other_steps(struct strbuf *md, const cJSON *h, const char *problem)
 {
-	static const char *const kinds[] = { "sweep", "kernel_timing", "profile", "sanitize", NULL };
+	static const enum step_kind kinds[] = { STEP_SWEEP, STEP_KERNEL_TIMING, STEP_PROFILE,
+						STEP_SANITIZE };
 	const cJSON *s;
 	int i, n, any = 0;
-	for (i = 0; kinds[i]; i++) {
+	for (i = 0; i < (int)(sizeof(kinds) / sizeof(kinds[0])); i++) {
 		n = 0;
 		FOR_EACH_STEP_OF(s, h, kinds[i], problem)
 			n++;
@@ -661,7 +662,7 @@ static void add_other_steps(struct strbuf *md, const cJSON *h, const char *probl
 			continue;
 		strbuf_addstr(md, any++ ? ", " : "No benchmark or correctness step ran for this "
 					      "problem on this host; it was run by ");
-		strbuf_addf(md, "%d %s step%s", n, kinds[i], n == 1 ? "" : "s");
+		strbuf_addf(md, "%d %s step%s", n, step_kind_name(kinds[i]), n == 1 ? "" : "s");
 	}
 	strbuf_addstr(md, any ? " (their sections below).\n\n"
 			      : "No step was recorded for this problem on this host.\n\n");
@@ -685,7 +686,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 	}
 	strbuf_addstr(md, "\n\n");
 
-	FOR_EACH_STEP_OF(s, h, "benchmark", problem) {
+	FOR_EACH_STEP_OF(s, h, STEP_BENCHMARK, problem) {
 		if (!bench_has_figures(s)) {
 			add_plain_step(&plain, s, "benchmark");
 			nb_plain++;
@@ -708,15 +709,15 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		}
 	}
 
-	FOR_EACH_STEP_OF(s, h, NULL, problem) {
-		if (!rr_streq(rr_str(s, "kind"), "correctness") &&
-		    !(rr_streq(rr_str(s, "kind"), "benchmark") && rr_obj(rr_result(s), "correctness") &&
-		      !rr_find_step(h, "correctness", rr_str(s, "program"), problem, NULL, NULL)))
+	FOR_EACH_STEP_OF(s, h, STEP_ANY, problem) {
+		if (!rr_is_kind(s, STEP_CORRECTNESS) &&
+		    !(rr_is_kind(s, STEP_BENCHMARK) && rr_obj(rr_result(s), "correctness") &&
+		      !rr_find_step(h, STEP_CORRECTNESS, rr_str(s, "program"), problem, NULL, NULL)))
 			continue;
 		if (!check_has_figures(s)) {
-			if (rr_streq(rr_str(s, "kind"), "benchmark") && !bench_has_figures(s))
+			if (rr_is_kind(s, STEP_BENCHMARK) && !bench_has_figures(s))
 				continue;   /* its benchmark line above says it */
-			add_plain_step(&plain, s, rr_streq(rr_str(s, "kind"), "correctness")
+			add_plain_step(&plain, s, rr_is_kind(s, STEP_CORRECTNESS)
 					       ? "correctness" : "checked by its benchmark");
 			nc_plain++;
 			continue;
@@ -744,7 +745,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 		double v;
 		if (!rr_streq(rr_str(s, "problem"), problem))
 			continue;
-		if (rr_streq(rr_str(s, "kind"), "benchmark") && !rpt_is_baseline(s) &&
+		if (rr_is_kind(s, STEP_BENCHMARK) && !rpt_is_baseline(s) &&
 		    rr_num(res, METRIC_MEDIAN_PATH, &v) && !rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			FOR_EACH_OBJ(ref, c->references) {
 				struct strbuf one = STRBUF_INIT;
@@ -769,7 +770,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				notes++;
 			}
 		}
-		if (rr_streq(rr_str(s, "kind"), "benchmark"))
+		if (rr_is_kind(s, STEP_BENCHMARK))
 			notes += rpt_add_clock_note(c, md, h, s);
 		if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE**: ");
@@ -855,7 +856,7 @@ void rpt_section_results(struct rpt_ctx *c)
 			strbuf_addstr(md, "\n\n");
 			continue;
 		}
-		n = rpt_problems(c->spec, h, NULL, probs, MAX_PROBLEMS);
+		n = rpt_problems(c->spec, h, STEP_ANY, probs, MAX_PROBLEMS);
 		for (i = 0; i < n; i++)
 			results_problem(c, h, probs[i]);
 	}

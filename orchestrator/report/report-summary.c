@@ -72,10 +72,12 @@ static void add_missing_steps(const struct rpt_ctx *c, const cJSON *h, struct st
 		const cJSON *probs = rr_arr(st, "problems") ? rr_arr(st, "problems")
 							 : rr_arr(c->spec, "problems");
 		const cJSON *p;
+		enum step_kind k = STEP_ANY;
+		int known = !kind || step_kind_parse(kind, &k);   /* an unknown kind: none recorded */
 		cJSON_ArrayForEach(p, probs) {
 			const char *pname = cJSON_IsString(p) ? p->valuestring : rr_str(p, "name");
 			planned++;
-			if (rr_find_step(h, kind, program, pname, NULL, NULL))
+			if (known && rr_find_step(h, k, program, pname, NULL, NULL))
 				continue;
 			missing++;
 			if (shown++ < 8) {
@@ -430,7 +432,7 @@ void rpt_section_glance(struct rpt_ctx *c)
 	/* the figures first: every kernel benchmark, a line each, then in words */
 	FOR_EACH_OBJ(h, c->hosts) {
 		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
-			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s))
+			if (!rr_is_kind(s, STEP_BENCHMARK) || rpt_is_baseline(s))
 				continue;
 			if (!any)
 				strbuf_addstr(md, "| host | kernel | problem | median | TFLOPS or figure | vs baseline "
@@ -445,7 +447,7 @@ void rpt_section_glance(struct rpt_ctx *c)
 	any = 0;
 	FOR_EACH_OBJ(h, c->hosts) {
 		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
-			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s))
+			if (!rr_is_kind(s, STEP_BENCHMARK) || rpt_is_baseline(s))
 				continue;
 			add_key_result(c, md, h, s);
 			any = 1;

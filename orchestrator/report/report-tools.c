@@ -263,7 +263,7 @@ void rpt_section_profiles(struct rpt_ctx *c)
 			const cJSON *prof = rr_obj(rr_result(s), "profile");
 			double v;
 			int nk = 0;
-			if (!rr_streq(rr_str(s, "kind"), "profile"))
+			if (!rr_is_kind(s, STEP_PROFILE))
 				continue;
 			if (!any++)
 				strbuf_addstr(md, "## Profiles (Nsight Compute)\n\nCounters from `ncu` on "
@@ -374,7 +374,7 @@ void rpt_section_sanitizers(struct rpt_ctx *c)
 			const cJSON *san = rr_obj(rr_result(s), "sanitizer");
 			double v;
 			int nf = 0;
-			if (!rr_streq(rr_str(s, "kind"), "sanitize"))
+			if (!rr_is_kind(s, STEP_SANITIZE))
 				continue;
 			if (!any++)
 				strbuf_addstr(md, "## Sanitizer (compute-sanitizer)\n\n"

@@ -196,10 +196,10 @@ void report_headline(const cJSON *run_in, struct strbuf *sb)
 		strbuf_addstr(sb, ": ");
 		FOR_EACH_OBJ(s, rr_arr(h, "steps")) {
 			rpt_count_status(&k, rr_str(s, "status"));
-			if (!figs && rr_streq(rr_str(s, "kind"), "benchmark") &&
+			if (!figs && rr_is_kind(s, STEP_BENCHMARK) &&
 			    rr_obj(rr_result(s), "figures") && rr_obj(rr_result(s), "figures")->child)
 				figs = s;   /* a program off the harness: its own figures */
-			if (!rr_streq(rr_str(s, "kind"), "benchmark") || rpt_is_baseline(s) ||
+			if (!rr_is_kind(s, STEP_BENCHMARK) || rpt_is_baseline(s) ||
 			    !rr_num(rr_result(s), METRIC_MEDIAN_PATH, &v))
 				continue;
 			if (rr_true(rr_result(s), METRIC_IMPOSSIBLE_PATH) && !impossible)

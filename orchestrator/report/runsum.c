@@ -118,7 +118,7 @@ static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
 			copy_str(one, x, "better");
 		}
 	}
-	if (rr_streq(rr_str(s, "kind"), "kernel_timing")) {
+	if (rr_is_kind(s, STEP_KERNEL_TIMING)) {
 		const cJSON *x;
 		cJSON_ArrayForEach(x, res)
 			if (x->string && !strncmp(x->string, "kernel:", 7) && cJSON_IsObject(x))
@@ -219,9 +219,9 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 		}
 		steps = json_add_arr(ho, "steps");
 		cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
-			if (!cJSON_IsObject(s) || (!rr_streq(rr_str(s, "kind"), "benchmark") &&
-						   !rr_streq(rr_str(s, "kind"), "correctness") &&
-						   !rr_streq(rr_str(s, "kind"), "kernel_timing")))
+			if (!cJSON_IsObject(s) || (!rr_is_kind(s, STEP_BENCHMARK) &&
+						   !rr_is_kind(s, STEP_CORRECTNESS) &&
+						   !rr_is_kind(s, STEP_KERNEL_TIMING)))
 				continue;
 			cJSON_AddItemToArray(steps, step_summary(s, samples));
 		}

@@ -17,6 +17,7 @@
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
 #include "run/rerun.h"
+#include "store/runread.h"
 #include "store/store.h"
 
 #include <stdio.h>
@@ -30,7 +31,7 @@ static const cJSON *recorded_host(const cJSON *run)
 	const cJSON *h, *s;
 	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts"))
 		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps"))
-			if (json_str(s, "kind") && !strcmp(json_str(s, "kind"), "benchmark"))
+			if (rr_is_kind(s, STEP_BENCHMARK))
 				return h;
 	return cJSON_GetArrayItem(cJSON_GetObjectItem(run, "hosts"), 0);
 }

@@ -915,7 +915,7 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 	/* Profilers and sanitizers need a GPU whatever the program says. */
 	ps->needs_gpu = prog->needs_gpu || st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE ||
 			st->kind == STEP_KERNEL_TIMING;
-	strbuf_addf(&id, "%s.%s", spec_step_kind_name(st->kind), prog->name);
+	strbuf_addf(&id, "%s.%s", step_kind_name(st->kind), prog->name);
 	if (variant)
 		strbuf_addf(&id, "[%s]", variant->label);
 	strbuf_addf(&id, ".%s", pr->name);
@@ -989,6 +989,47 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 	ps->command = strbuf_detach(&cmd, NULL);
 }
 
+/* The plan steps of one spec step on one problem, appended to p->steps: a
+ * sanitize step makes one per tool, a sweep a check (when asked) and a
+ * benchmark per variant. */
+static void expand_step(struct plan *p, const struct spec *s, const struct plan_host *h,
+			const struct spec_step *st, const struct spec_problem *pr)
+{
+	int t, v;
+	switch (st->kind) {
+	case STEP_CORRECTNESS:
+		make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "check");
+		break;
+	case STEP_BENCHMARK:
+		make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "bench");
+		break;
+	case STEP_PROFILE:
+		make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, st->mode);
+		break;
+	case STEP_KERNEL_TIMING:
+		make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "profile");
+		break;
+	case STEP_SANITIZE:
+		for (t = 0; st->tools[t]; t++)
+			make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL,
+				  st->tools[t], "check");
+		break;
+	case STEP_SWEEP:
+		/* one variant at a time: its check, then its benchmark */
+		for (v = 0; v < st->nvariants; v++) {
+			if (st->sweep_check)
+				make_step(&p->steps[p->nsteps++], s, p, h, st, pr,
+					  &st->variants[v], NULL, "check");
+			make_step(&p->steps[p->nsteps++], s, p, h, st, pr,
+				  &st->variants[v], NULL, "bench");
+		}
+		break;
+	case STEP_ANY:
+	case STEP_KIND_COUNT:
+		break;   /* no step of a spec (vocab.h) */
+	}
+}
+
 static void add_build(struct plan *p, const struct spec *s, const struct plan_host *h,
 		      const struct spec_program *prog, const struct spec_variant *variant,
 		      const char *arch)
@@ -1005,7 +1046,7 @@ static void add_build(struct plan *p, const struct spec *s, const struct plan_ho
 
 void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 {
-	int i, j, a, v, t, n, nb;
+	int i, j, a, v, n, nb;
 
 	memset(p, 0, sizeof(*p));
 	p->content_dir = xstrfmt("%s/content/%s", h->workdir, h->content_id);
@@ -1066,35 +1107,7 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 			const struct spec_problem *pr = spec_find_problem(s, st->problems[i]);
 			if (!pr)
 				continue;
-			switch (st->kind) {
-			case STEP_CORRECTNESS:
-				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "check");
-				break;
-			case STEP_BENCHMARK:
-				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "bench");
-				break;
-			case STEP_PROFILE:
-				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, st->mode);
-				break;
-			case STEP_KERNEL_TIMING:
-				make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL, NULL, "profile");
-				break;
-			case STEP_SANITIZE:
-				for (t = 0; st->tools[t]; t++)
-					make_step(&p->steps[p->nsteps++], s, p, h, st, pr, NULL,
-						  st->tools[t], "check");
-				break;
-			case STEP_SWEEP:
-				/* one variant at a time: its check, then its benchmark */
-				for (v = 0; v < st->nvariants; v++) {
-					if (st->sweep_check)
-						make_step(&p->steps[p->nsteps++], s, p, h, st, pr,
-							  &st->variants[v], NULL, "check");
-					make_step(&p->steps[p->nsteps++], s, p, h, st, pr,
-						  &st->variants[v], NULL, "bench");
-				}
-				break;
-			}
+			expand_step(p, s, h, st, pr);
 		}
 	}
 }

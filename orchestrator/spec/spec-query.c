@@ -89,25 +89,6 @@ int spec_arch_satisfies(const char *have, const char *need)
 	return hn >= nn;
 }
 
-const char *spec_step_kind_name(enum step_kind k)
-{
-	switch (k) {
-	case STEP_CORRECTNESS:
-		return "correctness";
-	case STEP_BENCHMARK:
-		return "benchmark";
-	case STEP_PROFILE:
-		return "profile";
-	case STEP_SANITIZE:
-		return "sanitize";
-	case STEP_SWEEP:
-		return "sweep";
-	case STEP_KERNEL_TIMING:
-		return "kernel_timing";
-	}
-	return "unknown";
-}
-
 int spec_source_is_glob(const char *entry)
 {
 	return strpbrk(entry, "*?[") != NULL || !strcmp(entry, ".");

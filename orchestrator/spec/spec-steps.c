@@ -351,8 +351,6 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 						  "defines", "check", "sources", NULL };
 	static const char *const keys_ktime[] = { "kind", "program", "problems", "timeout_s",
 						  "repeat", "work", NULL };
-	static const char *const kinds[] = { "correctness", "benchmark", "profile", "sanitize",
-					     "sweep", "kernel_timing", NULL };
 	static const char *const roles[] = { "kernel", "baseline", NULL };
 	const char *const *keys;
 	char *kind = NULL, *role = NULL;
@@ -363,25 +361,18 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 
 	TRY(spec_need_type(c, v, cJSON_IsObject(v), "an object"));
 	kv = cJSON_GetObjectItemCaseSensitive(v, "kind");
-	if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "profile"))
-		keys = keys_profile;
-	else if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "sanitize"))
-		keys = keys_sanitize;
-	else if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "sweep"))
-		keys = keys_sweep;
-	else if (cJSON_IsString(kv) && !strcmp(kv->valuestring, "kernel_timing"))
-		keys = keys_ktime;
-	else
-		keys = keys_run;
+	{
+		enum step_kind k = STEP_CORRECTNESS;
+		step_kind_parse(cJSON_GetStringValue(kv), &k);
+		keys = k == STEP_PROFILE ? keys_profile : k == STEP_SANITIZE ? keys_sanitize
+		     : k == STEP_SWEEP ? keys_sweep : k == STEP_KERNEL_TIMING ? keys_ktime : keys_run;
+	}
 	TRY(spec_check_keys(c, v, keys));
 	TRY(spec_get_string(c, v, "kind", 1, 0, &kind));
 	mark = spec_push_key(c, "kind");
-	rc = spec_check_enum(c, kind, kinds, "step kind");
-	st->kind = !strcmp(kind, "benchmark") ? STEP_BENCHMARK
-		 : !strcmp(kind, "profile") ? STEP_PROFILE
-		 : !strcmp(kind, "sanitize") ? STEP_SANITIZE
-		 : !strcmp(kind, "sweep") ? STEP_SWEEP
-		 : !strcmp(kind, "kernel_timing") ? STEP_KERNEL_TIMING : STEP_CORRECTNESS;
+	rc = spec_check_enum(c, kind, step_kind_names, "step kind");
+	if (!step_kind_parse(kind, &st->kind))
+		st->kind = STEP_CORRECTNESS;   /* refused by rc */
 	free(kind);
 	TRY(rc);
 	spec_pop(c, mark);
@@ -422,12 +413,12 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 		if (st->prog->script) {
 			spec_push_key(c, "program");
 			return spec_bad(c, "'%s' is a script; %s steps run compiled programs",
-				   st->prog->name, spec_step_kind_name(st->kind));
+				   st->prog->name, step_kind_name(st->kind));
 		}
 		if (st->prog->run) {
 			spec_push_key(c, "program");
 			return spec_bad(c, "'%s' runs its own command line; %s steps run programs on the harness for now",
-				   st->prog->name, spec_step_kind_name(st->kind));
+				   st->prog->name, step_kind_name(st->kind));
 		}
 		return st->kind == STEP_PROFILE ? parse_profile(c, v, st) : parse_sanitize(c, v, st);
 	}

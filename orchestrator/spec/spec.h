@@ -6,9 +6,8 @@
 #include <cjson/cJSON.h>
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/vocab.h"
 
-enum step_kind { STEP_CORRECTNESS, STEP_BENCHMARK, STEP_PROFILE, STEP_SANITIZE, STEP_SWEEP,
-		 STEP_KERNEL_TIMING };
 
 struct spec_kv {
 	char *key;
@@ -157,7 +156,6 @@ const char *spec_arch_for_gpu(const struct spec *s, const char *gpu_name);
  * meets "sm_90" and "sm_80". An "a" requirement (arch-specific features)
  * is met by that exact arch only: "sm_90" and "sm_100a" do not meet "sm_90a". */
 int spec_arch_satisfies(const char *have, const char *need);
-const char *spec_step_kind_name(enum step_kind k);
 /* 'sources' entries: a glob (*.cu, ** for any depth) or "." selects files through
  * git (remote/pack.c resolves it); so does a directory. */
 int spec_source_is_glob(const char *entry);

@@ -68,10 +68,10 @@ static void step_why(struct strbuf *why, const cJSON *s, const char *what)
 		strbuf_addf(why, ": %s", r);
 }
 
-static void no_step(struct strbuf *why, const cJSON *h, const char *kind, const char *program,
+static void no_step(struct strbuf *why, const cJSON *h, enum step_kind k, const char *program,
 		    const char *problem)
 {
-	const char *hs = rr_str(h, "status");
+	const char *hs = rr_str(h, "status"), *kind = step_kind_name(k);
 	if (hs && strcmp(hs, "ok") && strcmp(hs, "pending"))
 		strbuf_addf(why, "host %s%s%s", hs, rr_str(h, "error") ? ": " : "",
 			    rr_str(h, "error") ? rr_str(h, "error") : "");
@@ -118,11 +118,11 @@ static void judge_result_metric(struct judged *j, const cJSON *h, const char *pr
 static void judge_speedup(struct judged *j, const cJSON *h, const char *program,
 			  const char *problem)
 {
-	const cJSON *k = rr_find_step(h, "benchmark", program, problem, "kernel", NULL);
+	const cJSON *k = rr_find_step(h, STEP_BENCHMARK, program, problem, "kernel", NULL);
 	const cJSON *s, *base = NULL;
 	double km, bm = 0;
 	if (!k) {
-		no_step(&j->why, h, "benchmark", program, problem);
+		no_step(&j->why, h, STEP_BENCHMARK, program, problem);
 		return;
 	}
 	if (!rr_num(get(k, "result"), METRIC_MEDIAN_PATH, &km) || km <= 0) {
@@ -130,7 +130,7 @@ static void judge_speedup(struct judged *j, const cJSON *h, const char *program,
 		return;
 	}
 	FOR_EACH_OBJ(s, steps_of(h)) {
-		if (s != k && rr_streq(rr_str(s, "kind"), "benchmark") &&
+		if (s != k && rr_is_kind(s, STEP_BENCHMARK) &&
 		    rr_streq(rr_str(s, "role"), "baseline") && rr_streq(rr_str(s, "problem"), problem)) {
 			base = s;
 			if (rr_num(get(s, "result"), METRIC_MEDIAN_PATH, &bm) && bm > 0)
@@ -156,10 +156,10 @@ static void judge_speedup(struct judged *j, const cJSON *h, const char *program,
 static void judge_profile(struct judged *j, const cJSON *h, const char *program,
 			  const char *problem, const char *m)
 {
-	const cJSON *s = rr_find_step(h, "profile", program, problem, NULL, NULL);
+	const cJSON *s = rr_find_step(h, STEP_PROFILE, program, problem, NULL, NULL);
 	const cJSON *mo;
 	if (!s) {
-		no_step(&j->why, h, "profile", program, problem);
+		no_step(&j->why, h, STEP_PROFILE, program, problem);
 		return;
 	}
 	j->step = s;
@@ -181,9 +181,9 @@ static void judge_sanitizer(struct judged *j, const cJSON *h, const char *progra
 {
 	const char *dot = strchr(rest, '.');
 	char *tool = dot ? xstrfmt("%.*s", (int)(dot - rest), rest) : xstrdup(rest);
-	const cJSON *s = rr_find_step(h, "sanitize", program, problem, NULL, tool);
+	const cJSON *s = rr_find_step(h, STEP_SANITIZE, program, problem, NULL, tool);
 	if (!s) {
-		no_step(&j->why, h, "sanitize", program, problem);
+		no_step(&j->why, h, STEP_SANITIZE, program, problem);
 		strbuf_addf(&j->why, " (tool %s)", tool);
 		free(tool);
 		return;
@@ -378,13 +378,13 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 		 * gate is judged where a profile step ran, not on every problem */
 		FOR_EACH_OBJ(s, steps_of(h)) {
 			const char *p = rr_str(s, "problem");
-			const char *kind = !metric ? NULL
-				: !strncmp(metric, "profile.", 8) ? "profile"
-				: !strncmp(metric, "sanitizer.", 10) ? "sanitize"
-				: metric_is_kernel(metric) ? "kernel_timing" : NULL;
-			if (!p || !rr_streq(rr_str(s, "program"), program) || rr_streq(rr_str(s, "kind"), "sweep"))
+			enum step_kind kind = !metric ? STEP_ANY
+				: !strncmp(metric, "profile.", 8) ? STEP_PROFILE
+				: !strncmp(metric, "sanitizer.", 10) ? STEP_SANITIZE
+				: metric_is_kernel(metric) ? STEP_KERNEL_TIMING : STEP_ANY;
+			if (!p || !rr_streq(rr_str(s, "program"), program) || rr_is_kind(s, STEP_SWEEP))
 				continue;
-			if (kind && !rr_streq(rr_str(s, "kind"), kind))
+			if (kind != STEP_ANY && !rr_is_kind(s, kind))
 				continue;
 			for (i = 0; i < n && strcmp(problems[i], p); i++)
 				;
@@ -536,7 +536,7 @@ void sweep_variant_resources(const cJSON *h, const char *program, const char *va
 	json_add_num(o, "kernels", nk);
 	/* dynamic shared memory: set at launch, so only the program's result knows it */
 	FOR_EACH_OBJ(s, steps_of(h))
-		if (rr_streq(rr_str(s, "kind"), "sweep") && rr_streq(rr_str(s, "program"), program) &&
+		if (rr_is_kind(s, STEP_SWEEP) && rr_streq(rr_str(s, "program"), program) &&
 		    rr_streq(rr_str(s, "variant"), variant) && (!problem || rr_streq(rr_str(s, "problem"), problem)) &&
 		    rr_num(get(s, "result"), "config.smem_bytes", &v) && (!have_dyn || v > dyn)) {
 			dyn = v;
@@ -588,7 +588,7 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 
 	FOR_EACH_OBJ(s, steps_of(h)) {
 		const char *label = rr_str(s, "variant");
-		if (!rr_streq(rr_str(s, "kind"), "sweep") || !rr_streq(rr_str(s, "program"), program) ||
+		if (!rr_is_kind(s, STEP_SWEEP) || !rr_streq(rr_str(s, "program"), program) ||
 		    !rr_streq(rr_str(s, "problem"), problem) || !label)
 			continue;
 		for (i = 0; i < n && strcmp(rows[i].label, label); i++)
@@ -731,7 +731,7 @@ cJSON *sweep_rank_host(const cJSON *h)
 	const cJSON *s, *t;
 	FOR_EACH_OBJ(s, steps_of(h)) {
 		int seen = 0;
-		if (!rr_streq(rr_str(s, "kind"), "sweep") || !rr_str(s, "program") || !rr_str(s, "problem"))
+		if (!rr_is_kind(s, STEP_SWEEP) || !rr_str(s, "program") || !rr_str(s, "problem"))
 			continue;
 		FOR_EACH_OBJ(t, out)
 			if (rr_streq(rr_str(t, "program"), rr_str(s, "program")) &&

@@ -153,12 +153,17 @@ static const struct ix_ent *ix_problem(const cJSON *h, const char *problem, int 
 	return x->e + lo;
 }
 
-static int step_matches(const cJSON *s, const char *kind, const char *program, const char *problem,
-			const char *role, const char *tool)
+int rr_is_kind(const cJSON *step, enum step_kind k)
+{
+	return rr_streq(rr_str(step, "kind"), step_kind_name(k));
+}
+
+static int step_matches(const cJSON *s, enum step_kind kind, const char *program,
+			const char *problem, const char *role, const char *tool)
 {
 	if (!cJSON_IsObject(s))
 		return 0;
-	if (kind && !rr_streq(rr_str(s, "kind"), kind))
+	if (kind != STEP_ANY && !rr_is_kind(s, kind))
 		return 0;
 	if (program && !rr_streq(rr_str(s, "program"), program))
 		return 0;
@@ -171,7 +176,7 @@ static int step_matches(const cJSON *s, const char *kind, const char *program, c
 	return 1;
 }
 
-const cJSON *rr_next_step(const cJSON *h, const cJSON *after, const char *kind,
+const cJSON *rr_next_step(const cJSON *h, const cJSON *after, enum step_kind kind,
 			  const char *program, const char *problem, const char *role,
 			  const char *tool)
 {
@@ -195,7 +200,7 @@ const cJSON *rr_next_step(const cJSON *h, const cJSON *after, const char *kind,
 	return NULL;
 }
 
-const cJSON *rr_find_step(const cJSON *h, const char *kind, const char *program,
+const cJSON *rr_find_step(const cJSON *h, enum step_kind kind, const char *program,
 			  const char *problem, const char *role, const char *tool)
 {
 	return rr_next_step(h, NULL, kind, program, problem, role, tool);
@@ -205,12 +210,12 @@ void rr_measure(const cJSON *h, const char *program, const char *problem, const 
 		struct rr_measure *out)
 {
 	int err = metric_is_error(metric), kern = metric_is_kernel(metric);
-	const char *other = err || kern ? "benchmark" : "correctness";
+	enum step_kind other = err || kern ? STEP_BENCHMARK : STEP_CORRECTNESS;
 	const cJSON *a, *b;
 
 	memset(out, 0, sizeof(*out));
 	out->path = metric_result_path(metric);
-	out->prefer = err ? "correctness" : kern ? "kernel_timing" : "benchmark";
+	out->prefer = err ? STEP_CORRECTNESS : kern ? STEP_KERNEL_TIMING : STEP_BENCHMARK;
 	if (!program || !metric)
 		return;
 	a = rr_find_step(h, out->prefer, program, problem, NULL, NULL);
@@ -314,7 +319,7 @@ double rr_bad_outputs(const cJSON *result, struct strbuf *why)
 static int headline_candidate(const cJSON *s, const char *program, const char *problem)
 {
 	double m;
-	return rr_streq(rr_str(s, "kind"), "benchmark") && !rr_streq(rr_str(s, "role"), "baseline") &&
+	return rr_is_kind(s, STEP_BENCHMARK) && !rr_streq(rr_str(s, "role"), "baseline") &&
 	       rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) && m > 0 &&
 	       !rr_true(rr_result(s), METRIC_IMPOSSIBLE_PATH) &&
 	       (!program || rr_streq(rr_str(s, "program"), program)) &&

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include "core/strbuf.h"
+#include "core/vocab.h"
 
 const cJSON *rr_obj(const cJSON *o, const char *key);    /* an object member, or NULL */
 const cJSON *rr_arr(const cJSON *o, const char *key);    /* an array member, or NULL */
@@ -23,23 +24,25 @@ double rr_num_or_nan(const cJSON *o, const char *path);
 int rr_true(const cJSON *o, const char *path);           /* path is JSON true */
 int rr_streq(const char *a, const char *b);              /* both non-NULL and equal */
 
+/* The step's "kind" is k's name (vocab.h); never for STEP_ANY. */
+int rr_is_kind(const cJSON *step, enum step_kind k);
 /* A step's role ("kernel" when it names none) and its result object. */
 const char *rr_role(const cJSON *step);
 const cJSON *rr_result(const cJSON *step);
 
-/* The first step of host h that matches; a NULL argument matches anything
- * (role compares against rr_role, so "kernel" matches a step naming none). */
-const cJSON *rr_find_step(const cJSON *h, const char *kind, const char *program,
+/* The first step of host h that matches; STEP_ANY and a NULL argument match
+ * anything (role compares against rr_role, so "kernel" matches a step naming none). */
+const cJSON *rr_find_step(const cJSON *h, enum step_kind kind, const char *program,
 			  const char *problem, const char *role, const char *tool);
 /* The next such step after `after` (NULL: the first). */
-const cJSON *rr_next_step(const cJSON *h, const cJSON *after, const char *kind,
+const cJSON *rr_next_step(const cJSON *h, const cJSON *after, enum step_kind kind,
 			  const char *program, const char *problem, const char *role,
 			  const char *tool);
 /* While the record run does not change, searches that name a problem go
  * through an index of each host's steps by problem (this thread's; nested
  * begin/end pairs share the outermost). Same answers, O(log n) not O(n). */
 void rr_index_begin(const cJSON *run);
-/* Each step of host h on problem (of that kind; NULL: any), in record order. */
+/* Each step of host h on problem (of that kind; STEP_ANY: any), in record order. */
 #define FOR_EACH_STEP_OF(s, h, kind, problem) \
 	for ((s) = rr_next_step((h), NULL, (kind), NULL, (problem), NULL, NULL); (s); \
 	     (s) = rr_next_step((h), (s), (kind), NULL, (problem), NULL, NULL))
@@ -57,7 +60,7 @@ const cJSON *rr_headline_step(const cJSON *run, const cJSON *h);
  * program and problem on host h. */
 struct rr_measure {
 	const char *path;       /* where it was looked for in a step's result */
-	const char *prefer;     /* the step kind read first: "correctness" or "benchmark" */
+	enum step_kind prefer;  /* the step kind read first: correctness, benchmark, kernel_timing */
 	const cJSON *step;      /* the step it came from; when absent, the preferred
 				   step (NULL: no such step ran) */
 	double value;

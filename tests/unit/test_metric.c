@@ -122,15 +122,15 @@ static void reader(void)
 	const cJSON *s;
 	double v = 0;
 
-	s = rr_find_step(h, "sanitize", "k", "P", NULL, "memcheck");
+	s = rr_find_step(h, STEP_SANITIZE, "k", "P", NULL, "memcheck");
 	CHECK(rr_streq(rr_str(s, "status"), "FAIL"), "find_step: the tool picks the memcheck step", "%s",
 	      rr_str(s, "status"));
-	s = rr_find_step(h, "benchmark", NULL, "P", "baseline", NULL);
+	s = rr_find_step(h, STEP_BENCHMARK, NULL, "P", "baseline", NULL);
 	CHECK(rr_streq(rr_str(s, "program"), "base"), "find_step: role baseline", "%s", rr_str(s, "program"));
-	s = rr_find_step(h, "benchmark", NULL, "P", "kernel", NULL);
+	s = rr_find_step(h, STEP_BENCHMARK, NULL, "P", "kernel", NULL);
 	CHECK(rr_streq(rr_str(s, "program"), "k"), "find_step: a step naming no role is a kernel", "%s",
 	      rr_str(s, "program"));
-	CHECK(!rr_find_step(h, "profile", "k", NULL, NULL, NULL), "find_step: nothing matches, NULL", "found");
+	CHECK(!rr_find_step(h, STEP_PROFILE, "k", NULL, NULL, NULL), "find_step: nothing matches, NULL", "found");
 
 	rr_measure(h, "k", "P", "latency_us", &m);
 	CHECK(m.has_value && m.value == 41.3 && !m.impossible && rr_streq(rr_str(m.step, "kind"), "benchmark"),
@@ -145,8 +145,9 @@ static void reader(void)
 	CHECK(m.has_value && m.impossible, "an impossible timing is found, and struck out", "impossible=%d",
 	      m.impossible);
 	rr_measure(h, "k", "Q", "max_abs", &m);
-	CHECK(!m.has_value && !m.impossible && !m.step && !strcmp(m.prefer, "correctness"),
-	      "no correctness step for Q: nothing, and which kind was wanted", "%s", m.prefer);
+	CHECK(!m.has_value && !m.impossible && !m.step && m.prefer == STEP_CORRECTNESS,
+	      "no correctness step for Q: nothing, and which kind was wanted", "%s",
+	      step_kind_name(m.prefer));
 	rr_measure(h, "k", "R", "latency_us", &m);
 	CHECK(!m.has_value && rr_streq(rr_str(m.step, "status"), "FAIL") &&
 	      !strcmp(m.path, "timing.median_us"),
@@ -222,7 +223,7 @@ static const char run_json[] =
 	" {\"kind\": \"benchmark\", \"program\": \"k\", \"problem\": \"Q\"}]},"
 	" {\"name\": \"c\"}]}";
 
-static int same_walk(const cJSON *h, const char *kind, const char *prog, const char *prob,
+static int same_walk(const cJSON *h, enum step_kind kind, const char *prog, const char *prob,
 		     const char *role, const char *tool, const cJSON **lin, int nlin)
 {
 	const cJSON *s = NULL;
@@ -237,7 +238,7 @@ static int same_walk(const cJSON *h, const char *kind, const char *prog, const c
 
 static void indexed_reader(void)
 {
-	static const char *const kinds[] = { NULL, "benchmark", "correctness", "sanitize" };
+	static const enum step_kind kinds[] = { STEP_ANY, STEP_BENCHMARK, STEP_CORRECTNESS, STEP_SANITIZE };
 	static const char *const progs[] = { NULL, "k", "base" };
 	static const char *const probs[] = { NULL, "P", "Q", "Z" };
 	static const char *const roles[] = { NULL, "baseline", "kernel" };
@@ -267,7 +268,7 @@ static void indexed_reader(void)
 	CHECK(!walks_bad, "an open index walks a problem's steps in record order, as the linear walk",
 	      "%d of %d walks differ", walks_bad, combos);
 	rr_index_begin(run);
-	h = rr_find_step(other, "benchmark", NULL, "P", "baseline", NULL);
+	h = rr_find_step(other, STEP_BENCHMARK, NULL, "P", "baseline", NULL);
 	CHECK(rr_streq(rr_str(h, "program"), "base"), "a host of another record is searched linearly",
 	      "%s", rr_str(h, "program"));
 	rr_index_end();

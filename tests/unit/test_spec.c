@@ -199,8 +199,8 @@ static void test_valid(void)
 	      cJSON_GetArraySize(s->expected) == 2 &&
 	      json_num(cJSON_GetArrayItem(s->baselines, 0), "latency_us", 0) == 47.10,
 	      "baselines, references and expected are kept as JSON", "%s", "");
-	CHECK(!strcmp(spec_step_kind_name(STEP_CORRECTNESS), "correctness") &&
-	      !strcmp(spec_step_kind_name(STEP_BENCHMARK), "benchmark"),
+	CHECK(!strcmp(step_kind_name(STEP_CORRECTNESS), "correctness") &&
+	      !strcmp(step_kind_name(STEP_BENCHMARK), "benchmark"),
 	      "step kind names", "%s", "");
 
 	CHECK(spec_arch_for_gpu(s, "NVIDIA H100 80GB HBM3") &&
@@ -554,8 +554,8 @@ static void test_tool_steps(void)
 		      "a sweep expands to the cartesian product, first key slowest",
 		      "n=%d first=%s", w->nvariants, w->nvariants ? w->variants[0].label : "-");
 		CHECK(cJSON_GetArraySize(s->gates) == 4, "gates are kept", "-");
-		CHECK(!strcmp(spec_step_kind_name(STEP_SWEEP), "sweep") &&
-		      !strcmp(spec_step_kind_name(STEP_SANITIZE), "sanitize"), "kind names", "-");
+		CHECK(!strcmp(step_kind_name(STEP_SWEEP), "sweep") &&
+		      !strcmp(step_kind_name(STEP_SANITIZE), "sanitize"), "kind names", "-");
 	}
 	spec_free(s);
 	cJSON_Delete(j);
