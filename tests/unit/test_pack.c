@@ -282,6 +282,46 @@ static void test_commit(void)
 	strbuf_release(&err);
 }
 
+/* A tree whose names all fit ustar (a 166-byte path that splits into its
+ * prefix and name fields, a short non-ASCII name, an executable) keeps its
+ * bytes: its content id, pinned here, is what the ustar-only packer wrote
+ * before names over 100 bytes could ship (issue 32), so a packer change
+ * that moves any byte of a tree that shipped then shows. */
+#define PINNED_CID "fd5d95d337bf22e86b2440544d13aa7e05a5e462e93f366081ed613e050120b2"
+
+static char *repeat(char c, int n)
+{
+	char *s = xmalloc((size_t)n + 1);
+	memset(s, c, (size_t)n);
+	s[n] = '\0';
+	return s;
+}
+
+static void test_ustar_names_pinned(void)
+{
+	char *p70 = repeat('p', 70), *q90 = repeat('q', 90);
+	char *split = xstrfmt("n/%s/%s.cu", p70, q90);
+	char *files[] = { "n/a.h", "n/run.sh", split, "n/\xc3\xbcmlaut-\xd1\x8f\xd0\xb4\xd1\x80\xd0\xbe.cu", NULL };
+	struct strbuf err = STRBUF_INIT;
+	struct pack p;
+	enum go_status st;
+
+	put("n/a.h", "#pragma once\n");
+	put("n/run.sh", "#!/bin/sh\necho hi\n");
+	put(split, "__global__ void k() {}\n");
+	put(files[3], "// \xd1\x8f\xd0\xb4\xd1\x80\xd0\xbe\n");
+	sh(root, "chmod 755 n/run.sh", NULL);
+	st = pack_wt(files, &p, &err);
+	CHECK(st == GO_OK && strlen(split) == 166 && !strcmp(p.content_id, PINNED_CID),
+	      "a tree of names that fit ustar packs to the same bytes as before (pinned content id)",
+	      "st=%d err=%s content id %s", st, err.buf, p.content_id);
+	pack_release(&p);
+	free(p70);
+	free(q90);
+	free(split);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
@@ -294,6 +334,7 @@ int main(void)
 	root = xstrfmt("%s/root", tmp);
 	test_worktree();
 	test_commit();
+	test_ustar_names_pinned();
 	fs_remove_tree(tmp);
 	free(root);
 	return check_summary();
