@@ -77,6 +77,11 @@ static enum go_status check_path(const char *p, struct strbuf *err)
 	if (!*p || *p == '/')
 		return go_fail(err, GO_ERR_IO,
 			       "cannot pack '%s': give a path relative to the repository root", p);
+	if (strchr(p, '\n'))
+		return go_fail(err, GO_ERR_IO,
+			       "cannot pack '%s': a name with a newline cannot ship (the list of files a host "
+			       "is sent has a line a file: remote/blobs.h); rename it or leave it out of 'sources'",
+			       p);
 	while (*s) {
 		size_t n = strcspn(s, "/");
 		if (n == 0 || (n == 1 && *s == '.') || (n == 2 && !strncmp(s, "..", 2)))

@@ -327,7 +327,8 @@ static void test_ustar_names_pinned(void)
  * no "/" to split at, a non-ASCII name beside them. They pack (as pax),
  * tar extracts each at its name with its bytes, the blob archive of such a
  * pack is made, the commit packs the same, and a component over 255 bytes
- * (no Linux file system holds it) is refused before anything is read. */
+ * (no Linux file system holds it) is refused before anything is read, as
+ * is a newline in a name (the manifest, blobs.h, has a line a file). */
 static void test_long_names(void)
 {
 	char *d120 = repeat('d', 120), *f123 = repeat('f', 123), *t98 = repeat('t', 98);
@@ -390,6 +391,14 @@ static void test_long_names(void)
 		CHECK(st != GO_OK && strstr(err.buf, "259 bytes") && strstr(err.buf, "255"),
 		      "a component over 255 bytes is refused, saying so", "st=%d err=%s", st, err.buf);
 		free(comp);
+	}
+	{
+		char *nl[] = { "src/a\nb.cu", NULL };
+		put(nl[0], "int nl;\n");
+		st = pack_wt(nl, &p, &err);
+		CHECK(st != GO_OK && strstr(err.buf, "a name with a newline cannot ship") && !p.nfiles,
+		      "a name with a newline (the manifest's line break) is refused, saying so",
+		      "st=%d err=%s", st, err.buf);
 	}
 	free(d120);
 	free(f123);
