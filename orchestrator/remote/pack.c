@@ -1,14 +1,22 @@
-/* pack.c -- deterministic source archives (ustar via libarchive) and their content id.
+/* pack.c -- deterministic source archives (ustar or pax via libarchive) and their content id.
  *
  * Design: both packers validate and sort the file list (strcmp order, no
  * duplicates), then stream one file at a time through a "reader" (the work
- * tree, or `git cat-file` at a commit) into one libarchive ustar writer
+ * tree, or `git cat-file` at a commit) into one libarchive tar writer
  * whose output callback appends to a strbuf. Every header field that could
  * vary between machines is pinned: mtime 0, uid/gid 0, no user or group
  * names, mode 0644 or 0755 (owner-executable in the work tree, or git mode
  * 100755 in a commit). No directory entries are written: tar creates
  * parents on extraction. The same bytes therefore give the same archive, and
- * its SHA-256 is the content id. */
+ * its SHA-256 is the content id.
+ *
+ * The format: ustar when it holds every name (100 bytes, or a prefix of up
+ * to 155 split at a "/"), as every archive was before longer names could
+ * ship, so such a tree keeps its bytes and content id; else pax, whose
+ * extended header carries a name of any length for the entries that need
+ * one (pax_restricted: the others keep their ustar headers). gpuorch runs
+ * in the C locale, so a non-ASCII name in a pax archive is written as its
+ * bytes (hdrcharset=BINARY), as git holds it. */
 #include "remote/pack.h"
 
 #include <archive.h>
@@ -27,6 +35,7 @@
 
 #define PACK_MAX_FILE ((size_t)64 << 20)
 #define PACK_MAX_TOTAL_MIB 512
+#define PACK_NAME_MAX 255   /* bytes in one path component: Linux's file systems' NAME_MAX */
 
 /* The limit on all the sources together, in bytes: 512 MiB, or
  * GPUORCH_SOURCES_LIMIT_MIB (1..4096) when set. */
@@ -52,6 +61,11 @@ static la_ssize_t write_cb(struct archive *a, void *ctx, const void *buf, size_t
 	return (la_ssize_t)n;
 }
 
+static la_ssize_t discard_cb(struct archive *a, void *ctx, const void *buf, size_t n)
+{
+	return (la_ssize_t)n;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -63,12 +77,22 @@ static enum go_status check_path(const char *p, struct strbuf *err)
 	if (!*p || *p == '/')
 		return go_fail(err, GO_ERR_IO,
 			       "cannot pack '%s': give a path relative to the repository root", p);
+	if (strchr(p, '\n'))
+		return go_fail(err, GO_ERR_IO,
+			       "cannot pack '%s': a name with a newline cannot ship (the list of files a host "
+			       "is sent has a line a file: remote/blobs.h); rename it or leave it out of 'sources'",
+			       p);
 	while (*s) {
 		size_t n = strcspn(s, "/");
 		if (n == 0 || (n == 1 && *s == '.') || (n == 2 && !strncmp(s, "..", 2)))
 			return go_fail(err, GO_ERR_IO,
 				       "cannot pack '%s': not a plain relative path inside the repository",
 				       p);
+		if (n > PACK_NAME_MAX)
+			return go_fail(err, GO_ERR_IO,
+				       "cannot pack '%s': its component '%.20s...' is %zu bytes, and no Linux "
+				       "file system holds a name over %d; rename it or leave it out of 'sources'",
+				       p, s, n, PACK_NAME_MAX);
 		s += n;
 		if (*s == '/' && !*++s)
 			return go_fail(err, GO_ERR_IO, "cannot pack '%s': trailing '/'", p);
@@ -142,6 +166,86 @@ static void scan_includes(const char *text, size_t len, struct pack_file *pf)
 	}
 }
 
+/* *pax: 0 when libarchive's ustar writer holds every name of v (n of
+ * them), else 1. The writer itself is asked, with empty entries into a
+ * discarding callback: its rule is the one the archive is then written by. */
+static enum go_status needs_pax(const char **v, int n, int *pax, struct strbuf *err)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	enum go_status st = GO_OK;
+	int i;
+
+	*pax = 0;
+	if (!a || !e || archive_write_set_format_ustar(a) != ARCHIVE_OK ||
+	    archive_write_add_filter_none(a) != ARCHIVE_OK ||
+	    archive_write_open(a, NULL, NULL, discard_cb, NULL) != ARCHIVE_OK)
+		st = go_fail(err, GO_ERR_INTERNAL, "cannot start a tar archive: %s",
+			     a && archive_error_string(a) ? archive_error_string(a) : "out of memory");
+	for (i = 0; st == GO_OK && i < n && !*pax; i++) {
+		archive_entry_clear(e);
+		archive_entry_set_pathname(e, v[i]);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, 0);
+		*pax = archive_write_header(a, e) != ARCHIVE_OK;
+	}
+	if (a)
+		archive_write_free(a);
+	if (e)
+		archive_entry_free(e);
+	return st;
+}
+
+/* *out: a tar writer appending to ar, in the format the names v (n of
+ * them) need: ustar when it holds them all, else pax (needs_pax). */
+static enum go_status open_writer(const char **v, int n, struct strbuf *ar, struct archive **out,
+				  struct strbuf *err)
+{
+	struct archive *a;
+	enum go_status st;
+	int pax = 0;
+
+	*out = NULL;
+	st = needs_pax(v, n, &pax, err);
+	if (st != GO_OK)
+		return st;
+	a = archive_write_new();
+	if (!a)
+		return go_fail(err, GO_ERR_INTERNAL, "cannot create a libarchive writer");
+	if ((pax ? archive_write_set_format_pax_restricted(a)
+		 : archive_write_set_format_ustar(a)) != ARCHIVE_OK ||
+	    archive_write_add_filter_none(a) != ARCHIVE_OK ||
+	    archive_write_open(a, ar, NULL, write_cb, NULL) != ARCHIVE_OK) {
+		st = go_fail(err, GO_ERR_INTERNAL, "cannot start a tar archive: %s",
+			     archive_error_string(a));
+		archive_write_free(a);
+		return st;
+	}
+	*out = a;
+	return GO_OK;
+}
+
+/* One file's header (the pinned fields: pack.h) and bytes, through e. */
+static enum go_status write_entry(struct archive *a, struct archive_entry *e, const char *path,
+				  const struct strbuf *data, int exec, struct strbuf *err)
+{
+	archive_entry_clear(e);
+	archive_entry_set_pathname(e, path);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, exec ? 0755 : 0644);
+	archive_entry_set_size(e, (la_int64_t)data->len);
+	archive_entry_set_mtime(e, 0, 0);
+	archive_entry_set_uid(e, 0);
+	archive_entry_set_gid(e, 0);
+	/* ARCHIVE_WARN: a name not in the C locale's charset, written as its
+	 * bytes (hdrcharset=BINARY): the header is whole */
+	if (archive_write_header(a, e) < ARCHIVE_WARN ||
+	    (data->len && archive_write_data(a, data->buf, data->len) != (la_ssize_t)data->len))
+		return go_fail(err, GO_ERR_IO, "cannot pack '%s': %s", path, archive_error_string(a));
+	return GO_OK;
+}
+
 static enum go_status pack_build(char *const *files, pack_reader reader, void *rctx,
 				 struct pack *out, struct strbuf *err)
 {
@@ -159,19 +263,11 @@ static enum go_status pack_build(char *const *files, pack_reader reader, void *r
 		return st;
 	out->files = xcalloc((size_t)n + 1, sizeof(*out->files));
 
-	a = archive_write_new();
 	e = archive_entry_new();
-	if (!a || !e) {
-		st = go_fail(err, GO_ERR_INTERNAL, "cannot create a libarchive writer");
+	st = e ? open_writer(v, n, &ar, &a, err)
+	       : go_fail(err, GO_ERR_INTERNAL, "cannot create a libarchive entry");
+	if (st != GO_OK)
 		goto out;
-	}
-	if (archive_write_set_format_ustar(a) != ARCHIVE_OK ||
-	    archive_write_add_filter_none(a) != ARCHIVE_OK ||
-	    archive_write_open(a, &ar, NULL, write_cb, NULL) != ARCHIVE_OK) {
-		st = go_fail(err, GO_ERR_INTERNAL, "cannot start a tar archive: %s",
-			     archive_error_string(a));
-		goto out;
-	}
 	for (i = 0; i < n; i++) {
 		struct pack_file *pf = &out->files[i];
 		int exec = 0;
@@ -192,25 +288,9 @@ static enum go_status pack_build(char *const *files, pack_reader reader, void *r
 				     n, limit >> 20, v[i]);
 			goto out;
 		}
-		archive_entry_clear(e);
-		archive_entry_set_pathname(e, v[i]);
-		archive_entry_set_filetype(e, AE_IFREG);
-		archive_entry_set_perm(e, exec ? 0755 : 0644);
-		archive_entry_set_size(e, (la_int64_t)data.len);
-		archive_entry_set_mtime(e, 0, 0);
-		archive_entry_set_uid(e, 0);
-		archive_entry_set_gid(e, 0);
-		if (archive_write_header(a, e) != ARCHIVE_OK) {
-			st = go_fail(err, GO_ERR_IO, "cannot pack '%s': %s", v[i],
-				     archive_error_string(a));
+		st = write_entry(a, e, v[i], &data, exec, err);
+		if (st != GO_OK)
 			goto out;
-		}
-		if (data.len &&
-		    archive_write_data(a, data.buf, data.len) != (la_ssize_t)data.len) {
-			st = go_fail(err, GO_ERR_IO, "cannot pack '%s': %s", v[i],
-				     archive_error_string(a));
-			goto out;
-		}
 		pf->path = xstrdup(v[i]);
 		pf->size = data.len;
 		pf->exec = exec;

@@ -1,9 +1,12 @@
 /* pack.h -- deterministic source archives and their content id.
  *
- * The archive is a ustar tar made with libarchive from the spec's source
- * list only: entries sorted by path, mtime 0, uid/gid 0, no user/group
- * names, mode 0644 (0755 when executable). Same content -> same bytes ->
- * same SHA-256, which is the content id. */
+ * The archive is a tar made with libarchive from the spec's source list
+ * only: entries sorted by path, mtime 0, uid/gid 0, no user/group names,
+ * mode 0644 (0755 when executable); ustar, or pax when a name does not fit
+ * ustar's fields (100 bytes, or a prefix of 155 and a name of 100 split at
+ * a "/"), so a path of any length ships (a component of at most 255 bytes:
+ * Linux's own limit). Same content -> same bytes -> same SHA-256, which is
+ * the content id. */
 #ifndef GPUORCH_PACK_H
 #define GPUORCH_PACK_H
 

@@ -1,5 +1,6 @@
 /* test_pack.c -- unit tests of pack.c: deterministic archives from a work tree and a commit. */
 #include "remote/pack.h"
+#include "remote/blobs.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 
@@ -282,6 +283,134 @@ static void test_commit(void)
 	strbuf_release(&err);
 }
 
+/* A tree whose names all fit ustar (a 166-byte path that splits into its
+ * prefix and name fields, a short non-ASCII name, an executable) keeps its
+ * bytes: its content id, pinned here, is what the ustar-only packer wrote
+ * before names over 100 bytes could ship (issue 32), so a packer change
+ * that moves any byte of a tree that shipped then shows. */
+#define PINNED_CID "fd5d95d337bf22e86b2440544d13aa7e05a5e462e93f366081ed613e050120b2"
+
+static char *repeat(char c, int n)
+{
+	char *s = xmalloc((size_t)n + 1);
+	memset(s, c, (size_t)n);
+	s[n] = '\0';
+	return s;
+}
+
+static void test_ustar_names_pinned(void)
+{
+	char *p70 = repeat('p', 70), *q90 = repeat('q', 90);
+	char *split = xstrfmt("n/%s/%s.cu", p70, q90);
+	char *files[] = { "n/a.h", "n/run.sh", split, "n/\xc3\xbcmlaut-\xd1\x8f\xd0\xb4\xd1\x80\xd0\xbe.cu", NULL };
+	struct strbuf err = STRBUF_INIT;
+	struct pack p;
+	enum go_status st;
+
+	put("n/a.h", "#pragma once\n");
+	put("n/run.sh", "#!/bin/sh\necho hi\n");
+	put(split, "__global__ void k() {}\n");
+	put(files[3], "// \xd1\x8f\xd0\xb4\xd1\x80\xd0\xbe\n");
+	sh(root, "chmod 755 n/run.sh", NULL);
+	st = pack_wt(files, &p, &err);
+	CHECK(st == GO_OK && strlen(split) == 166 && !strcmp(p.content_id, PINNED_CID),
+	      "a tree of names that fit ustar packs to the same bytes as before (pinned content id)",
+	      "st=%d err=%s content id %s", st, err.buf, p.content_id);
+	pack_release(&p);
+	free(p70);
+	free(q90);
+	free(split);
+	strbuf_release(&err);
+}
+
+/* Names ustar cannot hold (issue 32): a 250-byte path, a 101-byte name with
+ * no "/" to split at, a non-ASCII name beside them. They pack (as pax),
+ * tar extracts each at its name with its bytes, the blob archive of such a
+ * pack is made, the commit packs the same, and a component over 255 bytes
+ * (no Linux file system holds it) is refused before anything is read, as
+ * is a newline in a name (the manifest, blobs.h, has a line a file). */
+static void test_long_names(void)
+{
+	char *d120 = repeat('d', 120), *f123 = repeat('f', 123), *t98 = repeat('t', 98);
+	char *c256 = repeat('c', 256);
+	char *lng = xstrfmt("src/%s/%s.c", d120, f123);
+	char *top = xstrfmt("%s.cu", t98);
+	char *uml = "src/\xc3\xbcmlaut-\xd1\x8f\xd0\xb4\xd1\x80\xd0\xbe.cu";
+	char *files[] = { lng, top, uml, "n/a.h", NULL };
+	char *tarpath = xstrfmt("%s/long.tar", tmp);
+	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+	struct pack p, cm;
+	enum go_status st;
+	int i, same = 1;
+
+	put(lng, "int long_one;\n");
+	put(top, "int top_one;\n");
+	put(uml, "// \xd1\x8f\xd0\xb4\xd1\x80\xd0\xbe\n");
+	st = pack_wt(files, &p, &err);
+	CHECK(st == GO_OK && strlen(lng) == 250 && strlen(top) == 101 && p.nfiles == 4,
+	      "a 250-byte path, a 101-byte name and a non-ASCII name pack", "st=%d err=%s", st,
+	      err.buf);
+	fs_write_atomic(tarpath, p.data, p.len, &err);
+	sh(tmp, "rm -rf xl && mkdir xl && cd xl && tar -xf ../long.tar 2>/dev/null && "
+		"find . -type f | wc -l", &out);
+	for (i = 0; i < p.nfiles; i++) {
+		struct strbuf data = STRBUF_INIT, e2 = STRBUF_INIT;
+		char *x = xstrfmt("%s/xl/%s", tmp, p.files[i].path);
+		char sha[SHA256_HEX_LEN + 1] = "";
+		if (fs_read_file(x, &data, &e2) == GO_OK)
+			sha256_hex(data.buf, data.len, sha);
+		same = same && !strcmp(sha, p.files[i].sha256);
+		free(x);
+		strbuf_release(&data);
+		strbuf_release(&e2);
+	}
+	CHECK(st == GO_OK && same && atoi(out.buf) == 4,
+	      "tar extracts each at its exact name with its bytes, and nothing else",
+	      "same=%d files extracted: %s", same, out.buf);
+	{
+		char *missing[4];
+		unsigned char *blobs = NULL;
+		size_t len = 0;
+		for (i = 0; i < 4 && i < p.nfiles; i++)
+			missing[i] = p.files[i].sha256;
+		st = p.nfiles == 4 ? blobs_tar(&p, missing, 4, &blobs, &len, &err) : GO_ERR_INTERNAL;
+		CHECK(st == GO_OK && len > 4 * 512, "the blob archive of such a pack is made",
+		      "st=%d err=%s", st, err.buf);
+		free(blobs);
+	}
+	sh(root, "git add -- n/a.h src t*.cu && git commit -q -m long", NULL);
+	st = pack_commit(root, "HEAD", files, &cm, &err);
+	CHECK(st == GO_OK && !strcmp(cm.content_id, p.content_id),
+	      "the commit packs to the same content id", "st=%d err=%s", st, err.buf);
+	pack_release(&cm);
+	pack_release(&p);
+	{
+		char *comp = xstrfmt("src/%s.cu", c256);
+		char *bad[] = { comp, NULL };
+		st = pack_wt(bad, &p, &err);
+		CHECK(st != GO_OK && strstr(err.buf, "259 bytes") && strstr(err.buf, "255"),
+		      "a component over 255 bytes is refused, saying so", "st=%d err=%s", st, err.buf);
+		free(comp);
+	}
+	{
+		char *nl[] = { "src/a\nb.cu", NULL };
+		put(nl[0], "int nl;\n");
+		st = pack_wt(nl, &p, &err);
+		CHECK(st != GO_OK && strstr(err.buf, "a name with a newline cannot ship") && !p.nfiles,
+		      "a name with a newline (the manifest's line break) is refused, saying so",
+		      "st=%d err=%s", st, err.buf);
+	}
+	free(d120);
+	free(f123);
+	free(t98);
+	free(c256);
+	free(lng);
+	free(top);
+	free(tarpath);
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
@@ -294,6 +423,8 @@ int main(void)
 	root = xstrfmt("%s/root", tmp);
 	test_worktree();
 	test_commit();
+	test_ustar_names_pinned();
+	test_long_names();
 	fs_remove_tree(tmp);
 	free(root);
 	return check_summary();
