@@ -1,5 +1,5 @@
 #!/bin/sh
-# cost: 45
+# cost: 75
 # asan: yes
 test_description='gpuorch init: a starting spec from what a repository holds, never over an existing one'
 # cmd-init.c guesses the build system (CMake, then make, else nvcc per .cu
