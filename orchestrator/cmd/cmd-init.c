@@ -2,10 +2,13 @@
  * starting spec, experiments/<name>.json (docs/byo.md), never over an
  * existing one. What it guesses: the build system (CMakeLists.txt, then a
  * Makefile, else nvcc on each .cu file that has a main), the executables
- * (add_executable(NAME ...), the Makefile's first target), the __global__
- * kernels of the .cu/.cuh files; it prints each guess and what to check. The
- * spec it writes is validated like any other before it is kept. */
+ * (a CMake build's targets in any folder, init-cmake.c; the Makefile's first
+ * target; with a CMake build where none is found, the .cu files with a
+ * main), the __global__ kernels of the .cu/.cuh files; it prints each guess
+ * and what to check. The spec it writes is validated like any other before
+ * it is kept. */
 #include "cmd/commands.h"
+#include "cmd/init-cmake.h"
 #include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonutil.h"
@@ -30,7 +33,10 @@ static const char usage[] =
 	"DIR/experiments/NAME.json (NAME: the directory's name). It never\n"
 	"overwrites a file. It prints what it guessed -- the build system, the\n"
 	"executables, the kernels found in .cu files -- and what to check before\n"
-	"'gpuorch run'. Only files git tracks are looked at.\n"
+	"'gpuorch run'. Only files git tracks are looked at. A CMake build's\n"
+	"executables, in any folder, are asked of cmake (configured in a temporary\n"
+	"directory, nothing built; GPUORCH_INIT_CMAKE_TIMEOUT_S, default 120), else\n"
+	"read from add_executable() in every CMakeLists.txt.\n"
 	"\n"
 	"exit: 0 written, 2 not a git repository, or the spec exists already\n";
 
@@ -40,6 +46,8 @@ struct guess {
 	char **mains;     /* nvcc only: the .cu file of each */
 	int n;
 	const char *system; /* "cmake" | "make" | "nvcc" */
+	char *how;        /* cmake: how its targets were found (or why none was) */
+	int from_cmake;   /* nvcc because the CMake build named no executable */
 	char **kernels;
 	int nkernels;
 };
@@ -194,6 +202,39 @@ static void file_kernels(const char *root, const char *rel, char ***v, int *n, i
 	strbuf_release(&err);
 }
 
+/* The CMake build's executables into g (none: g->how says why). */
+static void guess_cmake(const char *root, char **files, struct guess *g)
+{
+	struct init_cmake c;
+	int i, n = 0;
+
+	init_cmake_find(root, files, MAX_PROGRAMS, &c);
+	for (i = 0; i < c.n; i++) {
+		push(&g->names, &g->n, c.names[i]);
+		push(&g->runs, &n, c.paths[i]);
+	}
+	g->how = c.how;
+	c.how = NULL;
+	init_cmake_release(&c);
+}
+
+/* nvcc on each .cu file of mains: one program each, named by the file. */
+static void guess_nvcc(char **mains, int nm, struct guess *g)
+{
+	int i, n = 0;
+	for (i = 0; i < nm; i++) {
+		char *b = base_name(mains[i], 1), *r = xstrfmt("./%s", b);
+		int k = g->n;
+		if (!has(g->names, g->n, b)) {   /* two mains named alike: keep the first */
+			push(&g->names, &g->n, b);
+			push(&g->runs, &n, r);
+			push(&g->mains, &k, mains[i]);
+		}
+		free(b);
+		free(r);
+	}
+}
+
 static void guess_repo(const char *root, char **files, struct guess *g)
 {
 	char **mains = NULL;
@@ -216,12 +257,11 @@ static void guess_repo(const char *root, char **files, struct guess *g)
 	}
 	if (has(files, nf, "CMakeLists.txt")) {
 		g->system = "cmake";
-		file_matches(root, "CMakeLists.txt", "add_executable[ \t]*\\([ \t]*([A-Za-z0-9_.+-]+)",
-			     &g->names, &g->n, MAX_PROGRAMS, 0);
-		for (i = 0; i < g->n; i++) {
-			char *r = xstrfmt("build/%s", g->names[i]);
-			push(&g->runs, &n, r);
-			free(r);
+		guess_cmake(root, files, g);
+		if (!g->n) {   /* none found: the .cu files with a main, as with no build system */
+			g->system = "nvcc";
+			g->from_cmake = 1;
+			guess_nvcc(mains, nm, g);
 		}
 	} else if (has(files, nf, "Makefile") || has(files, nf, "makefile") ||
 		   has(files, nf, "GNUmakefile")) {
@@ -236,20 +276,7 @@ static void guess_repo(const char *root, char **files, struct guess *g)
 		}
 	} else {
 		g->system = "nvcc";
-		for (i = 0; i < nm; i++) {
-			char *b = base_name(mains[i], 1), *r = xstrfmt("./%s", b);
-			int k = g->n;
-			if (has(g->names, g->n, b)) {   /* two mains named alike: keep the first */
-				free(b);
-				free(r);
-				continue;
-			}
-			push(&g->names, &g->n, b);
-			push(&g->runs, &n, r);
-			push(&g->mains, &k, mains[i]);
-			free(b);
-			free(r);
-		}
+		guess_nvcc(mains, nm, g);
 	}
 	for (i = 0; i < nm; i++)
 		free(mains[i]);
@@ -271,6 +298,7 @@ static void free_guess(struct guess *g)
 	free(g->runs);
 	free(g->mains);
 	free(g->kernels);
+	free(g->how);
 }
 
 static cJSON *strings(const char *const *v)
@@ -380,9 +408,10 @@ static int init_main(const char *root, const char *name_opt)
 	free(real);
 	guess_repo(root, files, &g);
 	if (!g.n) {
-		fprintf(stderr, "error: no executable found in '%s': no add_executable() in "
-			"CMakeLists.txt, no target in a Makefile, no .cu file with a main(); write "
-			"the spec by hand (docs/byo.md)\n", root);
+		fprintf(stderr, "error: no executable found in '%s': no target in the CMake "
+			"build%s%s%s, no target in a Makefile, no .cu file with a main(); write "
+			"the spec by hand (docs/byo.md)\n", root, g.how ? " (" : "",
+			g.how ? g.how : "", g.how ? ")" : "");
 		rc = 2;
 		goto out;
 	}
@@ -407,7 +436,11 @@ static int init_main(const char *root, const char *name_opt)
 	}
 	printf("wrote %s\n", path);
 	printf("  build system   %s%s\n", g.system,
-	       !strcmp(g.system, "nvcc") ? " (no CMakeLists.txt or Makefile: nvcc on each .cu with a main)" : "");
+	       g.from_cmake ? " (no executable found in the CMake build: nvcc on each .cu with a main)"
+	       : !strcmp(g.system, "nvcc") ? " (no CMakeLists.txt or Makefile: nvcc on each .cu with a main)"
+	       : "");
+	if (g.how)
+		printf("  %-14s %s\n", g.from_cmake ? "cmake build" : "targets from", g.how);
 	for (i = 0; i < g.n; i++)
 		printf("  program        %s: builds %s, runs %s\n", g.names[i],
 		       !strncmp(g.runs[i], "./", 2) ? g.runs[i] + 2 : g.runs[i], g.runs[i]);
