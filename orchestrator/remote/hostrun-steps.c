@@ -284,9 +284,7 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 {
 	cJSON *sj = hostrun_step_json(hr, ps, status, reason, rs, t_start, t_end, out_rel, err_rel,
 				      result, files);
-	record_lock(hr->ctx->rec);
-	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "steps"), sj);
-	record_unlock(hr->ctx->rec);
+	record_host_append(hr->ctx->rec, hr->index, hr->hj, "steps", sj);
 	hostrun_save(hr);
 	strbuf_addf(&hr->out, "  %s: %s%s%s\n", ps->id, status, reason && *reason ? ": " : "",
 		    reason && *reason ? reason : "");

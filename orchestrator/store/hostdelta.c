@@ -14,24 +14,37 @@ struct hostdelta_key {
 	int n, alloc;
 	char *text;            /* !is_arr: the value as journaled */
 	int seen;
+	const cJSON **told;    /* is_arr: appends told since (hostdelta_appended), in order */
+	int ntold, atold;
+	int tracked;           /* appends are told: the ends show a change (no walk) */
 };
 
 static void key_clear(struct hostdelta_key *k)
 {
 	free(k->items);
 	free(k->text);
+	free(k->told);
 	k->items = NULL;
 	k->text = NULL;
-	k->n = k->alloc = 0;
-	k->is_arr = 0;
+	k->told = NULL;
+	k->n = k->alloc = k->ntold = k->atold = 0;
+	k->is_arr = k->tracked = 0;
 }
 
-static struct hostdelta_key *key_get(struct hostdelta *d, const char *key)
+static struct hostdelta_key *key_find(struct hostdelta *d, const char *key)
 {
 	int i;
 	for (i = 0; i < d->n; i++)
 		if (!strcmp(d->k[i].key, key))
 			return &d->k[i];
+	return NULL;
+}
+
+static struct hostdelta_key *key_get(struct hostdelta *d, const char *key)
+{
+	struct hostdelta_key *k = key_find(d, key);
+	if (k)
+		return k;
 	if (d->n == d->alloc) {
 		d->alloc = d->alloc ? 2 * d->alloc : 16;
 		d->k = xrealloc(d->k, (size_t)d->alloc * sizeof(*d->k));
@@ -49,6 +62,7 @@ static void take_items(struct hostdelta_key *k, const cJSON *arr)
 	k->text = NULL;
 	k->is_arr = 1;
 	k->n = 0;
+	k->ntold = 0;   /* the walk saw them */
 	for (c = arr->child; c; c = c->next) {
 		if (k->n == k->alloc) {
 			k->alloc = k->alloc ? 2 * k->alloc : 16;
@@ -156,6 +170,7 @@ static int array_inserts(struct hostdelta_key *k, const cJSON *arr, cJSON **ins)
 		free(now);
 		return 0;
 	}
+	k->ntold = 0;   /* the walk saw them */
 	if (list) {
 		cJSON_AddItemToObject(part(ins, 0), k->key, list);
 		free(k->items);
@@ -164,6 +179,74 @@ static int array_inserts(struct hostdelta_key *k, const cJSON *arr, cJSON **ins)
 		k->alloc = cap;
 	}
 	return 1;
+}
+
+/* The told appends of a tracked array into ins[key], without a walk: 1 when
+ * the array's ends are what the shadow and the appends say (its first item
+ * the shadow's first, each told item after the one before it, the last told
+ * item -- or the shadow's last -- the array's last), else 0 (walk). */
+static int told_inserts(struct hostdelta_key *k, const cJSON *arr, cJSON **ins)
+{
+	const cJSON *first = arr->child, *last = first ? first->prev : NULL, *before;
+	cJSON *list;
+	int i;
+	if (!k->tracked || first != (k->n ? k->items[0] : k->ntold ? k->told[0] : NULL) ||
+	    last != (k->ntold ? k->told[k->ntold - 1] : k->n ? k->items[k->n - 1] : NULL))
+		return 0;
+	before = k->n ? k->items[k->n - 1] : NULL;
+	for (i = 0; i < k->ntold; before = k->told[i++])
+		if (before ? k->told[i]->prev != before : k->told[i] != first)
+			return 0;
+	if (!k->ntold)
+		return 1;
+	list = cJSON_CreateArray();
+	if (k->n + k->ntold > k->alloc) {
+		k->alloc = 2 * (k->n + k->ntold) + 16;
+		k->items = xrealloc(k->items, (size_t)k->alloc * sizeof(*k->items));
+	}
+	for (i = 0; i < k->ntold; i++) {
+		cJSON *pair = cJSON_CreateArray();
+		cJSON_AddItemToArray(pair, cJSON_CreateNumber(k->n));
+		cJSON_AddItemReferenceToArray(pair, (cJSON *)k->told[i]);
+		cJSON_AddItemToArray(list, pair);
+		k->items[k->n++] = k->told[i];
+	}
+	k->ntold = 0;
+	cJSON_AddItemToObject(part(ins, 0), k->key, list);
+	return 1;
+}
+
+/* GPUORCH_CHECK_DELTA: the shadow after told_inserts is the array, item by
+ * item (what the ends cannot show); else the process ends, naming the key. */
+static void check_told(const struct hostdelta_key *k, const cJSON *arr)
+{
+	static int on = -1;
+	const cJSON *c;
+	int j = 0;
+	if (on < 0)
+		on = getenv("GPUORCH_CHECK_DELTA") != NULL;
+	if (!on)
+		return;
+	for (c = arr->child; c && j < k->n && c == k->items[j]; c = c->next)
+		j++;
+	if (c || j != k->n) {
+		fprintf(stderr, "fatal: the run record's \"%s\" changed in the middle without the "
+			"journal being told (item %d of %d; GPUORCH_CHECK_DELTA)\n", k->key, j, k->n);
+		abort();
+	}
+}
+
+void hostdelta_appended(struct hostdelta *d, const char *key, const cJSON *item)
+{
+	struct hostdelta_key *k = key_find(d, key);
+	if (!k || !k->is_arr)
+		return;
+	if (k->ntold == k->atold) {
+		k->atold = k->atold ? 2 * k->atold : 16;
+		k->told = xrealloc(k->told, (size_t)k->atold * sizeof(*k->told));
+	}
+	k->told[k->ntold++] = item;
+	k->tracked = 1;
 }
 
 cJSON *hostdelta_diff(struct hostdelta *d, const cJSON *host)
@@ -181,6 +264,10 @@ cJSON *hostdelta_diff(struct hostdelta *d, const cJSON *host)
 		k = key_get(d, it->string);
 		k->seen = 1;
 		if (cJSON_IsArray(it)) {
+			if (k->is_arr && told_inserts(k, it, &ins)) {
+				check_told(k, it);
+				continue;
+			}
 			if (k->is_arr && array_inserts(k, it, &ins))
 				continue;
 			cJSON_AddItemReferenceToObject(part(&set, 0), it->string, (cJSON *)it);

@@ -128,8 +128,8 @@ enum go_status record_save_host(struct record *r, int index, const cJSON *host,
 		pthread_mutex_unlock(&r->jlock);
 		return record_save(r, err);
 	}
-	shadows_grow(r, index + 1);
 	record_lock(r);
+	shadows_grow(r, index + 1);
 	delta = hostdelta_diff(&r->hd[index], host);
 	if (delta) {
 		if (!r->based)
@@ -140,14 +140,27 @@ enum go_status record_save_host(struct record *r, int index, const cJSON *host,
 	record_unlock(r);
 	if (line.len) {
 		st = runjournal_append(r->jfd, line.buf, line.len, err);
-		if (st == GO_OK)
+		if (st == GO_OK) {
 			r->based = 1;
-		else   /* the line is not in the journal: the next one says everything */
+		} else {   /* the line is not in the journal: the next one says everything */
+			record_lock(r);
 			hostdelta_forget(&r->hd[index]);
+			record_unlock(r);
+		}
 	}
 	pthread_mutex_unlock(&r->jlock);
 	strbuf_release(&line);
 	return st;
+}
+
+void record_host_append(struct record *r, int index, cJSON *host, const char *key,
+			cJSON *item)
+{
+	record_lock(r);
+	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(host, key), item);
+	if (index >= 0 && index < r->nhd)
+		hostdelta_appended(&r->hd[index], key, item);
+	record_unlock(r);
 }
 
 enum go_status record_write_file(struct record *r, const char *rel, const void *data,

@@ -26,7 +26,7 @@ struct record {
 	char *path;       /* dir/run.json */
 	pthread_mutex_t jlock; /* orders journal appends against whole saves */
 	int jfd;          /* dir/journal.jsonl, -1: none (host saves rewrite run.json) */
-	/* under jlock: */
+	/* under jlock and the record lock: */
 	struct hostdelta *hd;  /* per host: what the journal and run.json hold of it */
 	int nhd;
 	char run_sha[SHA256_HEX_LEN + 1]; /* run.json as last written whole */
@@ -44,6 +44,11 @@ enum go_status record_save(struct record *r, struct strbuf *err);
  * without a journal, a whole save). */
 enum go_status record_save_host(struct record *r, int index, const cJSON *host,
 				struct strbuf *err);
+/* Append item to host INDEX's array key (host is that host's object; takes
+ * the record lock): the next record_save_host journals it without walking
+ * the array (store/hostdelta.h). A host's steps are appended through here. */
+void record_host_append(struct record *r, int index, cJSON *host, const char *key,
+			cJSON *item);
 /* Write a file under the run directory atomically: rel like "logs/h/x.log". */
 enum go_status record_write_file(struct record *r, const char *rel, const void *data,
 				 size_t len, struct strbuf *err);

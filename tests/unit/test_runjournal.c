@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
 #include "core/banned.h"
@@ -294,8 +295,60 @@ static void replay_tests(void)
 	strbuf_release(&old);
 }
 
+/* Appends the record is told of (record_host_append, as record_step does)
+ * are journaled without walking the array; an item nobody told of at either
+ * end sends the diff back to the walk; one in the middle, which the ends
+ * cannot show, is caught by GPUORCH_CHECK_DELTA (set in main). */
+static void told_tests(void)
+{
+	struct rig r;
+	struct strbuf why = STRBUF_INIT;
+	cJSON *steps, *hj;
+	pid_t pid;
+	int status = 0;
+
+	rig_up(&r, "told", 4);
+	hj = r.hr.hj;
+	steps = cJSON_GetObjectItem(hj, "steps");
+	record_host_append(&r.rec, 0, hj, "steps", cJSON_CreateString("t0"));
+	hostrun_save(&r.hr);
+	record_host_append(&r.rec, 0, hj, "steps", cJSON_CreateString("t1"));
+	record_host_append(&r.rec, 0, hj, "steps", cJSON_CreateString("t2"));
+	hostrun_save(&r.hr);
+	CHECK(reads_back_as_held(&r, &why), "told appends, one and two at a save, replay in order",
+	      "%s", why.buf);
+	record_host_append(&r.rec, 0, hj, "steps", cJSON_CreateString("t3"));
+	cJSON_AddItemToArray(steps, cJSON_CreateString("u4"));
+	hostrun_save(&r.hr);
+	CHECK(reads_back_as_held(&r, &why), "an untold item after a told one: the walk finds both",
+	      "%s", why.buf);
+	json_array_insert(steps, 0, cJSON_CreateString("u0"));
+	record_host_append(&r.rec, 0, hj, "steps", cJSON_CreateString("t5"));
+	hostrun_save(&r.hr);
+	CHECK(reads_back_as_held(&r, &why), "an untold item at the front: the walk finds it too",
+	      "%s", why.buf);
+	hostrun_save(&r.hr);
+	CHECK(reads_back_as_held(&r, &why) && cJSON_GetArraySize(steps) == 7,
+	      "a save with nothing new changes nothing", "%s", why.buf);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {   /* the ends as told, an untold item in the middle */
+		json_array_insert(steps, 3, cJSON_CreateString("u-mid"));
+		record_host_append(&r.rec, 0, hj, "steps", cJSON_CreateString("t6"));
+		hostrun_save(&r.hr);
+		_exit(0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+	      WTERMSIG(status) == SIGABRT,
+	      "an untold item in the middle, the ends as told: GPUORCH_CHECK_DELTA ends the process",
+	      "wait status %d", status);
+	strbuf_release(&why);
+	rig_down(&r);
+}
+
 int main(void)
 {
+	setenv("GPUORCH_CHECK_DELTA", "1", 1);
 	if (!mkdtemp(tmp)) {
 		perror("mkdtemp");
 		return 1;
@@ -303,6 +356,7 @@ int main(void)
 	linear_tests();
 	interrupt_tests();
 	replay_tests();
+	told_tests();
 	fs_remove_tree(tmp);
 	return check_summary();
 }
