@@ -111,16 +111,25 @@ static void configure_error(const char *text, struct strbuf *why)
 	strbuf_release(&s);
 }
 
-/* Configure the project src into build: 0, or -1 with why. */
-static int configure(const char *src, const char *build, struct strbuf *why)
+/* Configure the project src into build: 0, or -1 with why. Its compilers'
+ * temporary files (nvcc's tmpxft_*) go under tmp, removed with it: a
+ * configure killed at its bound leaves nothing in the user's TMPDIR. */
+static int configure(const char *src, const char *build, const char *tmp, struct strbuf *why)
 {
 	const char *argv[] = { "cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release", NULL };
 	struct strbuf eo = STRBUF_INIT, err = STRBUF_INIT;
 	int secs = timeout_s(), code = 0, rc = -1;
 	enum go_status st;
+	char *was = getenv("TMPDIR") ? xstrdup(getenv("TMPDIR")) : NULL;
 
 	eo.max = (size_t)1 << 20;
+	setenv("TMPDIR", tmp, 1);   /* init is one thread: the child inherits it */
 	st = proc_run_timed(NULL, argv, NULL, &eo, &code, secs * 1000, &err);
+	if (was)
+		setenv("TMPDIR", was, 1);
+	else
+		unsetenv("TMPDIR");
+	free(was);
 	if (st == GO_ERR_NOT_FOUND) {
 		strbuf_addstr(why, "cmake is not installed (no cmake on PATH)");
 	} else if (st == GO_ERR_TIMEOUT) {
@@ -288,7 +297,7 @@ static int api_find(const char *root, int max, struct init_cmake *c, struct strb
 		struct strbuf err = STRBUF_INIT;
 		if (fs_mkdir_p(query, 0755, &err) != GO_OK || fs_write_new(qfile, "", 0, &err) != GO_OK)
 			strbuf_addf(why, "cannot write cmake's file API query: %s", err.buf);
-		else if (configure(src, build, why) == 0)
+		else if (configure(src, build, tmp, why) == 0)
 			rc = read_reply(build, src, max, c, skipped, why);
 		fs_remove_tree(tmp);
 		strbuf_release(&err);
