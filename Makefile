@@ -37,7 +37,9 @@ UNITASAN:= $(UNITSRC:tests/unit/%.c=build/asan/tests/%)
 
 # Text that gpuorch ships to hosts is embedded in the binary as generated C
 # arrays (scripts/embed.sh), one object each in the layer that uses it:
-#   $(call EMBED,C-NAME,SOURCE,HEADER under orchestrator/,OBJECT STEM)
+#   $(call EMBED,C-NAME,SOURCE,HEADER under orchestrator/,OBJECT STEM[,--sh])
+# --sh: a shell script sent inside a command line, embedded without its
+# comment and blank lines (scripts/embed.sh)
 define EMBED
 OBJ     += build/obj/$(4).o
 LIBOBJ  += build/obj/$(4).o
@@ -45,7 +47,7 @@ ASANOBJ += build/asan/obj/$(4).o
 ASANLIB += build/asan/obj/$(4).o
 build/gen/$(4).c: $(2) scripts/embed.sh
 	@mkdir -p $$(@D)
-	scripts/embed.sh $(1) $(2) $(3) >$$@.tmp
+	scripts/embed.sh $(5) $(1) $(2) $(3) >$$@.tmp
 	mv -f $$@.tmp $$@
 build/obj/$(4).o: build/gen/$(4).c orchestrator/$(3)
 	@mkdir -p $$(@D)
