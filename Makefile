@@ -58,6 +58,10 @@ build/asan/obj/$(4).o: build/gen/$(4).c orchestrator/$(3)
 endef
 # the host runner (docs/runner.md)
 $(eval $(call EMBED,gpuorch_runner_sh,orchestrator/remote/runner.sh,remote/runner-script.h,remote/runner-sh))
+# the host probe: the host's signature (also the start command's check of a
+# kept probe), then the probe (remote/probe.c)
+$(eval $(call EMBED,gpuorch_probe_sig_sh,orchestrator/remote/probe-sig.sh,remote/probe-script.h,remote/probe-sig-sh,--sh))
+$(eval $(call EMBED,gpuorch_probe_sh,orchestrator/remote/probe.sh,remote/probe-script.h,remote/probe-sh,--sh))
 # the host's execd, built on the host by the start command (docs/runner.md)
 $(eval $(call EMBED,gpuorch_execd_c,orchestrator/remote/host/gpuorch-execd.c,remote/execd-source.h,remote/execd-src))
 # the host agent's sources, one bundle, built on the host (docs/runner.md)
