@@ -64,6 +64,8 @@ $(eval $(call EMBED,gpuorch_probe_sig_sh,orchestrator/remote/probe-sig.sh,remote
 $(eval $(call EMBED,gpuorch_probe_sh,orchestrator/remote/probe.sh,remote/probe-script.h,remote/probe-sh,--sh))
 # hosts clean and hosts disconnect on a host (remote/hostclean.c)
 $(eval $(call EMBED,gpuorch_clean_sh,orchestrator/remote/clean.sh,remote/clean-script.h,remote/clean-sh,--sh))
+# a cloud instance's guard (cloud/guard.c, docs/cloud.md)
+$(eval $(call EMBED,gpuorch_guard_sh,orchestrator/cloud/guard.sh,cloud/guard-script.h,cloud/guard-sh,--sh))
 # the host's execd, built on the host by the start command (docs/runner.md)
 $(eval $(call EMBED,gpuorch_execd_c,orchestrator/remote/host/gpuorch-execd.c,remote/execd-source.h,remote/execd-src))
 # the host agent's sources, one bundle, built on the host (docs/runner.md)
