@@ -37,7 +37,9 @@ UNITASAN:= $(UNITSRC:tests/unit/%.c=build/asan/tests/%)
 
 # Text that gpuorch ships to hosts is embedded in the binary as generated C
 # arrays (scripts/embed.sh), one object each in the layer that uses it:
-#   $(call EMBED,C-NAME,SOURCE,HEADER under orchestrator/,OBJECT STEM)
+#   $(call EMBED,C-NAME,SOURCE,HEADER under orchestrator/,OBJECT STEM[,--sh])
+# --sh: a shell script sent inside a command line, embedded without its
+# comment and blank lines (scripts/embed.sh)
 define EMBED
 OBJ     += build/obj/$(4).o
 LIBOBJ  += build/obj/$(4).o
@@ -45,7 +47,7 @@ ASANOBJ += build/asan/obj/$(4).o
 ASANLIB += build/asan/obj/$(4).o
 build/gen/$(4).c: $(2) scripts/embed.sh
 	@mkdir -p $$(@D)
-	scripts/embed.sh $(1) $(2) $(3) >$$@.tmp
+	scripts/embed.sh $(5) $(1) $(2) $(3) >$$@.tmp
 	mv -f $$@.tmp $$@
 build/obj/$(4).o: build/gen/$(4).c orchestrator/$(3)
 	@mkdir -p $$(@D)
@@ -56,6 +58,16 @@ build/asan/obj/$(4).o: build/gen/$(4).c orchestrator/$(3)
 endef
 # the host runner (docs/runner.md)
 $(eval $(call EMBED,gpuorch_runner_sh,orchestrator/remote/runner.sh,remote/runner-script.h,remote/runner-sh))
+# the start command of a host's run (remote/remote.c)
+$(eval $(call EMBED,gpuorch_start_sh,orchestrator/remote/start.sh,remote/start-script.h,remote/start-sh,--sh))
+# the host probe: the host's signature (also the start command's check of a
+# kept probe), then the probe (remote/probe.c)
+$(eval $(call EMBED,gpuorch_probe_sig_sh,orchestrator/remote/probe-sig.sh,remote/probe-script.h,remote/probe-sig-sh,--sh))
+$(eval $(call EMBED,gpuorch_probe_sh,orchestrator/remote/probe.sh,remote/probe-script.h,remote/probe-sh,--sh))
+# hosts clean and hosts disconnect on a host (remote/hostclean.c)
+$(eval $(call EMBED,gpuorch_clean_sh,orchestrator/remote/clean.sh,remote/clean-script.h,remote/clean-sh,--sh))
+# a cloud instance's guard (cloud/guard.c, docs/cloud.md)
+$(eval $(call EMBED,gpuorch_guard_sh,orchestrator/cloud/guard.sh,cloud/guard-script.h,cloud/guard-sh,--sh))
 # the host's execd, built on the host by the start command (docs/runner.md)
 $(eval $(call EMBED,gpuorch_execd_c,orchestrator/remote/host/gpuorch-execd.c,remote/execd-source.h,remote/execd-src))
 # the host agent's sources, one bundle, built on the host (docs/runner.md)

@@ -78,6 +78,25 @@ test_expect_success 'a running step counts as activity: no fire until it ends' '
 	rm -rf "$W/runs/r1"
 '
 
+test_expect_success 'a running step counts under a work directory whose path has a blank too' '
+	: "guard.sh itself, on this machine: the work directory is the test'"'"'s" &&
+	G="$TRASH/my work/guard" && mkdir -p "$G" "$TRASH/my work/runs/r3/s1" &&
+	echo 2 >"$G/idle_s" && echo 0 >"$G/deadline" && echo 1 >"$G/poll_s" &&
+	echo "echo fired" >"$G/action" && touch "$G/heartbeat" &&
+	test_when_finished "rm -f \"$G/heartbeat\"" &&
+	{ { sleep 6; date +%s >step3.end; } & } && spid=$! && echo $spid >"$TRASH/my work/runs/r3/s1/pgid" &&
+	{ setsid sh -c "$(cat "$SRCDIR/orchestrator/cloud/guard.sh")" gpuorch-guard "$G" \
+		</dev/null >/dev/null 2>&1 & } &&
+	wait $spid &&
+	: "the 2 s idle window passed long before the step ended: only the step kept it from firing" &&
+	test ! -f "$G/fired" &&
+	wait_for 15 "test -s \"$G/action.log\"" &&
+	test "$(cat "$G/action.log")" = fired &&
+	t_end=$(cat step3.end) && t_fire=$(cut -d" " -f2 "$G/fired") && echo "step ended $t_end, fired $t_fire" &&
+	test "$(cut -d" " -f1 "$G/fired")" = idle &&
+	test $((t_fire - t_end)) -ge 1
+'
+
 test_expect_success 'max_lifetime_min fires even while a step runs (a hung loop looks busy)' '
 	rm -f fired &&
 	W=$(sshd_var g WORKDIR) && mkdir -p "$W/runs/r2/s1" &&

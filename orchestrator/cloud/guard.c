@@ -1,14 +1,16 @@
 /* guard.c -- install, feed and disarm the watchdog on an instance (guard.h).
  *
- * The guard is a POSIX sh loop started detached with setsid. Every poll it
- * checks, in this order: disarmed (heartbeat file gone) or replaced (pid
- * file names another guard) -> exit quietly; max lifetime passed -> fire;
- * a step or build running (a pgid file under W without an rc beside it,
- * whose session leader is alive) -> that counts as activity; no heartbeat
- * and no activity for idle_s -> fire. Firing writes W/guard/fired ("idle
- * T" or "max_lifetime T") first, then runs W/guard/action. Times are the
+ * The guard is a POSIX sh loop (guard.sh, embedded in the binary:
+ * guard-script.h) started detached with setsid. Every poll it checks, in
+ * this order: disarmed (heartbeat file gone) or replaced (pid file names
+ * another guard) -> exit quietly; max lifetime passed -> fire; a step or
+ * build running (a pgid file under W without an rc beside it, whose
+ * session leader is alive) -> that counts as activity; no heartbeat and no
+ * activity for idle_s -> fire. Firing writes W/guard/fired ("idle T" or
+ * "max_lifetime T") first, then runs W/guard/action. Times are the
  * instance's own clock on both sides (heartbeat mtime vs date +%s). */
 #include "cloud/guard.h"
+#include "cloud/guard-script.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,35 +18,6 @@
 #include "core/banned.h"
 
 #define GUARD_CMD_TIMEOUT_MS 30000
-
-static const char guard_sh[] =
-	"G=$1; W=${G%/guard}\n"
-	"read -r idle <\"$G/idle_s\"; read -r deadline <\"$G/deadline\"; read -r poll <\"$G/poll_s\"\n"
-	"echo $$ >\"$G/pid.tmp\" && mv -f \"$G/pid.tmp\" \"$G/pid\" || exit 1\n"
-	"seen=0\n"
-	"while :; do\n"
-	"  sleep \"$poll\"\n"
-	"  [ -f \"$G/heartbeat\" ] || exit 0\n"
-	"  owner=; read -r owner <\"$G/pid\" 2>/dev/null\n"
-	"  [ \"$owner\" = $$ ] || exit 0\n"
-	"  now=$(date +%s)\n"
-	"  for p in $(find \"$W\" -maxdepth 5 -name pgid ! -path \"$G/*\" 2>/dev/null); do\n"
-	"    d=${p%/pgid}; [ -f \"$d/rc\" ] && continue\n"
-	"    g=; read -r g <\"$p\" 2>/dev/null\n"
-	"    [ -n \"$g\" ] && kill -0 \"$g\" 2>/dev/null && { seen=$now; break; }\n"
-	"  done\n"
-	"  hb=$(stat -c %Y \"$G/heartbeat\" 2>/dev/null) || exit 0\n"
-	"  last=$hb; [ \"$seen\" -gt \"$last\" ] && last=$seen\n"
-	"  why=\n"
-	"  if [ \"$deadline\" -gt 0 ] && [ \"$now\" -ge \"$deadline\" ]; then why=max_lifetime\n"
-	"  elif [ \"$idle\" -gt 0 ] && [ $((now - last)) -ge \"$idle\" ]; then why=idle; fi\n"
-	"  if [ -n \"$why\" ]; then\n"
-	"    echo \"$why $now\" >\"$G/fired.tmp\" && mv -f \"$G/fired.tmp\" \"$G/fired\"\n"
-	"    rm -f \"$G/pid\"\n"
-	"    sh \"$G/action\" >\"$G/action.log\" 2>&1\n"
-	"    exit 0\n"
-	"  fi\n"
-	"done\n";
 
 /* "G=<workdir>/guard" as a shell assignment (relative workdirs are
  * relative to the login directory, where SSH commands start). */
@@ -131,7 +104,7 @@ enum go_status guard_install_left(struct ssh_conn *c, const struct host *h,
 	strbuf_add_shell_quoted(&cmd, in->guard_action);
 	strbuf_addstr(&cmd, " >\"$G/action\" && touch \"$G/heartbeat\" && "
 			    "(setsid sh -c ");
-	strbuf_add_shell_quoted(&cmd, guard_sh);
+	strbuf_add_shell_quoted(&cmd, (const char *)gpuorch_guard_sh);
 	strbuf_addstr(&cmd, " gpuorch-guard \"$G\" </dev/null >/dev/null 2>&1 &) && i=0 && "
 			    "while [ ! -s \"$G/pid\" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
 			    "cat \"$G/pid\"");

@@ -1,5 +1,8 @@
-/* hostclean.c -- the one remote command that cleans a host's work directory (hostclean.h). */
+/* hostclean.c -- the one remote command that cleans a host's work directory
+ * (hostclean.h): clean.sh, embedded in the binary (clean-script.h), with its
+ * variables in lines before it. */
 #include "remote/hostclean.h"
+#include "remote/clean-script.h"
 #include "remote/remote.h"
 
 #include <stdio.h>
@@ -9,105 +12,6 @@
 
 #define CLEAN_TIMEOUT_MS 300000
 
-/* Each running execd (W/execd/V.sock whose lock is held) loses its socket:
- * it takes no new command and exits within a second (gpuorch-execd.c: "when
- * its socket is removed"); commands it runs now finish. Variable dry (1/0):
- * say, do not remove. Prints "gpuorch-clean: stopped 0 SOCK" for each. */
-#define STOP_EXECDS \
-	"for s in execd/*.sock; do\n" \
-	"  [ -S \"$s\" ] || continue\n" \
-	"  [ -f \"$s.lock\" ] && ! flock -n \"$s.lock\" true 2>/dev/null || continue\n" \
-	"  if [ \"$dry\" = 1 ] || rm -f \"$s\"; then echo \"gpuorch-clean: stopped 0 $s\"; fi\n" \
-	"done\n"
-
-/* Variables first: w (work dir), m (minutes), dry (1/0). Each removal prints
- * "gpuorch-clean: KIND KIB PATH"; live content dirs "gpuorch-clean: live PATH". */
-static const char clean_script[] =
-	"export LC_ALL=C\n"
-	"cd \"$w\" 2>/dev/null || { echo 'gpuorch-clean: done'; exit 0; }\n"
-	"old() { [ -e \"$1\" ] && [ -n \"$(find \"$1\" -maxdepth 0 -mmin +\"$m\" 2>/dev/null)\" ]; }\n"
-	"gone() {\n"
-	"  k=$(du -sk \"$2\" 2>/dev/null | cut -f1)\n"
-	"  if [ \"$dry\" = 1 ] || rm -rf \"$2\"; then echo \"gpuorch-clean: $1 ${k:-0} $2\"; fi\n"
-	"}\n"
-	"live=' '\n"
-	"for r in runs/*; do\n"
-	"  [ -d \"$r\" ] || continue\n"
-	"  if [ -f \"$r/runner.lock\" ] && ! flock -n \"$r/runner.lock\" true 2>/dev/null; then\n"
-	"    c=$(sed -n \"s|^src_dir '\\(.*\\)/src'\\$|\\1|p\" \"$r/plan.sh\" 2>/dev/null | head -n 1)\n"
-	"    live=\"$live${c##*/} $(grep -o 'builds/[0-9a-f]*' \"$r/plan.sh\" 2>/dev/null | sed 's|^builds/||' | tr '\\n' ' ')\"\n"
-	"    live=\"$live$(grep -o 'gpuorch_obj [0-9a-f]*' \"$r/plan.sh\" 2>/dev/null | sed 's|^gpuorch_obj ||' | tr '\\n' ' ')\"\n"
-	"    continue\n"
-	"  fi\n"
-	"  [ -z \"$(find \"$r\" -mindepth 1 -maxdepth 1 -mmin -\"$m\" 2>/dev/null | head -n 1)\" ] && old \"$r\" && gone run \"$r\"\n"
-	"done\n"
-	"keep=$(mktemp \"${TMPDIR:-/tmp}/gpuorch-keep.XXXXXX\") || exit 1\n"
-	"for c in content/*; do\n"
-	"  [ -d \"$c\" ] || continue\n"
-	"  case $live in *\" ${c##*/} \"*) echo \"gpuorch-clean: live $c\"; cat \"$c/manifest\" >>\"$keep\" 2>/dev/null; continue;; esac\n"
-	"  if [ -f \"$c/.complete\" ]; then t=\"$c/.complete\"; else t=$c; fi\n"
-	"  if old \"$t\"; then gone content \"$c\"; else cat \"$c/manifest\" >>\"$keep\" 2>/dev/null; fi\n"
-	"done\n"
-	/* kb: the object lists (BUILD/objects) of the builds that stay */
-	"kb=\n"
-	"for b in builds/*; do\n"
-	"  [ -d \"$b\" ] || continue\n"
-	"  case $live in *\" ${b##*/} \"*) kb=\"$kb $b/objects\"; continue;; esac\n"
-	"  if [ -f \"$b/rc\" ]; then t=\"$b/rc\"; else t=$b; fi\n"
-	"  if old \"$t\"; then gone build \"$b\"; else kb=\"$kb $b/objects\"; fi\n"
-	"done\n"
-	"[ -z \"$kb\" ] || live=\"$live $(cat $kb 2>/dev/null | tr '\\n' ' ') \"\n"
-	/* objects (W/objects/KEY.o, touched on every reuse) that neither a live
-	 * run nor a build that stays was made from, with their replayed outputs
-	 * and lock; then a killed compile's temporaries and lone locks */
-	"for f in objects/*.o; do\n"
-	"  [ -f \"$f\" ] || continue\n"
-	"  k=${f#objects/}; k=${k%.o}\n"
-	"  case $live in *\" $k \"*) continue;; esac\n"
-	"  old \"$f\" && gone object \"$f\" && { [ \"$dry\" = 1 ] || rm -f \"objects/$k.out\" \"objects/$k.err\" \"objects/$k.lock\"; }\n"
-	"done\n"
-	"for f in objects/*; do\n"
-	"  case $f in *.o) continue;; *.lock) [ ! -e \"${f%.lock}.o\" ] || continue;; *.out|*.err) [ ! -e \"${f%.*}.o\" ] || continue;; esac\n"
-	"  [ -f \"$f\" ] && old \"$f\" && [ \"$dry\" != 1 ] && rm -f \"$f\"\n"
-	"done\n"
-	"if [ -d blobs ]; then\n"
-	"  awk '{ print $1 }' \"$keep\" | sort -u >\"$keep.s\"\n"
-	"  ls blobs | sort | comm -23 - \"$keep.s\" | while read -r h; do gone blob \"blobs/$h\"; done\n"
-	"fi\n"
-	"rm -f \"$keep\" \"$keep.s\"\n"
-	STOP_EXECDS
-	/* an execd version not running (its lock free) whose source beside it
-	 * (touched whenever it is started) is old: binary, source, socket */
-	"for x in execd/gpuorch-execd-*.c; do\n"
-	"  [ -f \"$x\" ] || continue\n"
-	"  b=${x%.c}; v=${b##*/gpuorch-execd-}\n"
-	"  if [ -f \"execd/$v.sock.lock\" ] && ! flock -n \"execd/$v.sock.lock\" true 2>/dev/null; then continue; fi\n"
-	"  old \"$x\" || continue\n"
-	"  k=$(du -skc \"$b\" \"$x\" 2>/dev/null | tail -n 1 | cut -f1)\n"
-	"  if [ \"$dry\" = 1 ] || rm -f \"$b\" \"$x\" \"$b.log\" \"$b.failed\" \"$b.build\" \"execd/$v.sock\" \"execd/$v.sock.lock\"; then\n"
-	"    echo \"gpuorch-clean: execd ${k:-0} $b\"\n"
-	"  fi\n"
-	"done\n"
-	/* a host agent of another version than this gpuorch's (av), old, and
-	 * named by no run that is running (RD/runner.agent): binary, log, marks */
-	"for b in agent/gpuorch-agent-*; do\n"
-	"  [ -f \"$b\" ] || continue\n"
-	"  case ${b##*/gpuorch-agent-} in *.*) continue;; \"$av\") continue;; esac\n"
-	"  old \"$b\" || continue\n"
-	"  u=0\n"
-	"  for r in runs/*; do\n"
-	"    [ -s \"$r/runner.agent\" ] && [ -f \"$r/runner.lock\" ] || continue\n"
-	"    flock -n \"$r/runner.lock\" true 2>/dev/null && continue\n"
-	"    [ \"$(cat \"$r/runner.agent\")\" != \"$w/$b\" ] || u=1\n"
-	"  done\n"
-	"  [ $u = 0 ] || continue\n"
-	"  k=$(du -sk \"$b\" 2>/dev/null | cut -f1)\n"
-	"  if [ \"$dry\" = 1 ] || rm -rf \"$b\" \"$b.log\" \"$b.failed\" \"$b.build\" \"$b\".src.*; then\n"
-	"    echo \"gpuorch-clean: agent ${k:-0} $b\"\n"
-	"  fi\n"
-	"done\n"
-	"echo 'gpuorch-clean: done'\n";
-
 static void assign(struct strbuf *sb, const char *var, const char *val)
 {
 	strbuf_addf(sb, "%s=", var);
@@ -115,17 +19,18 @@ static void assign(struct strbuf *sb, const char *var, const char *val)
 	strbuf_addch(sb, '\n');
 }
 
-/* Run `sh -c BODY` on the host: its stdout in out; an exit other than 0 is
- * an error "cannot WHAT 'workdir' (how): stderr". */
-static enum go_status run_script(struct ssh_conn *c, const char *body, const char *what,
+/* Run `sh -c 'VARS clean.sh'` on the host: its stdout in out; an exit
+ * other than 0 is an error "cannot WHAT 'workdir' (how): stderr". */
+static enum go_status run_script(struct ssh_conn *c, struct strbuf *vars, const char *what,
 				 const char *workdir, struct strbuf *out, struct strbuf *err)
 {
 	struct strbuf cmd = STRBUF_INIT, eout = STRBUF_INIT;
 	struct ssh_exec_result xr;
 	enum go_status st;
 
+	strbuf_add(vars, gpuorch_clean_sh, gpuorch_clean_sh_len);
 	strbuf_addstr(&cmd, "sh -c ");
-	strbuf_add_shell_quoted(&cmd, body);
+	strbuf_add_shell_quoted(&cmd, vars->buf);
 	out->max = 16 << 20;
 	eout.max = 64 * 1024;
 	st = ssh_exec(c, cmd.buf, NULL, 0, out, &eout, &xr, CLEAN_TIMEOUT_MS, err);
@@ -157,8 +62,8 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 	assign(&body, "m", num);
 	assign(&body, "dry", dry_run ? "1" : "0");
 	assign(&body, "av", remote_agent_version());
-	strbuf_addstr(&body, clean_script);
-	st = run_script(c, body.buf, "clean", workdir, &out, err);
+	assign(&body, "what", "clean");
+	st = run_script(c, &body, "clean", workdir, &out, err);
 	for (line = st == GO_OK ? strtok_r(out.buf, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char kind[16], path[4096];
@@ -195,13 +100,6 @@ enum go_status hostclean_run(struct ssh_conn *c, const char *workdir, long older
 	return st;
 }
 
-/* The script of hostclean_execds: W/execd's running servers, stopped or
- * (dry) counted. */
-static const char execds_script[] =
-	"cd \"$w\" 2>/dev/null || { echo 'gpuorch-clean: done'; exit 0; }\n"
-	STOP_EXECDS
-	"echo 'gpuorch-clean: done'\n";
-
 enum go_status hostclean_execds(struct ssh_conn *c, const char *workdir, int stop, int *n,
 				struct strbuf *err)
 {
@@ -213,8 +111,8 @@ enum go_status hostclean_execds(struct ssh_conn *c, const char *workdir, int sto
 	*n = 0;
 	assign(&body, "w", workdir);
 	assign(&body, "dry", stop ? "0" : "1");
-	strbuf_addstr(&body, execds_script);
-	st = run_script(c, body.buf, stop ? "stop the execds of" : "list the execds of", workdir,
+	assign(&body, "what", "execds");
+	st = run_script(c, &body, stop ? "stop the execds of" : "list the execds of", workdir,
 			&out, err);
 	for (line = st == GO_OK ? strtok_r(out.buf, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {

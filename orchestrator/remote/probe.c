@@ -1,15 +1,18 @@
 /* probe.c -- what a host has: GPU, driver, clocks, CUDA tools and their paths.
  *
  * DESIGN
- * One constant POSIX sh script (probe_script) runs on the host with its
- * parameters as quoted assignments in front of it, and prints KEY=VALUE
- * lines (values on one line). All interpretation happens here, in C, where
- * it can be unit tested: probe_parse_output() turns the lines into a
- * struct host_info. Tools are looked up on PATH, then CUDA_HOME/bin,
- * /usr/local/cuda/bin, the newest /usr/local/cuda-* /bin and the newest
+ * One constant POSIX sh script runs on the host with its parameters as
+ * quoted assignments in front of it, and prints KEY=VALUE lines (values on
+ * one line): probe-sig.sh (the host's signature, alone the start command's
+ * check of a kept probe) then probe.sh, both embedded in the binary
+ * (probe-script.h). All interpretation happens here, in C, where it can be
+ * unit tested: parse_output() turns the lines into a struct host_info.
+ * Tools are looked up on PATH, then CUDA_HOME/bin, /usr/local/cuda/bin, the
+ * newest /usr/local/cuda-* /bin and the newest
  * /opt/nvidia/nsight-compute/<version>: a non-login SSH session usually has a
  * PATH without CUDA. */
 #include "remote/probe.h"
+#include "remote/probe-script.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -21,229 +24,6 @@
 #include "core/banned.h"
 
 #define PROBE_TIMEOUT_MS 90000
-
-/* The host's signature: silent; sets $sig from the boot id, the tool paths
- * and each tool file's size, mtime and inode (and the parameters). Shared
- * with the run's start command (probe_sig_script), which checks that a
- * probe the controller kept still holds. */
-static const char probe_sig_part[] =
-	"smi=$(command -v nvidia-smi 2>/dev/null)\n"
-	"case \"$smi\" in /*) ;; *) smi= ;; esac\n"
-	"for c in /usr/bin/nvidia-smi /usr/local/nvidia/bin/nvidia-smi; do\n"
-	"  if [ -z \"$smi\" ] && [ -x \"$c\" ]; then smi=$c; fi\n"
-	"done\n"
-	/* find_tool NAME: sets $_ft (no subshell, so the versioned directories
-	 * are listed once, and only when a tool is not found before them) */
-	"_fdirs=- \n"
-	"find_tool() {\n"
-	"  _ft=$(command -v \"$1\" 2>/dev/null)\n"
-	"  case \"$_ft\" in /*) return 0 ;; esac\n"
-	"  _ft=\n"
-	"  if [ -n \"$cuda_home\" ] && [ -x \"$cuda_home/bin/$1\" ]; then _ft=$cuda_home/bin/$1; return 0; fi\n"
-	"  if [ -x \"/usr/local/cuda/bin/$1\" ]; then _ft=/usr/local/cuda/bin/$1; return 0; fi\n"
-	"  [ \"$_fdirs\" != - ] || _fdirs=$(ls -d /usr/local/cuda-*/bin /opt/nvidia/nsight-compute/*/ 2>/dev/null | sort -V -r)\n"
-	"  for _fd in $_fdirs; do\n"
-	"    _fd=${_fd%/}\n"
-	"    if [ -x \"$_fd/$1\" ]; then _ft=$_fd/$1; return 0; fi\n"
-	"  done\n"
-	"  return 1\n"
-	"}\n"
-	"find_tool nvcc; nvcc_p=$_ft; find_tool ncu; ncu_p=$_ft; find_tool compute-sanitizer; san_p=$_ft\n"
-	"if [ -n \"$python\" ]; then py_p=$python; else py_p=$(command -v python3 2>/dev/null); fi\n"
-	"case \"$py_p\" in /*) ;; *) py_p= ;; esac\n"
-	/* no fork where a builtin does (a re-run's start command runs this) */
-	"boot=; read -r boot 2>/dev/null </proc/sys/kernel/random/boot_id\n"
-	"set --; for f in \"$smi\" \"$nvcc_p\" \"$ncu_p\" \"$san_p\" \"$py_p\"; do [ -z \"$f\" ] || set -- \"$@\" \"$f\"; done\n"
-	"sig=\"probe-v1|$boot|$gpu|$cuda_home|$python|$([ $# -eq 0 ] || stat -L --printf '%n %s %Y %i|' \"$@\" 2>/dev/null)\"\n"
-	"set --\n"
-	"[ -n \"$boot\" ] || sig=\n";
-
-/* The probe itself, after probe_sig_part: prints KEY=VALUE lines. */
-static const char probe_script[] =
-	/* kv KEY VALUE: one line; a value's newlines and CRs become spaces
-	 * (a fork only for a value with a byte that is not printable: a fresh
-	 * run waits for these lines) */
-	"kv() {\n"
-	"  case $2 in\n"
-	"  *[![:print:]]*) printf '%s=%s\\n' \"$1\" \"$(printf '%s' \"$2\" | tr '\\n\\r' '  ')\" ;;\n"
-	"  *) printf '%s=%s\\n' \"$1\" \"$2\" ;;\n"
-	"  esac\n"
-	"}\n"
-	"to() { if command -v timeout >/dev/null 2>&1; then timeout \"$@\"; else shift; \"$@\"; fi; }\n"
-	/* hostname and `uname -sr` from /proc where it can be read (no fork) */
-	"h= k1= k2=\n"
-	"{ read -r h </proc/sys/kernel/hostname; read -r k1 </proc/sys/kernel/ostype; read -r k2 </proc/sys/kernel/osrelease; } 2>/dev/null\n"
-	"[ -n \"$h\" ] || h=$(hostname 2>/dev/null || uname -n)\n"
-	"if [ -n \"$k1\" ] && [ -n \"$k2\" ]; then k=\"$k1 $k2\"; else k=$(uname -sr); fi\n"
-	"kv hostname \"$h\"\n"
-	"kv kernel \"$k\"\n"
-	"kv home \"$HOME\"\n"
-	/* The slow part (nvidia-smi, tool versions, python -c 'import torch')
-	 * is cached on the host while it is unchanged: same boot, same tool
-	 * paths, each tool file the same size and mtime, same parameters. Its
-	 * parts run at once, each into a file of its own beside the cache
-	 * ($par.N), and are printed in order: a fresh host's probe takes the
-	 * slowest tool's time, not the sum (serial when there is no cache
-	 * directory). */
-	"probe_gpu() {\n"
-	"  if [ -z \"$smi\" ]; then\n"
-	"    kv has_gpu 0\n"
-	"    kv gpu_reason 'nvidia-smi: not found (looked on PATH, /usr/bin, /usr/local/nvidia/bin)'\n"
-	"    return 0\n"
-	"  fi\n"
-	"  out=$(to 30 \"$smi\" --query-gpu=name,uuid,compute_cap,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total,clocks.max.memory --format=csv,noheader,nounits -i \"$gpu\" 2>&1)\n"
-	"  rc=$?\n"
-	"  if [ $rc -ne 0 ] || [ -z \"$out\" ]; then\n"
-	"    kv has_gpu 0\n"
-	"    kv gpu_reason \"$smi failed (exit $rc): $(printf '%s' \"$out\" | head -n 3)\"\n"
-	"  else\n"
-	"    kv has_gpu 1\n"
-	"    kv gpu \"$(printf '%s' \"$out\" | head -n 1)\"\n"
-	"  fi\n"
-	"}\n"
-	"probe_nvcc() { kv nvcc_path \"$nvcc_p\"; kv nvcc_version \"$(to 30 \"$nvcc_p\" --version 2>&1 | grep -E 'release|^Build' | tr '\\n' ' ')\"; }\n"
-	"probe_ncu() { kv ncu_version \"$(to 30 \"$ncu_p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
-	"probe_san() { kv sanitizer_version \"$(to 30 \"$san_p\" --version 2>&1 | grep -E '^Version' | head -n 1)\"; }\n"
-	"probe_py() {\n"
-	"  kv python_version \"$(to 20 \"$py_p\" --version 2>&1 | head -n 1)\"\n"
-	"  tv=$(to 30 \"$py_p\" -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -n 1) && [ -n \"$tv\" ] && kv torch \"$tv\"\n"
-	"  return 0\n"
-	"}\n"
-	/* proc_gpu: 0 when the NVIDIA driver's /proc files name GPU $gpu (the
-	 * $gpu-th in PCI bus order, as nvidia-smi counts) and the plan can name
-	 * its arch without nvidia-smi ($gpu_any, or the model holds one of
-	 * $gpu_names); sets pm, pu, pd (model, UUID, the driver's version line).
-	 * No fork. GPUORCH_NVPROC: another directory for those files (tests). */
-	"proc_gpu() {\n"
-	"  pm= pu= pd= f=\n"
-	"  [ -n \"$smi\" ] || return 1\n"
-	"  d=${GPUORCH_NVPROC:-/proc/driver/nvidia}\n"
-	"  i=0\n"
-	"  _lc=${LC_COLLATE-}; LC_COLLATE=C\n"
-	"  for g in \"$d\"/gpus/*/information; do\n"
-	"    if [ \"$i\" = \"$gpu\" ]; then f=$g; break; fi\n"
-	"    i=$((i + 1))\n"
-	"  done\n"
-	"  LC_COLLATE=$_lc\n"
-	"  [ -n \"$f\" ] && [ -r \"$f\" ] || return 1\n"
-	"  while IFS= read -r l; do\n"
-	"    case $l in Model:*) pm=${l#Model:} ;; 'GPU UUID:'*) pu=${l#GPU UUID:} ;; esac\n"
-	"  done < \"$f\"\n"
-	"  { read -r pd < \"$d/version\"; } 2>/dev/null\n"
-	"  pm=${pm#\"${pm%%[! \t]*}\"} pu=${pu#\"${pu%%[! \t]*}\"}\n"   /* leading blanks */
-	"  [ -n \"$pm\" ] || return 1\n"
-	"  [ \"$gpu_any\" != 1 ] || return 0\n"
-	"  set -f; _ifs=$IFS; IFS='\n'\n"
-	"  for n in $gpu_names; do\n"
-	"    case $pm in *\"$n\"*) IFS=$_ifs; set +f; return 0 ;; esac\n"
-	"  done\n"
-	/* the model's words (split at blanks, '-', '_'), one of them a model
-	 * gpuorch knows the compute capability of (probe_model_cc) */
-	"  IFS=' \t-_'; set -- $pm; IFS=' '; _pw=\" $* \"; IFS=$_ifs; set +f\n"
-	"  for n in $gpu_models; do\n"
-	"    case $_pw in *\" $n \"*) return 0 ;; esac\n"
-	"  done\n"
-	"  return 1\n"
-	"}\n"
-	/* the paths of the tools found besides nvcc (known without running them) */
-	"tool_paths() {\n"
-	"  [ -z \"$ncu_p\" ] || kv ncu_path \"$ncu_p\"\n"
-	"  [ -z \"$san_p\" ] || kv sanitizer_path \"$san_p\"\n"
-	"  [ -z \"$py_p\" ] || kv python_path \"$py_p\"\n"
-	"}\n"
-	/* parts NAME...: those of the named parts whose tool was found */
-	"parts() {\n"
-	"  for p in \"$@\"; do\n"
-	"    case $p in nvcc) [ -n \"$nvcc_p\" ] ;; ncu) [ -n \"$ncu_p\" ] ;; san) [ -n \"$san_p\" ] ;; py) [ -n \"$py_p\" ] ;; esac &&\n"
-	"      printf '%s ' \"$p\"\n"
-	"  done\n"
-	"}\n"
-	/* run_parts NAME...: their lines, in order; at once, each into its
-	 * $par.NAME, when there is a $par and more than one part */
-	"run_parts() {\n"
-	"  if [ -z \"$par\" ] || [ $# -le 1 ]; then\n"
-	"    for p in \"$@\"; do probe_$p; done\n"
-	"    return 0\n"
-	"  fi\n"
-	"  for p in \"$@\"; do probe_$p > \"$par.$p\" 2>/dev/null 8>&- & done\n"
-	"  wait\n"
-	"  for p in \"$@\"; do set -- \"$@\" \"$par.$p\"; shift; done\n"   /* the parts' files, in order */
-	"  [ $# -eq 0 ] || { cat \"$@\" 2>/dev/null; rm -f \"$@\"; }\n"
-	"  return 0\n"
-	"}\n"
-	/* Probing for a run (later=1): what the plan needs (the GPU, nvcc)
-	 * is answered first; the tools only recorded (ncu, compute-sanitizer,
-	 * python, torch: up to seconds) go on in the background, overlapping
-	 * the run's builds. That part holds $par.lock (flock) until its lines
-	 * are in $par.later; the host runner waits for it before the run's
-	 * first step and puts them in its journal (docs/runner.md,
-	 * probe_later); the host's cache is written whole by it. */
-	"later_part() {\n"
-	"  run_parts \"$@\" > \"$par.l\"\n"
-	"  i=0\n"
-	"  while [ ! -f \"$par.now\" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done\n"
-	"  if [ -f \"$par.now\" ]; then\n"
-	"    { printf '%s\\n' \"$sig\"; cat \"$par.now\" \"$par.l\"; } > \"$par.c\" && mv -f \"$par.c\" \"$cache\"\n"
-	"  fi\n"
-	"  rm -f \"$par.now\"\n"
-	"  mv -f \"$par.l\" \"$par.later\"\n"
-	/* what runs that never reached a runner left (interrupted mid-probe) */
-	"  find \"${cache%/*}\" -maxdepth 1 \\( -name 'probe-*.later' -o -name 'probe-*.lock' \\) -mmin +1440 \\\n"
-	"    -exec rm -f {} + 2>/dev/null\n"
-	"}\n"
-	"kv sig \"$sig\"\n"
-	"cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gpuorch/probe-$gpu\n"
-	"if [ -n \"$boot\" ] && [ -f \"$cache\" ] && [ \"$(head -n 1 \"$cache\")\" = \"$sig\" ]; then\n"
-	"  tail -n +2 \"$cache\"\n"
-	"  kv probe_cached 1\n"
-	"else\n"
-	"  par=\n"
-	"  if [ -n \"$boot\" ] && mkdir -p \"${cache%/*}\" 2>/dev/null; then par=$cache.$$; fi\n"
-	"  if [ -n \"$par\" ] && [ \"$later\" = 1 ] && command -v flock >/dev/null 2>&1 &&\n"
-	"     { : > \"$par.lock\"; } 2>/dev/null && exec 8>\"$par.lock\" && flock 8; then\n"
-	"    if proc_gpu; then now='nvcc' rest='gpu ncu san py'; else now='gpu nvcc' rest='ncu san py' pm=; fi\n"
-	/* at the lowest priority (its own pid from /proc/self: no process to
-	 * learn it; renice before its first tool, which inherits it): on a host
-	 * of few CPUs its tools (ncu, python -c 'import torch') must not slow
-	 * the run's start and builds, which come before its lines are needed */
-	"    ( trap '' HUP\n"
-	"      { read -r me _ </proc/self/stat && renice -n 19 -p \"$me\"; } >/dev/null 2>&1\n"
-	"      later_part $(parts $rest) ) </dev/null >/dev/null 2>&1 &\n"
-	"    exec 8>&-\n"
-	/* no nvidia-smi: its two lines need no process of their own */
-	"    [ -n \"$smi\" ] || now=${now#gpu }\n"
-	"    out=$([ -n \"$smi\" ] || probe_gpu; run_parts $(parts $now); tool_paths\n"
-	"      [ -z \"$pm\" ] || { kv gpu_proc_name \"$pm\"; kv gpu_proc_uuid \"$pu\"; kv gpu_proc_driver \"$pd\"; })\n"
-	"    printf '%s\\n' \"$out\"\n"
-	"    printf '%s\\n' \"$out\" > \"$par.n\" && mv -f \"$par.n\" \"$par.now\"\n"
-	"    kv later \"$par\"\n"
-	"  else\n"
-	"    out=$(run_parts $(parts gpu nvcc ncu san py); tool_paths)\n"
-	"    printf '%s\\n' \"$out\"\n"
-	"    if [ -n \"$par\" ]; then\n"
-	"      printf '%s\\n%s\\n' \"$sig\" \"$out\" > \"$cache.$$\" && mv -f \"$cache.$$\" \"$cache\"\n"
-	"    fi\n"
-	"  fi\n"
-	"  kv probe_cached 0\n"
-	"fi\n"
-	"kv cores \"$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)\"\n"
-	"w=$workdir\n"
-	"while [ -n \"$w\" ] && [ ! -d \"$w\" ]; do\n"
-	"  case \"$w\" in */*) w=${w%/*} ;; *) w=. ;; esac\n"
-	"done\n"
-	"[ -n \"$w\" ] || w=/\n"
-	"kv disk_free_kib \"$(df -Pk \"$w\" 2>/dev/null | awk 'NR == 2 {print $4}')\"\n"
-	/* execds serving the work directory (their socket's lock held): `hosts
-	 * disconnect` and `hosts clean` stop them */
-	"n=0\n"
-	"for s in \"$workdir\"/execd/*.sock; do\n"
-	"  [ -S \"$s\" ] && [ -f \"$s.lock\" ] && ! flock -n \"$s.lock\" true 2>/dev/null && n=$((n + 1))\n"
-	"done\n"
-	"kv execds_running $n\n"
-	"for t in flock timeout setsid; do\n"
-	"  if command -v $t >/dev/null 2>&1; then kv has_$t 1; else kv has_$t 0; fi\n"
-	"done\n"
-	"kv done 1\n";
 
 /* ------------------------------------------------------------------ */
 /* parsing                                                             */
@@ -522,7 +302,7 @@ void probe_sig_script(struct strbuf *sb, const char *cuda_home, const char *pyth
 	strbuf_addstr(sb, "\npython=");
 	strbuf_add_shell_quoted(sb, python ? python : "");
 	strbuf_addf(sb, "\ngpu=%d\n", gpu_index > 0 ? gpu_index : 0);
-	strbuf_addstr(sb, probe_sig_part);
+	strbuf_add(sb, gpuorch_probe_sig_sh, gpuorch_probe_sig_sh_len);
 }
 
 int probe_parse_text(const char *text, struct host_info *out)
@@ -564,7 +344,7 @@ void probe_script_text(struct strbuf *sb, const char *cuda_home, const char *pyt
 		strbuf_addf(sb, "%s%s", i ? " " : "", known_models[i].word);
 	strbuf_addstr(sb, "'\n");
 	probe_sig_script(sb, cuda_home, python, gpu_index);
-	strbuf_addstr(sb, probe_script);
+	strbuf_add(sb, gpuorch_probe_sh, gpuorch_probe_sh_len);
 }
 
 enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char *python,

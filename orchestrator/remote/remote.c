@@ -4,10 +4,12 @@
  * Every remote script here is a constant POSIX sh text; the only variable
  * parts are assignments at its top built with strbuf_add_shell_quoted, and
  * the whole is run as `sh -c 'SCRIPT'`, so the user's login shell (bash,
- * zsh, fish) does not matter. The runner itself (runner.sh, embedded in the
- * binary), the plan, the sources' manifest and the blobs sent travel on the
- * command's stdin (the blobs' tar first, read by count; the text split by
- * one awk at marker lines): no file transfer of their own.
+ * zsh, fish) does not matter. The start command's is start.sh, embedded
+ * in the binary (start-script.h), where what it does is said. The runner
+ * itself (runner.sh, embedded in the binary), the plan, the sources'
+ * manifest and the blobs sent travel on the command's stdin (the blobs' tar
+ * first, read by count; the text split by one awk at marker lines): no file
+ * transfer of their own.
  *
  * One command per (re)attachment: unpack the blobs it carries (blobs.h),
  * list those the host still lacks when the content is absent (on an exec
@@ -28,6 +30,7 @@
 #include "remote/runner-script.h"
 #include "remote/execd-source.h"
 #include "remote/agent-source.h"
+#include "remote/start-script.h"
 #include "core/hash.h"
 
 #include <pthread.h>
@@ -38,235 +41,7 @@
 #include "core/banned.h"
 
 #define REMOTE_KILL_TIMEOUT_MS 60000
-#define PLAN_MARKER "#--gpuorch-plan--"
-#define RUNNER_MARKER "#--gpuorch-runner--"
-#define EXECD_MARKER "#--gpuorch-execd--"
-#define AGENT_MARKER "#--gpuorch-agent--"        /* then the agent's files, each after */
-#define AGENT_FILE "#--gpuorch-agent-file-- "    /* this and its name (agent-bundle.sh) */
 #define SUN_PATH_MAX 107   /* sockaddr_un's sun_path less its NUL */
-
-/* stdin: the tar of the blobs sent (blobs.h; $tarlen bytes, none when 0),
- * then the manifest, RUNNER_MARKER, runner.sh, PLAN_MARKER, the plan,
- * EXECD_MARKER, the execd's source; each part may be empty. The tar is
- * read with head -c, which reads no further than its count; the rest is
- * split once, into $t, but for the runner and the plan, which go straight
- * to their .tmp names beside their places when sent (one rename each: every
- * process counts on a re-run, docs/runner.md). */
-static const char follow_script[] =
-	"if [ \"$send\" = 1 ]; then\n"
-	"  t=$rd/.in.$$\n"
-	"  mkdir -p \"$rd/.builds\" \"$t\" || { echo \"cannot create the run directory $rd\" >&2; exit 1; }\n"
-	/* a run not started yet: is there room for it (diskspace.h)? */
-	"  if [ \"$need\" -gt 0 ] && [ ! -s \"$rd/journal\" ]; then\n"
-	"    free=$(df -Pk \"$rd\" 2>/dev/null | awk 'NR == 2 {print $4}')\n"
-	"    if [ -n \"$free\" ] && [ \"$free\" -lt \"$need\" ]; then\n"
-	"      rm -rf \"$t\"; rmdir \"$rd/.builds\" \"$rd\" 2>/dev/null\n"
-	"      echo \"gpuorch-start: disk short $free\"; exit 7\n"
-	"    fi\n"
-	"  fi\n"
-	"else\n"
-	"  t=$(mktemp -d \"${TMPDIR:-/tmp}/gpuorch-in.XXXXXX\") || exit 1\n"
-	"fi\n"
-	"if [ \"$tarlen\" -gt 0 ]; then\n"
-	"  head -c \"$tarlen\" > \"$t/blobs.tar\" && [ \"$(wc -c < \"$t/blobs.tar\")\" -eq \"$tarlen\" ] ||\n"
-	"    { rm -rf \"$t\"; echo \"the files sent did not all arrive (expected $tarlen bytes)\" >&2; exit 1; }\n"
-	"fi\n"
-	"rtmp=$t/runner ptmp=$t/plan\n"
-	"[ \"$send\" != 1 ] || rtmp=$rd/runner.sh.tmp ptmp=$rd/plan.sh.tmp\n"
-	"ab=\n"
-	"[ -z \"$ad\" ] || [ ! -x \"$ad/gpuorch-agent-$av\" ] || ab=$ad/gpuorch-agent-$av\n"
-	"mkdir \"$t/agent\" && head -c \"$txtlen\" | awk -v d=\"$t\" -v ka=\"$ab\" -v r=\"$rtmp\" -v p=\"$ptmp\" -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER "' -v c='" EXECD_MARKER "' "
-	"-v e='" AGENT_MARKER "' -v f='" AGENT_FILE "' "
-	"'$0 == a { s = 1; next } $0 == b { s = 2; next } $0 == c { s = 3; next } $0 == e { s = 4; next } "
-	"s == 4 && ka != \"\" { next } "
-	"s == 4 && index($0, f) == 1 { if (o != \"\") close(o); o = d \"/agent/\" substr($0, length(f) + 1); next } "
-	"s == 4 { if (o != \"\") print > o; next } "
-	"{ print > (s == 3 ? d \"/execd\" : s == 2 ? p : s == 1 ? r : d \"/manifest\") }' || "
-	"{ rm -rf \"$t\"; exit 1; }\n"
-	"if [ -z \"$cdir\" ]; then\n"
-	"  :\n"
-	"elif [ -f \"$cdir/.complete\" ]; then\n"
-	"  printf '' > \"$cdir/.complete\"\n"   /* its last use, for gpuorch hosts clean (an empty file: no touch; not `:`, whose failed redirection would end the shell) */
-	"  echo 'gpuorch-start: content present'\n"
-	"else\n"
-	"  mkdir -p \"$cdir\" \"$bdir\" || { rm -rf \"$t\"; exit 1; }\n"
-	"  [ ! -s \"$t/manifest\" ] || mv -f \"$t/manifest\" \"$cdir/manifest\" || { rm -rf \"$t\"; exit 1; }\n"
-	"  [ -s \"$cdir/manifest\" ] ||\n"
-	"    { rm -rf \"$t\"; echo \"no manifest of the sources came with the command\" >&2; exit 1; }\n"
-	/* the blobs sent go into the store whole (renamed); src/ is copied out of it */
-	"  unb() {\n"
-	"    ( cd \"$cdir\" && { [ ! -e nb ] || rm -rf nb; } && mkdir nb && tar -xf \"$1\" -C nb &&\n"
-	"      { set -- nb/*; [ ! -f \"$1\" ] || mv -f -- \"$@\" \"$bdir/\" 2>/dev/null ||\n"   /* one mv for all, */
-	"        for f in nb/*; do [ ! -f \"$f\" ] || mv -f \"$f\" \"$bdir/\" || exit 1; done; } && rm -rf nb ) ||\n"   /* else one a file */
-	"      { rm -rf \"$t\"; echo \"cannot unpack the files sent into $bdir\" >&2; exit 1; }\n"
-	"  }\n"
-	"  lack() {\n"
-	"    miss=0\n"
-	"    while read -r h m p; do [ -f \"$bdir/$h\" ] || { echo \"gpuorch-start: missing $h\"; miss=1; }; done < \"$cdir/manifest\"\n"
-	"  }\n"
-	"  [ ! -s \"$t/blobs.tar\" ] || unb \"$t/blobs.tar\"\n"
-	"  lack\n"
-	/* on an exec channel (not the execd: its stdin came whole) the
-	 * controller waits with this command's stdin open: ask it for them
-	 * here, where a second command would be a second login shell */
-	"  if [ $miss = 1 ] && [ \"$ask\" = 1 ] && [ -z \"${GPUORCH_EXECD:-}\" ]; then\n"
-	"    echo 'gpuorch-start: send missing'\n"
-	"    IFS= read -r n && case $n in '' | *[!0-9]*) false ;; esac && head -c \"$n\" > \"$t/more.tar\" &&\n"
-	"      [ \"$(wc -c < \"$t/more.tar\")\" -eq \"$n\" ] ||\n"
-	"      { rm -rf \"$t\" \"$rtmp\" \"$ptmp\"; echo \"the files the host asked for did not all arrive\" >&2; exit 1; }\n"
-	"    unb \"$t/more.tar\"\n"
-	"    lack\n"
-	"  fi\n"
-	"  if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf \"$t\" \"$rtmp\" \"$ptmp\"; exit 4; fi\n"
-	/* The tree, from the tree used last (the newest .complete): the files
-	 * its manifest lists copied with one tar pipe (not what a build left
-	 * there; each name as ./NAME, so tar never reads one as an option), every file checked against the new manifest (sha256sum,
-	 * find) and only what differs fixed -- what a build changed in place
-	 * included: files not in the manifest go, files whose hash or exec bit
-	 * differs come from the blobs. About a dozen processes and one per
-	 * changed file, where the edit loop of a large tree paid one per file;
-	 * its account is in CDIR/tree.txt. Anything amiss: file by file. */
-	/* the newest of several by ls; one or none without a process */
-	"  set -- \"${cdir%/*}\"/*/.complete\n"
-	"  if [ $# -gt 1 ]; then prev=$(ls -t \"$@\" 2>/dev/null | head -n 1); elif [ -f \"$1\" ]; then prev=$1; else prev=; fi\n"
-	"  prev=${prev%/.complete}\n"
-	"  if [ -n \"$prev\" ] && [ \"$prev\" != \"$cdir\" ] && [ -d \"$prev/src\" ] &&\n"
-	"     command -v sha256sum >/dev/null 2>&1 &&\n"
-	"     [ -f \"$prev/manifest\" ] &&\n"
-	"     ( cd \"$cdir\" && set -f && n=src.new.$$ && rm -rf \"$n\" && mkdir \"$n\" &&\n"
-	"       ( cd \"$prev/src\" && awk '{ sub(/^[^ ]+ [^ ]+ /, \"\"); print \"./\" $0 }' ../manifest | tar -cf - -T - ) |\n"
-	"         ( cd \"$n\" && tar -xf - ) && cd \"$n\" && chmod -R go-rwx . &&\n"
-	"       find . -type f -exec sha256sum -- {} + > ../have.$$ && find . -type f -perm -100 > ../exec.$$ &&\n"
-	"       awk 'FILENAME == ARGV[1] { p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); want[p] = $1; mode[p] = $2; next }\n"
-	"            FILENAME == ARGV[2] { p = substr($0, 67); sub(/^\\.\\//, \"\", p); have[p] = $1; next }\n"
-	"            { p = $0; sub(/^\\.\\//, \"\", p); isx[p] = 1 }\n"
-	"            END { for (p in have) if (!(p in want)) print \"r - - \" p\n"
-	"                  for (p in want) if (have[p] != want[p]) print \"c \" want[p] \" \" mode[p] \" \" p\n"
-	"                    else if ((mode[p] == \"755\") != (p in isx)) print \"m \" want[p] \" \" mode[p] \" \" p }' \\\n"
-	"         ../manifest ../have.$$ ../exec.$$ > ../fix.$$ &&\n"
-	"       while read -r op h m p; do [ \"$op\" != r ] || rm -f -- \"$p\" || exit 1; done < ../fix.$$ &&\n"
-	"       { find . -mindepth 1 -type d -empty -delete 2>/dev/null; :; } &&\n"
-	"       while read -r op h m p; do\n"
-	"         case $op in\n"
-	"         c) d=${p%/*}; [ \"$d\" = \"$p\" ] || [ -d \"$d\" ] || mkdir -p -- \"$d\" || exit 1\n"
-	"            rm -f -- \"$p\" && cp \"$bdir/$h\" \"$p\" || exit 1\n"
-	"            [ \"$m\" = 644 ] || chmod 700 \"$p\" || exit 1 ;;\n"
-	"         m) if [ \"$m\" = 755 ]; then chmod 700 \"$p\"; else chmod 600 \"$p\"; fi || exit 1 ;;\n"
-	"         esac\n"
-	"       done < ../fix.$$ &&\n"
-	"       awk -v from=\"$prev\" '{ n[$1]++ } END { printf \"from %s: %d copied, %d modes set, %d removed\\n\", from, n[\"c\"], n[\"m\"], n[\"r\"] }' \\\n"
-	"         ../fix.$$ > ../tree.txt &&\n"
-	"       cd .. && rm -rf src && mv \"$n\" src && rm -f have.$$ exec.$$ fix.$$ && printf '' > .complete ); then\n"
-	"    :\n"
-	"  else\n"
-	"    [ -z \"$prev\" ] || rm -rf \"$cdir\"/src.new.$$ \"$cdir\"/have.$$ \"$cdir\"/exec.$$ \"$cdir\"/fix.$$\n"
-	/* else every directory made and every file copied from its blob by
-	 * one perl process (builtins only: perl-base is in every Debian and
-	 * Ubuntu; a fresh host's first tree of N files was N cp processes,
-	 * 4-6 s for 2,000 files); without perl, or should it fail (src/ made
-	 * again: nothing it wrote stays), one mkdir for every directory and a
-	 * cp a file as before (umask 077, build_sh: a file is 0600, chmod 700
-	 * for an executable one). perl's errors go to $t (removed with it).
-	 * GPUORCH_PERL: another perl (tests). */
-	"  case $t in /*) pe=$t/perl.err ;; *) pe=$PWD/$t/perl.err ;; esac\n"
-	"  ( cd \"$cdir\" && { [ ! -e src ] || rm -rf src; } && set -f &&\n"
-	"    mksrc() {\n"
-	"      dirs=$(awk '{ p = $0; sub(/^[^ ]+ [^ ]+ /, \"\", p); if (sub(/\\/[^\\/]*$/, \"\", p) && !(p in s)) { s[p]; print \"src/\" p } }' manifest) &&\n"
-	"      mkdir src && { [ -z \"$dirs\" ] || ( IFS='\n'; mkdir -p -- $dirs ); }\n"
-	"    } &&\n"
-	"    if \"${GPUORCH_PERL:-perl}\" -e 'my $b = shift; mkdir \"src\" or die \"src: $!\\n\"; while (<STDIN>) { chomp; my ($h, $m, $p) = split / /, $_, 3;\n"
-	"         my @c = split m{/}, $p; pop @c; my $dd = \"src\"; for my $c (@c) { $dd .= \"/$c\"; -d $dd or mkdir $dd or die \"$dd: $!\\n\" }\n"
-	"         open(my $i, \"<:raw\", \"$b/$h\") or die \"$b/$h: $!\\n\"; open(my $o, \">:raw\", \"src/$p\") or die \"src/$p: $!\\n\";\n"
-	"         my $d; while (1) { my $r = sysread($i, $d, 1048576); defined $r or die \"$b/$h: $!\\n\"; last if !$r;\n"
-	"           print $o $d or die \"src/$p: $!\\n\" } close($o) or die \"src/$p: $!\\n\"; close($i);\n"
-	"         $m eq \"644\" or chmod(0700, \"src/$p\") or die \"src/$p: $!\\n\" }' \"$bdir\" < manifest 2> \"$pe\"; then\n"
-	"      echo 'in one process from the blobs (perl)' > tree.txt\n"
-	"    else\n"
-	"      rm -rf src && mksrc &&\n"   /* what a failed perl left */
-	"      while read -r h m p; do\n"
-	"        cp \"$bdir/$h\" \"src/$p\" || exit 1\n"
-	"        [ \"$m\" = 644 ] || chmod 700 \"src/$p\" || exit 1\n"
-	"      done < manifest && { echo 'file by file from the blobs'; [ ! -s \"$pe\" ] || head -n 2 \"$pe\"; } > tree.txt\n"
-	"    fi && printf '' > .complete ) ||\n"
-	"    { rm -rf \"$t\"; echo \"cannot assemble the sources in $cdir\" >&2; exit 1; }\n"
-	"  fi\n"
-	"  echo 'gpuorch-start: content unpacked'\n"
-	"fi\n"
-	"if [ \"$send\" = 1 ]; then\n"
-	"  [ -s \"$rtmp\" ] && [ -s \"$ptmp\" ] && mv -f \"$rtmp\" \"$rd/runner.sh\" && mv -f \"$ptmp\" \"$rd/plan.sh\" ||\n"
-	"    { rm -rf \"$t\"; echo \"cannot write the runner and its plan into $rd\" >&2; exit 1; }\n"
-	"fi\n"
-	"[ -f \"$rd/runner.sh\" ] || { rm -rf \"$t\"; echo \"no runner in $rd (the run was never started there)\" >&2; exit 3; }\n"
-	/* a runner this command wrote is sourced: its start and follow run in
-	 * this shell (two shells fewer); one an earlier command left (another
-	 * gpuorch's, maybe) runs as a program of its own */
-	/* --resume: what was stopped or lost before it ended runs again (runner.sh reopen) */
-	/* the host agent runs the run once it is built there (runner.sh's
-	 * contract in C: docs/runner.md); runner.sh until then, and where it
-	 * cannot be built */
-	"if [ \"$reopen\" = 1 ]; then\n"
-	"  if [ -n \"$ab\" ]; then a=$(\"$ab\" reopen \"$rd\"); else a=$(sh \"$rd/runner.sh\" reopen \"$rd\"); fi ||\n"
-	"    { rm -rf \"$t\"; exit 1; }\n"
-	"  echo \"gpuorch-start: $a\"\n"
-	"fi\n"
-	"if [ -n \"$ab\" ]; then\n"
-	"  a=$(\"$ab\" start \"$rd\") && printf '%s\\n' \"$ab\" > \"$rd/runner.agent\"\n"   /* for the kill */
-	"elif [ \"$send\" = 1 ]; then\n"
-	"  RUNNER_SH=$rd/runner.sh GPUORCH_RUNNER_LIB=1\n"
-	"  . \"$rd/runner.sh\"\n"
-	"  unset GPUORCH_RUNNER_LIB\n"
-	"  a=$(cmd_start \"$rd\")\n"
-	"else\n"
-	"  a=$(sh \"$rd/runner.sh\" start \"$rd\")\n"
-	"fi || { rm -rf \"$t\"; exit 1; }\n"
-	/* the execd: started when built; built once per version, in the
-	 * background, after the run's runner has ended (flock on its lock) and
-	 * at the lowest priority, so it never shares the CPU with the run's
-	 * builds and timed steps (-O1: half of -O2's 0.4 CPU-s); never retried
-	 * after a failed build (its log stays beside it) */
-	"if [ \"${GPUORCH_EXECD:-}\" = \"$xd/$xv.sock\" ]; then\n"
-	"  echo \"gpuorch-start: execd $xd/$xv.sock\"\n"   /* this command came through it */
-	"elif [ -n \"$xd\" ] && [ -s \"$t/execd\" ] &&\n"
-	"     if [ -d \"$xd\" ]; then chmod 700 \"$xd\"; else mkdir -p -m 700 \"$xd\"; fi; then\n"
-	"  xb=\"$xd/gpuorch-execd-$xv\"\n"
-	"  if [ -x \"$xb\" ]; then\n"
-	"    touch \"$xb.c\" 2>/dev/null\n"   /* its last use, for gpuorch hosts clean */
-	"    \"$xb\" start \"$xd/$xv.sock\" \"$xidle\" >/dev/null 2>\"$xd/start.log\" &&\n"
-	"      echo \"gpuorch-start: execd $xd/$xv.sock\"\n"
-	"  elif [ ! -f \"$xb.failed\" ] && mv -f \"$t/execd\" \"$xb.c\"; then\n"
-	/* one build at a time (BIN.build holds its flock): a second start while
-	 * the first builds leaves it to that one -- a second `mv` over the binary
-	 * made the first server see its binary replaced and leave, and the second
-	 * found its lock still held: no execd at all (t1006) */
-	"    setsid sh -c 'flock \"$4\" true; exec 9>\"$1.build\"; flock -n 9 || exit 0\n"
-	"      [ -x \"$1\" ] || { nice -n 19 cc -O1 -o \"$1.tmp.$$\" \"$1.c\" >\"$1.log\" 2>&1 &&\n"
-	"      mv -f \"$1.tmp.$$\" \"$1\" || { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; exit 1; }; }\n"
-	"      exec 9>&-; exec \"$1\" start \"$2\" \"$3\"' \\\n"
-	"      sh \"$xb\" \"$xd/$xv.sock\" \"$xidle\" \"$rd/runner.lock\" </dev/null >/dev/null 2>&1 &\n"
-	"    echo 'gpuorch-start: execd building'\n"
-	"  fi\n"
-	"fi\n"
-	/* the agent: built once per version like the execd, after the run's
-	 * runner has ended and at the lowest priority, from this start's copy
-	 * of its sources (one a start: two starts never share one); never
-	 * retried after a failed build (no cc: runner.sh stays) */
-	"if [ -n \"$ad\" ] && [ -z \"$ab\" ] && [ -s \"$t/agent/agent.h\" ] &&\n"
-	"   if [ -d \"$ad\" ]; then chmod 700 \"$ad\"; else mkdir -p -m 700 \"$ad\"; fi; then\n"
-	"  ab1=\"$ad/gpuorch-agent-$av\"\n"
-	"  if [ ! -f \"$ab1.failed\" ] && mv -f \"$t/agent\" \"$ab1.src.$$\"; then\n"
-	"    setsid sh -c 'flock \"$3\" true; exec 9>\"$1.build\"; flock -n 9 || { rm -rf \"$2\"; exit 0; }\n"
-	"      [ -x \"$1\" ] || { nice -n 19 cc -O2 -o \"$1.tmp.$$\" \"$2\"/*.c >\"$1.log\" 2>&1 &&\n"
-	"      mv -f \"$1.tmp.$$\" \"$1\" || { rm -f \"$1.tmp.$$\"; touch \"$1.failed\"; }; }; rm -rf \"$2\"' \\\n"
-	"      sh \"$ab1\" \"$ab1.src.$$\" \"$rd/runner.lock\" </dev/null >/dev/null 2>&1 &\n"
-	"    echo 'gpuorch-start: agent building'\n"
-	"  fi\n"
-	"fi\n"
-	"rm -rf \"$t\"\n"
-	"[ -z \"$ab\" ] || echo \"gpuorch-start: agent $ab\"\n"
-	"echo \"gpuorch-start: runner $a\"\n"
-	"[ -z \"$ab\" ] || exec \"$ab\" follow \"$rd\" \"$off\"\n"
-	"[ \"$send\" != 1 ] || cmd_follow \"$rd\" \"$off\"\n"   /* it execs tail */
-	"exec sh \"$rd/runner.sh\" follow \"$rd\" \"$off\"\n";
 
 static const char kill_script[] =
 	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd\" >&2; exit 3; }\n"
@@ -410,7 +185,7 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	free(sock);
 }
 
-/* stdin's text as follow_script reads it (after the tar, txtlen bytes) */
+/* stdin's text as start.sh reads it (after the tar, txtlen bytes) */
 static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
 {
 	if (r->manifest)
@@ -580,7 +355,7 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 				     "echo 'gpuorch-start: probe end'\n"
 				     "IFS= read -r n && v=$(head -c \"$n\") && eval \"$v\" ||\n"
 				     "  { echo 'the rest of the start command did not come' >&2; exit 1; }\n");
-		build_sh(&cmd, &vars, follow_script);
+		build_sh(&cmd, &vars, (const char *)gpuorch_start_sh);
 		st = ssh_exec_talk(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	} else {
 		tell(&fs, &vars);
@@ -592,7 +367,7 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 					     "  echo 'gpuorch-start: probe stale'; cat > /dev/null; exit 5\n"
 					     "fi\n");
 		}
-		build_sh(&cmd, &vars, follow_script);
+		build_sh(&cmd, &vars, (const char *)gpuorch_start_sh);
 		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	}
 	strbuf_trim(&eout);

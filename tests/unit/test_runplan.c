@@ -4,6 +4,10 @@
  * orchestrator/remote/runner.sh byte for byte. Run from the repository root. */
 #include "remote/runplan.h"
 #include "remote/runner-script.h"
+#include "remote/start-script.h"
+#include "remote/probe-script.h"
+#include "remote/clean-script.h"
+#include "cloud/guard-script.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 
@@ -178,6 +182,63 @@ static void test_probe_later(void)
 	strbuf_release(&err);
 }
 
+/* What scripts/embed.sh --sh embeds of a shell script: its lines less
+ * those that are blank or whose first non-blank character is '#'. */
+static void strip_sh(const struct strbuf *in, struct strbuf *out)
+{
+	const char *p = in->buf, *end = in->buf + in->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl + 1 : end, *q = p;
+		while (q < e && (*q == ' ' || *q == '\t' || *q == '\r'))
+			q++;
+		if (q < e && *q != '\n' && *q != '#')
+			strbuf_add(out, p, (size_t)(e - p));
+		p = e;
+	}
+}
+
+/* The shell scripts gpuorch sends inside command lines: each embedded as
+ * its file less its comments, NUL-terminated. */
+static void test_embedded_sh(void)
+{
+	static const struct {
+		const char *path;
+		const unsigned char *text;
+		const size_t *len;
+	} sh[] = {
+		{ "orchestrator/remote/start.sh", gpuorch_start_sh, &gpuorch_start_sh_len },
+		{ "orchestrator/remote/probe-sig.sh", gpuorch_probe_sig_sh, &gpuorch_probe_sig_sh_len },
+		{ "orchestrator/remote/probe.sh", gpuorch_probe_sh, &gpuorch_probe_sh_len },
+		{ "orchestrator/remote/clean.sh", gpuorch_clean_sh, &gpuorch_clean_sh_len },
+		{ "orchestrator/cloud/guard.sh", gpuorch_guard_sh, &gpuorch_guard_sh_len },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(sh) / sizeof(sh[0]); i++) {
+		struct strbuf file = STRBUF_INIT, want = STRBUF_INIT, err = STRBUF_INIT;
+		char what[160];
+		snprintf(what, sizeof(what), "the embedded %s is the file less its comment lines",
+			 sh[i].path);
+		if (fs_read_file(sh[i].path, &file, &err) != GO_OK) {
+			CHECK(0, what, "%s", err.buf);
+		} else {
+			strip_sh(&file, &want);
+			CHECK(want.len == *sh[i].len && !memcmp(want.buf, sh[i].text, want.len) &&
+			      sh[i].text[*sh[i].len] == '\0',
+			      what, "%zu vs %zu bytes", want.len, *sh[i].len);
+		}
+		strbuf_release(&file);
+		strbuf_release(&want);
+		strbuf_release(&err);
+	}
+	CHECK(strstr((const char *)gpuorch_start_sh, " -v a='" RUNNER_MARKER "' -v b='" PLAN_MARKER
+		     "' -v c='" EXECD_MARKER "' -v e='" AGENT_MARKER "' -v f='" AGENT_FILE "' "),
+	      "start.sh splits its stdin at the markers remote.c writes (start-script.h)",
+	      "start.sh's awk names other markers");
+}
+
 static void test_embedded(void)
 {
 	struct strbuf file = STRBUF_INIT, err = STRBUF_INIT;
@@ -224,5 +285,6 @@ int main(void)
 	test_refused();
 	test_probe_later();
 	test_embedded();
+	test_embedded_sh();
 	return check_summary();
 }
