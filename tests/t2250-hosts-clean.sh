@@ -25,8 +25,14 @@ spec() {
 
 count() { ls "$W/$1" 2>/dev/null | wc -l | tr -d " "; }
 # age_all: everything but the execd, whose server leaves when its own
-# binary changes (a touch too): the dry-run test saw its socket go mid-test
-age_all() { find "$W" -path "$W/execd" -prune -o -exec touch -h -d "30 days ago" {} + ; }
+# binary changes (a touch too): the dry-run test saw its socket go mid-test.
+# It waits first for the agent's build, which runs after a run's runner has
+# ended and removes its copy of the sources when done (CI saw touch find
+# them gone under load)
+age_all() {
+	wait_for 900 "! ls -d \"$W\"/agent/*.src.* >/dev/null 2>&1" &&
+	find "$W" -path "$W/execd" -prune -o -exec touch -h -d "30 days ago" {} +
+}
 
 test_expect_success 'setup: two runs with different sources, all of it aged 30 days, then a third run' '
 	sshd_start a && sshd_write_hosts_json hosts.json a && project_init &&
