@@ -6,7 +6,7 @@
 #
 #   scripts/bench-controller.sh [--gpuorch PATH] [--hosts N] [--reps R] [--rc-cost S]
 #                               [--cases "clean-execd rc-execd clean-shell rc-shell"]
-#                               [--fresh F] [--against PATH]
+#                               [--fresh F] [--against PATH] [--delay-ms D]
 #
 # --fresh F: the one-host fresh run F times (the median beyond nvcc, with
 # every sample), after the case's other lines; --against PATH: each of those
@@ -24,6 +24,12 @@
 # not given by default: clean-persist, rc-persist.
 # A fresh run of an execd (or persist) case is followed by a wait for the execds
 # it builds in the background, so its re-runs find them.
+#
+# --delay-ms D: every host is reached through tests/tools/delayproxy, which
+# holds each byte D ms each way (a round trip gains 2 x D: D=10 is issue 33's
+# "20 ms of added RTT"; this kernel has no netem). The proxy listens on
+# 127.0.0.2 with the sshd's own port; known_hosts gets that address's line;
+# the SSH floor's commands go through it too.
 #
 # Hosts are real OpenSSH servers on 127.0.0.1 started with tests/lib/sshd.sh.
 # An "account" is the same Unix user (root on CI) with a HOME of its own:
@@ -58,6 +64,7 @@ RC_COST=0.3
 CASES="clean-execd rc-execd clean-shell rc-shell"
 FRESHN=1
 AGAINST=
+DELAY_MS=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--cases) CASES=$2; shift 2 ;;
@@ -67,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--rc-cost) RC_COST=$2; shift 2 ;;
 	--fresh) FRESHN=$2; shift 2 ;;
 	--against) AGAINST=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+	--delay-ms) DELAY_MS=$2; shift 2 ;;
 	-h|--help) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	*) echo "bench-controller.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
@@ -75,6 +83,12 @@ done
 [ -z "$AGAINST" ] || [ -x "$AGAINST" ] || { echo "bench-controller.sh: no gpuorch at '$AGAINST' (--against)" >&2; exit 2; }
 case $FRESHN in '' | *[!0-9]* | 0) echo "bench-controller.sh: --fresh takes a whole number of runs, at least 1, not '$FRESHN'" >&2; exit 2 ;; esac
 command -v python3 >/dev/null || { echo "bench-controller.sh: needs python3 (the subreaper)" >&2; exit 2; }
+case $DELAY_MS in '' | *[!0-9]*) echo "bench-controller.sh: --delay-ms takes a whole number of milliseconds, not '$DELAY_MS'" >&2; exit 2 ;; esac
+DELAYPROXY=$SRCDIR/build/tests/delayproxy
+[ "$DELAY_MS" = 0 ] || [ -x "$DELAYPROXY" ] ||
+	{ echo "bench-controller.sh: --delay-ms needs $DELAYPROXY (make -f Makefile -f tests/tools/tools.mk tools)" >&2; exit 2; }
+ADDR=127.0.0.1
+[ "$DELAY_MS" = 0 ] || ADDR=127.0.0.2
 
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/gpuorch-bench.XXXXXX")
 BENCH_AT_EXIT=
@@ -150,6 +164,21 @@ rc_spans() {
 rc_lines() {   # rc_lines HOME: lines in HOME/.rc-times
 	cat "$1/.rc-times" 2>/dev/null | wc -l
 }
+# delay_host NAME: a delayproxy on 127.0.0.2:PORT in front of NAME's sshd
+delay_host() {
+	_port=$(sshd_var "$1" PORT)
+	"$DELAYPROXY" 127.0.0.2 "$_port" 127.0.0.1 "$_port" "$DELAY_MS" 7200 >"$TRASH/proxy.$1" 2>&1 &
+	echo $! >"$TRASH/proxy.$1.pid"
+	test_at_exit "kill $! 2>/dev/null"
+	_w=0
+	until grep -q listening "$TRASH/proxy.$1"; do
+		[ $_w -lt 100 ] && kill -0 "$(cat "$TRASH/proxy.$1.pid")" 2>/dev/null ||
+			{ echo "bench: the delay proxy of $1 did not start: $(cat "$TRASH/proxy.$1")" >&2; return 1; }
+		sleep 0.1
+		_w=$((_w + 1))
+	done
+	sed 's/^\[127\.0\.0\.1\]/[127.0.0.2]/' "$(sshd_var "$1" KNOWN_HOSTS)" >>"$(sshd_var "$1" KNOWN_HOSTS)"
+}
 # shellcheck disable=SC2046 # two numbers, split on purpose
 set -- $(calibrate)
 LOOP=$1 RC_MEASURED=$2
@@ -164,6 +193,7 @@ for acct in clean rc; do
 		fi
 		eval "SSHD_$acct${i}_EXTRA_ENV=HOME=\$h; export SSHD_$acct${i}_EXTRA_ENV"
 		sshd_start "$acct$i" || exit 1
+		[ "$DELAY_MS" = 0 ] || delay_host "$acct$i" || exit 1
 		i=$((i + 1))
 	done
 done
@@ -209,11 +239,12 @@ hosts() {
 	while [ $hi -le "$hn" ]; do hnames="$hnames $ha$hi"; hi=$((hi + 1)); done
 	# shellcheck disable=SC2086
 	sshd_write_hosts_json "$hf.tmp" $hnames
+	[ "$ADDR" = 127.0.0.1 ] || sed -i "s/\"address\": \"127.0.0.1\"/\"address\": \"$ADDR\"/" "$hf.tmp"
 	if [ "$MODE" = shell ]; then
-		sed 's/"connect_timeout_s": 5/"connect_timeout_s": 5, "execd_idle_s": 0/' "$hf.tmp" >"$hf"
+		sed 's/"connect_timeout_s": \([0-9]*\)/"connect_timeout_s": \1, "execd_idle_s": 0/' "$hf.tmp" >"$hf"
 		rm -f "$hf.tmp"
 	elif [ "$MODE" = persist ]; then
-		sed 's/"connect_timeout_s": 5/"connect_timeout_s": 5, "persist_s": 600/' "$hf.tmp" >"$hf"
+		sed 's/"connect_timeout_s": \([0-9]*\)/"connect_timeout_s": \1, "persist_s": 600/' "$hf.tmp" >"$hf"
 		rm -f "$hf.tmp"
 	else
 		mv -f "$hf.tmp" "$hf"
@@ -346,7 +377,7 @@ floor_host() {
 	[ -n "$_s" ] || { echo "  (no execd on $1$2: no SSH floor)"; return 1; }
 	_persist=0
 	[ "$MODE" != persist ] || _persist=600
-	"$SSHTOOL" --label "$1$2" --port "$(sshd_var "$1$2" PORT)" --key "$(sshd_var "$1$2" IDENTITY)" \
+	"$SSHTOOL" --label "$1$2" --address "$ADDR" --port "$(sshd_var "$1$2" PORT)" --key "$(sshd_var "$1$2" IDENTITY)" \
 		--known-hosts "$(sshd_var "$1$2" KNOWN_HOSTS)" --execd "$_s" --persist $_persist \
 		exec true 2>"$TRASH/floor.$2.err" || {
 		echo "  (the floor's command failed on $1$2: $(cat "$TRASH/floor.$2.err"))"; return 1; }
