@@ -281,14 +281,22 @@ fresh() {
 	done
 }
 
-# one ACCOUNT N: run once; sets WALL (s), CPU (s per host), NVCC (s, host 0)
+# one ACCOUNT N: run once; sets WALL (s), CPU (s per host), CTL (the
+# controller's CPU-s), NVCC (s, host 0)
 one() {
 	hosts "$TRASH/hosts.json" "$1" "$2"
 	_c0=$(cpu_of "$1" "$2")
 	_t0=$(date +%s%N)
-	(cd "$P" && "$GPUORCH" run experiments/trivial.json --hosts "$TRASH/hosts.json" --plain) \
+	# the controller's CPU: gpuorch and what it starts here (git), from
+	# the rusage of a python parent that runs nothing else
+	(cd "$P" && python3 -c 'import resource, subprocess, sys
+r = subprocess.call(sys.argv[2:])
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.4f\n" % (u.ru_utime + u.ru_stime))
+sys.exit(r)' "$TRASH/ctl.cpu" "$GPUORCH" run experiments/trivial.json --hosts "$TRASH/hosts.json" --plain) \
 		>"$TRASH/run.out" 2>&1 || { echo "bench: the run failed:" >&2; cat "$TRASH/run.out" >&2; exit 1; }
 	_t1=$(date +%s%N)
+	CTL=$(cat "$TRASH/ctl.cpu")
 	sleep 0.5   # the detached runners end and are reaped
 	_c1=$(cpu_of "$1" "$2")
 	WALL=$(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
@@ -353,12 +361,15 @@ floor() {
 		_t0=$(date +%s%N)
 		floor_host "$1" 1 || return 0
 		_t1=$(date +%s%N)
-		_i=1
+		_i=1 _jobs=
 		while [ $_i -le "$NHOSTS" ]; do
 			floor_host "$1" $_i &
+			_jobs="$_jobs $!"
 			_i=$((_i + 1))
 		done
-		wait
+		# these commands only: a bare wait would wait for the delay proxies
+		# shellcheck disable=SC2086 # pids, split on purpose
+		wait $_jobs
 		_t2=$(date +%s%N)
 		_one="$_one $(awk -v a="$_t0" -v b="$_t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
 		_all="$_all $(awk -v a="$_t1" -v b="$_t2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
@@ -495,19 +506,21 @@ for case in $CASES; do
 		one "$acct" "$n"
 		wait_execd "$acct" "$n"
 		echo "$case $n host(s) fresh: wall $WALL s, nvcc $NVCC s (host 0), beyond nvcc $(beyond_nvcc) s, remote CPU $CPU s per host; host 0's phases (s):$PHASES"
-		walls='' cpus=''
+		walls='' cpus='' ctls=''
 		r=0
 		while [ $r -lt "$REPS" ]; do
 			one "$acct" "$n"
 			[ "$REUSED" = true ] || echo "  (warning: the re-run did not reuse the build)"
 			walls="$walls $WALL"
 			cpus="$cpus $CPU"
+			ctls="$ctls $CTL"
 			r=$((r + 1))
 		done
 		w=$(echo $walls | tr ' ' '\n' | median)
 		c=$(echo $cpus | tr ' ' '\n' | median)
+		k=$(echo $ctls | tr ' ' '\n' | median)
 		[ "$n" = 1 ] && one1=$w
-		echo "$case $n host(s) re-run: wall $w s (median of$walls), x$(awk -v a="$w" -v b="$one1" 'BEGIN { printf "%.2f", a / b }') one host, remote CPU $c s per host (median of$cpus); host 0's phases in the last (s):$PHASES"
+		echo "$case $n host(s) re-run: wall $w s (median of$walls), x$(awk -v a="$w" -v b="$one1" 'BEGIN { printf "%.2f", a / b }') one host, remote CPU $c s per host (median of$cpus); controller CPU $k s, $(awk -v a="$k" -v n="$n" 'BEGIN { printf "%.4f", a / n }') s per host-run (median of$ctls); host 0's phases in the last (s):$PHASES"
 		# an edited source on hosts that know gpuorch (execd up, probe kept):
 		# the kernel engineer's loop, edit and run again; each edit is a new
 		# comment line, so the program's build key changes and nvcc runs
@@ -526,6 +539,7 @@ for case in $CASES; do
 		(cd "$P" && git checkout -q -- cpu/cputimer.c)
 		echo "$case $n host(s) edited source (execd up, probe kept): wall $(echo $walls | tr ' ' '\n' | median) s (median of$walls), nvcc $(echo $nvccs | tr ' ' '\n' | median) s, beyond nvcc $(echo $beyond | tr ' ' '\n' | median) s (median of$beyond), remote CPU $(echo $cpus | tr ' ' '\n' | median) s per host; host 0 in the last: shipped $SHIPPED, phases (s):$PHASES"
 	done
-	[ "$MODE" != shell ] && floor "$acct"
-	[ "$FRESHN" -gt 1 ] || [ -n "$AGAINST" ] && fresh_series "$acct"
+	if [ "$MODE" != shell ]; then floor "$acct"; fi
+	if [ "$FRESHN" -gt 1 ] || [ -n "$AGAINST" ]; then fresh_series "$acct"; fi
 done
+exit 0
