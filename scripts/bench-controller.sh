@@ -171,7 +171,7 @@ delay_host() {
 	echo $! >"$TRASH/proxy.$1.pid"
 	test_at_exit "kill $! 2>/dev/null"
 	_w=0
-	until grep -q listening "$TRASH/proxy.$1"; do
+	until grep -qs listening "$TRASH/proxy.$1"; do
 		[ $_w -lt 100 ] && kill -0 "$(cat "$TRASH/proxy.$1.pid")" 2>/dev/null ||
 			{ echo "bench: the delay proxy of $1 did not start: $(cat "$TRASH/proxy.$1")" >&2; return 1; }
 		sleep 0.1
