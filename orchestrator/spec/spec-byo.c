@@ -92,8 +92,9 @@ static enum go_status parse_kernel_name(struct spec_ctx *c, const cJSON *v, stru
 				   "that names it on the value's own line)");
 	if (ng) {
 		size_t m = spec_push_key(c, "name_group");
-		TRY(spec_need_type(c, ng, cJSON_IsNumber(ng) && ng->valuedouble == (double)(int)ng->valuedouble,
-				   "an integer: the group of 'regex' that holds the kernel's name"));
+		TRY(spec_need_type(c, ng, cJSON_IsNumber(ng) && ng->valuedouble >= 1 &&
+				   ng->valuedouble <= 99 && ng->valuedouble == (double)ng->valueint,
+				   "an integer from 1: the group of 'regex' that holds the kernel's name"));
 		if (ng->valueint < 1 || (size_t)ng->valueint > re->re_nsub)
 			return spec_bad(c, "'%s' has no group %d (it has %zu): count the opening "
 					   "parentheses", f->regex, ng->valueint, re->re_nsub);
@@ -142,6 +143,7 @@ static enum go_status parse_figure(struct spec_ctx *c, const cJSON *v, struct sp
 		return spec_bad(c, "give exactly one of 'regex' (a line of the output) and 'json' (a dotted path into the JSON object on its last line)");
 	if (rx) {
 		regex_t re;
+		enum go_status st;
 		int rc;
 		TRY(spec_get_string(c, v, "regex", 1, 0, &f->regex));
 		rc = regcomp(&re, f->regex, REG_EXTENDED);
@@ -158,8 +160,9 @@ static enum go_status parse_figure(struct spec_ctx *c, const cJSON *v, struct sp
 			return spec_bad(c, "'%s' has no group: put the number in parentheses, e.g. \"GFLOPS: ([0-9.]+)\"",
 					f->regex);
 		}
-		TRY(parse_kernel_name(c, v, f, &re));
+		st = parse_kernel_name(c, v, f, &re);
 		regfree(&re);
+		TRY(st);
 	} else {
 		if (cJSON_GetObjectItemCaseSensitive(v, "name_regex") ||
 		    cJSON_GetObjectItemCaseSensitive(v, "name_group"))
