@@ -61,6 +61,8 @@ static struct figure_rule *byo_rules(const struct spec_program *prog)
 		rules[i].json = prog->figures[i].json;
 		rules[i].unit = prog->figures[i].unit;
 		rules[i].better = prog->figures[i].better;
+		rules[i].name_regex = prog->figures[i].name_regex;
+		rules[i].name_group = prog->figures[i].name_group;
 	}
 	return rules;
 }

@@ -77,9 +77,61 @@ static enum go_status parse_build(struct spec_ctx *c, const cJSON *b, struct spe
 	return GO_OK;
 }
 
+/* A figure per kernel (docs/byo.md): "name_regex" (a line naming the block
+ * the values after it belong to; its group 1 is the name) or "name_group"
+ * (the group of the figure's own regex that holds the name). re: the
+ * figure's regex, compiled. */
+static enum go_status parse_kernel_name(struct spec_ctx *c, const cJSON *v, struct spec_figure *f,
+					const regex_t *re)
+{
+	const cJSON *nr = cJSON_GetObjectItemCaseSensitive(v, "name_regex");
+	const cJSON *ng = cJSON_GetObjectItemCaseSensitive(v, "name_group");
+	if (nr && ng)
+		return spec_bad(c, "give at most one of 'name_regex' (a line naming the kernel the "
+				   "values after it belong to) and 'name_group' (the group of 'regex' "
+				   "that names it on the value's own line)");
+	if (ng) {
+		size_t m = spec_push_key(c, "name_group");
+		TRY(spec_need_type(c, ng, cJSON_IsNumber(ng) && ng->valuedouble >= 1 &&
+				   ng->valuedouble <= 99 && ng->valuedouble == (double)ng->valueint,
+				   "an integer from 1: the group of 'regex' that holds the kernel's name"));
+		if (ng->valueint < 1 || (size_t)ng->valueint > re->re_nsub)
+			return spec_bad(c, "'%s' has no group %d (it has %zu): count the opening "
+					   "parentheses", f->regex, ng->valueint, re->re_nsub);
+		if (ng->valueint == 1 && re->re_nsub < 2)
+			return spec_bad(c, "with the kernel's name in group 1, the value is group 2, "
+					   "and '%s' has one group: e.g. \"^([A-Za-z0-9_]+) +([0-9.]+) "
+					   "GFLOPS\"", f->regex);
+		f->name_group = ng->valueint;
+		spec_pop(c, m);
+	}
+	if (nr) {
+		regex_t nre;
+		int rc;
+		size_t m;
+		TRY(spec_get_string(c, v, "name_regex", 1, 0, &f->name_regex));
+		m = spec_push_key(c, "name_regex");
+		rc = regcomp(&nre, f->name_regex, REG_EXTENDED);
+		if (rc) {
+			char msg[200];
+			regerror(rc, &nre, msg, sizeof(msg));
+			return spec_bad(c, "not a POSIX extended regular expression: %s", msg);
+		}
+		if (nre.re_nsub < 1) {
+			regfree(&nre);
+			return spec_bad(c, "'%s' has no group: put the kernel's name in parentheses, "
+					   "e.g. \"^Running kernel ([A-Za-z0-9_]+)\"", f->name_regex);
+		}
+		regfree(&nre);
+		spec_pop(c, m);
+	}
+	return GO_OK;
+}
+
 static enum go_status parse_figure(struct spec_ctx *c, const cJSON *v, struct spec_figure *f)
 {
-	static const char *const keys[] = { "regex", "json", "unit", "better", NULL };
+	static const char *const keys[] = { "regex", "json", "unit", "better", "name_regex",
+					    "name_group", NULL };
 	static const char *const better[] = { "higher", "lower", NULL };
 	const cJSON *rx, *js;
 
@@ -91,6 +143,7 @@ static enum go_status parse_figure(struct spec_ctx *c, const cJSON *v, struct sp
 		return spec_bad(c, "give exactly one of 'regex' (a line of the output) and 'json' (a dotted path into the JSON object on its last line)");
 	if (rx) {
 		regex_t re;
+		enum go_status st;
 		int rc;
 		TRY(spec_get_string(c, v, "regex", 1, 0, &f->regex));
 		rc = regcomp(&re, f->regex, REG_EXTENDED);
@@ -107,8 +160,14 @@ static enum go_status parse_figure(struct spec_ctx *c, const cJSON *v, struct sp
 			return spec_bad(c, "'%s' has no group: put the number in parentheses, e.g. \"GFLOPS: ([0-9.]+)\"",
 					f->regex);
 		}
+		st = parse_kernel_name(c, v, f, &re);
 		regfree(&re);
+		TRY(st);
 	} else {
+		if (cJSON_GetObjectItemCaseSensitive(v, "name_regex") ||
+		    cJSON_GetObjectItemCaseSensitive(v, "name_group"))
+			return spec_bad(c, "'name_regex' and 'name_group' name the kernel of a 'regex' "
+					   "figure's lines; a 'json' figure has one value");
 		TRY(spec_get_string(c, v, "json", 1, 0, &f->json));
 	}
 	TRY(spec_get_string(c, v, "unit", 0, 1, &f->unit));
@@ -288,6 +347,7 @@ void spec_free_byo(struct spec_program *p)
 		free(p->figures[i].json);
 		free(p->figures[i].unit);
 		free(p->figures[i].better);
+		free(p->figures[i].name_regex);
 	}
 	free(p->figures);
 }

@@ -178,6 +178,10 @@ enum go_status spec_parse_expected(struct spec_ctx *c, const cJSON *root)
 		if (st == GO_OK) {
 			m3 = spec_push_key(c, "metric");
 			st = check_metric(c, prog, s);
+			if (st == GO_OK && strlen(s) > 3 && !strcmp(s + strlen(s) - 3, "[*]"))
+				st = spec_bad(c, "'%s': an expectation is one figure; name the kernel "
+						 "('%.*s[KERNEL]'), or gate every kernel's with a gate",
+					      s, (int)strlen(s) - 3, s);
 			if (st == GO_OK)
 				spec_pop(c, m3);
 		}

@@ -9,7 +9,8 @@
  *     speedup, and dotted paths into the result whose section is one the
  *     contract defines (timing., model., correctness., device. fields by
  *     name; config. and problem. are the program's own);
- *   - a program off the harness (docs/byo.md): only the figures it declares;
+ *   - a program off the harness (docs/byo.md): only the figures it declares
+ *     (NAME[KERNEL] or NAME[*] for one that names its kernels);
  *   - any program: kernel:KEY.FIELD of its kernel_timing step, and
  *     profile.*, sanitizer.*, ptxas.* (spec-figures.c checks those). */
 #include "spec/spec-int.h"
@@ -158,6 +159,42 @@ static enum go_status check_path(struct spec_ctx *c, const char *program, const 
 	return st;
 }
 
+/* m is NAME[...] of figure `name`: the part in brackets, else NULL */
+static const char *kernel_of(const char *name, const char *m)
+{
+	size_t n = strlen(name);
+	return !strncmp(m, name, n) && m[n] == '[' ? m + n + 1 : NULL;
+}
+
+/* m names figure f: NAME for a figure with one value, NAME[KERNEL] or
+ * NAME[*] (every kernel's) for one per kernel (docs/byo.md). */
+static enum go_status check_kernel_figure(struct spec_ctx *c, const struct spec_figure *f,
+					  const char *m)
+{
+	const char *k = kernel_of(f->name, m);
+	size_t n, i;
+	int named = f->name_regex || f->name_group;
+	if (!k && !named)
+		return GO_OK;
+	if (!k)
+		return spec_bad(c, "'%s' gives a figure per kernel: name one kernel's, "
+				   "'%s[KERNEL]', or every kernel's, '%s[*]'", m, m, m);
+	if (!named)
+		return spec_bad(c, "'%s' has one value, not one per kernel: say '%s' (or give the "
+				   "figure a 'name_regex' or 'name_group', docs/byo.md)", f->name,
+				f->name);
+	n = strlen(k);
+	for (i = 0; i + 1 < n; i++)
+		if (!((k[i] >= 'a' && k[i] <= 'z') || (k[i] >= 'A' && k[i] <= 'Z') ||
+		      (k[i] >= '0' && k[i] <= '9') || k[i] == '_' || k[i] == '-' || k[i] == '+'))
+			break;
+	if (n < 2 || k[n - 1] != ']' || (i + 1 < n && strcmp(k, "*]")) || n - 1 > 64)
+		return spec_bad(c, "'%s': a kernel's figure is '%s[KERNEL]' (1-64 letters, digits, "
+				   "'_', '-' or '+', as the program prints it) or '%s[*]' (every "
+				   "kernel's)", m, f->name, f->name);
+	return GO_OK;
+}
+
 enum go_status spec_check_metric_name(struct spec_ctx *c, const char *program, const char *m)
 {
 	const struct spec_program *p = spec_find_program(c->s, program);
@@ -170,9 +207,12 @@ enum go_status spec_check_metric_name(struct spec_ctx *c, const char *program, c
 		return check_kernel(c, program, m);
 	if (!p)
 		return GO_OK;   /* check_ref said so */
-	for (i = 0; i < p->nfigures; i++)
-		if (!strcmp(p->figures[i].name, m))
-			return GO_OK;
+	for (i = 0; i < p->nfigures; i++) {
+		const struct spec_figure *f = &p->figures[i];
+		if (strcmp(f->name, m) && !kernel_of(f->name, m))
+			continue;
+		return check_kernel_figure(c, f, m);
+	}
 	if (!p->run) {
 		if (spec_metric_is_vocabulary(m) || !strcmp(m, "speedup"))
 			return GO_OK;

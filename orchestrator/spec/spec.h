@@ -21,6 +21,8 @@ struct spec_figure {
 	char *json;      /* or: a dotted path into the JSON object on the last line */
 	char *unit;      /* may be NULL */
 	char *better;    /* "higher" | "lower" | NULL */
+	char *name_regex; /* a figure per kernel: the line naming the block (group 1), or */
+	int name_group;   /* the group of regex naming the kernel on the value's line (0: none) */
 };
 
 struct spec_program {

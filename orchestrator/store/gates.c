@@ -359,6 +359,46 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 	return r;
 }
 
+/* 1 when metric is NAME[*]: every kernel's figure NAME (docs/byo.md) */
+static int every_kernel(const char *metric)
+{
+	size_t n = metric ? strlen(metric) : 0;
+	return n > 3 && !strcmp(metric + n - 3, "[*]");
+}
+
+/* A gate on NAME[*]: judged on each NAME[KERNEL] the program's steps for the
+ * problem recorded, in the order they first appear; on NAME[*] itself (not
+ * measured, saying why) when there is none. */
+static void judge_every_kernel(cJSON *out, const cJSON *g, const cJSON *h, const char *problem,
+			       int *nfailed)
+{
+	const char *program = rr_str(g, "program"), *metric = rr_str(g, "metric");
+	size_t n = strlen(metric) - 3;
+	cJSON *seen = cJSON_CreateObject();
+	const cJSON *s, *f;
+	FOR_EACH_OBJ(s, steps_of(h)) {
+		if (!rr_streq(rr_str(s, "program"), program) ||
+		    (problem && !rr_streq(rr_str(s, "problem"), problem)))
+			continue;
+		FOR_EACH_OBJ(f, get(get(s, "result"), "figures")) {
+			const char *fig = rr_str(f, "figure"), *k = rr_str(f, "kernel");
+			cJSON *one;
+			if (!fig || !k || strlen(fig) != n || strncmp(fig, metric, n) ||
+			    get(seen, f->string))
+				continue;
+			cJSON_AddTrueToObject(seen, f->string);
+			one = cJSON_Duplicate(g, 1);
+			cJSON_ReplaceItemInObjectCaseSensitive(one, "metric",
+							       cJSON_CreateString(f->string));
+			cJSON_AddItemToArray(out, judge_one(one, h, problem, nfailed));
+			cJSON_Delete(one);
+		}
+	}
+	if (!seen->child)
+		cJSON_AddItemToArray(out, judge_one(g, h, problem, nfailed));
+	cJSON_Delete(seen);
+}
+
 cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 {
 	cJSON *out = cJSON_CreateArray();
@@ -370,7 +410,10 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 		const char *problems[MAX_PROBLEMS];
 		int n = 0, i;
 		if (rr_str(g, "problem") || (metric && !strncmp(metric, "ptxas.", 6))) {
-			cJSON_AddItemToArray(out, judge_one(g, h, rr_str(g, "problem"), nfailed));
+			if (every_kernel(metric))
+				judge_every_kernel(out, g, h, rr_str(g, "problem"), nfailed);
+			else
+				cJSON_AddItemToArray(out, judge_one(g, h, rr_str(g, "problem"), nfailed));
 			continue;
 		}
 		/* every problem this program ran (or was planned for) on the host
@@ -391,10 +434,16 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 			if (i == n && n < MAX_PROBLEMS)
 				problems[n++] = p;
 		}
-		if (!n)
+		if (!n && every_kernel(metric))
+			judge_every_kernel(out, g, h, NULL, nfailed);
+		else if (!n)
 			cJSON_AddItemToArray(out, judge_one(g, h, NULL, nfailed));
-		for (i = 0; i < n; i++)
-			cJSON_AddItemToArray(out, judge_one(g, h, problems[i], nfailed));
+		for (i = 0; i < n; i++) {
+			if (every_kernel(metric))
+				judge_every_kernel(out, g, h, problems[i], nfailed);
+			else
+				cJSON_AddItemToArray(out, judge_one(g, h, problems[i], nfailed));
+		}
 	}
 	return out;
 }

@@ -2,7 +2,9 @@
  * regular expressions (regex.h) over its lines, or cJSON over its last line,
  * as a stream (figures_scan_*: fed as the bytes arrive, so the whole output is
  * read though only its head and tail are kept) with the gaps it was not given
- * (figures_scan_gap) said in what it finds. */
+ * (figures_scan_gap) said in what it finds. A rule may name the kernel each
+ * value belongs to (name_regex, name_group): then it gives a figure per
+ * kernel, NAME[KERNEL]. */
 #include "tools/output-figures.h"
 #include "core/jsonutil.h"
 
@@ -17,10 +19,27 @@
 #define LINE_KEEP 200
 #define LINE_SCAN_MAX (16u << 20)   /* a longer line is matched on its head; the rest is a gap */
 
+/* one kernel's figure of a rule with a kernel name */
+struct kernel_fig {
+	char *name;
+	double v;
+	char *line;         /* at most LINE_KEEP bytes */
+	int stale;          /* a gap came after its last line */
+};
+
 struct scan_rule {
 	const struct figure_rule *r;
 	regex_t re;
 	int compiled;       /* 1: re holds the expression; -1: it did not compile */
+	regmatch_t *m;      /* re_nsub + 1 of them */
+	regex_t name_re;    /* r->name_regex */
+	int name_compiled;  /* as compiled */
+	char *block;        /* the kernel the last name line named; NULL: none yet (or lost in a gap) */
+	int block_lost;     /* a gap came after the last name line */
+	int orphans;        /* value lines after a gap before the next name line */
+	struct kernel_fig *k;
+	int nk;
+	char *err;          /* the first error of a named rule: its figures are left out */
 	int found;          /* a matching line with a number was seen */
 	int bad;            /* the last matching line has no number */
 	int stale;          /* a gap came after the last matching line */
@@ -71,8 +90,157 @@ struct figure_scan *figures_scan_new(const struct figure_rule *rules, int n)
 		if (rules[i].regex)
 			s->rules[i].compiled = regcomp(&s->rules[i].re, rules[i].regex, REG_EXTENDED)
 						       ? -1 : 1;
+		s->rules[i].m = xcalloc(s->rules[i].compiled == 1 ? s->rules[i].re.re_nsub + 2 : 2,
+					sizeof(regmatch_t));
+		if (rules[i].name_regex)
+			s->rules[i].name_compiled = regcomp(&s->rules[i].name_re, rules[i].name_regex,
+							    REG_EXTENDED) ? -1 : 1;
 	}
 	return s;
+}
+
+static int is_named(const struct figure_rule *r)
+{
+	return r->name_regex || r->name_group > 0;
+}
+
+static char *keep_line(const char *line, size_t n)
+{
+	return xstrfmt("%.*s", (int)(n > LINE_KEEP ? LINE_KEEP : n), line);
+}
+
+/* The kernel's name in line[so, eo) with blanks trimmed, or NULL with the
+ * rule's error said. */
+static char *kernel_name(struct scan_rule *sr, const char *line, size_t n, regoff_t so, regoff_t eo,
+			 const char *where)
+{
+	const char *t;
+	size_t len, i;
+	char *kept;
+	if (so < 0) {
+		kept = keep_line(line, n);
+		sr->err = xstrfmt("'%s': group %d of /%s/ took no part in the line \"%s\": every "
+				  "value needs its kernel's name", sr->r->name, sr->r->name_group,
+				  sr->r->regex, kept);
+		free(kept);
+		return NULL;
+	}
+	t = line + so;
+	len = (size_t)(eo - so);
+	while (len && (*t == ' ' || *t == '\t')) {
+		t++;
+		len--;
+	}
+	while (len && (t[len - 1] == ' ' || t[len - 1] == '\t'))
+		len--;
+	for (i = 0; i < len; i++)
+		if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+		      (t[i] >= '0' && t[i] <= '9') || t[i] == '_' || t[i] == '-' || t[i] == '+'))
+			break;
+	if (!len || i < len || len > FIGURES_KERNEL_NAME_MAX) {
+		kept = keep_line(line, n);
+		sr->err = xstrfmt("'%s': the kernel's name %s in the line \"%s\" is %s; a kernel's "
+				  "name is 1-%d letters, digits, '_', '-' or '+' (fix %s to capture "
+				  "only the name)", sr->r->name, where, kept,
+				  !len ? "empty" : i < len ? "not a plain name" : "too long",
+				  FIGURES_KERNEL_NAME_MAX, where);
+		free(kept);
+		return NULL;
+	}
+	return xstrfmt("%.*s", (int)len, t);
+}
+
+/* A value v of kernel `name` (taken) read from line. */
+static void kernel_value(struct scan_rule *sr, char *name, double v, const char *line, size_t n)
+{
+	struct kernel_fig *k = NULL;
+	int i;
+	for (i = 0; i < sr->nk; i++)
+		if (!strcmp(sr->k[i].name, name))
+			k = &sr->k[i];
+	if (k && k->v != v) {
+		char *kept = keep_line(line, n);
+		sr->err = xstrfmt("'%s': kernel '%s' is printed with two values, %.17g (\"%s\") and "
+				  "%.17g (\"%s\"); a figure is one number a run: make /%s/ match one "
+				  "line per kernel, or name the blocks apart", sr->r->name, name, k->v,
+				  k->line, v, kept, sr->r->regex);
+		free(kept);
+		free(name);
+		return;
+	}
+	if (!k) {
+		if (sr->nk == FIGURES_KERNEL_MAX) {
+			sr->err = xstrfmt("'%s': more than %d kernels", sr->r->name,
+					  FIGURES_KERNEL_MAX);
+			free(name);
+			return;
+		}
+		sr->k = xrealloc(sr->k, ((size_t)sr->nk + 1) * sizeof(*sr->k));
+		k = &sr->k[sr->nk++];
+		k->name = name;
+		k->line = NULL;
+	} else {
+		free(name);
+	}
+	free(k->line);
+	k->line = keep_line(line, n);
+	k->v = v;
+	k->stale = 0;
+}
+
+/* One line for a rule with a kernel name: a name line first, then a value. */
+static void scan_named(struct scan_rule *sr, const char *line, size_t n)
+{
+	const struct figure_rule *r = sr->r;
+	regmatch_t nm[2];
+	regmatch_t *m = sr->m;
+	int vg = r->name_group == 1 ? 2 : 1;   /* the value's group */
+	char *name;
+	double v;
+	if (sr->err)
+		return;
+	if (sr->name_compiled == 1 && regexec(&sr->name_re, line, 2, nm, 0) == 0) {
+		name = kernel_name(sr, line, n, nm[1].rm_so, nm[1].rm_eo, "group 1 of 'name_regex'");
+		if (!name)
+			return;
+		free(sr->block);
+		sr->block = name;
+		sr->block_lost = 0;
+	}
+	if (regexec(&sr->re, line, sr->re.re_nsub + 1, m, 0) != 0 || (size_t)vg > sr->re.re_nsub ||
+	    m[vg].rm_so < 0)
+		return;
+	if (!to_number(line + m[vg].rm_so, (size_t)(m[vg].rm_eo - m[vg].rm_so), &v)) {
+		char *kept = keep_line(line, n);
+		sr->err = xstrfmt("'%s': the line \"%s\" matches /%s/ but has no number in group %d",
+				  r->name, kept, r->regex, vg);
+		free(kept);
+		return;
+	}
+	if (r->name_group > 0) {
+		name = (size_t)r->name_group <= sr->re.re_nsub
+			       ? kernel_name(sr, line, n, m[r->name_group].rm_so,
+					     m[r->name_group].rm_eo, "the name group of 'regex'")
+			       : NULL;
+		if (!name && !sr->err)
+			sr->err = xstrfmt("'%s': /%s/ has no group %d", r->name, r->regex,
+					  r->name_group);
+	} else if (sr->block) {
+		name = xstrdup(sr->block);
+	} else {
+		char *kept;
+		if (sr->block_lost) {
+			sr->orphans++;
+			return;
+		}
+		kept = keep_line(line, n);
+		sr->err = xstrfmt("'%s': the line \"%s\" matches /%s/ before any line names its "
+				  "kernel (/%s/)", r->name, kept, r->regex, r->name_regex);
+		free(kept);
+		return;
+	}
+	if (name)
+		kernel_value(sr, name, v, line, n);
 }
 
 /* One whole line (no newline; a CR before it dropped). */
@@ -84,6 +252,10 @@ static void scan_line(struct figure_scan *s, char *line, size_t n)
 	for (i = 0; i < s->n; i++) {
 		struct scan_rule *sr = &s->rules[i];
 		double v;
+		if (sr->compiled == 1 && is_named(sr->r)) {
+			scan_named(sr, line, n);
+			continue;
+		}
 		if (sr->compiled != 1 || regexec(&sr->re, line, 2, m, 0) != 0 || m[1].rm_so < 0)
 			continue;
 		if (to_number(line + m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so), &v)) {
@@ -132,9 +304,20 @@ void figures_scan_gap(struct figure_scan *s, uint64_t dropped)
 		s->dropped += dropped;
 	else
 		s->dropped_unknown = 1;
-	for (i = 0; i < s->n; i++)
-		if (s->rules[i].found || s->rules[i].bad)
-			s->rules[i].stale = 1;
+	for (i = 0; i < s->n; i++) {
+		struct scan_rule *sr = &s->rules[i];
+		int k;
+		if (sr->found || sr->bad)
+			sr->stale = 1;
+		for (k = 0; k < sr->nk; k++)
+			sr->k[k].stale = 1;
+		if (sr->r->name_regex) {
+			/* the next value's name line may be in the gap */
+			free(sr->block);
+			sr->block = NULL;
+			sr->block_lost = 1;
+		}
+	}
 	s->last_stale = 1;
 }
 
@@ -185,6 +368,47 @@ static void gap_words(const struct figure_scan *s, struct strbuf *sb)
 			    (unsigned long long)s->dropped);
 }
 
+/* A rule with a kernel name: NAME[KERNEL] each, or why none in missing
+ * (returns 0 when it said nothing). */
+static int finish_named(const struct figure_scan *s, const struct scan_rule *sr, cJSON *obj,
+			struct strbuf *missing)
+{
+	const struct figure_rule *r = sr->r;
+	const char *sep = missing->len ? "; " : "";
+	int k;
+	if (r->name_regex && sr->name_compiled != 1) {
+		strbuf_addf(missing, "%s'%s': 'name_regex' is not a regular expression /%s/", sep,
+			    r->name, r->name_regex);
+	} else if (sr->err) {
+		strbuf_addf(missing, "%s%s", sep, sr->err);
+	} else if (sr->orphans) {
+		strbuf_addf(missing, "%s'%s': %d line%s matching /%s/ came after the part of the "
+			    "output that was not read and before the next line naming a kernel "
+			    "(/%s/): whose they are is in that part (", sep, r->name, sr->orphans,
+			    sr->orphans == 1 ? "" : "s", r->regex, r->name_regex);
+		gap_words(s, missing);
+		strbuf_addch(missing, ')');
+	} else if (!sr->nk) {
+		return 0;   /* said as for any regex */
+	} else {
+		for (k = 0; k < sr->nk; k++) {
+			char *key = xstrfmt("%s[%s]", r->name, sr->k[k].name);
+			cJSON *f = json_add_obj(obj, key);
+			json_add_num(f, "value", sr->k[k].v);
+			json_add_str(f, "unit", r->unit);
+			json_add_str(f, "better", r->better);
+			json_add_str(f, "source", "regex");
+			json_add_str(f, "line", sr->k[k].line);
+			json_add_str(f, "figure", r->name);
+			json_add_str(f, "kernel", sr->k[k].name);
+			if (sr->k[k].stale)
+				json_add_bool(f, "truncated", 1);
+			free(key);
+		}
+	}
+	return 1;
+}
+
 /* The JSON object on the last non-empty line, or NULL. */
 static cJSON *last_json(const struct figure_scan *s)
 {
@@ -212,6 +436,8 @@ cJSON *figures_scan_finish(struct figure_scan *s, struct strbuf *missing)
 		const struct figure_rule *r = sr->r;
 		const char *sep = missing->len ? "; " : "";
 		if (r->regex) {
+			if (sr->compiled == 1 && is_named(r) && finish_named(s, sr, obj, missing))
+				continue;
 			if (sr->compiled != 1) {
 				strbuf_addf(missing, "%s'%s': not a regular expression /%s/", sep, r->name,
 					    r->regex);
@@ -268,9 +494,21 @@ void figures_scan_free(struct figure_scan *s)
 	if (!s)
 		return;
 	for (i = 0; i < s->n; i++) {
-		if (s->rules[i].compiled == 1)
-			regfree(&s->rules[i].re);
-		free(s->rules[i].line);
+		struct scan_rule *sr = &s->rules[i];
+		int k;
+		if (sr->compiled == 1)
+			regfree(&sr->re);
+		if (sr->name_compiled == 1)
+			regfree(&sr->name_re);
+		free(sr->line);
+		free(sr->m);
+		free(sr->block);
+		free(sr->err);
+		for (k = 0; k < sr->nk; k++) {
+			free(sr->k[k].name);
+			free(sr->k[k].line);
+		}
+		free(sr->k);
 	}
 	free(s->rules);
 	strbuf_release(&s->cur);

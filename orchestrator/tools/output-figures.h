@@ -4,6 +4,9 @@
 #ifndef GPUORCH_FIGURES_H
 #define GPUORCH_FIGURES_H
 
+#define FIGURES_KERNEL_MAX 256   /* kernels per figure */
+#define FIGURES_KERNEL_NAME_MAX 64
+
 #include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
@@ -15,12 +18,24 @@ struct figure_rule {
 	const char *json;    /* or a dotted path into the last line's JSON object */
 	const char *unit;    /* may be NULL */
 	const char *better;  /* "higher" | "lower" | NULL */
+	/* a figure per kernel (at most one of the two; regex figures only): */
+	const char *name_regex; /* a line naming the block the following values belong to
+				 * (its group 1 is the kernel's name) */
+	int name_group;         /* or the group of regex that names the kernel (0: none); the
+				 * value is group 1, or group 2 when the name is group 1 */
 };
 
 /* Read every rule's figure from len bytes of output. Returns a new object
  * NAME -> {"value", "unit", "better", "source": "regex"|"json", "line": the
  * matched line (at most 200 bytes)}. A figure not found is left out and
- * named in missing ("'gflops': no line matches /GFLOPS: ([0-9.]+)/; ..."). */
+ * named in missing ("'gflops': no line matches /GFLOPS: ([0-9.]+)/; ..."). A
+ * rule with a kernel name (name_regex or name_group) gives one figure per
+ * kernel, NAME[KERNEL], in the order the kernels first appear, with
+ * "figure": NAME and "kernel": KERNEL beside the value. A kernel's name is
+ * its group with blanks trimmed: letters, digits, '_', '-', '+', ':' only,
+ * 1-64 bytes. A value with no name (empty, other bytes, a value line before
+ * any name line) or a kernel printed twice with different values is an
+ * error said in missing, and that rule's figures are all left out. */
 cJSON *figures_read(const struct figure_rule *rules, int n, const char *out, size_t len,
 		    struct strbuf *missing);
 

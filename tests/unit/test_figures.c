@@ -31,16 +31,16 @@ static double val(const cJSON *f, const char *name)
 int main(void)
 {
 	struct figure_rule rules[] = {
-		{ "gflops", "GFLOPS: ([0-9.]+)", NULL, "GFLOP/s", "higher" },
-		{ "max_error", "max_error: ([-0-9.e+]+)", NULL, NULL, "lower" },
-		{ "median", NULL, "timing.median_us", "us", "lower" },
-		{ "n", NULL, "n", NULL, NULL },
+		{ "gflops", "GFLOPS: ([0-9.]+)", NULL, "GFLOP/s", "higher", NULL, 0 },
+		{ "max_error", "max_error: ([-0-9.e+]+)", NULL, NULL, "lower", NULL, 0 },
+		{ "median", NULL, "timing.median_us", "us", "lower", NULL, 0 },
+		{ "n", NULL, "n", NULL, NULL, NULL, 0 },
 	};
 	struct figure_rule bad[] = {
-		{ "absent", "TFLOPS: ([0-9.]+)", NULL, NULL, NULL },
-		{ "word", "mode: ([a-z]+)", NULL, NULL, NULL },
-		{ "p90", NULL, "timing.p90_us", NULL, NULL },
-		{ "time", "time: (.*)", NULL, NULL, NULL },
+		{ "absent", "TFLOPS: ([0-9.]+)", NULL, NULL, NULL, NULL, 0 },
+		{ "word", "mode: ([a-z]+)", NULL, NULL, NULL, NULL, 0 },
+		{ "p90", NULL, "timing.p90_us", NULL, NULL, NULL, 0 },
+		{ "time", "time: (.*)", NULL, NULL, NULL, NULL, 0 },
 	};
 	struct strbuf missing = STRBUF_INIT;
 	cJSON *f;
@@ -79,7 +79,7 @@ int main(void)
 
 	strbuf_reset(&missing);
 	{
-		struct figure_rule any = { "gflops", "GFLOPS: ([^ ]+)", NULL, NULL, NULL };
+		struct figure_rule any = { "gflops", "GFLOPS: ([^ ]+)", NULL, NULL, NULL, NULL, 0 };
 		f = figures_read(&any, 1, "GFLOPS: 1.5\nGFLOPS: oops\n", 25, &missing);
 	}
 	CHECK(cJSON_GetArraySize(f) == 0 && strstr(missing.buf, "'gflops': the last line that matches"),
@@ -105,7 +105,7 @@ int main(void)
 	}
 	/* issue 30 item 1: the real figure in the part that was not read */
 	{
-		struct figure_rule g = { "gflops", "^GFLOPS: ([0-9.]+)$", NULL, NULL, NULL };
+		struct figure_rule g = { "gflops", "^GFLOPS: ([0-9.]+)$", NULL, NULL, NULL, NULL, 0 };
 		struct figure_scan *sc = figures_scan_new(&g, 1);
 		const char head[] = "GFLOPS: 1\nprogress GFL", tail[] = "OPS: 5\ndone\n";
 		uint64_t dropped = 0;
