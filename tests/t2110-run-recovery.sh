@@ -36,6 +36,7 @@ test_expect_success 'a lost connection is re-established and the step collected'
 	sshd_kill a && sleep 2 && sshd_restart a &&
 	wait_for 120 "test -f slow.rc" &&
 	test "$(cat slow.rc)" = 0 &&
+	grep "connection lost (.\{3,\}); reconnecting (up to 60 s)" slow.out &&
 	grep "reconnected" slow.out &&
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json hosts.0.status)" = ok &&

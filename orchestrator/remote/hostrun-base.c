@@ -113,8 +113,9 @@ enum go_status hr_reconnect(struct hostrun *hr, struct strbuf *err)
 	hr->conn = NULL;
 	host_ssh_opts(hr->h, 0, &o);
 	o.persist_s = hr->h->persist_s;
-	strbuf_addf(&hr->out, "  connection lost; reconnecting (up to %d s)\n",
-		    hr->ctx->reconnect_timeout_s);
+	/* err: what the lost command said (a user wants the why, not only the what) */
+	strbuf_addf(&hr->out, "  connection lost%s%.300s%s; reconnecting (up to %d s)\n",
+		    err->len ? " (" : "", err->buf, err->len ? ")" : "", hr->ctx->reconnect_timeout_s);
 	live_set(hr->ctx->live, hr->index, "reconnect", err->buf);
 	while (!hr_interrupted(hr)) {
 		struct strbuf e = STRBUF_INIT;
