@@ -2,6 +2,7 @@
 #include "cmd/commands.h"
 #include "core/error.h"
 #include "core/jsonutil.h"
+#include "core/vocab.h"
 #include "report/runsum.h"
 #include "store/store.h"
 
@@ -123,7 +124,7 @@ static void list_text(struct listing *L, const struct store_entry *e, const char
 	const char *head = json_str(run, "headline");
 
 	printf("%s  %-24.24s  %-11s", e->run_id, name ? name : "?",
-	       status && strcmp(status, "complete") ? status : outcome ? outcome : "?");
+	       status && !run_status_is(status, RUN_COMPLETE) ? status : outcome ? outcome : "?");
 	cJSON_ArrayForEach(h, hosts) {
 		if (gpu_short(h))
 			printf(" %s on", gpu_short(h));
@@ -149,7 +150,7 @@ static int list_one(const struct store_entry *e, void *ctx)
 		return 0;
 	/* "running" with no controller holding the run: it died (SIGKILL, a
 	 * lost machine); `gpuorch run --resume` takes it up */
-	if (status && !strcmp(status, "running") && !store_run_live(e->dir))
+	if (run_status_is(status, RUN_RUNNING) && !store_run_live(e->dir))
 		status = "stopped";
 	sum_counts(cJSON_GetObjectItem(run, "hosts"), &k);
 	if (L->json)

@@ -41,14 +41,14 @@ void hostrun_release_saves(struct hostrun *hr)
 		hostrun_save(hr);
 }
 
-void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
+void hostrun_phase(struct hostrun *hr, const char *name, enum item_status status, int64_t t0,
 	      const char *detail)
 {
 	cJSON *ph;
 	record_lock(hr->ctx->rec);
 	ph = cJSON_CreateObject();
 	json_add_str(ph, "name", name);
-	json_add_str(ph, "status", status);
+	json_add_str(ph, "status", item_status_name(status));
 	json_add_num(ph, "duration_s", hr_secs_since(t0));
 	json_add_str(ph, "detail", detail);
 	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
@@ -66,10 +66,10 @@ void hostrun_stamp(struct hostrun *hr, const char *key)
 	hostrun_save(hr);
 }
 
-void hostrun_status(struct hostrun *hr, const char *status, const char *error)
+void hostrun_status(struct hostrun *hr, enum host_status status, const char *error)
 {
 	record_lock(hr->ctx->rec);
-	cJSON_ReplaceItemInObject(hr->hj, "status", cJSON_CreateString(status));
+	cJSON_ReplaceItemInObject(hr->hj, "status", cJSON_CreateString(host_status_name(status)));
 	cJSON_ReplaceItemInObject(hr->hj, "error",
 				  error ? cJSON_CreateString(error) : cJSON_CreateNull());
 	record_unlock(hr->ctx->rec);
@@ -87,9 +87,9 @@ void hostrun_runner(struct hostrun *hr, const char *runner)
 void hr_fail_host(struct hostrun *hr, const char *phase_name, int64_t t0, const char *msg)
 {
 	hr->failed = 1;
-	hostrun_phase(hr, phase_name, "INFRA_ERROR", t0, msg);
+	hostrun_phase(hr, phase_name, ST_INFRA_ERROR, t0, msg);
 	strbuf_addf(&hr->out, "  %s failed: %s\n", phase_name, msg);
-	hostrun_status(hr, hr->have_info ? "failed" : "unreachable", msg);
+	hostrun_status(hr, hr->have_info ? HOST_FAILED : HOST_UNREACHABLE, msg);
 }
 
 int hr_interrupted(struct hostrun *hr)
@@ -149,46 +149,46 @@ enum go_status hr_reconnect(struct hostrun *hr, struct strbuf *err)
 }
 
 /* Map how a remote process ended to a record status and a reason. */
-const char *hr_end_status(struct hostrun *hr, const struct remote_status *rs, int lock_wait_s,
-			  struct strbuf *reason)
+enum item_status hr_end_status(struct hostrun *hr, const struct remote_status *rs,
+			       int lock_wait_s, struct strbuf *reason)
 {
 	switch (rs->end) {
 	case REMOTE_KILLED:
 		if (hr_interrupted(hr)) {
 			strbuf_addstr(reason, "interrupted");
-			return "INFRA_ERROR";
+			return ST_INFRA_ERROR;
 		}
 		strbuf_addstr(reason, "stopped by the host runner before it ended (an earlier build "
 				      "failed, or the runner was stopped)");
-		return "KILLED";
+		return ST_KILLED;
 	case REMOTE_EXITED:
 		if (rs->exit_code == 0)
-			return "PASS";
+			return ST_PASS;
 		strbuf_addf(reason, "exit code %d", rs->exit_code);
 		if (rs->exit_code == 127)
 			strbuf_addstr(reason, " (a command was not found: SSH commands run with the "
 					      "host's non-login PATH; name it by its absolute path "
 					      "or put it on that PATH)");
-		return "FAIL";
+		return ST_FAIL;
 	case REMOTE_SIGNALED:
 		strbuf_addf(reason, "killed by signal %d", rs->signal);
-		return "KILLED";
+		return ST_KILLED;
 	case REMOTE_TIMED_OUT:
 		strbuf_addstr(reason, "killed at its timeout, with its whole process group");
-		return "TIMEOUT";
+		return ST_TIMEOUT;
 	case REMOTE_LOCK_TIMEOUT:
 		strbuf_addf(reason, "the GPU stayed busy with another timed job for %d s",
 			    lock_wait_s);
-		return "INFRA_ERROR";
+		return ST_INFRA_ERROR;
 	case REMOTE_VANISHED:
 		strbuf_addstr(reason, "the step's processes vanished without an exit status "
 				      "(host rebooted or processes killed from outside)");
-		return "INFRA_ERROR";
+		return ST_INFRA_ERROR;
 	case REMOTE_RUNNING:
 		break;
 	}
 	strbuf_addstr(reason, "still running");
-	return "INFRA_ERROR";
+	return ST_INFRA_ERROR;
 }
 
 const char *hr_ev_str(const cJSON *ev, const char *key)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include "core/banned.h"
 
-static cJSON *build_json(const struct plan_build *b, const char *status, const char *reason,
+static cJSON *build_json(const struct plan_build *b, enum item_status status, const char *reason,
 			 int reused, int exit_code, double dur, const char *logrel,
 			 cJSON *resources)
 {
@@ -28,7 +28,7 @@ static cJSON *build_json(const struct plan_build *b, const char *status, const c
 			json_add_str(d, b->variant->defines[i].key, b->variant->defines[i].value);
 	}
 	json_add_str(bj, "arch", b->arch);
-	json_add_str(bj, "status", status);
+	json_add_str(bj, "status", item_status_name(status));
 	json_add_str(bj, "reason", reason);
 	json_add_bool(bj, "reused", reused);
 	json_add_str(bj, "build_key", b->key);
@@ -58,7 +58,7 @@ static void keep(struct hostrun *hr, int i, cJSON *bj)
 		    b->variant ? " [" : "", b->variant ? b->variant->label : "",
 		    b->variant ? "]" : "", b->arch, status, reused ? " (reused)" : "",
 		    reason ? ": " : "", reason ? reason : "");
-	if (strcmp(status, "PASS") && strcmp(status, "SKIPPED"))
+	if (!item_status_is(status, ST_PASS) && !item_status_is(status, ST_SKIPPED))
 		hr->nfailed_steps++;
 }
 
@@ -90,7 +90,7 @@ static void add_objects(cJSON *bj, const struct plan_build *b, const char *errou
 }
 
 cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const cJSON *ev,
-			  const char *status_in, const char *reason_in)
+			  enum item_status status_in, const char *reason_in)
 {
 	const char *evn = ev ? json_str(ev, "ev") : NULL;
 	const char *out = ev ? hr_ev_str(ev, "stdout_text") : NULL;
@@ -98,13 +98,13 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 	struct strbuf logtext = STRBUF_INIT, reason = STRBUF_INIT;
 	struct remote_status rs;
 	char *name, *rel = NULL, *why = NULL;
-	const char *status = "PASS";
+	enum item_status status = ST_PASS;
 	int reused = evn && !strcmp(evn, "build_reused"), exit_code = -1;
 	double dur = 0;
 	cJSON *res = NULL, *bj;
 
-	if (!status_in && evn && !strcmp(evn, "build_skipped")) {
-		status_in = "SKIPPED";
+	if (status_in == ST_NONE && evn && !strcmp(evn, "build_skipped")) {
+		status_in = ST_SKIPPED;
 		reason_in = "not built: an earlier build failed, so the build phase stopped";
 		ev = NULL;
 	}
@@ -116,7 +116,7 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 		status = hr_end_status(hr, &rs, 0, &reason);
 		if (rs.end == REMOTE_EXITED)
 			exit_code = rs.exit_code;
-		if (!strcmp(status, "FAIL") && (why = first_line_with(errout, "error"))) {
+		if (status == ST_FAIL && (why = first_line_with(errout, "error"))) {
 			strbuf_reset(&reason);
 			strbuf_addstr(&reason, why);
 		} else if (exit_code == 127 && (why = first_line_with(errout, "not found"))) {
@@ -124,13 +124,13 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 			strbuf_addf(&reason, "%s: %s", why, code);
 			free(code);
 		}
-		if (strcmp(status, "PASS"))
+		if (status != ST_PASS)
 			disk_full_reason(&reason, errout, out,   /* the cause, not ld's symptom */
 					 (long long)json_num(ev, "disk_free_kib", -1));
 		if (t0 > 0 && t1 >= t0)
 			dur = t1 - t0;
 	}
-	if (status_in) {
+	if (status_in != ST_NONE) {
 		status = status_in;
 		strbuf_reset(&reason);
 		if (reason_in)
@@ -150,7 +150,7 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 		res = ptxas_parse(errout ? errout : "", errout ? strlen(errout) : 0, NULL);
 	}
 	bj = build_json(b, status, reason.len ? reason.buf : NULL, reused, exit_code, dur, rel, res);
-	if (!reused && !strcmp(status, "PASS"))
+	if (!reused && status == ST_PASS)
 		add_objects(bj, b, errout);
 	free(name);
 	free(rel);
@@ -162,7 +162,7 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 
 void hr_build_ended(struct hostrun *hr, int i, const struct journal_event *e)
 {
-	keep(hr, i, hostrun_build_json(hr, &hr->plan.builds[i], e->json, NULL, NULL));
+	keep(hr, i, hostrun_build_json(hr, &hr->plan.builds[i], e->json, ST_NONE, NULL));
 }
 
 void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing)
@@ -177,16 +177,16 @@ void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing)
 	for (i = 0; i < p->nbuilds; i++) {
 		const struct plan_build *b = &p->builds[i];
 		if (b->skip_reason)
-			keep(hr, i, hostrun_build_json(hr, b, NULL, "SKIPPED", b->skip_reason));
+			keep(hr, i, hostrun_build_json(hr, b, NULL, ST_SKIPPED, b->skip_reason));
 		else if (!hr->build_rec[i])
-			keep(hr, i, hostrun_build_json(hr, b, NULL, "INFRA_ERROR", why_missing));
+			keep(hr, i, hostrun_build_json(hr, b, NULL, ST_INFRA_ERROR, why_missing));
 	}
 	record_lock(hr->ctx->rec);
 	for (i = 0; i < p->nbuilds; i++) {
 		cJSON *bj = hr->build_rec[i];
 		const char *st = json_str(bj, "status");
-		nok += !strcmp(st, "PASS");
-		nskipped += !strcmp(st, "SKIPPED");
+		nok += item_status_is(st, ST_PASS);
+		nskipped += item_status_is(st, ST_SKIPPED);
 		nreused += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bj, "reused"));
 		cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "builds"), bj);
 		hr->build_rec[i] = NULL;
@@ -194,6 +194,6 @@ void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing)
 	record_unlock(hr->ctx->rec);
 	d = xstrfmt("%d of %d builds passed (%d reused, %d skipped)", nok, p->nbuilds, nreused,
 		    nskipped);
-	hostrun_phase(hr, "build", nok + nskipped == p->nbuilds ? "PASS" : "FAIL", t0, d);
+	hostrun_phase(hr, "build", nok + nskipped == p->nbuilds ? ST_PASS : ST_FAIL, t0, d);
 	free(d);
 }

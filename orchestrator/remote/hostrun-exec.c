@@ -387,13 +387,13 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 			return GO_ERR_REMOTE;
 		}
 		hr_run_done(hr, es->t_run ? es->t_run : es->t_build,
-			    es->stopping ? "INFRA_ERROR" : NULL, es->stopping ? "interrupted" : NULL);
+			    es->stopping ? ST_INFRA_ERROR : ST_NONE, es->stopping ? "interrupted" : NULL);
 		return GO_OK;
 	}
 	hr_builds_done(hr, es->t_build, err);
 	hr_steps_flush(hr, err, "not run: the host was lost during an earlier step");
 	hr->failed = 1;
-	hostrun_phase(hr, "run", "INFRA_ERROR", es->t_run ? es->t_run : es->t_build,
+	hostrun_phase(hr, "run", ST_INFRA_ERROR, es->t_run ? es->t_run : es->t_build,
 		 "the host was lost during a step");
 	{
 		int link = st == GO_ERR_SSH || st == GO_ERR_CONNECT || st == GO_ERR_HOSTKEY ||
@@ -406,7 +406,7 @@ static enum go_status finish(struct hostrun *hr, struct exec_state *es, enum go_
 					 hr->plan.run_dir, hr->ctx->run_id)
 			       : xstrdup(err);
 		free(pid);
-		hostrun_status(hr, "failed", m);
+		hostrun_status(hr, HOST_FAILED, m);
 		free(m);
 	}
 	return st;

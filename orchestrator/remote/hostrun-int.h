@@ -28,8 +28,8 @@ int hr_interrupted(struct hostrun *hr);
 /* Re-establish a lost connection, for up to ctx->reconnect_timeout_s. */
 enum go_status hr_reconnect(struct hostrun *hr, struct strbuf *err);
 /* Map how a remote process ended to a record status and a reason. */
-const char *hr_end_status(struct hostrun *hr, const struct remote_status *rs, int lock_wait_s,
-			  struct strbuf *reason);
+enum item_status hr_end_status(struct hostrun *hr, const struct remote_status *rs,
+			       int lock_wait_s, struct strbuf *reason);
 /* A journal event's string field, or NULL. */
 const char *hr_ev_str(const cJSON *ev, const char *key);
 
@@ -97,8 +97,9 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e);
  * progress (hr->cur_step) as INFRA_ERROR (why_current), the rest SKIPPED
  * (why_rest); plan skips keep their own reason. */
 void hr_steps_flush(struct hostrun *hr, const char *why_current, const char *why_rest);
-/* The run phase is over: record it (status from the steps) and the fetch phase. */
-void hr_run_done(struct hostrun *hr, int64_t t0, const char *status_override,
+/* The run phase is over: record it (status from the steps, unless
+ * status_override is not ST_NONE) and the fetch phase. */
+void hr_run_done(struct hostrun *hr, int64_t t0, enum item_status status_override,
 		 const char *detail);
 /* Record every step of the plan as SKIPPED, for why. */
 void hr_skip_all(struct hostrun *hr, const char *why);

@@ -31,7 +31,7 @@ enum go_status hr_connect(struct hostrun *hr)
 			strbuf_addstr(&hr->out, "  through its session keeper (kept session: no new SSH connection)\n");
 		if (hr->h->persist_s && ssh_notice(hr->conn))
 			strbuf_addf(&hr->out, "  note: %s\n", ssh_notice(hr->conn));
-		hostrun_phase(hr, "connect", "PASS", t0, d);
+		hostrun_phase(hr, "connect", ST_PASS, t0, d);
 		free(d);
 	}
 	strbuf_release(&err);
@@ -150,7 +150,7 @@ static void apply_probe(struct hostrun *hr, int64_t t0)
 		strbuf_addf(&d, "; nvcc %s", hr->info.nvcc.path ? hr->info.nvcc.path : "not found");
 		if (hr->probe_kept)
 			strbuf_addstr(&d, " (kept from an earlier probe; checked on the host with the run)");
-		hostrun_phase(hr, "probe", "PASS", t0, d.buf);
+		hostrun_phase(hr, "probe", ST_PASS, t0, d.buf);
 		strbuf_addf(&hr->out, "  %s\n", d.buf);
 		strbuf_release(&d);
 	}

@@ -120,7 +120,7 @@ void hr_ship_record(struct hostrun *hr, struct hr_ship *sh, int reused, int64_t 
 			     (unsigned long long)sh->sent, sh->nblobs, pk->nfiles)
 		   : xstrfmt("%llu bytes sent (%d file%s)", (unsigned long long)sh->sent, pk->nfiles,
 			     pk->nfiles == 1 ? "" : "s");
-	hostrun_phase(hr, "ship", "PASS", t0, d);
+	hostrun_phase(hr, "ship", ST_PASS, t0, d);
 	strbuf_addf(&hr->out, "  ship: %s\n", d);
 	free(d);
 }

@@ -119,8 +119,9 @@ static cJSON *byo_result(const struct plan_step *ps, const struct remote_status 
 /* Every result's figures against the physical peaks of the GPU it ran on
  * (store/peaks.h): the device the program printed, else the host's probe.
  * An impossible figure fails the step, whatever program printed it. */
-static const char *judge_peaks(struct hostrun *hr, const struct plan_step *ps, const char *status,
-			       cJSON *result, struct strbuf *reason)
+static enum item_status judge_peaks(struct hostrun *hr, const struct plan_step *ps,
+				     enum item_status status, cJSON *result,
+				     struct strbuf *reason)
 {
 	struct gpu_props p;
 	struct gpu_peaks pk;
@@ -133,10 +134,10 @@ static const char *judge_peaks(struct hostrun *hr, const struct plan_step *ps, c
 	info = hr->have_info ? probe_to_json(&hr->info) : NULL;
 	if (peaks_props(cJSON_GetObjectItemCaseSensitive(result, "device"), info, &p)) {
 		peaks_compute(&p, &pk);
-		if (peaks_judge(result, &pk, ps->step->prog->datatype, &why) && !strcmp(status, "PASS")) {
+		if (peaks_judge(result, &pk, ps->step->prog->datatype, &why) && status == ST_PASS) {
 			strbuf_reset(reason);
 			strbuf_addstr(reason, why.buf);
-			status = "FAIL";
+			status = ST_FAIL;
 		} else if (why.len) {
 			strbuf_addstr(reason, reason->len ? "; " : "");
 			strbuf_addstr(reason, why.buf);
@@ -147,30 +148,30 @@ static const char *judge_peaks(struct hostrun *hr, const struct plan_step *ps, c
 	return status;
 }
 
-static const char *classify(struct hostrun *hr, const struct remote_status *rs,
-			    const cJSON *result, int lock_wait_s, struct strbuf *reason)
+static enum item_status classify(struct hostrun *hr, const struct remote_status *rs,
+				 const cJSON *result, int lock_wait_s, struct strbuf *reason)
 {
-	const char *st = hr_end_status(hr, rs, lock_wait_s, reason);
+	enum item_status st = hr_end_status(hr, rs, lock_wait_s, reason);
 	const char *rstatus, *rreason;
-	if (strcmp(st, "PASS"))
+	if (st != ST_PASS)
 		return st;
 	if (!result) {
 		strbuf_addstr(reason, "the program printed no JSON result on its last line "
 				      "(docs/result-contract.md)");
-		return "FAIL";
+		return ST_FAIL;
 	}
 	rstatus = json_str(result, "status");
 	rreason = json_str(result, "reason");
 	if (rreason)
 		strbuf_addstr(reason, rreason);
 	if (rstatus && !strcmp(rstatus, "pass"))
-		return "PASS";
+		return ST_PASS;
 	if (rstatus && !strcmp(rstatus, "skipped"))
-		return "SKIPPED";
+		return ST_SKIPPED;
 	if (!reason->len)
 		strbuf_addf(reason, "the program reported status \"%s\"",
 			    rstatus ? rstatus : "(missing)");
-	return "FAIL";
+	return ST_FAIL;
 }
 
 /* The tool settings of a profile or sanitize step, for its record. */
@@ -205,7 +206,7 @@ static cJSON *tool_json(struct hostrun *hr, const struct plan_step *ps)
 
 /* t_start, t_end: the step's span on the host's clock (unix s), 0 when it
  * did not run. */
-cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, const char *status,
+cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, enum item_status status,
 			 const char *reason, const struct remote_status *rs, double t_start,
 			 double t_end, const char *out_rel, const char *err_rel, cJSON *result,
 			 cJSON *files)
@@ -231,7 +232,7 @@ cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, const c
 		cJSON_AddItemToObject(sj, "tool_settings", tool_json(hr, ps));
 	json_add_str(sj, "arch", ps->arch);
 	json_add_str(sj, "role", ps->step->is_baseline ? "baseline" : "kernel");
-	json_add_str(sj, "status", status);
+	json_add_str(sj, "status", item_status_name(status));
 	json_add_str(sj, "reason", reason && *reason ? reason : NULL);
 	if (rs && rs->end == REMOTE_EXITED)
 		json_add_num(sj, "exit_code", rs->exit_code);
@@ -279,7 +280,7 @@ cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, const c
 
 /* Record step ps in the host's entry (plan order: the steps before it are
  * in) and say how it went. */
-static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status,
+static void record_step(struct hostrun *hr, const struct plan_step *ps, enum item_status status,
 			const char *reason, const struct remote_status *rs, double t_start,
 			double t_end, const char *out_rel, const char *err_rel, cJSON *result,
 			cJSON *files)
@@ -288,9 +289,9 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, const ch
 				      result, files);
 	record_host_append(hr->ctx->rec, hr->index, hr->hj, "steps", sj);
 	hostrun_save(hr);
-	strbuf_addf(&hr->out, "  %s: %s%s%s\n", ps->id, status, reason && *reason ? ": " : "",
-		    reason && *reason ? reason : "");
-	if (strcmp(status, "PASS") && strcmp(status, "SKIPPED"))
+	strbuf_addf(&hr->out, "  %s: %s%s%s\n", ps->id, item_status_name(status),
+		    reason && *reason ? ": " : "", reason && *reason ? reason : "");
+	if (status != ST_PASS && status != ST_SKIPPED)
 		hr->nfailed_steps++;
 }
 
@@ -351,8 +352,8 @@ static int pull_file_kept(struct hostrun *hr, const char *remote, size_t cap, si
 
 /* A profile step ended: fetch ncu's log, CSV and report; parse the CSV into
  * result.profile. A metric that is missing, n/a or NaN fails the step. */
-static const char *finish_profile(struct hostrun *hr, const struct plan_step *ps,
-				  const struct remote_status *rs, const char *status,
+static enum item_status finish_profile(struct hostrun *hr, const struct plan_step *ps,
+				       const struct remote_status *rs, enum item_status status,
 				  struct strbuf *reason, cJSON *result, cJSON *files,
 				  const struct strbuf *errout)
 {
@@ -382,15 +383,15 @@ static const char *finish_profile(struct hostrun *hr, const struct plan_step *ps
 		json_add_str(profile, "note", note.buf);
 	if (!ncu_diagnose(log.buf, log.len, &why))
 		ncu_diagnose(errout->buf, errout->len, &why);
-	if (strcmp(status, "PASS") && strcmp(status, "FAIL")) {
+	if (status != ST_PASS && status != ST_FAIL) {
 		/* TIMEOUT, KILLED, INFRA_ERROR, SKIPPED: keep what classify() said */
 	} else if (st != GO_OK) {
 		strbuf_reset(reason);
 		strbuf_addf(reason, "profile: %s", why.len ? why.buf : err.buf);
 		if (why.len && rs->end == REMOTE_EXITED && rs->exit_code)
 			strbuf_addf(reason, " (ncu exit code %d)", rs->exit_code);
-		status = "FAIL";
-	} else if (!strcmp(status, "FAIL")) {
+		status = ST_FAIL;
+	} else if (status == ST_FAIL) {
 		prefix(reason, "profiled, but the program failed: ");
 	}
 	strbuf_release(&log);
@@ -403,8 +404,8 @@ static const char *finish_profile(struct hostrun *hr, const struct plan_step *ps
 
 /* A sanitize step ended: fetch the sanitizer's log and count its errors.
  * Any error fails the step (the program's exit status is 99 then). */
-static const char *finish_sanitize(struct hostrun *hr, const struct plan_step *ps,
-				   const struct remote_status *rs, const char *status,
+static enum item_status finish_sanitize(struct hostrun *hr, const struct plan_step *ps,
+					const struct remote_status *rs, enum item_status status,
 				   struct strbuf *reason, cJSON *result, cJSON *files)
 {
 	struct strbuf log = STRBUF_INIT, err = STRBUF_INIT, d = STRBUF_INIT;
@@ -418,18 +419,18 @@ static const char *finish_sanitize(struct hostrun *hr, const struct plan_step *p
 	cJSON_DeleteItemFromObject(result, "sanitizer");
 	cJSON_AddItemToObject(result, "sanitizer", san);
 	sanitizer_describe(san, &d);
-	if (strcmp(status, "PASS") && strcmp(status, "FAIL")) {
+	if (status != ST_PASS && status != ST_FAIL) {
 		/* TIMEOUT, KILLED, INFRA_ERROR: keep what classify() said */
 	} else if (st != GO_OK) {
 		strbuf_reset(reason);
 		strbuf_addf(reason, "%s: %s", ps->tool, err.buf);
-		status = "FAIL";
+		status = ST_FAIL;
 	} else if (json_num(san, "errors", 0) > 0 ||
 		   (rs->end == REMOTE_EXITED && rs->exit_code == 99)) {
 		strbuf_reset(reason);
 		strbuf_add(reason, d.buf, d.len);
-		status = "FAIL";
-	} else if (!strcmp(status, "FAIL")) {
+		status = ST_FAIL;
+	} else if (status == ST_FAIL) {
 		prefix(reason, "no sanitizer errors, but the program failed: ");
 	}
 	strbuf_release(&log);
@@ -456,8 +457,8 @@ static void add_work(const struct spec_step *st, const char *key, cJSON *f)
 /* A declared work whose key no kernel of the trace has (a typo, or a key
  * that changed) would hold nothing to the peaks: the step fails, naming the
  * keys the trace has. */
-static const char *work_keys_found(const struct spec_step *st, const cJSON *sum,
-				   const char *status, struct strbuf *reason)
+static enum item_status work_keys_found(const struct spec_step *st, const cJSON *sum,
+					enum item_status status, struct strbuf *reason)
 {
 	struct strbuf keys = STRBUF_INIT, missing = STRBUF_INIT;
 	const cJSON *k;
@@ -474,7 +475,7 @@ static const char *work_keys_found(const struct spec_step *st, const cJSON *sum,
 	if (n) {
 		cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(sum, "kernels"))
 			strbuf_addf(&keys, "%s%s", keys.len ? ", " : "", json_str(k, "key"));
-		if (!strcmp(status, "PASS"))
+		if (status == ST_PASS)
 			strbuf_reset(reason);
 		else if (reason->len)
 			strbuf_addstr(reason, "; ");
@@ -482,7 +483,7 @@ static const char *work_keys_found(const struct spec_step *st, const cJSON *sum,
 				    "(its kernels: %s): fix the key in \"work\" (docs/byo.md)",
 			    n == 1 ? "a" : "the", n == 1 ? "" : "s", missing.buf,
 			    keys.len ? keys.buf : "none");
-		status = "FAIL";
+		status = ST_FAIL;
 	}
 	strbuf_release(&keys);
 	strbuf_release(&missing);
@@ -497,8 +498,8 @@ static const char *work_keys_found(const struct spec_step *st, const cJSON *sum,
  * a figure object result["kernel:KEY"] {median_us, min_us, max_us,
  * launches and total_us per run, share_pct} that gates, expectations,
  * compare and history read as "kernel:KEY.median_us" (docs/byo.md). */
-static const char *finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
-				 const struct remote_status *rs, const char *status,
+static enum item_status finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
+				      const struct remote_status *rs, enum item_status status,
 				 struct strbuf *reason, cJSON *result, cJSON *files,
 				 const struct strbuf *errout)
 {
@@ -514,7 +515,7 @@ static const char *finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
 				      "(see the build of gpuorch_ktrace: CUPTI ships with the CUDA "
 				      "Toolkit, in extras/CUPTI)");
 		(void)errout;
-		return "SKIPPED";
+		return ST_SKIPPED;
 	}
 	for (i = 1; i <= runs; i++) {
 		char *remote = xstrfmt("%s.%d.jsonl", ps->tool_log, i);
@@ -532,18 +533,18 @@ static const char *finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
 		free(key);
 	}
 	if (!got) {
-		if (!strcmp(status, "PASS")) {
+		if (status == ST_PASS) {
 			strbuf_reset(reason);
 			strbuf_addf(reason, "no kernel trace came back (%s): did the program use the "
 				    "GPU through the CUDA runtime or driver?", note.len ? note.buf : "none written");
-			status = "FAIL";
+			status = ST_FAIL;
 		}
 		goto out;
 	}
 	if (ktrace_summarize(all.buf, all.len, &sum, &err) != GO_OK) {
 		strbuf_reset(reason);
 		strbuf_addf(reason, "kernel trace: %s", err.buf);
-		status = "FAIL";
+		status = ST_FAIL;
 		goto out;
 	}
 	json_add_num(sum, "repeat", runs);
@@ -561,10 +562,10 @@ static const char *finish_ktrace(struct hostrun *hr, const struct plan_step *ps,
 		free(name);
 	}
 	status = work_keys_found(ps->step, sum, status, reason);
-	if (json_num(sum, "launches", 0) == 0 && !strcmp(status, "PASS")) {
+	if (json_num(sum, "launches", 0) == 0 && status == ST_PASS) {
 		strbuf_reset(reason);
 		strbuf_addstr(reason, "the program ran, but CUPTI recorded no kernel launch");
-		status = "FAIL";
+		status = ST_FAIL;
 	} else if (json_num(sum, "dropped", 0) > 0 || !cJSON_IsTrue(cJSON_GetObjectItem(sum, "complete"))) {
 		if (reason->len)
 			strbuf_addstr(reason, "; ");
@@ -615,12 +616,12 @@ static void flush_upto(struct hostrun *hr, int upto, const char *why_current,
 		const struct plan_step *ps = &hr->plan.steps[i];
 		char *why;
 		if (!hr_step_runs(hr, i, &why))
-			record_step(hr, ps, "SKIPPED", why, NULL, 0, 0, NULL, NULL, NULL, NULL);
+			record_step(hr, ps, ST_SKIPPED, why, NULL, 0, 0, NULL, NULL, NULL, NULL);
 		else if (i == hr->cur_step)
-			record_step(hr, ps, "INFRA_ERROR", why_current, NULL, hr->cur_started_t,
+			record_step(hr, ps, ST_INFRA_ERROR, why_current, NULL, hr->cur_started_t,
 				    hr->cur_started_t, NULL, NULL, NULL, NULL);
 		else
-			record_step(hr, ps, "SKIPPED", why_rest, NULL, 0, 0, NULL, NULL, NULL, NULL);
+			record_step(hr, ps, ST_SKIPPED, why_rest, NULL, 0, 0, NULL, NULL, NULL, NULL);
 		free(why);
 	}
 	hostrun_release_saves(hr);
@@ -764,13 +765,14 @@ static void step_text(struct hostrun *hr, const struct plan_step *ps, const cJSO
 	}
 }
 
-const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps, const cJSON *ev,
-				 const char *status_in, struct remote_status *rs,
-				 struct strbuf *reason, cJSON **result, cJSON **files,
-				 char **out_rel, char **err_rel)
+enum item_status hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
+				      const cJSON *ev, enum item_status status_in,
+				      struct remote_status *rs, struct strbuf *reason,
+				      cJSON **result, cJSON **files, char **out_rel,
+				      char **err_rel)
 {
 	struct strbuf out = STRBUF_INIT, errout = STRBUF_INIT;
-	const char *status;
+	enum item_status status;
 	struct figure_rule *rules = byo_rules(ps->step->prog);
 	struct figure_scan *scan = rules ? figures_scan_new(rules, ps->step->prog->nfigures) : NULL;
 
@@ -786,7 +788,7 @@ const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
 	hr->ran_to = json_num(ev, "t_end", 0);
 	if (!(hr->ran_from > 0 && hr->ran_to >= hr->ran_from))
 		hr->ran_from = hr->ran_to = 0;
-	if (status_in) {
+	if (status_in != ST_NONE) {
 		status = status_in;
 		goto out;
 	}
@@ -819,7 +821,7 @@ const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
 		hr->fetch_s += hr_secs_since(f0);
 	}
 out:
-	if (!status_in && strcmp(status, "PASS"))
+	if (status_in == ST_NONE && status != ST_PASS)
 		disk_full_reason(reason, errout.buf, out.buf,   /* the cause, not its symptom */
 				 (long long)json_num(ev, "disk_free_kib", -1));
 	figures_scan_free(scan);
@@ -835,7 +837,7 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 	struct strbuf reason = STRBUF_INIT;
 	struct remote_status rs;
 	char *out_rel, *err_rel;
-	const char *status;
+	enum item_status status;
 	double t_start = hr->cur_step == i ? hr->cur_started_t : 0;
 	cJSON *result, *files;
 
@@ -847,12 +849,12 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 		char *why = xstrfmt("the build of '%s' for %s did not pass",
 				    ps->build ? ps->build->prog->name : "?",
 				    ps->build ? ps->build->arch : "?");
-		record_step(hr, ps, "SKIPPED", why, NULL, 0, 0, NULL, NULL, NULL, NULL);
+		record_step(hr, ps, ST_SKIPPED, why, NULL, 0, 0, NULL, NULL, NULL, NULL);
 		free(why);
 		return;
 	}
-	status = hostrun_step_outcome(hr, ps, e->json, NULL, &rs, &reason, &result, &files, &out_rel,
-				      &err_rel);
+	status = hostrun_step_outcome(hr, ps, e->json, ST_NONE, &rs, &reason, &result, &files,
+				      &out_rel, &err_rel);
 	if (t_start <= 0)
 		t_start = hr->ran_from > 0 ? hr->ran_from : e->t;
 	record_step(hr, ps, status, reason.buf, &rs, t_start, e->t, out_rel, err_rel, result,
@@ -864,16 +866,17 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 	strbuf_release(&reason);
 }
 
-void hr_run_done(struct hostrun *hr, int64_t t0, const char *status_override, const char *detail)
+void hr_run_done(struct hostrun *hr, int64_t t0, enum item_status status_override,
+		 const char *detail)
 {
 	cJSON *ph;
-	hostrun_phase(hr, "run", status_override ? status_override
-			    : hr->nfailed_steps > hr->nfailed_before_run ? "FAIL" : "PASS", t0, detail);
+	hostrun_phase(hr, "run", status_override != ST_NONE ? status_override
+		      : hr->nfailed_steps > hr->nfailed_before_run ? ST_FAIL : ST_PASS, t0, detail);
 	/* fetch: pulling outputs and tool files back, timed separately */
 	record_lock(hr->ctx->rec);
 	ph = cJSON_CreateObject();
 	json_add_str(ph, "name", "fetch");
-	json_add_str(ph, "status", "PASS");
+	json_add_str(ph, "status", item_status_name(ST_PASS));
 	json_add_num(ph, "duration_s", hr->fetch_s);
 	json_add_str(ph, "detail", "step outputs come in the runner's journal; tool files and "
 				   "outputs past its text cap pulled back over SFTP");
@@ -888,7 +891,7 @@ void hr_skip_all(struct hostrun *hr, const char *why)
 		return;
 	hostrun_hold_saves(hr);   /* one journal line */
 	for (i = hr->next_step; i < hr->plan.nsteps; i++)
-		record_step(hr, &hr->plan.steps[i], "SKIPPED", why, NULL, 0, 0, NULL, NULL, NULL, NULL);
+		record_step(hr, &hr->plan.steps[i], ST_SKIPPED, why, NULL, 0, 0, NULL, NULL, NULL, NULL);
 	hr->next_step = hr->plan.nsteps;
 	hostrun_release_saves(hr);
 }

@@ -96,7 +96,7 @@ void hostrun_main(void *arg)
 			st = hr_execute(hr);
 	}
 	if (!hr->failed)
-		hostrun_status(hr, hr->interrupted ? "failed" : "ok",
+		hostrun_status(hr, hr->interrupted ? HOST_FAILED : HOST_OK,
 			       hr->interrupted ? "interrupted" : NULL);
 	if (hostrun_judge(hr))
 		hostrun_save(hr);

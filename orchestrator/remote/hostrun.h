@@ -19,6 +19,7 @@
 #include "remote/probe.h"
 #include "store/record.h"
 #include "spec/spec.h"
+#include "core/vocab.h"
 #include "transport/ssh.h"
 
 struct remote_status;
@@ -94,12 +95,12 @@ void hostrun_save(struct hostrun *hr);
 void hostrun_hold_saves(struct hostrun *hr);
 void hostrun_release_saves(struct hostrun *hr);
 /* Record a finished phase (name, status, duration since t0, detail) and save. */
-void hostrun_phase(struct hostrun *hr, const char *name, const char *status, int64_t t0,
+void hostrun_phase(struct hostrun *hr, const char *name, enum item_status status, int64_t t0,
 		   const char *detail);
 /* Set the host's KEY ("started_at", "ended_at") to now, ISO 8601 UTC, and save. */
 void hostrun_stamp(struct hostrun *hr, const char *key);
 /* Set the host's status and error in the record and save. */
-void hostrun_status(struct hostrun *hr, const char *status, const char *error);
+void hostrun_status(struct hostrun *hr, enum host_status status, const char *error);
 /* The host object's "runner": what ran the run on the host (docs/run-record.md). */
 void hostrun_runner(struct hostrun *hr, const char *runner);
 /* Write data (len bytes; NULL: empty) into the run directory as rel; a
@@ -118,27 +119,28 @@ void hostrun_make_plan(struct hostrun *hr, const char *no_gpu_reason, const char
  * ev (build_ended, build_reused, build_skipped; NULL: none came): its log
  * with the command line into the run, ptxas's resource report, the objects
  * it compiled and reused; its status and reason from the event, or
- * status_in and reason_in where the caller knows better (a build never
+ * status_in (not ST_NONE) and reason_in where the caller knows better (a build never
  * started, the end of its Slurm job). */
 cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const cJSON *ev,
-			  const char *status_in, const char *reason_in);
+			  enum item_status status_in, const char *reason_in);
 /* How step ps ended, from the runner's step_ended event ev: its output into
  * the run's logs (*out_rel, *err_rel, to free), its result (the harness's
  * JSON, or the figures of a program of its own), its tool files pulled back
  * over hr->conn and parsed into the result (ncu's CSV, compute-sanitizer's
  * log, CUPTI traces: *files), when it ran (hr->ran_from, hr->ran_to) and how
  * it went (rs, and the status returned with its reason in `reason`). With
- * status_in (the end of its Slurm job said it), only the logs and times are
- * taken and status_in is returned. */
-const char *hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps, const cJSON *ev,
-				 const char *status_in, struct remote_status *rs,
-				 struct strbuf *reason, cJSON **result, cJSON **files,
-				 char **out_rel, char **err_rel);
+ * status_in other than ST_NONE (the end of its Slurm job said it), only the
+ * logs and times are taken and status_in is returned. */
+enum item_status hostrun_step_outcome(struct hostrun *hr, const struct plan_step *ps,
+				      const cJSON *ev, enum item_status status_in,
+				      struct remote_status *rs, struct strbuf *reason,
+				      cJSON **result, cJSON **files, char **out_rel,
+				      char **err_rel);
 /* The record entry of step ps (docs/run-record.md): status, reason, how it
  * ended (rs, or NULL), its span on the host's clock, logs, result and the
  * tool files (both taken over; NULL: none); hr->ran_from/ran_to go in and
  * are cleared. */
-cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, const char *status,
+cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, enum item_status status,
 			 const char *reason, const struct remote_status *rs, double t_start,
 			 double t_end, const char *out_rel, const char *err_rel, cJSON *result,
 			 cJSON *files);

@@ -12,6 +12,7 @@
 #include "core/jsonutil.h"
 #include "store/runread.h"
 #include "store/samples.h"
+#include "core/vocab.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -265,9 +266,11 @@ static int partners(const struct cmp_opts *o, const struct figure *a, const stru
 	return rr_streq(a->program, b->program);
 }
 
+/* A step's status PASS, or a program's own result.status "pass"
+ * (docs/result-contract.md). */
 static int is_pass(const char *s)
 {
-	return s && (!strcmp(s, "PASS") || !strcmp(s, "pass"));
+	return item_status_is(s, ST_PASS) || (s && !strcmp(s, "pass"));
 }
 
 static void add_change(struct strbuf *sb, const char *fmt_name, const char *a, const char *b)

@@ -3,6 +3,7 @@
 #include "core/jsonutil.h"
 #include "core/strbuf.h"
 #include "core/timeutil.h"
+#include "core/vocab.h"
 #include "transport/http.h"
 
 #include <stdio.h>
@@ -78,20 +79,20 @@ static void tally_host(struct tally *t, const cJSON *h, cJSON *out_hosts)
 	int steps = 0, pass = 0, skipped = 0, gates = 0, gfail = 0;
 
 	t->hosts++;
-	if (!status || strcmp(status, "ok"))
+	if (!host_status_is(status, HOST_OK))
 		t->hosts_failed++;
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(h, "steps")) {
 		const char *st = json_str(s, "status");
 		steps++;
-		if (st && !strcmp(st, "PASS"))
+		if (item_status_is(st, ST_PASS))
 			pass++;
-		else if (st && !strcmp(st, "SKIPPED"))
+		else if (item_status_is(st, ST_SKIPPED))
 			skipped++;
 	}
 	cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(h, "gates")) {
 		const char *v = json_str(g, "verdict");
 		gates++;
-		if (v && !strcmp(v, "PASS"))
+		if (gate_verdict_is(v, VERDICT_PASS))
 			continue;
 		gfail++;
 		cJSON_AddItemToArray(failed, cJSON_CreateString(json_str(g, "name") ?
@@ -122,13 +123,13 @@ static const char *headline(const cJSON *run)
 {
 	const char *status = json_str(run, "status"), *outcome = json_str(run, "outcome");
 
-	if (!status || strcmp(status, "complete"))
+	if (!run_status_is(status, RUN_COMPLETE))
 		return "INCOMPLETE";
 	if (!outcome)
 		return "?";
-	if (!strcmp(outcome, "passed"))
-		return "passed";
-	if (!strcmp(outcome, "infra_error"))
+	if (run_outcome_is(outcome, OUTCOME_PASSED))
+		return run_outcome_name(OUTCOME_PASSED);
+	if (run_outcome_is(outcome, OUTCOME_INFRA_ERROR))
 		return "FAILED: no host could be used";
 	return "FAILED";
 }

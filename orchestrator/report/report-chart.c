@@ -41,7 +41,7 @@ static int bars_for(const cJSON *h, const char *problem, struct bar *out)
 	int n = 0;
 	FOR_EACH_STEP_OF(s, h, STEP_BENCHMARK, problem) {
 		double m, lo, hi;
-		if (!rr_streq(rr_str(s, "status"), "PASS") || !rr_str(s, "program") ||
+		if (!item_status_is(rr_str(s, "status"), ST_PASS) || !rr_str(s, "program") ||
 		    !rr_num(rr_result(s), METRIC_MEDIAN_PATH, &m) || !(m > 0) || n == MAX_BARS)
 			continue;
 		if (!rr_num(rr_result(s), "timing.p10_us", &lo) || !(lo > 0))

@@ -233,17 +233,12 @@ void rpt_add_kv(struct strbuf *md, const cJSON *o, const char *sep)
 
 static const char *step_icon(const char *st)
 {
-	if (rr_streq(st, "PASS"))
-		return "✅";
-	if (rr_streq(st, "FAIL") || rr_streq(st, "KILLED"))
-		return "❌";
-	if (rr_streq(st, "TIMEOUT"))
-		return "⏱️";
-	if (rr_streq(st, "SKIPPED"))
-		return "⏭️";
-	if (rr_streq(st, "INFRA_ERROR"))
-		return "⚠️";
-	return "❔";
+	static const char *const icon[ITEM_STATUS_COUNT] = {
+		[ST_PASS] = "✅", [ST_FAIL] = "❌", [ST_KILLED] = "❌",
+		[ST_TIMEOUT] = "⏱️", [ST_SKIPPED] = "⏭️", [ST_INFRA_ERROR] = "⚠️",
+	};
+	enum item_status s;
+	return item_status_parse(st, &s) ? icon[s] : "❔";
 }
 
 void rpt_cell_status(struct strbuf *md, const char *st)
@@ -254,19 +249,19 @@ void rpt_cell_status(struct strbuf *md, const char *st)
 
 int rpt_host_finished(const char *st)
 {
-	return rr_streq(st, "ok") || rr_streq(st, "failed") || rr_streq(st, "unreachable") ||
-	       rr_streq(st, "skipped");
+	return host_status_is(st, HOST_OK) || host_status_is(st, HOST_FAILED) ||
+	       host_status_is(st, HOST_UNREACHABLE) || host_status_is(st, HOST_SKIPPED);
 }
 
 void rpt_cell_host_status(struct strbuf *md, const cJSON *h)
 {
 	const char *st = rr_str(h, "status");
-	if (rr_streq(st, "ok"))
-		strbuf_addstr(md, "✅ ok");
-	else if (rr_streq(st, "failed") || rr_streq(st, "unreachable"))
+	if (host_status_is(st, HOST_OK))
+		strbuf_addf(md, "✅ %s", st);
+	else if (host_status_is(st, HOST_FAILED) || host_status_is(st, HOST_UNREACHABLE))
 		strbuf_addf(md, "❌ %s", st);
-	else if (rr_streq(st, "skipped"))
-		strbuf_addstr(md, "⏭️ skipped");
+	else if (host_status_is(st, HOST_SKIPPED))
+		strbuf_addf(md, "⏭️ %s", st);
 	else {
 		strbuf_addstr(md, "⚠️ did not finish (");
 		rpt_md_cell_n(md, st ? st : "no status", 20);

@@ -126,8 +126,9 @@ static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char 
 	if (!s) {
 		if (!rpt_host_finished(rr_str(h, "status")))
 			strbuf_addf(&v->why, "the run stopped before the %s step ran", step_kind_name(m.prefer));
-		else if (!rr_streq(rr_str(h, "status"), "ok"))
-			strbuf_addf(&v->why, "host %s", rr_str(h, "status") ? rr_str(h, "status") : "failed");
+		else if (!host_status_is(rr_str(h, "status"), HOST_OK))
+			strbuf_addf(&v->why, "host %s", rr_str(h, "status") ? rr_str(h, "status")
+							: host_status_name(HOST_FAILED));
 		else
 			strbuf_addf(&v->why, "no %s step of this program ran for this problem", step_kind_name(m.prefer));
 		return;
@@ -144,9 +145,9 @@ static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char 
 	}
 	if (!m.has_value) {
 		const char *st = rr_str(s, "status");
-		if (rr_streq(st, "SKIPPED"))
+		if (item_status_is(st, ST_SKIPPED))
 			strbuf_addstr(&v->why, "step skipped");
-		else if (st && !rr_streq(st, "PASS"))
+		else if (st && !item_status_is(st, ST_PASS))
 			strbuf_addf(&v->why, "step %s", st);
 		else
 			strbuf_addf(&v->why, "the result has no '%s'", m.path);
@@ -167,7 +168,7 @@ static void judge(struct rpt_ctx *c, const cJSON *e, const cJSON *h, const char 
 		return;
 	}
 	v->kind = ok ? V_MET : V_MISSED;
-	if (!rr_streq(rr_str(s, "status"), "PASS") && rr_str(s, "status"))
+	if (!item_status_is(rr_str(s, "status"), ST_PASS) && rr_str(s, "status"))
 		strbuf_addf(&v->why, "step %s", rr_str(s, "status"));
 }
 
@@ -187,7 +188,8 @@ void rpt_judge_all(struct rpt_ctx *c)
 					strbuf_addstr(&v->why, "the run stopped before the GPU was probed");
 				} else {
 					strbuf_addf(&v->why, "host %s: its GPU is unknown",
-						    rr_str(h, "status") ? rr_str(h, "status") : "failed");
+						    rr_str(h, "status") ? rr_str(h, "status")
+						    : host_status_name(HOST_FAILED));
 				}
 				continue;
 			}
@@ -247,7 +249,7 @@ static const cJSON *baseline_for(const struct rpt_ctx *c, const cJSON *h, const 
 	bp = rr_str(rr_obj(rr_obj(c ? c->spec : NULL, "programs"), rr_str(step, "program")), "baseline_problem");
 	if (bp && !rr_streq(bp, rr_str(step, "problem"))) {
 		s = rr_find_step(h, STEP_BENCHMARK, rr_str(step, "program"), bp, NULL, NULL);
-		if (s && rr_streq(rr_str(s, "status"), "PASS"))
+		if (s && item_status_is(rr_str(s, "status"), ST_PASS))
 			return s;
 	}
 	return NULL;
@@ -801,7 +803,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 			strbuf_addstr(md, "\n");
 			notes++;
 		}
-		if (!rr_streq(rr_str(s, "status"), "PASS")) {
+		if (!item_status_is(rr_str(s, "status"), ST_PASS)) {
 			strbuf_addstr(md, "- ");
 			rpt_cell_status(md, rr_str(s, "status"));
 			strbuf_addch(md, ' ');

@@ -8,13 +8,13 @@ static void outcome_text(const struct rpt_ctx *c, struct strbuf *md)
 {
 	const char *status = rr_str(c->run, "status");
 	const char *outcome = rr_str(c->run, "outcome");
-	if (!rr_streq(status, "complete"))
+	if (!run_status_is(status, RUN_COMPLETE))
 		strbuf_addstr(md, "⚠️ **incomplete: the run did not finish**");
-	else if (rr_streq(outcome, "passed"))
+	else if (run_outcome_is(outcome, OUTCOME_PASSED))
 		strbuf_addstr(md, "✅ **passed**");
-	else if (rr_streq(outcome, "failed"))
+	else if (run_outcome_is(outcome, OUTCOME_FAILED))
 		strbuf_addstr(md, "❌ **failed**");
-	else if (rr_streq(outcome, "infra_error"))
+	else if (run_outcome_is(outcome, OUTCOME_INFRA_ERROR))
 		strbuf_addstr(md, "❌ **infrastructure error: no host could be used**");
 	else
 		strbuf_addstr(md, "⚠️ **outcome unknown**");
@@ -104,7 +104,7 @@ void rpt_section_unfinished(struct rpt_ctx *c)
 	struct strbuf *md = c->md;
 	const char *status = rr_str(c->run, "status");
 	const cJSON *h;
-	int complete = rr_streq(status, "complete"), any = 0;
+	int complete = run_status_is(status, RUN_COMPLETE), any = 0;
 
 	FOR_EACH_OBJ(h, c->hosts)
 		if (!rpt_host_finished(rr_str(h, "status")))
@@ -115,9 +115,9 @@ void rpt_section_unfinished(struct rpt_ctx *c)
 	if (!complete && status) {
 		strbuf_addstr(md, "The record's status is ");
 		rpt_md_code(md, status);
-		strbuf_addstr(md, rr_streq(status, "running")
+		strbuf_addstr(md, run_status_is(status, RUN_RUNNING)
 			      ? " (the controller was killed, or is still running)"
-			      : rr_streq(status, "incomplete") ? " (interrupted)" : "");
+			      : run_status_is(status, RUN_INCOMPLETE) ? " (interrupted)" : "");
 		strbuf_addstr(md, ". ");
 	} else if (!complete) {
 		strbuf_addstr(md, "The record has no status. ");
@@ -152,20 +152,17 @@ void rpt_section_unfinished(struct rpt_ctx *c)
 
 void rpt_count_status(struct counts *k, const char *st)
 {
-	if (rr_streq(st, "PASS"))
-		k->pass++;
-	else if (rr_streq(st, "FAIL"))
-		k->fail++;
-	else if (rr_streq(st, "TIMEOUT"))
-		k->timeout++;
-	else if (rr_streq(st, "KILLED"))
-		k->killed++;
-	else if (rr_streq(st, "INFRA_ERROR"))
-		k->infra++;
-	else if (rr_streq(st, "SKIPPED"))
-		k->skipped++;
-	else
-		k->other++;
+	enum item_status s = ST_NONE;
+	item_status_parse(st, &s);
+	switch (s) {
+	case ST_PASS: k->pass++; break;
+	case ST_FAIL: k->fail++; break;
+	case ST_TIMEOUT: k->timeout++; break;
+	case ST_KILLED: k->killed++; break;
+	case ST_INFRA_ERROR: k->infra++; break;
+	case ST_SKIPPED: k->skipped++; break;
+	case ST_NONE: case ITEM_STATUS_COUNT: k->other++; break;
+	}
 }
 
 /* "3 PASS · 1 FAIL"; failures in bold when bold. */
@@ -235,7 +232,7 @@ static void add_key_result(const struct rpt_ctx *c, struct strbuf *md, const cJS
 	strbuf_addch(md, ' ');
 	rpt_md_cell(md, rr_str(s, "problem"));
 	strbuf_addstr(md, ": ");
-	if (!rr_streq(rr_str(s, "status"), "PASS") && !rr_num(res, METRIC_MEDIAN_PATH, &v)) {
+	if (!item_status_is(rr_str(s, "status"), ST_PASS) && !rr_num(res, METRIC_MEDIAN_PATH, &v)) {
 		rpt_cell_status(md, rr_str(s, "status"));
 		if (rr_str(s, "reason")) {
 			strbuf_addstr(md, " — ");
@@ -384,7 +381,7 @@ static void add_glance_row(const struct rpt_ctx *c, struct strbuf *md, const cJS
 		strbuf_addstr(md, "**");
 		metric_fmt_us(md, v);
 		strbuf_addstr(md, " us**");
-	} else if (!rr_streq(rr_str(s, "status"), "PASS")) {
+	} else if (!item_status_is(rr_str(s, "status"), ST_PASS)) {
 		rpt_cell_status(md, rr_str(s, "status"));
 	} else {
 		strbuf_addstr(md, "—");   /* no timing: a program off the harness */

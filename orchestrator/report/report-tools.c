@@ -55,13 +55,15 @@ void rpt_section_gates(struct rpt_ctx *c)
 			const char *v = rr_str(g, "verdict");
 			double m, t;
 			any = 1;
-			if (rr_streq(v, "PASS"))
+			if (gate_verdict_is(v, VERDICT_PASS))
 				npass++;
-			else if (rr_streq(v, "N/A"))
+			else if (gate_verdict_is(v, VERDICT_NA))
 				nna++;
 			else
 				nfail++;
-			strbuf_addf(&rows, "| %s | ", rr_streq(v, "PASS") ? "✅ pass" : rr_streq(v, "N/A") ? "➖ n/a" : "❌ **FAIL**");
+			strbuf_addf(&rows, "| %s | ", gate_verdict_is(v, VERDICT_PASS) ? "✅ pass"
+						      : gate_verdict_is(v, VERDICT_NA) ? "➖ n/a"
+						      : "❌ **FAIL**");
 			rpt_md_cell(&rows, rr_str(g, "name") ? rr_str(g, "name") : rr_str(g, "metric"));
 			strbuf_addstr(&rows, " | ");
 			rpt_md_cell(&rows, rpt_host_name(h));
@@ -86,7 +88,7 @@ void rpt_section_gates(struct rpt_ctx *c)
 			if (rr_num(g, "threshold", &t))
 				metric_fmt_g(&rows, t);
 			strbuf_addstr(&rows, " | ");
-			rpt_md_cell(&rows, rr_streq(v, "PASS") ? NULL : rr_str(g, "reason"));
+			rpt_md_cell(&rows, gate_verdict_is(v, VERDICT_PASS) ? NULL : rr_str(g, "reason"));
 			strbuf_addstr(&rows, " |\n");
 		}
 		cJSON_Delete(owned);
@@ -406,7 +408,7 @@ void rpt_section_sanitizers(struct rpt_ctx *c)
 					rpt_md_code(md, rr_str(f, "location"));
 				}
 			} else {
-				rpt_md_cell(md, rr_streq(rr_str(s, "status"), "PASS") ? NULL : rr_str(s, "reason"));
+				rpt_md_cell(md, item_status_is(rr_str(s, "status"), ST_PASS) ? NULL : rr_str(s, "reason"));
 			}
 			strbuf_addstr(md, " |\n");
 			FOR_EACH_OBJ(f, rr_arr(san, "first_errors")) {

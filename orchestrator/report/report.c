@@ -32,6 +32,7 @@
 #include "report/report-int.h"
 #include "report/report-id.h"
 #include "core/fsutil.h"
+#include "core/vocab.h"
 #include "store/peaks.h"
 
 #include <stdlib.h>
@@ -180,7 +181,7 @@ void report_headline(const cJSON *run_in, struct strbuf *sb)
 	const cJSON *run = judged ? judged : run_in;
 
 	ctx_init(&c, run, &md);
-	if (c.run && !rr_streq(rr_str(c.run, "status"), "complete"))
+	if (c.run && !run_status_is(rr_str(c.run, "status"), RUN_COMPLETE))
 		strbuf_addstr(sb, "INCOMPLETE: ");
 	FOR_EACH_OBJ(h, c.hosts) {
 		const cJSON *first = NULL, *impossible = NULL, *figs = NULL;
@@ -246,8 +247,8 @@ void report_headline(const cJSON *run_in, struct strbuf *sb)
 				strbuf_addf(sb, " %s", rr_str(f, "unit"));
 			strbuf_addstr(sb, ", ");
 			rpt_add_counts(sb, &k, 0);
-		} else if (!rr_streq(rr_str(h, "status"), "ok") && rr_str(h, "error")) {
-			strbuf_addstr(sb, rr_str(h, "status") ? rr_str(h, "status") : "failed");
+		} else if (!host_status_is(rr_str(h, "status"), HOST_OK) && rr_str(h, "error")) {
+			strbuf_addstr(sb, rr_str(h, "status") ? rr_str(h, "status") : host_status_name(HOST_FAILED));
 			strbuf_addstr(sb, " (");
 			strbuf_add(sb, rr_str(h, "error"), strcspn(rr_str(h, "error"), "\n") > 80
 				   ? 80 : strcspn(rr_str(h, "error"), "\n"));

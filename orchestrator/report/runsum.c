@@ -7,6 +7,7 @@
 #include "core/fsutil.h"
 #include "core/hash.h"
 #include "core/jsonutil.h"
+#include "core/vocab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -140,20 +141,20 @@ static void add_counts(cJSON *ho, const cJSON *run, const cJSON *h)
 	if (!gates && cJSON_GetArraySize(spec_gates))
 		gates = owned = gates_evaluate_host(spec_gates, h, NULL);
 	cJSON_ArrayForEach(x, gates) {
-		if (!cJSON_IsObject(x) || rr_streq(rr_str(x, "verdict"), "N/A"))
+		if (!cJSON_IsObject(x) || gate_verdict_is(rr_str(x, "verdict"), VERDICT_NA))
 			continue;
 		ng++;
-		gf += !rr_streq(rr_str(x, "verdict"), "PASS");
+		gf += !gate_verdict_is(rr_str(x, "verdict"), VERDICT_PASS);
 	}
 	cJSON_Delete(owned);
 	cJSON_ArrayForEach(x, rr_arr(h, "builds"))
-		if (cJSON_IsObject(x) && !rr_streq(rr_str(x, "status"), "PASS") &&
-		    !rr_streq(rr_str(x, "status"), "SKIPPED"))
+		if (cJSON_IsObject(x) && !item_status_is(rr_str(x, "status"), ST_PASS) &&
+		    !item_status_is(rr_str(x, "status"), ST_SKIPPED))
 			bf++;
 	cJSON_ArrayForEach(x, rr_arr(h, "steps")) {
-		if (!cJSON_IsObject(x) || rr_streq(rr_str(x, "status"), "PASS"))
+		if (!cJSON_IsObject(x) || item_status_is(rr_str(x, "status"), ST_PASS))
 			continue;
-		if (rr_streq(rr_str(x, "status"), "SKIPPED"))
+		if (item_status_is(rr_str(x, "status"), ST_SKIPPED))
 			ss++;
 		else
 			sf++;

@@ -10,6 +10,7 @@
 #include "core/jsonutil.h"
 #include "run/run-engine.h"
 #include "core/strbuf.h"
+#include "core/vocab.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -153,7 +154,7 @@ int rerun_is_run_of(const cJSON *run, const char *experiment)
 	const cJSON *e = cJSON_GetObjectItem(run, "experiment");
 	const char *name = json_str(e, "name"), *slug = json_str(e, "slug");
 	const char *status = json_str(run, "status");
-	if (!status || strcmp(status, "complete") || cJSON_IsTrue(cJSON_GetObjectItem(run, "dry_run")))
+	if (!run_status_is(status, RUN_COMPLETE) || cJSON_IsTrue(cJSON_GetObjectItem(run, "dry_run")))
 		return 0;
 	return (name && !strcmp(name, experiment)) || (slug && !strcmp(slug, experiment));
 }

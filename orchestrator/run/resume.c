@@ -1,6 +1,7 @@
 /* resume.c -- whether a recorded run may be resumed (resume.h). */
 #include "run/resume.h"
 #include "store/runread.h"
+#include "core/vocab.h"
 
 #include <string.h>
 #include "core/banned.h"
@@ -14,15 +15,15 @@ static const char *not_on_merits(const cJSON *old)
 	const cJSON *h, *it;
 	size_t k;
 
-	if (rr_streq(rr_str(old, "outcome"), "infra_error"))
+	if (run_outcome_is(rr_str(old, "outcome"), OUTCOME_INFRA_ERROR))
 		return "no host could be used";
 	cJSON_ArrayForEach(h, rr_arr(old, "hosts")) {
 		const char *hst = rr_str(h, "status");
-		if (hst && strcmp(hst, "ok") && strcmp(hst, "skipped"))
+		if (hst && !host_status_is(hst, HOST_OK) && !host_status_is(hst, HOST_SKIPPED))
 			return "a host failed";
 		for (k = 0; k < sizeof(items) / sizeof(items[0]); k++)
 			cJSON_ArrayForEach(it, rr_arr(h, items[k]))
-				if (rr_streq(rr_str(it, "status"), "INFRA_ERROR"))
+				if (item_status_is(rr_str(it, "status"), ST_INFRA_ERROR))
 					return "a build or step did not end on the host";
 	}
 	return NULL;
@@ -35,7 +36,7 @@ enum go_status resume_check(const cJSON *old, const char *run_id, const struct s
 	const cJSON *h;
 	int i, n = 0;
 
-	if (rr_streq(status, "complete") && !not_on_merits(old))
+	if (run_status_is(status, RUN_COMPLETE) && !not_on_merits(old))
 		return go_fail(err, GO_ERR_USAGE, "run %s finished (outcome %s): there is nothing to "
 			       "resume; 'gpuorch report %s' shows it, 'gpuorch run' without --resume "
 			       "starts a new run", run_id, rr_str(old, "outcome") ? rr_str(old, "outcome")

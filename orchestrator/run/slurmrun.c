@@ -80,10 +80,10 @@ struct srun {
  * FAILs and so does the host. */
 static void fail_host(struct hostrun *hr, const char *name, int64_t t0, const char *msg)
 {
-	hostrun_phase(hr, name, "FAIL", t0, msg);
+	hostrun_phase(hr, name, ST_FAIL, t0, msg);
 	strbuf_addf(&hr->out, "  %s: FAILED: %s\n", name, msg);
 	hr->failed = 1;
-	hostrun_status(hr, "failed", msg);
+	hostrun_status(hr, HOST_FAILED, msg);
 }
 
 /* The job's Slurm facts, for the build's or step's record entry. */
@@ -139,21 +139,21 @@ static cJSON *job_json(const struct sjob *j)
 }
 
 /* What a job that ended without an end event in its journal means. */
-static const char *slurm_end_status(const struct sjob *j, const struct host_slurm *s,
-				    struct strbuf *reason)
+static enum item_status slurm_end_status(const struct sjob *j, const struct host_slurm *s,
+					 struct strbuf *reason)
 {
 	const char *st = j->sj.state;
 	if (!strcmp(st, "TIMEOUT")) {
 		strbuf_addf(reason, "Slurm stopped the job at its time limit (%d min)", s->time_limit_min);
-		return "TIMEOUT";
+		return ST_TIMEOUT;
 	}
 	if (!strcmp(st, "CANCELLED")) {
 		strbuf_addstr(reason, "the job was cancelled in Slurm (scancel or DELETE)");
-		return "KILLED";
+		return ST_KILLED;
 	}
 	if (!strcmp(st, "OUT_OF_MEMORY")) {
 		strbuf_addstr(reason, "the job ran out of memory (Slurm OUT_OF_MEMORY)");
-		return "FAIL";
+		return ST_FAIL;
 	}
 	if (!strcmp(st, "FAILED")) {
 		if (j->sj.term_signal)
@@ -162,13 +162,13 @@ static const char *slurm_end_status(const struct sjob *j, const struct host_slur
 			strbuf_addf(reason, "the Slurm job failed: exit %d", j->sj.exit_status);
 		if (j->sj.reason[0] && strcmp(j->sj.reason, "None"))
 			strbuf_addf(reason, " (%s)", j->sj.reason);
-		return "INFRA_ERROR";
+		return ST_INFRA_ERROR;
 	}
 	if (!j->sj.found)
 		strbuf_addstr(reason, "Slurm no longer knows the job and its journal has no end");
 	else
 		strbuf_addf(reason, "the Slurm job ended %s with no end in its journal", st);
-	return "INFRA_ERROR";
+	return ST_INFRA_ERROR;
 }
 
 /* Entries go into the record in plan order, whatever order the jobs end in:
@@ -188,10 +188,11 @@ static void insert_at(cJSON *arr, int pos, cJSON *item)
 }
 
 /* Build b's entry (hostrun_build_json: as an SSH host's, from its job's
- * journal end ev, or status_in where Slurm's end of the job decided), with
- * its job's facts, into the record in plan order. Returns the entry. */
+ * journal end ev, or status_in (not ST_NONE) where Slurm's end of the job
+ * decided), with its job's facts, into the record in plan order. Returns
+ * the entry. */
 static const cJSON *record_build(struct hostrun *hr, const struct plan_build *b,
-				 const char *status_in, const char *reason_in, const cJSON *ev,
+				 enum item_status status_in, const char *reason_in, const cJSON *ev,
 				 const struct sjob *j)
 {
 	cJSON *bj = hostrun_build_json(hr, b, ev, status_in, reason_in);
@@ -207,17 +208,17 @@ static const cJSON *record_build(struct hostrun *hr, const struct plan_build *b,
 
 /* Step ps's entry: from its job's journal end ev as an SSH host's step
  * (hostrun_step_outcome: result, figures, tool files, status), unless
- * status_in (Slurm's end of the job, a skip) decided; with its job's facts,
- * into the record in plan order. The status goes back in *status_out,
- * the reason in `reason`. */
-static void record_step(struct hostrun *hr, const struct plan_step *ps, const char *status_in,
-			struct strbuf *reason, const cJSON *ev, const struct sjob *j,
-			const char **status_out)
+ * status_in (not ST_NONE: Slurm's end of the job, a skip) decided; with its
+ * job's facts, into the record in plan order. The status goes back in
+ * *status_out, the reason in `reason`. */
+static void record_step(struct hostrun *hr, const struct plan_step *ps,
+			enum item_status status_in, struct strbuf *reason, const cJSON *ev, const struct sjob *j,
+			enum item_status *status_out)
 {
 	struct remote_status rs;
 	cJSON *sj, *result = NULL, *files = NULL;
 	char *out_rel = NULL, *err_rel = NULL;
-	const char *status = status_in;
+	enum item_status status = status_in;
 	double t_run, t_end;
 
 	hr->ran_from = hr->ran_to = 0;
@@ -339,7 +340,7 @@ static enum go_status setup(struct srun *r)
 	cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "scheduler");
 	cJSON_AddItemToObject(hr->hj, "scheduler", sched);
 	record_unlock(hr->ctx->rec);
-	hostrun_phase(hr, "scheduler", "PASS", t0, slurm_api_version(r->sc));
+	hostrun_phase(hr, "scheduler", ST_PASS, t0, slurm_api_version(r->sc));
 	strbuf_addf(&hr->out, "  scheduler: slurmrestd %s, API %s (Slurm %s), partition %s\n",
 		    h->slurm->url, slurm_api_version(r->sc),
 		    slurm_release(r->sc) ? slurm_release(r->sc) : "?", h->slurm->partition);
@@ -368,7 +369,7 @@ static enum go_status setup(struct srun *r)
 	/* info.arch: the compute nodes' (the entry's), which gates and reports
 	 * read as the arch the steps ran on, not the login node's own GPU */
 	hostrun_record_info(hr, "login node (probed for tools; jobs run on compute nodes)");
-	hostrun_phase(hr, "connect", "PASS", t0, hr->info.hostname);
+	hostrun_phase(hr, "connect", ST_PASS, t0, hr->info.hostname);
 
 	hostrun_make_plan(hr, "the cluster entry names no \"arch\" for its GPUs (set \"arch\", e.g. "
 			  "\"sm_90a\", to run GPU steps)", h->slurm->gpus);
@@ -416,7 +417,7 @@ static enum go_status setup(struct srun *r)
 			    hr->ctx->pack->content_id);
 	else
 		strbuf_addf(&out, "%zu bytes sent", hr->ctx->pack->len);
-	hostrun_phase(hr, "ship", "PASS", t0, out.buf);
+	hostrun_phase(hr, "ship", ST_PASS, t0, out.buf);
 	strbuf_addf(&hr->out, "  ship: %s\n", out.buf);
 out:
 	free(tar);
@@ -566,7 +567,7 @@ static void make_jobs(struct srun *r)
 		struct sjob *j;
 		job_of_build[i] = -1;
 		if (b->skip_reason) {
-			record_build(hr, b, "SKIPPED", b->skip_reason, NULL, NULL);
+			record_build(hr, b, ST_SKIPPED, b->skip_reason, NULL, NULL);
 			continue;
 		}
 		j = &r->jobs[r->njobs];
@@ -591,7 +592,7 @@ static void make_jobs(struct srun *r)
 				strbuf_addstr(&why, ps->skip_reason);
 			else
 				strbuf_addf(&why, "its build was not made: %s", p->builds[bi].skip_reason);
-			record_step(hr, ps, "SKIPPED", &why, NULL, NULL, NULL);
+			record_step(hr, ps, ST_SKIPPED, &why, NULL, NULL, NULL);
 			strbuf_release(&why);
 			continue;
 		}
@@ -826,7 +827,7 @@ static int collect(struct srun *r, struct sjob *j)
 	struct journal jr;
 	struct jctx c;
 	char *path = xstrfmt("%s/journal", j->rundir);
-	const char *status;
+	enum item_status status;
 	int collected = 1;
 
 	memset(&c, 0, sizeof(c));
@@ -839,16 +840,16 @@ static int collect(struct srun *r, struct sjob *j)
 	if (j->queue_timed_out) {
 		strbuf_addf(&reason, "pending for longer than queue_timeout_s (%d s): %s",
 			    hr->h->slurm->queue_timeout_s, j->pending[0] ? j->pending : "?");
-		status = "TIMEOUT";
+		status = ST_TIMEOUT;
 	} else if (c.end && (!strcmp(json_str(c.end, "status") ? json_str(c.end, "status") : "exited", "exited") ||
 		      !j->sj.found || !strcmp(j->sj.state, "COMPLETED"))) {
 		/* the journal says, as an SSH host's runner's would */
 		const char *evn = json_str(c.end, "ev");
-		status = NULL;
+		status = ST_NONE;
 		if (evn && !strcmp(evn, "step_skipped")) {
 			strbuf_addstr(&reason, json_str(c.end, "reason") ? json_str(c.end, "reason")
 								   : "skipped by the runner");
-			status = "SKIPPED";
+			status = ST_SKIPPED;
 		}
 	} else {
 		switch (slurm_retry_decision(&j->sj, j->attempt)) {
@@ -868,22 +869,24 @@ static int collect(struct srun *r, struct sjob *j)
 		case SLURM_RETRY_NO:
 			break;
 		}
-		status = reason.len ? "INFRA_ERROR" : slurm_end_status(j, hr->h->slurm, &reason);
+		status = reason.len ? ST_INFRA_ERROR : slurm_end_status(j, hr->h->slurm, &reason);
 	}
 	if (j->is_build) {
 		const cJSON *bj = record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
-		status = json_str(bj, "status");
+		status = ST_NONE;
+		item_status_parse(json_str(bj, "status"), &status);
 		strbuf_reset(&reason);
 		if (json_str(bj, "reason"))
 			strbuf_addstr(&reason, json_str(bj, "reason"));
-		j->passed = !strcmp(status, "PASS");
+		j->passed = status == ST_PASS;
 	} else {
 		record_step(hr, &p->steps[j->idx], status, &reason, c.end, j, &status);
 	}
-	if (strcmp(status, "PASS") && strcmp(status, "SKIPPED"))
+	if (status != ST_PASS && status != ST_SKIPPED)
 		hr->nfailed_steps++;
 	strbuf_addf(&hr->out, "  %s %s: %s%s%s (job %ld on %s, queued %lld s, ran %lld s)\n",
-		    j->is_build ? "build" : "step", c.id, status, reason.len ? ": " : "", reason.buf,
+		    j->is_build ? "build" : "step", c.id,
+		    item_status_name(status) ? item_status_name(status) : "?", reason.len ? ": " : "", reason.buf,
 		    j->id, j->sj.node[0] ? j->sj.node : "?",
 		    (long long)(j->sj.start_time ? j->sj.start_time - j->sj.submit_time : 0),
 		    (long long)(j->sj.end_time && j->sj.start_time ? j->sj.end_time - j->sj.start_time : 0));
@@ -905,7 +908,7 @@ static void skip_job(struct srun *r, struct sjob *j, const char *why)
 	if (j->state == JOB_QUEUED)
 		slurm_cancel(r->sc, j->id, &err);
 	strbuf_addstr(&reason, why);
-	record_step(r->hr, &r->hr->plan.steps[j->idx], "SKIPPED", &reason, NULL,
+	record_step(r->hr, &r->hr->plan.steps[j->idx], ST_SKIPPED, &reason, NULL,
 		    j->state == JOB_QUEUED ? j : NULL, NULL);
 	j->state = JOB_DONE;
 	strbuf_release(&err);
@@ -1063,7 +1066,7 @@ fail:
 	}
 	strbuf_addf(&hr->out, "  jobs: FAILED: %s\n", err.buf);
 	hr->failed = 1;
-	hostrun_status(hr, "failed", err.buf);
+	hostrun_status(hr, HOST_FAILED, err.buf);
 out:
 	free(ids);
 	free(asked);
@@ -1091,7 +1094,7 @@ void slurmrun_main(void *arg)
 		make_jobs(&r);
 		if (run_jobs(&r) == GO_OK) {
 			char *d = xstrfmt("%d jobs, %ld REST requests", r.njobs, slurm_requests(r.sc));
-			hostrun_phase(hr, "jobs", hr->interrupted ? "KILLED" : "PASS", t0, d);
+			hostrun_phase(hr, "jobs", hr->interrupted ? ST_KILLED : ST_PASS, t0, d);
 			free(d);
 		}
 		record_lock(hr->ctx->rec);
@@ -1102,7 +1105,7 @@ void slurmrun_main(void *arg)
 		record_unlock(hr->ctx->rec);
 	}
 	if (!hr->failed)
-		hostrun_status(hr, hr->interrupted ? "failed" : "ok",
+		hostrun_status(hr, hr->interrupted ? HOST_FAILED : HOST_OK,
 			    hr->interrupted ? "interrupted" : NULL);
 	if (hr->have_plan) {
 		hostrun_judge(hr);   /* sweeps and gates, as for an SSH host */

@@ -19,6 +19,7 @@
 #include "core/stats.h"
 #include "core/strbuf.h"
 #include "core/metric.h"
+#include "core/vocab.h"
 #include "store/runread.h"
 #include "store/samples.h"
 
@@ -58,7 +59,7 @@ struct judged {
 static void step_why(struct strbuf *why, const cJSON *s, const char *what)
 {
 	const char *st = rr_str(s, "status"), *r = rr_str(s, "reason");
-	if (st && strcmp(st, "PASS"))
+	if (st && !item_status_is(st, ST_PASS))
 		strbuf_addf(why, "the %s step %s %s", rr_str(s, "kind") ? rr_str(s, "kind") : "",
 			    rr_str(s, "id") ? rr_str(s, "id") : "", st);
 	else
@@ -72,10 +73,10 @@ static void no_step(struct strbuf *why, const cJSON *h, enum step_kind k, const 
 		    const char *problem)
 {
 	const char *hs = rr_str(h, "status"), *kind = step_kind_name(k);
-	if (hs && strcmp(hs, "ok") && strcmp(hs, "pending"))
+	if (hs && !host_status_is(hs, HOST_OK) && !host_status_is(hs, HOST_PENDING))
 		strbuf_addf(why, "host %s%s%s", hs, rr_str(h, "error") ? ": " : "",
 			    rr_str(h, "error") ? rr_str(h, "error") : "");
-	else if (!hs || !strcmp(hs, "pending"))
+	else if (!hs || host_status_is(hs, HOST_PENDING))
 		strbuf_addf(why, "the run stopped before a %s step of '%s' ran", kind, program);
 	else
 		strbuf_addf(why, "no %s step of '%s'%s%s%s ran on this host", kind, program,
@@ -166,7 +167,7 @@ static void judge_profile(struct judged *j, const cJSON *h, const char *program,
 	mo = get(get(get(get(s, "result"), "profile"), "metrics"), m);
 	if (!rr_num(mo, "value", &j->value)) {
 		const char *st = rr_str(s, "status");
-		if (st && strcmp(st, "PASS"))
+		if (st && !item_status_is(st, ST_PASS))
 			step_why(&j->why, s, m);
 		else
 			strbuf_addf(&j->why, "ncu reported no value for '%s'", m);
@@ -209,7 +210,7 @@ static void judge_ptxas(struct judged *j, const cJSON *h, const char *program, c
 		if (arch && !rr_streq(rr_str(b, "arch"), arch))
 			continue;
 		nbuilds++;
-		if (!rr_streq(rr_str(b, "status"), "PASS")) {
+		if (!item_status_is(rr_str(b, "status"), ST_PASS)) {
 			if (!j->why.len)
 				strbuf_addf(&j->why, "the build of '%s' for %s %s%s%s", program,
 					    rr_str(b, "arch") ? rr_str(b, "arch") : "?",
@@ -309,7 +310,7 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 	struct judged j;
 	double threshold = 0;
 	int holds = 0;
-	const char *verdict = "FAIL";
+	enum gate_verdict verdict = VERDICT_FAIL;
 
 	memset(&j, 0, sizeof(j));
 	strbuf_init(&j.why, 0);
@@ -323,7 +324,7 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 	if (!program || !metric || !op || !rr_num(g, "value", &threshold)) {
 		strbuf_addstr(&j.why, "the gate lacks program, metric, op or value");
 	} else if (gpu && !str_contains_ci(host_gpu, gpu)) {
-		verdict = "N/A";
+		verdict = VERDICT_NA;
 		if (host_gpu)
 			strbuf_addf(&j.why, "the GPU (%s) is not '%s'", host_gpu, gpu);
 		else
@@ -331,7 +332,7 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 	} else {
 		measure(&j, h, program, problem, metric);
 		if (j.has_value && metric_op_holds(op, j.value, threshold, &holds) && holds) {
-			verdict = "PASS";
+			verdict = VERDICT_PASS;
 		} else if (j.has_value) {
 			strbuf_addf(&j.why, "measured %.6g%s%s, needs %s %.6g", j.value,
 				    j.unit ? " " : "", j.unit ? j.unit : "", op, threshold);
@@ -348,11 +349,11 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 	else
 		cJSON_AddNullToObject(r, "measured");
 	json_add_str(r, "unit", j.unit);
-	json_add_str(r, "verdict", verdict);
-	json_add_str(r, "reason", !strcmp(verdict, "PASS") ? NULL : j.why.buf);
+	json_add_str(r, "verdict", gate_verdict_name(verdict));
+	json_add_str(r, "reason", verdict == VERDICT_PASS ? NULL : j.why.buf);
 	json_add_str(r, "step", rr_str(j.step, "id"));
 	json_add_str(r, "arch", j.arch.len ? j.arch.buf : rr_str(j.step, "arch"));
-	if (!strcmp(verdict, "FAIL") && nfailed)
+	if (verdict == VERDICT_FAIL && nfailed)
 		(*nfailed)++;
 	strbuf_release(&j.why);
 	strbuf_release(&j.arch);
@@ -452,7 +453,8 @@ void gates_describe(const cJSON *g, struct strbuf *sb)
 {
 	const char *v = rr_str(g, "verdict");
 	double m, t = 0;
-	strbuf_addf(sb, "%s ", rr_streq(v, "PASS") ? "✅" : rr_streq(v, "N/A") ? "➖" : "❌");
+	strbuf_addf(sb, "%s ", gate_verdict_is(v, VERDICT_PASS) ? "✅"
+			       : gate_verdict_is(v, VERDICT_NA) ? "➖" : "❌");
 	if (rr_str(g, "name"))
 		strbuf_addf(sb, "%s (", rr_str(g, "name"));
 	rr_num(g, "threshold", &t);
@@ -462,7 +464,7 @@ void gates_describe(const cJSON *g, struct strbuf *sb)
 		strbuf_addch(sb, ')');
 	strbuf_addf(sb, " [%s%s%s]", rr_str(g, "program") ? rr_str(g, "program") : "?",
 		    rr_str(g, "problem") ? ", " : "", rr_str(g, "problem") ? rr_str(g, "problem") : "");
-	if (rr_streq(v, "PASS") && rr_num(g, "measured", &m))
+	if (gate_verdict_is(v, VERDICT_PASS) && rr_num(g, "measured", &m))
 		strbuf_addf(sb, ": measured %.6g%s%s", m, rr_str(g, "unit") ? " " : "",
 			    rr_str(g, "unit") ? rr_str(g, "unit") : "");
 	else if (rr_str(g, "reason"))
@@ -603,19 +605,19 @@ static void not_ranked_reason(struct strbuf *sb, const struct variant_row *r)
 {
 	const cJSON *s = NULL;
 	const char *what = NULL;
-	if (r->build && !rr_streq(rr_str(r->build, "status"), "PASS")) {
+	if (r->build && !item_status_is(rr_str(r->build, "status"), ST_PASS)) {
 		strbuf_addf(sb, "build %s", rr_str(r->build, "status") ? rr_str(r->build, "status") : "?");
 		if (rr_str(r->build, "reason"))
 			strbuf_addf(sb, ": %s", rr_str(r->build, "reason"));
 		return;
 	}
-	if (r->check && !rr_streq(rr_str(r->check, "status"), "PASS")) {
+	if (r->check && !item_status_is(rr_str(r->check, "status"), ST_PASS)) {
 		s = r->check;
 		what = "correctness";
 	} else if (!r->bench) {
 		strbuf_addstr(sb, "no benchmark ran");
 		return;
-	} else if (!rr_streq(rr_str(r->bench, "status"), "PASS")) {
+	} else if (!item_status_is(rr_str(r->bench, "status"), ST_PASS)) {
 		s = r->bench;
 		what = "benchmark";
 	} else {
@@ -662,9 +664,9 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 	}
 	for (i = 0; i < n; i++) {
 		struct variant_row *r = &rows[i];
-		r->ranked = r->bench && rr_streq(rr_str(r->bench, "status"), "PASS") &&
-			    (!r->check || rr_streq(rr_str(r->check, "status"), "PASS")) &&
-			    (!r->build || rr_streq(rr_str(r->build, "status"), "PASS")) &&
+		r->ranked = r->bench && item_status_is(rr_str(r->bench, "status"), ST_PASS) &&
+			    (!r->check || item_status_is(rr_str(r->check, "status"), ST_PASS)) &&
+			    (!r->build || item_status_is(rr_str(r->build, "status"), ST_PASS)) &&
 			    rr_num(get(r->bench, "result"), METRIC_MEDIAN_PATH, &r->median) &&
 			    r->median > 0;
 	}

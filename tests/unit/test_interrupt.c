@@ -16,7 +16,7 @@ int main(void)
 	struct host h;
 	struct remote_status rs;
 	struct strbuf err = STRBUF_INIT, reason = STRBUF_INIT;
-	const char *status;
+	enum item_status status;
 	enum go_status st;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -39,16 +39,16 @@ int main(void)
 	rs.exit_code = 143;
 	rs.signal = 15;
 	status = hr_end_status(&hr, &rs, 0, &reason);
-	CHECK(!strcmp(status, "INFRA_ERROR") && !strcmp(reason.buf, "interrupted"),
-	      "a step killed by the interrupt is INFRA_ERROR, interrupted", "%s: '%s'", status,
-	      reason.buf);
+	CHECK(status == ST_INFRA_ERROR && !strcmp(reason.buf, "interrupted"),
+	      "a step killed by the interrupt is INFRA_ERROR, interrupted", "%s: '%s'",
+	      item_status_name(status), reason.buf);
 
 	interrupted = 0;
 	hr.interrupted = 0;
 	strbuf_reset(&reason);
 	status = hr_end_status(&hr, &rs, 0, &reason);
-	CHECK(!strcmp(status, "KILLED"), "a step the runner killed otherwise is KILLED", "%s: '%s'",
-	      status, reason.buf);
+	CHECK(status == ST_KILLED, "a step the runner killed otherwise is KILLED", "%s: '%s'",
+	      item_status_name(status), reason.buf);
 
 	CHECK(go_exit_code(GO_ERR_INTERNAL) == GO_EXIT_LOCAL, "an internal error stays exit 4",
 	      "exit %d", go_exit_code(GO_ERR_INTERNAL));

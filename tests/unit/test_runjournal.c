@@ -207,7 +207,7 @@ static void interrupt_tests(void)
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.hr.hj, "steps")) == 50 &&
 	      reads_back_as_held(&r, &why), "and the record reads back with all 50 steps", "%s",
 	      why.buf);
-	hostrun_status(&r.hr, "failed", "interrupted");
+	hostrun_status(&r.hr, HOST_FAILED, "interrupted");
 	CHECK(reads_back_as_held(&r, &why), "a status change after them reads back too", "%s",
 	      why.buf);
 	rig_down(&r);
