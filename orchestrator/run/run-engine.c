@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/banned.h"
+#include "core/vocab.h"
 
 /* The record's status, outcome, exit code and times, from the hosts'
  * failures and whether an instance may still be billing. */
@@ -33,21 +34,21 @@ static void set_verdict(struct run_state *r, int billing)
 		r->rc = GO_EXIT_FAILED;
 	record_lock(&r->rec);
 	if (interrupt_signal) {
-		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString("incomplete"));
+		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString(run_status_name(RUN_INCOMPLETE)));
 		r->rc = GO_EXIT_INTERRUPTED;
 	} else {
-		const char *outcome = "passed";
-		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString("complete"));
+		enum run_outcome outcome = OUTCOME_PASSED;
+		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString(run_status_name(RUN_COMPLETE)));
 		if (r->rc == GO_EXIT_FAILED) {
-			outcome = "failed";   /* an instance may still be billing */
+			outcome = OUTCOME_FAILED;   /* an instance may still be billing */
 		} else if (r->nfailed_hosts == r->hs->n) {
-			outcome = "infra_error";
+			outcome = OUTCOME_INFRA_ERROR;
 			r->rc = GO_EXIT_INFRA;
 		} else if (r->nfailed_hosts || r->nfailed_steps || r->nfailed_gates) {
-			outcome = "failed";
+			outcome = OUTCOME_FAILED;
 			r->rc = GO_EXIT_FAILED;
 		}
-		cJSON_ReplaceItemInObject(root, "outcome", cJSON_CreateString(outcome));
+		cJSON_ReplaceItemInObject(root, "outcome", cJSON_CreateString(run_outcome_name(outcome)));
 	}
 	cJSON_ReplaceItemInObject(root, "exit_code", cJSON_CreateNumber(r->rc));
 	time_iso8601(time(NULL), ts);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
+#include "core/vocab.h"
 
 /* One host's part of the run: a Slurm cluster entry runs as jobs (slurmrun.c). */
 static void host_main(void *arg)
@@ -75,15 +76,15 @@ static void host_task_main(void *arg)
 		if (L->preempted) {
 			strbuf_addf(&hr->out, "  %s: the instance stopped under the run without gpuorch "
 				    "asking (preempted?): its steps were lost, not failed\n", L->h->name);
-			set_host_field(hr, "status", cJSON_CreateString("preempted"));
+			set_host_field(hr, "status", cJSON_CreateString(host_status_name(HOST_PREEMPTED)));
 			hr->failed = 1;
 		}
 		heartbeat_remove(t->hb, hr->index);
 	} else {
 		hr->failed = 1;
 		strbuf_addf(&hr->out, "%s\n  instance failed: %s\n", L->h->name, e.buf);
-		set_host_field(hr, "status", cJSON_CreateString(st == GO_ERR_INTERRUPTED ? "failed"
-											 : "unreachable"));
+		set_host_field(hr, "status", cJSON_CreateString(host_status_name(
+				st == GO_ERR_INTERRUPTED ? HOST_FAILED : HOST_UNREACHABLE)));
 		set_host_field(hr, "error", cJSON_CreateString(e.buf));
 		live_done(hr->ctx->live, hr->index, "instance failed");
 	}

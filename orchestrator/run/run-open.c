@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <pwd.h>
 #include "core/banned.h"
+#include "core/vocab.h"
 
 /* The record's "provenance": gpuorch, git (or the commit), the sources, the controller. */
 static cJSON *provenance_json(const struct git_info *gi, const char *commit,
@@ -81,7 +82,7 @@ static cJSON *host_json(const struct host *h)
 	json_add_str(j, "address", h->address);
 	json_add_num(j, "port", h->port);
 	json_add_str(j, "user", h->user);
-	json_add_str(j, "status", "pending");
+	json_add_str(j, "status", host_status_name(HOST_PENDING));
 	cJSON_AddNullToObject(j, "started_at");
 	cJSON_AddNullToObject(j, "ended_at");
 	cJSON_AddNullToObject(j, "error");
@@ -146,7 +147,7 @@ static cJSON *record_head(const struct run_state *r)
 
 	json_add_str(root, "schema", "gpuorch.run/1");
 	json_add_str(root, "run_id", r->run_id);
-	json_add_str(root, "status", "running");
+	json_add_str(root, "status", run_status_name(RUN_RUNNING));
 	cJSON_AddNullToObject(root, "outcome");
 	cJSON_AddNullToObject(root, "exit_code");
 	json_add_str(root, "command_line", r->o->command_line);
