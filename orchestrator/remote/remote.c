@@ -208,7 +208,7 @@ static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
 		if (in->len && in->buf[in->len - 1] != '\n')
 			strbuf_addch(in, '\n');
 	}
-	if (r->agent_dir) {
+	if (r->agent_dir && !r->agent_held) {
 		strbuf_addstr(in, AGENT_MARKER "\n");
 		strbuf_add(in, gpuorch_agent_src, gpuorch_agent_src_len);
 	}
@@ -237,6 +237,7 @@ static void tell(struct follow_split *fs, struct strbuf *cmd_vars)
 		ssh_input_add(fs->in, fs->r->blobs, fs->r->blobs_len);
 	ssh_input_add(fs->in, fs->txt.buf, fs->txt.len);
 	fs->in->more = asks(fs->r);
+	fs->info->agent_src_sent = fs->r->agent_dir && !fs->r->agent_held ? gpuorch_agent_src_len : 0;
 	strbuf_release(&vars);
 }
 
