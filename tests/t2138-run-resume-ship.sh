@@ -26,8 +26,8 @@ start_bg() {
 kill_mid_run() {
 	wait_for 60 "grep -q \"^run \" $1.out" &&
 	sed -n "s/^run \([0-9a-f-]*\): .*/\1/p" $1.out | head -n 1 >$1.id &&
-	wait_for 120 "grep -q step_started $SSHD_a_WORKDIR/runs/$(cat $1.id)/journal 2>/dev/null" &&
-	kill -9 $(cat $1.pid) &&
+	wait_for 120 "grep -q step_started $(sshd_var a WORKDIR)/runs/$(cat $1.id)/journal 2>/dev/null" &&
+	kill -9 "$(cat $1.pid)" &&
 	wait_for 10 "! kill -0 $(cat $1.pid) 2>/dev/null"
 }
 
@@ -63,7 +63,7 @@ test_expect_success 'killed mid-run after its files arrived: --resume sends none
 test_expect_success 'killed mid-run, the host then lost one file: --resume sends that one alone' '
 	echo "/* another content */" >>proj/cpu/cputimer.c && (cd proj && git commit -qam edit) &&
 	start_bg k2 && kill_mid_run k2 &&
-	id=$(cat k2.id) && W=$SSHD_a_WORKDIR &&
+	id=$(cat k2.id) && W=$(sshd_var a WORKDIR) &&
 	wait_for 120 "test -f $W/runs/$id/runner.done" &&
 	b=$(sha256sum proj/data/b.bin | cut -d" " -f1) && test -f "$W/blobs/$b" &&
 	rm -f "$W/blobs/$b" && rm -rf "$W"/content/* &&

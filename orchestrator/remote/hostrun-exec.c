@@ -467,6 +467,8 @@ static void note_how(struct hostrun *hr, struct exec_state *es)
 		strbuf_addstr(&hr->out, "  host runner: gpuorch-agent (C, built on the host)\n");
 		es->agent_noted = 1;
 	}
+	es->ship.agent_sent += es->info.agent_src_sent;   /* counted once: record_ship too */
+	es->info.agent_src_sent = 0;
 	/* the agent built there or not: the next start carries its sources
 	 * only when it is not */
 	if (es->info.runner[0] && es->agent_bin) {
@@ -577,7 +579,6 @@ enum go_status hr_execute(struct hostrun *hr)
 			hr->conn = NULL;
 			continue;
 		}
-		es.ship.agent_sent += es.info.agent_src_sent;
 		if (es.info.content_absent || es.info.content_present || es.info.content_unpacked)
 			hr_ship_arrived(&es.ship);   /* else a lost link: it goes again */
 		if (es.info.content_present || es.info.content_unpacked)

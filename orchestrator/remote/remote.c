@@ -187,9 +187,11 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	free(sock);
 }
 
-/* stdin's text as start.sh reads it (after the tar, txtlen bytes) */
-static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
+/* stdin's text as start.sh reads it (after the tar, txtlen bytes); the
+ * bytes of the agent's sources in it into *agent */
+static void add_follow_text(struct strbuf *in, const struct remote_runner *r, size_t *agent)
 {
+	*agent = 0;
 	if (r->manifest)
 		strbuf_addstr(in, r->manifest);
 	if (r->plan) {
@@ -211,6 +213,7 @@ static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
 	if (r->agent_dir && !r->agent_held) {
 		strbuf_addstr(in, AGENT_MARKER "\n");
 		strbuf_add(in, gpuorch_agent_src, gpuorch_agent_src_len);
+		*agent = gpuorch_agent_src_len;
 	}
 }
 
@@ -222,7 +225,7 @@ static void tell(struct follow_split *fs, struct strbuf *cmd_vars)
 {
 	struct strbuf vars = STRBUF_INIT;
 
-	add_follow_text(&fs->txt, fs->r);
+	add_follow_text(&fs->txt, fs->r, &fs->info->agent_src_sent);
 	add_follow_vars(&vars, fs->r, fs->offset, fs->txt.len);
 	if (cmd_vars) {
 		strbuf_add(cmd_vars, vars.buf, vars.len);
@@ -237,7 +240,6 @@ static void tell(struct follow_split *fs, struct strbuf *cmd_vars)
 		ssh_input_add(fs->in, fs->r->blobs, fs->r->blobs_len);
 	ssh_input_add(fs->in, fs->txt.buf, fs->txt.len);
 	fs->in->more = asks(fs->r);
-	fs->info->agent_src_sent = fs->r->agent_dir && !fs->r->agent_held ? gpuorch_agent_src_len : 0;
 	strbuf_release(&vars);
 }
 

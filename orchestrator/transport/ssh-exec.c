@@ -274,6 +274,21 @@ static const char *input_at(const struct ssh_input *in, size_t off, size_t *n)
 	return NULL;
 }
 
+/* framed: the execd's request for cmd (into head) and in's parts after
+ * it, borrowed. -1 when they do not fit. */
+static int frame_input(struct ssh_input *framed, struct strbuf *head, const char *cmd,
+		       const struct ssh_input *in)
+{
+	int i;
+	memset(framed, 0, sizeof(*framed));
+	execd_request(head, cmd, ssh_input_len(in));
+	ssh_input_add(framed, head->buf, head->len);
+	for (i = 0; i < in->nparts; i++)
+		if (ssh_input_add(framed, in->part[i].data, in->part[i].len))
+			return -1;
+	return 0;
+}
+
 /* One command on one channel: an exec request (execd NULL), or framed
  * through the execd at that socket. *fallback is set when the execd ran
  * nothing (absent, refused the channel, stale): run it the ordinary way. */
@@ -291,7 +306,7 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 	struct ssh_input framed;
 	char *buf = NULL;
 	size_t sent = 0;
-	int eof_sent = 0, keep_open = 0, rc, i;
+	int eof_sent = 0, keep_open = 0, rc;
 	enum go_status st = GO_OK;
 
 	execd_rx_init(&rx);
@@ -313,15 +328,9 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		}
 		/* the request, then stdin; the channel is never half-closed:
 		 * its EOF tells the execd that the client left */
-		memset(&framed, 0, sizeof(framed));
-		execd_request(&framed_in, cmd, ssh_input_len(in));
-		ssh_input_add(&framed, framed_in.buf, framed_in.len);
-		for (i = 0; i < in->nparts; i++) {
-			if (ssh_input_add(&framed, in->part[i].data, in->part[i].len)) {
-				st = go_fail(err, GO_ERR_INTERNAL, "%s: a command's input in over %d parts",
-					     c->where, SSH_INPUT_PARTS - 1);
-				goto out;
-			}
+		if (frame_input(&framed, &framed_in, cmd, in)) {
+			st = go_fail(err, GO_ERR_INTERNAL, "%s: a command's input in too many parts", c->where);
+			goto out;
 		}
 		in = &framed;
 		keep_open = 1;
