@@ -142,7 +142,7 @@ scpr() {
 	[ $fail = 0 ] || { echo "bench-ship.sh: scp failed" >&2; exit 1; }
 	echo "$(secs "$t0" "$t1") $(secs "$c0" "$c1") $(secs "$h0" "$h1")" >"$2"
 }
-echo "gpuorch: $GPUORCH ($(git -C "$SRCDIR" rev-parse --short HEAD 2>/dev/null)); machine: $(nproc) CPUs; $NFILES files of $KIB KiB ($BYTES bytes); CPU: $([ $CPU = 1 ] && echo 'cgroup cpuacct' || echo 'unmeasured (no cgroup)')"
+echo "gpuorch: $GPUORCH (sha256 $(sha256sum "$GPUORCH" | cut -c1-12)); machine: $(nproc) CPUs; $NFILES files of $KIB KiB ($BYTES bytes); CPU: $([ $CPU = 1 ] && echo 'cgroup cpuacct' || echo 'unmeasured (no cgroup)')"
 grun "$max" "$TRASH/warm"   # the agent and execd built on every host
 sleep 3
 for n in $HOSTS; do
