@@ -96,6 +96,32 @@ test_expect_success 'SIGINT mid-step under the agent: the agent kills the step; 
 	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS
 '
 
+test_expect_success 'the agent'"'"'s sources go only to a host not seen with it built: none now; a host that lost it runs runner.sh once, then gets them again' '
+	run hosts.json two >s1.out 2>&1 &&
+	cat s1.out && d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" hosts.0.runner)" = gpuorch-agent &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.agent_source_bytes)" = 0 &&
+	W=$(sshd_var a WORKDIR) &&
+	rm -f "$W"/agent/gpuorch-agent-* &&
+	run hosts.json two >s2.out 2>&1 &&
+	cat s2.out && d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.runner)" = runner.sh &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.agent_source_bytes)" = 0 &&
+	run hosts.json two >s3.out 2>&1 &&
+	cat s3.out && d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" hosts.0.runner)" = runner.sh &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.agent_source_bytes)" -gt 50000 &&
+	wait_for 120 "find \"$W/agent\" -name \"gpuorch-agent-*\" ! -name \"*.*\" -perm -100 | grep -q ." &&
+	run hosts.json two >s4.out 2>&1 &&
+	cat s4.out && d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" hosts.0.runner)" = gpuorch-agent &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.agent_source_bytes)" -gt 50000 &&
+	run hosts.json two >s5.out 2>&1 &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.agent_source_bytes)" = 0
+'
+
 test_expect_success 'a host whose cc does not work: the agent build fails once, is not tried again, and runs stay on runner.sh' '
 	mkdir -p badcc && printf "#!/bin/sh\necho no compiler here >&2\nexit 1\n" >badcc/cc && chmod +x badcc/cc &&
 	: "nvcc calls gcc, not cc: the builds of the run still work" &&

@@ -33,6 +33,35 @@ static int file_of(const struct pack *p, const char *sha)
 	return -1;
 }
 
+/* The entry rd is at (the pack's file f) into wr, named by its hash:
+ * ARCHIVE_OK, or an error (no message of its own when the bytes read are
+ * not f's size). */
+static int copy_entry(struct archive *rd, struct archive *wr, struct archive_entry *e,
+		      const struct pack_file *f)
+{
+	const void *block;
+	size_t n, got = 0;
+	la_int64_t at;
+	int r;
+
+	archive_entry_clear(e);
+	archive_entry_set_pathname(e, f->sha256);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0600);   /* the host's blobs are its user's alone */
+	archive_entry_set_size(e, (la_int64_t)f->size);
+	archive_entry_set_mtime(e, 0, 0);
+	if ((r = archive_write_header(wr, e)) != ARCHIVE_OK)
+		return r;
+	while ((r = archive_read_data_block(rd, &block, &n, &at)) == ARCHIVE_OK) {
+		if ((size_t)at != got || got + n > f->size)
+			return ARCHIVE_FATAL;
+		if (n && archive_write_data(wr, block, n) != (la_ssize_t)n)
+			return ARCHIVE_FATAL;
+		got += n;
+	}
+	return r == ARCHIVE_EOF && got == f->size ? ARCHIVE_OK : ARCHIVE_FATAL;
+}
+
 enum go_status blobs_tar(const struct pack *p, char *const *missing, int n, unsigned char **data,
 			 size_t *len, struct strbuf *err)
 {
@@ -40,6 +69,7 @@ enum go_status blobs_tar(const struct pack *p, char *const *missing, int n, unsi
 	struct archive *rd = NULL, *wr = NULL;
 	struct archive_entry *in, *e = NULL;
 	char *want = xcalloc((size_t)p->nfiles + 1, 1);   /* files to send (first of each hash) */
+	size_t total = 1024;   /* the archive's size: its end, and */
 	enum go_status st = GO_OK;
 	int i, k;
 
@@ -51,6 +81,8 @@ enum go_status blobs_tar(const struct pack *p, char *const *missing, int n, unsi
 				     "among the files shipped", missing[k]);
 			goto out;
 		}
+		if (!want[i])
+			total += 512 + (p->files[i].size + 511) / 512 * 512;   /* each file's header and bytes */
 		want[i] = 1;
 	}
 	rd = archive_read_new();
@@ -61,36 +93,25 @@ enum go_status blobs_tar(const struct pack *p, char *const *missing, int n, unsi
 	    archive_read_open_memory(rd, p->data, p->len) != ARCHIVE_OK ||
 	    archive_write_set_format_ustar(wr) != ARCHIVE_OK ||
 	    archive_write_add_filter_none(wr) != ARCHIVE_OK ||
-	    archive_write_set_bytes_in_last_block(wr, 1) != ARCHIVE_OK ||   /* no padding to 10 KiB */
+	    archive_write_set_bytes_per_block(wr, 0) != ARCHIVE_OK ||   /* unblocked: no copy, no padding */
 	    archive_write_open(wr, &out, NULL, write_cb, NULL) != ARCHIVE_OK) {
 		st = go_fail(err, GO_ERR_INTERNAL, "cannot set up the blob archive: %s",
 			     rd && archive_error_string(rd) ? archive_error_string(rd)
 			     : wr && archive_error_string(wr) ? archive_error_string(wr) : "out of memory");
 		goto out;
 	}
-	/* the pack's entries are its files, in order */
+	strbuf_grow(&out, total);
+	/* the pack's entries are its files, in order; each one's bytes go from
+	 * the pack's memory to the new archive's as they lie there (read in
+	 * blocks: no copy of each file, no copy of them all) */
 	for (i = 0; i < p->nfiles && archive_read_next_header(rd, &in) == ARCHIVE_OK; i++) {
-		struct strbuf body = STRBUF_INIT;
-		char buf[65536];
-		la_ssize_t r;
-		if (!want[i])
-			continue;
-		while ((r = archive_read_data(rd, buf, sizeof(buf))) > 0)
-			strbuf_add(&body, buf, (size_t)r);
-		archive_entry_clear(e);
-		archive_entry_set_pathname(e, p->files[i].sha256);
-		archive_entry_set_filetype(e, AE_IFREG);
-		archive_entry_set_perm(e, 0600);   /* the host's blobs are its user's alone */
-		archive_entry_set_size(e, (la_int64_t)body.len);
-		archive_entry_set_mtime(e, 0, 0);
-		if (r < 0 || body.len != p->files[i].size || archive_write_header(wr, e) != ARCHIVE_OK ||
-		    (body.len && archive_write_data(wr, body.buf, body.len) != (la_ssize_t)body.len)) {
+		if (want[i] && copy_entry(rd, wr, e, &p->files[i]) != ARCHIVE_OK) {
 			st = go_fail(err, GO_ERR_INTERNAL, "cannot copy '%s' into the blob archive: %s",
-				     p->files[i].path, r < 0 ? archive_error_string(rd) : archive_error_string(wr));
-			strbuf_release(&body);
+				     p->files[i].path, archive_error_string(wr) ? archive_error_string(wr)
+				     : archive_error_string(rd) ? archive_error_string(rd)
+				     : "its size is not the pack's");
 			goto out;
 		}
-		strbuf_release(&body);
 	}
 	if (i != p->nfiles || archive_write_close(wr) != ARCHIVE_OK) {
 		st = go_fail(err, GO_ERR_INTERNAL, "cannot finish the blob archive (%d of %d files read)",

@@ -48,6 +48,7 @@ struct exec_state {
 	struct strbuf text;           /* the runner's plan */
 	struct strbuf sig_script;     /* the kept probe's check */
 	char *execd_dir, *execd_sock, *agent_dir;
+	char *agent_bin;          /* the agent of this version there (agent_dir/gpuorch-agent-V) */
 	int agent_noted;          /* "host runner: gpuorch-agent" said */
 	int runner_recorded;      /* the host's "runner" is in the record */
 	struct strindex step_ids; /* the plan's step ids (find_step), once asked */
@@ -185,6 +186,10 @@ static enum go_status prepare(struct hostrun *hr, struct exec_state *es, struct 
 	/* the host agent (docs/runner.md): built there once, then it runs the runs */
 	es->agent_dir = hr->workdir ? xstrfmt("%s/agent", hr->workdir) : NULL;
 	rr->agent_dir = es->agent_dir;
+	free(es->agent_bin);
+	es->agent_bin = es->agent_dir ? xstrfmt("%s/gpuorch-agent-%s", es->agent_dir,
+						remote_agent_version()) : NULL;
+	rr->agent_held = shipledger_agent_held(hr->h, es->agent_bin);
 	if (hr->h->execd_idle_s > 0 && hr->workdir) {
 		es->execd_dir = xstrfmt("%s/execd", hr->workdir);
 		es->execd_sock = remote_execd_socket(es->execd_dir);
@@ -259,6 +264,12 @@ static enum go_status replan(struct hostrun *hr, struct exec_state *es, struct s
 static void record_ship(struct hostrun *hr, struct exec_state *es)
 {
 	es->ship_recorded = 1;
+	es->ship.agent_sent += es->info.agent_src_sent;   /* this start's, counted here once */
+	es->info.agent_src_sent = 0;
+	/* into the ledger now, not when the start command ends (at the run's
+	 * end): a controller killed before that knew of nothing there */
+	if (es->info.content_present || es->info.content_unpacked)
+		hr_ship_host_has(hr, &es->ship);
 	hr_ship_record(hr, &es->ship, !es->info.content_unpacked, es->t_ship);
 	es->t_build = time_mono_ms();
 }
@@ -456,6 +467,16 @@ static void note_how(struct hostrun *hr, struct exec_state *es)
 		strbuf_addstr(&hr->out, "  host runner: gpuorch-agent (C, built on the host)\n");
 		es->agent_noted = 1;
 	}
+	es->ship.agent_sent += es->info.agent_src_sent;   /* counted once: record_ship too */
+	es->info.agent_src_sent = 0;
+	/* the agent built there or not: the next start carries its sources
+	 * only when it is not */
+	if (es->info.runner[0] && es->agent_bin) {
+		int built = !strcmp(es->info.agent, es->agent_bin);
+		if (built != es->rr.agent_held)
+			shipledger_agent_seen(hr->h, built ? es->agent_bin : NULL);
+		es->rr.agent_held = built;
+	}
 	if (!es->via_execd_noted && ssh_via_execd(hr->conn)) {
 		strbuf_addstr(&hr->out, "  through the host's execd (no login shell)\n");
 		es->via_execd_noted = 1;
@@ -487,6 +508,7 @@ static void exec_state_release(struct exec_state *es)
 	free_bids(es->hr, es);
 	free(es->execd_dir);
 	free(es->agent_dir);
+	free(es->agent_bin);
 	free(es->execd_sock);
 	free(es->runner_error);
 	remote_start_info_release(&es->info);

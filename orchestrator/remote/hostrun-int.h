@@ -60,6 +60,7 @@ struct hr_ship {
 	int nblobs;                   /* files (distinct contents) that arrived */
 	uint64_t sent;                /* their bytes */
 	int64_t upload_ms;            /* the starts that carried them, until each began */
+	uint64_t agent_sent;          /* bytes of the host agent's sources the starts carried */
 };
 /* Read the ledger; the first start carries, unasked, the files it does not
  * list, when they are few enough (else the host is asked first). */

@@ -12,7 +12,8 @@
 #include "core/banned.h"
 
 /* Files the ledger does not list go with the first start unasked up to
- * this many bytes (more: the host is asked which it lacks first). */
+ * this many bytes (more, or one sent there before that the host was not
+ * seen to hold: the host is asked which it lacks first). */
 #define SEND_UNASKED_MAX (8u << 20)
 
 static void drop_tar(struct hr_ship *sh)
@@ -32,8 +33,10 @@ static enum go_status carry(struct hostrun *hr, struct hr_ship *sh, char *const 
 	if (!n)
 		return GO_OK;
 	st = blobs_tar(hr->ctx->pack, hashes, n, &sh->tar, &sh->tar_len, err);
-	if (!st)
+	if (!st) {
 		sh->tar_n = n;
+		shipledger_sending(hr->h, &sh->ledger, hashes, n);
+	}
 	return st;
 }
 
@@ -42,7 +45,7 @@ enum go_status hr_ship_begin(struct hostrun *hr, struct hr_ship *sh, struct strb
 	const struct pack *pk = hr->ctx->pack;
 	char **want = xcalloc((size_t)pk->nfiles + 1, sizeof(*want));
 	size_t bytes = 0;
-	int i, j, n = 0;
+	int i, j, n = 0, resend = 0;
 	enum go_status st = GO_OK;
 
 	memset(sh, 0, sizeof(*sh));
@@ -57,8 +60,9 @@ enum go_status hr_ship_begin(struct hostrun *hr, struct hr_ship *sh, struct strb
 			continue;   /* the same content twice goes once */
 		want[n++] = pk->files[i].sha256;
 		bytes += pk->files[i].size;
+		resend |= shipledger_was_sent(&sh->ledger, h);
 	}
-	if (n && bytes <= SEND_UNASKED_MAX)
+	if (n && bytes <= SEND_UNASKED_MAX && !resend)
 		st = carry(hr, sh, want, n, err);
 	free(want);
 	return st;
@@ -107,6 +111,7 @@ void hr_ship_record(struct hostrun *hr, struct hr_ship *sh, int reused, int64_t 
 	json_add_str(ship, "remote_dir", hr->plan.content_dir);
 	json_add_num(ship, "files_sent", sh->nblobs);
 	json_add_num(ship, "files", pk->nfiles);
+	json_add_num(ship, "agent_source_bytes", (double)sh->agent_sent);
 	if (sh->nblobs)
 		json_add_num(ship, "upload_s", (double)sh->upload_ms / 1000.0);
 	cJSON_ReplaceItemInObject(hr->hj, "ship", ship);

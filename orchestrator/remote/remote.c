@@ -117,7 +117,9 @@ struct follow_split {
 	int probing;              /* the probe's lines are still coming */
 	struct strbuf probe_out;  /* its KEY=VALUE lines (and whatever a ~/.bashrc printed) */
 	struct ssh_input *in;     /* the command's stdin, told once the probe is in */
-	struct strbuf rest;       /* what it is told */
+	struct strbuf rest;       /* what it is told before the blobs (in's first part) */
+	struct strbuf txt;        /* and after them */
+	struct strbuf more;       /* the count of the blobs it asked for (on_missing) */
 	int stopped;              /* on_probe said stop (1), on_missing failed (2) */
 	struct strbuf ship_err;   /* on_missing's message */
 };
@@ -185,9 +187,11 @@ static void add_follow_vars(struct strbuf *vars, const struct remote_runner *r, 
 	free(sock);
 }
 
-/* stdin's text as start.sh reads it (after the tar, txtlen bytes) */
-static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
+/* stdin's text as start.sh reads it (after the tar, txtlen bytes); the
+ * bytes of the agent's sources in it into *agent */
+static void add_follow_text(struct strbuf *in, const struct remote_runner *r, size_t *agent)
 {
+	*agent = 0;
 	if (r->manifest)
 		strbuf_addstr(in, r->manifest);
 	if (r->plan) {
@@ -206,9 +210,10 @@ static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
 		if (in->len && in->buf[in->len - 1] != '\n')
 			strbuf_addch(in, '\n');
 	}
-	if (r->agent_dir) {
+	if (r->agent_dir && !r->agent_held) {
 		strbuf_addstr(in, AGENT_MARKER "\n");
 		strbuf_add(in, gpuorch_agent_src, gpuorch_agent_src_len);
+		*agent = gpuorch_agent_src_len;
 	}
 }
 
@@ -218,24 +223,24 @@ static void add_follow_text(struct strbuf *in, const struct remote_runner *r)
  * the command may ask for more (on_missing). */
 static void tell(struct follow_split *fs, struct strbuf *cmd_vars)
 {
-	struct strbuf vars = STRBUF_INIT, txt = STRBUF_INIT;
+	struct strbuf vars = STRBUF_INIT;
 
-	add_follow_text(&txt, fs->r);
-	add_follow_vars(&vars, fs->r, fs->offset, txt.len);
+	add_follow_text(&fs->txt, fs->r, &fs->info->agent_src_sent);
+	add_follow_vars(&vars, fs->r, fs->offset, fs->txt.len);
 	if (cmd_vars) {
 		strbuf_add(cmd_vars, vars.buf, vars.len);
 	} else {
 		strbuf_addf(&fs->rest, "%zu\n", vars.len);
 		strbuf_add(&fs->rest, vars.buf, vars.len);
 	}
+	/* the blobs as they are (the runner keeps them until the command
+	 * ends): three parts, never one copy of them all */
+	ssh_input_add(fs->in, fs->rest.buf, fs->rest.len);
 	if (fs->r->blobs)
-		strbuf_add(&fs->rest, fs->r->blobs, fs->r->blobs_len);
-	strbuf_add(&fs->rest, txt.buf, txt.len);
-	fs->in->data = fs->rest.buf;
-	fs->in->len = fs->rest.len;
+		ssh_input_add(fs->in, fs->r->blobs, fs->r->blobs_len);
+	ssh_input_add(fs->in, fs->txt.buf, fs->txt.len);
 	fs->in->more = asks(fs->r);
 	strbuf_release(&vars);
-	strbuf_release(&txt);
 }
 
 /* The probe's output is in: the caller plans from it, and the command is
@@ -264,10 +269,14 @@ static int send_missing(struct follow_split *fs)
 		fs->stopped = 2;
 		return 1;
 	}
-	strbuf_addf(&fs->rest, "%zu\n", len);
-	strbuf_add(&fs->rest, tar, len);
-	fs->in->data = fs->rest.buf;
-	fs->in->len = fs->rest.len;
+	strbuf_addf(&fs->more, "%zu\n", len);
+	/* tell() used three parts at most: two more fit (the tar is the
+	 * runner's until the command ends) */
+	if (ssh_input_add(fs->in, fs->more.buf, fs->more.len) || ssh_input_add(fs->in, tar, len)) {
+		strbuf_addstr(&fs->ship_err, "the command's input has no room for them");
+		fs->stopped = 2;
+		return 1;
+	}
 	fs->in->more = 0;
 	return 0;
 }
@@ -328,12 +337,14 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 {
 	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, eout = STRBUF_INIT;
 	struct ssh_exec_result res;
-	struct ssh_input talk = { NULL, 0, 1 };
+	struct ssh_input talk;
 	struct follow_split fs;
 	enum go_status st;
 
 	memset(info, 0, sizeof(*info));
 	memset(&fs, 0, sizeof(fs));
+	memset(&talk, 0, sizeof(talk));
+	talk.more = 1;
 	fs.fn = on_out;
 	fs.ctx = ctx;
 	fs.info = info;
@@ -343,6 +354,8 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	strbuf_init(&fs.head, 0);
 	strbuf_init(&fs.probe_out, 0);
 	strbuf_init(&fs.rest, 0);
+	strbuf_init(&fs.txt, 0);
+	strbuf_init(&fs.more, 0);
 	strbuf_init(&fs.ship_err, 0);
 	eout.max = 64 * 1024;
 	if (r->probe_text) {
@@ -405,6 +418,8 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	strbuf_release(&fs.head);
 	strbuf_release(&fs.probe_out);
 	strbuf_release(&fs.rest);
+	strbuf_release(&fs.txt);
+	strbuf_release(&fs.more);
 	return st;
 }
 

@@ -50,6 +50,11 @@ struct remote_runner {
 	 * the host builds it there once per version (after the run, at nice 19),
 	 * and from then on it runs the runs in runner.sh's place. NULL: runner.sh. */
 	const char *agent_dir;
+	/* The controller saw this version of the agent built on the host (a
+	 * start said "agent PATH"; hostrun-exec.c keeps that per host): the
+	 * start carries none of its sources (~75 KB). A host that lost it runs
+	 * runner.sh that once, and the next start carries them. */
+	int agent_held;
 	/* Probe first (a host with no kept probe): the command runs probe_text
 	 * (probe_script_text) and then waits; on_probe gets the probe's output,
 	 * fills in the fields above that depend on it (directories, plan,
@@ -91,6 +96,7 @@ struct remote_start_info {
 	int reopened;             /* with reopen: the builds and steps that will run again */
 	long long disk_short_kib; /* need_kib was not free: the KiB free + 1; 0: not short */
 	char agent[256];          /* the host agent that runs the run; "" for runner.sh */
+	size_t agent_src_sent;    /* bytes of the agent's sources the command carried */
 	char execd[256];          /* the execd's socket when it runs, "building" while it is
 				   * built, "" when none was asked for or it cannot be */
 	int probe_unanswered;     /* probe first: the command ended before the probe's end */

@@ -28,7 +28,8 @@
 #   xd, xv      the execd's directory (empty: none) and version
 #   xidle       seconds an idle execd lives
 #   ad, av      the host agent's directory (empty: none) and version
-# stdin: the tar of the blobs sent ($tarlen bytes, none when 0), then the
+# stdin: the tar of the blobs sent ($tarlen bytes, none when 0; unpacked as
+# it comes), then the
 # manifest, the runner marker, runner.sh, the plan marker, the plan, the
 # execd marker, the execd's source, the agent marker and the agent's files
 # (each after a file marker line and its name); each part may be empty.
@@ -56,10 +57,17 @@ if [ "$send" = 1 ]; then
 else
   t=$(mktemp -d "${TMPDIR:-/tmp}/gpuorch-in.XXXXXX") || exit 1
 fi
-if [ "$tarlen" -gt 0 ]; then
-  head -c "$tarlen" > "$t/blobs.tar" && [ "$(wc -c < "$t/blobs.tar")" -eq "$tarlen" ] ||
-    { rm -rf "$t"; echo "the files sent did not all arrive (expected $tarlen bytes)" >&2; exit 1; }
-fi
+# untar N [WHAT]: the tar of N bytes at the head of stdin unpacked into
+# $t/nb as it comes (each byte written once, where a copy of the tar was
+# written first and read again); a tar cut short fails here, and a blob it
+# never reached is one that lack names below. WHAT (the files asked for):
+# the runner and the plan written so far go too.
+untar() {
+  { [ ! -e "$t/nb" ] || rm -rf "$t/nb"; } && mkdir "$t/nb" && head -c "$1" | tar -xf - -C "$t/nb" ||
+    { rm -rf "$t"; [ -z "${2:-}" ] || rm -f "$rtmp" "$ptmp"
+      echo "${2:-the files sent} did not all arrive (a tar of $1 bytes expected)" >&2; exit 1; }
+}
+[ "$tarlen" -eq 0 ] || untar "$tarlen"
 rtmp=$t/runner ptmp=$t/plan
 [ "$send" != 1 ] || rtmp=$rd/runner.sh.tmp ptmp=$rd/plan.sh.tmp
 ab=
@@ -77,13 +85,12 @@ else
   [ ! -s "$t/manifest" ] || mv -f "$t/manifest" "$cdir/manifest" || { rm -rf "$t"; exit 1; }
   [ -s "$cdir/manifest" ] ||
     { rm -rf "$t"; echo "no manifest of the sources came with the command" >&2; exit 1; }
-  # unb TAR: the blobs sent go into the store whole (renamed): one mv for
-  # all, else one a file; src/ is copied out of the store
+  # unb: the blobs sent ($t/nb, untar) go into the store whole (renamed):
+  # one mv for all, else one a file; src/ is copied out of the store
   unb() {
-    ( cd "$cdir" && { [ ! -e nb ] || rm -rf nb; } && mkdir nb && tar -xf "$1" -C nb &&
-      { set -- nb/*; [ ! -f "$1" ] || mv -f -- "$@" "$bdir/" 2>/dev/null ||
+    ( cd "$t" && { set -- nb/*; [ ! -f "$1" ] || mv -f -- "$@" "$bdir/" 2>/dev/null ||
         for f in nb/*; do [ ! -f "$f" ] || mv -f "$f" "$bdir/" || exit 1; done; } && rm -rf nb ) ||
-      { rm -rf "$t"; echo "cannot unpack the files sent into $bdir" >&2; exit 1; }
+      { rm -rf "$t"; echo "cannot move the files sent into $bdir" >&2; exit 1; }
   }
   # lack: each blob the manifest lists that the store lacks, said; miss=1
   # when there is one
@@ -91,17 +98,17 @@ else
     miss=0
     while read -r h m p; do [ -f "$bdir/$h" ] || { echo "gpuorch-start: missing $h"; miss=1; }; done < "$cdir/manifest"
   }
-  [ ! -s "$t/blobs.tar" ] || unb "$t/blobs.tar"
+  [ ! -d "$t/nb" ] || unb
   lack
   # on an exec channel (not the execd: its stdin came whole) the
   # controller waits with this command's stdin open: ask it for them here,
   # where a second command would be a second login shell
   if [ $miss = 1 ] && [ "$ask" = 1 ] && [ -z "${GPUORCH_EXECD:-}" ]; then
     echo 'gpuorch-start: send missing'
-    IFS= read -r n && case $n in '' | *[!0-9]*) false ;; esac && head -c "$n" > "$t/more.tar" &&
-      [ "$(wc -c < "$t/more.tar")" -eq "$n" ] ||
+    IFS= read -r n && case $n in '' | *[!0-9]*) false ;; esac ||
       { rm -rf "$t" "$rtmp" "$ptmp"; echo "the files the host asked for did not all arrive" >&2; exit 1; }
-    unb "$t/more.tar"
+    untar "$n" 'the files the host asked for'
+    unb
     lack
   fi
   if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf "$t" "$rtmp" "$ptmp"; exit 4; fi

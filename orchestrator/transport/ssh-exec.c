@@ -237,6 +237,58 @@ static int chan_wait(struct chan *k, int want_write, int64_t deadline)
 	return 0;
 }
 
+int ssh_input_add(struct ssh_input *in, const void *data, size_t len)
+{
+	if (!len)
+		return 0;
+	if (in->nparts >= SSH_INPUT_PARTS)
+		return -1;
+	in->part[in->nparts].data = data;
+	in->part[in->nparts].len = len;
+	in->nparts++;
+	return 0;
+}
+
+size_t ssh_input_len(const struct ssh_input *in)
+{
+	size_t n = 0;
+	int i;
+	for (i = 0; i < in->nparts; i++)
+		n += in->part[i].len;
+	return n;
+}
+
+/* The input from byte off on, up to the end of its part (*n bytes; NULL
+ * and 0 past the end). */
+static const char *input_at(const struct ssh_input *in, size_t off, size_t *n)
+{
+	int i;
+	for (i = 0; i < in->nparts; i++) {
+		if (off < in->part[i].len) {
+			*n = in->part[i].len - off;
+			return (const char *)in->part[i].data + off;
+		}
+		off -= in->part[i].len;
+	}
+	*n = 0;
+	return NULL;
+}
+
+/* framed: the execd's request for cmd (into head) and in's parts after
+ * it, borrowed. -1 when they do not fit. */
+static int frame_input(struct ssh_input *framed, struct strbuf *head, const char *cmd,
+		       const struct ssh_input *in)
+{
+	int i;
+	memset(framed, 0, sizeof(*framed));
+	execd_request(head, cmd, ssh_input_len(in));
+	ssh_input_add(framed, head->buf, head->len);
+	for (i = 0; i < in->nparts; i++)
+		if (ssh_input_add(framed, in->part[i].data, in->part[i].len))
+			return -1;
+	return 0;
+}
+
 /* One command on one channel: an exec request (execd NULL), or framed
  * through the execd at that socket. *fallback is set when the execd ran
  * nothing (absent, refused the channel, stale): run it the ordinary way. */
@@ -251,7 +303,7 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 	struct strbuf framed_in = STRBUF_INIT;
 	struct execd_rx rx;
 	struct execd_sink sink = { on_out, out_ctx, errout };
-	struct ssh_input framed = { NULL, 0, 0 };
+	struct ssh_input framed;
 	char *buf = NULL;
 	size_t sent = 0;
 	int eof_sent = 0, keep_open = 0, rc;
@@ -276,11 +328,10 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		}
 		/* the request, then stdin; the channel is never half-closed:
 		 * its EOF tells the execd that the client left */
-		execd_request(&framed_in, cmd, in->data ? in->len : 0);
-		if (in->data && in->len)
-			strbuf_add(&framed_in, in->data, in->len);
-		framed.data = framed_in.buf;
-		framed.len = framed_in.len;
+		if (frame_input(&framed, &framed_in, cmd, in)) {
+			st = go_fail(err, GO_ERR_INTERNAL, "%s: a command's input in too many parts", c->where);
+			goto out;
+		}
 		in = &framed;
 		keep_open = 1;
 	} else {
@@ -320,11 +371,12 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 
 		/* stdin, interleaved with reading so neither side stalls (a
 		 * talk's reader may add to it as output arrives) */
-		if (!eof_sent && in->data && sent < in->len) {
-			size_t chunk = in->len - sent;
+		if (!eof_sent && sent < ssh_input_len(in)) {
+			size_t chunk;
+			const char *at = input_at(in, sent, &chunk);
 			if (chunk > SSH_IO_CHUNK)
 				chunk = SSH_IO_CHUNK;
-			n = chan_write(&k, (const char *)in->data + sent, chunk);
+			n = chan_write(&k, at, chunk);
 			if (n > 0) {
 				sent += (size_t)n;
 				progress = 1;
@@ -332,7 +384,7 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 				/* the command closed its stdin: stop feeding it */
 				if (n == LIBSSH2_ERROR_CHANNEL_EOF_SENT ||
 				    n == LIBSSH2_ERROR_CHANNEL_CLOSED || chan_eof(&k) || k.fd >= 0) {
-					sent = in->len;
+					sent = ssh_input_len(in);
 					in->more = 0;
 				} else {
 					st = chan_fail(&k, n, "cannot send input to a remote command", err);
@@ -340,7 +392,7 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 				}
 			}
 		}
-		if (!eof_sent && !keep_open && !in->more && sent >= (in->data ? in->len : 0)) {
+		if (!eof_sent && !keep_open && !in->more && sent >= ssh_input_len(in)) {
 			rc = libssh2_channel_send_eof(k.ch);
 			if (rc == 0 || rc != LIBSSH2_ERROR_EAGAIN) {
 				/* an error here (channel closed already) is not fatal */
@@ -412,11 +464,11 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 				goto out;
 			}
 			if (ask < deadline) {
-				chan_wait(&k, sent < (in->data ? in->len : 0), ask);
+				chan_wait(&k, sent < ssh_input_len(in), ask);
 				continue;
 			}
 		}
-		if (chan_wait(&k, sent < (in->data ? in->len : 0), deadline) < 0) {
+		if (chan_wait(&k, sent < ssh_input_len(in), deadline) < 0) {
 			st = ssh_fail_timeout(c, "remote command", timeout_ms, err);
 			goto out;
 		}
@@ -504,7 +556,10 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
 			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
 {
-	struct ssh_input in = { stdin_data, stdin_data ? stdin_len : 0, 0 };
+	struct ssh_input in;
+	memset(&in, 0, sizeof(in));
+	if (stdin_data)
+		ssh_input_add(&in, stdin_data, stdin_len);
 	return exec_with(c, cmd, &in, 1, on_out, out_ctx, errout, res, timeout_ms, err);
 }
 

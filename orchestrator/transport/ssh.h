@@ -69,15 +69,26 @@ enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,
 			       ssh_out_fn on_out, void *out_ctx, struct strbuf *errout,
 			       struct ssh_exec_result *res, int timeout_ms, struct strbuf *err);
 
-/* A command's stdin that its reader supplies as the conversation goes:
- * on_out may point data at a longer buffer that starts with what was given
- * so far (len the whole; the caller keeps it alive) and clear more. EOF is
- * sent once all of it went and more is 0. */
+/* A command's stdin that its reader supplies as the conversation goes, in
+ * parts sent one after another as they are (borrowed, never copied: a
+ * source tree of tens of MB went through three whole copies): on_out may
+ * add parts (ssh_input_add; the caller keeps each alive and unchanged
+ * until the command ends) and clear more. EOF is sent once all of it went
+ * and more is 0. */
+#define SSH_INPUT_PARTS 8
 struct ssh_input {
-	const void *data;
-	size_t len;
+	struct {
+		const void *data;
+		size_t len;
+	} part[SSH_INPUT_PARTS];
+	int nparts;
 	int more;
 };
+/* Appends len bytes at data to in's parts (none for len 0). Returns -1,
+ * adding nothing, when in has SSH_INPUT_PARTS parts already. */
+int ssh_input_add(struct ssh_input *in, const void *data, size_t len);
+/* All of in's parts, in bytes. */
+size_t ssh_input_len(const struct ssh_input *in);
 /* ssh_exec_stream with such a stdin, always on an exec channel (never the
  * execd, whose framing needs the length first): a command that answers
  * before it is told the rest (the probe, then the plan made from it). */

@@ -2,7 +2,8 @@
  * empty ledger; what is added is found again after a reload (sorted, each
  * hash once); lines that are not a sha256 are ignored; a host with another
  * work directory has a ledger of its own; a ledger past its cap starts
- * again from the latest pack. */
+ * again from the latest pack; what was sent and not yet seen held is kept
+ * apart until a pack holding it is added. */
 #include "remote/shipledger.h"
 #include "remote/probecache.h"
 #include "core/fsutil.h"
@@ -97,6 +98,34 @@ int main(void)
 	shipledger_load(&other, &l);
 	CHECK(l.n == 0, "another work directory on the same host has its own ledger", "n %d", l.n);
 	shipledger_release(&l);
+
+	/* sent, not yet seen held: kept across a reload (a controller killed
+	 * with SIGKILL), until a pack holding them is added */
+	{
+		char *v[2] = { hex(200), hex(201) };
+		struct pack s200;
+		shipledger_load(&other, &l);
+		shipledger_sending(&other, &l, v, 2);
+		shipledger_release(&l);
+		shipledger_load(&other, &l);
+		CHECK(shipledger_was_sent(&l, v[0]) && shipledger_was_sent(&l, v[1]) &&
+		      !shipledger_has(&l, v[0]) && !shipledger_was_sent(&l, h0),
+		      "what was sent is known after a reload, as sent, not held", "nsent %d", l.nsent);
+		fake_pack(&s200, 1, 200);              /* 200 held now; 201 not */
+		shipledger_add_pack(&other, &l, &s200);
+		shipledger_release(&l);
+		shipledger_load(&other, &l);
+		CHECK(shipledger_has(&l, v[0]) && !shipledger_was_sent(&l, v[0]) &&
+		      shipledger_was_sent(&l, v[1]) && l.nsent == 1,
+		      "a sent file seen held is sent no more; the others stay sent", "nsent %d", l.nsent);
+		shipledger_release(&l);
+		shipledger_load(&h, &l);
+		CHECK(l.nsent == 0, "another host knows nothing sent", "nsent %d", l.nsent);
+		shipledger_release(&l);
+		free_pack(&s200);
+		free(v[0]);
+		free(v[1]);
+	}
 
 	/* the cap: 65536 hashes; a pack that would pass it starts the ledger again */
 	fake_pack(&big, 65535, 1000000);
