@@ -14,8 +14,9 @@
 # CPU: cgroup v1 cpuacct groups, one for the controller side (gpuorch, or
 # scp and its ssh) and one for the hosts (every sshd and all it starts,
 # setsid'd children included: a cgroup keeps what leaves the process
-# tree). Needs root and a writable /sys/fs/cgroup/cpuacct; without it CPU
-# is left out ("-"). gpuorch's run also builds and runs the trivial
+# tree). Needs root and cgroup v1's /sys/fs/cgroup/cpuacct (cpuacct.usage)
+# or cgroup v2 (cpu.stat's usage_usec); without either, CPU is left out
+# ("-"). scp runs the ssh found first on PATH (scp -S), not /usr/bin/ssh. gpuorch's run also builds and runs the trivial
 # program: its CPU for that is measured by a run whose content is already
 # on the hosts ("base") and shown beside; ship = fresh - base.
 # Prints each rep, then the medians and the ratios gpuorch / scp.
@@ -37,7 +38,13 @@ done
 command -v scp >/dev/null || { echo "bench-ship.sh: needs scp" >&2; exit 2; }
 
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/gpuorch-bench.XXXXXX")
-CG=/sys/fs/cgroup/cpuacct/gpuorch-bench.$$
+# cgroup v2 (one hierarchy, cpu.stat in every group) or v1's cpuacct
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+	CGROOT=/sys/fs/cgroup CGV=2
+else
+	CGROOT=/sys/fs/cgroup/cpuacct CGV=1
+fi
+CG=$CGROOT/gpuorch-bench.$$
 BENCH_AT_EXIT=
 test_at_exit() {   # what tests/lib/sshd.sh needs of testlib.sh
 	BENCH_AT_EXIT="$BENCH_AT_EXIT
@@ -46,7 +53,7 @@ $1"
 cg_drop() {
 	for g in ctl hosts; do
 		[ -d "$CG/$g" ] || continue
-		while read -r p; do echo "$p" >/sys/fs/cgroup/cpuacct/cgroup.procs; done <"$CG/$g/cgroup.procs" 2>/dev/null
+		while read -r p; do echo "$p" >"$CGROOT/cgroup.procs"; done <"$CG/$g/cgroup.procs" 2>/dev/null
 		rmdir "$CG/$g"
 	done
 	rmdir "$CG" 2>/dev/null
@@ -61,13 +68,18 @@ names=
 i=1
 while [ $i -le $max ]; do sshd_start "h$i" || exit 1; names="$names h$i"; i=$((i + 1)); done
 CPU=1
-if mkdir -p "$CG/ctl" "$CG/hosts" 2>/dev/null; then
+if mkdir -p "$CG/ctl" "$CG/hosts" 2>/dev/null &&
+	{ [ -f "$CG/ctl/cpu.stat" ] || [ -f "$CG/ctl/cpuacct.usage" ]; }; then
 	for hn in $names; do echo "$(sshd_var "$hn" PID)" >"$CG/hosts/cgroup.procs" || CPU=0; done
 else
 	CPU=0
 fi
 # cpu_ns GROUP: CPU-ns used in it so far (0 without cgroups)
-cpu_ns() { if [ $CPU = 1 ]; then cat "$CG/$1/cpuacct.usage"; else echo 0; fi; }
+cpu_ns() {
+	if [ $CPU = 0 ]; then echo 0
+	elif [ $CGV = 2 ]; then awk '$1 == "usage_usec" { printf "%.0f\n", $2 * 1000 }' "$CG/$1/cpu.stat"
+	else cat "$CG/$1/cpuacct.usage"; fi
+}
 # in_ctl CMD...: CMD in the controller's group
 in_ctl() {
 	if [ $CPU = 1 ]; then sh -c 'echo $$ >"$0" && exec "$@"' "$CG/ctl/cgroup.procs" "$@"; else "$@"; fi
@@ -128,7 +140,7 @@ scpr() {
 	c0=$(cpu_ns ctl) h0=$(cpu_ns hosts) t0=$(now)
 	pids=
 	for hn in $(hosts_of "$1"); do
-		in_ctl scp -q -r -o BatchMode=yes -o StrictHostKeyChecking=yes \
+		in_ctl scp -S "$(command -v ssh)" -q -r -o BatchMode=yes -o StrictHostKeyChecking=yes \
 			-o UserKnownHostsFile="$(sshd_var "$hn" KNOWN_HOSTS)" -o IdentitiesOnly=yes \
 			-i "$(sshd_var "$hn" IDENTITY)" -P "$(sshd_var "$hn" PORT)" \
 			"$P/data" "$(id -un)@127.0.0.1:$(sshd_var "$hn" WORKDIR)/scp" &
@@ -142,7 +154,7 @@ scpr() {
 	[ $fail = 0 ] || { echo "bench-ship.sh: scp failed" >&2; exit 1; }
 	echo "$(secs "$t0" "$t1") $(secs "$c0" "$c1") $(secs "$h0" "$h1")" >"$2"
 }
-echo "gpuorch: $GPUORCH (sha256 $(sha256sum "$GPUORCH" | cut -c1-12)); machine: $(nproc) CPUs; $NFILES files of $KIB KiB ($BYTES bytes); CPU: $([ $CPU = 1 ] && echo 'cgroup cpuacct' || echo 'unmeasured (no cgroup)')"
+echo "gpuorch: $GPUORCH (sha256 $(sha256sum "$GPUORCH" | cut -c1-12)); machine: $(nproc) CPUs; $NFILES files of $KIB KiB ($BYTES bytes); CPU: $([ $CPU = 1 ] && echo "cgroup v$CGV" || echo 'unmeasured (no cgroup)')"
 grun "$max" "$TRASH/warm"   # the agent and execd built on every host
 sleep 3
 for n in $HOSTS; do
