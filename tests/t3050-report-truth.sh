@@ -72,6 +72,16 @@ test_expect_success 'runs: failed gates, failed builds and skipped steps after t
 	test "$(jq_ runs.json $i.counts.steps_failed)" = 0
 '
 
+test_expect_success 'runs: the same counts from the record when the run has no summary (one is written)' '
+	s=$(ls store/*/$TOOLS/summary.json) && rm "$s" &&
+	"$GPUORCH" runs --limit 1000 >runs2.txt &&
+	grep -A1 "^$TOOLS " runs2.txt | tail -n 1 >tools2.line &&
+	cat tools2.line &&
+	grep "^    h100: attn_wmma .* | gates 4/6 passed (2 FAILED); 4 builds FAILED; 8 steps skipped\$" tools2.line &&
+	test -s "$s" &&
+	test "$(jq_ "$s" hosts.0.counts.gates_failed)" = 2
+'
+
 test_expect_success 'report --check: a report written now is current; the report.md ends naming its renderer' '
 	"$GPUORCH" report $H200 >/dev/null &&
 	dir=$(ls -d store/attention-wgmma/$H200) &&
