@@ -152,7 +152,7 @@ struct tl {
 	const char **series;    /* GPU labels */
 	int nseries;
 	struct history_point *pts;
-	const struct figure **pfig;
+	struct figure **pfig;     /* each point's figure (its samples freed once a later point of its series compared) */
 	char *moved;            /* per point: a figure with no direction moved beyond the factor */
 	char *unsure;           /* per point: the record's samples and medians disagree, one says slower */
 	char **notes;           /* per point: what the step's verdict says besides (GPU instances, ...) */
@@ -349,6 +349,11 @@ static void tl_add_point(struct tl *t, const struct cmp_opts *co, int i, struct 
 	for (k = t->npts - 2; k >= 0; k--)
 		if (t->pts[k].series == s) {
 			tl_step(t, co, k, t->npts - 1);
+			/* k is no longer its series' last: nothing compares with its
+			 * samples again (their count stays), so the memory of a
+			 * history is one point's samples a series, not every point's */
+			free(t->pfig[k]->samples);
+			t->pfig[k]->samples = NULL;
 			break;
 		}
 }
