@@ -2,6 +2,7 @@
 #include "core/metric.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "core/banned.h"
 
@@ -207,5 +208,17 @@ int metric_op_holds(const char *op, double a, double b, int *holds)
 		*holds = a == b;
 	else
 		return 0;
+	return 1;
+}
+
+int metric_kernel_name_ok(const char *s, size_t n)
+{
+	size_t i;
+	if (!n || n > METRIC_KERNEL_NAME_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '+'))
+			return 0;
 	return 1;
 }

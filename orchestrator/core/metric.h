@@ -83,4 +83,11 @@ void metric_fmt_g(struct strbuf *sb, double v);
  * (and leaves *holds alone) for an operator that is not <, <=, >, >=, ==. */
 int metric_op_holds(const char *op, double a, double b, int *holds);
 
+/* A kernel's name in a figure per kernel, NAME[KERNEL] (docs/byo.md): 1 when
+ * the n bytes at s are 1..METRIC_KERNEL_NAME_MAX letters, digits, '_', '-'
+ * or '+' (no '.', which a gate would read as a path). The one rule of the
+ * output reader and of spec check. */
+#define METRIC_KERNEL_NAME_MAX 64
+int metric_kernel_name_ok(const char *s, size_t n);
+
 #endif

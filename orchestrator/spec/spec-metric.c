@@ -172,7 +172,7 @@ static enum go_status check_kernel_figure(struct spec_ctx *c, const struct spec_
 					  const char *m)
 {
 	const char *k = kernel_of(f->name, m);
-	size_t n, i;
+	size_t n;
 	int named = f->name_regex || f->name_group;
 	if (!k && !named)
 		return GO_OK;
@@ -184,11 +184,7 @@ static enum go_status check_kernel_figure(struct spec_ctx *c, const struct spec_
 				   "figure a 'name_regex' or 'name_group', docs/byo.md)", f->name,
 				f->name);
 	n = strlen(k);
-	for (i = 0; i + 1 < n; i++)
-		if (!((k[i] >= 'a' && k[i] <= 'z') || (k[i] >= 'A' && k[i] <= 'Z') ||
-		      (k[i] >= '0' && k[i] <= '9') || k[i] == '_' || k[i] == '-' || k[i] == '+'))
-			break;
-	if (n < 2 || k[n - 1] != ']' || (i + 1 < n && strcmp(k, "*]")) || n - 1 > 64)
+	if (n < 2 || k[n - 1] != ']' || (strcmp(k, "*]") && !metric_kernel_name_ok(k, n - 1)))
 		return spec_bad(c, "'%s': a kernel's figure is '%s[KERNEL]' (1-64 letters, digits, "
 				   "'_', '-' or '+', as the program prints it) or '%s[*]' (every "
 				   "kernel's)", m, f->name, f->name);

@@ -115,7 +115,7 @@ static char *kernel_name(struct scan_rule *sr, const char *line, size_t n, regof
 			 const char *where)
 {
 	const char *t;
-	size_t len, i;
+	size_t len;
 	char *kept;
 	if (so < 0) {
 		kept = keep_line(line, n);
@@ -133,16 +133,13 @@ static char *kernel_name(struct scan_rule *sr, const char *line, size_t n, regof
 	}
 	while (len && (t[len - 1] == ' ' || t[len - 1] == '\t'))
 		len--;
-	for (i = 0; i < len; i++)
-		if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
-		      (t[i] >= '0' && t[i] <= '9') || t[i] == '_' || t[i] == '-' || t[i] == '+'))
-			break;
-	if (!len || i < len || len > FIGURES_KERNEL_NAME_MAX) {
+	if (!metric_kernel_name_ok(t, len)) {
 		kept = keep_line(line, n);
 		sr->err = xstrfmt("'%s': the kernel's name %s in the line \"%s\" is %s; a kernel's "
 				  "name is 1-%d letters, digits, '_', '-' or '+' (fix %s to capture "
 				  "only the name)", sr->r->name, where, kept,
-				  !len ? "empty" : i < len ? "not a plain name" : "too long",
+				  !len ? "empty" : len > FIGURES_KERNEL_NAME_MAX ? "too long"
+				  : "not a plain name",
 				  FIGURES_KERNEL_NAME_MAX, where);
 		free(kept);
 		return NULL;

@@ -5,12 +5,13 @@
 #define GPUORCH_FIGURES_H
 
 #define FIGURES_KERNEL_MAX 256   /* kernels per figure */
-#define FIGURES_KERNEL_NAME_MAX 64
+#define FIGURES_KERNEL_NAME_MAX METRIC_KERNEL_NAME_MAX   /* core/metric.h */
 
 #include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include "core/strbuf.h"
+#include "core/metric.h"
 
 struct figure_rule {
 	const char *name;

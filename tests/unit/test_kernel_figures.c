@@ -187,6 +187,20 @@ int main(void)
 	      "n=%d missing=%s", cJSON_GetArraySize(f), missing.buf);
 	cJSON_Delete(f);
 
+	{
+		/* the one rule of a kernel's name, at its edges (core/metric.c) */
+		char n64[65], n65[66];
+		memset(n64, 'k', 64);
+		n64[64] = '\0';
+		memset(n65, 'k', 65);
+		n65[65] = '\0';
+		CHECK(metric_kernel_name_ok(n64, 64) && !metric_kernel_name_ok(n65, 65) &&
+		      !metric_kernel_name_ok("", 0) && metric_kernel_name_ok("a", 1) &&
+		      metric_kernel_name_ok("v07_x-y+z", 9) && !metric_kernel_name_ok("v0.7", 4) &&
+		      !metric_kernel_name_ok("a b", 3),
+		      "a kernel's name: 1-64 of letters, digits, _ - +; 64 is in, 65 out", "%s", "");
+	}
+
 	strbuf_release(&missing);
 	return check_summary();
 }
