@@ -58,6 +58,8 @@ build/asan/obj/$(4).o: build/gen/$(4).c orchestrator/$(3)
 endef
 # the host runner (docs/runner.md)
 $(eval $(call EMBED,gpuorch_runner_sh,orchestrator/remote/runner.sh,remote/runner-script.h,remote/runner-sh))
+# the batch script of a Slurm job (run/slurmrun.c, docs/slurm.md)
+$(eval $(call EMBED,gpuorch_slurm_job_sh,orchestrator/run/slurm-job.sh,run/slurm-job-script.h,run/slurm-job-sh,--sh))
 # the start command of a host's run (remote/remote.c)
 $(eval $(call EMBED,gpuorch_start_sh,orchestrator/remote/start.sh,remote/start-script.h,remote/start-sh,--sh))
 # the host probe: the host's signature (also the start command's check of a

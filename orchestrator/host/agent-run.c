@@ -64,6 +64,7 @@ static void started_event(int restart)
 	json_str(&f, host);
 	sb_addf(&f, ",\"restart\":%s,\"version\":%d,\"builds\":%d,\"steps\":%d,\"max_builds\":%ld",
 		restart ? "true" : "false", AGENT_VERSION, A.plan.nb, A.plan.ns, A.plan.maxb);
+	sb_adds(&f, ",\"runner\":\"gpuorch-agent\"");
 	ev("runner_started", f.buf);
 	sb_free(&f);
 }

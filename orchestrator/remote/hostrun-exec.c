@@ -25,7 +25,6 @@
 #include <string.h>
 #include "core/banned.h"
 
-#define RUNNER_TEXT_CAP (4u << 20)   /* output carried in an end event */
 #define KILL_FOLLOW_MS 60000         /* collecting what an interrupt killed */
 #define MAX_RUNNER_STARTS 4          /* a runner that keeps dying is an error */
 #define PROBE_FIRST_MS 120000        /* a start that probes first, until it has planned */
@@ -65,90 +64,18 @@ struct exec_state {
 	struct strbuf prep_err;
 };
 
-static char *gpu_lock_path(const struct hostrun *hr)
-{
-	return xstrfmt("/tmp/gpuorch-gpu%d.lock", hr->h->gpu_index);
-}
-
-/* The runner's plan from hr->plan; the ids of the builds in es->bids. */
+/* The runner's plan: the whole of hr->plan (hostrun-plan.c); the ids of
+ * the builds in es->bids. */
 static enum go_status write_plan(struct hostrun *hr, struct exec_state *es, struct strbuf *text,
 				 int64_t *budget_ms, struct strbuf *err)
 {
-	const struct plan *p = &hr->plan;
-	const struct spec *s = hr->ctx->spec;
-	struct runplan rp;
-	struct runplan_build *rb = xcalloc((size_t)p->nbuilds + 1, sizeof(*rb));
-	struct runplan_step *rs = xcalloc((size_t)p->nsteps + 1, sizeof(*rs));
-	char *lock = gpu_lock_path(hr);
-	int64_t budget = 300;
-	enum go_status st;
-	int i, j;
-
-	memset(&rp, 0, sizeof(rp));
-	es->bids = xcalloc((size_t)p->nbuilds + 1, sizeof(*es->bids));
-	for (i = 0; i < p->nbuilds; i++) {
-		const struct plan_build *b = &p->builds[i];
-		if (b->skip_reason)
-			continue;
-		es->bids[i] = xstrfmt("%.16s", b->key);
-		for (j = 0; j < rp.nbuilds; j++)
-			if (!strcmp(rb[j].id, es->bids[i]))
-				break;
-		if (j < rp.nbuilds)
-			continue;   /* the same build twice: one runs, both are recorded */
-		rb[rp.nbuilds].id = es->bids[i];
-		rb[rp.nbuilds].dir = b->dir;
-		rb[rp.nbuilds].bin = b->bin;
-		rb[rp.nbuilds].command = b->command;
-		rb[rp.nbuilds].timeout_s = s->build_timeout_s;
-		/* a sweep variant may be refused by the kernel (static_assert):
-		 * that is a result, not a failed build phase */
-		rb[rp.nbuilds].may_fail = b->variant != NULL || b->may_fail;
-		budget += s->build_timeout_s + 10;
-		rp.nbuilds++;
-	}
-	for (i = 0; i < p->nsteps; i++) {
-		const struct plan_step *ps = &p->steps[i];
-		struct runplan_step *r = &rs[rp.nsteps];
-		char *why;
-		if (!hr_step_runs(hr, i, &why)) {
-			free(why);
-			continue;
-		}
-		r->id = ps->id;
-		r->dir = ps->dir;
-		r->command = ps->command;
-		r->timeout_s = ps->step->timeout_s;
-		r->build_id = ps->build ? es->bids[ps->build - p->builds] : NULL;
-		if (ps->needs_gpu) {
-			r->lock_path = lock;
-			r->lock_wait_s = hr->ctx->lock_wait_s;
-		}
-		budget += r->timeout_s + r->lock_wait_s + 15;
-		rp.nsteps++;
-	}
-	rp.src_dir = p->src_dir;
-	rp.max_builds = hr->h->max_builds > 0 ? hr->h->max_builds
-					      : runplan_default_max_builds(hr->info.ncores);
-	rp.fail_fast = 1;
-	rp.text_cap = RUNNER_TEXT_CAP;
-	rp.probe_later = hr->info.later;
-	rp.builds = rb;
-	rp.steps = rs;
-	st = runplan_write(&rp, text, err);
-	*budget_ms = budget * 1000 > INT_MAX ? INT_MAX : budget * 1000;
-	free(rb);
-	free(rs);
-	free(lock);
-	return st;
+	struct hostrun_plan_part all = { .all = 1, .build = -1, .step = -1, .gpu_lock = 1 };
+	return hostrun_write_plan(hr, &all, &es->bids, text, budget_ms, err);
 }
 
 static void free_bids(struct hostrun *hr, struct exec_state *es)
 {
-	int i;
-	for (i = 0; es->bids && i < hr->plan.nbuilds; i++)
-		free(es->bids[i]);
-	free(es->bids);
+	hostrun_plan_ids_free(hr, es->bids);
 	es->bids = NULL;
 }
 

@@ -38,17 +38,6 @@ enum go_status hr_connect(struct hostrun *hr)
 	return st;
 }
 
-static void add_arch(struct hostrun *hr, const char *arch)
-{
-	int i;
-	for (i = 0; i < hr->narchs; i++)
-		if (!strcmp(hr->archs[i], arch))
-			return;
-	hr->archs = xrealloc(hr->archs, sizeof(char *) * (size_t)(hr->narchs + 2));
-	hr->archs[hr->narchs++] = xstrdup(arch);
-	hr->archs[hr->narchs] = NULL;
-}
-
 /* Forget what an earlier probe gave (probing again). */
 static void forget_probe(struct hostrun *hr)
 {
@@ -118,16 +107,16 @@ static void apply_probe(struct hostrun *hr, int64_t t0)
 			arch = cc_arch = probe_cc_to_arch(hr->info.compute_cap);
 		if (arch) {
 			hr->run_arch = xstrdup(arch);
-			add_arch(hr, arch);
+			hostrun_add_arch(hr, arch);
 		}
 		free(cc_arch);
 	}
 	if (!hr->run_arch) {
 		/* No GPU (or none we can name): compile-only for every listed arch. */
 		if (hr->h->arch)
-			add_arch(hr, hr->h->arch);
+			hostrun_add_arch(hr, hr->h->arch);
 		for (i = 0; i < s->ntargets; i++)
-			add_arch(hr, s->targets[i].arch);
+			hostrun_add_arch(hr, s->targets[i].arch);
 	}
 
 	hostrun_record_info(hr, NULL);

@@ -17,6 +17,7 @@
  * stand on: the host's record entries, logs, reconnection); hostrun-int.h
  * declares what they share. */
 #include "remote/hostrun-int.h"
+#include "remote/executor.h"
 #include "store/gates.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
@@ -74,9 +75,10 @@ int hostrun_judge(struct hostrun *hr)
 	return any_sweep || gates;
 }
 
-void hostrun_main(void *arg)
+/* The SSH host's executor: connect, probe, then the host agent (or
+ * runner.sh) over the one connection (hostrun-exec.c). */
+static void ssh_run(struct hostrun *hr)
 {
-	struct hostrun *hr = arg;
 	enum go_status st;
 
 	strbuf_addf(&hr->out, "%s (%s@%s:%d)\n", hr->h->name, hr->h->user, hr->h->address,
@@ -106,6 +108,15 @@ void hostrun_main(void *arg)
 	ssh_disconnect(hr->conn);
 	hr->conn = NULL;
 }
+
+/* Every host that no other executor claims (run/executor.c asks it last). */
+static int ssh_runs(const struct host *h)
+{
+	(void)h;
+	return 1;
+}
+
+const struct executor_ops hostrun_ssh_executor = { "ssh", ssh_runs, ssh_run };
 
 void hostrun_release(struct hostrun *hr)
 {

@@ -78,13 +78,39 @@ struct hostrun {
 
 void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct run_ctx *ctx,
 		  cJSON *hj);
-void hostrun_main(void *arg);     /* par_task_fn */
 void hostrun_release(struct hostrun *hr);
 /* After a host's steps: rank its sweeps and judge the gates on its record
  * (both attached to it), their lines into hr->out; a failed gate counts as a
  * failed step. 1 when the record changed (the caller saves it). The host
  * runner and the Slurm runner both end with it. */
 int hostrun_judge(struct hostrun *hr);
+
+/* What both executors (the host runner here, Slurm jobs in run/slurmrun.c)
+ * make of a host's plan the same way (hostrun-plan.c). */
+/* The output of a build or step an end event carries (the runner's
+ * text_cap); past it the controller pulls the file back (hostrun_step_outcome). */
+#define HOSTRUN_TEXT_CAP (4u << 20)
+/* An arch to build for, once (hr->archs, NULL-terminated). */
+void hostrun_add_arch(struct hostrun *hr, const char *arch);
+/* Build b's id in the runner's plan and journal (to free): its key's first 16 characters. */
+char *hostrun_build_id(const struct plan_build *b);
+/* Which part of hr->plan a runner's plan holds. */
+struct hostrun_plan_part {
+	int all;        /* 1: every build and step that runs (an SSH host's runner); else: */
+	int build;      /* that plan build (a build job), or -1 */
+	int step;       /* that plan step, with its build (a step job), or -1 */
+	int attempt;    /* a step's second attempt runs in its DIR.try2; 0 or 1: DIR */
+	int gpu_lock;   /* 1: a step that needs the GPU takes the host's GPU lock (not
+			 * under Slurm, where the GPU is the job's allocation) */
+};
+/* The runner's plan (runplan.h) of that part into text: builds by their
+ * hostrun_build_id, each output capped at HOSTRUN_TEXT_CAP; *bids (NULL: not
+ * wanted; free with hostrun_plan_ids_free): per plan build its id, NULL when
+ * not in this plan; *budget_ms (NULL: not wanted): how long it may take. */
+enum go_status hostrun_write_plan(struct hostrun *hr, const struct hostrun_plan_part *part,
+				  char ***bids, struct strbuf *text, int64_t *budget_ms,
+				  struct strbuf *err);
+void hostrun_plan_ids_free(struct hostrun *hr, char **bids);
 
 /* A host's entries in the run record, the same for every runner (the host
  * runner here, Slurm jobs in run/slurmrun.c); each takes the record lock. */

@@ -744,7 +744,7 @@ cmd_run() {
 	fi
 	{ read -r _hn </proc/sys/kernel/hostname; } 2>/dev/null || _hn=$(uname -n)
 	js "$_hn"
-	ev runner_started ",\"pid\":$$,\"host\":$JS,\"restart\":$_restart,\"version\":$RUNNER_VERSION,\"builds\":$NB,\"steps\":$NS,\"max_builds\":$MAXB"
+	ev runner_started ",\"pid\":$$,\"host\":$JS,\"restart\":$_restart,\"version\":$RUNNER_VERSION,\"builds\":$NB,\"steps\":$NS,\"max_builds\":$MAXB,\"runner\":\"runner.sh\""
 	if [ -n "$PLAN_ERR" ]; then
 		js "$PLAN_ERR"
 		ev runner_ended ",\"status\":\"error\",\"message\":$JS"

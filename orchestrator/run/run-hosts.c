@@ -1,11 +1,11 @@
 /* run-hosts.c -- `gpuorch run`'s third stage (run-state.h): every host in
- * parallel (hostrun.c, or slurmrun.c for a cluster entry), then each
+ * parallel (each by its executor: executor.c), then each
  * host's output whole and the failures counted. A host with a cloud
  * instance (cloud/lifecycle.h) is brought up on its own thread before its
  * run, fed by the heartbeat thread while it runs, and taken down per
  * after_run afterwards, Ctrl-C or not; the instances' cost is recorded. */
 #include "run/run-state.h"
-#include "run/slurmrun.h"
+#include "run/executor-pick.h"
 #include "cloud/heartbeat.h"
 #include "cloud/lifecycle.h"
 #include "core/interrupt.h"
@@ -19,14 +19,12 @@
 #include "core/banned.h"
 #include "core/vocab.h"
 
-/* One host's part of the run: a Slurm cluster entry runs as jobs (slurmrun.c). */
+/* One host's part of the run, by its executor (executor.c: an SSH host's
+ * agent, or a Slurm cluster's jobs). */
 static void host_main(void *arg)
 {
 	struct hostrun *hr = arg;
-	if (hr->h->slurm)
-		slurmrun_main(hr);
-	else
-		hostrun_main(hr);
+	executor_for(hr->h)->run(hr);
 }
 
 /* One host's thread: its run, its instance, the heartbeat that feeds the guard. */
