@@ -28,15 +28,23 @@ cd "$rd" || exit 3
 } >node.txt 2>&1
 ab=$ad/gpuorch-agent-$av-$(uname -m)
 # mkagent: the agent from the bundle into $ab (a temporary name first: a
-# job never runs half a binary), else $ab.failed
+# job never runs half a binary), else $ab.failed -- but not when a signal
+# stopped the compiler (a job cancelled or preempted meanwhile): the next
+# job tries again
 mkagent() {
   [ ! -x "$ab" ] && [ ! -f "$ab.failed" ] || return 0
   s=$ab.src.$$
   rm -rf "$s" && mkdir "$s" &&
-    awk -v d="$s" -v f='#--gpuorch-agent-file-- ' 'index($0, f) == 1 { if (o != "") close(o); o = d "/" substr($0, length(f) + 1); next } o != "" { print > o }' "$ad/gpuorch-agent-$av.bundle" &&
-    nice -n 19 cc -O2 -o "$ab.tmp.$$" "$s"/*.c >"$ab.log" 2>&1 && mv -f "$ab.tmp.$$" "$ab" ||
-    { rm -f "$ab.tmp.$$"; touch "$ab.failed"; }
+    awk -v d="$s" -v f='#--gpuorch-agent-file-- ' 'index($0, f) == 1 { if (o != "") close(o); o = d "/" substr($0, length(f) + 1); next } o != "" { print > o }' "$ad/gpuorch-agent-$av.bundle" ||
+    { rm -rf "$s"; return 0; }
+  nice -n 19 cc -O2 -o "$ab.tmp.$$" "$s"/*.c >"$ab.log" 2>&1
+  rc=$?
   rm -rf "$s"
+  if [ "$rc" = 0 ] && mv -f "$ab.tmp.$$" "$ab"; then
+    return 0
+  fi
+  rm -f "$ab.tmp.$$"
+  [ "$rc" -gt 128 ] || : >"$ab.failed"
 }
 if [ ! -x "$ab" ] && [ ! -f "$ab.failed" ] && [ -s "$ad/gpuorch-agent-$av.bundle" ] &&
    command -v cc >/dev/null 2>&1; then
