@@ -21,13 +21,17 @@ both_run() {
 		else
 			runner run "$_r" || return 1
 		fi
+		# each names itself in runner_started (docs/runner.md); norm drops it
+		if [ $_w = sh ]; then _n=runner.sh; else _n=gpuorch-agent; fi
+		grep "\"ev\":\"runner_started\".*\"runner\":\"$_n\"" "$_r/journal" >/dev/null || return 1
 		norm "$_r/journal" "$_r" >"$1-$_w.j" || return 1
 	done
 }
 # norm JOURNAL RUNDIR: the journal without what differs between two runs
-# (clocks, pids, free disk, the run directory)
+# (clocks, pids, free disk, the run directory, which runner it was)
 norm() {
 	sed -e 's/[0-9][0-9]*\.[0-9]\{9\}/T/g' -e 's/"pid":[0-9]*/"pid":P/' \
+		-e 's/"runner":"[a-z.-]*"/"runner":R/' \
 		-e 's/"disk_free_kib":[0-9]*/"disk_free_kib":D/' -e 's/"t_lock":[0-9]*/"t_lock":L/' \
 		-e "s|$2|RD|g" "$1"
 }
