@@ -117,12 +117,12 @@ enum go_status results_get_object(struct results_store *rs, const char *hex, str
 		if (raw.len >= 2 && (unsigned char)raw.buf[0] == 0x78 &&
 		    inflated((unsigned char *)raw.buf, raw.len, out))
 			sha256_hex(out->buf, out->len, got);
-		if (strcmp(got, hex)) {
+		if (strcmp(got, hex)) {   /* not a zlib stream of it: the bytes as they are */
 			strbuf_reset(out);
 			strbuf_add(out, raw.buf, raw.len);
-			sha256_hex(out->buf, out->len, got);
+			sha256_hex(raw.buf, raw.len, got);
 		}
-		if (strcmp(got, hex)) {
+		if (strcmp(got, hex) != 0) {
 			strbuf_reset(out);
 			st = go_fail(err, GO_ERR_IO, "object %s in the results store %s is corrupt (its "
 				     "content does not hash to its name): remove it (%s) and push the "
