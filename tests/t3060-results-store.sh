@@ -147,6 +147,15 @@ test_expect_success 'a raw record that neither the clone nor the store has: a cl
 	test_grep "run 20990101-000000-ffffff is not in the results store $TRASH/store" nope.out
 '
 
+test_expect_success 'a manifest naming a path outside the run directory is refused, nothing written' '
+	mkdir -p hostile/runs/20990101-000000-aaaaaa &&
+	printf "{\"schema\": \"gpuorch-results-manifest/1\", \"files\": [{\"path\": \"../../evil\", \"sha256\": \"%064d\", \"size\": 1, \"mode\": 420}]}" 0 \
+		>hostile/runs/20990101-000000-aaaaaa/x.json &&
+	test_expect_code 4 "$GPUORCH" pull --store hostile --reports h 20990101-000000-aaaaaa >hostile.out 2>&1 &&
+	test_grep "the manifest of run x/20990101-000000-aaaaaa has a bad entry (path .../../evil.)" hostile.out &&
+	test ! -e evil && test ! -e h
+'
+
 test_expect_success 'push leaves out the controller lock and a run without run.json; bad usage' '
 	: >a/$EXP/$R1/controller.lock &&
 	"$GPUORCH" push --reports a $R1 >lock.out && test_grep "the store had it" lock.out &&
