@@ -36,6 +36,18 @@ const char *inst_state_known_words(void);
 /* A credential problem in a cloud tool's message: the fix, or NULL. */
 const char *cloud_cred_hint(const char *text);
 
+/* AWS credentials (provider-aws.c): AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+ * (/ AWS_SESSION_TOKEN) unless profile is set, else the profile (profile,
+ * $AWS_PROFILE or "default") of $AWS_SHARED_CREDENTIALS_FILE or
+ * ~/.aws/credentials; who names the user in an error. Also read by the
+ * results store's S3 backend (results-s3.c). creds_release wipes them. */
+struct creds {
+	char *key_id, *secret, *token;
+};
+enum go_status creds_load(const char *profile, const char *who, struct creds *c,
+			  struct strbuf *err);
+void creds_release(struct creds *c);
+
 /* Providers: parse their own keys into in->priv and set in->ops. */
 enum go_status provider_command_load(struct instance *in, const struct cfg *c,
 				     const char *preset);

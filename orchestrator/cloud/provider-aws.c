@@ -35,11 +35,7 @@ struct awsp {
 	char **security_groups;    /* NULL-terminated, or NULL */
 };
 
-struct creds {
-	char *key_id, *secret, *token;
-};
-
-static void creds_release(struct creds *c)
+void creds_release(struct creds *c)
 {
 	if (c->secret)
 		memset(c->secret, 0, strlen(c->secret));
@@ -132,18 +128,17 @@ out:
 	strbuf_release(&e);
 }
 
-static enum go_status get_creds(struct instance *in, struct creds *c, struct strbuf *err)
+enum go_status creds_load(const char *profile, const char *who, struct creds *c, struct strbuf *err)
 {
-	struct awsp *p = in->priv;
 	const char *k = getenv("AWS_ACCESS_KEY_ID"), *s = getenv("AWS_SECRET_ACCESS_KEY");
 	const char *t = getenv("AWS_SESSION_TOKEN");
 	memset(c, 0, sizeof(*c));
-	if (k && *k && s && *s && !p->profile) {
+	if (k && *k && s && *s && !profile) {
 		c->key_id = xstrdup(k);
 		c->secret = xstrdup(s);
 		c->token = t && *t ? xstrdup(t) : NULL;
 	} else {
-		const char *prof = p->profile ? p->profile : getenv("AWS_PROFILE");
+		const char *prof = profile ? profile : getenv("AWS_PROFILE");
 		const char *file = getenv("AWS_SHARED_CREDENTIALS_FILE");
 		char *path = file && *file ? xstrdup(file)
 			     : xstrfmt("%s/.aws/credentials", getenv("HOME") ? getenv("HOME") : ".");
@@ -155,7 +150,7 @@ static enum go_status get_creds(struct instance *in, struct creds *c, struct str
 			go_fail(err, GO_ERR_AUTH,
 				"%s: no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
 				"or put profile [%s] in '%s' ('aws configure', or 'aws sso login' and "
-				"export the session's credentials)", in->host, prof, path);
+				"export the session's credentials)", who, prof, path);
 			free(path);
 			return GO_ERR_AUTH;
 		}
@@ -165,9 +160,15 @@ static enum go_status get_creds(struct instance *in, struct creds *c, struct str
 	    (c->token && strpbrk(c->token, "\r\n"))) {
 		creds_release(c);
 		return go_fail(err, GO_ERR_AUTH, "%s: the AWS credentials contain a line break or "
-			       "the key id a ':'; check them", in->host);
+			       "the key id a ':'; check them", who);
 	}
 	return GO_OK;
+}
+
+static enum go_status get_creds(struct instance *in, struct creds *c, struct strbuf *err)
+{
+	struct awsp *p = in->priv;
+	return creds_load(p->profile, in->host, c, err);
 }
 
 /* ---------------------------------------------------------------- XML */

@@ -34,6 +34,8 @@ extern const struct cmd_entry cmd_find_entry;
 extern const struct cmd_entry cmd_summarize_entry;
 extern const struct cmd_entry cmd_spec_entry;
 extern const struct cmd_entry cmd_init_entry;
+extern const struct cmd_entry cmd_push_entry;
+extern const struct cmd_entry cmd_pull_entry;
 
 /* The options of every command that runs steps (run, reproduce, find): put
  * CMD_RUN_STEP_OPTIONS in its getopt table and CMD_RUN_STEP_USAGE in its

@@ -1,5 +1,6 @@
 /* main.c -- gpuorch's entry point: the command table and dispatch. */
 #include "cmd/commands.h"
+#include "cmd/results-config.h"
 #include "core/error.h"
 #include "transport/ssh.h"
 #include "store/store.h"
@@ -24,6 +25,8 @@ static const struct cmd_entry *const commands[] = {
 	&cmd_summarize_entry,
 	&cmd_spec_entry,
 	&cmd_init_entry,
+	&cmd_push_entry,
+	&cmd_pull_entry,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -85,6 +88,11 @@ int main(int argc, char **argv)
 			strbuf_release(&err);
 			return GO_EXIT_LOCAL;
 		}
+		/* a raw record not here comes from the results store when it is asked for;
+		 * push and pull move runs themselves */
+		if ((commands[i]->needs & CMD_NEEDS_REPORTS) && commands[i] != &cmd_push_entry &&
+		    commands[i] != &cmd_pull_entry)
+			results_fetch_on_demand();
 		rc = commands[i]->exec(argc - 1, argv + 1);
 		if (commands[i]->needs & CMD_NEEDS_SSH)
 			ssh_global_cleanup();

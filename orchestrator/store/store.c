@@ -251,6 +251,13 @@ static void cands_release(struct cands *c)
 	memset(c, 0, sizeof(*c));
 }
 
+static store_fetch fetch_hook;
+
+void store_set_fetch(store_fetch fetch)
+{
+	fetch_hook = fetch;
+}
+
 /* Read dir/run.json; GO_OK only for a JSON object. Its text is never echoed
  * in an error (it may be a link to any file), and a file over RUN_JSON_MAX
  * is refused before it is read (a listing goes on without it). */
@@ -263,7 +270,9 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
 	enum go_status st;
 
 	*out = NULL;
-	if (!fs_is_file(path)) {
+	if (!fs_is_file(path) && fetch_hook && (st = fetch_hook(dir, err)) != GO_OK) {
+		/* its raw record is in the results store, or not to be had (the hook says which) */
+	} else if (!fs_is_file(path)) {
 		st = go_fail(err, GO_ERR_NOT_FOUND, "'%s' has no run.json", dir);
 	} else if (stat(path, &sb) == 0 && (unsigned long long)sb.st_size > RUN_JSON_MAX) {
 		st = go_fail(err, GO_ERR_IO, "'%s' is %llu bytes, over the %llu MiB gpuorch reads as "

@@ -33,6 +33,12 @@ void store_list_free(struct store_entry *v, int n);
  * smaller file beside it (report/runsum.h). */
 typedef enum go_status (*store_loader)(const char *dir, cJSON **out, struct strbuf *err);
 enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *err);
+/* Where a run directory has no run.json, store_load_record first calls the
+ * fetch set here (the results store's, cmd/results-config.c): GO_OK when
+ * it put run.json there (or had nothing to do), else its error, which
+ * store_load_record returns. NULL (the default): no fetching. */
+typedef enum go_status (*store_fetch)(const char *dir, struct strbuf *err);
+void store_set_fetch(store_fetch fetch);
 /* store_list with the tree of each run read by load. */
 enum go_status store_list_with(store_loader load, struct store_entry **out, int *n,
 			       struct strbuf *warnings, struct strbuf *err);

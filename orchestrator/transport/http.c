@@ -147,10 +147,13 @@ enum go_status http_do(const struct http_request *r, struct http_answer *a, stru
 	cu.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (r->unix_path)
 		cu.easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, r->unix_path);
-	cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (!strcmp(method, "HEAD"))
+		cu.easy_setopt(c, CURLOPT_NOBODY, 1L);   /* a HEAD answer has no body to wait for */
+	else
+		cu.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	if (r->body) {
 		cu.easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
-		cu.easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
+		cu.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
 	}
 	if (r->aws_sigv4) {
 		cu.easy_setopt(c, CURLOPT_AWS_SIGV4, r->aws_sigv4);

@@ -14,7 +14,7 @@
 #include "core/strbuf.h"
 
 struct http_request {
-	const char *method;          /* NULL: POST with a body, GET without */
+	const char *method;          /* NULL: POST with a body, GET without; "HEAD": no body awaited */
 	const char *url;             /* http:// or https:// (no other protocol is allowed) */
 	const char *unix_path;       /* or NULL: the server's Unix socket (the URL's host is then a label) */
 	const char *const *headers;  /* NULL-terminated "Name: value" lines, or NULL */
