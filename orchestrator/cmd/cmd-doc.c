@@ -149,25 +149,24 @@ static void print_bash(void)
 	fwrite(gpuorch_completion_bash, 1, gpuorch_completion_bash_len, stdout);
 }
 
-/* zsh: text inside '...' and an _arguments description's [...] */
-static void zsh_quoted(const char *s, size_t n)
+/* zsh: text inside '...' and an _arguments description's [...], its
+ * lines joined by spaces */
+static void zsh_quoted(const char *s)
 {
-	size_t i;
-	for (i = 0; i < n; i++) {
-		if (s[i] == '\'')
+	for (; *s; s++) {
+		if (*s == '\'')
 			fputs("'\\''", stdout);
-		else if (s[i] == '[' || s[i] == ']' || s[i] == ':' || s[i] == '\\')
-			printf("\\%c", s[i]);
+		else if (*s == '[' || *s == ']' || *s == '\\')
+			printf("\\%c", *s);
 		else
-			putchar(s[i]);
+			putchar(*s == '\n' ? ' ' : *s);
 	}
 }
 
 static void zsh_option(const struct cmd_option *o)
 {
-	const char *nl = strchr(o->help, '\n');
 	printf("\t'--%s%s[", o->name, o->arg ? "=" : "");
-	zsh_quoted(o->help, nl ? (size_t)(nl - o->help) : strlen(o->help));
+	zsh_quoted(o->help);
 	putchar(']');
 	if (o->arg) {
 		printf(":%s:", o->arg);
@@ -193,7 +192,7 @@ static void print_zsh(void)
 	       "_gpuorch_commands=(\n", CMD_DOC_ARG);
 	for (i = 0; i < cmd_ncommands; i++) {
 		printf("\t'%s:", cmd_table[i]->name);
-		zsh_quoted(cmd_table[i]->summary, strlen(cmd_table[i]->summary));
+		zsh_quoted(cmd_table[i]->summary);
 		printf("'\n");
 	}
 	printf(")\n");

@@ -17,6 +17,8 @@ _gpuorch_value() {
 	esac
 }
 
+# _gpuorch_commands is set by the generated lines above this file's text
+# shellcheck disable=SC2154
 _gpuorch() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
 	local cmd=${COMP_WORDS[1]-} opts verbs o names=
