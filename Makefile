@@ -5,6 +5,9 @@
 #   make unit       the C unit tests (tests/unit/test_*.c)
 #   make test       everything: tests/run-tests.sh (what .ci/run runs)
 #   make kernels    compile every kernel of every experiment with nvcc (ptxas report)
+#   make install    the binary, gpuorch(1) and the bash and zsh completions under
+#                   $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall removes them
+#   make readme     rewrite README.md's command list from the commands' declarations
 
 CC      ?= cc
 PKGS    := libssh2 libcjson libarchive libcrypto libxml-2.0 zlib
@@ -81,6 +84,10 @@ $(eval $(call EMBED,gpuorch_agent_src,build/gen/agent-bundle.txt,remote/agent-so
 # the CUPTI injection library that kernel_timing steps build on the host (docs/byo.md)
 $(eval $(call EMBED,gpuorch_ktrace_c,kernels/ktrace/gpuorch_ktrace.c,spec/ktrace-lib.h,spec/ktrace-lib))
 
+# the fixed parts of the bash and zsh completions (cmd/cmd-doc.c prints their data)
+$(eval $(call EMBED,gpuorch_completion_bash,orchestrator/cmd/completion-bash.sh,cmd/completion-scripts.h,cmd/completion-bash))
+$(eval $(call EMBED,gpuorch_completion_zsh,orchestrator/cmd/completion.zsh,cmd/completion-scripts.h,cmd/completion-zsh))
+
 # which renderer wrote a report.md (report/report-id.h): a hash of the
 # sources it is rendered by, so it changes whenever they do
 REPORT_ID_SRC := $(sort $(wildcard orchestrator/report/*.[ch] orchestrator/store/*.[ch] orchestrator/core/*.[ch]))
@@ -99,8 +106,42 @@ build/asan/obj/report/report-id.o: build/gen/report/report-id.c orchestrator/rep
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN) -c -o $@ $<
 
-.PHONY: all asan unit test kernels clean
-all: build/gpuorch build/gpuorch-agent
+.PHONY: all asan unit test kernels clean install uninstall readme
+# gpuorch(1) and the completions, made by the binary from the commands'
+# declarations (orchestrator/cmd/cmd-doc.c), so they cannot drift from its usage
+DOCS := build/doc/gpuorch.1 build/doc/gpuorch.bash build/doc/_gpuorch
+all: build/gpuorch build/gpuorch-agent $(DOCS)
+build/doc/gpuorch.1: build/gpuorch
+	@mkdir -p $(@D)
+	build/gpuorch __doc man >$@.tmp
+	mv -f $@.tmp $@
+build/doc/gpuorch.bash: build/gpuorch
+	@mkdir -p $(@D)
+	build/gpuorch __doc bash >$@.tmp
+	mv -f $@.tmp $@
+build/doc/_gpuorch: build/gpuorch
+	@mkdir -p $(@D)
+	build/gpuorch __doc zsh >$@.tmp
+	mv -f $@.tmp $@
+
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+install: build/gpuorch $(DOCS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(ZSHCOMPDIR)
+	install -m 755 build/gpuorch $(DESTDIR)$(BINDIR)/gpuorch
+	install -m 644 build/doc/gpuorch.1 $(DESTDIR)$(MANDIR)/man1/gpuorch.1
+	install -m 644 build/doc/gpuorch.bash $(DESTDIR)$(BASHCOMPDIR)/gpuorch
+	install -m 644 build/doc/_gpuorch $(DESTDIR)$(ZSHCOMPDIR)/_gpuorch
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpuorch $(DESTDIR)$(MANDIR)/man1/gpuorch.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/gpuorch $(DESTDIR)$(ZSHCOMPDIR)/_gpuorch
+
+readme: build/gpuorch
+	scripts/readme-commands.sh build/gpuorch README.md
 
 # gpuorch-agent: the host runner as a C program (orchestrator/host/, docs/runner.md).
 # Only libc: a host builds it with `cc -O2 -o gpuorch-agent orchestrator/host/*.c`;

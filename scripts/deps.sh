@@ -21,7 +21,7 @@ deps_install() {
 	# daemons, munge, and the auth/jwt plugin slurmrestd's tokens need;
 	# cmake for the CMake builds of t2060 and gpuorch init's file API (t2070)
 	[ "${1:-}" = "--tests" ] && _pkgs="$_pkgs valgrind curl slurmctld slurmd slurmrestd slurm-client
-		munge slurm-wlm-jwt-plugin python3-jsonschema cmark pmccabe shellcheck cmake"
+		munge slurm-wlm-jwt-plugin python3-jsonschema cmark pmccabe shellcheck cmake groff-base zsh"
 	_missing=
 	for _p in $_pkgs; do
 		deps_have_pkg "$_p" || _missing="$_missing $_p"

@@ -19,7 +19,7 @@ int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputs("\n\n", stderr);
-	fputs(c->usage, stderr);
+	cmd_print_usage(c, stderr);
 	return GO_EXIT_USAGE;
 }
 

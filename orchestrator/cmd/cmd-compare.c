@@ -5,18 +5,14 @@
 #include "core/fsutil.h"
 #include "store/store.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch compare RUN_A RUN_B [--factor F] [--pair PROG_A:PROG_B]\n"
-	"                       [--cross-gpu] [--instance-factor F]\n"
-	"                       [--output FILE.md] [--json] [--reports DIR]\n"
-	"\n"
+static const char about[] =
 	"Put the figures of two runs side by side (RUN_A is the reference, RUN_B the\n"
 	"candidate; ids or unique prefixes) with a verdict on each: same, faster,\n"
 	"slower, different (correctness, ptxas resources, nvcc or driver changed:\n"
@@ -28,21 +24,22 @@ static const char usage[] =
 	"the figure's better direction (docs/byo.md). Timings of different GPU\n"
 	"models (or compute capabilities, or SM clock caps) are \"not comparable\",\n"
 	"never slower; two instances of one model (other GPU UUIDs) are the same\n"
-	"within the instance factor (docs/reproduce.md).\n"
-	"\n"
-	"    --factor F           smallest ratio of medians called a change (default 1.05)\n"
-	"    --pair PA:PB         compare program PA of RUN_A with program PB of RUN_B on\n"
-	"                         the same problems (RUN_A and RUN_B may be the same run)\n"
-	"    --cross-gpu          judge timings of different GPU models too (a verdict on\n"
-	"                         the GPUs, not on the code)\n"
-	"    --instance-factor F  the factor across two instances of one GPU model\n"
-	"                         (default 1.08, or --factor when larger)\n"
-	"    --output FILE        also write the comparison as Markdown to FILE\n"
-	"    --json               print the comparison as JSON instead of Markdown\n"
-	"    --reports DIR        where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
-	"\n"
-	"exit: 0 no regression, 1 a figure is slower (worse) beyond the factor or its\n"
-	"      correctness got worse, 2 bad input (unknown run, nothing in common)\n";
+	"within the instance factor (docs/reproduce.md).\n";
+
+static const struct cmd_option options[] = {
+	{ "factor", 'f', "F", NULL, "smallest ratio of medians called a change (default 1.05)" },
+	{ "pair", 'p', "PA:PB", NULL, "compare program PA of RUN_A with program PB of RUN_B on\n"
+				      "the same problems (RUN_A and RUN_B may be the same run)" },
+	{ "output", 'o', "FILE", "@file", "also write the comparison as Markdown to FILE" },
+	{ "json", 'j', NULL, NULL, "print the comparison as JSON instead of Markdown" },
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ "cross-gpu", 'X', NULL, NULL, "judge timings of different GPU models too (a verdict on\n"
+					"the GPUs, not on the code)" },
+	{ "instance-factor", 'I', "F", NULL, "the factor across two instances of one GPU model\n"
+					     "(default 1.08, or --factor when larger)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 int cmd_parse_factor(const char *s, double *out)
 {
@@ -56,16 +53,6 @@ int cmd_parse_factor(const char *s, double *out)
 
 static int compare_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "factor", required_argument, NULL, 'f' },
-		{ "pair", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "reports", required_argument, NULL, 'R' },
-		{ "cross-gpu", no_argument, NULL, 'X' },
-		{ "instance-factor", required_argument, NULL, 'I' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cmp_opts o;
 	struct store_entry ea, eb;
 	struct figures fa = { 0 }, fb = { 0 };
@@ -81,9 +68,8 @@ static int compare_exec(int argc, char **argv)
 	memset(&eb, 0, sizeof(eb));
 	o.alpha = STATS_DEFAULT_ALPHA;
 	o.factor = STATS_DEFAULT_FACTOR;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_compare_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'f':
 			if (cmd_parse_factor(optarg, &o.factor) < 0)
@@ -195,6 +181,13 @@ out:
 }
 
 const struct cmd_entry cmd_compare_entry = {
-	"compare", usage, "two runs side by side, with a verdict on each figure", compare_exec,
-	CMD_NEEDS_REPORTS,
+	.name = "compare",
+	.synopsis = "RUN_A RUN_B [options]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0 no regression, 1 a figure is slower (worse) beyond the factor or its\n"
+		 "      correctness got worse, 2 bad input (unknown run, nothing in common)\n",
+	.summary = "two runs side by side, with a verdict on each figure",
+	.exec = compare_exec,
+	.needs = CMD_NEEDS_REPORTS,
 };

@@ -4,56 +4,41 @@
 #include "core/stats.h"
 #include "core/error.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch find GOOD..BAD EXPERIMENT --hosts FILE [--host NAME]\n"
-	"                    [--program P] [--problem Q] [--factor F] [--spec PATH]\n"
-	"                    [--accept-new-host-key] [--plain] [--reconnect-timeout S]\n"
-	"                    [--gpu-wait S] [--queue-timeout S] [--reports DIR] [--root DIR]\n"
-	"\n"
+static const char about[] =
 	"Bisect the commits between GOOD and BAD (git rev-list GOOD..BAD) to the\n"
 	"first one where a figure (default: the first kernel benchmark's median)\n"
 	"changed significantly against GOOD's, in the direction BAD changed, by\n"
 	"compare's rule (the stored samples; x1.08 across two GPU instances; a\n"
 	"commit measured on another GPU model or clock cap is skipped).\n"
 	"Runs already recorded at a commit with the same spec hash are reused;\n"
-	"the others are run on one host with the same GPU model.\n"
-	"\n"
-	"    --hosts FILE             hosts inventory\n"
-	"    --host NAME              run on this host\n"
-	"    --program P, --problem Q the figure to follow\n"
-	"    --figure NAME            a figure the program printed, or a kernel's median\n"
-	"                             (kernel:KEY.median_us), instead of the timing; one\n"
-	"                             value a run: a change is a ratio beyond --factor\n"
-	"    --factor F               smallest ratio of medians called a change (default 1.05)\n"
-	"    --spec PATH              the spec's path in the repository (default: the path\n"
-	"                             recorded by the newest run of EXPERIMENT)\n"
-	CMD_RUN_STEP_USAGE
-	"    --reports DIR, --root DIR  as for 'gpuorch run'\n"
-	"\n"
-	"exit: 0 the commit was found, 1 BAD does not differ from GOOD or the\n"
-	"      change cannot be pinned to one commit, 2 bad input, 3 no usable host\n";
+	"the others are run on one host with the same GPU model.\n";
+
+static const struct cmd_option options[] = {
+	{ "hosts", 'H', "FILE", "@file", "hosts inventory" },
+	{ "host", 'n', "NAME", NULL, "run on this host" },
+	{ "program", 'P', "P", NULL, "the figure to follow: its program" },
+	{ "problem", 'Q', "Q", NULL, "the figure to follow: its problem" },
+	{ "figure", 'F', "NAME", NULL, "a figure the program printed, or a kernel's median\n"
+				       "(kernel:KEY.median_us), instead of the timing; one\n"
+				       "value a run: a change is a ratio beyond --factor" },
+	{ "factor", 'f', "F", NULL, "smallest ratio of medians called a change (default 1.05)" },
+	{ "spec", 's', "PATH", "@file", "the spec's path in the repository (default: the path\n"
+					"recorded by the newest run of EXPERIMENT)" },
+	CMD_RUN_STEP_OPTIONS,
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ "root", 'o', "DIR", "@dir", "the git repository (default .)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 static int find_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "host", required_argument, NULL, 'n' },
-		{ "program", required_argument, NULL, 'P' },
-		{ "figure", required_argument, NULL, 'F' },
-		{ "problem", required_argument, NULL, 'Q' },
-		{ "factor", required_argument, NULL, 'f' },
-		{ "spec", required_argument, NULL, 's' },
-		CMD_RUN_STEP_OPTIONS,
-		{ "reports", required_argument, NULL, 'R' },
-		{ "root", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct finder f;
 	const char *reports = NULL, *dots;
 	int c, i, rc;
@@ -63,9 +48,8 @@ static int find_exec(int argc, char **argv)
 	f.step.plain = 1;   /* find prints its own lines between the runs' */
 	f.root = ".";
 	f.factor = STATS_DEFAULT_FACTOR;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_find_entry, argc, argv)) != -1) {
 		int k = cmd_run_step_option(&cmd_find_entry, c, optarg, &f.step);
 		if (k > 0)
 			continue;
@@ -115,6 +99,13 @@ static int find_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_find_entry = {
-	"find", usage, "bisect commits to the one where a figure changed", find_exec,
-	CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
+	.name = "find",
+	.synopsis = "GOOD..BAD EXPERIMENT --hosts FILE [options]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0 the commit was found, 1 BAD does not differ from GOOD or the\n"
+		 "      change cannot be pinned to one commit, 2 bad input, 3 no usable host\n",
+	.summary = "bisect commits to the one where a figure changed",
+	.exec = find_exec,
+	.needs = CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
 };

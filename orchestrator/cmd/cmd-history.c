@@ -4,63 +4,47 @@
 #include "run/history-timeline.h"
 #include "core/metric.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <math.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch history EXPERIMENT [--program P] [--problem Q]\n"
-	"                       [--metric latency_us|tflops|gbps | --figure NAME]\n"
-	"                       [--factor F] [--json] [--root DIR] [--reports DIR]\n"
-	"\n"
+static const char about[] =
 	"List every complete run of EXPERIMENT in commit order with its headline\n"
 	"figure, and write REPORTS/<experiment>/history.md with a chart,\n"
 	"history.svg, beside it: the figure over commits, one series per GPU model,\n"
-	"step changes (regressions and gains) marked.\n"
-	"\n"
-	"    --program P, --problem Q the figure (default: the newest run's first kernel benchmark)\n"
-	"    --metric M               latency_us (the median, default), tflops or gbps\n"
-	"                             (the spec's names; 'latency' still means latency_us)\n"
-	"    --figure NAME            instead: a figure the program printed (its spec name,\n"
-	"                             e.g. gflops) or a kernel's median from a kernel_timing\n"
-	"                             step (kernel:KEY.median_us); one value a run, so a step\n"
-	"                             is a change beyond the factor in its better direction\n"
-	"    --factor F               smallest ratio called a step (default 1.05)\n"
-	"    --json                   print the points as JSON instead of the table (the\n"
-	"                             files are written all the same)\n"
-	"    --root DIR               the git repository that orders the commits (default .)\n"
-	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
-	"\n"
-	"A run without the figure (infra_error, a step that did not pass) is a row\n"
-	"'no figure (OUTCOME)' in the table and an entry of runs_without_figure in\n"
-	"the JSON; it is not plotted.\n"
-	"\n"
-	"exit: 0, 1 when the newest measured point is a regression against the one\n"
-	"      before it (a newer run without the figure does not hide it), 2 bad input\n";
+	"step changes (regressions and gains) marked.\n";
+
+static const struct cmd_option options[] = {
+	{ "program", 'P', "P", NULL, "the figure's program (default: the newest run's first\n"
+				     "kernel benchmark)" },
+	{ "problem", 'Q', "Q", NULL, "the figure's problem (default as for --program)" },
+	{ "metric", 'm', "M", "latency_us tflops gbps",
+	  "latency_us (the median, default), tflops or gbps\n"
+	  "(the spec's names; 'latency' still means latency_us)" },
+	{ "figure", 'F', "NAME", NULL, "instead: a figure the program printed (its spec name,\n"
+				       "e.g. gflops) or a kernel's median from a kernel_timing\n"
+				       "step (kernel:KEY.median_us); one value a run, so a step\n"
+				       "is a change beyond the factor in its better direction" },
+	{ "factor", 'f', "F", NULL, "smallest ratio called a step (default 1.05)" },
+	{ "json", 'j', NULL, NULL, "print the points as JSON instead of the table (the\n"
+				   "files are written all the same)" },
+	{ "root", 'o', "DIR", "@dir", "the git repository that orders the commits (default .)" },
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 static int history_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "program", required_argument, NULL, 'P' },
-		{ "problem", required_argument, NULL, 'Q' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "figure", required_argument, NULL, 'F' },
-		{ "factor", required_argument, NULL, 'f' },
-		{ "root", required_argument, NULL, 'o' },
-		{ "reports", required_argument, NULL, 'R' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct timeline_opts o;
 	const char *reports = NULL;
 	int c;
 
 	memset(&o, 0, sizeof(o));
 	o.factor = STATS_DEFAULT_FACTOR;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_history_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'P': o.program = optarg; break;
 		case 'Q': o.problem = optarg; break;
@@ -97,7 +81,17 @@ static int history_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_history_entry = {
-	"history", usage, "every run of an experiment across commits: a table and a chart",
-	history_exec,
-	CMD_NEEDS_REPORTS,
+	.name = "history",
+	.synopsis = "EXPERIMENT [options]",
+	.about = about,
+	.options = options,
+	.after = "A run without the figure (infra_error, a step that did not pass) is a row\n"
+		 "'no figure (OUTCOME)' in the table and an entry of runs_without_figure in\n"
+		 "the JSON; it is not plotted.\n"
+		 "\n"
+		 "exit: 0, 1 when the newest measured point is a regression against the one\n"
+		 "      before it (a newer run without the figure does not hide it), 2 bad input\n",
+	.summary = "every run of an experiment across commits: a table and a chart",
+	.exec = history_exec,
+	.needs = CMD_NEEDS_REPORTS,
 };

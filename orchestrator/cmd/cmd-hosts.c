@@ -11,19 +11,13 @@
 #include "remote/probe.h"
 #include "sched/slurm-check.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch hosts check --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
-	"   or: gpuorch hosts list --hosts FILE\n"
-	"   or: gpuorch hosts up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key]\n"
-	"   or: gpuorch hosts clean --hosts FILE [--host NAME ...] [--older-than DAYS] [--dry-run]\n"
-	"   or: gpuorch hosts disconnect --hosts FILE [--host NAME ...]\n"
-	"\n"
+static const char about[] =
 	"    check   connect to every host in parallel and show its GPU, compute\n"
 	"            capability, driver, clocks, and where nvcc, ncu and\n"
 	"            compute-sanitizer are (found even when not on the SSH PATH)\n"
@@ -39,9 +33,18 @@ static const char usage[] =
 	"            says what it would remove and stop\n"
 	"    disconnect  stop each host's session keeper (\"persist_s\", docs/hosts.md)\n"
 	"            and the execds running in its work directory: the next run\n"
-	"            connects and starts them anew\n"
-	"\n"
-	"exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n";
+	"            connects and starts them anew\n";
+
+static const struct cmd_option options[] = {
+	{ "hosts", 'H', "FILE", "@file", "hosts inventory (docs/hosts.md)" },
+	{ "host", 'n', "NAME", NULL, "only this host (repeatable)" },
+	{ "accept-new-host-key", 'a', NULL, NULL,
+	  "trust and record an unknown host key (never a changed one)" },
+	{ "json", 'j', NULL, NULL, "check: print the hosts as JSON" },
+	{ "older-than", 'o', "DAYS", NULL, "clean: what no run used for DAYS (default 14)" },
+	{ "dry-run", 'd', NULL, NULL, "clean: say what would be removed and stopped, do nothing" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 static const char *or_dash(const char *s)
 {
@@ -203,15 +206,6 @@ static int clean_hosts(const struct hosts *hs, int accept_new, double days, int 
 
 static int hosts_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "host", required_argument, NULL, 'n' },
-		{ "accept-new-host-key", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "older-than", required_argument, NULL, 'o' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct strbuf err = STRBUF_INIT;
 	struct hosts *hs = NULL;
 	char **names = xcalloc((size_t)argc + 1, sizeof(char *));
@@ -234,9 +228,8 @@ static int hosts_exec(int argc, char **argv)
 		free(names);
 		return cmd_usage_error(&cmd_hosts_entry, "unknown verb '%s'", verb);
 	}
-	opterr = 0;
 	optind = 2;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_hosts_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'H': path = optarg; break;
 		case 'n': names[nnames++] = optarg; break;
@@ -368,6 +361,17 @@ out:
 }
 
 const struct cmd_entry cmd_hosts_entry = {
-	"hosts", usage, "check hosts: reachable? GPU, arch, driver, CUDA tools", hosts_exec,
-	CMD_NEEDS_SSH,
+	.name = "hosts",
+	.synopsis = "check --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
+		    "list --hosts FILE\n"
+		    "up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key]\n"
+		    "clean --hosts FILE [--host NAME ...] [--older-than DAYS] [--dry-run]\n"
+		    "disconnect --hosts FILE [--host NAME ...]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n",
+	.summary = "check hosts, start/stop their cloud instances, clean what runs left",
+	.exec = hosts_exec,
+	.needs = CMD_NEEDS_SSH,
+	.verbs = "check list up down status clean disconnect",
 };

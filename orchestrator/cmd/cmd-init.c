@@ -16,7 +16,7 @@
 #include "remote/pack.h"
 #include "spec/spec.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +26,7 @@
 #define MAX_KERNELS 200
 #define MAX_PROGRAMS 16
 
-static const char usage[] =
-	"usage: gpuorch init [--root DIR] [--name NAME]\n"
-	"\n"
+static const char about[] =
 	"Inspect the git repository at DIR (default .) and write a starting spec,\n"
 	"DIR/experiments/NAME.json (NAME: the directory's name). It never\n"
 	"overwrites a file. It prints what it guessed -- the build system, the\n"
@@ -36,9 +34,14 @@ static const char usage[] =
 	"'gpuorch run'. Only files git tracks are looked at. A CMake build's\n"
 	"executables, in any folder, are asked of cmake (configured in a temporary\n"
 	"directory, nothing built; GPUORCH_INIT_CMAKE_TIMEOUT_S, default 120), else\n"
-	"read from add_executable() in every CMakeLists.txt.\n"
-	"\n"
-	"exit: 0 written, 2 not a git repository, or the spec exists already\n";
+	"read from add_executable() in every CMakeLists.txt.\n";
+
+static const struct cmd_option options[] = {
+	{ "root", 'o', "DIR", "@dir", "the git repository to inspect (default .)" },
+	{ "name", 'n', "NAME", NULL, "the spec's name: DIR/experiments/NAME.json (default:\n"
+				     "the directory's name)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 struct guess {
 	char **names;     /* executables */
@@ -469,25 +472,20 @@ out:
 
 static int cmd_init(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "root", required_argument, NULL, 'o' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *root = ".", *name = NULL;
 	int c;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return 0;
-	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_init_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': root = optarg; break;
 		case 'n': name = optarg; break;
-		default: return cmd_usage_error(&cmd_init_entry, "bad option");
+		case ':':
+			return cmd_usage_error(&cmd_init_entry, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cmd_usage_error(&cmd_init_entry, "unknown option '%s'",
+					       argv[optind - 1]);
 		}
 	}
 	if (optind != argc)
@@ -498,6 +496,12 @@ static int cmd_init(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_init_entry = {
-	"init", usage, "write a starting spec for a CUDA repository", cmd_init,
-	0, /* needs neither SSH nor the reports directory */
+	.name = "init",
+	.synopsis = "[options]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0 written, 2 not a git repository, or the spec exists already\n",
+	.summary = "write a starting spec for a CUDA repository",
+	.exec = cmd_init,
+	.needs = 0, /* neither SSH nor the reports directory */
 };

@@ -5,37 +5,44 @@
 #include "core/fsutil.h"
 #include "store/store.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char push_usage[] =
-	"usage: gpuorch push [--reports DIR] [--store WHERE] (RUN-ID... | --all)\n"
-	"\n"
+static const char push_about[] =
 	"Copy the files of each run directory (run.json, logs, samples, profiles,\n"
 	"report, summary) into the results store, content-addressed: a file the\n"
 	"store has is not sent again, and a run it has as it is sends nothing.\n"
-	"A run still going, and one whose run.json is not here, are not pushed.\n"
-	"\n"
-	"    --all             every run under the reports directory\n"
-	"    --store WHERE     a directory or s3://BUCKET[/PREFIX] (default:\n"
-	"                      $GPUORCH_RESULTS_STORE, else ~/.cache/gpuorch/results)\n"
-	"    --reports DIR     the reports directory (default: $GPUORCH_REPORTS or ./reports)\n";
+	"A run still going, and one whose run.json is not here, are not pushed.\n";
 
-static const char pull_usage[] =
-	"usage: gpuorch pull [--reports DIR] [--store WHERE] [--force] RUN-ID|EXPERIMENT/RUN-ID...\n"
-	"\n"
+static const char pull_about[] =
 	"Restore each run's files from the results store into REPORTS/EXPERIMENT/RUN-ID,\n"
 	"byte-identical, every file checked against its hash. A file already here\n"
 	"with other content is not replaced (the pull stops, naming it) unless\n"
-	"--force is given.\n"
-	"\n"
-	"    --force           replace local files that differ from the store's\n"
-	"    --store WHERE     a directory or s3://BUCKET[/PREFIX] (default:\n"
-	"                      $GPUORCH_RESULTS_STORE, else ~/.cache/gpuorch/results)\n"
-	"    --reports DIR     the reports directory (default: $GPUORCH_REPORTS or ./reports)\n";
+	"--force is given.\n";
+
+#define XFER_STORE_OPTION \
+	{ "store", 's', "WHERE", "@dir", "a directory or s3://BUCKET[/PREFIX] (default:\n" \
+	  "$GPUORCH_RESULTS_STORE, else ~/.cache/gpuorch/results)" }
+#define XFER_REPORTS_OPTION \
+	{ "reports", 'R', "DIR", "@dir", \
+	  "the reports directory (default: $GPUORCH_REPORTS or ./reports)" }
+
+static const struct cmd_option push_options[] = {
+	{ "all", 'A', NULL, NULL, "every run under the reports directory" },
+	XFER_STORE_OPTION,
+	XFER_REPORTS_OPTION,
+	{ NULL, 0, NULL, NULL, NULL },
+};
+
+static const struct cmd_option pull_options[] = {
+	{ "force", 'f', NULL, NULL, "replace local files that differ from the store's" },
+	XFER_STORE_OPTION,
+	XFER_REPORTS_OPTION,
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 struct xfer_opts {
 	const char *reports, *store;
@@ -45,18 +52,10 @@ struct xfer_opts {
 /* The options; optind is at the first run id after. -1: usage error printed. */
 static int parse(const struct cmd_entry *e, int argc, char **argv, struct xfer_opts *o)
 {
-	static const struct option opts[] = {
-		{ "reports", required_argument, NULL, 'R' },
-		{ "store", required_argument, NULL, 's' },
-		{ "all", no_argument, NULL, 'A' },
-		{ "force", no_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 	memset(o, 0, sizeof(*o));
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(e, argc, argv)) != -1) {
 		switch (c) {
 		case 'R': o->reports = optarg; break;
 		case 's': o->store = optarg; break;
@@ -69,11 +68,6 @@ static int parse(const struct cmd_entry *e, int argc, char **argv, struct xfer_o
 			cmd_usage_error(e, "unknown option '%s'", argv[optind - 1]);
 			return -1;
 		}
-	}
-	if ((e == &cmd_push_entry && o->force) || (e == &cmd_pull_entry && o->all)) {
-		cmd_usage_error(e, "option '%s' is not one of %s's", o->force ? "--force" : "--all",
-				e->name);
-		return -1;
 	}
 	if (o->all ? optind < argc : optind >= argc) {
 		cmd_usage_error(e, o->all ? "--all and run ids together" : "which runs? name them, "
@@ -225,11 +219,21 @@ static int pull_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_push_entry = {
-	"push", push_usage, "copy runs' raw files into the results store", push_exec,
-	CMD_NEEDS_REPORTS,
+	.name = "push",
+	.synopsis = "(RUN_ID... | --all) [options]",
+	.about = push_about,
+	.options = push_options,
+	.summary = "copy runs' raw files into the results store",
+	.exec = push_exec,
+	.needs = CMD_NEEDS_REPORTS,
 };
 
 const struct cmd_entry cmd_pull_entry = {
-	"pull", pull_usage, "restore a run's raw files from the results store", pull_exec,
-	CMD_NEEDS_REPORTS,
+	.name = "pull",
+	.synopsis = "RUN_ID|EXPERIMENT/RUN_ID... [options]",
+	.about = pull_about,
+	.options = pull_options,
+	.summary = "restore a run's raw files from the results store",
+	.exec = pull_exec,
+	.needs = CMD_NEEDS_REPORTS,
 };

@@ -6,25 +6,27 @@
 #include "report/report-id.h"
 #include "store/store.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include <stdlib.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch report RUN_ID [--stdout] [--reports DIR]\n"
-	"       gpuorch report --check [DIR|RUN_ID...] [--reports DIR]\n"
-	"\n"
+static const char about[] =
 	"Write REPORTS/<experiment>/<run-id>/report.md again from the run's record\n"
 	"(run.json), or print it with --stdout. RUN_ID may be a unique prefix.\n"
 	"\n"
 	"--check writes nothing: it renders each run's report again and says which\n"
 	"report.md differ (stale), with the first line that differs and the renderer\n"
 	"that wrote them. DIR is a run's directory, an experiment's or a reports\n"
-	"tree; with no argument, every run under REPORTS.\n"
-	"\n"
-	"exit: 0 (--check: every report is current), 1 (--check: a report is stale,\n"
-	"missing or its run cannot be read), 2 usage or no such run\n";
+	"tree; with no argument, every run under REPORTS.\n";
+
+static const struct cmd_option options[] = {
+	{ "stdout", 's', NULL, NULL, "print the report instead of writing report.md" },
+	{ "check", 'c', NULL, NULL, "write nothing: say which report.md are stale (above)" },
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 /* One run directory: 1 when its report.md is current, else 0 (said why). */
 static int check_dir(const char *dir)
@@ -87,21 +89,14 @@ static int check_main(int argc, char **argv)
 
 static int report_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "stdout", no_argument, NULL, 's' },
-		{ "reports", required_argument, NULL, 'R' },
-		{ "check", no_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct strbuf err = STRBUF_INIT;
 	struct store_entry e;
 	const char *reports = NULL;
 	int to_stdout = 0, check = 0, c, rc = 0;
 	enum go_status st;
 
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_report_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 's': to_stdout = 1; break;
 		case 'c': check = 1; break;
@@ -154,6 +149,13 @@ static int report_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_report_entry = {
-	"report", usage, "(re)write the Markdown report of a run from its record", report_exec,
-	CMD_NEEDS_REPORTS,
+	.name = "report",
+	.synopsis = "RUN_ID [options]\n--check [DIR|RUN_ID...] [options]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0 (--check: every report is current), 1 (--check: a report is stale,\n"
+		 "missing or its run cannot be read), 2 usage or no such run\n",
+	.summary = "(re)write the Markdown report of a run from its record",
+	.exec = report_exec,
+	.needs = CMD_NEEDS_REPORTS,
 };

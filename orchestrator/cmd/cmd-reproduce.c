@@ -4,49 +4,36 @@
 #include "core/stats.h"
 #include "core/error.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch reproduce RUN_ID --hosts FILE [options]\n"
-	"   or: gpuorch reproduce --commit REV EXPERIMENT --hosts FILE [options]\n"
-	"\n"
+static const char about[] =
 	"Rebuild a recorded run's sources as they were at its commit (the spec is\n"
 	"read from the commit too; the work tree is not touched), rerun it on a host\n"
 	"with the same GPU model as the recorded one, and write reproduction.md in\n"
 	"the new run's directory: old and new figures side by side with a verdict\n"
 	"on each (reproduced, faster, slower, different, insufficient data). A run\n"
 	"recorded from a dirty tree is rebuilt with its recorded source.diff applied\n"
-	"in a scratch git worktree.\n"
-	"\n"
-	"    --hosts FILE             hosts inventory; the first host with the recorded\n"
-	"                             GPU model is used\n"
-	"    --host NAME              use this host whatever its GPU\n"
-	"    --commit REV             reproduce the newest recorded run of EXPERIMENT at REV\n"
-	"    --factor F               smallest ratio of medians called a change (default 1.05)\n"
-	CMD_RUN_STEP_USAGE
-	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
-	"    --root DIR               the git repository (default .)\n"
-	"\n"
-	"exit: 0 reproduced, 1 not reproduced (a figure differs, the sources or spec\n"
-	"      differ, or the rerun failed), 2 bad input, 3 no host with that GPU,\n"
-	"      4 local error (docs/reproduce.md)\n";
+	"in a scratch git worktree.\n";
+
+static const struct cmd_option options[] = {
+	{ "hosts", 'H', "FILE", "@file", "hosts inventory; the first host with the recorded\n"
+					 "GPU model is used" },
+	{ "host", 'n', "NAME", NULL, "use this host whatever its GPU" },
+	{ "commit", 'c', "REV", NULL, "reproduce the newest recorded run of EXPERIMENT at REV" },
+	{ "factor", 'f', "F", NULL, "smallest ratio of medians called a change (default 1.05)" },
+	CMD_RUN_STEP_OPTIONS,
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ "root", 'o', "DIR", "@dir", "the git repository (default .)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 static int reproduce_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "host", required_argument, NULL, 'n' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "factor", required_argument, NULL, 'f' },
-		CMD_RUN_STEP_OPTIONS,
-		{ "reports", required_argument, NULL, 'R' },
-		{ "root", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct reproduce_opts o;
 	struct strbuf cl = STRBUF_INIT;
 	const char *reports = NULL;
@@ -57,9 +44,8 @@ static int reproduce_exec(int argc, char **argv)
 	o.step.plain = 1;   /* the rerun's progress as lines, as before */
 	o.root = ".";
 	o.factor = STATS_DEFAULT_FACTOR;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_reproduce_entry, argc, argv)) != -1) {
 		int k = cmd_run_step_option(&cmd_reproduce_entry, c, optarg, &o.step);
 		if (k > 0)
 			continue;
@@ -103,6 +89,14 @@ static int reproduce_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_reproduce_entry = {
-	"reproduce", usage, "rebuild a recorded run at its commit, rerun it, compare", reproduce_exec,
-	CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
+	.name = "reproduce",
+	.synopsis = "RUN_ID --hosts FILE [options]\n--commit REV EXPERIMENT --hosts FILE [options]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0 reproduced, 1 not reproduced (a figure differs, the sources or spec\n"
+		 "      differ, or the rerun failed), 2 bad input, 3 no host with that GPU,\n"
+		 "      4 local error (docs/reproduce.md)\n",
+	.summary = "rebuild a recorded run at its commit, rerun it, compare",
+	.exec = reproduce_exec,
+	.needs = CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
 };

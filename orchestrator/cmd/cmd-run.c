@@ -5,53 +5,37 @@
 #include "run/run-engine.h"
 #include "core/strbuf.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch run SPEC.json --hosts HOSTS.json [--host NAME ...] [--commit REV]\n"
-	"                   [--dry-run] [--accept-new-host-key] [--plain]\n"
-	"                   [--reconnect-timeout S] [--gpu-wait S] [--queue-timeout S]\n"
-	"                   [--reports DIR] [--root DIR] [--notify URL] [--resume RUN_ID]\n"
-	"\n"
+static const char about[] =
 	"Package the spec's sources (from the work tree, or from git commit REV),\n"
 	"ship them to every host in parallel, build them with nvcc for each host's\n"
 	"arch, run the spec's steps there and write REPORTS/<experiment>/<run-id>/\n"
-	"{run.json,report.md,logs/}.\n"
-	"\n"
-	"    --hosts FILE             hosts inventory (docs/hosts.md)\n"
-	"    --host NAME              only this host (repeatable)\n"
-	"    --commit REV             package the sources as they are at commit REV\n"
-	"    --dry-run                print the plan (hosts, files, content id, remote\n"
-	"                             commands) and send nothing\n"
-	CMD_RUN_STEP_USAGE
-	"    --reports DIR            where runs are recorded (default ./reports, or $GPUORCH_REPORTS)\n"
-	"    --root DIR               repository root the spec's paths are relative to (default .)\n"
-	"    --notify URL             POST a JSON summary of the finished run to this webhook\n"
-	"                             (default $GPUORCH_NOTIFY_URL; docs/notify.md)\n"
-	"    --resume RUN_ID          take up run RUN_ID whose controller died: same spec,\n"
-	"                             sources and hosts; what its hosts' runners did\n"
-	"                             meanwhile is collected, nothing runs twice\n"
-	"\n"
-	"exit: 0 passed, 1 a step or host failed, 2 bad input (nothing sent),\n"
-	"      3 no host usable, 4 local error, 130 interrupted (docs/exit-codes.md)\n";
+	"{run.json,report.md,logs/}.\n";
+
+static const struct cmd_option options[] = {
+	{ "hosts", 'H', "FILE", "@file", "hosts inventory (docs/hosts.md)" },
+	{ "host", 'n', "NAME", NULL, "only this host (repeatable)" },
+	{ "commit", 'c', "REV", NULL, "package the sources as they are at commit REV" },
+	{ "dry-run", 'd', NULL, NULL, "print the plan (hosts, files, content id, remote\n"
+				      "commands) and send nothing" },
+	CMD_RUN_STEP_OPTIONS,
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ "root", 'o', "DIR", "@dir", "repository root the spec's paths are relative to (default .)" },
+	{ "notify", 'N', "URL", NULL, "POST a JSON summary of the finished run to this webhook\n"
+				      "(default $GPUORCH_NOTIFY_URL; docs/notify.md)" },
+	{ "resume", 'U', "RUN_ID", NULL, "take up run RUN_ID whose controller died: same spec,\n"
+					 "sources and hosts; what its hosts' runners did\n"
+					 "meanwhile is collected, nothing runs twice" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 static int run_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "hosts", required_argument, NULL, 'H' },
-		{ "host", required_argument, NULL, 'n' },
-		{ "commit", required_argument, NULL, 'c' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		CMD_RUN_STEP_OPTIONS,
-		{ "reports", required_argument, NULL, 'R' },
-		{ "root", required_argument, NULL, 'o' },
-		{ "notify", required_argument, NULL, 'N' },
-		{ "resume", required_argument, NULL, 'U' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct run_opts o;
 	struct run_step_opts so = RUN_STEP_OPTS_INIT;
 	struct strbuf cl = STRBUF_INIT;
@@ -62,9 +46,8 @@ static int run_exec(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.root = ".";
 	o.host_names = names;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_run_entry, argc, argv)) != -1) {
 		if ((k = cmd_run_step_option(&cmd_run_entry, c, optarg, &so)) != 0) {
 			if (k > 0)
 				continue;
@@ -137,6 +120,13 @@ static int run_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_run_entry = {
-	"run", usage, "run an experiment on GPU hosts and write its phase report", run_exec,
-	CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
+	.name = "run",
+	.synopsis = "SPEC.json --hosts FILE [options]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0 passed, 1 a step or host failed, 2 bad input (nothing sent),\n"
+		 "      3 no host usable, 4 local error, 130 interrupted (docs/exit-codes.md)\n",
+	.summary = "run an experiment on GPU hosts and write its phase report",
+	.exec = run_exec,
+	.needs = CMD_NEEDS_SSH | CMD_NEEDS_REPORTS,
 };

@@ -6,15 +6,13 @@
 #include "report/runsum.h"
 #include "store/store.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch runs [--experiment NAME] [--limit N] [--json] [--reports DIR]\n"
-	"\n"
+static const char about[] =
 	"List recorded runs, newest first: run id, experiment, status, hosts and\n"
 	"the headline figure. An interrupted run shows as 'incomplete'. Each host\n"
 	"is preceded by its GPU ('H200 on h100'); the second line ends with what\n"
@@ -24,6 +22,15 @@ static const char usage[] =
 	"gates_failed, builds_failed, steps_failed, steps_skipped}, headline}.\n"
 	"Reads each run's summary.json (docs/run-record.md), or its run.json when\n"
 	"there is no current summary.\n";
+
+static const struct cmd_option options[] = {
+	{ "experiment", 'e', "NAME", NULL, "only the runs of this experiment (its name or slug)" },
+	{ "limit", 'l', "N", NULL, "at most N runs (default 50)" },
+	{ "json", 'j', NULL, NULL, "print a JSON array instead of the listing" },
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 /* A host's GPU as `runs` shows it: its name without "NVIDIA " ("H200"), "no
  * GPU" for a host probed without one, NULL when it was never probed. */
@@ -162,22 +169,14 @@ static int list_one(const struct store_entry *e, void *ctx)
 
 static int runs_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "experiment", required_argument, NULL, 'e' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "reports", required_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
 	struct listing L = { NULL, 50, 0, NULL, STRBUF_INIT };
 	const char *reports = NULL;
 	int c, json = 0;
 	enum go_status st;
 
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_runs_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'e': L.exp = optarg; break;
 		case 'R': reports = optarg; break;
@@ -222,6 +221,11 @@ static int runs_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_runs_entry = {
-	"runs", usage, "list past runs, newest first, with status and headline figures", runs_exec,
-	CMD_NEEDS_REPORTS,
+	.name = "runs",
+	.synopsis = "[options]",
+	.about = about,
+	.options = options,
+	.summary = "list past runs, newest first, with status and headline figures",
+	.exec = runs_exec,
+	.needs = CMD_NEEDS_REPORTS,
 };

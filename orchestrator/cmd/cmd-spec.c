@@ -7,22 +7,21 @@
 #include "remote/pack.h"
 #include "spec/spec.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch spec check FILE [--root DIR]\n"
-	"\n"
+static const char about[] =
 	"Check an experiment spec completely, with no host: its keys and values\n"
 	"(docs/spec.md), the files its 'sources' select through git, and that\n"
-	"every program's files are among them. Prints a summary on success.\n"
-	"\n"
-	"    --root DIR   repository root the spec's paths are relative to (default .)\n"
-	"\n"
-	"exit: 0 valid, 2 invalid (FILE: 'JSON.PATH': what is wrong)\n";
+	"every program's files are among them. Prints a summary on success.\n";
+
+static const struct cmd_option options[] = {
+	{ "root", 'o', "DIR", "@dir", "repository root the spec's paths are relative to (default .)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
 
 static int spec_check_main(const char *path, const char *root)
 {
@@ -61,28 +60,24 @@ static int spec_check_main(const char *path, const char *root)
 
 static int cmd_spec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "root", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *root = ".";
 	int c;
 
-	if (cmd_wants_help(argc, argv)) {
-		fputs(usage, stdout);
-		return 0;
-	}
 	if (argc < 2 || strcmp(argv[1], "check"))
 		return cmd_usage_error(&cmd_spec_entry, "%s", argc < 2 ? "say what to do: 'spec check FILE'"
 							     : "unknown 'spec' subcommand");
 	argc--;
 	argv++;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_spec_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': root = optarg; break;
-		default: return cmd_usage_error(&cmd_spec_entry, "bad option");
+		case ':':
+			return cmd_usage_error(&cmd_spec_entry, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cmd_usage_error(&cmd_spec_entry, "unknown option '%s'",
+					       argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -91,6 +86,13 @@ static int cmd_spec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_spec_entry = {
-	"spec", usage, "check an experiment spec without any host", cmd_spec,
-	0, /* needs neither SSH nor the reports directory */
+	.name = "spec",
+	.synopsis = "check FILE [options]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0 valid, 2 invalid (FILE: 'JSON.PATH': what is wrong)\n",
+	.summary = "check an experiment spec without any host",
+	.exec = cmd_spec,
+	.needs = 0, /* neither SSH nor the reports directory */
+	.verbs = "check",
 };

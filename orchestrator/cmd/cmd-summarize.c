@@ -4,33 +4,32 @@
 #include "report/runsum.h"
 #include "store/store.h"
 
-#include <getopt.h>
+#include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include "core/banned.h"
 
-static const char usage[] =
-	"usage: gpuorch summarize [--reports DIR]\n"
-	"\n"
+static const char about[] =
 	"Write summary.json and samples.txt beside every recorded run.json that has\n"
 	"no current summary (runs recorded before summaries existed, runs whose\n"
 	"controller was killed, run.json edited since). `runs` and `history` read\n"
 	"those instead of every sample; they work without them, only slower.\n";
 
+static const struct cmd_option options[] = {
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
+
 static int summarize_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "reports", required_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
 	struct store_entry *v = NULL;
 	const char *reports = NULL;
 	int n = 0, c, rc;
 	enum go_status st;
 
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	while ((c = cmd_getopt(&cmd_summarize_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'R': reports = optarg; break;
 		case ':':
@@ -59,6 +58,11 @@ static int summarize_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_summarize_entry = {
-	"summarize", usage, "write the small per-run summaries that runs and history read",
-	summarize_exec, CMD_NEEDS_REPORTS,
+	.name = "summarize",
+	.synopsis = "[options]",
+	.about = about,
+	.options = options,
+	.summary = "write the small per-run summaries that runs and history read",
+	.exec = summarize_exec,
+	.needs = CMD_NEEDS_REPORTS,
 };

@@ -1,4 +1,4 @@
-/* main.c -- gpuorch's entry point: the command table and dispatch. */
+/* main.c -- gpuorch's entry point: dispatch to a command of cmd_table (cmd-table.c). */
 #include "cmd/commands.h"
 #include "cmd/results-config.h"
 #include "core/error.h"
@@ -13,31 +13,15 @@
 #include <string.h>
 #include "core/banned.h"
 
-static const struct cmd_entry *const commands[] = {
-	&cmd_run_entry,
-	&cmd_hosts_entry,
-	&cmd_runs_entry,
-	&cmd_report_entry,
-	&cmd_reproduce_entry,
-	&cmd_compare_entry,
-	&cmd_history_entry,
-	&cmd_find_entry,
-	&cmd_summarize_entry,
-	&cmd_spec_entry,
-	&cmd_init_entry,
-	&cmd_push_entry,
-	&cmd_pull_entry,
-};
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void print_main_usage(FILE *out)
 {
-	size_t i;
+	int i;
 	fprintf(out, "usage: gpuorch [--version] [--help] <command> [<args>]\n\n"
 		     "Ship CUDA kernels to GPU hosts over SSH, build, check, time them and\n"
 		     "write a phase report with measured numbers.\n\ncommands:\n");
-	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "   %-10s %s\n", commands[i]->name, commands[i]->summary);
+	for (i = 0; i < cmd_ncommands; i++)
+		fprintf(out, "   %-10s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
 	fprintf(out, "\n'gpuorch <command> -h' shows a command's options.\n"
 		     "exit codes: docs/exit-codes.md\n");
 }
@@ -45,15 +29,15 @@ static void print_main_usage(FILE *out)
 int main(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT;
-	size_t i;
+	int i;
 	int rc;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		if (argc >= 3 && !strcmp(argv[1], "help")) {
-			for (i = 0; i < NCOMMANDS; i++)
-				if (!strcmp(argv[2], commands[i]->name)) {
-					fputs(commands[i]->usage, stdout);
+			for (i = 0; i < cmd_ncommands; i++)
+				if (!strcmp(argv[2], cmd_table[i]->name)) {
+					cmd_print_usage(cmd_table[i], stdout);
 					return cmd_finish_stdout(0);
 				}
 		}
@@ -71,30 +55,33 @@ int main(int argc, char **argv)
 		ssh_global_cleanup();
 		return rc;
 	}
+	if (!strcmp(argv[1], CMD_DOC_ARG))
+		/* hidden: the man page, completions and README list (cmd-doc.c) */
+		return cmd_finish_stdout(cmd_doc_main(argc - 2, argv + 2));
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("gpuorch %s\n", GPUORCH_VERSION);
 		return cmd_finish_stdout(0);
 	}
-	for (i = 0; i < NCOMMANDS; i++) {
-		if (strcmp(argv[1], commands[i]->name))
+	for (i = 0; i < cmd_ncommands; i++) {
+		if (strcmp(argv[1], cmd_table[i]->name))
 			continue;
 		if (cmd_wants_help(argc - 1, argv + 1)) {
-			fputs(commands[i]->usage, stdout);
+			cmd_print_usage(cmd_table[i], stdout);
 			return cmd_finish_stdout(0);
 		}
 		/* libssh2_init once, before any thread, and only for a command that connects */
-		if ((commands[i]->needs & CMD_NEEDS_SSH) && ssh_global_init(&err) != GO_OK) {
+		if ((cmd_table[i]->needs & CMD_NEEDS_SSH) && ssh_global_init(&err) != GO_OK) {
 			fprintf(stderr, "error: %s\n", err.buf);
 			strbuf_release(&err);
 			return GO_EXIT_LOCAL;
 		}
 		/* a raw record not here comes from the results store when it is asked for;
 		 * push and pull move runs themselves */
-		if ((commands[i]->needs & CMD_NEEDS_REPORTS) && commands[i] != &cmd_push_entry &&
-		    commands[i] != &cmd_pull_entry)
+		if ((cmd_table[i]->needs & CMD_NEEDS_REPORTS) && cmd_table[i] != &cmd_push_entry &&
+		    cmd_table[i] != &cmd_pull_entry)
 			results_fetch_on_demand();
-		rc = commands[i]->exec(argc - 1, argv + 1);
-		if (commands[i]->needs & CMD_NEEDS_SSH)
+		rc = cmd_table[i]->exec(argc - 1, argv + 1);
+		if (cmd_table[i]->needs & CMD_NEEDS_SSH)
 			ssh_global_cleanup();
 		return cmd_finish_stdout(rc);
 	}
