@@ -256,22 +256,33 @@ static void cands_release(struct cands *c)
  * is refused before it is read (a listing goes on without it). */
 enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *err)
 {
+	struct store_record_file of;
+	return store_load_record_of(dir, out, &of, err);
+}
+
+enum go_status store_load_record_of(const char *dir, cJSON **out, struct store_record_file *of,
+				    struct strbuf *err)
+{
 	char *path = xstrfmt("%s/run.json", dir);
 	struct strbuf text = STRBUF_INIT;
-	char sha[SHA256_HEX_LEN + 1];
-	struct stat sb;
+	char *sha = of->sha256;
+	struct stat sb, rd;
 	enum go_status st;
 
 	*out = NULL;
+	memset(of, 0, sizeof(*of));
 	if (!fs_is_file(path)) {
 		st = go_fail(err, GO_ERR_NOT_FOUND, "'%s' has no run.json", dir);
 	} else if (stat(path, &sb) == 0 && (unsigned long long)sb.st_size > RUN_JSON_MAX) {
 		st = go_fail(err, GO_ERR_IO, "'%s' is %llu bytes, over the %llu MiB gpuorch reads as "
 			     "a run record", path, (unsigned long long)sb.st_size,
 			     (unsigned long long)RUN_JSON_MAX >> 20);
-	} else if ((st = fs_read_file(path, &text, err)) != GO_OK) {
+	} else if ((st = fs_read_file_stat(path, &text, &rd, err)) != GO_OK) {
 		st = GO_ERR_IO;
 	} else {
+		of->size = (double)rd.st_size;
+		of->mtime_s = (double)rd.st_mtim.tv_sec;
+		of->mtime_ns = (double)rd.st_mtim.tv_nsec;
 		st = json_parse_unquoted(text.buf, text.len, path, out, err);
 		if (st == GO_OK && !cJSON_IsObject(*out)) {
 			cJSON_Delete(*out);

@@ -33,6 +33,15 @@ void store_list_free(struct store_entry *v, int n);
  * smaller file beside it (report/runsum.h). */
 typedef enum go_status (*store_loader)(const char *dir, cJSON **out, struct strbuf *err);
 enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *err);
+/* What a record was read from: run.json's size and modification time (the
+ * fstat of the file read) and the SHA-256 of the bytes parsed. */
+struct store_record_file {
+	double size, mtime_s, mtime_ns;
+	char sha256[65];
+};
+/* store_load_record that also says, in *of, what it read (one read, one hash). */
+enum go_status store_load_record_of(const char *dir, cJSON **out, struct store_record_file *of,
+				    struct strbuf *err);
 /* store_list with the tree of each run read by load. */
 enum go_status store_list_with(store_loader load, struct store_entry **out, int *n,
 			       struct strbuf *warnings, struct strbuf *err);
