@@ -451,6 +451,32 @@ enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx
 	return GO_OK;
 }
 
+enum go_status store_each(store_loader load, store_visit visit, void *ctx,
+			  struct strbuf *warnings, struct strbuf *err)
+{
+	struct cands c;
+	int i, stop = 0;
+
+	if (!fs_is_dir(store_root()))
+		return no_store(err);
+	scan(NULL, NULL, &c);
+	for (i = 0; i < c.n && !stop; i++) {
+		struct store_entry e;
+		e.run_id = c.v[i].run_id;
+		e.dir = c.v[i].dir;
+		e.run = load_or_warn(load, e.dir, warnings);
+		if (!e.run)
+			continue;
+		stop = visit(&e, ctx);
+		cJSON_Delete(e.run);
+	}
+	if (c.capped && warnings)
+		strbuf_addf(warnings, "more than %d runs under '%s'; the rest are not listed\n",
+			    STORE_MAX_RUNS, store_root());
+	cands_release(&c);
+	return GO_OK;
+}
+
 void store_entry_release(struct store_entry *e)
 {
 	if (!e)

@@ -53,6 +53,12 @@ enum go_status store_list_with(store_loader load, struct store_entry **out, int 
 typedef int (*store_visit)(const struct store_entry *e, void *ctx);
 enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx,
 				 struct strbuf *warnings, struct strbuf *err);
+/* Every run in the store's order (by directory), each loaded by load and
+ * handed to visit alone, its tree freed after (one pass: memory is one tree,
+ * whatever the store holds). Unreadable runs are skipped with a warning,
+ * as store_list does. visit returns nonzero to stop. */
+enum go_status store_each(store_loader load, store_visit visit, void *ctx,
+			  struct strbuf *warnings, struct strbuf *err);
 /* The controller lock of a run directory (dir/controller.lock, flock held for
  * the life of the gpuorch process that runs it; the kernel drops it when that
  * process dies, even by SIGKILL). store_lock_run takes it without waiting:
