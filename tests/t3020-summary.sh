@@ -91,6 +91,21 @@ test_expect_success 'a run without a summary gets one the first time it is liste
 	diff -u before.out first.out && diff -u before.out again.out
 '
 
+# summaries are written without fsync (a cache of run.json): after a power
+# loss samples.txt may be there but empty; its size in the summary's "of"
+# makes the pair stale, so it is rebuilt rather than read as no samples
+test_expect_success 'a summary whose samples.txt was emptied (a power loss) is rebuilt from run.json' '
+	exp=$(jq_ $(last_run_dir)/run.json experiment.name) &&
+	run=$(last_run_dir) &&
+	hist "$exp" --reports ../reports >hist.kept &&
+	cp $run/samples.txt samples.kept && test -s samples.kept &&
+	test "$(jq_ $run/summary.json of.samples_size)" = "$(wc -c <samples.kept | tr -d " ")" &&
+	: >$run/samples.txt &&
+	hist "$exp" --reports ../reports >hist.rebuilt &&
+	cmp samples.kept $run/samples.txt &&
+	diff -u hist.kept hist.rebuilt
+'
+
 # limited ARGS: gpuorch in at most $LIMIT_KB (default 120,000) KiB of address space (not under ASan,
 # which reserves terabytes of shadow: there the listing still runs)
 # shellcheck disable=SC3045 # ulimit -v: dash and bash have it

@@ -468,7 +468,7 @@ enum go_status store_each(store_loader load, store_visit visit, void *ctx,
 		if (!e.run)
 			continue;
 		stop = visit(&e, ctx);
-		cJSON_Delete(e.run);
+		cJSON_Delete(e.run);   /* one tree at a time: the visit kept what it needs */
 	}
 	if (c.capped && warnings)
 		strbuf_addf(warnings, "more than %d runs under '%s'; the rest are not listed\n",
