@@ -91,13 +91,28 @@ test_expect_success 'a run without a summary gets one the first time it is liste
 	diff -u before.out first.out && diff -u before.out again.out
 '
 
-# limited ARGS: gpuorch in at most 120 MB of address space (not under ASan,
+# summaries are written without fsync (a cache of run.json): after a power
+# loss samples.txt may be there but empty; its size in the summary's "of"
+# makes the pair stale, so it is rebuilt rather than read as no samples
+test_expect_success 'a summary whose samples.txt was emptied (a power loss) is rebuilt from run.json' '
+	exp=$(jq_ $(last_run_dir)/run.json experiment.name) &&
+	run=$(last_run_dir) &&
+	hist "$exp" --reports ../reports >hist.kept &&
+	cp $run/samples.txt samples.kept && test -s samples.kept &&
+	test "$(jq_ $run/summary.json of.samples_size)" = "$(wc -c <samples.kept | tr -d " ")" &&
+	: >$run/samples.txt &&
+	hist "$exp" --reports ../reports >hist.rebuilt &&
+	cmp samples.kept $run/samples.txt &&
+	diff -u hist.kept hist.rebuilt
+'
+
+# limited ARGS: gpuorch in at most $LIMIT_KB (default 120,000) KiB of address space (not under ASan,
 # which reserves terabytes of shadow: there the listing still runs)
 # shellcheck disable=SC3045 # ulimit -v: dash and bash have it
 limited() {
 	case "$GPUORCH" in
 	*/asan/*) "$GPUORCH" "$@" ;;
-	*) (ulimit -v 120000 && exec "$GPUORCH" "$@") ;;
+	*) (ulimit -v "${LIMIT_KB:-120000}" && exec "$GPUORCH" "$@") ;;
 	esac
 }
 
@@ -121,6 +136,20 @@ test_expect_success 'runs over 2,000 records without summaries stays under 120 M
 	test "$(ls big/demo/*/summary.json | wc -l)" = $N &&
 	limited runs --reports big --limit 3 >big2.out &&
 	diff -u big.out big2.out
+'
+
+# history over the same 2,000 (their summaries written by runs above): it
+# reads one summary at a time and keeps what it prints (a row a run, a
+# point's figure; the samples of a series' last point), so 80 MB of address
+# space is enough (gpuorch's own mappings are ~45 MB of it); the history that
+# kept every run's summary and figures needed ~115 MB here
+test_expect_success 'history over 2,000 runs with summaries stays under 80 MB of address space' '
+	N=$(ls -d big/demo/*/ | wc -l) &&
+	LIMIT_KB=80000 limited history demo --reports big >bighist.out &&
+	grep "over commits (oldest first), $N runs\." bighist.out &&
+	test "$(grep -c "^| [0-9]* | " bighist.out)" = "$N" &&
+	grep "^| $N | .* | 20260101-000000-$((999 + N)) | " bighist.out &&
+	test "$(grep -c "^| [0-9]* | .*regression" bighist.out)" = 0
 '
 
 test_expect_success 'run.json changed after its summary: the change shows (run.json is read)' '

@@ -20,10 +20,17 @@ static const struct cmd_option options[] = {
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
+/* A run summarised (a store_visit): counted, its summary freed after. */
+static int count_one(const struct store_entry *e, void *ctx)
+{
+	(void)e;
+	++*(int *)ctx;
+	return 0;
+}
+
 static int summarize_exec(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
-	struct store_entry *v = NULL;
 	const char *reports = NULL;
 	int n = 0, c, rc;
 	enum go_status st;
@@ -43,7 +50,8 @@ static int summarize_exec(int argc, char **argv)
 	if (optind < argc)
 		return cmd_usage_error(&cmd_summarize_entry, "unexpected argument '%s'", argv[optind]);
 	cmd_set_reports(reports);
-	st = store_list_with(runsum_refresh, &v, &n, &warn, &err);
+	/* one run in memory at a time, whatever the store holds */
+	st = store_each(runsum_refresh, count_one, &n, &warn, &err);
 	if (warn.len)
 		fputs(warn.buf, stderr);
 	if (st != GO_OK)
@@ -51,7 +59,6 @@ static int summarize_exec(int argc, char **argv)
 	else
 		printf("%d run%s summarised under %s\n", n, n == 1 ? "" : "s", store_root());
 	rc = st != GO_OK ? go_exit_code(st) : warn.len ? GO_EXIT_FAILED : GO_EXIT_OK;
-	store_list_free(v, n);
 	strbuf_release(&err);
 	strbuf_release(&warn);
 	return rc;

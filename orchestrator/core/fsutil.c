@@ -12,15 +12,32 @@
 #include <unistd.h>
 #include "core/banned.h"
 
-enum go_status fs_read_file(const char *path, struct strbuf *sb, struct strbuf *err)
+enum go_status fs_read_file_stat(const char *path, struct strbuf *sb, struct stat *st,
+				 struct strbuf *err)
 {
-	char buf[65536];
+	struct stat own;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return go_fail(err, go_from_errno(errno), "cannot open '%s': %s", path,
 			       strerror(errno));
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+	/* the file read is the file described: a rename over path after the
+	 * open changes neither */
+	if (fstat(fd, st ? st : &own) < 0) {
+		int e = errno;
+		close(fd);
+		return go_fail(err, GO_ERR_IO, "cannot stat '%s': %s", path, strerror(e));
+	}
+	/* room for the whole file at once (one allocation, not a doubling per
+	 * 64 KiB read); a file that grew meanwhile still reads whole */
+	if ((st ? st : &own)->st_size > 0)
+		strbuf_grow(sb, (size_t)(st ? st : &own)->st_size + 1);
+	for (;;) {
+		if (sb->alloc - sb->len < 2)   /* room for 1 byte and the NUL: EOF is a read of 0 */
+			strbuf_grow(sb, 65536);
+		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
+		if (n == 0)
+			break;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -28,10 +45,16 @@ enum go_status fs_read_file(const char *path, struct strbuf *sb, struct strbuf *
 			close(fd);
 			return go_fail(err, GO_ERR_IO, "cannot read '%s': %s", path, strerror(e));
 		}
-		strbuf_add(sb, buf, (size_t)n);
+		sb->len += (size_t)n;
+		sb->buf[sb->len] = '\0';
 	}
 	close(fd);
 	return GO_OK;
+}
+
+enum go_status fs_read_file(const char *path, struct strbuf *sb, struct strbuf *err)
+{
+	return fs_read_file_stat(path, sb, NULL, err);
 }
 
 char *fs_dirname(const char *path)
@@ -55,8 +78,10 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
+/* replace: rename over path (else link: never replacing); sync: fsync the
+ * file before and its directory after (durable once this returns) */
 static enum go_status write_atomic(const char *path, const void *data, size_t len,
-				   int replace, struct strbuf *err)
+				   int replace, int sync, struct strbuf *err)
 {
 	char *tmp = xstrfmt("%s.tmp.XXXXXX", path);
 	char *dir = fs_dirname(path);
@@ -82,7 +107,7 @@ static enum go_status write_atomic(const char *path, const void *data, size_t le
 	}
 	if (st == GO_OK && fchmod(fd, 0644) < 0)
 		st = go_fail(err, GO_ERR_IO, "cannot chmod '%s': %s", tmp, strerror(errno));
-	if (st == GO_OK && fsync(fd) < 0)
+	if (st == GO_OK && sync && fsync(fd) < 0)
 		st = go_fail(err, GO_ERR_IO, "cannot fsync '%s': %s", tmp, strerror(errno));
 	if (close(fd) < 0 && st == GO_OK)
 		st = go_fail(err, GO_ERR_IO, "cannot close '%s': %s", tmp, strerror(errno));
@@ -98,7 +123,7 @@ static enum go_status write_atomic(const char *path, const void *data, size_t le
 	}
 	if (st != GO_OK || !replace)
 		unlink(tmp);
-	if (st == GO_OK)
+	if (st == GO_OK && sync)
 		fsync_dir(dir);
 out:
 	free(tmp);
@@ -109,12 +134,18 @@ out:
 enum go_status fs_write_atomic(const char *path, const void *data, size_t len,
 			       struct strbuf *err)
 {
-	return write_atomic(path, data, len, 1, err);
+	return write_atomic(path, data, len, 1, 1, err);
+}
+
+enum go_status fs_write_derived(const char *path, const void *data, size_t len,
+				struct strbuf *err)
+{
+	return write_atomic(path, data, len, 1, 0, err);
 }
 
 enum go_status fs_write_new(const char *path, const void *data, size_t len, struct strbuf *err)
 {
-	return write_atomic(path, data, len, 0, err);
+	return write_atomic(path, data, len, 0, 1, err);
 }
 
 enum go_status fs_mkdir_p(const char *path, int mode, struct strbuf *err)

@@ -114,7 +114,8 @@ void json_array_insert(cJSON *arr, int pos, cJSON *item)
 	free(tail);
 }
 
-enum go_status json_write_atomic(const char *path, const cJSON *j, struct strbuf *err)
+static enum go_status json_write(const char *path, const cJSON *j, int derived,
+				 struct strbuf *err)
 {
 	char *text = cJSON_Print(j);
 	enum go_status st;
@@ -124,9 +125,20 @@ enum go_status json_write_atomic(const char *path, const cJSON *j, struct strbuf
 	strbuf_addstr(&sb, text);
 	strbuf_addch(&sb, '\n');
 	free(text);
-	st = fs_write_atomic(path, sb.buf, sb.len, err);
+	st = derived ? fs_write_derived(path, sb.buf, sb.len, err)
+		     : fs_write_atomic(path, sb.buf, sb.len, err);
 	strbuf_release(&sb);
 	return st;
+}
+
+enum go_status json_write_atomic(const char *path, const cJSON *j, struct strbuf *err)
+{
+	return json_write(path, j, 0, err);
+}
+
+enum go_status json_write_derived(const char *path, const cJSON *j, struct strbuf *err)
+{
+	return json_write(path, j, 1, err);
 }
 
 const char *json_str(const cJSON *obj, const char *key)

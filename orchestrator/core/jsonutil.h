@@ -22,6 +22,8 @@ enum go_status json_parse_unquoted(const char *text, size_t len, const char *lab
 void json_array_insert(cJSON *arr, int pos, cJSON *item);
 /* Write a JSON tree atomically (pretty-printed, trailing newline). */
 enum go_status json_write_atomic(const char *path, const cJSON *j, struct strbuf *err);
+/* The same through fs_write_derived (no fsync: a file rebuilt when lost). */
+enum go_status json_write_derived(const char *path, const cJSON *j, struct strbuf *err);
 
 /* Getters: NULL / fallback when absent or of another type. */
 const char *json_str(const cJSON *obj, const char *key);

@@ -15,6 +15,7 @@
 #include "core/vocab.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
@@ -177,6 +178,55 @@ void figures_release(struct figures *f)
 	free(f->v);
 	f->v = NULL;
 	f->n = 0;
+}
+
+struct figure *figure_keep(struct figure *f)
+{
+	/* every string of a figure (samples_error is static text) */
+	static const size_t strs[] = {
+		offsetof(struct figure, run_id), offsetof(struct figure, commit),
+		offsetof(struct figure, host), offsetof(struct figure, gpu),
+		offsetof(struct figure, compute_cap), offsetof(struct figure, program),
+		offsetof(struct figure, problem), offsetof(struct figure, arch),
+		offsetof(struct figure, role), offsetof(struct figure, status),
+		offsetof(struct figure, result_status), offsetof(struct figure, check_status),
+		offsetof(struct figure, samples_kept), offsetof(struct figure, gpu_uuid),
+		offsetof(struct figure, nvcc_version), offsetof(struct figure, driver),
+		offsetof(struct figure, name), offsetof(struct figure, field),
+		offsetof(struct figure, unit),
+	};
+	size_t i, total = 0;
+	struct figure *k;
+	char *at;
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		const char *str = *(const char *const *)((const char *)f + strs[i]);
+		total += str ? strlen(str) + 1 : 0;
+	}
+	/* one block: the figure, then its strings */
+	k = xmalloc(sizeof(*k) + total);
+	*k = *f;
+	at = (char *)(k + 1);
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		const char **str = (const char **)((char *)k + strs[i]);
+		size_t n;
+		if (!*str)
+			continue;
+		n = strlen(*str) + 1;
+		memcpy(at, *str, n);
+		*str = at;
+		at += n;
+	}
+	k->samples_at = NULL;
+	f->samples = NULL;   /* the samples go with the copy */
+	f->nsamples = 0;
+	return k;
+}
+
+void figure_free_kept(struct figure *k)
+{
+	if (k)
+		free(k->samples);
+	free(k);
 }
 
 int figure_is_named(const struct figure *f, const char *name)

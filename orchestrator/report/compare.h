@@ -67,6 +67,11 @@ struct figures {
  * every step (the strings point into run, which must outlive the figures). */
 void figures_of_run(const cJSON *run, struct figures *out);
 void figures_release(struct figures *f);
+/* A copy of f that owns its strings and f's samples (f keeps none), to
+ * outlive the record f points into; its samples_at is NULL (read them
+ * first). Free with figure_free_kept. */
+struct figure *figure_keep(struct figure *f);
+void figure_free_kept(struct figure *k);
 /* "NVIDIA H100 80GB HBM3", or "no GPU" */
 const char *figure_gpu_label(const struct figure *f);
 

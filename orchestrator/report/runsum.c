@@ -255,47 +255,65 @@ static int file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
 	return ok;
 }
 
-enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *err)
+/* Write dir/samples.txt and dir/summary.json for run, read from the file
+ * `of` describes; *tree (when asked) is the summary as written, so the
+ * writer need not read it back. Neither file is fsynced: both are rebuilt
+ * from run.json whenever they are lost (after a power loss one may be
+ * missing or empty: summary.json then does not parse, and samples.txt is
+ * not the size it records, so current_summary() passes over them). */
+static enum go_status write_summary(const char *dir, const cJSON *run,
+				    const struct store_record_file *of, cJSON **tree,
+				    struct strbuf *err)
 {
 	struct strbuf samples = STRBUF_INIT;
-	char *rj = xstrfmt("%s/run.json", dir), *sp = xstrfmt("%s/samples.txt", dir);
-	char *sum = xstrfmt("%s/summary.json", dir);
-	cJSON *o = runsum_build(run, &samples), *of;
-	double size, mtime_s, mtime_ns;
-	char sha[SHA256_HEX_LEN + 1];
+	char *sp = xstrfmt("%s/samples.txt", dir), *sum = xstrfmt("%s/summary.json", dir);
+	cJSON *o = runsum_build(run, &samples), *jo;
 	enum go_status st;
 
-	if (!stat_of(rj, &size, &mtime_s, &mtime_ns) || !file_sha256(rj, sha)) {
-		st = go_fail(err, GO_ERR_IO, "cannot summarise '%s': %s", rj, strerror(errno));
-		goto out;
-	}
-	of = json_add_obj(o, "of");
-	json_add_num(of, "size", size);
-	json_add_num(of, "mtime_s", mtime_s);
-	json_add_num(of, "mtime_ns", mtime_ns);
-	json_add_str(of, "sha256", sha);
-	st = fs_write_atomic(sp, samples.buf, samples.len, err);
+	jo = json_add_obj(o, "of");
+	json_add_num(jo, "size", of->size);
+	json_add_num(jo, "mtime_s", of->mtime_s);
+	json_add_num(jo, "mtime_ns", of->mtime_ns);
+	json_add_str(jo, "sha256", of->sha256);
+	json_add_num(jo, "samples_size", (double)samples.len);
+	st = fs_write_derived(sp, samples.buf, samples.len, err);
 	if (st == GO_OK)
-		st = json_write_atomic(sum, o, err);
-out:
-	cJSON_Delete(o);
+		st = json_write_derived(sum, o, err);
+	if (st == GO_OK && tree)
+		*tree = o;
+	else
+		cJSON_Delete(o);
 	strbuf_release(&samples);
-	free(rj);
 	free(sp);
 	free(sum);
+	return st;
+}
+
+enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *err)
+{
+	char *rj = xstrfmt("%s/run.json", dir);
+	struct store_record_file of;
+	enum go_status st;
+
+	if (!stat_of(rj, &of.size, &of.mtime_s, &of.mtime_ns) || !file_sha256(rj, of.sha256))
+		st = go_fail(err, GO_ERR_IO, "cannot summarise '%s': %s", rj, strerror(errno));
+	else
+		st = write_summary(dir, run, &of, NULL, err);
+	free(rj);
 	return st;
 }
 
 /* summary.json, when it is there, is this schema and summarises run.json as
  * it is: same size, and the same mtime or else the same SHA-256 (a clone or
  * a copy gives every file a new mtime, not new contents: its committed
- * summaries stay current, and a listing never rewrites tracked files) */
+ * summaries stay current, and a listing never rewrites tracked files); and
+ * samples.txt is the size the summary says (when it says one) */
 static cJSON *current_summary(const char *dir)
 {
 	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
 	struct strbuf why = STRBUF_INIT;
 	cJSON *o = NULL;
-	double size, mtime_s, mtime_ns, ssize, ss, sns;
+	double size, mtime_s, mtime_ns, ssize, ss, sns, samples_size;
 	char sha[SHA256_HEX_LEN + 1];
 
 	if (fs_is_file(sum) && !fs_is_file(rj) && json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
@@ -310,6 +328,12 @@ static cJSON *current_summary(const char *dir)
 		const cJSON *of = rr_obj(o, "of");
 		int same = rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) && rr_num(of, "size", &ssize) &&
 			   rr_num(of, "mtime_s", &ss) && rr_num(of, "mtime_ns", &sns) && ssize == size;
+		if (same && rr_num(of, "samples_size", &samples_size)) {
+			char *sp = xstrfmt("%s/samples.txt", dir);
+			double sz, m_s, m_ns;
+			same = stat_of(sp, &sz, &m_s, &m_ns) ? sz == samples_size : samples_size == 0;
+			free(sp);
+		}
 		if (same && (ss != mtime_s || sns != mtime_ns))
 			same = rr_str(of, "sha256") && file_sha256(rj, sha) &&
 			       rr_streq(rr_str(of, "sha256"), sha);
@@ -327,20 +351,20 @@ static cJSON *current_summary(const char *dir)
 enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
+	struct store_record_file of;
 	cJSON *run = NULL;
 	enum go_status st;
 	*out = current_summary(dir);
 	if (*out)
 		return GO_OK;
-	st = store_load_record(dir, &run, err);
+	st = store_load_record_of(dir, &run, &of, err);
 	if (st != GO_OK)
 		return st;
 	/* written the first time it is missed, so the next reader parses the
-	 * small file and a listing's memory does not hold every sample; a
-	 * store it cannot write to (read-only, full) still lists, from memory */
-	if (runsum_write(dir, run, &why) == GO_OK)
-		*out = current_summary(dir);
-	if (!*out)
+	 * small file and a listing's memory does not hold every sample; the
+	 * summary written is the one returned (never read back); a store it
+	 * cannot write to (read-only, full) still lists, from memory */
+	if (write_summary(dir, run, &of, out, &why) != GO_OK)
 		*out = runsum_build(run, NULL);
 	strbuf_release(&why);
 	cJSON_Delete(run);
@@ -349,16 +373,15 @@ enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
 
 enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err)
 {
+	struct store_record_file of;
 	cJSON *run = NULL;
 	enum go_status st;
 	*out = current_summary(dir);
 	if (*out)
 		return GO_OK;
-	st = store_load_record(dir, &run, err);
+	st = store_load_record_of(dir, &run, &of, err);
 	if (st == GO_OK)
-		st = runsum_write(dir, run, err);
-	if (st == GO_OK)
-		*out = runsum_build(run, NULL);
+		st = write_summary(dir, run, &of, out, err);
 	cJSON_Delete(run);
 	return st;
 }

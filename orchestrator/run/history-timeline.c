@@ -9,7 +9,10 @@
  * run and GPU model; a step change is a point that differs from the previous
  * point of its series by compare's one timing rule (compare_timing: the
  * stored samples, the factor, the instance factor across GPU instances).
- * Only the plotted points' samples are read (samples.txt). */
+ * Only the plotted points' samples are read (samples.txt). Summaries are
+ * read one at a time and freed: what stays is what is printed (a run's id,
+ * commit, identity and outcome; each point's figure and, until the next
+ * point of its series is compared with it, its samples). */
 #include "run/history-timeline.h"
 #include "report/compare.h"
 #include "core/error.h"
@@ -27,10 +30,15 @@
 #include <string.h>
 #include "core/banned.h"
 
+/* A run of the experiment: what history prints of it (owned strings; the
+ * summary it came from is freed once read). */
 struct hrun {
-	const struct store_entry *e;
+	char *run_id, *dir;
+	char *started;          /* started_at, may be NULL */
+	char *commit;           /* provenance.git.commit, may be NULL */
+	char *slot;             /* its identity ("c7d6a3e+5be1dc0"), run_identity() */
+	char *outcome;          /* may be NULL */
 	int order;              /* commit position; UNKNOWN_ORDER when git does not know it */
-	const char *started;
 	const char *date, *subject;  /* from git, may be NULL */
 };
 
@@ -39,16 +47,31 @@ struct gitc {
 	char *date, *subject;
 };
 
-/* The place of sha among the commits git listed (oldest first). */
-static int commit_pos(const struct gitc *commits, int ncommits, const char *sha, int *pos)
+static const struct gitc *sort_base;   /* by_sha's commits (qsort has no context) */
+
+static int by_sha(const void *x, const void *y)
 {
-	int i;
-	for (i = 0; sha && i < ncommits; i++)
-		if (!strcmp(commits[i].sha, sha)) {
-			*pos = i;
-			return 1;
-		}
-	return 0;
+	int a = *(const int *)x, b = *(const int *)y, c = strcmp(sort_base[a].sha, sort_base[b].sha);
+	return c ? c : a - b;   /* a sha listed twice: its first place first */
+}
+
+/* The place of sha among the commits git listed (oldest first; its first
+ * place when listed twice): a binary search of their indices sorted by sha. */
+static int commit_pos(const struct gitc *commits, const int *by, int ncommits, const char *sha,
+		      int *pos)
+{
+	int lo = 0, hi = ncommits;
+	while (sha && lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (strcmp(commits[by[mid]].sha, sha) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!sha || lo >= ncommits || strcmp(commits[by[lo]].sha, sha))
+		return 0;
+	*pos = by[lo];
+	return 1;
 }
 
 #define UNKNOWN_ORDER (1 << 30)
@@ -56,7 +79,7 @@ static int commit_pos(const struct gitc *commits, int ncommits, const char *sha,
 static int cmp_started(const struct hrun *a, const struct hrun *b)
 {
 	int c = strcmp(a->started ? a->started : "", b->started ? b->started : "");
-	return c ? c : strcmp(a->e->run_id, b->e->run_id);
+	return c ? c : strcmp(a->run_id, b->run_id);
 }
 
 static int cmp_hrun(const void *x, const void *y)
@@ -65,6 +88,18 @@ static int cmp_hrun(const void *x, const void *y)
 	if (a->order != b->order)
 		return a->order < b->order ? -1 : 1;
 	return cmp_started(a, b);
+}
+
+/* The store's newest-first order (store_list's): start time, then run id, descending */
+static int cmp_newest(const void *x, const void *y)
+{
+	const struct hrun *a = x, *b = y;
+	int c;
+	if (a->started && b->started && (c = strcmp(a->started, b->started)) != 0)
+		return -c;
+	if (!a->started != !b->started)
+		return a->started ? -1 : 1;
+	return -strcmp(a->run_id, b->run_id);
 }
 
 /* Runs of known commits in commit order, then (from k on) the others in time
@@ -110,7 +145,7 @@ static int add_series(const char ***names, int *n, const char *name)
 		if (!strcmp((*names)[i], name))
 			return i;
 	*names = xrealloc(*names, (size_t)(*n + 1) * sizeof(char *));
-	(*names)[*n] = name;
+	(*names)[*n] = xstrdup(name);
 	return (*n)++;
 }
 
@@ -140,19 +175,19 @@ struct tl {
 	enum metric_better fig_better;
 	int tflops;             /* the plotted figure is higher-is-better */
 	double factor;
-	struct store_entry *v;  /* every run of the store */
-	int n;
+	char *own_program, *own_problem, *own_unit;  /* what program, problem, fig_unit
+						      * point to when read from a run */
+	char *slug_own, *name_own;  /* the newest run's experiment slug and name */
 	struct hrun *runs;      /* the experiment's, in commit order */
-	int nr;
+	int nr, ar, nnewest;
 	char **lines;           /* git log's lines, owned; commits point into them */
 	int nl, ncommits;
 	struct gitc *commits;
-	struct figures *figs;   /* per run */
-	char **slots;           /* per run: its identity ("c7d6a3e+5be1dc0") */
-	const char **series;    /* GPU labels */
+	const char **series;    /* GPU labels (owned) */
 	int nseries;
 	struct history_point *pts;
-	struct figure **pfig;     /* each point's figure (its samples freed once a later point of its series compared) */
+	struct figure **pfig;     /* each point's figure (figure_keep; its samples freed once a
+				     a later point of its series compared) */
 	char *moved;            /* per point: a figure with no direction moved beyond the factor */
 	char *unsure;           /* per point: the record's samples and medians disagree, one says slower */
 	char **notes;           /* per point: what the step's verdict says besides (GPU instances, ...) */
@@ -161,6 +196,57 @@ struct tl {
 	struct strbuf md, svg;
 };
 
+static char *dup_or_null(const char *x)
+{
+	return x ? xstrdup(x) : NULL;
+}
+
+/* A run of the store (a store_visit): kept, as what history prints of it,
+ * when it is a complete run of the experiment. */
+static int tl_collect(const struct store_entry *e, void *ctx)
+{
+	struct tl *t = ctx;
+	const cJSON *run = e->run;
+	struct hrun *r;
+	if (!rerun_is_run_of(run, t->exp))
+		return 0;
+	if (t->nr == t->ar) {
+		t->ar = t->ar ? 2 * t->ar : 64;
+		t->runs = xrealloc(t->runs, (size_t)t->ar * sizeof(*t->runs));
+	}
+	r = &t->runs[t->nr++];
+	memset(r, 0, sizeof(*r));
+	r->run_id = xstrdup(e->run_id);
+	r->dir = xstrdup(e->dir);
+	r->started = dup_or_null(json_str(run, "started_at"));
+	r->commit = dup_or_null(json_str(json_path(run, "provenance.git"), "commit"));
+	r->slot = run_identity(run);
+	r->outcome = dup_or_null(json_str(run, "outcome"));
+	/* the experiment's slug and name as the newest run (store_list's order) has them */
+	if (t->nr == 1 || cmp_newest(r, &t->runs[t->nnewest]) < 0) {
+		t->nnewest = t->nr - 1;
+		free(t->slug_own);
+		free(t->name_own);
+		t->slug_own = dup_or_null(json_str(json_path(run, "experiment"), "slug"));
+		t->name_own = dup_or_null(json_str(json_path(run, "experiment"), "name"));
+	}
+	return 0;
+}
+
+/* Run i's summary again (NULL: it cannot be read any more), for the few
+ * runs a choice looks at beyond what tl_collect kept. */
+static cJSON *tl_tree(const struct tl *t, int i)
+{
+	struct strbuf why = STRBUF_INIT;
+	cJSON *run = NULL;
+	if (runsum_load(t->runs[i].dir, &run, &why) != GO_OK) {
+		cJSON_Delete(run);
+		run = NULL;
+	}
+	strbuf_release(&why);
+	return run;
+}
+
 /* The experiment's runs from the store, ordered by commit (git log, best
  * effort: no repository, no order). 0, or an exit code after its message. */
 static int tl_load(struct tl *t)
@@ -168,8 +254,8 @@ static int tl_load(struct tl *t)
 	const char *av[] = { "git", "log", "--topo-order", "--reverse", "--all",
 			     "--format=%H%x09%cs%x09%s", NULL };
 	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
-	enum go_status st = runsum_list(&t->v, &t->n, &warn, &err);
-	int i, rc = 0;
+	enum go_status st = store_each(runsum_load, tl_collect, t, &warn, &err);
+	int i, rc = 0, *by = NULL;
 
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
@@ -178,18 +264,16 @@ static int tl_load(struct tl *t)
 	}
 	if (warn.len)
 		fputs(warn.buf, stderr);
-	t->runs = xcalloc((size_t)t->n + 1, sizeof(*t->runs));
-	for (i = 0; i < t->n; i++)
-		if (rerun_is_run_of(t->v[i].run, t->exp))
-			t->runs[t->nr++].e = &t->v[i];
 	if (!t->nr) {
 		fprintf(stderr, "error: no complete run of '%s' under '%s'; see 'gpuorch runs'\n", t->exp,
 			store_root());
 		rc = GO_EXIT_USAGE;
 		goto out;
 	}
-	t->slug = json_str(json_path(t->runs[0].e->run, "experiment"), "slug");
-	t->name = json_str(json_path(t->runs[0].e->run, "experiment"), "name");
+	/* newest first, as the store lists them, before the commit order */
+	qsort(t->runs, (size_t)t->nr, sizeof(*t->runs), cmp_newest);
+	t->slug = t->slug_own;
+	t->name = t->name_own;
 	if (rerun_git_lines(t->root, av, &t->lines, &t->nl, &err) != GO_OK) {
 		fprintf(stderr, "warning: runs are in time order, not commit order: %s\n", err.buf);
 		t->nl = 0;
@@ -206,22 +290,23 @@ static int tl_load(struct tl *t)
 		c->subject = t2 + 1;
 		t->ncommits++;
 	}
+	by = xcalloc((size_t)t->ncommits + 1, sizeof(*by));
+	for (i = 0; i < t->ncommits; i++)
+		by[i] = i;
+	sort_base = t->commits;
+	qsort(by, (size_t)t->ncommits, sizeof(*by), by_sha);
 	for (i = 0; i < t->nr; i++) {
 		struct hrun *r = &t->runs[i];
-		const char *sha = json_str(json_path(r->e->run, "provenance.git"), "commit");
 		int pos;
-		r->started = json_str(r->e->run, "started_at");
-		r->order = commit_pos(t->commits, t->ncommits, sha, &pos) ? pos : UNKNOWN_ORDER;
+		r->order = commit_pos(t->commits, by, t->ncommits, r->commit, &pos) ? pos : UNKNOWN_ORDER;
 		if (r->order < UNKNOWN_ORDER) {
 			r->date = t->commits[pos].date;
 			r->subject = t->commits[pos].subject;
 		}
 	}
 	order_runs(t->runs, t->nr);
-	t->figs = xcalloc((size_t)t->nr, sizeof(*t->figs));
-	for (i = 0; i < t->nr; i++)
-		figures_of_run(t->runs[i].e->run, &t->figs[i]);
 out:
+	free(by);
 	strbuf_release(&err);
 	strbuf_release(&warn);
 	return rc;
@@ -232,26 +317,53 @@ out:
 static int tl_figure_kind(struct tl *t)
 {
 	struct strbuf have = STRBUF_INIT;
-	int i, j;
-	for (i = t->nr - 1; i >= 0; i--)
-		for (j = 0; j < t->figs[i].n; j++) {
-			const struct figure *f = &t->figs[i].v[j];
+	int i, j, found = 0;
+	for (i = t->nr - 1; i >= 0 && !found; i--) {
+		cJSON *run = tl_tree(t, i);
+		struct figures figs;
+		figures_of_run(run, &figs);
+		for (j = 0; j < figs.n && !found; j++) {
+			const struct figure *f = &figs.v[j];
 			if (figure_is_named(f, t->fig) && (!t->program || rr_streq(f->program, t->program)) &&
 			    (!t->problem || rr_streq(f->problem, t->problem))) {
 				t->fig_better = f->better;
 				t->tflops = t->fig_better == METRIC_HIGHER_BETTER;
-				t->fig_unit = f->unit;
-				return 0;
+				t->fig_unit = t->own_unit = dup_or_null(f->unit);
+				found = 1;
 			}
 		}
-	for (i = t->nr - 1; i >= 0; i--)
-		figures_list_names(&t->figs[i], NULL, NULL, &have);
+		figures_release(&figs);
+		cJSON_Delete(run);
+	}
+	if (found)
+		return 0;
+	for (i = t->nr - 1; i >= 0; i--) {
+		cJSON *run = tl_tree(t, i);
+		struct figures figs;
+		figures_of_run(run, &figs);
+		figures_list_names(&figs, NULL, NULL, &have);
+		figures_release(&figs);
+		cJSON_Delete(run);
+	}
 	fprintf(stderr, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
 		t->exp, t->fig, t->program ? " of " : "", t->program ? t->program : "",
 		t->problem ? " on " : "", t->problem ? t->problem : "",
 		have.len ? have.buf : "no named figures (only timings: use --metric)");
 	strbuf_release(&have);
 	return GO_EXIT_USAGE;
+}
+
+/* program (and problem) as the run at hand names them, kept beyond its tree */
+static void tl_follow(struct tl *t, const char *program, const char *problem)
+{
+	if (!t->program && program) {
+		free(t->own_program);
+		t->program = t->own_program = xstrdup(program);
+	}
+	if (!t->problem && problem) {
+		free(t->own_problem);
+		t->problem = t->own_problem = xstrdup(problem);
+	}
 }
 
 /* The program and problem to follow when not given: the newest run's
@@ -262,29 +374,32 @@ static int tl_pick_step(struct tl *t)
 	int i, j;
 	if (!t->fig && !t->program && !t->problem) {
 		for (i = t->nr - 1; i >= 0 && !t->program; i--) {
-			const cJSON *h0 = cJSON_GetArrayItem(rr_arr(t->runs[i].e->run, "hosts"), 0);
+			cJSON *run = tl_tree(t, i);
+			const cJSON *h0 = cJSON_GetArrayItem(rr_arr(run, "hosts"), 0);
 			const cJSON *hl = rr_obj(h0, "headline");
 			if (!hl)   /* a whole run.json, or an older summary: its steps decide */
-				hl = rr_headline_step(t->runs[i].e->run, h0);
-			if (rr_str(hl, "program") && rr_str(hl, "problem")) {
-				t->program = rr_str(hl, "program");
-				t->problem = rr_str(hl, "problem");
-			}
+				hl = rr_headline_step(run, h0);
+			if (rr_str(hl, "program") && rr_str(hl, "problem"))
+				tl_follow(t, rr_str(hl, "program"), rr_str(hl, "problem"));
+			cJSON_Delete(run);
 		}
 	}
-	for (i = t->nr - 1; i >= 0 && (!t->program || !t->problem); i--)
-		for (j = 0; j < t->figs[i].n; j++) {
-			const struct figure *f = &t->figs[i].v[j];
+	for (i = t->nr - 1; i >= 0 && (!t->program || !t->problem); i--) {
+		cJSON *run = tl_tree(t, i);
+		struct figures figs;
+		figures_of_run(run, &figs);
+		for (j = 0; j < figs.n; j++) {
+			const struct figure *f = &figs.v[j];
 			if ((t->program && strcmp(f->program ? f->program : "", t->program)) ||
 			    (f->role && !strcmp(f->role, "baseline")) ||
 			    (t->fig ? !figure_is_named(f, t->fig) : isnan(f->median_us) || f->name != NULL))
 				continue;
-			if (!t->program)
-				t->program = f->program;
-			if (!t->problem)
-				t->problem = f->problem;
+			tl_follow(t, f->program, f->problem);
 			break;
 		}
+		figures_release(&figs);
+		cJSON_Delete(run);
+	}
 	if (t->program && t->problem)
 		return 0;
 	fprintf(stderr, "error: no run of '%s' has a timed benchmark%s%s\n", t->exp,
@@ -321,18 +436,19 @@ static void tl_step(struct tl *t, const struct cmp_opts *co, int k, int i)
 	strbuf_release(&why);
 }
 
-/* Figure f of run i as a new point (its samples read from samples.txt, its
- * spread the 10th-90th percentile), stepped against its series' last. */
+/* Figure f of run i (its record still loaded) as a new point, kept beyond
+ * the record (figure_keep; its samples read from samples.txt, its spread
+ * the 10th-90th percentile), stepped against its series' last. */
 static void tl_add_point(struct tl *t, const struct cmp_opts *co, int i, struct figure *f, int s)
 {
 	struct history_point *p = &t->pts[t->npts];
 	int k;
-	t->pfig[t->npts++] = f;
+	if (!f->samples && f->samples_at)
+		runsum_read_samples(t->runs[i].dir, f->samples_at, &f->samples, &f->nsamples);
+	f = t->pfig[t->npts++] = figure_keep(f);
 	p->x = i;
 	p->series = s;
 	p->y = t->fig ? f->value : timeline_value(t->metric, f);
-	if (!f->samples && f->samples_at)
-		runsum_read_samples(t->runs[i].e->dir, f->samples_at, &f->samples, &f->nsamples);
 	stats_sort(f->samples, f->nsamples);
 	p->lo = p->hi = NAN;
 	if (f->nsamples >= 2) {
@@ -358,12 +474,12 @@ static void tl_add_point(struct tl *t, const struct cmp_opts *co, int i, struct 
 		}
 }
 
-/* The points: one per run and GPU model, of the program, problem and figure followed. */
+/* The points: one per run and GPU model, of the program, problem and figure
+ * followed; each run's summary read, its points taken, and freed. */
 static void tl_points(struct tl *t)
 {
 	struct cmp_opts co;
 	int i, j, k, cap = t->nr * 8;
-	t->slots = xcalloc((size_t)t->nr, sizeof(char *));
 	t->pts = xcalloc((size_t)cap + 1, sizeof(*t->pts));
 	t->pfig = xcalloc((size_t)cap + 1, sizeof(*t->pfig));
 	t->moved = xcalloc((size_t)cap + 1, 1);
@@ -373,9 +489,12 @@ static void tl_points(struct tl *t)
 	co.alpha = STATS_DEFAULT_ALPHA;
 	co.factor = t->factor;
 	for (i = 0; i < t->nr; i++) {
-		t->slots[i] = run_identity(t->runs[i].e->run);
-		for (j = 0; j < t->figs[i].n && t->npts < cap; j++) {
-			struct figure *f = &t->figs[i].v[j];
+		cJSON *run = tl_tree(t, i);
+		struct figures figs;
+		int first = t->npts;   /* run i's points: from here on */
+		figures_of_run(run, &figs);
+		for (j = 0; j < figs.n && t->npts < cap; j++) {
+			struct figure *f = &figs.v[j];
 			int s, dup = 0;
 			if (!f->program || strcmp(f->program, t->program) || !f->problem ||
 			    strcmp(f->problem, t->problem))
@@ -384,11 +503,13 @@ static void tl_points(struct tl *t)
 				   : f->name || isnan(f->median_us) || isnan(timeline_value(t->metric, f)))
 				continue;
 			s = add_series(&t->series, &t->nseries, figure_gpu_label(f));
-			for (k = 0; k < t->npts; k++)
-				dup |= t->pts[k].x == i && t->pts[k].series == s;
+			for (k = first; k < t->npts; k++)
+				dup |= t->pts[k].series == s;
 			if (!dup)
 				tl_add_point(t, &co, i, f, s);
 		}
+		figures_release(&figs);
+		cJSON_Delete(run);
 	}
 }
 
@@ -429,10 +550,10 @@ static void tl_md_point(struct tl *t, int i, int j, struct strbuf *cell)
 	const struct history_point *p = &t->pts[j];
 	strbuf_reset(cell);
 	compare_fmt_figure(cell, f);
-	strbuf_addf(&t->md, "| %d | %s | %s | %s | %s | %s (%s) | %s | ", i + 1, t->slots[i],
+	strbuf_addf(&t->md, "| %d | %s | %s | %s | %s | %s (%s) | %s | ", i + 1, t->runs[i].slot,
 		    t->runs[i].date ? t->runs[i].date : "-",
 		    t->runs[i].subject ? t->runs[i].subject : "(commit unknown here)",
-		    t->runs[i].e->run_id, f->host ? f->host : "?", figure_gpu_label(f), cell->buf);
+		    t->runs[i].run_id, f->host ? f->host : "?", figure_gpu_label(f), cell->buf);
 	if (isnan(f->tflops))
 		strbuf_addstr(&t->md, "- | ");
 	else
@@ -448,25 +569,24 @@ static void tl_md_point(struct tl *t, int i, int j, struct strbuf *cell)
 	strbuf_addstr(&t->md, " |\n");
 }
 
-/* history.md: the head, then a row per point, or per run without one */
+/* history.md: the head, then a row per point, or per run without one (the
+ * points are in run order: tl_points adds them run by run) */
 static void tl_render_md(struct tl *t)
 {
 	struct strbuf cell = STRBUF_INIT;
-	int i, j;
+	int i, j = 0;
 	tl_md_head(t);
 	for (i = 0; i < t->nr; i++) {
 		int any = 0;
-		for (j = 0; j < t->npts; j++)
-			if (t->pts[j].x == i) {
-				any = 1;
-				tl_md_point(t, i, j, &cell);
-			}
+		for (; j < t->npts && t->pts[j].x == i; j++) {
+			any = 1;
+			tl_md_point(t, i, j, &cell);
+		}
 		if (!any)
 			strbuf_addf(&t->md, "| %d | %s | %s | %s | %s | - | no figure (%s) | - | |\n", i + 1,
-				    t->slots[i], t->runs[i].date ? t->runs[i].date : "-",
+				    t->runs[i].slot, t->runs[i].date ? t->runs[i].date : "-",
 				    t->runs[i].subject ? t->runs[i].subject : "(commit unknown here)",
-				    t->runs[i].e->run_id, json_str(t->runs[i].e->run, "outcome")
-				    ? json_str(t->runs[i].e->run, "outcome") : "?");
+				    t->runs[i].run_id, t->runs[i].outcome ? t->runs[i].outcome : "?");
 	}
 	strbuf_release(&cell);
 }
@@ -483,7 +603,10 @@ static void tl_render_svg(struct tl *t)
 					 better_words(t->fig_better))
 			: t->tflops ? xstrfmt("%s (higher is better)", t->metric->unit)
 			: xstrdup("median latency (us, lower is better)");
+	const char **slots = xcalloc((size_t)t->nr + 1, sizeof(*slots));
 	int j;
+	for (j = 0; j < t->nr; j++)
+		slots[j] = t->runs[j].slot;
 	for (j = 0; t->tflops && j < t->npts; j++)
 		t->pts[j].step = -t->pts[j].step;
 	memset(&ch, 0, sizeof(ch));
@@ -491,13 +614,14 @@ static void tl_render_svg(struct tl *t)
 	ch.y_label = y_label;
 	ch.higher_is_better = t->tflops;
 	ch.one_value = t->fig != NULL;
-	ch.slots = (const char *const *)t->slots;
+	ch.slots = slots;
 	ch.nslots = t->nr;
 	ch.series = t->series;
 	ch.nseries = t->nseries;
 	ch.pts = t->pts;
 	ch.npts = t->npts;
 	history_svg(&ch, &t->svg);
+	free(slots);
 	free(title);
 	free(y_label);
 }
@@ -552,11 +676,10 @@ static void tl_print_json(const struct tl *t)
 	for (j = 0; j < t->npts; j++) {
 		const struct figure *f = t->pfig[j];
 		const struct history_point *p = &t->pts[j];
-		const cJSON *run = t->runs[p->x].e->run;
 		cJSON *pt = cJSON_CreateObject();
 		json_add_num(pt, "index", p->x + 1);
-		json_add_str(pt, "commit", json_str(json_path(run, "provenance.git"), "commit"));
-		json_add_str(pt, "run_id", t->runs[p->x].e->run_id);
+		json_add_str(pt, "commit", t->runs[p->x].commit);
+		json_add_str(pt, "run_id", t->runs[p->x].run_id);
 		json_add_str(pt, "host", f->host);
 		json_add_str(pt, "gpu", figure_gpu_label(f));
 		json_add_num(pt, "value", p->y);
@@ -575,18 +698,18 @@ static void tl_print_json(const struct tl *t)
 		cJSON_AddItemToArray(a, pt);
 	}
 	a = json_add_arr(jo, "runs_without_figure");
-	for (i = 0; i < t->nr; i++) {
-		const cJSON *run = t->runs[i].e->run;
+	for (i = 0, j = 0; i < t->nr; i++) {
 		cJSON *ro;
-		for (j = 0; j < t->npts && t->pts[j].x != i; j++)
-			;
-		if (j < t->npts)
+		int any = 0;
+		for (; j < t->npts && t->pts[j].x == i; j++)   /* points are in run order */
+			any = 1;
+		if (any)
 			continue;
 		ro = cJSON_CreateObject();
 		json_add_num(ro, "index", i + 1);
-		json_add_str(ro, "commit", json_str(json_path(run, "provenance.git"), "commit"));
-		json_add_str(ro, "run_id", t->runs[i].e->run_id);
-		json_add_str(ro, "outcome", json_str(run, "outcome"));
+		json_add_str(ro, "commit", t->runs[i].commit);
+		json_add_str(ro, "run_id", t->runs[i].run_id);
+		json_add_str(ro, "outcome", t->runs[i].outcome);
 		cJSON_AddItemToArray(a, ro);
 	}
 	text = cJSON_Print(jo);
@@ -598,12 +721,24 @@ static void tl_print_json(const struct tl *t)
 static void tl_free(struct tl *t)
 {
 	int i;
-	for (i = 0; t->figs && i < t->nr; i++)
-		figures_release(&t->figs[i]);
-	free(t->figs);
-	for (i = 0; t->slots && i < t->nr; i++)
-		free(t->slots[i]);
-	free(t->slots);
+	for (i = 0; i < t->nr; i++) {
+		struct hrun *r = &t->runs[i];
+		free(r->run_id);
+		free(r->dir);
+		free(r->started);
+		free(r->commit);
+		free(r->slot);
+		free(r->outcome);
+	}
+	for (i = 0; t->pfig && i < t->npts; i++)
+		figure_free_kept(t->pfig[i]);
+	for (i = 0; i < t->nseries; i++)
+		free((char *)t->series[i]);
+	free(t->own_program);
+	free(t->own_problem);
+	free(t->own_unit);
+	free(t->slug_own);
+	free(t->name_own);
 	free(t->pts);
 	free(t->pfig);
 	free(t->moved);
@@ -615,7 +750,6 @@ static void tl_free(struct tl *t)
 	free(t->runs);
 	free(t->commits);
 	rerun_free_lines(t->lines, t->nl);
-	store_list_free(t->v, t->n);
 	free(t->dir);
 	free(t->path);
 	strbuf_release(&t->md);

@@ -442,11 +442,62 @@ static int needs_judging(const cJSON *step)
 	return res && !rr_obj(res, "roofline") && (rr_obj(res, "model") || rr_obj(res, "figures"));
 }
 
+/* A reference to item under key in o (array: no key): the copy shares it,
+ * cJSON_Delete of the copy leaves it alone. */
+static void add_ref(cJSON *o, const cJSON *item)
+{
+	if (cJSON_IsArray(o))
+		cJSON_AddItemReferenceToArray(o, (cJSON *)item);
+	else
+		cJSON_AddItemReferenceToObject(o, item->string, (cJSON *)item);
+}
+
+/* The members of o (a step, or its result) copied into a new object: those
+ * a judgement changes (peaks_judge: the result, and in it the model, the
+ * figures, the kernels, the roofline) deep, the rest (the timing and its
+ * samples, the config, the logs) as references. */
+static cJSON *copy_for_judging(const cJSON *o, int is_result)
+{
+	cJSON *c = cJSON_CreateObject();
+	const cJSON *m;
+	cJSON_ArrayForEach(m, o) {
+		const char *k = m->string ? m->string : "";
+		if (!is_result && !strcmp(k, "result") && cJSON_IsObject(m))
+			cJSON_AddItemToObject(c, k, copy_for_judging(m, 1));
+		else if (is_result && (!strcmp(k, "model") || !strcmp(k, "figures") ||
+				       !strcmp(k, "roofline") || !strncmp(k, "kernel:", 7)))
+			cJSON_AddItemToObject(c, k, cJSON_Duplicate(m, 1));
+		else
+			add_ref(c, m);
+	}
+	return c;
+}
+
+/* Step s judged against its host's peaks: a copy of it (copy_for_judging),
+ * judged, or (nothing to judge) a reference to it. */
+static void add_judged_step(cJSON *steps, const cJSON *spec, const cJSON *h, const cJSON *s)
+{
+	struct gpu_props p;
+	struct gpu_peaks pk;
+	struct strbuf why = STRBUF_INIT;
+	cJSON *sc;
+	if (!needs_judging(s) || !peaks_props(rr_obj(rr_result(s), "device"), rr_obj(h, "info"), &p)) {
+		add_ref(steps, s);
+		return;
+	}
+	peaks_compute(&p, &pk);
+	sc = copy_for_judging(s, 0);
+	peaks_judge(cJSON_GetObjectItemCaseSensitive(sc, "result"), &pk,
+		    peaks_declared_dtype(spec, rr_str(sc, "program")), &why);
+	strbuf_release(&why);
+	cJSON_AddItemToArray(steps, sc);
+}
+
 cJSON *peaks_judged_copy(const cJSON *run)
 {
-	const cJSON *h, *s;
+	const cJSON *h, *s, *m, *x;
 	const cJSON *spec = rr_obj(rr_obj(run, "experiment"), "spec");
-	cJSON *copy, *hc, *sc;
+	cJSON *copy, *hosts;
 	int any = 0;
 
 	cJSON_ArrayForEach(h, rr_arr(run, "hosts"))
@@ -454,19 +505,33 @@ cJSON *peaks_judged_copy(const cJSON *run)
 			any |= needs_judging(s);
 	if (!any)
 		return NULL;
-	copy = cJSON_Duplicate(run, 1);
-	cJSON_ArrayForEach(hc, cJSON_GetObjectItemCaseSensitive(copy, "hosts")) {
-		cJSON_ArrayForEach(sc, cJSON_GetObjectItemCaseSensitive(hc, "steps")) {
-			struct gpu_props p;
-			struct gpu_peaks pk;
-			struct strbuf why = STRBUF_INIT;
-			if (!needs_judging(sc) ||
-			    !peaks_props(rr_obj(rr_result(sc), "device"), rr_obj(hc, "info"), &p))
+	/* only the steps judged are copied (a record's samples, logs and
+	 * ptxas lines are most of it): everything else is a reference into
+	 * run, which must outlive the copy */
+	copy = cJSON_CreateObject();
+	cJSON_ArrayForEach(m, run) {
+		if (!m->string || strcmp(m->string, "hosts") || !cJSON_IsArray(m)) {
+			add_ref(copy, m);
+			continue;
+		}
+		hosts = cJSON_AddArrayToObject(copy, "hosts");
+		cJSON_ArrayForEach(h, m) {
+			cJSON *hc, *steps;
+			if (!cJSON_IsObject(h)) {
+				add_ref(hosts, h);
 				continue;
-			peaks_compute(&p, &pk);
-			peaks_judge(cJSON_GetObjectItemCaseSensitive(sc, "result"), &pk,
-				    peaks_declared_dtype(spec, rr_str(sc, "program")), &why);
-			strbuf_release(&why);
+			}
+			hc = cJSON_CreateObject();
+			cJSON_AddItemToArray(hosts, hc);
+			cJSON_ArrayForEach(x, h) {
+				if (!x->string || strcmp(x->string, "steps") || !cJSON_IsArray(x)) {
+					add_ref(hc, x);
+					continue;
+				}
+				steps = cJSON_AddArrayToObject(hc, "steps");
+				cJSON_ArrayForEach(s, x)
+					add_judged_step(steps, spec, h, s);
+			}
 		}
 	}
 	return copy;

@@ -263,13 +263,21 @@ void store_set_fetch(store_fetch fetch)
  * is refused before it is read (a listing goes on without it). */
 enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *err)
 {
+	struct store_record_file of;
+	return store_load_record_of(dir, out, &of, err);
+}
+
+enum go_status store_load_record_of(const char *dir, cJSON **out, struct store_record_file *of,
+				    struct strbuf *err)
+{
 	char *path = xstrfmt("%s/run.json", dir);
 	struct strbuf text = STRBUF_INIT;
-	char sha[SHA256_HEX_LEN + 1];
-	struct stat sb;
+	char *sha = of->sha256;
+	struct stat sb, rd;
 	enum go_status st;
 
 	*out = NULL;
+	memset(of, 0, sizeof(*of));
 	if (!fs_is_file(path) && fetch_hook && (st = fetch_hook(dir, err)) != GO_OK) {
 		/* its raw record is in the results store, or not to be had (the hook says which) */
 	} else if (!fs_is_file(path)) {
@@ -278,9 +286,12 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
 		st = go_fail(err, GO_ERR_IO, "'%s' is %llu bytes, over the %llu MiB gpuorch reads as "
 			     "a run record", path, (unsigned long long)sb.st_size,
 			     (unsigned long long)RUN_JSON_MAX >> 20);
-	} else if ((st = fs_read_file(path, &text, err)) != GO_OK) {
+	} else if ((st = fs_read_file_stat(path, &text, &rd, err)) != GO_OK) {
 		st = GO_ERR_IO;
 	} else {
+		of->size = (double)rd.st_size;
+		of->mtime_s = (double)rd.st_mtim.tv_sec;
+		of->mtime_ns = (double)rd.st_mtim.tv_nsec;
 		st = json_parse_unquoted(text.buf, text.len, path, out, err);
 		if (st == GO_OK && !cJSON_IsObject(*out)) {
 			cJSON_Delete(*out);
@@ -445,6 +456,32 @@ enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx
 	for (i = 0; i < k; i++)
 		free(keys[i].started_at);
 	free(keys);
+	cands_release(&c);
+	return GO_OK;
+}
+
+enum go_status store_each(store_loader load, store_visit visit, void *ctx,
+			  struct strbuf *warnings, struct strbuf *err)
+{
+	struct cands c;
+	int i, stop = 0;
+
+	if (!fs_is_dir(store_root()))
+		return no_store(err);
+	scan(NULL, NULL, &c);
+	for (i = 0; i < c.n && !stop; i++) {
+		struct store_entry e;
+		e.run_id = c.v[i].run_id;
+		e.dir = c.v[i].dir;
+		e.run = load_or_warn(load, e.dir, warnings);
+		if (!e.run)
+			continue;
+		stop = visit(&e, ctx);
+		cJSON_Delete(e.run);   /* one tree at a time: the visit kept what it needs */
+	}
+	if (c.capped && warnings)
+		strbuf_addf(warnings, "more than %d runs under '%s'; the rest are not listed\n",
+			    STORE_MAX_RUNS, store_root());
 	cands_release(&c);
 	return GO_OK;
 }

@@ -39,6 +39,15 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
  * store_load_record returns. NULL (the default): no fetching. */
 typedef enum go_status (*store_fetch)(const char *dir, struct strbuf *err);
 void store_set_fetch(store_fetch fetch);
+/* What a record was read from: run.json's size and modification time (the
+ * fstat of the file read) and the SHA-256 of the bytes parsed. */
+struct store_record_file {
+	double size, mtime_s, mtime_ns;
+	char sha256[65];
+};
+/* store_load_record that also says, in *of, what it read (one read, one hash). */
+enum go_status store_load_record_of(const char *dir, cJSON **out, struct store_record_file *of,
+				    struct strbuf *err);
 /* store_list with the tree of each run read by load. */
 enum go_status store_list_with(store_loader load, struct store_entry **out, int *n,
 			       struct strbuf *warnings, struct strbuf *err);
@@ -50,6 +59,12 @@ enum go_status store_list_with(store_loader load, struct store_entry **out, int 
 typedef int (*store_visit)(const struct store_entry *e, void *ctx);
 enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx,
 				 struct strbuf *warnings, struct strbuf *err);
+/* Every run in the store's order (by directory), each loaded by load and
+ * handed to visit alone, its tree freed after (one pass: memory is one tree,
+ * whatever the store holds). Unreadable runs are skipped with a warning,
+ * as store_list does. visit returns nonzero to stop. */
+enum go_status store_each(store_loader load, store_visit visit, void *ctx,
+			  struct strbuf *warnings, struct strbuf *err);
 /* The controller lock of a run directory (dir/controller.lock, flock held for
  * the life of the gpuorch process that runs it; the kernel drops it when that
  * process dies, even by SIGKILL). store_lock_run takes it without waiting:
