@@ -44,7 +44,8 @@
 #define SUN_PATH_MAX 107   /* sockaddr_un's sun_path less its NUL */
 
 static const char kill_script[] =
-	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd\" >&2; exit 3; }\n"
+	/* runner.sh, or only the agent's runner.agent (agent-attach.c) */
+	"[ -f \"$rd/runner.sh\" ] || [ -s \"$rd/runner.agent\" ] || { echo \"no runner in $rd\" >&2; exit 3; }\n"
 	/* the agent that started the run stops it (either would: one contract) */
 	"if [ -s \"$rd/runner.agent\" ] && read -r ab < \"$rd/runner.agent\" && [ -x \"$ab\" ]; then\n"
 	"  exec \"$ab\" kill \"$rd\"\n"
@@ -138,6 +139,8 @@ static void start_line(struct remote_start_info *info, const char *v)
 		info->missing = xrealloc(info->missing, sizeof(*info->missing) * (size_t)(info->nmissing + 1));
 		info->missing[info->nmissing++] = xstrdup(v + 8);
 	}
+	else if (!strcmp(v, "agent declines"))
+		info->agent_declined = 1;
 	else if (!strncmp(v, "agent /", 7))
 		snprintf(info->agent, sizeof(info->agent), "%s", v + 6);
 	else if (!strncmp(v, "execd ", 6))
@@ -286,6 +289,7 @@ static int told_enough(const char *v)
 {
 	return !strcmp(v, "content present") || !strcmp(v, "content unpacked") ||
 	       !strcmp(v, "content absent") || !strcmp(v, "probe stale") ||
+	       !strcmp(v, "agent declines") ||
 	       !strncmp(v, "disk short", 10) || !strncmp(v, "runner ", 7);
 }
 
@@ -331,9 +335,70 @@ static int split_out(const char *data, size_t len, void *ctx)
 	return 0;
 }
 
-enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
-				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
-				    struct remote_start_info *info, struct strbuf *err)
+/* The agent's own command will do (remote.h, no_attach): it is there, and
+ * the command carries no blobs and no probe. */
+static int attach_ok(const struct remote_runner *r)
+{
+	return r->agent_held && r->agent_dir && !r->no_attach && !r->probe_text &&
+	       !(r->blobs && r->blobs_len);
+}
+
+static void arg(struct strbuf *cmd, const char *key, const char *val)
+{
+	struct strbuf kv = STRBUF_INIT;
+	strbuf_addf(&kv, "%s=%s", key, val ? val : "");
+	strbuf_addch(cmd, ' ');
+	strbuf_add_shell_quoted(cmd, kv.buf);
+	strbuf_release(&kv);
+}
+
+/* `exec AGENT attach KEY=VALUE...` (orchestrator/host/agent-attach.c): the
+ * variables start.sh gets, as arguments; its stdin is the plan alone (the
+ * runner.sh it does not need, the agent's and the execd's sources it has) */
+static void attach_cmd(struct follow_split *fs, struct strbuf *cmd)
+{
+	const struct remote_runner *r = fs->r;
+	char num[32], ver[EXECD_VERSION_LEN + 1];
+	char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
+	struct strbuf ab = STRBUF_INIT;
+
+	if (r->plan)
+		strbuf_addstr(&fs->txt, r->plan);
+	strbuf_addf(&ab, "%s/gpuorch-agent-%s", r->agent_dir, remote_agent_version());
+	strbuf_addstr(cmd, "exec ");
+	strbuf_add_shell_quoted(cmd, ab.buf);
+	strbuf_addstr(cmd, " attach");
+	arg(cmd, "rd", r->run_dir);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)fs->offset);
+	arg(cmd, "off", num);
+	arg(cmd, "send", r->plan ? "1" : "0");
+	arg(cmd, "reopen", r->plan && r->reopen ? "1" : "0");
+	snprintf(num, sizeof(num), "%lld", r->plan && r->need_kib > 0 ? r->need_kib : 0LL);
+	arg(cmd, "need", num);
+	arg(cmd, "cdir", r->content_dir);
+	snprintf(num, sizeof(num), "%zu", fs->txt.len);
+	arg(cmd, "txtlen", num);
+	execd_version(ver);
+	arg(cmd, "xd", sock ? r->execd_dir : "");
+	arg(cmd, "xv", ver);
+	snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
+	arg(cmd, "xidle", num);
+	if (r->sig_script && r->expect_sig) {
+		arg(cmd, "sig", r->expect_sig);
+		arg(cmd, "cuda_home", r->sig_cuda_home);
+		arg(cmd, "python", r->sig_python);
+		snprintf(num, sizeof(num), "%d", r->sig_gpu > 0 ? r->sig_gpu : 0);
+		arg(cmd, "gpu", num);
+	}
+	ssh_input_add(fs->in, fs->txt.buf, fs->txt.len);
+	fs->in->more = 0;
+	strbuf_release(&ab);
+	free(sock);
+}
+
+static enum go_status follow_once(struct ssh_conn *c, struct remote_runner *r, uint64_t offset,
+				  ssh_out_fn on_out, void *ctx, int timeout_ms,
+				  struct remote_start_info *info, struct strbuf *err, int attach)
 {
 	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, eout = STRBUF_INIT;
 	struct ssh_exec_result res;
@@ -358,7 +423,10 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	strbuf_init(&fs.more, 0);
 	strbuf_init(&fs.ship_err, 0);
 	eout.max = 64 * 1024;
-	if (r->probe_text) {
+	if (attach) {
+		attach_cmd(&fs, &cmd);
+		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
+	} else if (r->probe_text) {
 		/* the probe (its own tools never read the stdin that is still
 		 * to come), then the variables by count, then the run */
 		fs.probing = 1;
@@ -389,6 +457,8 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 			     fs.ship_err.buf);
 	else if (fs.stopped)
 		st = go_fail(err, GO_ERR_INTERRUPTED, "stopped after the host probe");
+	else if (!st && attach && !res.signal[0] && res.exit_code == 8 && info->agent_declined)
+		;   /* the caller runs start.sh */
 	else if (!st && !res.signal[0] && res.exit_code == 4)
 		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
 			     r->content_dir);
@@ -411,6 +481,7 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 		strbuf_release(&how);
 	}
 	info->probe_unanswered = fs.probing;
+	info->attached = attach;
 	strbuf_release(&vars);
 	strbuf_release(&cmd);
 	strbuf_release(&eout);
@@ -421,6 +492,25 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	strbuf_release(&fs.txt);
 	strbuf_release(&fs.more);
 	return st;
+}
+
+enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
+				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
+				    struct remote_start_info *info, struct strbuf *err)
+{
+	enum go_status st;
+
+	if (attach_ok(r)) {
+		st = follow_once(c, r, offset, on_out, ctx, timeout_ms, info, err, 1);
+		if (!info->agent_declined)
+			return st;
+		remote_start_info_release(info);
+		strbuf_reset(err);
+		st = follow_once(c, r, offset, on_out, ctx, timeout_ms, info, err, 0);
+		info->agent_declined = 1;
+		return st;
+	}
+	return follow_once(c, r, offset, on_out, ctx, timeout_ms, info, err, 0);
 }
 
 void execd_version(char out[EXECD_VERSION_LEN + 1])
