@@ -396,6 +396,56 @@ static void attach_cmd(struct follow_split *fs, struct strbuf *cmd)
 	free(sock);
 }
 
+/* The agent's command left the start to start.sh: it said so (exit 8), or
+ * the agent is gone (the shell's 126/127 before any start line). */
+static int declined(struct remote_start_info *info, const struct ssh_exec_result *res)
+{
+	if (res->signal[0])
+		return 0;
+	if (res->exit_code == 8 && info->agent_declined)
+		return 1;
+	if ((res->exit_code == 126 || res->exit_code == 127) && !info->runner[0])
+		return info->agent_declined = 1;
+	return 0;
+}
+
+/* The command's end as the caller sees it: what failed, or GO_OK (with
+ * info->agent_declined when the agent left the start to start.sh). */
+static enum go_status follow_end(enum go_status st, struct follow_split *fs,
+				 const struct ssh_exec_result *res, const struct strbuf *eout,
+				 int attach, struct strbuf *err)
+{
+	if (fs->stopped == 2)
+		st = go_fail(err, GO_ERR_IO, "cannot send the files the host asked for: %s",
+			     fs->ship_err.buf);
+	else if (fs->stopped)
+		st = go_fail(err, GO_ERR_INTERRUPTED, "stopped after the host probe");
+	else if (!st && attach && declined(fs->info, res))
+		;   /* the caller runs start.sh */
+	else if (!st && !res->signal[0] && res->exit_code == 4)
+		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
+			     fs->r->content_dir);
+	else if (!st && !res->signal[0] && res->exit_code == 7 && fs->info->disk_short_kib)
+		st = go_fail(err, GO_ERR_REMOTE, "not enough free disk in '%s' for the run: %lld KiB "
+			     "free", fs->r->run_dir, fs->info->disk_short_kib - 1);
+	else if (!st && !res->signal[0] && res->exit_code == 5)
+		st = go_fail(err, GO_ERR_NOT_FOUND, "the host changed since its probe was kept");
+	else if (!st && fs->probing) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, res);
+		st = go_fail(err, GO_ERR_REMOTE, "the host probe did not complete (%s)%s%s", how.buf,
+			     eout->len ? ": " : "", eout->buf);
+		strbuf_release(&how);
+	} else if (!st && (res->signal[0] || res->exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, res);
+		st = go_fail(err, GO_ERR_REMOTE, "cannot start or follow the runner in '%s' (%s): %s",
+			     fs->r->run_dir, how.buf, eout->len ? eout->buf : "no message");
+		strbuf_release(&how);
+	}
+	return st;
+}
+
 static enum go_status follow_once(struct ssh_conn *c, struct remote_runner *r, uint64_t offset,
 				  ssh_out_fn on_out, void *ctx, int timeout_ms,
 				  struct remote_start_info *info, struct strbuf *err, int attach)
@@ -452,34 +502,7 @@ static enum go_status follow_once(struct ssh_conn *c, struct remote_runner *r, u
 		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	}
 	strbuf_trim(&eout);
-	if (fs.stopped == 2)
-		st = go_fail(err, GO_ERR_IO, "cannot send the files the host asked for: %s",
-			     fs.ship_err.buf);
-	else if (fs.stopped)
-		st = go_fail(err, GO_ERR_INTERRUPTED, "stopped after the host probe");
-	else if (!st && attach && !res.signal[0] && res.exit_code == 8 && info->agent_declined)
-		;   /* the caller runs start.sh */
-	else if (!st && !res.signal[0] && res.exit_code == 4)
-		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
-			     r->content_dir);
-	else if (!st && !res.signal[0] && res.exit_code == 7 && info->disk_short_kib)
-		st = go_fail(err, GO_ERR_REMOTE, "not enough free disk in '%s' for the run: %lld KiB "
-			     "free", r->run_dir, info->disk_short_kib - 1);
-	else if (!st && !res.signal[0] && res.exit_code == 5)
-		st = go_fail(err, GO_ERR_NOT_FOUND, "the host changed since its probe was kept");
-	else if (!st && fs.probing) {
-		struct strbuf how = STRBUF_INIT;
-		ssh_exec_add_end(&how, &res);
-		st = go_fail(err, GO_ERR_REMOTE, "the host probe did not complete (%s)%s%s", how.buf,
-			     eout.len ? ": " : "", eout.buf);
-		strbuf_release(&how);
-	} else if (!st && (res.signal[0] || res.exit_code != 0)) {
-		struct strbuf how = STRBUF_INIT;
-		ssh_exec_add_end(&how, &res);
-		st = go_fail(err, GO_ERR_REMOTE, "cannot start or follow the runner in '%s' (%s): %s",
-			     r->run_dir, how.buf, eout.len ? eout.buf : "no message");
-		strbuf_release(&how);
-	}
+	st = follow_end(st, &fs, &res, &eout, attach, err);
 	info->probe_unanswered = fs.probing;
 	info->attached = attach;
 	strbuf_release(&vars);
