@@ -14,7 +14,14 @@ test_description='a re-run on a host with the agent is one exec of it (gpuorch-a
 run_requires_sshd_nvcc 'agent attach tests'
 if ! test_have_cmd cc; then
 	test_skip 'agent attach tests' 'no C compiler (cc) to build the agent with'
-	test_done
+	test_expect_success 'the agent finds the plan by start.sh'"'"'s marker lines (start-script.h'"'"'s)' '
+	for m in plan execd agent; do
+		grep -F "\"#--gpuorch-$m--\"" "$SRCDIR/orchestrator/remote/start-script.h" &&
+		grep -F "\"#--gpuorch-$m--\"" "$SRCDIR/orchestrator/host/agent-attach.c" || exit 1
+	done
+'
+
+test_done
 fi
 AGENT=$SRCDIR/build/gpuorch-agent
 [ -z "${GPUORCH:-}" ] || AGENT=$(dirname "$GPUORCH")/gpuorch-agent
@@ -119,6 +126,13 @@ test_expect_success 'the agent'"'"'s host signature is probe-sig.sh'"'"'s (tools
 	done &&
 	grep "^probe-v1|" got &&
 	test_must_fail "$AGENT" sig nonsense=1 2>err && test_grep "usage: gpuorch-agent sig" err
+'
+
+test_expect_success 'the agent finds the plan by start.sh'"'"'s marker lines (start-script.h'"'"'s)' '
+	for m in plan execd agent; do
+		grep -F "\"#--gpuorch-$m--\"" "$SRCDIR/orchestrator/remote/start-script.h" &&
+		grep -F "\"#--gpuorch-$m--\"" "$SRCDIR/orchestrator/host/agent-attach.c" || exit 1
+	done
 '
 
 test_done

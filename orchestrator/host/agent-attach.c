@@ -13,7 +13,11 @@
  *
  * KEYs (start.sh's variables): rd off send reopen need cdir txtlen xd xv
  * xidle; sig (the kept probe's signature; absent: no check) with cuda_home
- * python gpu (host_sig's parameters). stdin: txtlen bytes, the plan. */
+ * python gpu (host_sig's parameters). stdin: start.sh's text (txtlen
+ * bytes: the manifest, then each part after its marker line), of which it
+ * keeps the plan: the command runs start.sh in its place when the agent's
+ * file is not there, in the same shell (remote.c: attach_cmd), so it is
+ * given what start.sh reads. The markers are start-script.h's (t2290). */
 #include "agent.h"
 
 #include <errno.h>
@@ -65,20 +69,45 @@ static int parse(struct attach *a, int argc, char **argv)
 	return a->rd && a->rd[0] ? 0 : -1;
 }
 
-/* the plan: txtlen bytes of stdin (all of it is read: a command that ends
- * early never leaves the controller writing to a closed channel) */
+#define PLAN_MARKER "#--gpuorch-plan--"
+static const char *const after_plan[] = { "#--gpuorch-execd--", "#--gpuorch-agent--" };
+
+/* the plan in start.sh's text: the lines after the plan marker line up to
+ * the next marker line; "" when there is none */
+static void plan_of(const struct sb *text, struct sb *plan)
+{
+	const char *t = text->buf ? text->buf : "", *p = t, *e;
+	size_t i, n = strlen(PLAN_MARKER);
+
+	for (; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+		if (!strncmp(p, PLAN_MARKER, n) && (p[n] == '\n' || !p[n]))
+			break;
+	p = *p ? p + n + (p[n] == '\n') : p;
+	for (e = p; *e; e = strchr(e, '\n') ? strchr(e, '\n') + 1 : e + strlen(e))
+		for (i = 0; i < sizeof(after_plan) / sizeof(*after_plan); i++)
+			if (!strncmp(e, after_plan[i], strlen(after_plan[i])) &&
+			    (e[strlen(after_plan[i])] == '\n' || !e[strlen(after_plan[i])]))
+				goto end;
+end:
+	sb_add(plan, p, (size_t)(e - p));
+	sb_add(plan, "", 0);
+}
+
+/* LEN bytes of stdin, no more: the controller may keep the channel open
+ * (start.sh, in the agent's place, can ask it for blobs) until a start line
+ * says the command reads no more (remote.c: told_enough) */
 static int read_text(size_t len, struct sb *out)
 {
 	char buf[65536];
 	size_t got = 0;
-	for (;;) {
-		ssize_t n = read(0, buf, sizeof(buf));
+	while (got < len) {
+		size_t want = len - got < sizeof(buf) ? len - got : sizeof(buf);
+		ssize_t n = read(0, buf, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if (got < len)
-			sb_add(out, buf, (size_t)n < len - got ? (size_t)n : len - got);
+		sb_add(out, buf, (size_t)n);
 		got += (size_t)n;
 	}
 	sb_add(out, "", 0);
@@ -206,7 +235,7 @@ int cmd_attach(const char *self, int argc, char **argv)
 		sb_free(&sig);
 		if (rc) {
 			puts("gpuorch-start: probe stale");
-			read_text(0, &text);
+			read_text(a.txtlen, &text);
 			sb_free(&text);
 			return 5;
 		}
@@ -214,7 +243,7 @@ int cmd_attach(const char *self, int argc, char **argv)
 	xb = xfmt("%s/gpuorch-execd-%s", a.xd, a.xv);
 	if (declines(&a, via, xb)) {
 		puts("gpuorch-start: agent declines");
-		read_text(0, &text);
+		read_text(a.txtlen, &text);
 		sb_free(&text), free(xb);
 		return 8;
 	}
@@ -224,7 +253,7 @@ int cmd_attach(const char *self, int argc, char **argv)
 			die("cannot create the run directory %s", a.rd);
 		free(p);
 		if (disk_short(&a)) {
-			read_text(0, &text);
+			read_text(a.txtlen, &text);
 			sb_free(&text), free(xb);
 			return 7;
 		}
@@ -233,8 +262,13 @@ int cmd_attach(const char *self, int argc, char **argv)
 		die("the plan did not all arrive (%zu bytes expected)", a.txtlen);
 	if (a.cdir[0])
 		content_present(a.cdir);
-	if (a.send && write_plan(a.rd, text.buf) < 0)
-		die("cannot write the plan into %s", a.rd);
+	if (a.send) {
+		struct sb plan = { 0 };
+		plan_of(&text, &plan);
+		if (write_plan(a.rd, plan.buf) < 0)
+			die("cannot write the plan into %s", a.rd);
+		sb_free(&plan);
+	}
 	sb_free(&text);
 	p = xfmt("%s/plan.sh", a.rd);
 	if (!is_file(p)) {

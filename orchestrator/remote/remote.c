@@ -52,6 +52,12 @@ static const char kill_script[] =
 	"fi\n"
 	"exec sh \"$rd/runner.sh\" kill \"$rd\"\n";
 
+/* After probe-sig.sh: the kept probe holds, or nothing starts */
+static const char sig_check[] =
+	"if [ \"$sig\" != \"$expect_sig\" ]; then\n"
+	"  echo 'gpuorch-start: probe stale'; cat > /dev/null; exit 5\n"
+	"fi\n";
+
 /* A shipped source's version: the first hex digits of its sha256. */
 static void version_of(const unsigned char *src, size_t len, char out[EXECD_VERSION_LEN + 1])
 {
@@ -352,47 +358,59 @@ static void arg(struct strbuf *cmd, const char *key, const char *val)
 	strbuf_release(&kv);
 }
 
-/* `exec AGENT attach KEY=VALUE...` (orchestrator/host/agent-attach.c): the
- * variables start.sh gets, as arguments; its stdin is the plan alone (the
- * runner.sh it does not need, the agent's and the execd's sources it has) */
+/* The held agent's command (orchestrator/host/agent-attach.c):
+ *   exec sh -c 'umask 077; [ ! -x AGENT ] || exec AGENT attach KEY=VALUE...;
+ *          ASSIGNMENTS; START.SH'
+ * the variables start.sh gets, as arguments; its stdin start.sh's (of which
+ * the agent keeps the plan). Where the agent's file is gone (a work
+ * directory removed) the same shell runs start.sh: still one command, one
+ * login shell at most (t1006). */
 static void attach_cmd(struct follow_split *fs, struct strbuf *cmd)
 {
 	const struct remote_runner *r = fs->r;
 	char num[32], ver[EXECD_VERSION_LEN + 1];
 	char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
-	struct strbuf ab = STRBUF_INIT;
+	struct strbuf ab = STRBUF_INIT, vars = STRBUF_INIT, body = STRBUF_INIT;
 
-	if (r->plan)
-		strbuf_addstr(&fs->txt, r->plan);
+	tell(fs, &vars);   /* start.sh's stdin and assignments */
 	strbuf_addf(&ab, "%s/gpuorch-agent-%s", r->agent_dir, remote_agent_version());
-	strbuf_addstr(cmd, "exec ");
-	strbuf_add_shell_quoted(cmd, ab.buf);
-	strbuf_addstr(cmd, " attach");
-	arg(cmd, "rd", r->run_dir);
+	strbuf_addstr(&body, "[ ! -x ");
+	strbuf_add_shell_quoted(&body, ab.buf);
+	strbuf_addstr(&body, " ] || exec ");
+	strbuf_add_shell_quoted(&body, ab.buf);
+	strbuf_addstr(&body, " attach");
+	arg(&body, "rd", r->run_dir);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)fs->offset);
-	arg(cmd, "off", num);
-	arg(cmd, "send", r->plan ? "1" : "0");
-	arg(cmd, "reopen", r->plan && r->reopen ? "1" : "0");
+	arg(&body, "off", num);
+	arg(&body, "send", r->plan ? "1" : "0");
+	arg(&body, "reopen", r->plan && r->reopen ? "1" : "0");
 	snprintf(num, sizeof(num), "%lld", r->plan && r->need_kib > 0 ? r->need_kib : 0LL);
-	arg(cmd, "need", num);
-	arg(cmd, "cdir", r->content_dir);
+	arg(&body, "need", num);
+	arg(&body, "cdir", r->content_dir);
 	snprintf(num, sizeof(num), "%zu", fs->txt.len);
-	arg(cmd, "txtlen", num);
+	arg(&body, "txtlen", num);
 	execd_version(ver);
-	arg(cmd, "xd", sock ? r->execd_dir : "");
-	arg(cmd, "xv", ver);
+	arg(&body, "xd", sock ? r->execd_dir : "");
+	arg(&body, "xv", ver);
 	snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
-	arg(cmd, "xidle", num);
+	arg(&body, "xidle", num);
 	if (r->sig_script && r->expect_sig) {
-		arg(cmd, "sig", r->expect_sig);
-		arg(cmd, "cuda_home", r->sig_cuda_home);
-		arg(cmd, "python", r->sig_python);
+		arg(&body, "sig", r->expect_sig);
+		arg(&body, "cuda_home", r->sig_cuda_home);
+		arg(&body, "python", r->sig_python);
 		snprintf(num, sizeof(num), "%d", r->sig_gpu > 0 ? r->sig_gpu : 0);
-		arg(cmd, "gpu", num);
+		arg(&body, "gpu", num);
+		assign(&vars, "expect_sig", r->expect_sig);
+		strbuf_addstr(&vars, r->sig_script);
+		strbuf_addstr(&vars, sig_check);
 	}
-	ssh_input_add(fs->in, fs->txt.buf, fs->txt.len);
-	fs->in->more = 0;
+	strbuf_addch(&body, '\n');
+	strbuf_add(&body, vars.buf, vars.len);
+	strbuf_addstr(cmd, "exec ");   /* the shell that runs it forks none */
+	build_sh(cmd, &body, (const char *)gpuorch_start_sh);
 	strbuf_release(&ab);
+	strbuf_release(&vars);
+	strbuf_release(&body);
 	free(sock);
 }
 
@@ -494,9 +512,7 @@ static enum go_status follow_once(struct ssh_conn *c, struct remote_runner *r, u
 			/* its answer first: the controller ends the stdin it drains */
 			assign(&vars, "expect_sig", r->expect_sig);
 			strbuf_addstr(&vars, r->sig_script);
-			strbuf_addstr(&vars, "if [ \"$sig\" != \"$expect_sig\" ]; then\n"
-					     "  echo 'gpuorch-start: probe stale'; cat > /dev/null; exit 5\n"
-					     "fi\n");
+			strbuf_addstr(&vars, sig_check);
 		}
 		build_sh(&cmd, &vars, (const char *)gpuorch_start_sh);
 		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
