@@ -8,7 +8,8 @@ test_description='gpuorch run: a re-run reuses the shipped sources and builds; a
 . "$(dirname "$0")/lib/testlib.sh"
 # the host's sessions run under umask 077 (sshd's own, inherited): the
 # sources it assembles must still have their modes exactly (gpuorch's own
-# on a host: 0700 for an executable file, 0600 for another, issue 31)
+# on a host: 0700 for an executable file, a copy of its own; 0400 for
+# another, a hard link to its read-only blob; issue 31)
 printf '#!/bin/sh\numask 077\nexec "%s" "$@"\n' "${SSHD_BIN:-/usr/sbin/sshd}" >"$TRASH/sshd-umask077" &&
 chmod +x "$TRASH/sshd-umask077" || exit 1
 SSHD_BIN=$TRASH/sshd-umask077
@@ -212,8 +213,8 @@ test_expect_success 'the host assembles the sources with their modes and directo
 	(cd "$cdir/src" && stat -c "%a %n" "to ols/deep er/run me.sh" "to ols/ro.txt" cpu/a.c) &&
 	cmp "$cdir/src/to ols/deep er/run me.sh" "proj/to ols/deep er/run me.sh" &&
 	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 700 &&
-	test "$(stat -c %a "$cdir/src/to ols/ro.txt")" = 600 &&
-	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 600 &&
+	test "$(stat -c %a "$cdir/src/to ols/ro.txt")" = 400 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 400 &&
 	test "$("$cdir/src/to ols/deep er/run me.sh")" = ran &&
 	(cd "$cdir/src" && find . -type f | sort) >files &&
 	printf "%s\n" "./cpu/a.c" "./cpu/b.c" "./cpu/c.c" "./inc/only_a.h" "./inc/shared.h" "./inc/sub/deep.h" \
@@ -221,11 +222,19 @@ test_expect_success 'the host assembles the sources with their modes and directo
 	test_cmp expect files
 '
 
-test_expect_success 'a new content is assembled from the tree used last: only what differs is copied; what a build left or changed there does not carry over' '
+# blobs_intact: every blob in the host's store holds the bytes its name is the hash of
+blobs_intact() {
+	for b in "$(sshd_var a WORKDIR)"/blobs/*; do
+		test "$(sha256sum <"$b" | cut -c1-64)" = "${b##*/}" || { echo "blob ${b##*/} changed"; return 1; }
+	done
+}
+
+test_expect_success 'a new content is linked from the blobs; a source a build wrote or chmodded in place (root: read-only does not stop it) is caught, its blob sent again: what the next run ships is the project'"'"'s' '
 	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
 	echo junk >"$prev/src/cpu/junk.o" &&
 	echo "/* changed in place by a build */" >>"$prev/src/cpu/b.c" &&
 	chmod 755 "$prev/src/cpu/a.c" &&
+	! blobs_intact &&
 	echo "/* edited */" >>proj/cpu/c.c &&
 	printf "new\n" >"proj/to ols/new.txt" &&
 	sed "s|\"to ols/ro.txt\"|\"to ols/new.txt\"|" proj/experiments/modes.json >proj/experiments/modes2.json &&
@@ -235,17 +244,31 @@ test_expect_success 'a new content is assembled from the tree used last: only wh
 	test "$(jq_ $run/run.json outcome)" = passed &&
 	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) && test "$cdir" != "$prev" &&
 	cat "$cdir/tree.txt" &&
-	echo "from $prev: 3 copied, 1 modes set, 1 removed" >tree.want &&
+	echo "linked from the blobs (perl): 7 linked, 1 copied" >tree.want &&
 	test_cmp tree.want "$cdir/tree.txt" &&
 	(cd "$cdir/src" && find . -type f | sort) >files2 &&
 	printf "%s\n" "./cpu/a.c" "./cpu/b.c" "./cpu/c.c" "./inc/only_a.h" "./inc/shared.h" "./inc/sub/deep.h" \
 		"./to ols/deep er/run me.sh" "./to ols/new.txt" >expect2 &&
 	test_cmp expect2 files2 &&
 	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
-	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 600 &&
+	blobs_intact &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 400 &&
 	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 700 &&
-	test "$(stat -c %a "$cdir/src/to ols/new.txt")" = 600 &&
-	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\."
+	test "$(stat -c %a "$cdir/src/to ols/new.txt")" = 400 &&
+	: "c.c and new.txt were new; a.c and b.c went again (the host had removed their blobs)" &&
+	test "$(jq_ $run/run.json hosts.0.ship.files_sent)" = 4
+'
+
+test_expect_success 'a content'"'"'s sources are hard links to the read-only blobs (nothing written twice), an executable one a copy of its own' '
+	run=$(last_run_dir) && cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) && W=$(sshd_var a WORKDIR) &&
+	while read -r h m p; do
+		if [ "$m" = 644 ]; then
+			test "$(stat -c %i "$cdir/src/$p")" = "$(stat -c %i "$W/blobs/$h")" || exit 1
+		else
+			test "$(stat -c %i "$cdir/src/$p")" != "$(stat -c %i "$W/blobs/$h")" || exit 1
+		fi
+	done <"$cdir/manifest" &&
+	test "$(stat -c %a "$W/blobs/$(grep " cpu/a.c\$" "$cdir/manifest" | cut -c1-64)")" = 400
 '
 
 # modes2_run NAME: commit what changed, run modes2.json (output in NAME.out);
@@ -259,23 +282,13 @@ modes2_run() {
 	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir)
 }
 
-test_expect_success 'a file a build removed from the tree used last comes back from its blob' '
+test_expect_success 'a file a build removed from the tree used last is there in the next content' '
 	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
 	rm -f "$prev/src/cpu/c.c" &&
 	echo "/* edited again */" >>proj/cpu/a.c && modes2_run m3 &&
-	echo "from $prev: 2 copied, 0 modes set, 0 removed" >tree3.want && test_cmp tree3.want "$cdir/tree.txt" &&
-	cmp "$cdir/src/cpu/c.c" proj/cpu/c.c && cmp "$cdir/src/cpu/a.c" proj/cpu/a.c
-'
-
-test_expect_success 'a tree used last with no manifest is no base: the content is assembled from the blobs in one process' '
-	run=$(last_run_dir) && prev=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
-	rm -f "$prev/manifest" &&
-	echo "/* edited a third time */" >>proj/cpu/a.c && modes2_run m4 &&
-	echo "in one process from the blobs (perl)" >tree4.want && test_cmp tree4.want "$cdir/tree.txt" &&
-	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
-	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 700 &&
-	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 600 &&
-	! ls "$cdir" | grep "\.new\.\|have\.\|fix\.\|exec\.\|perl\.err"
+	echo "linked from the blobs (perl): 7 linked, 1 copied" >tree3.want && test_cmp tree3.want "$cdir/tree.txt" &&
+	cmp "$cdir/src/cpu/c.c" proj/cpu/c.c && cmp "$cdir/src/cpu/a.c" proj/cpu/a.c &&
+	! ls "$cdir" | grep "perl\.err"
 '
 
 # fresh_host_env ENV: a fresh host (no workdir, no execd) whose commands see
@@ -291,7 +304,7 @@ same_tree() {
 	(cd "$cdir/src" && find . -type f | sort) >files5 && test_cmp expect2 files5 &&
 	while read -r f; do cmp "$cdir/src/$f" "proj/$f" || exit 1; done <expect2 &&
 	test "$(stat -c %a "$cdir/src/to ols/deep er/run me.sh")" = 700 &&
-	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 600 &&
+	test "$(stat -c %a "$cdir/src/cpu/a.c")" = 400 &&
 	test "$("$cdir/src/to ols/deep er/run me.sh")" = ran &&
 	! test -e "$cdir/perl.err"
 }
@@ -324,11 +337,11 @@ test_expect_success 'a perl that fails half way (a file written wrong): the file
 test_expect_success 'a fresh host with perl: the first tree in one process, the same' '
 	fresh_host_env "" &&
 	echo "/* with perl again */" >>proj/cpu/b.c && modes2_run m9 &&
-	echo "in one process from the blobs (perl)" >tree9.want && test_cmp tree9.want "$cdir/tree.txt" &&
+	echo "linked from the blobs (perl): 7 linked, 1 copied" >tree9.want && test_cmp tree9.want "$cdir/tree.txt" &&
 	same_tree
 '
 
-test_expect_success 'a top-level file named like a tar option ("--remove-files") is copied as a file; the tree used last keeps it' '
+test_expect_success 'a top-level file named like an option ("--remove-files") is linked as a file; the content before keeps it' '
 	printf "not an option\n" >proj/--remove-files &&
 	sed "s|\"to ols/new.txt\"|\"to ols/new.txt\", \"--remove-files\"|" proj/experiments/modes2.json >proj/experiments/modes3.json &&
 	(cd proj && git add -A -- . && git commit -qm "modes3") &&
@@ -339,7 +352,7 @@ test_expect_success 'a top-level file named like a tar option ("--remove-files")
 	(cd proj && "$GPUORCH" run experiments/modes3.json --hosts ../hosts.json) >m6.out 2>&1;
 	cat m6.out && run=$(last_run_dir) && test "$(jq_ $run/run.json outcome)" = passed &&
 	cdir=$(jq_ $run/run.json hosts.0.ship.remote_dir) &&
-	cat "$cdir/tree.txt" && grep "^from $prev: 1 copied" "$cdir/tree.txt" &&
+	cat "$cdir/tree.txt" && grep "^linked from the blobs (perl): 8 linked, 1 copied$" "$cdir/tree.txt" &&
 	cmp "$cdir/src/--remove-files" proj/--remove-files &&
 	cmp "$prev/src/--remove-files" proj/--remove-files && test -f "$prev/src/cpu/b.c"
 '

@@ -11,6 +11,11 @@
  *   gpuorch-agent kill RUNDIR           stop the run for good; "killed"
  *   gpuorch-agent reopen RUNDIR         (--resume) what was stopped or lost
  *                                       runs again; "reopened N"
+ *   gpuorch-agent attach KEY=VALUE...   a re-run's start command: start.sh's
+ *                                       work in one process, then follow
+ *                                       (agent-attach.c)
+ *   gpuorch-agent sig KEY=VALUE...      the host's signature, as
+ *                                       probe-sig.sh's $sig (agent-sig.c)
  *
  * Everything it writes is the user's alone (umask 077). */
 #include "agent.h"
@@ -37,12 +42,16 @@ int main(int argc, char **argv)
 		rc = cmd_kill(argv[2]);
 	else if (!strcmp(c, "reopen") && argc == 3)
 		rc = cmd_reopen(argv[2]);
+	else if (!strcmp(c, "attach"))
+		rc = cmd_attach(argv[0], argc - 2, argv + 2);
+	else if (!strcmp(c, "sig"))
+		rc = cmd_sig(argc - 2, argv + 2);
 	else if (!strcmp(c, "start") || !strcmp(c, "run") || !strcmp(c, "kill") || !strcmp(c, "reopen"))
 		die("usage: gpuorch-agent %s RUNDIR", c);
 	else if (!strcmp(c, "follow"))
 		die("usage: gpuorch-agent follow RUNDIR OFFSET");
 	else
-		die("usage: gpuorch-agent start|run|follow|kill|reopen RUNDIR [OFFSET]");
+		die("usage: gpuorch-agent start|run|follow|kill|reopen RUNDIR [OFFSET], or attach|sig KEY=VALUE...");
 	plan_free(&A.plan);
 	free(A.jpath);
 	free(A.msg);

@@ -144,6 +144,12 @@ int cmd_start(const char *rd);
 int cmd_follow(const char *rd, const char *offset);
 int cmd_kill(const char *rd);
 int cmd_reopen(const char *rd);
+int cmd_attach(const char *self, int argc, char **argv); /* agent-attach.c */
+
+/* ---- the host's signature (agent-sig.c): probe-sig.sh's $sig; empty
+ * without a boot id ---- */
+void host_sig(struct sb *out, const char *cuda_home, const char *python, int gpu);
+int cmd_sig(int argc, char **argv);
 char *builds_path(int i); /* RD/.builds/<i> (1-based, as runner.sh) */
 int owned(const char *dir); /* DIR/owner names this run */
 

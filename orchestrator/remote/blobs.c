@@ -47,7 +47,12 @@ static int copy_entry(struct archive *rd, struct archive *wr, struct archive_ent
 	archive_entry_clear(e);
 	archive_entry_set_pathname(e, f->sha256);
 	archive_entry_set_filetype(e, AE_IFREG);
-	archive_entry_set_perm(e, 0600);   /* the host's blobs are its user's alone */
+	/* the host's blobs are its user's alone, and read-only: a content's
+	 * src/ links them (start.sh), so a build that writes into a shipped
+	 * source in place fails (EACCES) rather than change the store; and
+	 * their mtime is 0, so a write that got through anyway (root) is seen
+	 * (start.sh removes such a blob: the host asks for it again) */
+	archive_entry_set_perm(e, 0400);
 	archive_entry_set_size(e, (la_int64_t)f->size);
 	archive_entry_set_mtime(e, 0, 0);
 	if ((r = archive_write_header(wr, e)) != ARCHIVE_OK)

@@ -104,6 +104,9 @@ static enum go_status prepare(struct hostrun *hr, struct exec_state *es, struct 
 		probe_sig_script(&es->sig_script, hr->h->cuda_home, hr->h->python, hr->h->gpu_index);
 		rr->sig_script = es->sig_script.buf;
 		rr->expect_sig = hr->info.sig;
+		rr->sig_cuda_home = hr->h->cuda_home;
+		rr->sig_python = hr->h->python;
+		rr->sig_gpu = hr->h->gpu_index;
 	}
 	free(es->execd_dir);
 	free(es->execd_sock);
@@ -117,6 +120,8 @@ static enum go_status prepare(struct hostrun *hr, struct exec_state *es, struct 
 	es->agent_bin = es->agent_dir ? xstrfmt("%s/gpuorch-agent-%s", es->agent_dir,
 						remote_agent_version()) : NULL;
 	rr->agent_held = shipledger_agent_held(hr->h, es->agent_bin);
+	/* GPUORCH_NO_ATTACH=1: start.sh for every start (remote.h, no_attach) */
+	rr->no_attach = getenv("GPUORCH_NO_ATTACH") && !strcmp(getenv("GPUORCH_NO_ATTACH"), "1");
 	if (hr->h->execd_idle_s > 0 && hr->workdir) {
 		es->execd_dir = xstrfmt("%s/execd", hr->workdir);
 		es->execd_sock = remote_execd_socket(es->execd_dir);

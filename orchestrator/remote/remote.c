@@ -44,12 +44,19 @@
 #define SUN_PATH_MAX 107   /* sockaddr_un's sun_path less its NUL */
 
 static const char kill_script[] =
-	"[ -f \"$rd/runner.sh\" ] || { echo \"no runner in $rd\" >&2; exit 3; }\n"
+	/* runner.sh, or only the agent's runner.agent (agent-attach.c) */
+	"[ -f \"$rd/runner.sh\" ] || [ -s \"$rd/runner.agent\" ] || { echo \"no runner in $rd\" >&2; exit 3; }\n"
 	/* the agent that started the run stops it (either would: one contract) */
 	"if [ -s \"$rd/runner.agent\" ] && read -r ab < \"$rd/runner.agent\" && [ -x \"$ab\" ]; then\n"
 	"  exec \"$ab\" kill \"$rd\"\n"
 	"fi\n"
 	"exec sh \"$rd/runner.sh\" kill \"$rd\"\n";
+
+/* After probe-sig.sh: the kept probe holds, or nothing starts */
+static const char sig_check[] =
+	"if [ \"$sig\" != \"$expect_sig\" ]; then\n"
+	"  echo 'gpuorch-start: probe stale'; cat > /dev/null; exit 5\n"
+	"fi\n";
 
 /* A shipped source's version: the first hex digits of its sha256. */
 static void version_of(const unsigned char *src, size_t len, char out[EXECD_VERSION_LEN + 1])
@@ -138,6 +145,8 @@ static void start_line(struct remote_start_info *info, const char *v)
 		info->missing = xrealloc(info->missing, sizeof(*info->missing) * (size_t)(info->nmissing + 1));
 		info->missing[info->nmissing++] = xstrdup(v + 8);
 	}
+	else if (!strcmp(v, "agent declines"))
+		info->agent_declined = 1;
 	else if (!strncmp(v, "agent /", 7))
 		snprintf(info->agent, sizeof(info->agent), "%s", v + 6);
 	else if (!strncmp(v, "execd ", 6))
@@ -286,6 +295,7 @@ static int told_enough(const char *v)
 {
 	return !strcmp(v, "content present") || !strcmp(v, "content unpacked") ||
 	       !strcmp(v, "content absent") || !strcmp(v, "probe stale") ||
+	       !strcmp(v, "agent declines") ||
 	       !strncmp(v, "disk short", 10) || !strncmp(v, "runner ", 7);
 }
 
@@ -331,9 +341,132 @@ static int split_out(const char *data, size_t len, void *ctx)
 	return 0;
 }
 
-enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
-				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
-				    struct remote_start_info *info, struct strbuf *err)
+/* The agent's own command will do (remote.h, no_attach): it is there, and
+ * the command carries no blobs and no probe. */
+static int attach_ok(const struct remote_runner *r)
+{
+	return r->agent_held && r->agent_dir && !r->no_attach && !r->probe_text &&
+	       !(r->blobs && r->blobs_len);
+}
+
+static void arg(struct strbuf *cmd, const char *key, const char *val)
+{
+	struct strbuf kv = STRBUF_INIT;
+	strbuf_addf(&kv, "%s=%s", key, val ? val : "");
+	strbuf_addch(cmd, ' ');
+	strbuf_add_shell_quoted(cmd, kv.buf);
+	strbuf_release(&kv);
+}
+
+/* The held agent's command (orchestrator/host/agent-attach.c):
+ *   exec sh -c 'umask 077; [ ! -x AGENT ] || exec AGENT attach KEY=VALUE...;
+ *          ASSIGNMENTS; START.SH'
+ * the variables start.sh gets, as arguments; its stdin start.sh's (of which
+ * the agent keeps the plan). Where the agent's file is gone (a work
+ * directory removed) the same shell runs start.sh: still one command, one
+ * login shell at most (t1006). */
+static void attach_cmd(struct follow_split *fs, struct strbuf *cmd)
+{
+	const struct remote_runner *r = fs->r;
+	char num[32], ver[EXECD_VERSION_LEN + 1];
+	char *sock = r->execd_dir ? remote_execd_socket(r->execd_dir) : NULL;
+	struct strbuf ab = STRBUF_INIT, vars = STRBUF_INIT, body = STRBUF_INIT;
+
+	tell(fs, &vars);   /* start.sh's stdin and assignments */
+	strbuf_addf(&ab, "%s/gpuorch-agent-%s", r->agent_dir, remote_agent_version());
+	strbuf_addstr(&body, "[ ! -x ");
+	strbuf_add_shell_quoted(&body, ab.buf);
+	strbuf_addstr(&body, " ] || exec ");
+	strbuf_add_shell_quoted(&body, ab.buf);
+	strbuf_addstr(&body, " attach");
+	arg(&body, "rd", r->run_dir);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)fs->offset);
+	arg(&body, "off", num);
+	arg(&body, "send", r->plan ? "1" : "0");
+	arg(&body, "reopen", r->plan && r->reopen ? "1" : "0");
+	snprintf(num, sizeof(num), "%lld", r->plan && r->need_kib > 0 ? r->need_kib : 0LL);
+	arg(&body, "need", num);
+	arg(&body, "cdir", r->content_dir);
+	snprintf(num, sizeof(num), "%zu", fs->txt.len);
+	arg(&body, "txtlen", num);
+	execd_version(ver);
+	arg(&body, "xd", sock ? r->execd_dir : "");
+	arg(&body, "xv", ver);
+	snprintf(num, sizeof(num), "%d", r->execd_idle_s > 0 ? r->execd_idle_s : 1);
+	arg(&body, "xidle", num);
+	if (r->sig_script && r->expect_sig) {
+		arg(&body, "sig", r->expect_sig);
+		arg(&body, "cuda_home", r->sig_cuda_home);
+		arg(&body, "python", r->sig_python);
+		snprintf(num, sizeof(num), "%d", r->sig_gpu > 0 ? r->sig_gpu : 0);
+		arg(&body, "gpu", num);
+		assign(&vars, "expect_sig", r->expect_sig);
+		strbuf_addstr(&vars, r->sig_script);
+		strbuf_addstr(&vars, sig_check);
+	}
+	strbuf_addch(&body, '\n');
+	strbuf_add(&body, vars.buf, vars.len);
+	strbuf_addstr(cmd, "exec ");   /* the shell that runs it forks none */
+	build_sh(cmd, &body, (const char *)gpuorch_start_sh);
+	strbuf_release(&ab);
+	strbuf_release(&vars);
+	strbuf_release(&body);
+	free(sock);
+}
+
+/* The agent's command left the start to start.sh: it said so (exit 8), or
+ * the agent is gone (the shell's 126/127 before any start line). */
+static int declined(struct remote_start_info *info, const struct ssh_exec_result *res)
+{
+	if (res->signal[0])
+		return 0;
+	if (res->exit_code == 8 && info->agent_declined)
+		return 1;
+	if ((res->exit_code == 126 || res->exit_code == 127) && !info->runner[0])
+		return info->agent_declined = 1;
+	return 0;
+}
+
+/* The command's end as the caller sees it: what failed, or GO_OK (with
+ * info->agent_declined when the agent left the start to start.sh). */
+static enum go_status follow_end(enum go_status st, struct follow_split *fs,
+				 const struct ssh_exec_result *res, const struct strbuf *eout,
+				 int attach, struct strbuf *err)
+{
+	if (fs->stopped == 2)
+		st = go_fail(err, GO_ERR_IO, "cannot send the files the host asked for: %s",
+			     fs->ship_err.buf);
+	else if (fs->stopped)
+		st = go_fail(err, GO_ERR_INTERRUPTED, "stopped after the host probe");
+	else if (!st && attach && declined(fs->info, res))
+		;   /* the caller runs start.sh */
+	else if (!st && !res->signal[0] && res->exit_code == 4)
+		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
+			     fs->r->content_dir);
+	else if (!st && !res->signal[0] && res->exit_code == 7 && fs->info->disk_short_kib)
+		st = go_fail(err, GO_ERR_REMOTE, "not enough free disk in '%s' for the run: %lld KiB "
+			     "free", fs->r->run_dir, fs->info->disk_short_kib - 1);
+	else if (!st && !res->signal[0] && res->exit_code == 5)
+		st = go_fail(err, GO_ERR_NOT_FOUND, "the host changed since its probe was kept");
+	else if (!st && fs->probing) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, res);
+		st = go_fail(err, GO_ERR_REMOTE, "the host probe did not complete (%s)%s%s", how.buf,
+			     eout->len ? ": " : "", eout->buf);
+		strbuf_release(&how);
+	} else if (!st && (res->signal[0] || res->exit_code != 0)) {
+		struct strbuf how = STRBUF_INIT;
+		ssh_exec_add_end(&how, res);
+		st = go_fail(err, GO_ERR_REMOTE, "cannot start or follow the runner in '%s' (%s): %s",
+			     fs->r->run_dir, how.buf, eout->len ? eout->buf : "no message");
+		strbuf_release(&how);
+	}
+	return st;
+}
+
+static enum go_status follow_once(struct ssh_conn *c, struct remote_runner *r, uint64_t offset,
+				  ssh_out_fn on_out, void *ctx, int timeout_ms,
+				  struct remote_start_info *info, struct strbuf *err, int attach)
 {
 	struct strbuf vars = STRBUF_INIT, cmd = STRBUF_INIT, eout = STRBUF_INIT;
 	struct ssh_exec_result res;
@@ -358,7 +491,10 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	strbuf_init(&fs.more, 0);
 	strbuf_init(&fs.ship_err, 0);
 	eout.max = 64 * 1024;
-	if (r->probe_text) {
+	if (attach) {
+		attach_cmd(&fs, &cmd);
+		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
+	} else if (r->probe_text) {
 		/* the probe (its own tools never read the stdin that is still
 		 * to come), then the variables by count, then the run */
 		fs.probing = 1;
@@ -376,41 +512,15 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 			/* its answer first: the controller ends the stdin it drains */
 			assign(&vars, "expect_sig", r->expect_sig);
 			strbuf_addstr(&vars, r->sig_script);
-			strbuf_addstr(&vars, "if [ \"$sig\" != \"$expect_sig\" ]; then\n"
-					     "  echo 'gpuorch-start: probe stale'; cat > /dev/null; exit 5\n"
-					     "fi\n");
+			strbuf_addstr(&vars, sig_check);
 		}
 		build_sh(&cmd, &vars, (const char *)gpuorch_start_sh);
 		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	}
 	strbuf_trim(&eout);
-	if (fs.stopped == 2)
-		st = go_fail(err, GO_ERR_IO, "cannot send the files the host asked for: %s",
-			     fs.ship_err.buf);
-	else if (fs.stopped)
-		st = go_fail(err, GO_ERR_INTERRUPTED, "stopped after the host probe");
-	else if (!st && !res.signal[0] && res.exit_code == 4)
-		st = go_fail(err, GO_ERR_NOT_FOUND, "the sources are not on the host yet ('%s')",
-			     r->content_dir);
-	else if (!st && !res.signal[0] && res.exit_code == 7 && info->disk_short_kib)
-		st = go_fail(err, GO_ERR_REMOTE, "not enough free disk in '%s' for the run: %lld KiB "
-			     "free", r->run_dir, info->disk_short_kib - 1);
-	else if (!st && !res.signal[0] && res.exit_code == 5)
-		st = go_fail(err, GO_ERR_NOT_FOUND, "the host changed since its probe was kept");
-	else if (!st && fs.probing) {
-		struct strbuf how = STRBUF_INIT;
-		ssh_exec_add_end(&how, &res);
-		st = go_fail(err, GO_ERR_REMOTE, "the host probe did not complete (%s)%s%s", how.buf,
-			     eout.len ? ": " : "", eout.buf);
-		strbuf_release(&how);
-	} else if (!st && (res.signal[0] || res.exit_code != 0)) {
-		struct strbuf how = STRBUF_INIT;
-		ssh_exec_add_end(&how, &res);
-		st = go_fail(err, GO_ERR_REMOTE, "cannot start or follow the runner in '%s' (%s): %s",
-			     r->run_dir, how.buf, eout.len ? eout.buf : "no message");
-		strbuf_release(&how);
-	}
+	st = follow_end(st, &fs, &res, &eout, attach, err);
 	info->probe_unanswered = fs.probing;
+	info->attached = attach;
 	strbuf_release(&vars);
 	strbuf_release(&cmd);
 	strbuf_release(&eout);
@@ -421,6 +531,25 @@ enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
 	strbuf_release(&fs.txt);
 	strbuf_release(&fs.more);
 	return st;
+}
+
+enum go_status remote_runner_follow(struct ssh_conn *c, struct remote_runner *r,
+				    uint64_t offset, ssh_out_fn on_out, void *ctx, int timeout_ms,
+				    struct remote_start_info *info, struct strbuf *err)
+{
+	enum go_status st;
+
+	if (attach_ok(r)) {
+		st = follow_once(c, r, offset, on_out, ctx, timeout_ms, info, err, 1);
+		if (!info->agent_declined)
+			return st;
+		remote_start_info_release(info);
+		strbuf_reset(err);
+		st = follow_once(c, r, offset, on_out, ctx, timeout_ms, info, err, 0);
+		info->agent_declined = 1;
+		return st;
+	}
+	return follow_once(c, r, offset, on_out, ctx, timeout_ms, info, err, 0);
 }
 
 void execd_version(char out[EXECD_VERSION_LEN + 1])

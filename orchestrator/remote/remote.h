@@ -39,6 +39,10 @@ struct remote_runner {
 	 * the answer is "probe stale". NULL: no check. */
 	const char *sig_script;
 	const char *expect_sig;
+	/* probe_sig_script's parameters, for the agent's own check of it
+	 * (agent_held, below: gpuorch-agent attach computes the same $sig) */
+	const char *sig_cuda_home, *sig_python;
+	int sig_gpu;
 	/* The host's execd (docs/runner.md): its directory on the host, absolute
 	 * (W/execd); the start command builds it there once and starts it, and
 	 * later commands reach it at remote_execd_socket(execd_dir) without a
@@ -55,6 +59,14 @@ struct remote_runner {
 	 * start carries none of its sources (~75 KB). A host that lost it runs
 	 * runner.sh that once, and the next start carries them. */
 	int agent_held;
+	/* With agent_held, no blobs carried and no probe first, the command is
+	 * the agent itself (`gpuorch-agent attach`, orchestrator/host/
+	 * agent-attach.c): a re-run is one exec on the host, no shell script.
+	 * What it leaves to start.sh (a content to assemble, an execd to
+	 * build) it declines before it changes anything, and this call runs
+	 * start.sh then. 1: start.sh always (GPUORCH_NO_ATTACH=1 in the
+	 * controller's environment sets it too: A/B measurements). */
+	int no_attach;
 	/* Probe first (a host with no kept probe): the command runs probe_text
 	 * (probe_script_text) and then waits; on_probe gets the probe's output,
 	 * fills in the fields above that depend on it (directories, plan,
@@ -100,6 +112,8 @@ struct remote_start_info {
 	char execd[256];          /* the execd's socket when it runs, "building" while it is
 				   * built, "" when none was asked for or it cannot be */
 	int probe_unanswered;     /* probe first: the command ended before the probe's end */
+	int attached;             /* the agent's own command ran the start (no_attach) */
+	int agent_declined;       /* it declined: start.sh ran after it */
 };
 
 /* Start (or attach to) the runner and stream its journal from offset into

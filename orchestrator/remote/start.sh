@@ -86,15 +86,21 @@ else
   [ -s "$cdir/manifest" ] ||
     { rm -rf "$t"; echo "no manifest of the sources came with the command" >&2; exit 1; }
   # unb: the blobs sent ($t/nb, untar) go into the store whole (renamed):
-  # one mv for all, else one a file; src/ is copied out of the store
+  # one mv for all, else one a file; src/ links them (below)
   unb() {
     ( cd "$t" && { set -- nb/*; [ ! -f "$1" ] || mv -f -- "$@" "$bdir/" 2>/dev/null ||
         for f in nb/*; do [ ! -f "$f" ] || mv -f "$f" "$bdir/" || exit 1; done; } && rm -rf nb ) ||
       { rm -rf "$t"; echo "cannot move the files sent into $bdir" >&2; exit 1; }
   }
   # lack: each blob the manifest lists that the store lacks, said; miss=1
-  # when there is one
+  # when there is one. A blob is read-only with mtime 0 (the tar the
+  # controller sends: blobs.c); one whose mtime or mode changed was written
+  # through a content's src/, which links it (below): it goes, and is
+  # asked for again like a lost one (one find over the store, POSIX:
+  # -mtime +10000 is older than 1999)
   lack() {
+    find "$bdir/." ! -name . -prune -type f \( ! -mtime +10000 -o ! -perm 400 \) -exec rm -f -- {} + ||
+      { rm -rf "$t"; echo "cannot check the blobs in $bdir" >&2; exit 1; }
     miss=0
     while read -r h m p; do [ -f "$bdir/$h" ] || { echo "gpuorch-start: missing $h"; miss=1; }; done < "$cdir/manifest"
   }
@@ -112,57 +118,16 @@ else
     lack
   fi
   if [ $miss = 1 ]; then echo 'gpuorch-start: content absent'; rm -rf "$t" "$rtmp" "$ptmp"; exit 4; fi
-  # The tree, from the tree used last (the newest .complete): the files its
-  # manifest lists copied with one tar pipe (not what a build left there;
-  # each name as ./NAME, so tar never reads one as an option), every file
-  # checked against the new manifest (sha256sum, find) and only what differs
-  # fixed -- what a build changed in place included: files not in the
-  # manifest go, files whose hash or exec bit differs come from the blobs.
-  # About a dozen processes and one per changed file, where the edit loop of
-  # a large tree paid one per file; its account is in CDIR/tree.txt.
-  # Anything amiss: file by file.
-  # The newest of several by ls; one or none without a process.
-  set -- "${cdir%/*}"/*/.complete
-  if [ $# -gt 1 ]; then prev=$(ls -t "$@" 2>/dev/null | head -n 1); elif [ -f "$1" ]; then prev=$1; else prev=; fi
-  prev=${prev%/.complete}
-  if [ -n "$prev" ] && [ "$prev" != "$cdir" ] && [ -d "$prev/src" ] &&
-     command -v sha256sum >/dev/null 2>&1 &&
-     [ -f "$prev/manifest" ] &&
-     ( cd "$cdir" && set -f && n=src.new.$$ && rm -rf "$n" && mkdir "$n" &&
-       ( cd "$prev/src" && awk '{ sub(/^[^ ]+ [^ ]+ /, ""); print "./" $0 }' ../manifest | tar -cf - -T - ) |
-         ( cd "$n" && tar -xf - ) && cd "$n" && chmod -R go-rwx . &&
-       find . -type f -exec sha256sum -- {} + > ../have.$$ && find . -type f -perm -100 > ../exec.$$ &&
-       awk 'FILENAME == ARGV[1] { p = $0; sub(/^[^ ]+ [^ ]+ /, "", p); want[p] = $1; mode[p] = $2; next }
-            FILENAME == ARGV[2] { p = substr($0, 67); sub(/^\.\//, "", p); have[p] = $1; next }
-            { p = $0; sub(/^\.\//, "", p); isx[p] = 1 }
-            END { for (p in have) if (!(p in want)) print "r - - " p
-                  for (p in want) if (have[p] != want[p]) print "c " want[p] " " mode[p] " " p
-                    else if ((mode[p] == "755") != (p in isx)) print "m " want[p] " " mode[p] " " p }' \
-         ../manifest ../have.$$ ../exec.$$ > ../fix.$$ &&
-       while read -r op h m p; do [ "$op" != r ] || rm -f -- "$p" || exit 1; done < ../fix.$$ &&
-       { find . -mindepth 1 -type d -empty -delete 2>/dev/null; :; } &&
-       while read -r op h m p; do
-         case $op in
-         c) d=${p%/*}; [ "$d" = "$p" ] || [ -d "$d" ] || mkdir -p -- "$d" || exit 1
-            rm -f -- "$p" && cp "$bdir/$h" "$p" || exit 1
-            [ "$m" = 644 ] || chmod 700 "$p" || exit 1 ;;
-         m) if [ "$m" = 755 ]; then chmod 700 "$p"; else chmod 600 "$p"; fi || exit 1 ;;
-         esac
-       done < ../fix.$$ &&
-       awk -v from="$prev" '{ n[$1]++ } END { printf "from %s: %d copied, %d modes set, %d removed\n", from, n["c"], n["m"], n["r"] }' \
-         ../fix.$$ > ../tree.txt &&
-       cd .. && rm -rf src && mv "$n" src && rm -f have.$$ exec.$$ fix.$$ && printf '' > .complete ); then
-    :
-  else
-    [ -z "$prev" ] || rm -rf "$cdir"/src.new.$$ "$cdir"/have.$$ "$cdir"/exec.$$ "$cdir"/fix.$$
-  # else every directory made and every file copied from its blob by one
-  # perl process (builtins only: perl-base is in every Debian and Ubuntu; a
-  # fresh host's first tree of N files was N cp processes, 4-6 s for 2,000
-  # files); without perl, or should it fail (src/ made again: nothing it
-  # wrote stays), one mkdir for every directory and a cp a file as before
-  # (umask 077, build_sh: a file is 0600, chmod 700 for an executable one).
-  # perl's errors go to $t (removed with it). GPUORCH_PERL: another perl
-  # (tests).
+  # The tree: every file a hard link to its blob (one link(2) a file, no
+  # byte written twice; the blob is read-only, so is the file), an
+  # executable one a copy of its own (chmod 700: the blob's mode is
+  # shared by every link), made by one perl process (builtins only:
+  # perl-base is in every Debian and Ubuntu) in a clean src/; where a link
+  # cannot be made (another file system) a copy. Without perl, or should it
+  # fail (src/ made again: nothing it wrote stays), one mkdir for every
+  # directory and an ln or cp a file. (umask 077, build_sh: a copy is 0600,
+  # an executable 0700.) perl's errors go to $t (removed with it).
+  # GPUORCH_PERL: another perl (tests). Its account is in CDIR/tree.txt.
   case $t in /*) pe=$t/perl.err ;; *) pe=$PWD/$t/perl.err ;; esac
   ( cd "$cdir" && { [ ! -e src ] || rm -rf src; } && set -f &&
     mksrc() {
@@ -170,23 +135,25 @@ else
       mkdir src && { [ -z "$dirs" ] || ( IFS='
 '; mkdir -p -- $dirs ); }
     } &&
-    if "${GPUORCH_PERL:-perl}" -e 'my $b = shift; mkdir "src" or die "src: $!\n"; while (<STDIN>) { chomp; my ($h, $m, $p) = split / /, $_, 3;
+    if "${GPUORCH_PERL:-perl}" -e 'my $b = shift; my ($nl, $nc) = (0, 0); mkdir "src" or die "src: $!\n";
+         sub cp { my ($f, $t) = @_; open(my $i, "<:raw", $f) or die "$f: $!\n"; open(my $o, ">:raw", $t) or die "$t: $!\n";
+           my $d; while (1) { my $r = sysread($i, $d, 1048576); defined $r or die "$f: $!\n"; last if !$r;
+             print $o $d or die "$t: $!\n" } close($o) or die "$t: $!\n"; close($i); $nc++ }
+         while (<STDIN>) { chomp; my ($h, $m, $p) = split / /, $_, 3;
          my @c = split m{/}, $p; pop @c; my $dd = "src"; for my $c (@c) { $dd .= "/$c"; -d $dd or mkdir $dd or die "$dd: $!\n" }
-         open(my $i, "<:raw", "$b/$h") or die "$b/$h: $!\n"; open(my $o, ">:raw", "src/$p") or die "src/$p: $!\n";
-         my $d; while (1) { my $r = sysread($i, $d, 1048576); defined $r or die "$b/$h: $!\n"; last if !$r;
-           print $o $d or die "src/$p: $!\n" } close($o) or die "src/$p: $!\n"; close($i);
-         $m eq "644" or chmod(0700, "src/$p") or die "src/$p: $!\n" }' "$bdir" < manifest 2> "$pe"; then
-      echo 'in one process from the blobs (perl)' > tree.txt
+         if ($m eq "644") { if (link("$b/$h", "src/$p")) { $nl++ } else { cp("$b/$h", "src/$p") } }
+         else { cp("$b/$h", "src/$p"); chmod(0700, "src/$p") or die "src/$p: $!\n" } }
+         print "linked from the blobs (perl): $nl linked, $nc copied\n"' "$bdir" < manifest > tree.txt 2> "$pe"; then
+      :
     else
       # what a failed perl left goes first
       rm -rf src && mksrc &&
       while read -r h m p; do
-        cp "$bdir/$h" "src/$p" || exit 1
-        [ "$m" = 644 ] || chmod 700 "src/$p" || exit 1
+        if [ "$m" = 644 ]; then ln "$bdir/$h" "src/$p" 2>/dev/null || cp "$bdir/$h" "src/$p" || exit 1
+        else cp "$bdir/$h" "src/$p" && chmod 700 "src/$p" || exit 1; fi
       done < manifest && { echo 'file by file from the blobs'; [ ! -s "$pe" ] || head -n 2 "$pe"; } > tree.txt
     fi && printf '' > .complete ) ||
     { rm -rf "$t"; echo "cannot assemble the sources in $cdir" >&2; exit 1; }
-  fi
   echo 'gpuorch-start: content unpacked'
 fi
 if [ "$send" = 1 ]; then
