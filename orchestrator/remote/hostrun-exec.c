@@ -14,6 +14,7 @@
 #include "remote/hostrun-int.h"
 #include "remote/blobs.h"
 #include "remote/diskspace.h"
+#include "remote/gpuslots.h"
 #include "remote/probecache.h"
 #include "remote/runplan.h"
 #include "core/jsonutil.h"
@@ -65,9 +66,24 @@ struct exec_state {
 	struct strbuf prep_err;
 };
 
-static char *gpu_lock_path(const struct hostrun *hr)
+/* The GPU step I's slots (hr->step_slot[i]), its lock and its command with
+ * CUDA_VISIBLE_DEVICES (to free): a step of "gpus": N takes N slots. -1: the
+ * host has fewer GPUs than it asks for (why says so). */
+static int take_slots(struct hostrun *hr, int i, char **lock, char **command, char **why)
 {
-	return xstrfmt("/tmp/gpuorch-gpu%d.lock", hr->h->gpu_index);
+	const struct plan_step *ps = &hr->plan.steps[i];
+	int need = ps->step->gpus > 0 ? ps->step->gpus : 1;
+	int first = gpuslots_take(hr->slots, need);
+
+	if (first < 0) {
+		*why = xstrfmt("the step asks for %d GPUs and host '%s' runs steps on %d "
+			       "(its \"gpus\" or its GPU count)", need, hr->h->name, hr->slots->n);
+		return -1;
+	}
+	hr->step_slot[i] = first;
+	*lock = gpuslots_locks(hr->slots, first, need);
+	*command = gpuslots_command(hr->slots, first, need, ps->command);
+	return 0;
 }
 
 /* The runner's plan from hr->plan; the ids of the builds in es->bids. */
@@ -79,12 +95,19 @@ static enum go_status write_plan(struct hostrun *hr, struct exec_state *es, stru
 	struct runplan rp;
 	struct runplan_build *rb = xcalloc((size_t)p->nbuilds + 1, sizeof(*rb));
 	struct runplan_step *rs = xcalloc((size_t)p->nsteps + 1, sizeof(*rs));
-	char *lock = gpu_lock_path(hr);
+	char **owned = xcalloc((size_t)p->nsteps * 2 + 1, sizeof(*owned));
 	int64_t budget = 300;
 	enum go_status st;
 	int i, j;
 
 	memset(&rp, 0, sizeof(rp));
+	hostrun_slots_release(hr);
+	hr->slots = xcalloc(1, sizeof(*hr->slots));
+	hr->step_slot = xcalloc((size_t)p->nsteps + 1, sizeof(*hr->step_slot));
+	if ((st = gpuslots_init(hr->slots, hr->h, &hr->info, err)) != GO_OK) {
+		free(rb), free(rs), free(owned);
+		return st;
+	}
 	es->bids = xcalloc((size_t)p->nbuilds + 1, sizeof(*es->bids));
 	for (i = 0; i < p->nbuilds; i++) {
 		const struct plan_build *b = &p->builds[i];
@@ -111,6 +134,7 @@ static enum go_status write_plan(struct hostrun *hr, struct exec_state *es, stru
 		const struct plan_step *ps = &p->steps[i];
 		struct runplan_step *r = &rs[rp.nsteps];
 		char *why;
+		hr->step_slot[i] = -1;
 		if (!hr_step_runs(hr, i, &why)) {
 			free(why);
 			continue;
@@ -118,10 +142,14 @@ static enum go_status write_plan(struct hostrun *hr, struct exec_state *es, stru
 		r->id = ps->id;
 		r->dir = ps->dir;
 		r->command = ps->command;
+		if (ps->needs_gpu &&
+		    take_slots(hr, i, &owned[2 * i], &owned[2 * i + 1], &hr->plan.steps[i].skip_reason) < 0)
+			continue;
 		r->timeout_s = ps->step->timeout_s;
 		r->build_id = ps->build ? es->bids[ps->build - p->builds] : NULL;
 		if (ps->needs_gpu) {
-			r->lock_path = lock;
+			r->lock_path = owned[2 * i];
+			r->command = owned[2 * i + 1];
 			r->lock_wait_s = hr->ctx->lock_wait_s;
 		}
 		budget += r->timeout_s + r->lock_wait_s + 15;
@@ -139,7 +167,9 @@ static enum go_status write_plan(struct hostrun *hr, struct exec_state *es, stru
 	*budget_ms = budget * 1000 > INT_MAX ? INT_MAX : budget * 1000;
 	free(rb);
 	free(rs);
-	free(lock);
+	for (i = 0; i < 2 * p->nsteps; i++)
+		free(owned[i]);
+	free(owned);
 	return st;
 }
 

@@ -17,6 +17,7 @@
  * stand on: the host's record entries, logs, reconnection); hostrun-int.h
  * declares what they share. */
 #include "remote/hostrun-int.h"
+#include "remote/gpuslots.h"
 #include "store/gates.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
@@ -107,6 +108,16 @@ void hostrun_main(void *arg)
 	hr->conn = NULL;
 }
 
+void hostrun_slots_release(struct hostrun *hr)
+{
+	if (hr->slots)
+		gpuslots_release(hr->slots);
+	free(hr->slots);
+	free(hr->step_slot);
+	hr->slots = NULL;
+	hr->step_slot = NULL;
+}
+
 void hostrun_release(struct hostrun *hr)
 {
 	int i;
@@ -118,6 +129,7 @@ void hostrun_release(struct hostrun *hr)
 			cJSON_Delete(hr->build_rec[i]);
 	free(hr->build_rec);
 	free(hr->recorded);
+	hostrun_slots_release(hr);
 	if (hr->have_plan)
 		plan_release(&hr->plan);
 	for (i = 0; i < hr->narchs; i++)

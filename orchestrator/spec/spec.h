@@ -77,6 +77,7 @@ struct spec_step {
 	const struct spec_program *prog;
 	char **problems;        /* NULL-terminated problem names, all when spec omitted them */
 	int timeout_s;
+	int gpus;               /* "gpus": N, the GPUs of one host it holds at once; 0: one */
 	int is_baseline;        /* role == "baseline" */
 	/* profile (Nsight Compute) */
 	char **metrics;         /* NULL-terminated; the default set when the spec names none */
