@@ -1,9 +1,11 @@
 /* cmd-spec.c -- `gpuorch spec check FILE`: validate a spec without any host:
  * the whole spec (spec/spec.c) and what its 'sources' select (remote/pack.c),
- * exactly as `gpuorch run` checks them before connecting. */
+ * exactly as `gpuorch run` checks them before connecting; with --hosts, its
+ * steps' "gpus" against the inventory (remote/gpuslots.h). */
 #include "cmd/commands.h"
 #include "core/error.h"
 #include "core/strbuf.h"
+#include "remote/gpuslots.h"
 #include "remote/pack.h"
 #include "spec/spec.h"
 
@@ -14,19 +16,22 @@
 #include "core/banned.h"
 
 static const char usage[] =
-	"usage: gpuorch spec check FILE [--root DIR]\n"
+	"usage: gpuorch spec check FILE [--root DIR] [--hosts FILE]\n"
 	"\n"
 	"Check an experiment spec completely, with no host: its keys and values\n"
 	"(docs/spec.md), the files its 'sources' select through git, and that\n"
 	"every program's files are among them. Prints a summary on success.\n"
 	"\n"
 	"    --root DIR   repository root the spec's paths are relative to (default .)\n"
+	"    --hosts FILE also check the spec against this inventory: no step asks for\n"
+	"                 more GPUs (\"gpus\": N) than a host runs steps on\n"
 	"\n"
 	"exit: 0 valid, 2 invalid (FILE: 'JSON.PATH': what is wrong)\n";
 
-static int spec_check_main(const char *path, const char *root)
+static int spec_check_main(const char *path, const char *root, const char *hosts_path)
 {
 	struct strbuf err = STRBUF_INIT;
+	struct hosts *hs = NULL;
 	struct spec *s = NULL;
 	char **files = NULL;
 	struct pack pk;
@@ -41,6 +46,10 @@ static int spec_check_main(const char *path, const char *root)
 		st = spec_check_selected(s, files, &err);
 	if (st == GO_OK)
 		st = pack_worktree(root, files, &pk, &err);
+	if (st == GO_OK && hosts_path)
+		st = hosts_load(hosts_path, &hs, &err);
+	if (st == GO_OK && hs)
+		st = gpuslots_check_spec(s, hs, &err);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st == GO_ERR_NOT_FOUND ? GO_ERR_SPEC : st);
@@ -53,6 +62,8 @@ static int spec_check_main(const char *path, const char *root)
 		       s->nsteps, s->nsteps == 1 ? "" : "s", nfiles, nfiles == 1 ? "" : "s", pk.len);
 	}
 	pack_release(&pk);
+	if (hs)
+		hosts_free(hs);
 	pack_free_files(files);
 	spec_free(s);
 	strbuf_release(&err);
@@ -63,10 +74,11 @@ static int cmd_spec(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "root", required_argument, NULL, 'o' },
+		{ "hosts", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *root = ".";
+	const char *root = ".", *hosts_path = NULL;
 	int c;
 
 	if (cmd_wants_help(argc, argv)) {
@@ -82,12 +94,13 @@ static int cmd_spec(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': root = optarg; break;
+		case 'H': hosts_path = optarg; break;
 		default: return cmd_usage_error(&cmd_spec_entry, "bad option");
 		}
 	}
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_spec_entry, "give one spec FILE");
-	return spec_check_main(argv[optind], root);
+	return spec_check_main(argv[optind], root, hosts_path);
 }
 
 const struct cmd_entry cmd_spec_entry = {

@@ -125,3 +125,37 @@ cJSON *gpuslots_json(const struct gpuslots *g, int first, int need)
 	}
 	return a;
 }
+
+enum go_status gpuslots_check_spec(const struct spec *s, const struct hosts *hs,
+				   struct strbuf *err)
+{
+	int i, j, most = 0, known = 1;
+	const struct host *big = NULL;
+
+	for (j = 0; j < hs->n; j++) {
+		if (!hs->v[j].ngpus && !hs->v[j].slurm)
+			known = 0;
+		if (hs->v[j].ngpus > most)
+			most = hs->v[j].ngpus, big = &hs->v[j];
+	}
+	for (i = 0; i < s->nsteps; i++) {
+		const struct spec_step *st = &s->steps[i];
+		if (st->gpus <= 1)
+			continue;
+		for (j = 0; j < hs->n; j++)
+			if (hs->v[j].slurm)
+				return go_fail(err, GO_ERR_SPEC,
+					       "steps[%d] (%s of '%s') asks for \"gpus\": %d, and host '%s' "
+					       "is a Slurm cluster, whose steps take one GPU for now; run it on "
+					       "SSH hosts or drop \"gpus\"", i, step_kind_name(st->kind),
+					       st->program, st->gpus, hs->v[j].name);
+		if (known && st->gpus > most)
+			return go_fail(err, GO_ERR_SPEC,
+				       "steps[%d] (%s of '%s') asks for \"gpus\": %d, more than any host of "
+				       "%s runs steps on (at most %d: host '%s'); lower \"gpus\" or list "
+				       "more GPUs in a host's \"gpus\"", i, step_kind_name(st->kind),
+				       st->program, st->gpus, hs->path ? hs->path : "the inventory",
+				       most, big ? big->name : "?");
+	}
+	return GO_OK;
+}

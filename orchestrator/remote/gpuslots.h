@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include "core/error.h"
 #include "remote/probe.h"
+#include "spec/spec.h"
 #include "transport/hosts.h"
 
 struct gpuslots {
@@ -36,5 +37,13 @@ char *gpuslots_locks(const struct gpuslots *g, int first, int need);
 char *gpuslots_command(const struct gpuslots *g, int first, int need, const char *command);
 /* The record's "gpus" of a step: [{"index": I, "uuid": U}, ...]. */
 cJSON *gpuslots_json(const struct gpuslots *g, int first, int need);
+
+/* The spec's steps of "gpus": N against the inventory, before any host is
+ * reached: an error (GO_ERR_SPEC) names a step that asks for more GPUs than
+ * every host can give (the GPUs its "gpus" or "gpu_index" lists; a host
+ * that lists none may have any number: it is asked at the run), or a Slurm
+ * host for a step of more than one GPU (not done yet). */
+enum go_status gpuslots_check_spec(const struct spec *s, const struct hosts *hs,
+				   struct strbuf *err);
 
 #endif

@@ -914,7 +914,7 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 	ps->mode = mode;
 	/* Profilers and sanitizers need a GPU whatever the program says. */
 	ps->needs_gpu = prog->needs_gpu || st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE ||
-			st->kind == STEP_KERNEL_TIMING;
+			st->kind == STEP_KERNEL_TIMING || st->gpus > 0;
 	strbuf_addf(&id, "%s.%s", step_kind_name(st->kind), prog->name);
 	if (variant)
 		strbuf_addf(&id, "[%s]", variant->label);
@@ -1159,8 +1159,12 @@ void plan_print(const struct plan *p, FILE *out)
 	}
 	for (i = 0; i < p->nsteps; i++) {
 		const struct plan_step *ps = &p->steps[i];
-		fprintf(out, "    step %s (timeout %d s%s)\n", ps->id, ps->step->timeout_s,
-			ps->needs_gpu ? ", one at a time on the GPU" : "");
+		if (ps->needs_gpu && ps->step->gpus > 1)
+			fprintf(out, "    step %s (timeout %d s, on %d GPUs of the host at once, "
+				"each locked)\n", ps->id, ps->step->timeout_s, ps->step->gpus);
+		else
+			fprintf(out, "    step %s (timeout %d s%s)\n", ps->id, ps->step->timeout_s,
+				ps->needs_gpu ? ", one at a time on its GPU slot" : "");
 		if (ps->skip_reason)
 			fprintf(out, "      skipped: %s\n", ps->skip_reason);
 		else

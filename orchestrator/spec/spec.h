@@ -71,6 +71,9 @@ struct spec_variant {
 				 * source */
 };
 
+/* the most GPUs a step may ask for ("gpus": N) */
+#define SPEC_MAX_GPUS 64
+
 struct spec_step {
 	enum step_kind kind;
 	char *program;          /* name; resolved below */
