@@ -66,6 +66,16 @@ struct exec_state {
 	struct strbuf prep_err;
 };
 
+void hostrun_slots_release(struct hostrun *hr)
+{
+	if (hr->slots)
+		gpuslots_release(hr->slots);
+	free(hr->slots);
+	free(hr->step_slot);
+	hr->slots = NULL;
+	hr->step_slot = NULL;
+}
+
 /* The GPU step I's slots (hr->step_slot[i]), its lock and its command with
  * CUDA_VISIBLE_DEVICES (to free): a step of "gpus": N takes N slots. -1: the
  * host has fewer GPUs than it asks for (why says so). */

@@ -17,7 +17,6 @@
  * stand on: the host's record entries, logs, reconnection); hostrun-int.h
  * declares what they share. */
 #include "remote/hostrun-int.h"
-#include "remote/gpuslots.h"
 #include "store/gates.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
@@ -106,16 +105,6 @@ void hostrun_main(void *arg)
 		  hr->failed ? "host FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
 	ssh_disconnect(hr->conn);
 	hr->conn = NULL;
-}
-
-void hostrun_slots_release(struct hostrun *hr)
-{
-	if (hr->slots)
-		gpuslots_release(hr->slots);
-	free(hr->slots);
-	free(hr->step_slot);
-	hr->slots = NULL;
-	hr->step_slot = NULL;
 }
 
 void hostrun_release(struct hostrun *hr)
