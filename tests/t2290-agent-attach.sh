@@ -124,7 +124,7 @@ test_expect_success 'the agent'"'"'s host signature is probe-sig.sh'"'"'s (tools
 			done
 		done
 	done &&
-	grep "^probe-v1|" got &&
+	grep "^probe-v2|" got &&
 	test_must_fail "$AGENT" sig nonsense=1 2>err && test_grep "usage: gpuorch-agent sig" err
 '
 

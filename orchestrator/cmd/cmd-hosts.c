@@ -59,6 +59,28 @@ static void print_tool(const char *name, const struct tool_info *ti)
 		printf("    %-18s not found\n", name);
 }
 
+static int uses(const struct host *h, int index)
+{
+	int i;
+	for (i = 0; i < h->ngpus; i++)
+		if (h->gpus[i] == index)
+			return 1;
+	return !h->ngpus;
+}
+
+/* every GPU of the host (the probe's list), and which the entry runs on */
+static void print_slots(const struct host *h, const struct host_info *hi)
+{
+	int i;
+	for (i = 0; i < hi->nslots; i++) {
+		const struct gpu_slot *g = &hi->slots[i];
+		printf("    %-18s %d: %s, %s, %lld MiB, max SM clock %d MHz%s\n", i ? "" : "gpus",
+		       g->index, or_dash(g->name), or_dash(g->uuid), g->mem_mib,
+		       g->max_sm_clock_mhz, uses(h, g->index) ? ""
+		       : " (not used: not in the entry's \"gpus\")");
+	}
+}
+
 static void print_check(const struct host_probe *t)
 {
 	const struct host_info *hi = &t->info;
@@ -80,6 +102,7 @@ static void print_check(const struct host_probe *t)
 		printf("    %-18s %s, %lld MiB, SM clock %d / max %d MHz, memory %d MHz\n", "",
 		       or_dash(hi->gpu_uuid), hi->gpu_mem_mib, hi->sm_clock_mhz,
 		       hi->max_sm_clock_mhz, hi->mem_clock_mhz);
+		print_slots(t->h, hi);
 		free(arch);
 	} else {
 		printf("    %-18s none: %s (builds run compile-only)\n", "gpu", or_dash(hi->gpu_reason));

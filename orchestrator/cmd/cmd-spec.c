@@ -1,9 +1,11 @@
 /* cmd-spec.c -- `gpuorch spec check FILE`: validate a spec without any host:
  * the whole spec (spec/spec.c) and what its 'sources' select (remote/pack.c),
- * exactly as `gpuorch run` checks them before connecting. */
+ * exactly as `gpuorch run` checks them before connecting; with --hosts, its
+ * steps' "gpus" against the inventory (remote/gpuslots.h). */
 #include "cmd/commands.h"
 #include "core/error.h"
 #include "core/strbuf.h"
+#include "remote/gpuslots.h"
 #include "remote/pack.h"
 #include "spec/spec.h"
 
@@ -20,12 +22,15 @@ static const char about[] =
 
 static const struct cmd_option options[] = {
 	{ "root", 'o', "DIR", "@dir", "repository root the spec's paths are relative to (default .)" },
+	{ "hosts", 'H', "FILE", "@file", "also check the spec against this inventory: no step asks for\n"
+	  "more GPUs (\"gpus\": N) than a host runs steps on" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
-static int spec_check_main(const char *path, const char *root)
+static int spec_check_main(const char *path, const char *root, const char *hosts_path)
 {
 	struct strbuf err = STRBUF_INIT;
+	struct hosts *hs = NULL;
 	struct spec *s = NULL;
 	char **files = NULL;
 	struct pack pk;
@@ -40,6 +45,10 @@ static int spec_check_main(const char *path, const char *root)
 		st = spec_check_selected(s, files, &err);
 	if (st == GO_OK)
 		st = pack_worktree(root, files, &pk, &err);
+	if (st == GO_OK && hosts_path)
+		st = hosts_load(hosts_path, &hs, &err);
+	if (st == GO_OK && hs)
+		st = gpuslots_check_spec(s, hs, &err);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", err.buf);
 		rc = go_exit_code(st == GO_ERR_NOT_FOUND ? GO_ERR_SPEC : st);
@@ -52,6 +61,8 @@ static int spec_check_main(const char *path, const char *root)
 		       s->nsteps, s->nsteps == 1 ? "" : "s", nfiles, nfiles == 1 ? "" : "s", pk.len);
 	}
 	pack_release(&pk);
+	if (hs)
+		hosts_free(hs);
 	pack_free_files(files);
 	spec_free(s);
 	strbuf_release(&err);
@@ -60,7 +71,7 @@ static int spec_check_main(const char *path, const char *root)
 
 static int cmd_spec(int argc, char **argv)
 {
-	const char *root = ".";
+	const char *root = ".", *hosts_path = NULL;
 	int c;
 
 	if (argc < 2 || strcmp(argv[1], "check"))
@@ -72,6 +83,7 @@ static int cmd_spec(int argc, char **argv)
 	while ((c = cmd_getopt(&cmd_spec_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': root = optarg; break;
+		case 'H': hosts_path = optarg; break;
 		case ':':
 			return cmd_usage_error(&cmd_spec_entry, "option '%s' needs a value",
 					       argv[optind - 1]);
@@ -82,7 +94,7 @@ static int cmd_spec(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_spec_entry, "give one spec FILE");
-	return spec_check_main(argv[optind], root);
+	return spec_check_main(argv[optind], root, hosts_path);
 }
 
 const struct cmd_entry cmd_spec_entry = {

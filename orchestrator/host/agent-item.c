@@ -1,7 +1,7 @@
 /* agent-item.c -- the item's own process (runner.sh's WRAPPER), forked by
  * the runner: a session of its own; it claims DIR by creating .launch
- * exclusively (exit 3: claimed by another), records its pgid, takes the GPU
- * lock when given (rc "lock-timeout" when the wait runs out), runs
+ * exclusively (exit 3: claimed by another), records its pgid, takes its GPU
+ * locks when given (':'-joined, in order) (rc "lock-timeout" when the wait runs out), runs
  * `sh DIR/cmd` in the sources with GPUORCH_STEP=DIR and its timeout (TERM to
  * the command's group at T, KILL 5 s later: rc 124 or 137, then "timeout"),
  * kills what the command left in its session and by its marker (inside the
@@ -128,21 +128,62 @@ static void stamp(const char *dir, const char *name, char *tr, size_t size)
 	put(dir, name, line);
 }
 
-/* locked_run: the command inside the GPU lock; the sweeps and t_end inside
- * it too. -2: the lock wait ran out. *START: the lock's second. */
+/* take_locks: each lock of LOCKS (':'-joined paths, in the order given:
+ * every step takes a host's GPU locks in the same order) into FDS, waiting
+ * LW s in all; the number taken, -1 when one cannot be opened */
+static int take_locks(const char *locks, long lw, int *fds, int max, int err)
+{
+	long deadline = now_s() + lw;
+	const char *p = locks;
+	int n = 0;
+
+	while (*p && n < max) {
+		size_t len = strcspn(p, ":");
+		char *path = xfmt("%.*s", (int)len, p);
+		long left = deadline - now_s();
+		fds[n] = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+		if (fds[n] < 0) {
+			dprintf(err, "gpuorch-agent: cannot open the lock %s: %s\n", path,
+				strerror(errno));
+			free(path);
+			return -1;
+		}
+		free(path);
+		if (flock_wait(fds[n], left > 0 ? left : 0) < 0) {
+			xclose(fds[n]);
+			return n;
+		}
+		n++;
+		p += len + (p[len] == ':');
+	}
+	return n;
+}
+
+static int count_locks(const char *locks)
+{
+	int n = 1;
+	for (; *locks; locks++)
+		n += *locks == ':';
+	return n;
+}
+
+/* locked_run: the command inside its GPU locks; the sweeps and t_end inside
+ * them too. -2: the lock wait ran out. *START: the locks' second. */
 static int locked_run(const char *dir, long t, const char *lock, long lw, int out, int err,
 		      long *start)
 {
 	char tr[40], line[48];
-	int fd = open(lock, O_RDONLY | O_CREAT | O_CLOEXEC, 0666), r;
+	int fds[64], want = count_locks(lock), n, r, i;
 
-	if (fd < 0) {
-		dprintf(err, "gpuorch-agent: cannot open the lock %s: %s\n", lock, strerror(errno));
+	if (want > 64) {
+		dprintf(err, "gpuorch-agent: %d GPU locks; at most 64\n", want);
 		return 1;
 	}
-	if (flock_wait(fd, lw) < 0) {
-		xclose(fd);
-		return -2;
+	n = take_locks(lock, lw, fds, want, err);
+	if (n < want) {
+		for (i = 0; i < n; i++)
+			xclose(fds[i]);
+		return n < 0 ? 1 : -2;
 	}
 	now_str(tr, sizeof(tr));
 	*start = atol(tr);
@@ -154,7 +195,8 @@ static int locked_run(const char *dir, long t, const char *lock, long lw, int ou
 	sweep(getpid(), getpid());
 	msweep(dir);
 	stamp(dir, "t_end", tr, sizeof(tr));
-	xclose(fd);
+	for (i = n - 1; i >= 0; i--)
+		xclose(fds[i]);
 	return r;
 }
 

@@ -38,6 +38,21 @@ static void abs_path(struct plan *p, const char *what, const char *v)
 	free(m);
 }
 
+/* a step's locks: ':'-joined absolute paths */
+static void abs_locks(struct plan *p, const struct step *s)
+{
+	const char *l = s->lock;
+	char *what = xfmt("step '%s' lock", s->id), *one;
+	while (*l) {
+		size_t n = strcspn(l, ":");
+		one = xfmt("%.*s", (int)n, l);
+		abs_path(p, what, one);
+		free(one);
+		l += n + (l[n] == ':');
+	}
+	free(what);
+}
+
 #define ARG(k) ((k) < w->n ? w->w[(k)] : "")
 
 static void add_build(struct plan *p, const struct words *w)
@@ -90,7 +105,7 @@ static void add_step(struct plan *p, const struct words *w)
 	abs_path(p, (what = xfmt("step '%s' dir", s->id)), s->dir), free(what);
 	s->t = num(p, (what = xfmt("step '%s' timeout", s->id)), ARG(3)), free(what);
 	if (*s->lock)
-		abs_path(p, (what = xfmt("step '%s' lock", s->id)), s->lock), free(what);
+		abs_locks(p, s);
 	s->lw = num(p, (what = xfmt("step '%s' lock wait", s->id)), ARG(5)), free(what);
 }
 

@@ -102,7 +102,6 @@ static int the_end(void)
 
 static int run_plan(void)
 {
-	int j;
 	char f[64];
 
 	phase_builds();
@@ -110,11 +109,9 @@ static int run_plan(void)
 		emit_later();
 	if (!A.stop) {
 		ev_again("phase_started", ",\"name\":\"run\"");
-		for (j = 1; j <= A.plan.ns && !A.stop; j++) {
-			wait_events(0);
-			if (!A.stop)
-				run_step(j);
-		}
+		wait_events(0);
+		if (!A.stop)
+			run_steps();
 		snprintf(f, sizeof(f), ",\"name\":\"run\",\"status\":\"%s\"", A.stop ? A.stop : "done");
 		ev_again("phase_ended", f);
 	}

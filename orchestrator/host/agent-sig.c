@@ -129,7 +129,7 @@ void host_sig(struct sb *out, const char *cuda_home, const char *python, int gpu
 			free(tool[i]);
 		return;   /* no boot id: no signature (the script's empty $sig) */
 	}
-	sb_addf(out, "probe-v1|%s|%d|%s|%s|", boot, gpu, cuda_home, python);
+	sb_addf(out, "probe-v2|%s|%d|%s|%s|", boot, gpu, cuda_home, python);
 	for (i = 0; i < 5; i++) {
 		if (tool[i])
 			add_stat(out, tool[i]);

@@ -101,7 +101,6 @@ struct agent {
 	char evt[40];       /* the last clock reading (ev_again) */
 	const char *stop;   /* NULL, "killed" or "error" */
 	char *msg;
-	const char *cur;    /* the step being run or attached to */
 	int killcmd;        /* in `kill` */
 	int sigfd;          /* signalfd of TERM/INT/HUP/CHLD, -1 outside `run` */
 	int bfailed;
@@ -136,7 +135,7 @@ void build_end(int i);
 void build_done(int i, const char *status);
 void phase_builds(void);
 void emit_later(void);
-void run_step(int j);
+void run_steps(void);
 void kill_builds(void);
 void on_signal(const char *name);
 int cmd_run(const char *rd, int hsfd);

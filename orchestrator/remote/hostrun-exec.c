@@ -14,6 +14,7 @@
 #include "remote/hostrun-int.h"
 #include "remote/blobs.h"
 #include "remote/diskspace.h"
+#include "remote/gpuslots.h"
 #include "remote/probecache.h"
 #include "remote/runplan.h"
 #include "core/jsonutil.h"

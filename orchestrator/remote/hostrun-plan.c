@@ -1,8 +1,10 @@
 /* hostrun-plan.c -- what both executors (an SSH host's runner, a Slurm job:
  * run/slurmrun.c) make of a host's plan the same way: the archs built for,
  * a build's id in the runner's plan, the output cap of an end event, and the
- * runner's plan itself (runplan.h), whole or one job's part of it. */
+ * runner's plan itself (runplan.h), whole or one job's part of it; an SSH
+ * host's steps take their GPU slots here (remote/gpuslots.h). */
 #include "remote/hostrun-int.h"
+#include "remote/gpuslots.h"
 #include "remote/runplan.h"
 
 #include <limits.h>
@@ -34,6 +36,52 @@ void hostrun_plan_ids_free(struct hostrun *hr, char **bids)
 	free(bids);
 }
 
+void hostrun_slots_release(struct hostrun *hr)
+{
+	if (hr->slots)
+		gpuslots_release(hr->slots);
+	free(hr->slots);
+	free(hr->step_slot);
+	hr->slots = NULL;
+	hr->step_slot = NULL;
+}
+
+/* The GPU step I's slots (hr->step_slot[i]), its lock and its command with
+ * CUDA_VISIBLE_DEVICES (to free): a step of "gpus": N takes N slots. -1: the
+ * host has fewer GPUs than it asks for (why says so). */
+static int take_slots(struct hostrun *hr, int i, char **lock, char **command, char **why)
+{
+	const struct plan_step *ps = &hr->plan.steps[i];
+	int need = ps->step->gpus > 0 ? ps->step->gpus : 1;
+	int first = gpuslots_take(hr->slots, need);
+
+	if (first < 0) {
+		*why = xstrfmt("the step asks for %d GPUs and host '%s' runs steps on %d "
+			       "(its \"gpus\" or its GPU count)", need, hr->h->name, hr->slots->n);
+		return -1;
+	}
+	hr->step_slot[i] = first;
+	*lock = gpuslots_locks(hr->slots, first, need);
+	*command = gpuslots_command(hr->slots, first, need, ps->command);
+	return 0;
+}
+
+/* The host's slots taken afresh (part->gpu_lock: an SSH host; under Slurm
+ * the GPUs are the job's allocation, and no step holds a slot). */
+static enum go_status slots_begin(struct hostrun *hr, const struct hostrun_plan_part *part,
+				  struct strbuf *err)
+{
+	int i;
+	hostrun_slots_release(hr);
+	if (!part->gpu_lock)
+		return GO_OK;
+	hr->slots = xcalloc(1, sizeof(*hr->slots));
+	hr->step_slot = xcalloc((size_t)hr->plan.nsteps + 1, sizeof(*hr->step_slot));
+	for (i = 0; i < hr->plan.nsteps; i++)
+		hr->step_slot[i] = -1;
+	return gpuslots_init(hr->slots, hr->h, &hr->info, err);
+}
+
 /* Whether plan build i goes into this plan. */
 static int part_has_build(const struct hostrun *hr, const struct hostrun_plan_part *part, int i)
 {
@@ -60,9 +108,10 @@ static int part_has_step(const struct hostrun *hr, const struct hostrun_plan_par
 }
 
 /* Step ps into r: its directory (dir_buf: a second attempt's own, to
- * free), command, build, timeout and GPU lock. Returns its budget, s. */
+ * free), command (with its GPUs: cmd, or NULL), build, timeout and GPU
+ * locks (NULL: none). Returns its budget, s. */
 static int64_t add_step(struct hostrun *hr, const struct hostrun_plan_part *part,
-			const struct plan_step *ps, char **bids, const char *lock,
+			const struct plan_step *ps, char **bids, const char *lock, const char *cmd,
 			struct runplan_step *r, char **dir_buf)
 {
 	const struct plan *p = &hr->plan;
@@ -71,7 +120,7 @@ static int64_t add_step(struct hostrun *hr, const struct hostrun_plan_part *part
 	*dir_buf = part->attempt > 1 ? xstrfmt("%s.try%d", ps->dir, part->attempt) : NULL;
 	r->id = ps->id;
 	r->dir = *dir_buf ? *dir_buf : ps->dir;
-	r->command = ps->command;
+	r->command = cmd ? cmd : ps->command;
 	r->timeout_s = ps->step->timeout_s;
 	r->build_id = ps->build ? bids[ps->build - p->builds] : NULL;
 	if (ps->needs_gpu && lock) {
@@ -92,13 +141,16 @@ enum go_status hostrun_write_plan(struct hostrun *hr, const struct hostrun_plan_
 	struct runplan_step *rs = xcalloc((size_t)p->nsteps + 1, sizeof(*rs));
 	char **dirs = xcalloc((size_t)p->nsteps + 1, sizeof(char *));
 	char **bids = xcalloc((size_t)p->nbuilds + 1, sizeof(char *));
-	/* under Slurm the GPU is the job's allocation: no gpuorch lock */
-	char *lock = part->gpu_lock ? xstrfmt("/tmp/gpuorch-gpu%d.lock", hr->h->gpu_index) : NULL;
+	char **owned = xcalloc((size_t)p->nsteps * 2 + 1, sizeof(char *));  /* locks, commands */
 	int64_t budget = 300;
 	enum go_status st;
 	int i, j;
 
 	memset(&rp, 0, sizeof(rp));
+	if ((st = slots_begin(hr, part, err)) != GO_OK) {
+		free(rb), free(rs), free(dirs), free(bids), free(owned);
+		return st;
+	}
 	for (i = 0; i < p->nbuilds; i++) {
 		const struct plan_build *b = &p->builds[i];
 		if (!part_has_build(hr, part, i))
@@ -123,7 +175,12 @@ enum go_status hostrun_write_plan(struct hostrun *hr, const struct hostrun_plan_
 	for (i = 0; i < p->nsteps; i++) {
 		if (!part_has_step(hr, part, i))
 			continue;
-		budget += add_step(hr, part, &p->steps[i], bids, lock, &rs[rp.nsteps], &dirs[i]);
+		/* a step the host has too few GPUs for is skipped, its reason recorded */
+		if (hr->slots && p->steps[i].needs_gpu &&
+		    take_slots(hr, i, &owned[2 * i], &owned[2 * i + 1], &hr->plan.steps[i].skip_reason) < 0)
+			continue;
+		budget += add_step(hr, part, &p->steps[i], bids, owned[2 * i], owned[2 * i + 1],
+				   &rs[rp.nsteps], &dirs[i]);
 		rp.nsteps++;
 	}
 	rp.src_dir = p->src_dir;
@@ -139,10 +196,12 @@ enum go_status hostrun_write_plan(struct hostrun *hr, const struct hostrun_plan_
 		*budget_ms = budget * 1000 > INT_MAX ? INT_MAX : budget * 1000;
 	for (i = 0; i < p->nsteps; i++)
 		free(dirs[i]);
+	for (i = 0; i < 2 * p->nsteps; i++)
+		free(owned[i]);
+	free(owned);
 	free(dirs);
 	free(rb);
 	free(rs);
-	free(lock);
 	if (bids_out)
 		*bids_out = bids;
 	else

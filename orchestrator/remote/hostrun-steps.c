@@ -3,6 +3,7 @@
  * classified (hostrun_step_outcome, hostrun_step_json: the Slurm runner's
  * steps too) and recorded in plan order. */
 #include "remote/hostrun-int.h"
+#include "remote/gpuslots.h"
 #include "remote/diskspace.h"
 #include "core/jsonutil.h"
 #include "store/samples.h"
@@ -231,6 +232,10 @@ cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, enum it
 	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE)
 		cJSON_AddItemToObject(sj, "tool_settings", tool_json(hr, ps));
 	json_add_str(sj, "arch", ps->arch);
+	if (hr->step_slot && hr->step_slot[ps - hr->plan.steps] >= 0)
+		cJSON_AddItemToObject(sj, "gpus", gpuslots_json(hr->slots,
+				      hr->step_slot[ps - hr->plan.steps],
+				      ps->step->gpus > 0 ? ps->step->gpus : 1));
 	json_add_str(sj, "role", ps->step->is_baseline ? "baseline" : "kernel");
 	json_add_str(sj, "status", item_status_name(status));
 	json_add_str(sj, "reason", reason && *reason ? reason : NULL);

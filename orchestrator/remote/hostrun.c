@@ -129,6 +129,7 @@ void hostrun_release(struct hostrun *hr)
 			cJSON_Delete(hr->build_rec[i]);
 	free(hr->build_rec);
 	free(hr->recorded);
+	hostrun_slots_release(hr);
 	if (hr->have_plan)
 		plan_release(&hr->plan);
 	for (i = 0; i < hr->narchs; i++)

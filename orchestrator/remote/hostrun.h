@@ -37,6 +37,8 @@ struct run_ctx {
 	const cJSON *resumed;         /* --resume: the run's record as it was left, else NULL */
 };
 
+struct gpuslots;
+
 struct hostrun {
 	int index;
 	const struct host *h;
@@ -72,6 +74,8 @@ struct hostrun {
 	int nfailed_gates;            /* gates (spec "gates") that failed on this host */
 	int interrupted;
 	double ran_from, ran_to;      /* the current step's t_run / t_end on the host */
+	struct gpuslots *slots;       /* the host's GPU slots (remote/gpuslots.h), once planned */
+	int *step_slot;               /* per plan step: the first of its slots, -1 none */
 	int save_held;                /* >0: hostrun_save waits (many steps, one journal line) */
 	int save_pending;             /* a save waited */
 };
@@ -79,6 +83,8 @@ struct hostrun {
 void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct run_ctx *ctx,
 		  cJSON *hj);
 void hostrun_release(struct hostrun *hr);
+/* Forget the host's GPU slots and the steps' (a new plan takes them again). */
+void hostrun_slots_release(struct hostrun *hr);
 /* After a host's steps: rank its sweeps and judge the gates on its record
  * (both attached to it), their lines into hr->out; a failed gate counts as a
  * failed step. 1 when the record changed (the caller saves it). The host

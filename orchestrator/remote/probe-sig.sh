@@ -44,6 +44,6 @@ case "$py_p" in /*) ;; *) py_p= ;; esac
 # no fork where a builtin does (a re-run's start command runs this)
 boot=; read -r boot 2>/dev/null </proc/sys/kernel/random/boot_id
 set --; for f in "$smi" "$nvcc_p" "$ncu_p" "$san_p" "$py_p"; do [ -z "$f" ] || set -- "$@" "$f"; done
-sig="probe-v1|$boot|$gpu|$cuda_home|$python|$([ $# -eq 0 ] || stat -L --printf '%n %s %Y %i|' "$@" 2>/dev/null)"
+sig="probe-v2|$boot|$gpu|$cuda_home|$python|$([ $# -eq 0 ] || stat -L --printf '%n %s %Y %i|' "$@" 2>/dev/null)"
 set --
 [ -n "$boot" ] || sig=

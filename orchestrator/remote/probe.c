@@ -33,6 +33,17 @@ static char *dup_or_null(const char *s)
 	return s && *s ? xstrdup(s) : NULL;
 }
 
+void probe_slots_release(struct host_info *hi)
+{
+	for (int i = 0; i < hi->nslots; i++) {
+		free(hi->slots[i].uuid);
+		free(hi->slots[i].name);
+	}
+	free(hi->slots);
+	hi->slots = NULL;
+	hi->nslots = 0;
+}
+
 static void trim_in_place(char *s)
 {
 	size_t n = strlen(s), i = 0;
@@ -141,6 +152,67 @@ static void parse_gpu_line(const char *line, struct host_info *hi)
 	free(copy);
 }
 
+/* "3, GPU-uuid, 81559, 1980, NVIDIA H100 80GB HBM3" (gpu_slot; gpu_proc_slot
+ * has no memory or clock): one more slot. A line whose index is not a whole
+ * number (a tool that answers every query with its one GPU line) is none. */
+static void parse_slot_line(const char *line, struct host_info *hi, int from_proc)
+{
+	char *copy = xstrdup(line), *f[5] = { 0 }, *p = copy, *end;
+	struct gpu_slot *g;
+	long idx;
+	int n = 0;
+
+	while (n < 5 && p) {
+		char *comma = n < 4 ? strchr(p, ',') : NULL;
+		f[n++] = p;
+		if (comma)
+			*comma++ = '\0';
+		p = comma;
+	}
+	for (int i = 0; i < n; i++)
+		trim_in_place(f[i]);
+	idx = n == 5 ? strtol(f[0], &end, 10) : -1;
+	if (n == 5 && *f[0] && !*end && idx >= 0 && idx < 1024) {
+		if (hi->slots_from_proc != from_proc) {
+			/* nvidia-smi's list replaces the one read from /proc */
+			probe_slots_release(hi);
+			hi->slots_from_proc = from_proc;
+		}
+		hi->slots = xrealloc(hi->slots, (size_t)(hi->nslots + 1) * sizeof(*hi->slots));
+		g = &hi->slots[hi->nslots++];
+		g->index = (int)idx;
+		g->uuid = dup_or_null(f[1]);
+		g->mem_mib = strtoll(f[2], NULL, 10);
+		g->max_sm_clock_mhz = to_int(f[3]);
+		g->name = dup_or_null(f[4]);
+	}
+	free(copy);
+}
+
+/* The GPU's keys (the one probed, the host's list, the /proc view):
+ * 1 when K is one of them. */
+static int parse_gpu_key(const char *k, const char *v, struct host_info *hi)
+{
+	if (!strcmp(k, "gpu"))
+		parse_gpu_line(v, hi);
+	else if (!strcmp(k, "gpu_slot"))
+		parse_slot_line(v, hi, 0);
+	else if (!strcmp(k, "gpu_proc_slot"))
+		parse_slot_line(v, hi, 1);
+	else if (!strcmp(k, "gpu_proc_name")) {
+		set_str(&hi->proc_gpu_name, v);
+		if (hi->proc_gpu_name)
+			trim_in_place(hi->proc_gpu_name);
+	} else if (!strcmp(k, "gpu_proc_uuid")) {
+		set_str(&hi->proc_gpu_uuid, v);
+		if (hi->proc_gpu_uuid)
+			trim_in_place(hi->proc_gpu_uuid);
+	} else if (!strcmp(k, "gpu_proc_driver"))
+		set_str(&hi->proc_driver, v);
+	else
+		return 0;
+	return 1;
+}
 
 /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Release Build
  * (...)" (or "... Open Kernel Module for x86_64  580.159.04 ...") -> the
@@ -184,21 +256,10 @@ static int parse_output(char *text, struct host_info *hi)
 			else if (!strcmp(k, "has_gpu")) {
 				hi->has_gpu = !strcmp(v, "1");
 				hi->smi_answered = 1;
-			} else if (!strcmp(k, "gpu_proc_name")) {
-				set_str(&hi->proc_gpu_name, v);
-				if (hi->proc_gpu_name)
-					trim_in_place(hi->proc_gpu_name);
-			} else if (!strcmp(k, "gpu_proc_uuid")) {
-				set_str(&hi->proc_gpu_uuid, v);
-				if (hi->proc_gpu_uuid)
-					trim_in_place(hi->proc_gpu_uuid);
-			}
-			else if (!strcmp(k, "gpu_proc_driver"))
-				set_str(&hi->proc_driver, v);
+			} else if (parse_gpu_key(k, v, hi))
+				;
 			else if (!strcmp(k, "gpu_reason"))
 				set_str(&hi->gpu_reason, v);
-			else if (!strcmp(k, "gpu"))
-				parse_gpu_line(v, hi);
 			else if (!strcmp(k, "nvcc_path"))
 				set_str(&hi->nvcc.path, v);
 			else if (!strcmp(k, "nvcc_version")) {
@@ -411,6 +472,7 @@ void probe_release(struct host_info *hi)
 	free(hi->proc_gpu_name);
 	free(hi->proc_gpu_uuid);
 	free(hi->proc_driver);
+	probe_slots_release(hi);
 	tool_release(&hi->nvcc);
 	tool_release(&hi->ncu);
 	tool_release(&hi->sanitizer);
@@ -431,6 +493,28 @@ static void add_num_or_null(cJSON *obj, const char *key, int have, double v)
 		json_add_num(obj, key, v);
 	else
 		cJSON_AddNullToObject(obj, key);
+}
+
+cJSON *probe_slot_json(const struct gpu_slot *g)
+{
+	cJSON *o = cJSON_CreateObject();
+	json_add_num(o, "index", g->index);
+	json_add_str(o, "uuid", g->uuid);
+	json_add_str(o, "name", g->name);
+	add_num_or_null(o, "mem_mib", g->mem_mib > 0, (double)g->mem_mib);
+	add_num_or_null(o, "max_sm_clock_mhz", g->max_sm_clock_mhz > 0, g->max_sm_clock_mhz);
+	return o;
+}
+
+cJSON *probe_slots_json(const struct host_info *hi, const int *which, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+	int i;
+	if (!which)
+		n = hi->nslots;
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, probe_slot_json(&hi->slots[which ? which[i] : i]));
+	return a;
 }
 
 cJSON *probe_to_json(const struct host_info *hi)
@@ -457,6 +541,8 @@ cJSON *probe_to_json(const struct host_info *hi)
 	add_num_or_null(o, "mem_clock_mhz", g, hi->mem_clock_mhz);
 	add_num_or_null(o, "max_mem_clock_mhz", g && hi->max_mem_clock_mhz > 0, hi->max_mem_clock_mhz);
 	add_num_or_null(o, "gpu_mem_mib", g, (double)hi->gpu_mem_mib);
+	if (g && hi->nslots)
+		cJSON_AddItemToObject(o, "gpus", probe_slots_json(hi, NULL, 0));
 	add_tool(o, "nvcc", &hi->nvcc);
 	add_tool(o, "ncu", &hi->ncu);
 	add_tool(o, "compute_sanitizer", &hi->sanitizer);

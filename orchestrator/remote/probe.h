@@ -20,6 +20,15 @@ struct tool_info {
 	char *version;
 };
 
+/* One GPU of a host as nvidia-smi lists it (or the driver's /proc files,
+ * until nvidia-smi has answered): a slot the runner locks on its own. */
+struct gpu_slot {
+	int index;               /* nvidia-smi's index (PCI bus order) */
+	char *uuid, *name;       /* NULL when not known */
+	long long mem_mib;       /* 0: not known */
+	int max_sm_clock_mhz;    /* 0: not known */
+};
+
 struct host_info {
 	char *hostname;
 	char *kernel;            /* uname -sr */
@@ -45,6 +54,10 @@ struct host_info {
 	 * plan needs no more of it): nvidia-smi's query then comes later */
 	char *proc_gpu_name, *proc_gpu_uuid, *proc_driver;
 	int smi_answered;        /* nvidia-smi's answer (has_gpu) is in */
+	struct gpu_slot *slots;  /* every GPU of the host, in index order; NULL when the
+				  * probe listed none (then only the one above is known) */
+	int nslots;
+	int slots_from_proc;     /* listed from /proc: nvidia-smi's list replaces them */
 	char *later;             /* NULL, or the tools only recorded (ncu, compute-sanitizer,
 				  * python, torch) are still being asked on the host: their
 				  * lines will be in LATER.later once LATER.lock is free
@@ -80,6 +93,12 @@ void probe_sig_script(struct strbuf *sb, const char *cuda_home, const char *pyth
  * hi->later. */
 void probe_merge_later(struct host_info *hi, const char *text);
 void probe_release(struct host_info *hi);
+void probe_slots_release(struct host_info *hi);
+/* One slot as the record writes it ({index, uuid, name, mem_mib,
+ * max_sm_clock_mhz}); the array of hi's slots WHICH[0..N) (positions in
+ * hi->slots; NULL: every slot). */
+cJSON *probe_slot_json(const struct gpu_slot *g);
+cJSON *probe_slots_json(const struct host_info *hi, const int *which, int n);
 /* The record's "info" object (docs/run-record.md). */
 cJSON *probe_to_json(const struct host_info *hi);
 /* "9.0" -> "sm_90"; returns a new string or NULL. */

@@ -56,6 +56,9 @@ probe_gpu() {
   else
     kv has_gpu 1
     kv gpu "$(printf '%s' "$out" | head -n 1)"
+    # every GPU of the host, one line each: the runner's slots (probe.c)
+    to 30 "$smi" --query-gpu=index,uuid,memory.total,clocks.max.sm,name --format=csv,noheader,nounits 2>/dev/null |
+      while IFS= read -r l; do kv gpu_slot "$l"; done
   fi
 }
 probe_nvcc() { kv nvcc_path "$nvcc_p"; kv nvcc_version "$(to 30 "$nvcc_p" --version 2>&1 | grep -E 'release|^Build' | tr '\n' ' ')"; }
@@ -104,6 +107,24 @@ proc_gpu() {
     case $_pw in *" $n "*) return 0 ;; esac
   done
   return 1
+}
+# proc_slots: every GPU the driver's /proc files name, one gpu_proc_slot
+# line each ("INDEX, UUID, , , MODEL", as gpu_slot's fields), in the order
+# proc_gpu counts them. No fork.
+proc_slots() {
+  i=0
+  _lc=${LC_COLLATE-}; LC_COLLATE=C
+  for g in "${GPUORCH_NVPROC:-/proc/driver/nvidia}"/gpus/*/information; do
+    [ -r "$g" ] || continue
+    m='' u=''
+    while IFS= read -r l; do
+      case $l in Model:*) m=${l#Model:} ;; 'GPU UUID:'*) u=${l#GPU UUID:} ;; esac
+    done < "$g"
+    m=${m#"${m%%[! 	]*}"} u=${u#"${u%%[! 	]*}"}
+    kv gpu_proc_slot "$i, $u, , , $m"
+    i=$((i + 1))
+  done
+  LC_COLLATE=$_lc
 }
 # the paths of the tools found besides nvcc (known without running them)
 tool_paths() {
@@ -178,7 +199,7 @@ else
     [ -n "$smi" ] || now=${now#gpu }
     # shellcheck disable=SC2046
     out=$([ -n "$smi" ] || probe_gpu; run_parts $(parts $now); tool_paths
-      [ -z "$pm" ] || { kv gpu_proc_name "$pm"; kv gpu_proc_uuid "$pu"; kv gpu_proc_driver "$pd"; })
+      [ -z "$pm" ] || { kv gpu_proc_name "$pm"; kv gpu_proc_uuid "$pu"; kv gpu_proc_driver "$pd"; proc_slots; })
     printf '%s\n' "$out"
     printf '%s\n' "$out" > "$par.n" && mv -f "$par.n" "$par.now"
     kv later "$par"

@@ -211,7 +211,8 @@ eval "$SWEEP"
 # The wrapper: the item's session leader. It claims DIR by creating .launch
 # exclusively (noclobber: O_EXCL, no process; exit 3: claimed by another, a
 # file or, from a runner before 2026-11-27, a directory), records its pgid, takes the
-# GPU lock when given, runs `timeout -k 5 T sh DIR/cmd` in SRC, kills what
+# GPU locks when given (':'-joined: one flock inside the other, in the
+# order given; each waits up to the lock wait), runs `timeout -k 5 T sh DIR/cmd` in SRC, kills what
 # the command left in its session (inside the lock; a t_end from in there
 # says that was done, so the session is not listed twice), stamps
 # t_run/t_end and writes rc last, atomically: the exit status, "timeout" or
@@ -227,7 +228,12 @@ if ! cd "$cwd" 2>"$d/stderr"; then
   echo 1 > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"; exit 0
 fi
 if [ -n "$lock" ]; then
-  flock -w "$lw" -E 75 "$lock" sh -c '"'"'eval "$4"
+  set --; ls=$lock
+  while [ -n "$ls" ]; do
+    set -- "$@" flock -w "$lw" -E 75 "${ls%%:*}"
+    case $ls in *:*) ls=${ls#*:} ;; *) ls= ;; esac
+  done
+  "$@" sh -c '"'"'eval "$4"
     tr=$(date +%s.%N); echo "${tr%.*}" > "$1/locked"; echo "$tr" > "$1/t_run"
     GPUORCH_STEP=$1 timeout -k 5 "$2" sh "$1/cmd"; r=$?
     sweep "$3" "$3 $$ $PPID"; msweep "$1"

@@ -5,6 +5,7 @@
 #include "run/run-state.h"
 #include "cloud/lifecycle.h"
 #include "report/notify.h"
+#include "remote/gpuslots.h"
 #include "spec/spec.h"
 #include "transport/hosts.h"
 
@@ -103,6 +104,8 @@ static int load_spec_and_hosts(struct run_state *r)
 		for (i = 0; i < r->hs->n; i++)
 			if (r->hs->v[i].slurm)
 				r->hs->v[i].slurm->queue_timeout_s = o->queue_timeout_s;
+	if (st == GO_OK)
+		st = gpuslots_check_spec(r->s, r->hs, &r->err);
 	if (st != GO_OK)
 		return run_stop(r, st);
 	st = life_load(r->hs, &r->lives, &r->err);

@@ -866,6 +866,14 @@ static void make_ktrace_build(struct plan_build *b, const struct plan *p, const 
 	free(tree);
 }
 
+/* Profilers and sanitizers need a GPU whatever the program says; so does a
+ * step that asks for GPUs ("gpus": N). */
+static int step_needs_gpu(const struct spec_program *prog, const struct spec_step *st)
+{
+	return prog->needs_gpu || st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE ||
+	       st->kind == STEP_KERNEL_TIMING || st->gpus > 0;
+}
+
 /* A kernel_timing step: the program `repeat` times under the library, each
  * run's trace in DIR/ktrace.N.jsonl; its exit status is the last failing
  * one's (0 when all passed). Exit 97: the library was not built. */
@@ -912,9 +920,7 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 	ps->variant = variant;
 	ps->tool = tool;
 	ps->mode = mode;
-	/* Profilers and sanitizers need a GPU whatever the program says. */
-	ps->needs_gpu = prog->needs_gpu || st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE ||
-			st->kind == STEP_KERNEL_TIMING;
+	ps->needs_gpu = step_needs_gpu(prog, st);
 	strbuf_addf(&id, "%s.%s", step_kind_name(st->kind), prog->name);
 	if (variant)
 		strbuf_addf(&id, "[%s]", variant->label);
@@ -1159,8 +1165,12 @@ void plan_print(const struct plan *p, FILE *out)
 	}
 	for (i = 0; i < p->nsteps; i++) {
 		const struct plan_step *ps = &p->steps[i];
-		fprintf(out, "    step %s (timeout %d s%s)\n", ps->id, ps->step->timeout_s,
-			ps->needs_gpu ? ", one at a time on the GPU" : "");
+		if (ps->needs_gpu && ps->step->gpus > 1)
+			fprintf(out, "    step %s (timeout %d s, on %d GPUs of the host at once, "
+				"each locked)\n", ps->id, ps->step->timeout_s, ps->step->gpus);
+		else
+			fprintf(out, "    step %s (timeout %d s%s)\n", ps->id, ps->step->timeout_s,
+				ps->needs_gpu ? ", one at a time on its GPU slot" : "");
 		if (ps->skip_reason)
 			fprintf(out, "      skipped: %s\n", ps->skip_reason);
 		else

@@ -337,19 +337,27 @@ static enum go_status parse_work(struct spec_ctx *c, const cJSON *w, struct spec
 	return GO_OK;
 }
 
+/* a step's timeout_s (default DEFAULT_TIMEOUT_S) and gpus (0: one, if any) */
+static enum go_status get_limits(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
+{
+	st->timeout_s = DEFAULT_TIMEOUT_S;
+	TRY(spec_get_int(c, v, "timeout_s", 1, TIMEOUT_MAX, 0, &st->timeout_s));
+	return spec_get_int(c, v, "gpus", 1, SPEC_MAX_GPUS, 0, &st->gpus);
+}
+
 static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec_step *st)
 {
-	static const char *const keys_run[] = { "kind", "program", "problems", "timeout_s", "role",
+	static const char *const keys_run[] = { "kind", "program", "problems", "timeout_s", "gpus", "role",
 						NULL };
-	static const char *const keys_profile[] = { "kind", "program", "problems", "timeout_s",
+	static const char *const keys_profile[] = { "kind", "program", "problems", "timeout_s", "gpus",
 						    "metrics", "kernel", "launch_skip",
 						    "launch_count", "clock_control",
 						    "cache_control", "mode", NULL };
-	static const char *const keys_sanitize[] = { "kind", "program", "problems", "timeout_s",
+	static const char *const keys_sanitize[] = { "kind", "program", "problems", "timeout_s", "gpus",
 						     "tools", "print_limit", NULL };
-	static const char *const keys_sweep[] = { "kind", "program", "problems", "timeout_s",
+	static const char *const keys_sweep[] = { "kind", "program", "problems", "timeout_s", "gpus",
 						  "defines", "check", "sources", NULL };
-	static const char *const keys_ktime[] = { "kind", "program", "problems", "timeout_s",
+	static const char *const keys_ktime[] = { "kind", "program", "problems", "timeout_s", "gpus",
 						  "repeat", "work", NULL };
 	static const char *const roles[] = { "kernel", "baseline", NULL };
 	const char *const *keys;
@@ -406,8 +414,7 @@ static enum go_status parse_step(struct spec_ctx *c, const cJSON *v, struct spec
 			st->problems[i] = xstrdup(c->s->problems[i].name);
 	}
 
-	st->timeout_s = DEFAULT_TIMEOUT_S;
-	TRY(spec_get_int(c, v, "timeout_s", 1, TIMEOUT_MAX, 0, &st->timeout_s));
+	TRY(get_limits(c, v, st));
 
 	if (st->kind == STEP_PROFILE || st->kind == STEP_SANITIZE) {
 		if (st->prog->script) {

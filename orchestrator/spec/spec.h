@@ -71,12 +71,16 @@ struct spec_variant {
 				 * source */
 };
 
+/* the most GPUs a step may ask for ("gpus": N) */
+#define SPEC_MAX_GPUS 64
+
 struct spec_step {
 	enum step_kind kind;
 	char *program;          /* name; resolved below */
 	const struct spec_program *prog;
 	char **problems;        /* NULL-terminated problem names, all when spec omitted them */
 	int timeout_s;
+	int gpus;               /* "gpus": N, the GPUs of one host it holds at once; 0: one */
 	int is_baseline;        /* role == "baseline" */
 	/* profile (Nsight Compute) */
 	char **metrics;         /* NULL-terminated; the default set when the spec names none */

@@ -209,6 +209,47 @@ static enum go_status get_int(struct hctx *c, const cJSON *obj, const char *key,
 	return GO_OK;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* "gpus": [0, 2] (the GPUs the host's steps run on) or "gpu_index": N (the
+ * same as [N]); neither: every GPU the probe lists. */
+static enum go_status get_gpus(struct hctx *c, const cJSON *v, struct host *h)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(v, "gpus"), *e;
+	int given = 0, i;
+	size_t mark;
+
+	TRY(get_int(c, v, "gpu_index", 0, HOST_MAX_GPUS - 1, &h->gpu_index, &given));
+	if (given)
+		h->gpus[h->ngpus++] = h->gpu_index;
+	if (!a)
+		return GO_OK;
+	mark = push(c, ".gpus");
+	if (given)
+		return bad(c, "give either \"gpus\" or \"gpu_index\", not both (\"gpu_index\": N is \"gpus\": [N])");
+	if (!cJSON_IsArray(a) || !cJSON_GetArraySize(a))
+		return bad(c, "expected a list of GPU indices as nvidia-smi numbers them, e.g. [0, 2]; leave \"gpus\" out to use every GPU of the host");
+	if (cJSON_GetArraySize(a) > HOST_MAX_GPUS)
+		return bad(c, "lists %d GPUs; at most %d", cJSON_GetArraySize(a), HOST_MAX_GPUS);
+	cJSON_ArrayForEach(e, a) {
+		if (!cJSON_IsNumber(e) || !is_integral(e->valuedouble) || e->valuedouble < 0 ||
+		    e->valuedouble >= HOST_MAX_GPUS)
+			return bad(c, "item %d: expected a GPU index from 0 to %d (nvidia-smi's numbering)",
+				   h->ngpus, HOST_MAX_GPUS - 1);
+		h->gpus[h->ngpus++] = (int)e->valuedouble;
+	}
+	qsort(h->gpus, (size_t)h->ngpus, sizeof(h->gpus[0]), cmp_int);
+	for (i = 1; i < h->ngpus; i++)
+		if (h->gpus[i] == h->gpus[i - 1])
+			return bad(c, "GPU %d is listed twice", h->gpus[i]);
+	h->gpu_index = h->gpus[0];
+	pop(c, mark);
+	return GO_OK;
+}
+
 static void host_slurm_free(struct host_slurm *s)
 {
 	if (!s)
@@ -431,7 +472,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 {
 	static const char *const keys[] = { "name", "address", "port", "user", "identity",
 					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
-					    "connect_timeout_s", "gpu_index", "ssh_alias",
+					    "connect_timeout_s", "gpu_index", "gpus", "ssh_alias",
 					    "ssh_config", "python", "max_builds", "execd_idle_s", "persist_s", "slurm",
 					    "login", "instance", NULL };
 	static const char *const login_keys[] = { "address", "port", "user", "identity",
@@ -500,7 +541,7 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 			   h->arch);
 	}
 	TRY(get_int(c, v, "connect_timeout_s", 1, 600, &h->connect_timeout_s, NULL));
-	TRY(get_int(c, v, "gpu_index", 0, 63, &h->gpu_index, NULL));
+	TRY(get_gpus(c, v, h));
 	TRY(get_int(c, v, "max_builds", 1, 1024, &h->max_builds, NULL));
 	h->execd_idle_s = DEFAULT_EXECD_IDLE_S;
 	TRY(get_int(c, v, "execd_idle_s", 0, 604800, &h->execd_idle_s, NULL));

@@ -27,6 +27,8 @@ struct host_slurm {
 	int queue_timeout_s;  /* a job pending longer (not for its dependency) is cancelled; 0: no bound */
 };
 
+#define HOST_MAX_GPUS 64
+
 struct host {
 	char *name;           /* label in reports; unique in the file */
 	char *address;        /* IP or DNS name */
@@ -41,7 +43,10 @@ struct host {
 	char *gpu;            /* optional GPU name override (else nvidia-smi) */
 	char *arch;           /* optional arch override, e.g. "sm_90a" */
 	int connect_timeout_s;/* default 10 */
-	int gpu_index;        /* which GPU of the host, default 0 */
+	int gpu_index;        /* the GPU the probe describes: the first of gpus, default 0 */
+	int gpus[HOST_MAX_GPUS]; /* "gpus": [0, 2]: the GPUs (nvidia-smi indices) the host's
+			       * steps run on, ascending; "gpu_index": N is [N] */
+	int ngpus;            /* 0: every GPU the probe lists */
 	struct host_slurm *slurm; /* a Slurm cluster (NULL: a plain SSH host) */
 	int max_builds;       /* builds at once on the host; 0: one per core (probed) */
 	int execd_idle_s;     /* the host's execd (docs/runner.md) leaves after this long

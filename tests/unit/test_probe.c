@@ -234,6 +234,59 @@ static void test_proc_gpu(void)
 	check_proc_driver("", NULL);
 }
 
+/* Every GPU of the host: nvidia-smi's list (gpu_slot), the /proc view
+ * (gpu_proc_slot) until it, a line that is no slot ignored. */
+static void test_slots(void)
+{
+	const char *text =
+		"hostname=gpu4\nkernel=Linux 6.8\nhome=/home/u\n"
+		"gpu_proc_name=NVIDIA H100 80GB HBM3\ngpu_proc_uuid=GPU-0\n"
+		"gpu_proc_slot=0, GPU-0, , , NVIDIA H100 80GB HBM3\n"
+		"gpu_proc_slot=1, GPU-1, , , NVIDIA H100 80GB HBM3\n"
+		"has_gpu=1\ngpu=NVIDIA H100 80GB HBM3, GPU-0, 9.0, 580.1, 1980, 1980, 2619, 81559\n"
+		"gpu_slot=NVIDIA H100 80GB HBM3, GPU-0, 9.0, 580.1, 1980, 1980, 2619, 81559\n"
+		"gpu_slot=0, GPU-0, 81559, 1980, NVIDIA H100 80GB HBM3\n"
+		"gpu_slot=1, GPU-1, 81559, 1980, NVIDIA H100, with a comma\n"
+		"gpu_slot=x1, GPU-9, 1, 1, bad index\n"
+		"gpu_slot=3, GPU-3, 40000, 1410, NVIDIA A100-SXM4-40GB\n"
+		"done=1\n";
+	struct host_info hi;
+	cJSON *j, *g;
+
+	CHECK(probe_parse_text(text, &hi) == 0, "a probe with slots parses", "refused");
+	CHECK(hi.nslots == 3 && !hi.slots_from_proc, "nvidia-smi's 3 slots replace the 2 from /proc; "
+	      "lines with no whole index are none", "%d slots, from proc %d", hi.nslots, hi.slots_from_proc);
+	if (hi.nslots == 3) {
+		CHECK(hi.slots[0].index == 0 && !strcmp(hi.slots[0].uuid, "GPU-0") &&
+		      hi.slots[0].mem_mib == 81559 && hi.slots[0].max_sm_clock_mhz == 1980,
+		      "slot 0's fields", "index %d", hi.slots[0].index);
+		CHECK(!strcmp(hi.slots[1].name, "NVIDIA H100, with a comma"),
+		      "the name is the last field, commas and all", "%s", hi.slots[1].name);
+		CHECK(hi.slots[2].index == 3 && !strcmp(hi.slots[2].uuid, "GPU-3"),
+		      "a gap in the indices is kept", "index %d", hi.slots[2].index);
+	}
+	j = probe_to_json(&hi);
+	g = j ? cJSON_GetObjectItem(j, "gpus") : NULL;
+	CHECK(cJSON_GetArraySize(g) == 3 && json_str(cJSON_GetArrayItem(g, 2), "uuid") &&
+	      !strcmp(json_str(cJSON_GetArrayItem(g, 2), "uuid"), "GPU-3"),
+	      "info.gpus lists the slots", "%d", cJSON_GetArraySize(g));
+	cJSON_Delete(j);
+	probe_release(&hi);
+	CHECK(!hi.slots && !hi.nslots, "probe_release frees the slots", "not cleared");
+
+	CHECK(probe_parse_text("hostname=h\ngpu_proc_name=NVIDIA H100\n"
+			       "gpu_proc_slot=0, GPU-a, , , NVIDIA H100\n"
+			       "gpu_proc_slot=1, GPU-b, , , NVIDIA H100\ndone=1\n", &hi) == 0,
+	      "a /proc-only probe parses", "refused");
+	CHECK(hi.nslots == 2 && hi.slots_from_proc && hi.slots[1].mem_mib == 0 &&
+	      !strcmp(hi.slots[1].uuid, "GPU-b"), "the /proc slots stand until nvidia-smi answers",
+	      "%d", hi.nslots);
+	probe_merge_later(&hi, "has_gpu=1\ngpu_slot=0, GPU-a, 81559, 1980, NVIDIA H100\n");
+	CHECK(hi.nslots == 1 && !hi.slots_from_proc && hi.slots[0].mem_mib == 81559,
+	      "nvidia-smi's later list replaces them", "%d", hi.nslots);
+	probe_release(&hi);
+}
+
 int main(void)
 {
 	check_arch("9.0", "sm_90");
@@ -265,6 +318,7 @@ int main(void)
 	test_merge_later();
 	test_proc_gpu();
 	test_model_cc();
+	test_slots();
 
 	/* probe_release on a zeroed struct and twice in a row is safe */
 	{
