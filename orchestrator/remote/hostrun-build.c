@@ -32,6 +32,14 @@ static cJSON *build_json(const struct plan_build *b, enum item_status status, co
 	json_add_str(bj, "reason", reason);
 	json_add_bool(bj, "reused", reused);
 	json_add_str(bj, "build_key", b->key);
+	if (b->same_as) {
+		/* made once for both: the entry of the build that was made */
+		char *first = b->same_as->variant ? xstrfmt("%s[%s]", b->same_as->prog->name,
+							    b->same_as->variant->label)
+						  : xstrdup(b->same_as->prog->name);
+		json_add_str(bj, "same_build_as", first);
+		free(first);
+	}
 	json_add_num(bj, "duration_s", dur);
 	json_add_str(bj, "command", b->command);
 	if (exit_code >= 0)

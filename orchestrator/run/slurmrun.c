@@ -570,6 +570,11 @@ static void make_jobs(struct srun *r)
 			record_build(hr, b, ST_SKIPPED, b->skip_reason, NULL, NULL);
 			continue;
 		}
+		if (b->same_as) {
+			/* made once, by the job of the build it is (collect records both) */
+			job_of_build[i] = job_of_build[build_index(p, b->same_as)];
+			continue;
+		}
 		j = &r->jobs[r->njobs];
 		j->is_build = 1;
 		j->idx = i;
@@ -872,7 +877,12 @@ static int collect(struct srun *r, struct sjob *j)
 		status = reason.len ? ST_INFRA_ERROR : slurm_end_status(j, hr->h->slurm, &reason);
 	}
 	if (j->is_build) {
-		const cJSON *bj = record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
+		const cJSON *bj;
+		int k;
+		for (k = 0; k < p->nbuilds; k++)   /* the builds made by this one (plan.h same_as) */
+			if (p->builds[k].same_as == &p->builds[j->idx])
+				record_build(hr, &p->builds[k], status, reason.buf, c.end, j);
+		bj = record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
 		status = ST_NONE;
 		item_status_parse(json_str(bj, "status"), &status);
 		strbuf_reset(&reason);

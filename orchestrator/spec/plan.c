@@ -2,6 +2,7 @@
 #include "spec/plan.h"
 #include "spec/ktrace-lib.h"
 #include "core/strbuf.h"
+#include "core/strdistinct.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -317,7 +318,9 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 		FEED("|content");
 		FEED(h->content_id);
 	}
-	FEED(b->prog->name);
+	/* not the program's name, nor its outputs (what is checked, not what
+	 * is made): two programs built alike are one build (plan_make) */
+	FEED("|sources");
 	for (i = 0; b->prog->sources && b->prog->sources[i]; i++)
 		FEED(b->prog->sources[i]);
 	FEED("|libs");
@@ -336,6 +339,9 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 		FEED(b->variant->defines[i].key);
 		FEED(b->variant->defines[i].value);
 	}
+	FEED("|variant sources");   /* the compiles its defines go to (variant_reaches) */
+	for (i = 0; b->variant && b->variant->sources && b->variant->sources[i]; i++)
+		FEED(b->variant->sources[i]);
 	FEED("|build");
 	for (i = 0; b->prog->build_cmds && b->prog->build_cmds[i]; i++) {
 		int j;
@@ -343,8 +349,6 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 			FEED(b->prog->build_cmds[i][j]);
 		FEED("|&&");
 	}
-	for (i = 0; b->prog->outputs && b->prog->outputs[i]; i++)
-		FEED(b->prog->outputs[i]);
 	FEED(b->prog->ptxas ? "ptxas" : "");
 	FEED(b->arch);
 	FEED(h->nvcc);
@@ -420,12 +424,14 @@ static void add_argv(struct strbuf *cmd, char *const *argv, const char *arch,
 /* The project's own build (docs/byo.md): the shipped tree is copied into
  * the build directory (the content directory stays as shipped, shared by
  * every build), then its commands run there with nvcc first on PATH; every
- * named output must exist. */
+ * output named by b's program and by the programs of the builds made as b
+ * (same_as) must exist. */
 static void project_build(struct strbuf *cmd, struct plan_build *b, const struct spec *s,
 			  const struct plan *p, const struct plan_host *h)
 {
 	const struct spec_program *prog = b->prog;
-	int i;
+	const char **outs = NULL;
+	int i, k, nouts = 0;
 	strbuf_addstr(cmd, "cd ");
 	strbuf_add_shell_quoted(cmd, p->src_dir);
 	strbuf_addstr(cmd, " && mkdir -p ");
@@ -451,8 +457,19 @@ static void project_build(struct strbuf *cmd, struct plan_build *b, const struct
 		add_argv(cmd, prog->build_cmds[i], b->arch, s->defines, s->ndefines);
 	}
 	strbuf_addstr(cmd, " && for o in");
-	for (i = 0; prog->outputs[i]; i++)
-		add_word_(cmd, prog->outputs[i]);
+	for (k = 0; k < p->nbuilds; k++) {
+		const struct plan_build *o = &p->builds[k];
+		if (o != b && o->same_as != b)
+			continue;
+		for (i = 0; o->prog->outputs[i]; i++) {
+			outs = xrealloc(outs, (size_t)(nouts + 1) * sizeof(*outs));
+			outs[nouts++] = o->prog->outputs[i];
+		}
+	}
+	nouts = str_distinct(outs, nouts);
+	for (i = 0; i < nouts; i++)
+		add_word_(cmd, outs[i]);
+	free(outs);
 	strbuf_addstr(cmd, "; do test -e \"$o\" || { echo \"gpuorch: the build did not make '$o' "
 			   "(named in build.outputs)\" >&2; exit 1; }; done");
 }
@@ -600,6 +617,19 @@ static void object_key(char key[SHA256_HEX_LEN + 1], const char *compile, const 
 	sha256_end(c, key);
 }
 
+/* An nvcc build's executable: named after its first source (attn.cu ->
+ * attn), not after the program, which is no part of the build's key. */
+static char *bin_name(const struct spec_program *prog)
+{
+	const char *src = prog->sources && prog->sources[0] ? prog->sources[0] : "program";
+	const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+	const char *dot = strrchr(base, '.');
+	char *stem = xstrfmt("%.*s", (int)(dot && dot > base ? dot - base : (long)strlen(base)), base);
+	char *slug = plan_slug(stem, 60);
+	free(stem);
+	return slug;
+}
+
 static void make_build(struct plan_build *b, const struct spec *s, struct plan *p,
 		       const struct plan_host *h)
 {
@@ -608,15 +638,15 @@ static void make_build(struct plan_build *b, const struct spec *s, struct plan *
 	int i;
 
 	build_key(b, s, h);
-	slug = plan_slug(b->prog->name, 60);
 	b->dir = xstrfmt("%s/builds/%.16s", h->workdir, b->key);
 	if (b->prog->build_cmds) {
 		b->tree = xstrfmt("%s/tree", b->dir);
 		b->bin = xstrfmt("%s/%s", b->tree, b->prog->outputs[0]);
 	} else {
+		slug = bin_name(b->prog);
 		b->bin = xstrfmt("%s/%s", b->dir, slug);
+		free(slug);
 	}
-	free(slug);
 
 	if (b->prog->min_arch && !spec_arch_satisfies(b->arch, b->prog->min_arch))
 		b->skip_reason = xstrfmt("program '%s' needs %s; this build targets %s",
@@ -626,11 +656,8 @@ static void make_build(struct plan_build *b, const struct spec *s, struct plan *
 					 "/usr/local/cuda/bin, /usr/local/cuda-*/bin); set "
 					 "\"cuda_home\" in the hosts file");
 
-	if (b->prog->build_cmds) {
-		project_build(&cmd, b, s, p, h);
-		b->command = strbuf_detach(&cmd, NULL);
-		return;
-	}
+	if (b->prog->build_cmds)
+		return;   /* its command once the plan knows which builds it makes (share_builds) */
 	gencode = plan_gencode(b->arch);
 	strbuf_addstr(&cmd, "cd ");
 	strbuf_add_shell_quoted(&cmd, p->src_dir);
@@ -1030,6 +1057,33 @@ static void expand_step(struct plan *p, const struct spec *s, const struct plan_
 	}
 }
 
+/* Builds with the same key are one build: each but the first of those to
+ * be made points at it (same_as) and takes its command; a project build's
+ * command is made here, checking the outputs of every program it serves. */
+static void share_builds(struct plan *p, const struct spec *s, const struct plan_host *h)
+{
+	int i, k;
+	for (i = 0; i < p->nbuilds; i++) {
+		struct plan_build *b = &p->builds[i];
+		for (k = 0; k < i && !b->skip_reason && !b->same_as; k++)
+			if (!p->builds[k].skip_reason && !p->builds[k].same_as &&
+			    !strcmp(p->builds[k].key, b->key))
+				b->same_as = &p->builds[k];
+	}
+	for (i = 0; i < p->nbuilds; i++) {
+		struct plan_build *b = &p->builds[i];
+		struct strbuf cmd = STRBUF_INIT;
+		if (b->command)
+			continue;
+		if (b->same_as) {
+			b->command = xstrdup(b->same_as->command);
+			continue;
+		}
+		project_build(&cmd, b, s, p, h);
+		b->command = strbuf_detach(&cmd, NULL);
+	}
+}
+
 static void add_build(struct plan *p, const struct spec *s, const struct plan_host *h,
 		      const struct spec_program *prog, const struct spec_variant *variant,
 		      const char *arch)
@@ -1087,6 +1141,7 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 			make_ktrace_build(p->ktrace, p, h);
 			break;
 		}
+	share_builds(p, s, h);
 
 	n = 0;
 	for (j = 0; j < s->nsteps; j++) {
@@ -1149,9 +1204,17 @@ void plan_print(const struct plan *p, FILE *out)
 	fprintf(out, "    sources unpacked in %s\n", p->src_dir);
 	for (i = 0; i < p->nbuilds; i++) {
 		const struct plan_build *b = &p->builds[i];
-		fprintf(out, "    build %s%s%s%s for %s (key %.16s)\n", b->prog->name,
+		fprintf(out, "    build %s%s%s%s for %s (key %.16s)", b->prog->name,
 			b->variant ? " [" : "", b->variant ? b->variant->label : "",
 			b->variant ? "]" : "", b->arch, b->key);
+		if (b->same_as) {
+			fprintf(out, "; the same build as %s%s%s%s, made once\n", b->same_as->prog->name,
+				b->same_as->variant ? " [" : "",
+				b->same_as->variant ? b->same_as->variant->label : "",
+				b->same_as->variant ? "]" : "");
+			continue;
+		}
+		fputc('\n', out);
 		if (b->skip_reason)
 			fprintf(out, "      skipped: %s\n", b->skip_reason);
 		else
