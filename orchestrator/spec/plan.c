@@ -353,6 +353,11 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 	FEED(b->arch);
 	FEED(h->nvcc);
 	FEED(h->nvcc_version);
+	FEED("|env");   /* another PATH: another cmake */
+	for (i = 0; i < h->nenv; i++) {
+		FEED(h->env[i].name);
+		FEED(h->env[i].value);
+	}
 	{
 		/* the rpath from nvcc's own TOP (a wrapper's): not a binary built before */
 		char *tree = h->nvcc ? cuda_tree_of(h->nvcc) : NULL;
@@ -421,6 +426,31 @@ static void add_argv(struct strbuf *cmd, char *const *argv, const char *arch,
 	}
 }
 
+/* The build tools (shellenv.h's env_tools) a project build's commands run,
+ * into tools (NULL-terminated): each command's program when it is one of
+ * them, and cmake's generator -- ninja when a word of that command says
+ * Ninja, else make; returns how many. */
+static int build_tools(const struct spec_program *prog, const char **tools)
+{
+	int i, j, k, n = 0, used[ENV_NTOOLS] = { 0 };
+	for (i = 0; prog->build_cmds[i]; i++) {
+		const char *w = prog->build_cmds[i][0], *base = strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
+		for (k = 0; k < ENV_NTOOLS; k++)
+			used[k] |= !strcmp(base, env_tools[k]) || (!strcmp(base, "gmake") && k == 1);
+		if (strcmp(base, "cmake"))
+			continue;
+		for (j = 1, k = 1; prog->build_cmds[i][j]; j++)
+			if (strstr(prog->build_cmds[i][j], "Ninja"))
+				k = 2;
+		used[k] = 1;
+	}
+	for (k = 0; k < ENV_NTOOLS; k++)
+		if (used[k])
+			tools[n++] = env_tools[k];
+	tools[n] = NULL;
+	return n;
+}
+
 /* The project's own build (docs/byo.md): the shipped tree is copied into
  * the build directory (the content directory stays as shipped, shared by
  * every build), then its commands run there with nvcc first on PATH; every
@@ -430,8 +460,9 @@ static void project_build(struct strbuf *cmd, struct plan_build *b, const struct
 			  const struct plan *p, const struct plan_host *h)
 {
 	const struct spec_program *prog = b->prog;
-	const char **outs = NULL;
+	const char **outs = NULL, *tools[ENV_NTOOLS + 1];
 	int i, k, nouts = 0;
+	env_add_exports(cmd, h->env, h->nenv);
 	strbuf_addstr(cmd, "cd ");
 	strbuf_add_shell_quoted(cmd, p->src_dir);
 	strbuf_addstr(cmd, " && mkdir -p ");
@@ -452,10 +483,18 @@ static void project_build(struct strbuf *cmd, struct plan_build *b, const struct
 	}
 	if (prog->ptxas)
 		strbuf_addstr(cmd, " && NVCC_APPEND_FLAGS=\"${NVCC_APPEND_FLAGS:+$NVCC_APPEND_FLAGS }-Xptxas=-v\" && export NVCC_APPEND_FLAGS");
+	strbuf_addstr(cmd, " && { ");
 	for (i = 0; prog->build_cmds[i]; i++) {
-		strbuf_addstr(cmd, " && ");
+		strbuf_addstr(cmd, i ? " && " : "");
 		add_argv(cmd, prog->build_cmds[i], b->arch, s->defines, s->ndefines);
 	}
+	if (build_tools(prog, tools)) {
+		/* a failed build says which cmake / make / ninja it ran (shellenv.h) */
+		strbuf_addstr(cmd, " || { rc=$?; ");
+		env_add_tool_report(cmd, tools);
+		strbuf_addstr(cmd, " >&2; exit $rc; }");
+	}
+	strbuf_addstr(cmd, "; }");
 	strbuf_addstr(cmd, " && for o in");
 	for (k = 0; k < p->nbuilds; k++) {
 		const struct plan_build *o = &p->builds[k];
@@ -659,6 +698,7 @@ static void make_build(struct plan_build *b, const struct spec *s, struct plan *
 	if (b->prog->build_cmds)
 		return;   /* its command once the plan knows which builds it makes (share_builds) */
 	gencode = plan_gencode(b->arch);
+	env_add_exports(&cmd, h->env, h->nenv);
 	strbuf_addstr(&cmd, "cd ");
 	strbuf_add_shell_quoted(&cmd, p->src_dir);
 	strbuf_addstr(&cmd, " && ");
@@ -863,6 +903,7 @@ static void make_ktrace_build(struct plan_build *b, const struct plan *p, const 
 	if (!h->nvcc)
 		b->skip_reason = xstrdup("nvcc not found on the host: the CUPTI library is found "
 					 "beside it");
+	env_add_exports(&cmd, h->env, h->nenv);
 	strbuf_addstr(&cmd, "cd ");
 	strbuf_add_shell_quoted(&cmd, b->dir);
 	strbuf_addstr(&cmd, " && printf '%s' ");
@@ -923,6 +964,15 @@ static void ktrace_command(struct strbuf *cmd, struct plan_step *ps, const struc
 }
 
 #define TOOL_SEARCH "searched PATH, cuda_home/bin, /usr/local/cuda/bin, /usr/local/cuda-*/bin, /opt/nvidia/nsight-compute/*"
+
+/* The start of a step's command: the host's env, then "cd DIR && " */
+static void add_env_cd(struct strbuf *cmd, const struct plan_host *h, const char *dir)
+{
+	env_add_exports(cmd, h->env, h->nenv);
+	strbuf_addstr(cmd, "cd ");
+	strbuf_add_shell_quoted(cmd, dir);
+	strbuf_addstr(cmd, " && ");
+}
 
 static void make_step(struct plan_step *ps, const struct spec *s, const struct plan *p,
 		      const struct plan_host *h, const struct spec_step *st,
@@ -990,9 +1040,7 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 			ps->skip_reason = xstrfmt("not built: %s", ps->build->skip_reason);
 	}
 
-	strbuf_addstr(&cmd, "cd ");
-	strbuf_add_shell_quoted(&cmd, ps->build && ps->build->tree ? ps->build->tree : p->src_dir);
-	strbuf_addstr(&cmd, " && ");
+	add_env_cd(&cmd, h, ps->build && ps->build->tree ? ps->build->tree : p->src_dir);
 	if (st->kind == STEP_KERNEL_TIMING) {
 		ktrace_command(&cmd, ps, s, p, pr, ps->build ? ps->build->bin : "false");
 	} else if (prog->run) {

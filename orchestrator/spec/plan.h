@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include "spec/spec.h"
 #include "core/hash.h"
+#include "core/shellenv.h"
 
 struct plan_build {
 	const struct spec_program *prog;
@@ -79,6 +80,9 @@ struct plan_host {
 	const char *python;            /* path, NULL when not found */
 	const char *ncu;               /* Nsight Compute CLI path, NULL when not found */
 	const char *sanitizer;         /* compute-sanitizer path, NULL when not found */
+	const struct env_var *env;     /* the host's "env": set before every build and step
+					* command, part of every build key; nenv of them */
+	int nenv;
 };
 
 struct plan {
