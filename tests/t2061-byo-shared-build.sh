@@ -82,6 +82,8 @@ test_expect_success 'a run builds the shared command once and tool_c once, in tw
 test_expect_success 'the record shows each program'"'"'s build, both pointing at the one build; every step passed' '
 	run=$(last_run_dir) &&
 	test "$(jq_ $run/run.json hosts.0.builds --len)" = 3 &&
+	test "$(jq_ $run/run.json provenance.gpuorch_version)" = "$("$GPUORCH" --version | sed "s/^gpuorch //")" &&
+	test "$(jq_ $run/run.json provenance.gpuorch_version)" != 0.1.0 &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.program)" = tool_a &&
 	test "$(jq_ $run/run.json hosts.0.builds.1.program)" = tool_b &&
 	test "$(jq_ $run/run.json hosts.0.builds.0.status)" = PASS &&

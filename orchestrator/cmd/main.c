@@ -1,5 +1,6 @@
 /* main.c -- gpuorch's entry point: the command table and dispatch. */
 #include "cmd/commands.h"
+#include "core/version.h"
 #include "core/error.h"
 #include "transport/ssh.h"
 #include "store/store.h"
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("gpuorch %s\n", GPUORCH_VERSION);
+		printf("gpuorch %s\n", gpuorch_version);
 		return cmd_finish_stdout(0);
 	}
 	for (i = 0; i < NCOMMANDS; i++) {
