@@ -8,6 +8,7 @@
  * logic is in completion-bash.sh and completion.zsh, embedded (Makefile);
  * this file prints only their data: the commands, verbs and options. */
 #include "cmd/commands.h"
+#include "core/version.h"
 #include "cmd/completion-scripts.h"
 #include "core/error.h"
 #include "core/strbuf.h"
@@ -107,7 +108,7 @@ static void print_man(void)
 		    "GPU hosts, builds them with nvcc for each host's architecture, runs the spec's "
 		    "correctness and benchmark steps there and writes a phase report with measured "
 		    "numbers.\n.PP\nEvery command answers \\fB\\-h\\fR or \\fB\\-\\-help\\fR with "
-		    "its usage (the text below).\n.SH COMMANDS\n", CMD_DOC_ARG, GPUORCH_VERSION);
+		    "its usage (the text below).\n.SH COMMANDS\n", CMD_DOC_ARG, gpuorch_version);
 	for (i = 0; i < cmd_ncommands; i++)
 		man_command(&sb, cmd_table[i]);
 	strbuf_addstr(&sb, ".SH ENVIRONMENT\n.TP\n.B GPUORCH_REPORTS\nwhere runs are recorded "

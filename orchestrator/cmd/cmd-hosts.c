@@ -84,6 +84,7 @@ static void print_slots(const struct host *h, const struct host_info *hi)
 static void print_check(const struct host_probe *t)
 {
 	const struct host_info *hi = &t->info;
+	int k;
 	printf("%s  %s@%s:%d  %s  (%.1f s)\n", t->h->name, t->h->user, t->h->address, t->h->port,
 	       t->st == GO_OK ? "ok" : "FAILED", t->seconds);
 	if (t->st != GO_OK) {
@@ -111,6 +112,13 @@ static void print_check(const struct host_probe *t)
 	print_tool("ncu", &hi->ncu);
 	print_tool("compute-sanitizer", &hi->sanitizer);
 	print_tool("python3", &hi->python);
+	for (k = 0; k < ENV_NTOOLS; k++) {
+		if (t->build_tools[k].path)
+			printf("    %-18s %s  %s%s\n", env_tools[k], or_dash(t->build_tools[k].version),
+			       t->build_tools[k].path, t->h->nenv ? "  (with the host's env)" : "");
+		else
+			printf("    %-18s absent%s\n", env_tools[k], t->h->nenv ? " (with the host's env)" : "");
+	}
 	printf("    %-18s %s\n", "torch", hi->torch_version ? hi->torch_version : "not importable");
 	printf("    %-18s %.1f GiB\n", "disk free", (double)hi->disk_free_kib / 1048576.0);
 	if (hi->execds_running > 0)
@@ -126,6 +134,26 @@ static void print_check(const struct host_probe *t)
 		printf("    warning: missing %s%s%s: steps cannot run detached and bounded\n",
 		       hi->has_flock ? "" : "flock ", hi->has_timeout ? "" : "timeout ",
 		       hi->has_setsid ? "" : "setsid");
+}
+
+/* hosts check --json: a plain host's entry */
+static cJSON *check_json(const struct host_probe *pt)
+{
+	cJSON *o = pt->st == GO_OK ? probe_to_json(&pt->info) : cJSON_CreateObject(), *bt;
+	int k;
+	json_add_str(o, "name", pt->h->name);
+	json_add_str(o, "status", pt->st == GO_OK ? "ok" : "failed");
+	json_add_str(o, "error", pt->st == GO_OK ? NULL : pt->err.buf);
+	json_add_str(o, "fingerprint", pt->fingerprint);
+	if (pt->st != GO_OK)
+		return o;
+	bt = json_add_obj(o, "build_tools");   /* under the host's "env"; path null: absent */
+	for (k = 0; k < ENV_NTOOLS; k++) {
+		cJSON *t = json_add_obj(bt, env_tools[k]);
+		json_add_str(t, "path", pt->build_tools[k].path);
+		json_add_str(t, "version", pt->build_tools[k].version);
+	}
+	return o;
 }
 
 /* hosts disconnect: each host's session keeper leaves, and the execds
@@ -335,7 +363,7 @@ static int hosts_exec(int argc, char **argv)
 		for (i = 0; i < hs->n; i++)
 			if (!hs->v[i].slurm)
 				plain.v[plain.n++] = hs->v[i];
-		t = plain.n ? probe_inventory(&plain, accept_new) : NULL;
+		t = plain.n ? probe_inventory(&plain, accept_new, 1) : NULL;
 		for (i = 0; i < hs->n; i++) {
 			if (hs->v[i].slurm) {
 				struct slurm_check sc;
@@ -352,17 +380,10 @@ static int hosts_exec(int argc, char **argv)
 			pt = &t[k++];
 			if (pt->st == GO_OK)
 				nok++;
-			if (as_json) {
-				cJSON *o = pt->st == GO_OK ? probe_to_json(&pt->info)
-							  : cJSON_CreateObject();
-				json_add_str(o, "name", pt->h->name);
-				json_add_str(o, "status", pt->st == GO_OK ? "ok" : "failed");
-				json_add_str(o, "error", pt->st == GO_OK ? NULL : pt->err.buf);
-				json_add_str(o, "fingerprint", pt->fingerprint);
-				cJSON_AddItemToArray(arr, o);
-			} else {
+			if (as_json)
+				cJSON_AddItemToArray(arr, check_json(pt));
+			else
 				print_check(pt);
-			}
 		}
 		if (as_json) {
 			char *text = cJSON_Print(arr);

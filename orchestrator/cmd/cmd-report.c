@@ -82,7 +82,7 @@ static int check_main(int argc, char **argv)
 		store_run_dirs_free(dirs, n);
 	}
 	printf("%d report%s checked, %d stale (renderer %s %s)\n", checked,
-	       checked == 1 ? "" : "s", stale, GPUORCH_VERSION, gpuorch_report_id);
+	       checked == 1 ? "" : "s", stale, GPUORCH_RELEASE, gpuorch_report_id);
 	strbuf_release(&err);
 	return stale || rc ? 1 : 0;
 }

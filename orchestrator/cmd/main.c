@@ -1,6 +1,7 @@
 /* main.c -- gpuorch's entry point: dispatch to a command of cmd_table (cmd-table.c). */
 #include "cmd/commands.h"
 #include "cmd/results-config.h"
+#include "core/version.h"
 #include "core/error.h"
 #include "transport/ssh.h"
 #include "store/store.h"
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
 		/* hidden: the man page, completions and README list (cmd-doc.c) */
 		return cmd_finish_stdout(cmd_doc_main(argc - 2, argv + 2));
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("gpuorch %s\n", GPUORCH_VERSION);
+		printf("gpuorch %s\n", gpuorch_version);
 		return cmd_finish_stdout(0);
 	}
 	for (i = 0; i < cmd_ncommands; i++) {

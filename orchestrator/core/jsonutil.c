@@ -86,6 +86,72 @@ enum go_status json_parse_unquoted(const char *text, size_t len, const char *lab
 	return parse(text, len, label, out, err, 0);
 }
 
+/* buf with its comments (// to the end of the line, slash-star to
+ * star-slash) outside strings turned into blanks, newlines kept: every
+ * other byte stays where it was, so an error's line and column are the
+ * file's. NULL, with *open_at the comment's start, when a block comment is
+ * not closed. (cJSON_Minify drops comments too, but with every blank and
+ * newline: the positions would be lost. It is the reference: see
+ * json_parse_commented.) */
+static char *blank_comments(const char *text, size_t len, const char **open_at)
+{
+	char *b = xmalloc(len + 1), *p, *end = b + len;
+	memcpy(b, text, len);
+	b[len] = '\0';
+	for (p = b; p < end; p++) {
+		if (*p == '"') {
+			for (p++; p < end && *p != '"'; p++)
+				if (*p == '\\' && p + 1 < end)
+					p++;
+		} else if (*p == '/' && p + 1 < end && p[1] == '/') {
+			for (; p < end && *p != '\n'; p++)
+				*p = ' ';
+		} else if (*p == '/' && p + 1 < end && p[1] == '*') {
+			char *start = p;
+			for (; p + 1 < end && !(p[0] == '*' && p[1] == '/'); p++)
+				if (*p != '\n')
+					*p = ' ';
+			if (p + 1 >= end) {
+				*open_at = text + (start - b);
+				free(b);
+				return NULL;
+			}
+			p[0] = p[1] = ' ';
+			p++;
+		}
+	}
+	return b;
+}
+
+enum go_status json_parse_commented(const char *text, size_t len, const char *label, cJSON **out,
+				    struct strbuf *err)
+{
+	const char *open_at = NULL;
+	char *b, *m1, *m2;
+	enum go_status st;
+	int line, col, same;
+	if (memchr(text, '\0', len) || !memchr(text, '/', len))
+		return json_parse(text, len, label, out, err);
+	if (!(b = blank_comments(text, len, &open_at))) {
+		locate(text, open_at, &line, &col);
+		return go_fail(err, GO_ERR_IO, "%s:%d:%d: a /* comment is not closed (no */ after it)",
+			       label, line, col);
+	}
+	/* the blanked text must mean what cJSON_Minify makes of the original */
+	m1 = xstrfmt("%.*s", (int)len, text);
+	m2 = xstrdup(b);
+	cJSON_Minify(m1);
+	cJSON_Minify(m2);
+	same = !strcmp(m1, m2);
+	free(m1);
+	free(m2);
+	st = same ? json_parse(b, len, label, out, err)
+		  : go_fail(err, GO_ERR_IO, "%s: its comments cannot be told apart from its JSON "
+				"(cJSON_Minify reads them otherwise); remove them", label);
+	free(b);
+	return st;
+}
+
 enum go_status json_load_file(const char *path, cJSON **out, enum go_status kind,
 			      struct strbuf *err)
 {

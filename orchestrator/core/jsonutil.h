@@ -18,6 +18,12 @@ enum go_status json_parse(const char *text, size_t len, const char *label, cJSON
  * any file): the error names label:LINE:COL and what is wrong, never the text. */
 enum go_status json_parse_unquoted(const char *text, size_t len, const char *label, cJSON **out,
 				   struct strbuf *err);
+/* json_parse for text that may hold comments (a spec, docs/spec.md): //
+ * to the end of a line and slash-star ... star-slash, outside strings, as
+ * cJSON_Minify reads them. An error's line and column are the text's own;
+ * a block comment never closed is an error at its start. */
+enum go_status json_parse_commented(const char *text, size_t len, const char *label, cJSON **out,
+				    struct strbuf *err);
 /* Put item at index pos of arr (pos past the end: appended). */
 void json_array_insert(cJSON *arr, int pos, cJSON *item);
 /* Write a JSON tree atomically (pretty-printed, trailing newline). */

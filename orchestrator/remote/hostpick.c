@@ -39,7 +39,7 @@ enum go_status hostpick_by_gpu(const struct hosts *hs, const char *want_gpu, con
 	strbuf_init(&out->table, 0);
 	if (!hs || hs->n < 1)
 		return go_fail(err, GO_ERR_HOSTS, "the hosts inventory lists no host");
-	t = probe_inventory(hs, accept_new_hostkey);
+	t = probe_inventory(hs, accept_new_hostkey, 0);
 	for (i = 0; i < hs->n; i++) {
 		const char *gpu = gpu_of(&t[i]);
 		if (t[i].st != GO_OK) {

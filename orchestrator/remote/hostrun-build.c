@@ -8,7 +8,10 @@
 #include "core/jsonutil.h"
 #include "tools/ptxas.h"
 #include "core/timeutil.h"
+#include "core/shellenv.h"
 
+#include <ctype.h>
+#include <strings.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
@@ -32,6 +35,14 @@ static cJSON *build_json(const struct plan_build *b, enum item_status status, co
 	json_add_str(bj, "reason", reason);
 	json_add_bool(bj, "reused", reused);
 	json_add_str(bj, "build_key", b->key);
+	if (b->same_as) {
+		/* made once for both: the entry of the build that was made */
+		char *first = b->same_as->variant ? xstrfmt("%s[%s]", b->same_as->prog->name,
+							    b->same_as->variant->label)
+						  : xstrdup(b->same_as->prog->name);
+		json_add_str(bj, "same_build_as", first);
+		free(first);
+	}
 	json_add_num(bj, "duration_s", dur);
 	json_add_str(bj, "command", b->command);
 	if (exit_code >= 0)
@@ -78,6 +89,73 @@ static char *first_line_with(const char *text, const char *what)
 	return xstrfmt("%.*s", (int)(n > 300 ? 300 : n), bol);
 }
 
+/* "CMake 3.28 or higher is required" in text: the version asked for (3.28)
+ * and the word before it (CMake), or 0 */
+static int asked_version(const char *text, char **word, char **version)
+{
+	const char *e = text ? strstr(text, " or higher is required") : NULL, *v, *w;
+	if (!e)
+		return 0;
+	for (v = e; v > text && (isdigit((unsigned char)v[-1]) || v[-1] == '.'); v--)
+		;
+	for (w = v > text ? v - 1 : v; w > text && isalnum((unsigned char)w[-1]); w--)
+		;
+	if (v == e)
+		return 0;
+	*version = xstrfmt("%.*s", (int)(e - v), v);
+	*word = xstrfmt("%.*s", (int)(v > w ? v - 1 - w : 0), w);
+	return 1;
+}
+
+/* The build tools a failed project build ran (its "gpuorch-tool:" lines,
+ * core/shellenv.h), after reason: "; the build ran cmake 3.25.1
+ * (/usr/bin/cmake; the output asks for 3.28 or higher), make 4.3 (...)". */
+static void add_tools(struct strbuf *reason, const char *errout)
+{
+	char *word = NULL, *asked = NULL;
+	int k, n = 0, placed = 0, have = asked_version(errout, &word, &asked);
+	for (k = 0; errout && k < ENV_NTOOLS; k++) {
+		char *path, *ver;
+		if (!env_tool_read(errout, env_tools[k], &path, &ver))
+			continue;
+		strbuf_addstr(reason, n++ ? ", " : "; the build ran ");
+		if (!path)
+			strbuf_addf(reason, "%s: absent", env_tools[k]);
+		else
+			strbuf_addf(reason, "%s %s (%s", env_tools[k], ver ? ver : "(version unknown)", path);
+		if (path && have && !placed && !strcasecmp(word, env_tools[k])) {
+			strbuf_addf(reason, "; the output asks for %s or higher", asked);
+			placed = 1;
+		}
+		strbuf_addstr(reason, path ? ")" : "");
+		free(path);
+		free(ver);
+	}
+	if (have && !placed)
+		strbuf_addf(reason, "; the output asks for %s%s%s or higher", word, *word ? " " : "", asked);
+	free(word);
+	free(asked);
+}
+
+/* Why a build that ran did not pass, into reason (the end's own words,
+ * "exit code 1"): the first line of stderr that says "error", or a shell's
+ * "not found" for exit 127; then the build tools it ran. */
+static void fail_reason(struct strbuf *reason, const char *errout, enum item_status status,
+			int exit_code)
+{
+	char *why = NULL;
+	if (status == ST_FAIL && (why = first_line_with(errout, "error"))) {
+		strbuf_reset(reason);
+		strbuf_addstr(reason, why);
+	} else if (exit_code == 127 && (why = first_line_with(errout, "not found"))) {
+		char *code = strbuf_detach(reason, NULL);
+		strbuf_addf(reason, "%s: %s", why, code);
+		free(code);
+	}
+	free(why);
+	add_tools(reason, errout);
+}
+
 /* An nvcc build that ran: of its sources, how many objects it compiled and
  * how many it found made (plan_build_objects). */
 static void add_objects(cJSON *bj, const struct plan_build *b, const char *errout)
@@ -97,7 +175,7 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 	const char *errout = ev ? hr_ev_str(ev, "stderr_text") : NULL;
 	struct strbuf logtext = STRBUF_INIT, reason = STRBUF_INIT;
 	struct remote_status rs;
-	char *name, *rel = NULL, *why = NULL;
+	char *name, *rel = NULL;
 	enum item_status status = ST_PASS;
 	int reused = evn && !strcmp(evn, "build_reused"), exit_code = -1;
 	double dur = 0;
@@ -116,17 +194,11 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 		status = hr_end_status(hr, &rs, 0, &reason);
 		if (rs.end == REMOTE_EXITED)
 			exit_code = rs.exit_code;
-		if (status == ST_FAIL && (why = first_line_with(errout, "error"))) {
-			strbuf_reset(&reason);
-			strbuf_addstr(&reason, why);
-		} else if (exit_code == 127 && (why = first_line_with(errout, "not found"))) {
-			char *code = strbuf_detach(&reason, NULL);
-			strbuf_addf(&reason, "%s: %s", why, code);
-			free(code);
-		}
-		if (status != ST_PASS)
+		if (status != ST_PASS) {
+			fail_reason(&reason, errout, status, exit_code);
 			disk_full_reason(&reason, errout, out,   /* the cause, not ld's symptom */
 					 (long long)json_num(ev, "disk_free_kib", -1));
+		}
 		if (t0 > 0 && t1 >= t0)
 			dur = t1 - t0;
 	}
@@ -154,7 +226,6 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 		add_objects(bj, b, errout);
 	free(name);
 	free(rel);
-	free(why);
 	strbuf_release(&logtext);
 	strbuf_release(&reason);
 	return bj;

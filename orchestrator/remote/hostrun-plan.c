@@ -159,8 +159,13 @@ enum go_status hostrun_write_plan(struct hostrun *hr, const struct hostrun_plan_
 		for (j = 0; j < rp.nbuilds; j++)
 			if (!strcmp(rb[j].id, bids[i]))
 				break;
-		if (j < rp.nbuilds)
-			continue;   /* the same build twice: one runs, both are recorded */
+		if (j < rp.nbuilds) {
+			/* the same build twice (plan.h same_as): one runs, both are
+			 * recorded; it may fail only if each of them may */
+			if (!(b->variant != NULL || b->may_fail))
+				rb[j].may_fail = 0;
+			continue;
+		}
 		rb[rp.nbuilds].id = bids[i];
 		rb[rp.nbuilds].dir = b->dir;
 		rb[rp.nbuilds].bin = b->bin;

@@ -292,6 +292,8 @@ void hostrun_make_plan(struct hostrun *hr, const char *no_gpu_reason, const char
 	ph.python = hr->h->python ? hr->h->python : hr->info.python.path;
 	ph.ncu = hr->info.ncu.path;
 	ph.sanitizer = hr->info.sanitizer.path;
+	ph.env = hr->h->env;
+	ph.nenv = hr->h->nenv;
 	plan_make(&hr->plan, hr->ctx->spec, &ph);
 	free((void *)ph.sources);
 	hr->have_plan = 1;

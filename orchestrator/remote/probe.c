@@ -578,6 +578,26 @@ char *probe_cc_to_arch(const char *cc)
 
 /* ---------------------------------------------------------------- an inventory */
 
+/* Which cmake, make and ninja host h's builds run (its "env" applied),
+ * into tools; GO_OK when the host answered. */
+static enum go_status probe_build_tools(struct ssh_conn *c, const struct host *h,
+					struct tool_info *tools, struct strbuf *err)
+{
+	struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT, errout = STRBUF_INIT;
+	struct ssh_exec_result res;
+	enum go_status st;
+	int k;
+	env_add_exports(&cmd, h->env, h->nenv);
+	env_add_tool_report(&cmd, env_tools);
+	st = ssh_exec(c, cmd.buf, NULL, 0, &out, &errout, &res, 60000, err);
+	for (k = 0; st == GO_OK && k < ENV_NTOOLS; k++)
+		env_tool_read(out.buf, env_tools[k], &tools[k].path, &tools[k].version);
+	strbuf_release(&cmd);
+	strbuf_release(&out);
+	strbuf_release(&errout);
+	return st;
+}
+
 static void probe_one(void *arg)
 {
 	struct host_probe *t = arg;
@@ -593,12 +613,15 @@ static void probe_one(void *arg)
 			t->notice = xstrdup(ssh_notice(c));
 		t->st = probe_host(c, t->h->cuda_home, t->h->python, t->h->workdir,
 				   t->h->gpu_index, &t->info, NULL, &t->err);
+		if (t->st == GO_OK && t->build_tools_asked)
+			t->st = probe_build_tools(c, t->h, t->build_tools, &t->err);
 	}
 	ssh_disconnect(c);
 	t->seconds = (double)(time_mono_ms() - t0) / 1000.0;
 }
 
-struct host_probe *probe_inventory(const struct hosts *hs, int accept_new_hostkey)
+struct host_probe *probe_inventory(const struct hosts *hs, int accept_new_hostkey,
+				   int with_build_tools)
 {
 	struct host_probe *t = xcalloc((size_t)hs->n, sizeof(*t));
 	void **args = xcalloc((size_t)hs->n, sizeof(*args));
@@ -607,6 +630,7 @@ struct host_probe *probe_inventory(const struct hosts *hs, int accept_new_hostke
 	for (i = 0; i < hs->n; i++) {
 		t[i].h = &hs->v[i];
 		t[i].accept_new_hostkey = accept_new_hostkey;
+		t[i].build_tools_asked = with_build_tools;
 		strbuf_init(&t[i].err, 0);
 		args[i] = &t[i];
 	}
@@ -622,8 +646,13 @@ void probe_inventory_release(struct host_probe *p, int n)
 	if (!p)
 		return;
 	for (i = 0; i < n; i++) {
+		int k;
 		if (p[i].st == GO_OK)
 			probe_release(&p[i].info);
+		for (k = 0; k < ENV_NTOOLS; k++) {
+			free(p[i].build_tools[k].path);
+			free(p[i].build_tools[k].version);
+		}
 		free(p[i].fingerprint);
 		free(p[i].notice);
 		strbuf_release(&p[i].err);

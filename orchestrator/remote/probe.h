@@ -119,11 +119,16 @@ struct host_probe {
 	char *notice;            /* e.g. a newly recorded host key; NULL when none */
 	struct host_info info;
 	double seconds;          /* connect and probe */
+	int build_tools_asked;   /* build_tools is filled (probe_inventory's with_build_tools) */
+	struct tool_info build_tools[ENV_NTOOLS]; /* cmake, make, ninja (core/shellenv.h) under
+					 * the host's "env": path NULL when absent */
 };
 /* Connect to every host of hs in parallel and probe it: what `hosts check`
- * shows and what host picking chooses from. Returns hs->n entries, in the
+ * shows and what host picking chooses from; with_build_tools: also which
+ * cmake, make and ninja its builds would run, with its "env" applied. Returns hs->n entries, in the
  * inventory's order; free with probe_inventory_release(). */
-struct host_probe *probe_inventory(const struct hosts *hs, int accept_new_hostkey);
+struct host_probe *probe_inventory(const struct hosts *hs, int accept_new_hostkey,
+				   int with_build_tools);
 void probe_inventory_release(struct host_probe *p, int n);
 
 #endif

@@ -106,7 +106,7 @@ void report_render(const cJSON *run_in, struct strbuf *md)
 
 void report_generator_line(struct strbuf *sb)
 {
-	strbuf_addf(sb, "\n%s%s renderer %s -->\n", REPORT_GENERATOR_MARK, GPUORCH_VERSION,
+	strbuf_addf(sb, "\n%s%s renderer %s -->\n", REPORT_GENERATOR_MARK, GPUORCH_RELEASE,
 		    gpuorch_report_id);
 }
 

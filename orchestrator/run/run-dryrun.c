@@ -70,6 +70,8 @@ static void print_plan(const struct spec *s, const struct hosts *hs, const struc
 		ph.python = "python3";
 		ph.ncu = "ncu";
 		ph.sanitizer = "compute-sanitizer";
+		ph.env = h->env;
+		ph.nenv = h->nenv;
 		plan_make(&p, s, &ph);
 		free((void *)ph.sources);
 		printf("    ship the files of %s/content/%s/src the host lacks (%d files in all)\n",

@@ -3,6 +3,7 @@
  * controller lock, and the run's "running" record (docs/run-record.md):
  * its identity, experiment, provenance, one pending entry per host. */
 #include "run/run-state.h"
+#include "core/version.h"
 #include "run/resume.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
@@ -25,7 +26,7 @@ static cJSON *provenance_json(const struct git_info *gi, const char *commit,
 	cJSON *p = cJSON_CreateObject(), *g, *c;
 	char host[256] = "";
 	struct passwd *pw = getpwuid(getuid());
-	json_add_str(p, "gpuorch_version", GPUORCH_VERSION);
+	json_add_str(p, "gpuorch_version", gpuorch_version);
 	json_add_str(p, "source", commit ? "commit" : "worktree");
 	g = json_add_obj(p, "git");
 	if (commit) {

@@ -252,7 +252,12 @@ int sr_collect(struct srun *r, struct sjob *j)
 		status = reason.len ? ST_INFRA_ERROR : slurm_end_status(j, hr->h->slurm, &reason);
 	}
 	if (j->is_build) {
-		const cJSON *bj = sr_record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
+		const cJSON *bj;
+		int k;
+		for (k = 0; k < p->nbuilds; k++)   /* the builds made by this one (plan.h same_as) */
+			if (p->builds[k].same_as == &p->builds[j->idx])
+				sr_record_build(hr, &p->builds[k], status, reason.buf, c.end, j);
+		bj = sr_record_build(hr, &p->builds[j->idx], status, reason.buf, c.end, j);
 		status = ST_NONE;
 		item_status_parse(json_str(bj, "status"), &status);
 		strbuf_reset(&reason);

@@ -155,6 +155,11 @@ void sr_make_jobs(struct srun *r)
 			sr_record_build(hr, b, ST_SKIPPED, b->skip_reason, NULL, NULL);
 			continue;
 		}
+		if (b->same_as) {
+			/* made once, by the job of the build it is (collect records both) */
+			job_of_build[i] = job_of_build[build_index(p, b->same_as)];
+			continue;
+		}
 		j = &r->jobs[r->njobs];
 		j->is_build = 1;
 		j->idx = i;

@@ -2,6 +2,7 @@
 #include "spec/plan.h"
 #include "spec/ktrace-lib.h"
 #include "core/strbuf.h"
+#include "core/strdistinct.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -317,7 +318,9 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 		FEED("|content");
 		FEED(h->content_id);
 	}
-	FEED(b->prog->name);
+	/* not the program's name, nor its outputs (what is checked, not what
+	 * is made): two programs built alike are one build (plan_make) */
+	FEED("|sources");
 	for (i = 0; b->prog->sources && b->prog->sources[i]; i++)
 		FEED(b->prog->sources[i]);
 	FEED("|libs");
@@ -336,6 +339,9 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 		FEED(b->variant->defines[i].key);
 		FEED(b->variant->defines[i].value);
 	}
+	FEED("|variant sources");   /* the compiles its defines go to (variant_reaches) */
+	for (i = 0; b->variant && b->variant->sources && b->variant->sources[i]; i++)
+		FEED(b->variant->sources[i]);
 	FEED("|build");
 	for (i = 0; b->prog->build_cmds && b->prog->build_cmds[i]; i++) {
 		int j;
@@ -343,12 +349,15 @@ static void build_key(struct plan_build *b, const struct spec *s, const struct p
 			FEED(b->prog->build_cmds[i][j]);
 		FEED("|&&");
 	}
-	for (i = 0; b->prog->outputs && b->prog->outputs[i]; i++)
-		FEED(b->prog->outputs[i]);
 	FEED(b->prog->ptxas ? "ptxas" : "");
 	FEED(b->arch);
 	FEED(h->nvcc);
 	FEED(h->nvcc_version);
+	FEED("|env");   /* another PATH: another cmake */
+	for (i = 0; i < h->nenv; i++) {
+		FEED(h->env[i].name);
+		FEED(h->env[i].value);
+	}
 	{
 		/* the rpath from nvcc's own TOP (a wrapper's): not a binary built before */
 		char *tree = h->nvcc ? cuda_tree_of(h->nvcc) : NULL;
@@ -417,15 +426,43 @@ static void add_argv(struct strbuf *cmd, char *const *argv, const char *arch,
 	}
 }
 
+/* The build tools (shellenv.h's env_tools) a project build's commands run,
+ * into tools (NULL-terminated): each command's program when it is one of
+ * them, and cmake's generator -- ninja when a word of that command says
+ * Ninja, else make; returns how many. */
+static int build_tools(const struct spec_program *prog, const char **tools)
+{
+	int i, j, k, n = 0, used[ENV_NTOOLS] = { 0 };
+	for (i = 0; prog->build_cmds[i]; i++) {
+		const char *w = prog->build_cmds[i][0], *base = strrchr(w, '/') ? strrchr(w, '/') + 1 : w;
+		for (k = 0; k < ENV_NTOOLS; k++)
+			used[k] |= !strcmp(base, env_tools[k]) || (!strcmp(base, "gmake") && k == 1);
+		if (strcmp(base, "cmake"))
+			continue;
+		for (j = 1, k = 1; prog->build_cmds[i][j]; j++)
+			if (strstr(prog->build_cmds[i][j], "Ninja"))
+				k = 2;
+		used[k] = 1;
+	}
+	for (k = 0; k < ENV_NTOOLS; k++)
+		if (used[k])
+			tools[n++] = env_tools[k];
+	tools[n] = NULL;
+	return n;
+}
+
 /* The project's own build (docs/byo.md): the shipped tree is copied into
  * the build directory (the content directory stays as shipped, shared by
  * every build), then its commands run there with nvcc first on PATH; every
- * named output must exist. */
+ * output named by b's program and by the programs of the builds made as b
+ * (same_as) must exist. */
 static void project_build(struct strbuf *cmd, struct plan_build *b, const struct spec *s,
 			  const struct plan *p, const struct plan_host *h)
 {
 	const struct spec_program *prog = b->prog;
-	int i;
+	const char **outs = NULL, *tools[ENV_NTOOLS + 1];
+	int i, k, nouts = 0;
+	env_add_exports(cmd, h->env, h->nenv);
 	strbuf_addstr(cmd, "cd ");
 	strbuf_add_shell_quoted(cmd, p->src_dir);
 	strbuf_addstr(cmd, " && mkdir -p ");
@@ -446,13 +483,32 @@ static void project_build(struct strbuf *cmd, struct plan_build *b, const struct
 	}
 	if (prog->ptxas)
 		strbuf_addstr(cmd, " && NVCC_APPEND_FLAGS=\"${NVCC_APPEND_FLAGS:+$NVCC_APPEND_FLAGS }-Xptxas=-v\" && export NVCC_APPEND_FLAGS");
+	strbuf_addstr(cmd, " && { ");
 	for (i = 0; prog->build_cmds[i]; i++) {
-		strbuf_addstr(cmd, " && ");
+		strbuf_addstr(cmd, i ? " && " : "");
 		add_argv(cmd, prog->build_cmds[i], b->arch, s->defines, s->ndefines);
 	}
+	if (build_tools(prog, tools)) {
+		/* a failed build says which cmake / make / ninja it ran (shellenv.h) */
+		strbuf_addstr(cmd, " || { rc=$?; ");
+		env_add_tool_report(cmd, tools);
+		strbuf_addstr(cmd, " >&2; exit $rc; }");
+	}
+	strbuf_addstr(cmd, "; }");
 	strbuf_addstr(cmd, " && for o in");
-	for (i = 0; prog->outputs[i]; i++)
-		add_word_(cmd, prog->outputs[i]);
+	for (k = 0; k < p->nbuilds; k++) {
+		const struct plan_build *o = &p->builds[k];
+		if (o != b && o->same_as != b)
+			continue;
+		for (i = 0; o->prog->outputs[i]; i++) {
+			outs = xrealloc(outs, (size_t)(nouts + 1) * sizeof(*outs));
+			outs[nouts++] = o->prog->outputs[i];
+		}
+	}
+	nouts = str_distinct(outs, nouts);
+	for (i = 0; i < nouts; i++)
+		add_word_(cmd, outs[i]);
+	free(outs);
 	strbuf_addstr(cmd, "; do test -e \"$o\" || { echo \"gpuorch: the build did not make '$o' "
 			   "(named in build.outputs)\" >&2; exit 1; }; done");
 }
@@ -600,6 +656,19 @@ static void object_key(char key[SHA256_HEX_LEN + 1], const char *compile, const 
 	sha256_end(c, key);
 }
 
+/* An nvcc build's executable: named after its first source (attn.cu ->
+ * attn), not after the program, which is no part of the build's key. */
+static char *bin_name(const struct spec_program *prog)
+{
+	const char *src = prog->sources && prog->sources[0] ? prog->sources[0] : "program";
+	const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+	const char *dot = strrchr(base, '.');
+	char *stem = xstrfmt("%.*s", (int)(dot && dot > base ? dot - base : (long)strlen(base)), base);
+	char *slug = plan_slug(stem, 60);
+	free(stem);
+	return slug;
+}
+
 static void make_build(struct plan_build *b, const struct spec *s, struct plan *p,
 		       const struct plan_host *h)
 {
@@ -608,15 +677,15 @@ static void make_build(struct plan_build *b, const struct spec *s, struct plan *
 	int i;
 
 	build_key(b, s, h);
-	slug = plan_slug(b->prog->name, 60);
 	b->dir = xstrfmt("%s/builds/%.16s", h->workdir, b->key);
 	if (b->prog->build_cmds) {
 		b->tree = xstrfmt("%s/tree", b->dir);
 		b->bin = xstrfmt("%s/%s", b->tree, b->prog->outputs[0]);
 	} else {
+		slug = bin_name(b->prog);
 		b->bin = xstrfmt("%s/%s", b->dir, slug);
+		free(slug);
 	}
-	free(slug);
 
 	if (b->prog->min_arch && !spec_arch_satisfies(b->arch, b->prog->min_arch))
 		b->skip_reason = xstrfmt("program '%s' needs %s; this build targets %s",
@@ -626,12 +695,10 @@ static void make_build(struct plan_build *b, const struct spec *s, struct plan *
 					 "/usr/local/cuda/bin, /usr/local/cuda-*/bin); set "
 					 "\"cuda_home\" in the hosts file");
 
-	if (b->prog->build_cmds) {
-		project_build(&cmd, b, s, p, h);
-		b->command = strbuf_detach(&cmd, NULL);
-		return;
-	}
+	if (b->prog->build_cmds)
+		return;   /* its command once the plan knows which builds it makes (share_builds) */
 	gencode = plan_gencode(b->arch);
+	env_add_exports(&cmd, h->env, h->nenv);
 	strbuf_addstr(&cmd, "cd ");
 	strbuf_add_shell_quoted(&cmd, p->src_dir);
 	strbuf_addstr(&cmd, " && ");
@@ -836,6 +903,7 @@ static void make_ktrace_build(struct plan_build *b, const struct plan *p, const 
 	if (!h->nvcc)
 		b->skip_reason = xstrdup("nvcc not found on the host: the CUPTI library is found "
 					 "beside it");
+	env_add_exports(&cmd, h->env, h->nenv);
 	strbuf_addstr(&cmd, "cd ");
 	strbuf_add_shell_quoted(&cmd, b->dir);
 	strbuf_addstr(&cmd, " && printf '%s' ");
@@ -905,6 +973,15 @@ static void ktrace_command(struct strbuf *cmd, struct plan_step *ps, const struc
 
 #define TOOL_SEARCH "searched PATH, cuda_home/bin, /usr/local/cuda/bin, /usr/local/cuda-*/bin, /opt/nvidia/nsight-compute/*"
 
+/* The start of a step's command: the host's env, then "cd DIR && " */
+static void add_env_cd(struct strbuf *cmd, const struct plan_host *h, const char *dir)
+{
+	env_add_exports(cmd, h->env, h->nenv);
+	strbuf_addstr(cmd, "cd ");
+	strbuf_add_shell_quoted(cmd, dir);
+	strbuf_addstr(cmd, " && ");
+}
+
 static void make_step(struct plan_step *ps, const struct spec *s, const struct plan *p,
 		      const struct plan_host *h, const struct spec_step *st,
 		      const struct spec_problem *pr, const struct spec_variant *variant,
@@ -969,9 +1046,7 @@ static void make_step(struct plan_step *ps, const struct spec *s, const struct p
 			ps->skip_reason = xstrfmt("not built: %s", ps->build->skip_reason);
 	}
 
-	strbuf_addstr(&cmd, "cd ");
-	strbuf_add_shell_quoted(&cmd, ps->build && ps->build->tree ? ps->build->tree : p->src_dir);
-	strbuf_addstr(&cmd, " && ");
+	add_env_cd(&cmd, h, ps->build && ps->build->tree ? ps->build->tree : p->src_dir);
 	if (st->kind == STEP_KERNEL_TIMING) {
 		ktrace_command(&cmd, ps, s, p, pr, ps->build ? ps->build->bin : "false");
 	} else if (prog->run) {
@@ -1036,6 +1111,33 @@ static void expand_step(struct plan *p, const struct spec *s, const struct plan_
 	}
 }
 
+/* Builds with the same key are one build: each but the first of those to
+ * be made points at it (same_as) and takes its command; a project build's
+ * command is made here, checking the outputs of every program it serves. */
+static void share_builds(struct plan *p, const struct spec *s, const struct plan_host *h)
+{
+	int i, k;
+	for (i = 0; i < p->nbuilds; i++) {
+		struct plan_build *b = &p->builds[i];
+		for (k = 0; k < i && !b->skip_reason && !b->same_as; k++)
+			if (!p->builds[k].skip_reason && !p->builds[k].same_as &&
+			    !strcmp(p->builds[k].key, b->key))
+				b->same_as = &p->builds[k];
+	}
+	for (i = 0; i < p->nbuilds; i++) {
+		struct plan_build *b = &p->builds[i];
+		struct strbuf cmd = STRBUF_INIT;
+		if (b->command)
+			continue;
+		if (b->same_as) {
+			b->command = xstrdup(b->same_as->command);
+			continue;
+		}
+		project_build(&cmd, b, s, p, h);
+		b->command = strbuf_detach(&cmd, NULL);
+	}
+}
+
 static void add_build(struct plan *p, const struct spec *s, const struct plan_host *h,
 		      const struct spec_program *prog, const struct spec_variant *variant,
 		      const char *arch)
@@ -1093,6 +1195,7 @@ void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h)
 			make_ktrace_build(p->ktrace, p, h);
 			break;
 		}
+	share_builds(p, s, h);
 
 	n = 0;
 	for (j = 0; j < s->nsteps; j++) {
@@ -1155,9 +1258,17 @@ void plan_print(const struct plan *p, FILE *out)
 	fprintf(out, "    sources unpacked in %s\n", p->src_dir);
 	for (i = 0; i < p->nbuilds; i++) {
 		const struct plan_build *b = &p->builds[i];
-		fprintf(out, "    build %s%s%s%s for %s (key %.16s)\n", b->prog->name,
+		fprintf(out, "    build %s%s%s%s for %s (key %.16s)", b->prog->name,
 			b->variant ? " [" : "", b->variant ? b->variant->label : "",
 			b->variant ? "]" : "", b->arch, b->key);
+		if (b->same_as) {
+			fprintf(out, "; the same build as %s%s%s%s, made once\n", b->same_as->prog->name,
+				b->same_as->variant ? " [" : "",
+				b->same_as->variant ? b->same_as->variant->label : "",
+				b->same_as->variant ? "]" : "");
+			continue;
+		}
+		fputc('\n', out);
 		if (b->skip_reason)
 			fprintf(out, "      skipped: %s\n", b->skip_reason);
 		else

@@ -10,12 +10,17 @@
 #include <stdio.h>
 #include "spec/spec.h"
 #include "core/hash.h"
+#include "core/shellenv.h"
 
 struct plan_build {
 	const struct spec_program *prog;
 	const struct spec_variant *variant; /* a sweep's defines, or NULL */
 	char *arch;
-	char key[SHA256_HEX_LEN + 1];  /* content id + program + flags + arch + nvcc version */
+	char key[SHA256_HEX_LEN + 1];  /* what makes its output: the files it reads, its
+					* command (sources, libs, flags, defines, build
+					* commands), arch, nvcc and its version, the host's
+					* env -- never the program's name, so two programs
+					* built alike are one build */
 	char *dir;                     /* remote build directory (also the step directory) */
 	char *bin;                     /* remote executable (a project build: its first output) */
 	char *tree;                    /* a project build's copy of the sources, where it
@@ -24,6 +29,9 @@ struct plan_build {
 	char *skip_reason;             /* not built, and why; NULL to build */
 	int may_fail;                  /* its failure skips its steps, not the phase
 					* (a sweep variant; the CUPTI library) */
+	const struct plan_build *same_as; /* the earlier build of this plan with the same
+					* key, made once for both (its directory, command
+					* and result are this one's); NULL: this one is made */
 };
 
 struct plan_step {
@@ -72,6 +80,9 @@ struct plan_host {
 	const char *python;            /* path, NULL when not found */
 	const char *ncu;               /* Nsight Compute CLI path, NULL when not found */
 	const char *sanitizer;         /* compute-sanitizer path, NULL when not found */
+	const struct env_var *env;     /* the host's "env": set before every build and step
+					* command, part of every build key; nenv of them */
+	int nenv;
 };
 
 struct plan {

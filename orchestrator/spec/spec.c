@@ -465,7 +465,7 @@ enum go_status spec_parse(const char *label, const char *text, size_t len,
 	s = xcalloc(1, sizeof(*s));
 	s->path = xstrdup(label);
 	sha256_hex(text, len, s->hash);
-	st = json_parse(text, len, label, &s->json, err);
+	st = json_parse_commented(text, len, label, &s->json, err);
 	if (st != GO_OK) {
 		spec_free(s);
 		return GO_ERR_SPEC;

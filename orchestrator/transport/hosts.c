@@ -268,6 +268,12 @@ static void host_slurm_free(struct host_slurm *s)
 
 static void host_release(struct host *h)
 {
+	int i;
+	for (i = 0; i < h->nenv; i++) {
+		free(h->env[i].name);
+		free(h->env[i].value);
+	}
+	free(h->env);
 	host_slurm_free(h->slurm);
 	free(h->name);
 	free(h->address);
@@ -468,13 +474,63 @@ static enum go_status parse_slurm(struct hctx *c, const cJSON *v, struct host_sl
 
 /* ---------------------------------------------------------------- hosts */
 
+/* "env": {"NAME": "value", ...}, names and values as core/shellenv.h says */
+static enum go_status parse_env(struct hctx *c, const cJSON *obj, struct host *h)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "env"), *it, *prev;
+	struct strbuf why = STRBUF_INIT;
+	size_t mark;
+	if (!v)
+		return GO_OK;
+	mark = push(c, ".env");
+	if (!cJSON_IsObject(v))
+		return bad(c, "expected an object of variables, e.g. {\"PATH\": \"/opt/cmake-3.30/bin:$PATH\"}, found %s",
+			   json_type_name(v));
+	h->env = xcalloc((size_t)cJSON_GetArraySize(v) + 1, sizeof(*h->env));
+	cJSON_ArrayForEach(it, v) {
+		size_t m2 = push(c, ".%s", it->string);
+		for (prev = v->child; prev != it; prev = prev->next)
+			if (!strcmp(prev->string, it->string))
+				return bad(c, "'%s' is given twice; keep one", it->string);
+		if (!env_name_ok(it->string, &why) ||
+		    (cJSON_IsString(it) && !env_value_ok(it->valuestring, &why))) {
+			enum go_status st = bad(c, "%s", why.buf);
+			strbuf_release(&why);
+			return st;
+		}
+		if (!cJSON_IsString(it))
+			return bad(c, "expected a string, found %s", json_type_name(it));
+		pop(c, m2);
+		h->env[h->nenv].name = xstrdup(it->string);
+		h->env[h->nenv++].value = xstrdup(it->valuestring);
+	}
+	pop(c, mark);
+	return GO_OK;
+}
+
+/* persist_s with the other keys: a plain host, an execd to carry it */
+static enum go_status check_persist(struct hctx *c, const struct host *h)
+{
+	if (h->persist_s && h->slurm) {
+		push(c, ".persist_s");
+		return bad(c, "host '%s': \"persist_s\" is for a plain SSH host; remove it from the cluster entry",
+			   h->name);
+	}
+	if (h->persist_s && !h->execd_idle_s) {
+		push(c, ".persist_s");
+		return bad(c, "host '%s': a kept session carries the commands that go through the host's execd, and \"execd_idle_s\" is 0; set \"execd_idle_s\" above 0 or \"persist_s\" to 0",
+			   h->name);
+	}
+	return GO_OK;
+}
+
 static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 {
 	static const char *const keys[] = { "name", "address", "port", "user", "identity",
 					    "known_hosts", "cuda_home", "workdir", "gpu", "arch",
 					    "connect_timeout_s", "gpu_index", "gpus", "ssh_alias",
 					    "ssh_config", "python", "max_builds", "execd_idle_s", "persist_s", "slurm",
-					    "login", "instance", NULL };
+					    "login", "instance", "env", NULL };
 	static const char *const login_keys[] = { "address", "port", "user", "identity",
 						  "known_hosts", "ssh_alias", "ssh_config",
 						  "connect_timeout_s", NULL };
@@ -546,16 +602,8 @@ static enum go_status parse_host(struct hctx *c, const cJSON *v, struct host *h)
 	h->execd_idle_s = DEFAULT_EXECD_IDLE_S;
 	TRY(get_int(c, v, "execd_idle_s", 0, 604800, &h->execd_idle_s, NULL));
 	TRY(get_int(c, v, "persist_s", 0, 86400, &h->persist_s, NULL));
-	if (h->persist_s && h->slurm) {
-		push(c, ".persist_s");
-		return bad(c, "host '%s': \"persist_s\" is for a plain SSH host; remove it from the cluster entry",
-			   h->name);
-	}
-	if (h->persist_s && !h->execd_idle_s) {
-		push(c, ".persist_s");
-		return bad(c, "host '%s': a kept session carries the commands that go through the host's execd, and \"execd_idle_s\" is 0; set \"execd_idle_s\" above 0 or \"persist_s\" to 0",
-			   h->name);
-	}
+	TRY(check_persist(c, h));
+	TRY(parse_env(c, v, h));
 	{
 		/* A cloud instance behind the host: checked by cloud/instance.c
 		 * (a layer above), before anything starts; kept here as given. */

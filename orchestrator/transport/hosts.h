@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "transport/ssh.h"
+#include "core/shellenv.h"
 
 /* A Slurm cluster entry's "slurm" object (docs/slurm.md); the entry's
  * "login" object fills the SSH fields of struct host (the login node). */
@@ -38,6 +39,9 @@ struct host {
 	int use_agent;        /* "identity": "agent" or no identity given */
 	char *known_hosts;    /* default ~/.ssh/known_hosts */
 	char *cuda_home;      /* optional, e.g. /usr/local/cuda */
+	struct env_var *env;  /* "env": set, in this order, before each build and step
+			       * command on the host (docs/hosts.md); nenv of them */
+	int nenv;
 	char *python;         /* optional python3 for script programs (else python3 on PATH) */
 	char *workdir;        /* remote work directory, default ".gpuorch" (relative to $HOME) */
 	char *gpu;            /* optional GPU name override (else nvidia-smi) */

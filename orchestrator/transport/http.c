@@ -1,6 +1,7 @@
 /* http.c -- gpuorch's one HTTP client over libcurl, loaded at the first
  * request (http.h). */
 #include "transport/http.h"
+#include "core/version.h"
 
 #include <curl/curl.h>
 #include <dlfcn.h>
@@ -122,7 +123,7 @@ static enum http_failure failure_of(CURLcode cc)
 
 enum go_status http_do(const struct http_request *r, struct http_answer *a, struct strbuf *err)
 {
-	char errbuf[CURL_ERROR_SIZE] = "";
+	char errbuf[CURL_ERROR_SIZE] = "", agent[128];
 	struct curl_slist *hdr = NULL;
 	struct sink k = {&a->body, r->max_answer ? r->max_answer : HTTP_ANSWER_MAX, r->clip_answer};
 	long connect_s = r->connect_timeout_s ? r->connect_timeout_s : 10;
@@ -163,7 +164,8 @@ enum go_status http_do(const struct http_request *r, struct http_answer *a, stru
 	cu.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);   /* a redirected request is a mistake here */
 	cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);         /* threads: no SIGALRM for DNS timeouts */
 	cu.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	cu.easy_setopt(c, CURLOPT_USERAGENT, "gpuorch/" GPUORCH_VERSION);
+	snprintf(agent, sizeof(agent), "gpuorch/%s", gpuorch_version);
+	cu.easy_setopt(c, CURLOPT_USERAGENT, agent);
 	cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, r->timeout_s < connect_s ? r->timeout_s : connect_s);
 	cu.easy_setopt(c, CURLOPT_TIMEOUT, r->timeout_s);
 	cu.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);

@@ -456,6 +456,89 @@ static void test_sweep_sources(void)
 	strbuf_release(&err);
 }
 
+/* The build of program name (not a sweep's), or NULL. */
+static const struct plan_build *build_of(const struct plan *p, const char *name)
+{
+	int i;
+	for (i = 0; i < p->nbuilds; i++)
+		if (!p->builds[i].variant && !strcmp(p->builds[i].prog->name, name))
+			return &p->builds[i];
+	return NULL;
+}
+
+/* Issue 32: two programs built alike (the same build command, or the same
+ * sources through nvcc) are one build -- one key, one directory, made once
+ * (same_as) -- whatever their names and outputs; another command is
+ * another build in another directory. */
+static void test_shared_builds(void)
+{
+	static const char spec_text[] =
+		"{\"schema\": 1, \"name\": \"shared\", \"phase\": \"p\", \"sources\": [\".\"],"
+		" \"targets\": {\"H100\": \"sm_90a\"},"
+		" \"programs\": {"
+		"  \"a\": {\"build\": {\"command\": [\"sh\", \"build.sh\"], \"outputs\": [\"bin/a\"]},"
+		"         \"run\": [\"bin/a\"], \"figures\": {\"x\": {\"regex\": \"x=([0-9]+)\"}}},"
+		"  \"b\": {\"build\": {\"command\": [\"sh\", \"build.sh\"], \"outputs\": [\"bin/b\", \"bin/a\"]},"
+		"         \"run\": [\"bin/b\"], \"figures\": {\"x\": {\"regex\": \"x=([0-9]+)\"}}},"
+		"  \"c\": {\"build\": {\"command\": [\"sh\", \"build.sh\", \"other\"], \"outputs\": [\"bin/c\"]},"
+		"         \"run\": [\"bin/c\"], \"figures\": {\"x\": {\"regex\": \"x=([0-9]+)\"}}},"
+		"  \"n1\": {\"sources\": [\"src/k.cu\"]}, \"n2\": {\"sources\": [\"src/k.cu\"]}},"
+		" \"problems\": [{\"name\": \"small\"}],"
+		" \"steps\": [{\"kind\": \"benchmark\", \"program\": \"a\"}, {\"kind\": \"benchmark\", \"program\": \"b\"},"
+		"  {\"kind\": \"benchmark\", \"program\": \"c\"}, {\"kind\": \"benchmark\", \"program\": \"n1\"},"
+		"  {\"kind\": \"benchmark\", \"program\": \"n2\"}]}";
+	struct strbuf err = STRBUF_INIT;
+	struct spec *s = NULL;
+	struct plan_host h;
+	struct plan p;
+	const struct plan_build *a, *b, *c, *n1, *n2;
+	const struct plan_step *sb;
+	const char *loop;
+
+	host_init(&h);
+	if (spec_parse("plan.json", spec_text, strlen(spec_text), ".", 0, &s, &err) != GO_OK) {
+		CHECK(0, "a spec with shared builds parses", "%s", err.buf);
+		strbuf_release(&err);
+		return;
+	}
+	plan_make(&p, s, &h);
+	a = build_of(&p, "a");
+	b = build_of(&p, "b");
+	c = build_of(&p, "c");
+	n1 = build_of(&p, "n1");
+	n2 = build_of(&p, "n2");
+	if (!a || !b || !c || !n1 || !n2) {
+		CHECK(0, "a build for each program", "nbuilds=%d", p.nbuilds);
+		plan_release(&p);
+		spec_free(s);
+		return;
+	}
+	CHECK(!strcmp(a->key, b->key) && !strcmp(a->dir, b->dir) && !a->same_as && b->same_as == a &&
+	      !strcmp(a->command, b->command),
+	      "two programs with one build command: one key, one directory, the second made as the first",
+	      "%s %s same_as %p", a->key, b->key, (const void *)b->same_as);
+	loop = strstr(a->command, " && for o in ");
+	CHECK(loop && !strncmp(loop, " && for o in 'bin/a' 'bin/b'; do ", 33),
+	      "the build checks every output of the programs it serves, each once", "%s",
+	      loop ? loop : a->command);
+	CHECK(!strcmp(a->bin + strlen(a->dir), "/tree/bin/a") && !strcmp(b->bin + strlen(b->dir), "/tree/bin/b"),
+	      "each program runs its own output from the one tree", "%s %s", a->bin, b->bin);
+	CHECK(strcmp(c->key, a->key) && strcmp(c->dir, a->dir) && !c->same_as &&
+	      strstr(c->command, " && for o in 'bin/c'; do "),
+	      "another build command: another build in another directory", "%s %s", c->dir, a->dir);
+	CHECK(!strcmp(n1->key, n2->key) && n2->same_as == n1 && !strcmp(n1->bin, n2->bin) &&
+	      !strcmp(n1->bin + strlen(n1->dir), "/k"),
+	      "two nvcc programs of the same sources: one build, its executable named after the source",
+	      "%s %s", n1->bin, n2->bin);
+	sb = find_step(&p, "benchmark.b.small");
+	CHECK(sb && sb->build == b && !strncmp(sb->command, "cd '", 4) &&
+	      !strncmp(sb->command + 4, a->tree, strlen(a->tree)),
+	      "the second program's step runs in the shared tree", "%s", sb ? sb->command : "-");
+	plan_release(&p);
+	spec_free(s);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	test_build_keys();
@@ -464,5 +547,6 @@ int main(void)
 	test_small();
 	test_wrapper_rpath();
 	test_sweep_sources();
+	test_shared_builds();
 	return check_summary();
 }

@@ -70,7 +70,7 @@ static void test_generator(void)
 	cJSON *run = cJSON_Parse(json);
 	struct strbuf why = STRBUF_INIT;
 	size_t n = strlen(md);
-	snprintf(want, sizeof(want), "\n<!-- gpuorch report %s renderer %s -->\n", GPUORCH_VERSION,
+	snprintf(want, sizeof(want), "\n<!-- gpuorch report %s renderer %s -->\n", GPUORCH_RELEASE,
 		 gpuorch_report_id);
 	CHECK(strlen(gpuorch_report_id) == 12, "the renderer id is 12 hex digits", "%s", gpuorch_report_id);
 	CHECK(n > strlen(want) && !strcmp(md + n - strlen(want), want), "report.md ends with the renderer line",

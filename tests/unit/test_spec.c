@@ -686,6 +686,47 @@ static void test_metric_names(void)
 	}
 }
 
+/* Issue 34: specs may carry comments (// and slash-star), read as
+ * cJSON_Minify reads them; an error's line and column stay the file's. */
+static void test_comments(void)
+{
+	const char *text =
+		"// the minimal spec, commented\n"
+		"{\"schema\": 1, \"name\": \"m\", /* inline */ \"phase\": \"P\",\n"
+		" \"description\": \"see http://example.com/a // not a comment /* nor this */\",\n"
+		" /* a block\n"
+		"    over lines */\n"
+		" \"sources\": [\"cpu/sleep.cu\"], // trailing\n"
+		" \"programs\": {\"t\": {\"sources\": [\"cpu/sleep.cu\"]}},\n"
+		" \"problems\": [{\"name\": \"one\"}],\n"
+		" \"steps\": [{\"kind\": \"correctness\", \"program\": \"t\"}]}\n"
+		"// after the value\n";
+	const char *bad =
+		"// line 1\n"
+		"{\"schema\": 1, /* two\n"
+		"   lines */ \"name\": \"m\",\n"
+		"   \"phase\": \"P\" \"sources\": []}\n";
+	const char *open = "{\"schema\": 1,\n  /* never closed\n}\n";
+	struct strbuf err = STRBUF_INIT;
+	struct spec *s = NULL;
+	enum go_status st = spec_parse("c.json", text, strlen(text), ROOT, 1, &s, &err);
+	CHECK(st == GO_OK && s && !strcmp(s->name, "m") && !strcmp(s->phase, "P") &&
+	      s->description && !strcmp(s->description, "see http://example.com/a // not a comment /* nor this */") &&
+	      s->nprograms == 1,
+	      "a spec with // and block comments parses; // and /* in a string are the string's",
+	      "st=%d err=%s", st, err.buf);
+	spec_free(s);
+	s = NULL;
+	st = spec_parse("bad.json", bad, strlen(bad), ROOT, 1, &s, &err);
+	CHECK(st == GO_ERR_SPEC && !s && strstr(err.buf, "bad.json:4:17: invalid JSON near '\"sources\": []}"),
+	      "a syntax error after comments names the file's own line and column (4:17)", "%s", err.buf);
+	strbuf_reset(&err);
+	st = spec_parse("open.json", open, strlen(open), ROOT, 1, &s, &err);
+	CHECK(st == GO_ERR_SPEC && !s && strstr(err.buf, "open.json:2:3: a /* comment is not closed"),
+	      "a block comment never closed: an error at its start", "%s", err.buf);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	test_metric_names();
@@ -696,5 +737,6 @@ int main(void)
 	test_files();
 	test_errors();
 	test_arch();
+	test_comments();
 	return check_summary();
 }
