@@ -8,7 +8,7 @@ test_description='gpuorch run through the host runner: builds bounded per host, 
 # name (the name is in the link's -o), and otherwise runs the real nvcc
 # (--version and --dryrun, which a build asks of a wrapper nvcc outside a CUDA
 # tree for its TOP, and the compiles of the sources into objects, -c, go
-# straight to the real one: the programs share one source, so one object). Checks are && chains (tests/lib/testlib.sh).
+# straight to the real one). Checks are && chains (tests/lib/testlib.sh).
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
@@ -28,19 +28,26 @@ survivors() {
 	pgrep -f "$MARK" >/dev/null
 }
 
-# spec NAME BUILD_TIMEOUT STEP_PARAMS PROGRAM...: one CPU program per name
-# (all built from cpu/cputimer.c), one benchmark step each
+# spec NAME BUILD_TIMEOUT STEP_PARAMS PROGRAM...: one CPU program per name,
+# one benchmark step each. Each is built from its own copy of cpu/cputimer.c,
+# cpu/NAME.c (committed): identical builds are one build (docs/spec.md), and
+# an nvcc build's executable is named after its first source, so the link's
+# -o names the program, as the stand-in nvcc needs
 write_spec() {
 	_n=$1 _bt=$2 _pp=$3
 	shift 3
-	_progs='' _steps=''
+	_progs='' _steps='' _srcs=''
 	for _p in "$@"; do
-		_progs="$_progs\"$_p\": {\"sources\": [\"cpu/cputimer.c\"], \"needs_gpu\": false},"
+		cp proj/cpu/cputimer.c "proj/cpu/$_p.c" || return 1
+		_srcs="$_srcs\"cpu/$_p.c\","
+		_progs="$_progs\"$_p\": {\"sources\": [\"cpu/$_p.c\"], \"needs_gpu\": false},"
 		_steps="$_steps{\"kind\": \"benchmark\", \"program\": \"$_p\", \"timeout_s\": 60},"
 	done
+	(cd proj && git add cpu && { git diff --cached --quiet || git commit -qm "sources of $_n"; }) ||
+		return 1
 	cat >"proj/experiments/$_n.json" <<JSON
 {"schema": 1, "name": "$_n", "phase": "runner test $_n",
- "sources": ["cpu/cputimer.c"], "build": {"timeout_s": $_bt},
+ "sources": [${_srcs%,}], "build": {"timeout_s": $_bt},
  "targets": {"H100": "sm_90a"},
  "programs": {${_progs%,}},
  "problems": [{"name": "p", "params": {$_pp}}],

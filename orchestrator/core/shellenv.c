@@ -7,7 +7,7 @@
 #include <string.h>
 #include "core/banned.h"
 
-const char *const env_tools[ENV_NTOOLS] = { "cmake", "make", "ninja" };
+const char *const env_tools[ENV_NTOOLS + 1] = { "cmake", "make", "ninja", NULL };
 
 static size_t name_len(const char *s)
 {

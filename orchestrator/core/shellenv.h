@@ -27,7 +27,7 @@ void env_add_exports(struct strbuf *cmd, const struct env_var *v, int n);
 
 /* The tools a report covers, in its order. */
 #define ENV_NTOOLS 3
-extern const char *const env_tools[ENV_NTOOLS];   /* "cmake", "make", "ninja" */
+extern const char *const env_tools[ENV_NTOOLS + 1];   /* "cmake", "make", "ninja", NULL */
 /* Appends a shell command printing one line per tool named in tools
  * (NULL-terminated): "gpuorch-tool: NAME PATH VERSION-LINE", or
  * "gpuorch-tool: NAME absent". */
