@@ -90,7 +90,10 @@ nested_ok() {
 	(cd $1 && "$GPUORCH" spec check experiments/$1.json) &&
 	(cd $1 && "$GPUORCH" run experiments/$1.json --hosts ../dry-hosts.json --dry-run) >$1.dry &&
 	grep "build gemm_bench for sm_90a" $1.dry &&
-	grep "cmake. .--build. .build. .-j. && for o in .build/src/scan_bench.;" $1.dry &&
+	# both programs are one cmake build (identical builds are one build),
+	# which checks both outputs
+	grep "cmake. .--build. .build. .-j. .*for o in .build/src/gemm_bench. .build/src/scan_bench.;" $1.dry &&
+	grep "build scan_bench for sm_90a (key [0-9a-f]*); the same build as gemm_bench, made once" $1.dry &&
 	grep "step benchmark.gemm_bench.default" $1.dry
 }
 

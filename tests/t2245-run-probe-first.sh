@@ -121,7 +121,8 @@ test_expect_success 'a fresh host: the probe and the run on one command; the pla
 	test "$(jq_ $run/run.json hosts.0.phases.1.status)" = PASS &&
 	test "$(jq_ $run/run.json hosts.0.ship.files_sent)" = 1 &&
 	test "$(jq_ $run/run.json hosts.0.steps.0.status)" = PASS &&
-	test "$(wc -l <"$CALLS")" = 1 &&
+	# one probe: nvidia-smi asked for its GPU, then for every GPU (the slots)
+	test "$(wc -l <"$CALLS")" = 2 &&
 	grep " nice $(ps -o ni= -p $$ | tr -d " ")$" "$CALLS" &&
 	test -s "$GPUORCH_CACHE_DIR"/probe-*.txt
 '
@@ -180,7 +181,8 @@ test_expect_success 'a fresh host whose driver names a GPU the spec knows: nvidi
 	test "$(jq_ $run/run.json hosts.0.info.driver)" = 580.159.04 &&
 	jq_ $run/run.json hosts.0.phases.1.detail | grep "NVIDIA H100 80GB HBM3 (sm_90a, as /proc/driver/nvidia names it" &&
 	! grep "warning" proc.out &&
-	test "$(wc -l <"$CALLS")" = 1 &&
+	# one probe: nvidia-smi asked for its GPU, then for every GPU (the slots)
+	test "$(wc -l <"$CALLS")" = 2 &&
 	grep " nice 19$" "$CALLS" &&
 	grep "^compute_cap\|^gpu=NVIDIA H100" "$GPUORCH_CACHE_DIR"/probe-*.txt
 '
