@@ -11,7 +11,11 @@
 # each (user + sys of the runner and every process it waited for: the
 # shell's `times` of a subshell that runs only them), and, where strace is
 # installed, the processes one run forks and the programs it executes
-# (strace -f -c, one more run each). GPUORCH_AGENT names the agent (default
+# (strace -f -c, one more run each). Then how soon each runner sees an item
+# end: nine builds and nine steps of 0.1 s, one at a time, and the median gap
+# from an item's end (t_end) to its end event, builds beside steps (a runner
+# that only looked at builds every 0.5 s would add ~0.4 s to the builds').
+# GPUORCH_AGENT names the agent (default
 # build/gpuorch-agent, `make` builds it); GPUORCH_RUNNER_SHELL the shell of
 # runner.sh (default sh). A measurement, not a test: nothing here passes or
 # fails on a number.
@@ -104,3 +108,34 @@ if command -v strace >/dev/null 2>&1; then
 else
 	echo "(no strace: forks not counted)"
 fi
+
+# wake NAME CMD...: one run of nine 0.1 s builds (one at a time) and nine
+# 0.1 s steps; prints the median gap from an item's end to its end event
+wake() {
+	_name=$1
+	shift
+	_r=$T/runs/$_name-wake
+	mkdir -p "$_r" || return 1
+	{
+		printf "plan_version 1\nsrc_dir '%s'\nmax_builds 1\nfail_fast 1\ntext_cap 4194304\n" "$T/src"
+		for _i in 1 2 3 4 5 6 7 8 9; do
+			printf "build 'w%s' '%s' '%s' 60 'sleep 0.1 && cp /bin/true %s'\n" \
+				"$_i" "$_r/b$_i" "$_r/b$_i/prog" "$_r/b$_i/prog"
+		done
+		for _i in 1 2 3 4 5 6 7 8 9; do
+			printf "step 's%s' '%s' 30 '' 0 '' 'sleep 0.1'\n" "$_i" "$_r/s$_i"
+		done
+	} >"$_r/plan.sh"
+	"$@" "$_r" >/dev/null 2>&1 || { echo "$_name: the wake run failed (journal $_r/journal)"; return 0; }
+	sed -n 's/^{"t":\([0-9.]*\),"ev":"\(build\|step\)_end".*"t_end":\([0-9.]*\),.*/\2 \1 \3/p' "$_r/journal" |
+		awk -v name="$_name" '{ g = $2 - $3; if ($1 == "build") b[nb++] = g; else s[ns++] = g }
+		function med(a, n,   i, j, t) {
+			for (i = 1; i < n; i++) for (j = i; j > 0 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+			return n % 2 ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2
+		}
+		END { if (nb != 9 || ns != 9) { printf "%-14s wake: %d builds, %d steps ended (not 9 and 9)\n", name, nb, ns; exit }
+			printf "%-14s item end to its event, medians of 9: builds %.3f s, steps %.3f s\n", name, med(b, nb), med(s, ns) }'
+}
+
+wake runner.sh "$RSH" "$RUNNER" run
+wake gpuorch-agent "$AGENT" run

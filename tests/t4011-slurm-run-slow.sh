@@ -41,13 +41,34 @@ test_expect_success 'setup: a single-node Slurm, a login node with scontrol, a p
 	(cd proj && git add -A && git commit -qm specs)
 '
 
-test_expect_success 'a job that waits for resources: its pending reason is recorded' '
+# pending_seen RUN: the run's record as the run goes (run.json and the
+# changes journaled since: journal.jsonl) names a job that waits for
+# Resources or Priority
+pending_seen() {
+	cat "$1/run.json" "$1/journal.jsonl" 2>/dev/null |
+		grep -q "\"pending_reason\":[[:space:]]*\"\(Resources\|Priority\)\""
+}
+
+test_expect_success 'a job that waits for resources: its pending reason is in the record while it waits, and after' '
 	cluster_json big.json ", \"cpus_per_job\": 8" &&
-	(cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/sweep.json --hosts ../big.json --host hpc) >big.out 2>big.err ||
-		{ cat big.out big.err; false; } &&
+	# a job of our own holds all 8 CPUs until the gate opens: the run'"'"'s
+	# first job waits for Resources (or Priority) until then, however slow
+	# the machine; the gate opens only once the record says so
+	blocker=$(sbatch --parsable -p debug -c 8 -o /dev/null --wrap "while [ ! -e $TRASH/go-big ]; do sleep 0.2; done") &&
+	test_when_finished "touch $TRASH/go-big; scancel $blocker 2>/dev/null || :" &&
+	wait_for 120 "squeue -h -j $blocker -o %T | grep -q RUNNING" &&
+	ls -d "$TRASH"/reports/*/*/ 2>/dev/null >runs.before || : &&
+	{ (cd proj && SLURM_JWT=$tok "$GPUORCH" run experiments/sweep.json --hosts ../big.json --host hpc) >big.out 2>big.err & } &&
+	gpid=$! &&
+	test_when_finished "kill $gpid 2>/dev/null && wait $gpid; :" &&
+	wait_for 120 "test -n \"\$(ls -d \"\$TRASH\"/reports/*/*/ 2>/dev/null | grep -vxF -f runs.before)\"" &&
 	run=$(last_run_dir) &&
+	wait_for 300 "pending_seen $run" &&
+	: "the blocker still runs: the record said why before the wait ended" &&
+	squeue -h -j $blocker -o %T | grep RUNNING &&
+	touch "$TRASH/go-big" &&
+	{ wait $gpid || { cat big.out big.err; false; }; } &&
 	test "$(jq_ $run/run.json outcome)" = passed &&
-	: "a job keeps the last reason a poll saw it pending for: the head of the queue waits for Resources, the jobs behind it for Priority; which one a poll sees depends on the load" &&
 	reasons=$(grep -o "\"pending_reason\":[[:space:]]*\"[A-Za-z]*\"" $run/run.json | sort | uniq -c) &&
 	echo "pending reasons recorded: $reasons" &&
 	echo "$reasons" | grep -E "\"(Resources|Priority)\"" &&
@@ -55,7 +76,9 @@ test_expect_success 'a job that waits for resources: its pending reason is recor
 	test "$njobs" = 12 &&
 	j0=$(jq_ $run/run.json hosts.0.scheduler.jobs.0.job_id) &&
 	b0=$(jq_ $run/run.json hosts.0.builds.0.slurm.job_id) &&
-	echo "job 0: $j0, build 0: $b0" && test -n "$j0" && test "$j0" = "$b0"
+	echo "job 0: $j0, build 0: $b0" && test -n "$j0" && test "$j0" = "$b0" &&
+	: "the first job waited behind the blocker: its own entry says why too" &&
+	jq_ $run/run.json hosts.0.builds.0.slurm.pending_reason | grep -E "^(Resources|Priority)$"
 '
 
 test_expect_success 'a minted token that lives 60 s is minted again during a 70 s run; the run passes' '

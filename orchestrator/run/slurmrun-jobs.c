@@ -382,6 +382,24 @@ static enum go_status submit_round(struct srun *r, struct watch *w, struct strbu
 	return GO_OK;
 }
 
+/* A reason a job waits for that no poll saw before: into the job's entry
+ * of scheduler.jobs and saved at once, so a reader of the record sees why
+ * the run waits while it waits (the job's full entry comes at its end). */
+static void record_pending(struct hostrun *hr, const struct sjob *j)
+{
+	cJSON *e;
+	record_lock(hr->ctx->rec);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs")) {
+		const cJSON *id = cJSON_GetObjectItem(e, "job_id");
+		if (cJSON_IsNumber(id) && (long)id->valuedouble == j->id) {
+			cJSON_DeleteItemFromObject(e, "pending_reason");
+			json_add_str(e, "pending_reason", j->pending);
+		}
+	}
+	record_unlock(hr->ctx->rec);
+	hostrun_save(hr);
+}
+
 /* A job still pending: why, and whether queue_timeout_s (the entry's
  * --queue-timeout) has passed since it began waiting for that. */
 static void watch_pending(struct srun *r, struct watch *w, struct sjob *j)
@@ -392,7 +410,10 @@ static void watch_pending(struct srun *r, struct watch *w, struct sjob *j)
 	w->npend++;
 	if (strcmp(j->sj.reason, "Dependency") && strcmp(j->sj.reason, "None")) {
 		w->why_pending = j->sj.reason;
-		snprintf(j->pending, sizeof(j->pending), "%s", j->sj.reason);
+		if (strcmp(j->pending, j->sj.reason)) {
+			snprintf(j->pending, sizeof(j->pending), "%s", j->sj.reason);
+			record_pending(hr, j);
+		}
 		if (!j->pending_since)
 			j->pending_since = time_mono_ms();
 	}

@@ -154,7 +154,7 @@ test_expect_success 'agent: a GPU lock held elsewhere past the lock wait: lock-t
 	pstep "$R" g 30 "$TRASH/gpuheld.lock" 1 "" "echo must-not-run >>$TRASH/lock-ran" &&
 	{ flock "$TRASH/gpuheld.lock" sh -c "while [ ! -e $TRASH/lock-go ]; do sleep 0.05; done" & } &&
 	holder=$! &&
-	wait_for 10 "! flock -n $TRASH/gpuheld.lock true" &&
+	wait_for 120 "! flock -n $TRASH/gpuheld.lock true" &&
 	runner run "$R" &&
 	touch "$TRASH/lock-go" && wait $holder &&
 	events "$R" &&
@@ -170,7 +170,7 @@ test_expect_success 'agent: SIGTERM to a foreground run mid-build: the builds ki
 	pstep "$R" s1 30 "" 0 tb1 "true" &&
 	{ "$GPUORCH_RUNNER_BIN" run "$R" >term.out 2>&1 & } &&
 	rpid=$! &&
-	wait_for 30 "test \$(pgrep -f $MARK | wc -l) -ge 2" &&
+	wait_for 120 "test \$(pgrep -f $MARK | wc -l) -ge 2" &&
 	kill -TERM $rpid &&
 	{ wait $rpid; echo "exit $?" >term.rc; } &&
 	echo "exit 3" >expect && test_cmp expect term.rc &&
@@ -188,9 +188,9 @@ test_expect_success 'agent: kill after the runner died (SIGKILL): its step is ki
 	plan "$R" &&
 	pstep "$R" long 60 "" 0 "" "$SLEEPER 42" &&
 	runner start "$R" &&
-	wait_for 30 "test -s \"$R/long/pgid\" && pgrep -f \"$SLEEPER 42\" >/dev/null" &&
+	wait_for 120 "test -s \"$R/long/pgid\" && pgrep -f \"$SLEEPER 42\" >/dev/null" &&
 	kill -KILL "$(runner_pid "$R")" &&
-	wait_for 30 "flock -n \"$R/runner.lock\" true" &&
+	wait_for 120 "flock -n \"$R/runner.lock\" true" &&
 	runner kill "$R" >out &&
 	echo killed >expect && test_cmp expect out &&
 	! survivors &&
@@ -217,7 +217,7 @@ test_expect_success 'agent: reopen: the killed step runs again, its old events a
 	plan "$R" &&
 	pstep "$R" s 30 "" 0 "" "$(until_gate go-reopen)" &&
 	runner start "$R" &&
-	wait_for 30 "grep -q step_started \"$R/journal\"" &&
+	wait_for 120 "grep -q step_started \"$R/journal\"" &&
 	runner reopen "$R" >out &&
 	echo "reopened 0" >expect && test_cmp expect out &&
 	touch "$TRASH/go-reopen" &&
@@ -281,9 +281,9 @@ test_expect_success 'agent: a build another run is building is attached to (clai
 		pstep "$r" s1 30 "" 0 shared "$TRASH/builds/shared/prog" || return 1
 	done &&
 	runner start "$Ra" &&
-	wait_for 30 "test -s $TRASH/attach.count" &&
+	wait_for 120 "test -s $TRASH/attach.count" &&
 	runner start "$Rb" &&
-	wait_for 30 "grep -q build_started \"$Rb/journal\"" &&
+	wait_for 120 "grep -q build_started \"$Rb/journal\"" &&
 	touch "$TRASH/go-attach" &&
 	done_within 30 "$Ra" && done_within 30 "$Rb" &&
 	events "$Ra" && events "$Rb" &&
