@@ -10,7 +10,7 @@
 #   make readme     rewrite README.md's command list from the commands' declarations
 
 CC      ?= cc
-PKGS    := libssh2 libcjson libarchive libcrypto libxml-2.0 zlib
+PKGS    := libssh2 libcjson libarchive libcrypto libxml-2.0 zlib libcmark-gfm
 # libcurl: its header only; transport/http.c loads the library at the first HTTP request
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -76,6 +76,9 @@ $(eval $(call EMBED,gpuorch_probe_sh,orchestrator/remote/probe.sh,remote/probe-s
 $(eval $(call EMBED,gpuorch_clean_sh,orchestrator/remote/clean.sh,remote/clean-script.h,remote/clean-sh,--sh))
 # a cloud instance's guard (cloud/guard.c, docs/cloud.md)
 $(eval $(call EMBED,gpuorch_guard_sh,orchestrator/cloud/guard.sh,cloud/guard-script.h,cloud/guard-sh,--sh))
+# the static site's one script and stylesheet (run/site.c, docs/site.md)
+$(eval $(call EMBED,gpuorch_site_js,orchestrator/run/site.js,run/site-assets.h,run/site-js))
+$(eval $(call EMBED,gpuorch_site_css,orchestrator/run/site.css,run/site-assets.h,run/site-css))
 # the host's execd, built on the host by the start command (docs/runner.md)
 $(eval $(call EMBED,gpuorch_execd_c,orchestrator/remote/host/gpuorch-execd.c,remote/execd-source.h,remote/execd-src))
 # the host agent's sources, one bundle, built on the host (docs/runner.md)

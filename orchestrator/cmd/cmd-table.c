@@ -11,6 +11,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_reproduce_entry,
 	&cmd_compare_entry,
 	&cmd_history_entry,
+	&cmd_site_entry,
 	&cmd_find_entry,
 	&cmd_summarize_entry,
 	&cmd_spec_entry,

@@ -61,6 +61,7 @@ extern const struct cmd_entry cmd_spec_entry;
 extern const struct cmd_entry cmd_init_entry;
 extern const struct cmd_entry cmd_push_entry;
 extern const struct cmd_entry cmd_pull_entry;
+extern const struct cmd_entry cmd_site_entry;
 
 /* The options of every command that runs steps (run, reproduce, find): put
  * CMD_RUN_STEP_OPTIONS in its options[], and hand each option to cmd_run_step_option first: 1 when it was

@@ -25,6 +25,7 @@
 #include "store/runread.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,19 @@ struct tl {
 	struct strbuf md, svg;
 };
 
+/* An error or warning of this history: on stderr, or into o->why (one line each) */
+__attribute__((format(printf, 2, 3)))
+static void tl_say(const struct tl *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (t->o->why)
+		strbuf_vaddf(t->o->why, fmt, ap);
+	else
+		vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
 static char *dup_or_null(const char *x)
 {
 	return x ? xstrdup(x) : NULL;
@@ -258,14 +272,14 @@ static int tl_load(struct tl *t)
 	int i, rc = 0, *by = NULL;
 
 	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
+		tl_say(t, "error: %s\n", err.buf);
 		rc = go_exit_code(st);
 		goto out;
 	}
 	if (warn.len)
-		fputs(warn.buf, stderr);
+		tl_say(t, "%s", warn.buf);
 	if (!t->nr) {
-		fprintf(stderr, "error: no complete run of '%s' under '%s'; see 'gpuorch runs'\n", t->exp,
+		tl_say(t, "error: no complete run of '%s' under '%s'; see 'gpuorch runs'\n", t->exp,
 			store_root());
 		rc = GO_EXIT_USAGE;
 		goto out;
@@ -275,7 +289,7 @@ static int tl_load(struct tl *t)
 	t->slug = t->slug_own;
 	t->name = t->name_own;
 	if (rerun_git_lines(t->root, av, &t->lines, &t->nl, &err) != GO_OK) {
-		fprintf(stderr, "warning: runs are in time order, not commit order: %s\n", err.buf);
+		tl_say(t, "warning: runs are in time order, not commit order: %s\n", err.buf);
 		t->nl = 0;
 	}
 	t->commits = xcalloc((size_t)t->nl + 1, sizeof(*t->commits));
@@ -345,7 +359,7 @@ static int tl_figure_kind(struct tl *t)
 		figures_release(&figs);
 		cJSON_Delete(run);
 	}
-	fprintf(stderr, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
+	tl_say(t, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
 		t->exp, t->fig, t->program ? " of " : "", t->program ? t->program : "",
 		t->problem ? " on " : "", t->problem ? t->problem : "",
 		have.len ? have.buf : "no named figures (only timings: use --metric)");
@@ -402,7 +416,7 @@ static int tl_pick_step(struct tl *t)
 	}
 	if (t->program && t->problem)
 		return 0;
-	fprintf(stderr, "error: no run of '%s' has a timed benchmark%s%s\n", t->exp,
+	tl_say(t, "error: no run of '%s' has a timed benchmark%s%s\n", t->exp,
 		t->program ? " of " : "", t->program ? t->program : "");
 	return GO_EXIT_USAGE;
 }
@@ -659,10 +673,9 @@ static int tl_write(struct tl *t)
 }
 
 /* --json: the points, and the runs without the figure (the table's other rows) */
-static void tl_print_json(const struct tl *t)
+static cJSON *tl_json(const struct tl *t)
 {
 	cJSON *jo = cJSON_CreateObject(), *a;
-	char *text;
 	int i, j;
 	json_add_str(jo, "experiment", t->name ? t->name : t->exp);
 	json_add_str(jo, "program", t->program);
@@ -695,6 +708,10 @@ static void tl_print_json(const struct tl *t)
 			json_add_num(pt, "sm_clock_mhz", f->clock_mhz);
 		if (p->step || t->moved[j])
 			json_add_num(pt, "ratio", p->ratio);
+		if (!isnan(p->lo) && !isnan(p->hi)) {
+			json_add_num(pt, "p10", p->lo);
+			json_add_num(pt, "p90", p->hi);
+		}
 		cJSON_AddItemToArray(a, pt);
 	}
 	a = json_add_arr(jo, "runs_without_figure");
@@ -712,7 +729,13 @@ static void tl_print_json(const struct tl *t)
 		json_add_str(ro, "outcome", t->runs[i].outcome);
 		cJSON_AddItemToArray(a, ro);
 	}
-	text = cJSON_Print(jo);
+	return jo;
+}
+
+static void tl_print_json(const struct tl *t)
+{
+	cJSON *jo = tl_json(t);
+	char *text = cJSON_Print(jo);
 	puts(text);
 	free(text);
 	cJSON_Delete(jo);
@@ -784,9 +807,11 @@ int timeline_run(const struct timeline_opts *o)
 		tl_points(&t);
 		tl_render_md(&t);
 		tl_render_svg(&t);
-		rc = tl_write(&t);
+		rc = o->json_out ? 0 : tl_write(&t);
 	}
-	if (!rc) {
+	if (!rc && o->json_out) {
+		*o->json_out = tl_json(&t);
+	} else if (!rc) {
 		if (o->json)
 			tl_print_json(&t);
 		else {

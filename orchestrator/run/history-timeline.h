@@ -9,6 +9,8 @@
 #include "report/compare.h"
 #include "core/metric.h"
 
+struct strbuf;
+
 struct timeline_opts {
 	const char *experiment;          /* name or slug */
 	const char *program, *problem;   /* the figure; NULL: the newest run's first kernel benchmark */
@@ -18,6 +20,9 @@ struct timeline_opts {
 	double factor;                   /* smallest ratio called a step; 0: the default */
 	const char *root;                /* the git repository that orders commits; NULL: "." */
 	int json;                        /* print the points as JSON */
+	cJSON **json_out;                /* instead: the points' JSON (as --json prints them)
+					  * here, history.md/svg not written, nothing printed */
+	struct strbuf *why;              /* non-NULL: errors and warnings go here, not stderr */
 };
 
 /* The figure plotted for metric m of figure f (NAN: not measured); with f
@@ -26,5 +31,9 @@ double timeline_value(const struct metric_def *m, const struct figure *f);
 /* Returns the exit code: 0, 1 when the newest point is a regression against
  * the one before, 2 no run or figure; errors are printed on stderr. */
 int timeline_run(const struct timeline_opts *o);
+/* The figure history follows by default for an experiment (its newest
+ * run's first kernel benchmark): timeline_run with o->json_out set gives
+ * its points; each point has "p10"/"p90" (the spread of its samples, in the
+ * figure's unit) when it has two samples or more. */
 
 #endif

@@ -1,0 +1,69 @@
+/* cmd-site.c -- `gpuorch site`: options, then site_write() (run/site.h). */
+#include "cmd/commands.h"
+#include "run/site.h"
+
+#include <getopt.h> /* optind, optarg */
+#include <string.h>
+#include "core/banned.h"
+
+static const char about[] =
+	"Write a static HTML site of every recorded run into DIR: a runs index\n"
+	"(filter by experiment, GPU model and status; pick two runs to compare\n"
+	"them), each run's report with its charts, and each experiment's history\n"
+	"(its headline figure across commits: median, p10-p90 band, one series per\n"
+	"GPU model; zoom with the wheel, a point opens its run). Plain files: open\n"
+	"DIR/index.html in a browser, or serve DIR from any web server. DIR is\n"
+	"replaced whole, in one rename (docs/site.md).\n";
+
+static const struct cmd_option options[] = {
+	{ "out", 'o', "DIR", "@dir", "where the site goes (default ./site): a new or empty\n"
+				     "folder, or a site written before (replaced)" },
+	{ "root", 'g', "DIR", "@dir", "the git repository that orders the commits (default .)" },
+	{ "quiet", 'q', NULL, NULL, "print nothing when all went well" },
+	{ "reports", 'R', "DIR", "@dir",
+	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
+	{ NULL, 0, NULL, NULL, NULL },
+};
+
+static int site_exec(int argc, char **argv)
+{
+	struct site_opts o;
+	const char *reports = NULL;
+	int c;
+
+	memset(&o, 0, sizeof(o));
+	o.out = "site";
+	optind = 1;
+	while ((c = cmd_getopt(&cmd_site_entry, argc, argv)) != -1) {
+		switch (c) {
+		case 'o': o.out = optarg; break;
+		case 'g': o.root = optarg; break;
+		case 'q': o.quiet = 1; break;
+		case 'R': reports = optarg; break;
+		case ':':
+			return cmd_usage_error(&cmd_site_entry, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cmd_usage_error(&cmd_site_entry, "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(&cmd_site_entry, "unexpected argument '%s'", argv[optind]);
+	if (!*o.out)
+		return cmd_usage_error(&cmd_site_entry, "--out: give a folder");
+	cmd_set_reports(reports);
+	return cmd_finish_stdout(site_write(&o));
+}
+
+const struct cmd_entry cmd_site_entry = {
+	.name = "site",
+	.synopsis = "[--out DIR] [options]",
+	.about = about,
+	.options = options,
+	.after = "exit: 0, 2 bad usage or a --out that is not a site's folder, 4 a file\n"
+		 "      that could not be read or written\n",
+	.summary = "write a static HTML site of the runs: index, reports, history, compare",
+	.exec = site_exec,
+	.needs = CMD_NEEDS_REPORTS,
+};

@@ -1,0 +1,196 @@
+/* site-run.c -- one run of `gpuorch site`: its row of the index, its page
+ * (report.md as HTML), its charts beside the page, its figures for the
+ * compare page (site-int.h). */
+#include "run/site-int.h"
+#include "core/fsutil.h"
+#include "core/jsonutil.h"
+#include "core/vocab.h"
+#include "report/compare.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/banned.h"
+
+/* What the index shows as a run's status: "stopped" for a run whose
+ * controller died ('gpuorch runs' does the same), its status while it is not
+ * complete, else its outcome. */
+static const char *run_state(const struct store_entry *e)
+{
+	const char *status = json_str(e->run, "status"), *outcome = json_str(e->run, "outcome");
+	if (run_status_is(status, RUN_RUNNING) && !store_run_live(e->dir))
+		return "stopped";
+	if (status && !run_status_is(status, RUN_COMPLETE))
+		return status;
+	return outcome ? outcome : "unknown";
+}
+
+/* The GPU models of the run's hosts, each once: "NVIDIA H100 80GB HBM3, ..." */
+static void run_gpus(const cJSON *run, struct strbuf *sb)
+{
+	const cJSON *h;
+	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts")) {
+		const char *g = json_str(cJSON_GetObjectItem(h, "info"), "gpu_name");
+		if (!g || strstr(sb->buf, g))
+			continue;
+		strbuf_addf(sb, "%s%s", sb->len ? ", " : "", g);
+	}
+}
+
+static void add_row(struct site *s, const struct store_entry *e, const char *key)
+{
+	const cJSON *ex = cJSON_GetObjectItem(e->run, "experiment");
+	const char *commit = json_str(json_path(e->run, "provenance.git"), "commit");
+	const char *name = json_str(ex, "name"), *slash = strchr(key, '/');
+	char *slug = xstrfmt("%.*s", (int)(slash - key), key), short_commit[13];
+	struct strbuf gpus = STRBUF_INIT;
+	cJSON *row = cJSON_CreateArray();
+
+	snprintf(short_commit, sizeof(short_commit), "%s", commit ? commit : "");
+	run_gpus(e->run, &gpus);
+	cJSON_AddItemToArray(row, cJSON_CreateString(key));
+	cJSON_AddItemToArray(row, cJSON_CreateString(e->run_id));
+	cJSON_AddItemToArray(row, cJSON_CreateString(name ? name : slug));
+	cJSON_AddItemToArray(row, cJSON_CreateString(slug));
+	cJSON_AddItemToArray(row, cJSON_CreateString(json_str(e->run, "started_at") ? json_str(e->run, "started_at") : ""));
+	cJSON_AddItemToArray(row, cJSON_CreateString(short_commit));
+	cJSON_AddItemToArray(row, cJSON_CreateString(gpus.len ? gpus.buf : "no GPU"));
+	cJSON_AddItemToArray(row, cJSON_CreateString(run_state(e)));
+	cJSON_AddItemToArray(row, cJSON_CreateString(json_str(e->run, "headline") ? json_str(e->run, "headline") : ""));
+	cJSON_AddItemToArray(s->rows, row);
+	if (!cJSON_GetObjectItemCaseSensitive(s->exps, slug))
+		json_add_str(s->exps, slug, name ? name : slug);
+	strbuf_release(&gpus);
+	free(slug);
+}
+
+/* charts/NAME.svg of the run beside its page: a hard link where the store
+ * and the site share a file system, else a copy */
+static enum go_status put_chart(struct site *s, const char *from, const char *key, const char *name)
+{
+	char *src = xstrfmt("%s/%s", from, name), *rel = xstrfmt("run/%s/charts/%s", key, name);
+	char *dst = xstrfmt("%s/%s", s->tmp, rel), *dir = fs_dirname(dst);
+	struct strbuf sb = STRBUF_INIT;
+	enum go_status st = fs_mkdir_p(dir, 0755, &s->err);
+
+	if (st == GO_OK && link(src, dst) != 0 && (st = fs_read_file(src, &sb, &s->err)) == GO_OK)
+		st = site_put(s, rel, sb.buf, sb.len);
+	strbuf_release(&sb);
+	free(src);
+	free(rel);
+	free(dst);
+	free(dir);
+	return st;
+}
+
+static enum go_status put_charts(struct site *s, const struct store_entry *e, const char *key)
+{
+	char *from = xstrfmt("%s/charts", e->dir);
+	DIR *d = opendir(from);
+	struct dirent *de;
+	enum go_status st = GO_OK;
+
+	while (d && st == GO_OK && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		if (n > 4 && !strcmp(de->d_name + n - 4, ".svg") && site_name_ok(de->d_name))
+			st = put_chart(s, from, key, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(from);
+	return st;
+}
+
+static enum go_status put_page(struct site *s, const struct store_entry *e, const char *key)
+{
+	char *md_path = xstrfmt("%s/report.md", e->dir), *rel = xstrfmt("run/%s/index.html", key);
+	char *title = xstrfmt("%s %s", key, run_state(e));
+	struct strbuf md = STRBUF_INIT, page = STRBUF_INIT, err = STRBUF_INIT;
+	enum go_status st = GO_OK;
+
+	site_page_head(&page, title, "run", "../../../");
+	strbuf_addstr(&page, "<p class=\"run-links\"><a href=\"../../../compare.html?a=");
+	site_text(&page, key);
+	strbuf_addstr(&page, "\">compare with...</a></p>\n");
+	if (fs_read_file(md_path, &md, &err) == GO_OK) {
+		st = site_markdown(md.buf, md.len, &page, &s->err);
+	} else {
+		strbuf_addstr(&page, "<p class=\"no-report\">This run has no report.md (");
+		site_text(&page, err.buf);
+		strbuf_addstr(&page, "): write one with <code>gpuorch report</code>.</p>\n");
+	}
+	site_page_foot(&page, NULL, "../../../");
+	if (st == GO_OK)
+		st = site_put(s, rel, page.buf, page.len);
+	strbuf_release(&md);
+	strbuf_release(&page);
+	strbuf_release(&err);
+	free(md_path);
+	free(rel);
+	free(title);
+	return st;
+}
+
+/* figures.js: each figure of the run ("PROGRAM PROBLEM" for a benchmark's
+ * median, else the figure's name) per GPU model, for compare.html */
+static enum go_status put_figures(struct site *s, const struct store_entry *e, const char *key)
+{
+	struct figures figs;
+	cJSON *o = cJSON_CreateObject(), *a;
+	char *rel = xstrfmt("run/%s/figures.js", key);
+	enum go_status st;
+	int i;
+
+	json_add_str(o, "key", key);
+	a = json_add_arr(o, "figures");
+	figures_of_run(e->run, &figs);
+	for (i = 0; i < figs.n; i++) {
+		const struct figure *f = &figs.v[i];
+		double v = f->name ? f->value : f->median_us;
+		cJSON *x;
+		char *what;
+		if (isnan(v) || !f->program)
+			continue;
+		what = f->name ? xstrfmt("%s %s %s", f->program, f->problem ? f->problem : "", f->name)
+			       : xstrfmt("%s %s", f->program, f->problem ? f->problem : "");
+		x = cJSON_CreateObject();
+		json_add_str(x, "what", what);
+		json_add_str(x, "gpu", figure_gpu_label(f));
+		json_add_num(x, "value", v);
+		json_add_str(x, "unit", f->name ? f->unit : "us");
+		json_add_str(x, "better", f->name ? metric_better_name(f->better) : "lower");
+		cJSON_AddItemToArray(a, x);
+		free(what);
+	}
+	figures_release(&figs);
+	st = site_put_data(s, rel, "gpuorchRun", o);
+	cJSON_Delete(o);
+	free(rel);
+	return st;
+}
+
+int site_run(const struct store_entry *e, void *ctx)
+{
+	struct site *s = ctx;
+	char *key = store_qualified_id(e->dir);
+	const char *slash = strchr(key, '/');
+	char *slug = slash ? xstrfmt("%.*s", (int)(slash - key), key) : NULL;
+
+	if (!slug || !site_name_ok(slug) || !site_name_ok(slash + 1)) {
+		s->nskipped++;   /* a folder name no page path can hold */
+	} else {
+		add_row(s, e, key);
+		s->st = put_page(s, e, key);
+		if (s->st == GO_OK)
+			s->st = put_charts(s, e, key);
+		if (s->st == GO_OK)
+			s->st = put_figures(s, e, key);
+		s->nruns++;
+	}
+	free(slug);
+	free(key);
+	return s->st != GO_OK;
+}
