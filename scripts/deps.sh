@@ -15,13 +15,15 @@ deps_find_nvcc() {
 }
 
 deps_install() {
-	_pkgs="gcc make pkg-config git libssh2-1-dev libcjson-dev libxml2-dev libarchive-dev libssl-dev libcurl4-openssl-dev
+	_pkgs="gcc make pkg-config git libssh2-1-dev libcjson-dev libxml2-dev libarchive-dev libssl-dev libcurl4-openssl-dev libcmark-gfm-dev libcmark-gfm-extensions-dev
 		openssh-server openssh-client openssh-sftp-server procps util-linux"
 	# the tests run a real single-node Slurm (tests/lib/slurm.sh): Debian's
 	# daemons, munge, and the auth/jwt plugin slurmrestd's tokens need;
 	# cmake for the CMake builds of t2060 and gpuorch init's file API (t2070)
+	# and Debian's chromium with its chromedriver for the site's browser test (t3070)
 	[ "${1:-}" = "--tests" ] && _pkgs="$_pkgs valgrind curl slurmctld slurmd slurmrestd slurm-client
-		munge slurm-wlm-jwt-plugin python3-jsonschema cmark pmccabe shellcheck cmake groff-base zsh"
+		munge slurm-wlm-jwt-plugin python3-jsonschema cmark pmccabe shellcheck cmake groff-base zsh
+		chromium chromium-driver"
 	_missing=
 	for _p in $_pkgs; do
 		deps_have_pkg "$_p" || _missing="$_missing $_p"
