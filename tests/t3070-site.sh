@@ -151,6 +151,28 @@ test_expect_success 'picking two runs in the index opens their compare page, wit
 	page_clean
 '
 
+test_expect_success 'served by a web server (python3 -m http.server), every page type loads without console errors' '
+	test_have_cmd python3 || { echo "no python3 to serve the site"; return 1; }
+	: "port 0: the server takes a free port and says which" &&
+	(cd site && exec python3 -u -m http.server 0 --bind 127.0.0.1) >httpd.log 2>&1 &
+	httpd=$!
+	test_when_finished "kill $httpd" &&
+	wait_for 20 "grep -q \"port [0-9]\" httpd.log" &&
+	port=$(sed -n "s/.* port \([0-9]*\) .*/\1/p" httpd.log | head -1) &&
+	wait_for 20 "curl -sf -o /dev/null http://127.0.0.1:$port/index.html" &&
+	H=http://127.0.0.1:$port &&
+	wd_url "$H/index.html" && page_clean &&
+	test "$(wd_exec "return document.querySelectorAll(\"#runs tbody tr\").length;")" = 5 &&
+	wd_url "$H/history/$EXP.html" && page_clean &&
+	test "$(wd_exec "return document.querySelectorAll(\"#history-svg circle.pt\").length;")" = 6 &&
+	wd_url "$H/run/$EXP/$P2/index.html" && page_clean &&
+	wd_url "$H/compare.html?a=$EXP/$P1&b=$EXP/$P2" &&
+	wd_wait_for "return document.querySelectorAll(\"#compare-table tbody tr\").length > 0;" && page_clean &&
+	wd_url "$H/history/index.html" && page_clean &&
+	: "every request answered (200, or 304 for a file the browser has)" &&
+	grep -c "\"GET " httpd.log && ! grep "\"GET .*\" [45][0-9][0-9] " httpd.log
+'
+
 test_expect_success 'a second site replaces the first whole (a file of the old one is gone)' '
 	mkdir -p site/run/gone && echo old >site/run/gone/index.html &&
 	"$GPUORCH" site --reports reports --root . --out site --quiet >out &&

@@ -22,8 +22,8 @@ WD_DRIVER=${WD_DRIVER:-$(command -v chromedriver 2>/dev/null)}
 
 webdriver_requires() {
 	_why=
-	[ -n "$WD_CHROMIUM" ] || _why="no chromium (Debian's 'chromium' package; scripts/deps.sh --tests installs it)"
-	[ -n "$WD_DRIVER" ] || _why="${_why:+$_why, }no chromedriver (Debian's 'chromium-driver')"
+	[ -n "$WD_CHROMIUM" ] && [ -x "$WD_CHROMIUM" ] || _why="no chromium (Debian's 'chromium' package; scripts/deps.sh --tests installs it)"
+	[ -n "$WD_DRIVER" ] && [ -x "$WD_DRIVER" ] || _why="${_why:+$_why, }no chromedriver (Debian's 'chromium-driver')"
 	command -v curl >/dev/null 2>&1 || _why="${_why:+$_why, }no curl"
 	if [ -n "$_why" ]; then
 		test_skip "$1" "$_why"
