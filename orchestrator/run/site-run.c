@@ -40,6 +40,12 @@ static void run_gpus(const cJSON *run, struct strbuf *sb)
 	}
 }
 
+/* s as the next cell of row ("" for NULL) */
+static void add_cell(cJSON *row, const char *s)
+{
+	cJSON_AddItemToArray(row, cJSON_CreateString(s ? s : ""));
+}
+
 static void add_row(struct site *s, const struct store_entry *e, const char *key)
 {
 	const cJSON *ex = cJSON_GetObjectItem(e->run, "experiment");
@@ -51,15 +57,16 @@ static void add_row(struct site *s, const struct store_entry *e, const char *key
 
 	snprintf(short_commit, sizeof(short_commit), "%s", commit ? commit : "");
 	run_gpus(e->run, &gpus);
-	cJSON_AddItemToArray(row, cJSON_CreateString(key));
-	cJSON_AddItemToArray(row, cJSON_CreateString(e->run_id));
-	cJSON_AddItemToArray(row, cJSON_CreateString(name ? name : slug));
-	cJSON_AddItemToArray(row, cJSON_CreateString(slug));
-	cJSON_AddItemToArray(row, cJSON_CreateString(json_str(e->run, "started_at") ? json_str(e->run, "started_at") : ""));
-	cJSON_AddItemToArray(row, cJSON_CreateString(short_commit));
-	cJSON_AddItemToArray(row, cJSON_CreateString(gpus.len ? gpus.buf : "no GPU"));
-	cJSON_AddItemToArray(row, cJSON_CreateString(run_state(e)));
-	cJSON_AddItemToArray(row, cJSON_CreateString(json_str(e->run, "headline") ? json_str(e->run, "headline") : ""));
+	/* in SITE_COLUMNS' order */
+	add_cell(row, key);
+	add_cell(row, e->run_id);
+	add_cell(row, name ? name : slug);
+	add_cell(row, slug);
+	add_cell(row, json_str(e->run, "started_at"));
+	add_cell(row, short_commit);
+	add_cell(row, gpus.len ? gpus.buf : "no GPU");
+	add_cell(row, run_state(e));
+	add_cell(row, json_str(e->run, "headline"));
 	cJSON_AddItemToArray(s->rows, row);
 	if (!cJSON_GetObjectItemCaseSensitive(s->exps, slug))
 		json_add_str(s->exps, slug, name ? name : slug);
