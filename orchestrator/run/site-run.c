@@ -121,7 +121,9 @@ static enum go_status put_page(struct site *s, const struct store_entry *e, cons
 	site_page_head(&page, title, "run", "../../../");
 	strbuf_addstr(&page, "<p class=\"run-links\"><a href=\"../../../compare.html?a=");
 	site_text(&page, key);
-	strbuf_addstr(&page, "\">compare with...</a></p>\n");
+	strbuf_addstr(&page, "\">compare with...</a> <a href=\"../../../history/");
+	strbuf_add(&page, key, (size_t)(strchr(key, '/') - key));
+	strbuf_addstr(&page, ".html\">history of this experiment</a></p>\n");
 	if (fs_read_file(md_path, &md, &err) == GO_OK) {
 		st = site_markdown(md.buf, md.len, &page, &s->err);
 	} else {
