@@ -151,6 +151,27 @@ test_expect_success 'picking two runs in the index opens their compare page, wit
 	page_clean
 '
 
+test_expect_success '--every-figure: a history page per timed figure, each with the points history --json has for it' '
+	"$GPUORCH" site --reports reports --root . --out site2 --every-figure >out &&
+	n=$(ls site2/history/$EXP--*.html | wc -l) &&
+	echo "$n figure pages" && test "$n" -ge 2 &&
+	wd_url "file://$TRASH/site2/history/$EXP.html" && page_clean &&
+	test "$(wd_exec "return document.querySelectorAll(\"a.figure-link\").length;")" = "$n" &&
+	k=1 && while test $k -le $n; do
+		wd_url "file://$TRASH/site2/history/$EXP--$k.html" && page_clean &&
+		prog=$(wd_exec "return GPUORCH.data.history.program;") &&
+		prob=$(wd_exec "return GPUORCH.data.history.problem;") &&
+		{ "$GPUORCH" history --reports reports --root . --json --program "$prog" --problem "$prob" \
+			$EXP >hk.json 2>/dev/null; test $? -le 1; } &&
+		want=$(jq_ hk.json points --len) && test "$want" -gt 0 &&
+		got=$(wd_exec "return document.querySelectorAll(\"#history-svg circle.pt\").length;") &&
+		echo "$prog $prob: $got points drawn, history --json has $want" &&
+		test "$got" = "$want" || return 1
+		k=$((k + 1))
+	done &&
+	: "without the option, no such pages" && test ! -e site/history/$EXP--1.html
+'
+
 test_expect_success 'served by a web server (python3 -m http.server), every page type loads without console errors' '
 	test_have_cmd python3 || { echo "no python3 to serve the site"; return 1; }
 	: "port 0: the server takes a free port and says which" &&

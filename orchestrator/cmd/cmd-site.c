@@ -19,6 +19,9 @@ static const struct cmd_option options[] = {
 	{ "out", 'o', "DIR", "@dir", "where the site goes (default ./site): a new or empty\n"
 				     "folder, or a site written before (replaced)" },
 	{ "root", 'g', "DIR", "@dir", "the git repository that orders the commits (default .)" },
+	{ "every-figure", 'F', NULL, NULL, "also a history page for each timed figure (program and\n"
+					   "problem) of each experiment's newest measured run,\n"
+					   "not only its headline (each reads the store once more)" },
 	{ "quiet", 'q', NULL, NULL, "print nothing when all went well" },
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
@@ -39,6 +42,7 @@ static int site_exec(int argc, char **argv)
 		case 'o': o.out = optarg; break;
 		case 'g': o.root = optarg; break;
 		case 'q': o.quiet = 1; break;
+		case 'F': o.every_figure = 1; break;
 		case 'R': reports = optarg; break;
 		case ':':
 			return cmd_usage_error(&cmd_site_entry, "option '%s' needs a value",

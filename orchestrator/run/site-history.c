@@ -50,15 +50,44 @@ static cJSON *history_data(struct site *s, const char *slug, cJSON *tl)
 	return d;
 }
 
-static void history_page(struct strbuf *pg, const char *slug, const char *name, const cJSON *d,
-			 const char *why)
+/* One history page: the experiment, the figure (program and problem; NULL
+ * for history's default), where it goes */
+struct hpage {
+	const char *slug, *name;
+	const char *program, *problem;
+	char *stem;           /* "SLUG" (the default) or "SLUG--N": history/STEM.html */
+	const cJSON *figs;    /* the experiment's figures, each [program, problem] */
+	int every;            /* a page per figure (--every-figure): link them */
+};
+
+/* links to the experiment's pages of every figure */
+static void figure_links(struct strbuf *pg, const struct hpage *h)
 {
-	char *title = xstrfmt("history of %s", name);
-	char *src = xstrfmt("../data/history-%s.js", slug);
+	const cJSON *f;
+	int k = 0;
+	if (!h->every || cJSON_GetArraySize(h->figs) < 2)
+		return;
+	strbuf_addf(pg, "<p class=\"figures\">every figure: <a href=\"%s.html\">headline</a>",
+		    h->slug);
+	cJSON_ArrayForEach(f, h->figs) {
+		strbuf_addf(pg, " &middot; <a class=\"figure-link\" href=\"%s--%d.html\">", h->slug, ++k);
+		site_text(pg, cJSON_GetArrayItem(f, 0)->valuestring);
+		strbuf_addch(pg, ' ');
+		site_text(pg, cJSON_GetArrayItem(f, 1)->valuestring);
+		strbuf_addstr(pg, "</a>");
+	}
+	strbuf_addstr(pg, "</p>\n");
+}
+
+static void history_page(struct strbuf *pg, const struct hpage *h, const cJSON *d, const char *why)
+{
+	char *title = xstrfmt("history of %s", h->name);
+	char *src = xstrfmt("../data/history-%s.js", h->stem);
 	site_page_head(pg, title, "history", "../");
 	strbuf_addstr(pg, "<h1>");
 	site_text(pg, title);
 	strbuf_addstr(pg, "</h1>\n");
+	figure_links(pg, h);
 	if (d) {
 		strbuf_addstr(pg, "<p class=\"figure\">");
 		site_text(pg, json_str(d, "program"));
@@ -79,8 +108,8 @@ static void history_page(struct strbuf *pg, const char *slug, const char *name, 
 	free(src);
 }
 
-/* history/SLUG.html (and its data): the chart, or why there is none */
-static enum go_status one_history(struct site *s, const char *slug, const char *name)
+/* history/STEM.html (and its data): the chart, or why there is none */
+static enum go_status one_history(struct site *s, const struct hpage *h)
 {
 	struct timeline_opts o;
 	struct strbuf why = STRBUF_INIT, pg = STRBUF_INIT;
@@ -89,20 +118,22 @@ static enum go_status one_history(struct site *s, const char *slug, const char *
 	enum go_status st = GO_OK;
 
 	memset(&o, 0, sizeof(o));
-	o.experiment = slug;
+	o.experiment = h->slug;
+	o.program = h->program;
+	o.problem = h->problem;
 	o.factor = STATS_DEFAULT_FACTOR;
 	o.root = s->o->root;
 	o.json_out = &tl;
 	o.why = &why;
 	timeline_run(&o);   /* its exit code says what why says */
 	if (tl) {
-		d = history_data(s, slug, tl);
-		rel = xstrfmt("data/history-%s.js", slug);
+		d = history_data(s, h->slug, tl);
+		rel = xstrfmt("data/history-%s.js", h->stem);
 		st = site_put_data(s, rel, "gpuorchData", d);
 		free(rel);
 	}
-	history_page(&pg, slug, name, d, why.buf);
-	rel = xstrfmt("history/%s.html", slug);
+	history_page(&pg, h, d, why.buf);
+	rel = xstrfmt("history/%s.html", h->stem);
 	if (st == GO_OK)
 		st = site_put(s, rel, pg.buf, pg.len);
 	free(rel);
@@ -110,6 +141,36 @@ static enum go_status one_history(struct site *s, const char *slug, const char *
 	cJSON_Delete(d);
 	strbuf_release(&why);
 	strbuf_release(&pg);
+	return st;
+}
+
+/* The experiment's pages: history's default figure, then one per figure */
+static enum go_status experiment_histories(struct site *s, const char *slug, const char *name)
+{
+	struct hpage h;
+	const cJSON *f, *more;
+	enum go_status st;
+	int k = 0;
+
+	memset(&h, 0, sizeof(h));
+	h.slug = slug;
+	h.name = name;
+	h.figs = cJSON_GetObjectItemCaseSensitive(s->figs, slug);
+	h.every = s->o->every_figure;
+	h.stem = xstrdup(slug);
+	st = one_history(s, &h);
+	/* one figure only: the default page is its page */
+	more = s->o->every_figure && cJSON_GetArraySize(h.figs) > 1 ? h.figs : NULL;
+	cJSON_ArrayForEach(f, more) {
+		if (st != GO_OK)
+			break;
+		free(h.stem);
+		h.stem = xstrfmt("%s--%d", slug, ++k);
+		h.program = cJSON_GetArrayItem(f, 0)->valuestring;
+		h.problem = cJSON_GetArrayItem(f, 1)->valuestring;
+		st = one_history(s, &h);
+	}
+	free(h.stem);
 	return st;
 }
 
@@ -131,7 +192,7 @@ enum go_status site_histories(struct site *s)
 	strbuf_addstr(&pg, "<h1>History by experiment</h1>\n<ul id=\"histories\">\n");
 	cJSON_ArrayForEach(x, s->exps) {
 		if (st == GO_OK)
-			st = one_history(s, x->string, x->valuestring);
+			st = experiment_histories(s, x->string, x->valuestring);
 		strbuf_addf(&pg, "<li><a href=\"%s.html\">", x->string);
 		site_text(&pg, x->valuestring);
 		strbuf_addstr(&pg, "</a></li>\n");

@@ -20,6 +20,8 @@ struct site {
 	const char **row_ids, **row_keys;  /* each row's run id and "SLUG/RUN-ID" (its folder
 					    * under run/), pointing into rows */
 	cJSON *exps;        /* experiment slug -> its name */
+	cJSON *figs;        /* experiment slug -> its newest measured run's timed figures,
+			     * each [program, problem], once */
 	int nruns, nskipped;
 	struct strbuf err;  /* the first error */
 	enum go_status st;

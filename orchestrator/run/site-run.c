@@ -143,6 +143,41 @@ static enum go_status put_page(struct site *s, const struct store_entry *e, cons
 	return st;
 }
 
+/* The experiment's figures for its history pages (site-history.c): the
+ * timed ones ([program, problem], once each) of its newest run that has any */
+static void note_figures(struct site *s, const char *key, const struct figures *figs)
+{
+	char *slug = xstrfmt("%.*s", (int)(strchr(key, '/') - key), key);
+	cJSON *a;
+	int i, j;
+
+	if (!cJSON_GetObjectItemCaseSensitive(s->figs, slug)) {
+		a = cJSON_CreateArray();
+		for (i = 0; i < figs->n; i++) {
+			const struct figure *f = &figs->v[i];
+			int dup = 0;
+			if (f->name || isnan(f->median_us) || !f->program || !f->problem)
+				continue;
+			for (j = 0; j < i && !dup; j++)
+				dup = !figs->v[j].name && figs->v[j].program && figs->v[j].problem &&
+				      !isnan(figs->v[j].median_us) &&
+				      !strcmp(figs->v[j].program, f->program) &&
+				      !strcmp(figs->v[j].problem, f->problem);
+			if (!dup) {
+				cJSON *pair = cJSON_CreateArray();
+				add_cell(pair, f->program);
+				add_cell(pair, f->problem);
+				cJSON_AddItemToArray(a, pair);
+			}
+		}
+		if (cJSON_GetArraySize(a))
+			cJSON_AddItemToObject(s->figs, slug, a);
+		else
+			cJSON_Delete(a);
+	}
+	free(slug);
+}
+
 /* figures.js: each figure of the run ("PROGRAM PROBLEM" for a benchmark's
  * median, else the figure's name) per GPU model, for compare.html */
 static enum go_status put_figures(struct site *s, const struct store_entry *e, const char *key)
@@ -156,6 +191,7 @@ static enum go_status put_figures(struct site *s, const struct store_entry *e, c
 	json_add_str(o, "key", key);
 	a = json_add_arr(o, "figures");
 	figures_of_run(e->run, &figs);
+	note_figures(s, key, &figs);
 	for (i = 0; i < figs.n; i++) {
 		const struct figure *f = &figs.v[i];
 		double v = f->name ? f->value : f->median_us;

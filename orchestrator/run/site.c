@@ -192,6 +192,7 @@ int site_write(const struct site_opts *o)
 	strbuf_init(&s.err, 0);
 	s.rows = cJSON_CreateArray();
 	s.exps = cJSON_CreateObject();
+	s.figs = cJSON_CreateObject();
 	st = build(&s);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", s.err.buf);
@@ -207,6 +208,7 @@ int site_write(const struct site_opts *o)
 			"'.', '_' or '-'\n", s.nskipped, s.nskipped == 1 ? "" : "s");
 	cJSON_Delete(s.rows);
 	cJSON_Delete(s.exps);
+	cJSON_Delete(s.figs);
 	strindex_release(&s.ids);
 	free(s.row_ids);
 	free(s.row_keys);

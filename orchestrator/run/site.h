@@ -16,6 +16,7 @@ struct site_opts {
 	const char *out;    /* the site's folder (made, or a previous site replaced) */
 	const char *root;   /* the git repository that orders commits; NULL: "." */
 	int quiet;          /* no summary line on stdout */
+	int every_figure;   /* also a history page per timed figure of each experiment */
 };
 
 /* Returns the exit code (docs/exit-codes.md); errors are printed on stderr. */
