@@ -168,7 +168,8 @@ static int on_missing(char *const *hashes, int n, const unsigned char **tar, siz
 	struct exec_state *es = ctx;
 
 	hr_ship_arrived(&es->ship);
-	if (hr_ship_missing(es->hr, &es->ship, hashes, n, err) != GO_OK)
+	if (hr_ship_missing(es->hr, &es->ship, hashes, n, err) != GO_OK ||
+	    hr_ship_tar(es->hr, &es->ship, err) != GO_OK)
 		return 1;
 	es->ship.t_call = time_mono_ms();
 	es->rr.blobs = NULL;   /* what went before is freed; a later start carries the new tar */
@@ -493,6 +494,8 @@ enum go_status hr_execute(struct hostrun *hr)
 		remote_start_info_release(&es.info);
 		es.t_probe = time_mono_ms();
 		es.past_deadline = 0;
+		if ((st = hr_ship_prepare(hr, &es.ship, &err)) != GO_OK)
+			break;
 		hr_ship_sending(&es.ship, &es.rr);
 		st = remote_runner_follow(hr->conn, &es.rr, es.j.offset, on_bytes, &es,
 					  left > 1000 ? (int)left : 1000, &es.info, &err);

@@ -213,7 +213,7 @@ elif [ -n "$xd" ] && [ -s "$t/execd" ] &&
     # binary made the first server see its binary replaced and leave, and
     # the second found its lock still held: no execd at all (t1006)
     setsid sh -c 'flock "$4" true; exec 9>"$1.build"; flock -n 9 || exit 0
-      [ -x "$1" ] || { nice -n 19 cc -O1 -o "$1.tmp.$$" "$1.c" >"$1.log" 2>&1 &&
+      [ -x "$1" ] || { nice -n 19 cc -O1 -o "$1.tmp.$$" "$1.c" -ldl >"$1.log" 2>&1 &&
       mv -f "$1.tmp.$$" "$1" || { rm -f "$1.tmp.$$"; touch "$1.failed"; exit 1; }; }
       exec 9>&-; exec "$1" start "$2" "$3"' \
       sh "$xb" "$xd/$xv.sock" "$xidle" "$rd/runner.lock" </dev/null >/dev/null 2>&1 &
