@@ -60,7 +60,7 @@
 
 #define PROTO "gpuorch-execd 1 "
 #define PUT_PROTO "gpuorch-execd-put 1 "
-#define PUT_CHUNK (1u << 20)     /* a blob's bytes, read and written at once */
+#define PUT_CHUNK (1u << 17)     /* a blob's bytes read at most at once (in the cache: 1 MiB cost more) */
 #define MAX_CMD (1u << 20)
 #define MAX_IN ((uint64_t)1 << 32)
 #define REQ_TIMEOUT_MS 30000     /* the request must arrive within this */
