@@ -454,6 +454,15 @@ static void exec_state_release(struct exec_state *es)
 	strbuf_release(&es->prep_err);
 }
 
+/* What a start's answer says of the blobs it carried. */
+static void ship_outcome(struct hostrun *hr, struct exec_state *es)
+{
+	if (es->info.content_absent || es->info.content_present || es->info.content_unpacked)
+		hr_ship_arrived(&es->ship);   /* else a lost link: it goes again */
+	if (es->info.content_present || es->info.content_unpacked)
+		hr_ship_host_has(hr, &es->ship);
+}
+
 enum go_status hr_execute(struct hostrun *hr)
 {
 	struct exec_state es;
@@ -515,10 +524,7 @@ enum go_status hr_execute(struct hostrun *hr)
 			hr->conn = NULL;
 			continue;
 		}
-		if (es.info.content_absent || es.info.content_present || es.info.content_unpacked)
-			hr_ship_arrived(&es.ship);   /* else a lost link: it goes again */
-		if (es.info.content_present || es.info.content_unpacked)
-			hr_ship_host_has(hr, &es.ship);
+		ship_outcome(hr, &es);
 		if (st == GO_ERR_INTERRUPTED && es.j.ended && !es.feed_st)
 			st = GO_OK;   /* on_bytes stopped at the journal's end */
 		note_how(hr, &es);
