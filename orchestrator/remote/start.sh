@@ -22,7 +22,8 @@
 #   send        1: the runner and the plan come on stdin (a fresh start)
 #   reopen      1: --resume, what was stopped or lost runs again
 #   need        KiB the run needs free before it starts (0: no check)
-#   tarlen      bytes of the blobs' tar at the head of stdin (0: none)
+#   tarlen      bytes of the blobs' tar at the head of stdin (0: none; a
+#               host with an execd got them before, written by it: a put)
 #   txtlen      bytes of the text after it (the parts below)
 #   ask         1: the controller waits to send missing blobs on this stdin
 #   xd, xv      the execd's directory (empty: none) and version
