@@ -527,7 +527,14 @@ static int put_one(int fd, struct outq *q, const char *dir, const char *hash, ui
 	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (!ctx || !h->init(ctx, h->sha256(), NULL))
 		_exit(70);
-	r = put_bytes(fd, out < 0 ? open("/dev/null", O_WRONLY | O_CLOEXEC) : out, size, h, ctx, buf);
+	{
+		/* a file that cannot be made: its bytes are still read (the
+		 * put goes on with the next blob), into /dev/null */
+		int sink = out < 0 ? open("/dev/null", O_WRONLY | O_CLOEXEC) : out;
+		r = put_bytes(fd, sink, size, h, ctx, buf);
+		if (out < 0 && sink >= 0)
+			close(sink);
+	}
 	h->final(ctx, md, &mdlen);
 	h->ctx_free(ctx);
 	for (i = 0; i < mdlen && i < 32; i++)
