@@ -194,6 +194,56 @@ test_expect_success 'bad arguments are refused with the usage' '
 	test_grep "too long" err
 '
 
+# ------------------------------------------------- a put of blobs (issue 35)
+
+# frames FILE...: each file as a put carries it, "SHA256 SIZE" and its bytes
+frames() {
+	for f in "$@"; do
+		printf "%s %s\n" "$(sha256sum <"$f" | cut -c1-64)" "$(wc -c <"$f" | tr -d " ")" && cat "$f" || return 1
+	done
+}
+sha() { sha256sum <"$1" | cut -c1-64; }
+
+test_expect_success 'a put through the execd: each blob stored read-only with mtime 0, byte-identical, its directory made' '
+	mkdir bsrc &&
+	head -c 300000 /dev/urandom >bsrc/a && : >bsrc/empty && printf x >bsrc/one &&
+	frames bsrc/a bsrc/empty bsrc/one >put1 &&
+	xtool put "$TRASH/store/b" <put1 2>err &&
+	for f in a empty one; do
+		cmp "$TRASH/store/b/$(sha bsrc/$f)" bsrc/$f &&
+		test "$(stat -c %a "$TRASH/store/b/$(sha bsrc/$f)")" = 400 &&
+		test "$(stat -c %Y "$TRASH/store/b/$(sha bsrc/$f)")" = 0 || return 1
+	done &&
+	test "$(ls -A "$TRASH/store/b" | wc -l)" = 3 &&
+	test "$(stat -c %a "$TRASH/store/b")" = 700
+'
+
+test_expect_success 'a blob changed on the way is refused and never stored; the blobs beside it are' '
+	printf y >bsrc/y &&
+	{ printf "%s 1\n" "$(sha bsrc/one)" && cat bsrc/y && frames bsrc/a; } >put2 &&
+	test_expect_code 1 xtool put "$TRASH/store/c" <put2 2>err &&
+	cat err &&
+	test_grep "blob $(sha bsrc/one) refused: its 1 bytes hash to $(sha bsrc/y) (changed on the way); it was not stored" err &&
+	test ! -e "$TRASH/store/c/$(sha bsrc/one)" &&
+	cmp "$TRASH/store/c/$(sha bsrc/a)" bsrc/a &&
+	test "$(ls -A "$TRASH/store/c" | wc -l)" = 1
+'
+
+test_expect_success 'a put whose blob is longer than the put (a wrong size) is refused: nothing stored' '
+	{ printf "%s 300000\n" "$(sha bsrc/a)" && head -c 299999 bsrc/a; } >put3 &&
+	! xtool put "$TRASH/store/d" <put3 2>err &&
+	cat err &&
+	test_grep "does not start with \"SHA256 SIZE\" within its length" err &&
+	test "$(ls -A "$TRASH/store/d" | wc -l)" = 0
+'
+
+test_expect_success 'a blob shorter than its size: the next line is no blob line, the blob hashes wrong: refused, nothing stored' '
+	{ printf "%s 300001\n" "$(sha bsrc/a)" && cat bsrc/a && printf "z"; } >put4 &&
+	test_expect_code 1 xtool put "$TRASH/store/e" <put4 2>err &&
+	test_grep "blob $(sha bsrc/a) refused: its 300001 bytes hash to" err &&
+	test "$(ls -A "$TRASH/store/e" | wc -l)" = 0
+'
+
 # ---------------------------------------------------------------- gpuorch run
 
 test_expect_success 'setup: a project with one CPU program' '
@@ -258,6 +308,27 @@ test_expect_success 'a host that lost what the controller sent it (blobs and con
 	cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) &&
 	cmp "$cdir/src/cpu/cputimer.c" proj/cpu/cputimer.c &&
 	ls "$W/blobs" | wc -l | grep -qx 1
+'
+
+test_expect_success 'a 20 MB tree of 40 files: written by the execd straight into the store, every file byte-identical' '
+	mkdir -p proj/data &&
+	i=1 && while [ $i -le 40 ]; do head -c 524288 /dev/urandom >proj/data/f$i.bin; i=$((i + 1)); done &&
+	sed "0,/\"sources\": \[\"cpu\/cputimer.c\"\]/s//\"sources\": [\"cpu\/cputimer.c\", \"data\"]/; s|\"name\": \"cpu1\"|\"name\": \"big\"|" \
+		proj/experiments/cpu1.json >proj/experiments/big.json &&
+	grep -c data proj/experiments/big.json | grep -qx 1 &&
+	(cd proj && git add -A && git commit -qm data) &&
+	W=$(sshd_var a WORKDIR) &&
+	n=$(shells) &&
+	(cd proj && "$GPUORCH" run experiments/big.json --hosts ../hosts.json --plain) >runbig 2>&1 &&
+	cat runbig &&
+	test "$(shells)" = "$n" &&
+	test_grep "ship: 20974400 bytes sent (40 of 41 files; the host had the others), written by the host.s execd" runbig &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 40 &&
+	cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) &&
+	i=1 && while [ $i -le 40 ]; do cmp "$cdir/src/data/f$i.bin" proj/data/f$i.bin || return 1; i=$((i + 1)); done &&
+	! ls -A "$W/blobs" | grep "^\.put"
 '
 
 test_expect_success 'execd_idle_s 0: every command through the login shell again' '

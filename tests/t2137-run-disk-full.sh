@@ -98,4 +98,33 @@ test_expect_success 'a step that fills the disk (its own message and rc lost on 
 	grep "no space left on device" fill.out
 '
 
+test_expect_success 'a 6 MiB work directory with the execd running: the blob that does not fit is refused by its put, none half-written stays, the run says the disk is short' '
+	mount_small 6m &&
+	W=$SSHD_a_WORKDIR &&
+	(cd proj && "$GPUORCH" run experiments/small.json --hosts ../hosts.json --plain) >s1.out 2>&1 &&
+	wait_for 120 "ls \"$W\"/execd/*.sock >/dev/null 2>&1" &&
+	mkdir -p proj/data &&
+	for i in 1 2 3 4; do head -c 2097152 /dev/urandom >proj/data/d$i.bin || return 1; done &&
+	cat >proj/experiments/data.json <<-JSON &&
+	{"schema": 1, "name": "data", "phase": "disk test data",
+	 "sources": ["cpu/cputimer.c", "data"], "targets": {"H100": "sm_90a"},
+	 "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+	 "problems": [{"name": "p", "params": {"work": 1}}],
+	 "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 60}]}
+	JSON
+	(cd proj && git add -A && git commit -qm data) &&
+	(cd proj && "$GPUORCH" run experiments/data.json --hosts ../hosts.json --plain) >data.out 2>&1;
+	echo "exit $?" >>data.out; cat data.out &&
+	grep "^exit 3" data.out &&
+	grep "the host.s execd did not store them all (gpuorch-execd: cannot write blob [0-9a-f]* into .*: No space left on device" data.out &&
+	run=$(last_run_dir) &&
+	jq_ $run/run.json hosts.0.error >err.txt &&
+	grep "not enough free disk on .a.: [0-9]* KiB free" err.txt &&
+	! ls -A "$W/blobs" | grep "^\.put" &&
+	for b in "$W"/blobs/*; do
+		test "$(sha256sum <"$b" | cut -c1-64)" = "$(basename "$b")" &&
+		test "$(stat -c %a "$b")" = 400 || return 1
+	done
+'
+
 test_done

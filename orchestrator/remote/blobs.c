@@ -1,4 +1,4 @@
-/* blobs.c -- the pack's manifest and the tar of the blobs a host lacks (blobs.h). */
+/* blobs.c -- the pack's manifest and the tar (or the execd's frames) of the blobs a host lacks (blobs.h). */
 #include "remote/blobs.h"
 
 #include <archive.h>
@@ -132,6 +132,88 @@ out:
 		archive_write_free(wr);
 	if (e)
 		archive_entry_free(e);
+	free(want);
+	strbuf_release(&out);
+	return st;
+}
+
+/* the pack's files that missing names (first of each hash) into want[];
+ * *bytes: theirs */
+static enum go_status wanted(const struct pack *p, char *const *missing, int n, char *want,
+			     size_t *bytes, struct strbuf *err)
+{
+	int i, k;
+	*bytes = 0;
+	for (k = 0; k < n; k++) {
+		if ((i = file_of(p, missing[k])) < 0)
+			return go_fail(err, GO_ERR_REMOTE, "the host asked for blob %.64s, which is not "
+				       "among the files shipped", missing[k]);
+		if (!want[i])
+			*bytes += 96 + p->files[i].size;
+		want[i] = 1;
+	}
+	return GO_OK;
+}
+
+/* The entry rd is at (file f) onto out after its frame line: 0, or -1 when
+ * its bytes are not f's size. */
+static int frame_entry(struct archive *rd, const struct pack_file *f, struct strbuf *out)
+{
+	const void *block;
+	size_t n, got = 0;
+	la_int64_t at;
+	int r;
+
+	strbuf_addf(out, "%s %zu\n", f->sha256, f->size);
+	while ((r = archive_read_data_block(rd, &block, &n, &at)) == ARCHIVE_OK) {
+		if ((size_t)at != got || got + n > f->size)
+			return -1;
+		strbuf_add(out, block, n);
+		got += n;
+	}
+	return r == ARCHIVE_EOF && got == f->size ? 0 : -1;
+}
+
+enum go_status blobs_frames(const struct pack *p, char *const *missing, int n,
+			    unsigned char **data, size_t *len, struct strbuf *err)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct archive *rd = archive_read_new();
+	struct archive_entry *in;
+	char *want = xcalloc((size_t)p->nfiles + 1, 1);
+	size_t total;
+	enum go_status st;
+	int i;
+
+	*data = NULL;
+	*len = 0;
+	if ((st = wanted(p, missing, n, want, &total, err)))
+		goto out;
+	if (!rd || archive_read_support_format_tar(rd) != ARCHIVE_OK ||
+	    archive_read_open_memory(rd, p->data, p->len) != ARCHIVE_OK) {
+		st = go_fail(err, GO_ERR_INTERNAL, "cannot read the pack for the blobs: %s",
+			     rd && archive_error_string(rd) ? archive_error_string(rd) : "out of memory");
+		goto out;
+	}
+	strbuf_grow(&out, total);
+	for (i = 0; i < p->nfiles && archive_read_next_header(rd, &in) == ARCHIVE_OK; i++) {
+		if (want[i] && frame_entry(rd, &p->files[i], &out)) {
+			st = go_fail(err, GO_ERR_INTERNAL, "cannot read '%s' from the pack: %s",
+				     p->files[i].path, archive_error_string(rd) ? archive_error_string(rd)
+				     : "its size is not the pack's");
+			goto out;
+		}
+	}
+	if (i != p->nfiles) {
+		st = go_fail(err, GO_ERR_INTERNAL, "cannot read the pack for the blobs (%d of %d files "
+			     "read)", i, p->nfiles);
+		goto out;
+	}
+	*len = out.len;
+	*data = (unsigned char *)strbuf_detach(&out, NULL);
+out:
+	if (rd)
+		archive_read_free(rd);
 	free(want);
 	strbuf_release(&out);
 	return st;

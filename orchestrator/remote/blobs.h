@@ -22,5 +22,10 @@ void blobs_manifest(const struct pack *p, struct strbuf *out);
  * each content once; *data is the caller's to free. */
 enum go_status blobs_tar(const struct pack *p, char *const *missing, int n, unsigned char **data,
 			 size_t *len, struct strbuf *err);
+/* The same blobs for the host's execd to write itself (ssh_execd_put): each
+ * "SHA256 SIZE\n" and its bytes, each content once, into *data (the
+ * caller's to free). */
+enum go_status blobs_frames(const struct pack *p, char *const *missing, int n,
+			    unsigned char **data, size_t *len, struct strbuf *err);
 
 #endif

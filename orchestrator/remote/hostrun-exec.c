@@ -168,7 +168,8 @@ static int on_missing(char *const *hashes, int n, const unsigned char **tar, siz
 	struct exec_state *es = ctx;
 
 	hr_ship_arrived(&es->ship);
-	if (hr_ship_missing(es->hr, &es->ship, hashes, n, err) != GO_OK)
+	if (hr_ship_missing(es->hr, &es->ship, hashes, n, err) != GO_OK ||
+	    hr_ship_tar(es->hr, &es->ship, err) != GO_OK)
 		return 1;
 	es->ship.t_call = time_mono_ms();
 	es->rr.blobs = NULL;   /* what went before is freed; a later start carries the new tar */
@@ -453,6 +454,15 @@ static void exec_state_release(struct exec_state *es)
 	strbuf_release(&es->prep_err);
 }
 
+/* What a start's answer says of the blobs it carried. */
+static void ship_outcome(struct hostrun *hr, struct exec_state *es)
+{
+	if (es->info.content_absent || es->info.content_present || es->info.content_unpacked)
+		hr_ship_arrived(&es->ship);   /* else a lost link: it goes again */
+	if (es->info.content_present || es->info.content_unpacked)
+		hr_ship_host_has(hr, &es->ship);
+}
+
 enum go_status hr_execute(struct hostrun *hr)
 {
 	struct exec_state es;
@@ -493,6 +503,8 @@ enum go_status hr_execute(struct hostrun *hr)
 		remote_start_info_release(&es.info);
 		es.t_probe = time_mono_ms();
 		es.past_deadline = 0;
+		if ((st = hr_ship_prepare(hr, &es.ship, &err)) != GO_OK)
+			break;
 		hr_ship_sending(&es.ship, &es.rr);
 		st = remote_runner_follow(hr->conn, &es.rr, es.j.offset, on_bytes, &es,
 					  left > 1000 ? (int)left : 1000, &es.info, &err);
@@ -512,10 +524,7 @@ enum go_status hr_execute(struct hostrun *hr)
 			hr->conn = NULL;
 			continue;
 		}
-		if (es.info.content_absent || es.info.content_present || es.info.content_unpacked)
-			hr_ship_arrived(&es.ship);   /* else a lost link: it goes again */
-		if (es.info.content_present || es.info.content_unpacked)
-			hr_ship_host_has(hr, &es.ship);
+		ship_outcome(hr, &es);
 		if (st == GO_ERR_INTERRUPTED && es.j.ended && !es.feed_st)
 			st = GO_OK;   /* on_bytes stopped at the journal's end */
 		note_how(hr, &es);

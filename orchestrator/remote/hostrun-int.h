@@ -52,11 +52,13 @@ void hr_probe_later(struct hostrun *hr, const char *text);
 /* hostrun-ship.c: what the start commands carry of the sources */
 struct hr_ship {
 	struct shipledger ledger;     /* what the controller knows the host holds */
-	unsigned char *tar;           /* what the next start carries (blobs_tar); NULL: none */
+	char **want;                  /* the blobs the host is to get next (hashes), */
+	int nwant;                    /* through its execd, else on the next start: */
+	unsigned char *tar;           /* what that start carries (blobs_tar); NULL: none */
 	size_t tar_len;
-	int tar_n;
 	int64_t t_call;               /* when the start that carries it was sent */
 	int asked;                    /* the host said which blobs it lacks */
+	int via_execd;                /* some went through the host's execd */
 	int nblobs;                   /* files (distinct contents) that arrived */
 	uint64_t sent;                /* their bytes */
 	int64_t upload_ms;            /* the starts that carried them, until each began */
@@ -68,6 +70,13 @@ enum go_status hr_ship_begin(struct hostrun *hr, struct hr_ship *sh, struct strb
 /* The host named the blobs it lacks: the next start carries them. */
 enum go_status hr_ship_missing(struct hostrun *hr, struct hr_ship *sh, char *const *hashes, int n,
 			       struct strbuf *err);
+/* Before a start: the blobs to send go through the host's execd when it
+ * has one (written and checked there, ssh_execd_put), else (or should it
+ * not store them all) as a tar on the start. */
+enum go_status hr_ship_prepare(struct hostrun *hr, struct hr_ship *sh, struct strbuf *err);
+/* The tar of the blobs to send, now (a start that waits for them on its
+ * stdin: remote.h, on_missing). */
+enum go_status hr_ship_tar(struct hostrun *hr, struct hr_ship *sh, struct strbuf *err);
 /* A start is being sent: it carries what there is (rr->blobs). */
 void hr_ship_sending(struct hr_ship *sh, struct remote_runner *rr);
 /* That start got past its sources: what it carried arrived (counted once). */

@@ -22,7 +22,8 @@
 #   send        1: the runner and the plan come on stdin (a fresh start)
 #   reopen      1: --resume, what was stopped or lost runs again
 #   need        KiB the run needs free before it starts (0: no check)
-#   tarlen      bytes of the blobs' tar at the head of stdin (0: none)
+#   tarlen      bytes of the blobs' tar at the head of stdin (0: none; a
+#               host with an execd got them before, written by it: a put)
 #   txtlen      bytes of the text after it (the parts below)
 #   ask         1: the controller waits to send missing blobs on this stdin
 #   xd, xv      the execd's directory (empty: none) and version
@@ -213,7 +214,7 @@ elif [ -n "$xd" ] && [ -s "$t/execd" ] &&
     # binary made the first server see its binary replaced and leave, and
     # the second found its lock still held: no execd at all (t1006)
     setsid sh -c 'flock "$4" true; exec 9>"$1.build"; flock -n 9 || exit 0
-      [ -x "$1" ] || { nice -n 19 cc -O1 -o "$1.tmp.$$" "$1.c" >"$1.log" 2>&1 &&
+      [ -x "$1" ] || { nice -n 19 cc -O1 -o "$1.tmp.$$" "$1.c" -ldl >"$1.log" 2>&1 &&
       mv -f "$1.tmp.$$" "$1" || { rm -f "$1.tmp.$$"; touch "$1.failed"; exit 1; }; }
       exec 9>&-; exec "$1" start "$2" "$3"' \
       sh "$xb" "$xd/$xv.sock" "$xidle" "$rd/runner.lock" </dev/null >/dev/null 2>&1 &

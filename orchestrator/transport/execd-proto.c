@@ -12,6 +12,12 @@ void execd_request(struct strbuf *sb, const char *cmd, size_t stdin_len)
 	strbuf_addstr(sb, cmd);
 }
 
+void execd_put_request(struct strbuf *sb, const char *dir, size_t blobs_len)
+{
+	strbuf_addf(sb, "gpuorch-execd-put 1 %zu %zu\n", strlen(dir), blobs_len);
+	strbuf_addstr(sb, dir);
+}
+
 void execd_rx_init(struct execd_rx *rx)
 {
 	memset(rx, 0, sizeof(*rx));

@@ -3,6 +3,10 @@
  * framed reply. Pure code, no I/O: ssh-execd.c drives it over a channel.
  *
  *   request   "gpuorch-execd 1 CMDLEN INLEN\n" CMD STDIN
+ *   a put     "gpuorch-execd-put 1 DIRLEN INLEN\n" DIR BLOBS: the execd
+ *             writes each blob ("SHA256 SIZE\n" and its bytes) into DIR
+ *             itself, checking its hash; its end "exit 0" when all were
+ *             stored (blobs.h: blobs_frames)
  *   reply     frames of one tag byte, a 4-byte big-endian length, the payload:
  *             'O' stdout, 'E' stderr, 'X' the end ("exit N" / "signal NAME"),
  *             'S' refused as stale (nothing ran), 'B' a bad request */
@@ -18,6 +22,8 @@
 
 /* Append the request header and the command to sb (stdin follows it). */
 void execd_request(struct strbuf *sb, const char *cmd, size_t stdin_len);
+/* Append a put's header and the directory to sb (the blobs follow it). */
+void execd_put_request(struct strbuf *sb, const char *dir, size_t blobs_len);
 
 enum execd_end {
 	EXECD_RUNNING = 0,      /* no 'X', 'S' or 'B' frame yet */

@@ -281,7 +281,10 @@ static int frame_input(struct ssh_input *framed, struct strbuf *head, const char
 {
 	int i;
 	memset(framed, 0, sizeof(*framed));
-	execd_request(head, cmd, ssh_input_len(in));
+	if (in->execd_put)
+		execd_put_request(head, in->execd_put, ssh_input_len(in));
+	else
+		execd_request(head, cmd, ssh_input_len(in));
 	ssh_input_add(framed, head->buf, head->len);
 	for (i = 0; i < in->nparts; i++)
 		if (ssh_input_add(framed, in->part[i].data, in->part[i].len))
@@ -575,6 +578,43 @@ enum go_status ssh_exec_offer(struct ssh_conn *c, const char *cmd, struct ssh_in
 			      struct ssh_exec_result *res, int timeout_ms, struct strbuf *err)
 {
 	return exec_with(c, cmd, in, 1, on_out, out_ctx, errout, res, timeout_ms, err);
+}
+
+/* a put's reply has no stdout */
+static int no_out(const char *data, size_t len, void *ctx)
+{
+	(void)data;
+	(void)len;
+	(void)ctx;
+	return 0;
+}
+
+enum go_status ssh_execd_put(struct ssh_conn *c, const char *dir, const void *data, size_t len,
+			     struct strbuf *errout, struct ssh_exec_result *res, int timeout_ms,
+			     struct strbuf *err)
+{
+	struct ssh_input in;
+	enum go_status st;
+	int fallback = 0;
+
+	memset(&in, 0, sizeof(in));
+	ssh_input_add(&in, data, len);
+	in.execd_put = dir;
+	if (res) {
+		res->exit_code = -1;
+		res->signal[0] = '\0';
+	}
+	if ((st = ssh_check_usable(c, err)))
+		return st;
+	if (!c->execd)
+		return go_fail(err, GO_ERR_NOT_FOUND, "%s: no execd to put the blobs through", c->where);
+	st = run_channel(c, c->execd, dir, &in, no_out, NULL, errout, res, timeout_ms, &fallback, err);
+	if (fallback) {
+		free(c->execd);
+		c->execd = NULL;
+		return go_fail(err, GO_ERR_NOT_FOUND, "%s: the host's execd ran nothing", c->where);
+	}
+	return st;
 }
 
 void ssh_use_execd(struct ssh_conn *c, const char *sock)

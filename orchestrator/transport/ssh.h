@@ -83,6 +83,9 @@ struct ssh_input {
 	} part[SSH_INPUT_PARTS];
 	int nparts;
 	int more;
+	/* through the execd, not a command's stdin but a put of blobs into
+	 * this directory (ssh_execd_put) */
+	const char *execd_put;
 };
 /* Appends len bytes at data to in's parts (none for len 0). Returns -1,
  * adding nothing, when in has SSH_INPUT_PARTS parts already. */
@@ -109,6 +112,14 @@ enum go_status ssh_exec_offer(struct ssh_conn *c, const char *cmd, struct ssh_in
  * refuses a command as stale, nothing ran: ssh_exec runs the command the
  * ordinary way and c forgets the execd. NULL: the ordinary way. */
 void ssh_use_execd(struct ssh_conn *c, const char *sock);
+/* The blobs at data (blobs_frames) written by the host's execd (the one
+ * ssh_use_execd named) into dir on the host, each checked against its
+ * hash there: res says how it ended (0: all stored; errout what was not).
+ * GO_ERR_NOT_FOUND, nothing sent, when c has no execd or it ran nothing
+ * (then c forgets it, as ssh_exec does). */
+enum go_status ssh_execd_put(struct ssh_conn *c, const char *dir, const void *data, size_t len,
+			     struct strbuf *errout, struct ssh_exec_result *res, int timeout_ms,
+			     struct strbuf *err);
 /* 1 when c's last command went to the execd (whatever its outcome). */
 int ssh_via_execd(const struct ssh_conn *c);
 /* What the tests check about the link (tests/tools/sshtool.c): 1 when c's

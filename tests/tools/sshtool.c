@@ -70,7 +70,7 @@ static int fail(enum go_status st, struct strbuf *err)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sshtool [--port N --user U --key F --known-hosts F --accept-new] "
-		"check|exec|exec-until|upload|download|step-start|step-poll|step-kill|step-output|probe ...\n");
+		"check|exec|exec-until|put|upload|download|step-start|step-poll|step-kill|step-output|probe ...\n");
 	exit(2);
 }
 
@@ -188,6 +188,23 @@ static int until_out(const char *data, size_t len, void *ctx)
 	return u->seen;
 }
 
+/* put DIR: stdin (blobs, "SHA256 SIZE\n" and the bytes each) written by
+ * the execd into DIR; its exit code, what it said on stderr */
+static int put(struct ssh_conn *c, const char *dir, int timeout_ms, struct strbuf *err)
+{
+	struct strbuf in = STRBUF_INIT, eout = STRBUF_INIT;
+	struct ssh_exec_result r;
+	enum go_status st;
+	read_stdin(&in);
+	st = ssh_execd_put(c, dir, in.buf, in.len, &eout, &r, timeout_ms, err);
+	fwrite(eout.buf, 1, eout.len, stderr);
+	strbuf_release(&in);
+	strbuf_release(&eout);
+	if (st)
+		return fail(st, err);
+	return r.signal[0] ? 99 : r.exit_code;
+}
+
 static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct strbuf *err)
 {
 	const char *cmd = argv[0];
@@ -217,6 +234,8 @@ static int run(struct ssh_conn *c, int argc, char **argv, int timeout_ms, struct
 		}
 		return r.exit_code;
 	}
+	if (!strcmp(cmd, "put") && argc == 2)
+		return put(c, argv[1], timeout_ms, err);
 	if (!strcmp(cmd, "exec-until") && argc == 3) {
 		struct until u = { argv[1], STRBUF_INIT, 0, 0 };
 		struct ssh_exec_result r;

@@ -57,6 +57,12 @@ static void test_request(void)
 	execd_request(&sb, "x", 0);
 	CHECK(!strcmp(sb.buf, "gpuorch-execd 1 1 0\nx"), "no stdin is a length of 0", "'%s'",
 	      sb.buf);
+	strbuf_reset(&sb);
+	execd_put_request(&sb, "/w/blobs", 20974400);
+	CHECK(!strcmp(sb.buf, "gpuorch-execd-put 1 8 20974400\n/w/blobs"),
+	      "a put is its header line and the directory", "'%s'", sb.buf);
+	CHECK(strstr((const char *)gpuorch_execd_c, "#define PUT_PROTO \"gpuorch-execd-put 1 \"") != NULL,
+	      "the execd reads a put by the header the client writes", "no PUT_PROTO in the execd");
 	strbuf_release(&sb);
 }
 

@@ -39,6 +39,7 @@
  * changed since it started, since its environment would no longer be the one
  * a login shell gives. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -58,6 +59,8 @@
 #include <unistd.h>
 
 #define PROTO "gpuorch-execd 1 "
+#define PUT_PROTO "gpuorch-execd-put 1 "
+#define PUT_CHUNK (1u << 17)     /* a blob's bytes read at most at once (in the cache: 1 MiB cost more) */
 #define MAX_CMD (1u << 20)
 #define MAX_IN ((uint64_t)1 << 32)
 #define REQ_TIMEOUT_MS 30000     /* the request must arrive within this */
@@ -229,18 +232,24 @@ static int q_flush(struct outq *q)
 	return 0;
 }
 
+/* Write out what q holds, blocking. */
+static void say_queued(struct outq *q)
+{
+	struct pollfd p = { q->fd, POLLOUT, 0 };
+	while (q->fd >= 0 && q->off < q->len) {
+		if (q_flush(q) < 0)
+			break;
+		if (q->off < q->len && poll(&p, 1, 5000) <= 0)
+			break;
+	}
+}
+
 /* Queue one frame and write it all out, blocking (before the command runs). */
 static void say(int fd, char tag, const char *msg)
 {
 	struct outq q = { NULL, 0, 0, fd };
-	struct pollfd p = { fd, POLLOUT, 0 };
 	q_frame(&q, tag, msg, strlen(msg));
-	while (q.fd >= 0 && q.off < q.len) {
-		if (q_flush(&q) < 0)
-			break;
-		if (q.off < q.len && poll(&p, 1, 5000) <= 0)
-			break;
-	}
+	say_queued(&q);
 	free(q.buf);
 }
 
@@ -282,12 +291,13 @@ static int read_full(int fd, char *buf, size_t len, int64_t deadline)
 	return 0;
 }
 
-/* The request header, "gpuorch-execd 1 CMDLEN INLEN\n", byte by byte (so
+/* The request header, "gpuorch-execd 1 CMDLEN INLEN\n" (or a put's,
+ * "gpuorch-execd-put 1 DIRLEN INLEN\n": *put set), byte by byte (so
  * nothing of the command is read past it). */
-static int read_header(int fd, uint64_t *cmdlen, uint64_t *inlen, int64_t deadline)
+static int read_header(int fd, uint64_t *cmdlen, uint64_t *inlen, int *put, int64_t deadline)
 {
 	char line[96], *end;
-	size_t n = 0;
+	size_t n = 0, plen;
 	unsigned long long a, b;
 
 	for (;;) {
@@ -298,10 +308,12 @@ static int read_header(int fd, uint64_t *cmdlen, uint64_t *inlen, int64_t deadli
 		n++;
 	}
 	line[n] = '\0';
-	if (strncmp(line, PROTO, strlen(PROTO)))
+	*put = !strncmp(line, PUT_PROTO, strlen(PUT_PROTO));
+	plen = *put ? strlen(PUT_PROTO) : strlen(PROTO);
+	if (!*put && strncmp(line, PROTO, plen))
 		return -2;
 	errno = 0;
-	a = strtoull(line + strlen(PROTO), &end, 10);
+	a = strtoull(line + plen, &end, 10);
 	if (errno || *end != ' ')
 		return -2;
 	b = strtoull(end + 1, &end, 10);
@@ -312,11 +324,22 @@ static int read_header(int fd, uint64_t *cmdlen, uint64_t *inlen, int64_t deadli
 	return 0;
 }
 
-static void child_exec(const char *cmd, int in, int out, int err)
+/* Where sshd starts a session, with the umask an exec request would have. */
+static void go_home(void)
 {
 	/* where sshd starts a session: the account's home directory */
 	const struct passwd *pw = getpwuid(getuid());
 	const char *home = pw && pw->pw_dir && pw->pw_dir[0] ? pw->pw_dir : getenv("HOME");
+	if (!home || chdir(home) < 0) {
+		if (chdir("/") < 0)
+			_exit(126);
+	}
+	umask(start_umask);
+}
+
+static void child_exec(const char *cmd, int in, int out, int err)
+{
+	/* where sshd starts a session: the account's home directory */
 	long fd, maxfd = sysconf(_SC_OPEN_MAX);
 	sigset_t none;
 
@@ -335,14 +358,255 @@ static void child_exec(const char *cmd, int in, int out, int err)
 	setenv("GPUORCH_EXECD", sock_path, 1);   /* the start command: "it runs" */
 	unsetenv("PWD");      /* sh sets it for the directory it starts in */
 	unsetenv("OLDPWD");
-	if (!home || chdir(home) < 0) {
-		if (chdir("/") < 0)
-			_exit(126);
-	}
-	umask(start_umask);   /* a command sees the umask an exec request would */
+	go_home();
 	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 	dprintf(2, "gpuorch-execd: cannot run /bin/sh: %s\n", strerror(errno));
 	_exit(127);
+}
+
+/* A stale server ('S', see the top) refuses the request and leaves. */
+static void refuse_if_stale(int fd)
+{
+	const char *why = stale_file();
+	char msg[256];
+	if (!why)
+		return;
+	snprintf(msg, sizeof(msg), "stale: %s changed since this execd started", why);
+	/* the server leaves first (socket and lock released), so the
+	 * start command the client runs next starts a fresh one */
+	kill(getppid(), SIGUSR1);
+	{
+		int64_t until = now_ms() + 3000;
+		while (access(sock_path, F_OK) == 0 && now_ms() < until)
+			poll(NULL, 0, 10);
+	}
+	say(fd, 'S', msg);
+	_exit(0);
+}
+
+/* ------------------------------------------------------------ a put of blobs */
+
+/* A put ("gpuorch-execd-put 1 DIRLEN INLEN\n" DIR, then INLEN bytes of
+ * blobs, each "SHA256 SIZE\n" and its SIZE bytes) writes each blob
+ * straight from the connection into DIR/SHA256: one read and one write a
+ * byte, hashed on the way (SHA-256, the host's libcrypto, loaded when a put
+ * comes: the execd links nothing), then made read-only with mtime 0 (what
+ * start.sh keeps) and renamed into place. A blob whose bytes do not hash to
+ * its name is refused: its file goes and it is said on stderr ('E'). The
+ * end: "exit 0" every blob stored; 1 some refused or not written (said);
+ * 3 no libcrypto here (nothing read: the client sends them another way). */
+
+struct sha {   /* libcrypto's EVP digest, found at run time */
+	void *(*ctx_new)(void);
+	void (*ctx_free)(void *);
+	const void *(*sha256)(void);
+	int (*init)(void *, const void *, void *);
+	int (*update)(void *, const void *, size_t);
+	int (*final)(void *, unsigned char *, unsigned int *);
+};
+
+static int sha_load(struct sha *h)
+{
+	static const char *const libs[] = { "libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so" };
+	void *l = NULL;
+	size_t i;
+	for (i = 0; !l && i < sizeof(libs) / sizeof(libs[0]); i++)
+		l = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+	if (!l)
+		return -1;
+	*(void **)&h->ctx_new = dlsym(l, "EVP_MD_CTX_new");
+	*(void **)&h->ctx_free = dlsym(l, "EVP_MD_CTX_free");
+	*(void **)&h->sha256 = dlsym(l, "EVP_sha256");
+	*(void **)&h->init = dlsym(l, "EVP_DigestInit_ex");
+	*(void **)&h->update = dlsym(l, "EVP_DigestUpdate");
+	*(void **)&h->final = dlsym(l, "EVP_DigestFinal_ex");
+	return h->ctx_new && h->ctx_free && h->sha256 && h->init && h->update && h->final ? 0 : -1;
+}
+
+/* mkdir -p dir (each made 0700: the blob store is the account's alone): 0, or -1 with errno. */
+static int mkdirs(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t i, n = strlen(dir);
+	if (n >= sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(p, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, 0700) && errno != EEXIST)
+			return -1;
+		p[i] = i < n ? '/' : '\0';
+	}
+	return 0;
+}
+
+/* One blob's "SHA256 SIZE\n" line: 0, or -1 (said) when it is not one. */
+static int put_line(int fd, char hash[65], uint64_t *size, uint64_t *left, int64_t deadline)
+{
+	char line[96], *end;
+	size_t n = 0, i;
+	for (;;) {
+		if (n + 1 >= sizeof(line) || n >= *left || read_full(fd, line + n, 1, deadline))
+			goto bad;
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	for (i = 0; i < 64; i++)
+		if (!((line[i] >= '0' && line[i] <= '9') || (line[i] >= 'a' && line[i] <= 'f')))
+			goto bad;
+	if (line[64] != ' ')
+		goto bad;
+	errno = 0;
+	*size = strtoull(line + 65, &end, 10);
+	if (errno || *end || end == line + 65 || *size > *left - n - 1)
+		goto bad;
+	*left -= n + 1 + *size;
+	memcpy(hash, line, 64);
+	hash[64] = '\0';
+	return 0;
+bad:
+	say(fd, 'B', "gpuorch-execd: a put's blob does not start with \"SHA256 SIZE\" within its length");
+	return -1;
+}
+
+/* size bytes from fd into the file out, hashed into ctx; errno'd -1 on a
+ * write error (the rest is still read), -2 when the client went. */
+static int put_bytes(int fd, int out, uint64_t size, const struct sha *h, void *ctx, char *buf)
+{
+	int werr = 0;
+	while (size) {
+		size_t want = size < PUT_CHUNK ? (size_t)size : PUT_CHUNK;
+		ssize_t n = read(fd, buf, want), w = 0;
+		if (n == 0)
+			return -2;
+		if (n < 0) {
+			struct pollfd p = { fd, POLLIN, 0 };
+			if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+				return -2;
+			if (errno != EINTR && poll(&p, 1, REQ_TIMEOUT_MS) <= 0)
+				return -2;
+			continue;
+		}
+		h->update(ctx, buf, (size_t)n);
+		while (!werr && w < n) {
+			ssize_t k = write(out, buf + w, (size_t)(n - w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				werr = k < 0 ? errno : ENOSPC;
+				break;
+			}
+			w += k;
+		}
+		size -= (uint64_t)n;
+	}
+	errno = werr;
+	return werr ? -1 : 0;
+}
+
+/* One blob into dir: 0 stored, 1 refused or not written (said on q), -1
+ * the client went (its file gone). */
+static int put_one(int fd, struct outq *q, const char *dir, const char *hash, uint64_t size,
+		   const struct sha *h, char *buf)
+{
+	static const struct timespec zero[2] = { { 0, 0 }, { 0, 0 } };
+	char tmp[PATH_MAX], dst[PATH_MAX], msg[PATH_MAX + 256], got[65];
+	unsigned char md[64];
+	unsigned int mdlen = 0, i;
+	void *ctx = h->ctx_new();
+	int out, r;
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, hash);
+	snprintf(tmp, sizeof(tmp), "%s/.put.%s.%ld", dir, hash, (long)getpid());
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (!ctx || !h->init(ctx, h->sha256(), NULL))
+		_exit(70);
+	{
+		/* a file that cannot be made: its bytes are still read (the
+		 * put goes on with the next blob), into /dev/null */
+		int sink = out < 0 ? open("/dev/null", O_WRONLY | O_CLOEXEC) : out;
+		r = put_bytes(fd, sink, size, h, ctx, buf);
+		if (out < 0 && sink >= 0)
+			close(sink);
+	}
+	h->final(ctx, md, &mdlen);
+	h->ctx_free(ctx);
+	for (i = 0; i < mdlen && i < 32; i++)
+		snprintf(got + 2 * i, 3, "%02x", md[i]);
+	if (r == -2 || out < 0 || r == -1 || strcmp(got, hash)) {
+		int e = out < 0 ? EACCES : errno;
+		if (out >= 0)
+			close(out);
+		unlink(tmp);
+		if (r == -2)
+			return -1;
+		if (out < 0 || r == -1)
+			snprintf(msg, sizeof(msg), "gpuorch-execd: cannot write blob %s into %s: %s "
+				 "(free space there: gpuorch hosts clean)\n", hash, dir, strerror(e));
+		else
+			snprintf(msg, sizeof(msg), "gpuorch-execd: blob %s refused: its %llu bytes hash "
+				 "to %s (changed on the way); it was not stored\n", hash,
+				 (unsigned long long)size, got);
+		q_frame(q, 'E', msg, strlen(msg));
+		return 1;
+	}
+	if (fchmod(out, 0400) || futimens(out, zero) || close(out) || rename(tmp, dst)) {
+		snprintf(msg, sizeof(msg), "gpuorch-execd: cannot store blob %s in %s: %s\n", hash,
+			 dir, strerror(errno));
+		unlink(tmp);
+		q_frame(q, 'E', msg, strlen(msg));
+		return 1;
+	}
+	return 0;
+}
+
+/* Serve a put (the header read): never returns. */
+static void put_blobs(int fd, const char *dir, uint64_t inlen)
+{
+	struct outq q = { NULL, 0, 0, fd };
+	struct sha h;
+	char hash[65], end[32];
+	uint64_t size, left = inlen;
+	int bad = 0, r;
+	char *buf = malloc(PUT_CHUNK);
+
+	if (!buf)
+		_exit(70);
+	go_home();
+	if (mkdirs(dir)) {
+		char m[PATH_MAX + 128];
+		snprintf(m, sizeof(m), "gpuorch-execd: cannot create %s: %s\n", dir, strerror(errno));
+		q_frame(&q, 'E', m, strlen(m));
+		q_frame(&q, 'X', "exit 1", 6);
+		say_queued(&q);
+		_exit(0);
+	}
+	if (sha_load(&h)) {
+		const char *m = "gpuorch-execd: no libcrypto on this host to check the blobs with\n";
+		q_frame(&q, 'E', m, strlen(m));
+		q_frame(&q, 'X', "exit 3", 6);
+		say_queued(&q);
+		_exit(0);
+	}
+	while (left) {
+		if (put_line(fd, hash, &size, &left, now_ms() + REQ_TIMEOUT_MS))
+			_exit(1);
+		if ((r = put_one(fd, &q, dir, hash, size, &h, buf)) < 0)
+			_exit(1);
+		bad |= r;
+		if (q.len - q.off > OUTQ_MAX)
+			say_queued(&q);
+	}
+	snprintf(end, sizeof(end), "exit %d", bad);
+	q_frame(&q, 'X', end, strlen(end));
+	say_queued(&q);
+	_exit(0);
 }
 
 /* Serve one connection: run its command and relay it (a forked handler). */
@@ -350,16 +614,15 @@ static void handle(int fd)
 {
 	int64_t deadline = now_ms() + REQ_TIMEOUT_MS;
 	uint64_t cmdlen, inlen, insent = 0;
-	int pin[2], pout[2], perr[2], r, status = 0, reaped = 0, open_out = 1, open_err = 1;
+	int pin[2], pout[2], perr[2], r, put, status = 0, reaped = 0, open_out = 1, open_err = 1;
 	int64_t hup_at = 0;
-	const char *why;
 	char *cmd, *buf;
 	size_t pend = 0, poff = 0;   /* stdin bytes read from fd, not yet in the pipe */
 	struct outq q = { NULL, 0, 0, fd };
 	pid_t pid;
 
 	set_nonblock(fd);
-	r = read_header(fd, &cmdlen, &inlen, deadline);
+	r = read_header(fd, &cmdlen, &inlen, &put, deadline);
 	if (r == -2)
 		say(fd, 'B', "gpuorch-execd: not a request of protocol 1");
 	if (r)
@@ -379,20 +642,9 @@ static void handle(int fd)
 		say(fd, 'B', "gpuorch-execd: a NUL byte in the command");
 		_exit(1);
 	}
-	if ((why = stale_file()) != NULL) {
-		char msg[256];
-		snprintf(msg, sizeof(msg), "stale: %s changed since this execd started", why);
-		/* the server leaves first (socket and lock released), so the
-		 * start command the client runs next starts a fresh one */
-		kill(getppid(), SIGUSR1);
-		{
-			int64_t until = now_ms() + 3000;
-			while (access(sock_path, F_OK) == 0 && now_ms() < until)
-				poll(NULL, 0, 10);
-		}
-		say(fd, 'S', msg);
-		_exit(0);
-	}
+	refuse_if_stale(fd);
+	if (put)
+		put_blobs(fd, cmd, inlen);
 	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC)) {
 		say(fd, 'B', "gpuorch-execd: cannot make pipes");
 		_exit(1);
