@@ -2,6 +2,7 @@
  * (gpuslots.h). */
 #include "remote/gpuslots.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/jsonutil.h"
@@ -85,8 +86,21 @@ char *gpuslots_locks(const struct gpuslots *g, int first, int need)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int i;
-	for (i = first; i < first + need; i++)
-		strbuf_addf(&sb, "%s/tmp/gpuorch-gpu%d.lock", i > first ? ":" : "", g->index[i]);
+	const char *u;
+	for (i = first; i < first + need; i++) {
+		strbuf_addstr(&sb, i > first ? ":/tmp/gpuorch-gpu" : "/tmp/gpuorch-gpu");
+		if (!g->uuid[i]) {
+			strbuf_addf(&sb, "%d.lock", g->index[i]);
+			continue;
+		}
+		/* by UUID: one physical GPU, one lock, whatever numbers it (two
+		 * machines' GPU 0 on one /tmp, CUDA_VISIBLE_DEVICES set around
+		 * sshd); only the UUID's file-name-safe characters */
+		strbuf_addch(&sb, '-');
+		for (u = g->uuid[i]; *u; u++)
+			strbuf_addch(&sb, isalnum((unsigned char)*u) || *u == '-' ? *u : '_');
+		strbuf_addstr(&sb, ".lock");
+	}
 	return strbuf_detach(&sb, NULL);
 }
 

@@ -53,6 +53,7 @@ void hostrun_spread(struct hostrun *hr)
 	struct gpuslots g;
 	struct strbuf e = STRBUF_INIT, note = STRBUF_INIT;
 	int *slot, *keep, i, n = 0;
+	cJSON *rec;
 
 	/* the host's slot count as its steps will take them; a bad "gpus" is
 	 * an error when the plan is written: no slot to deal to here */
@@ -62,9 +63,15 @@ void hostrun_spread(struct hostrun *hr)
 	}
 	strbuf_release(&e);
 	slot = spread_arrive(hr->ctx->spread, hr->index, hr->info.gpu_name, n, &hr->plan,
-			     hr->ctx->interrupted, &note);
+			     hr->ctx->interrupted, &note, &rec);
 	strbuf_addstr(&hr->out, note.buf);
 	strbuf_release(&note);
+	if (rec) {
+		record_lock(hr->ctx->rec);
+		cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "spread");
+		cJSON_AddItemToObject(hr->hj, "spread", rec);
+		record_unlock(hr->ctx->rec);
+	}
 	free(hr->spread_slot);
 	hr->spread_slot = NULL;
 	if (!slot)

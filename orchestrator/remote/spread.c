@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/jsonutil.h"
 #include "core/strindex.h"
 #include "core/banned.h"
 
@@ -214,11 +215,13 @@ static int *answer(const struct spread_host *h, const struct plan *p)
 }
 
 int *spread_arrive(struct spread *sp, int index, const char *model, int nslots,
-		   const struct plan *p, volatile sig_atomic_t *interrupted, struct strbuf *note)
+		   const struct plan *p, volatile sig_atomic_t *interrupted, struct strbuf *note,
+		   cJSON **rec)
 {
 	struct spread_host *h = &sp->h[index];
 	int *slot = NULL;
 
+	*rec = NULL;
 	pthread_mutex_lock(&sp->mu);
 	if (!h->state) {
 		h->model = xstrdup(model ? model : "");
@@ -241,6 +244,12 @@ int *spread_arrive(struct spread *sp, int index, const char *model, int nslots,
 			    "%d steps; pool '%s': %d host%s, %d GPU%s\n", h->myunits, h->units, h->mine,
 			    h->model, h->pool_hosts, h->pool_hosts == 1 ? "" : "s", h->pool_gpus,
 			    h->pool_gpus == 1 ? "" : "s");
+		*rec = cJSON_CreateObject();
+		json_add_str(*rec, "pool", h->model);
+		json_add_num(*rec, "pool_hosts", h->pool_hosts);
+		json_add_num(*rec, "pool_gpus", h->pool_gpus);
+		json_add_num(*rec, "units", h->units);
+		json_add_num(*rec, "units_here", h->myunits);
 	}
 	pthread_mutex_unlock(&sp->mu);
 	return slot;

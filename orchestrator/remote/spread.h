@@ -17,6 +17,7 @@
 #define GPUORCH_SPREAD_H
 
 #include <signal.h>
+#include <cjson/cJSON.h>
 #include "core/strbuf.h"
 #include "spec/plan.h"
 
@@ -35,8 +36,11 @@ void spread_leave(struct spread *sp, int index);
  * (its position among the host's slots) it runs on here, SPREAD_ELSEWHERE
  * or SPREAD_ANY (to free; NULL: interrupted before the deal, run it all).
  * A second call (a host planned again) gets the first deal's answer, by
- * step id. note: one line saying what the host got of its pool. */
+ * step id. note: one line saying what the host got of its pool; *rec
+ * (NULL when interrupted): the same for the host's record, "spread"
+ * (docs/run-record.md). */
 int *spread_arrive(struct spread *sp, int index, const char *model, int nslots,
-		   const struct plan *p, volatile sig_atomic_t *interrupted, struct strbuf *note);
+		   const struct plan *p, volatile sig_atomic_t *interrupted, struct strbuf *note,
+		   cJSON **rec);
 
 #endif
