@@ -167,6 +167,23 @@ test_expect_success 'without --spread every host runs every step, as before' '
 	done
 '
 
+test_expect_success 'compare takes each row'"'"'s own GPU: a row that ran on another GPU instance is judged by the cross-instance rule' '
+	run flat ab.json --spread >fs.out 2>&1 || { cat fs.out; false; } &&
+	spread_run=$(last_run_dir) &&
+	run flat ab.json --host a >fa.out 2>&1 || { cat fa.out; false; } &&
+	one_run=$(last_run_dir) &&
+	(cd proj && "$GPUORCH" compare "$(basename "$spread_run")" "$(basename "$one_run")" --json \
+		--reports ../reports) >cmp.json 2>cmp.err || { cat cmp.err; false; } &&
+	cat cmp.json &&
+	: "f1: GPU 0 of a in both runs; f2: GPU 0 of b, then GPU 1 of a" &&
+	for k in 0 1 2 3; do
+		echo "$(jq_ cmp.json rows.$k.problem) $(jq_ cmp.json rows.$k.gpu_uuid_a) $(jq_ cmp.json rows.$k.gpu_uuid_b) $(jq_ cmp.json rows.$k.notes)" || return 1
+	done | sort >pairs &&
+	cat pairs &&
+	grep "^f1 $(uuid aaaa 0) $(uuid aaaa 0) null\$" pairs &&
+	grep "^f2 $(uuid bbbb 0) $(uuid aaaa 1) GPU instances differ (GPU-bbbb0000 vs GPU-aaaa0000): the same within x1.08 across instances\$" pairs
+'
+
 test_expect_success 'spec "spread": true over hosts of two GPU models: each model gets the whole experiment, spread over its GPUs' '
 	run models ac.json >models.out 2>&1 || { cat models.out; false; } &&
 	cat models.out models.log &&

@@ -694,6 +694,18 @@ static int add_spread_gpu(struct strbuf *md, const cJSON *s)
 	return 1;
 }
 
+/* Where and how step s ran: a benchmark's clock note, a spread step's GPU;
+ * the lines added. */
+static int add_where_notes(struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *s)
+{
+	int n = 0;
+	if (rr_is_kind(s, STEP_BENCHMARK))
+		n += rpt_add_clock_note(c, md, h, s);
+	if (rr_obj(h, "spread"))
+		n += add_spread_gpu(md, s);
+	return n;
+}
+
 static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *problem)
 {
 	struct strbuf *md = c->md;
@@ -796,10 +808,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				notes++;
 			}
 		}
-		if (rr_is_kind(s, STEP_BENCHMARK))
-			notes += rpt_add_clock_note(c, md, h, s);
-		if (rr_obj(h, "spread"))
-			notes += add_spread_gpu(md, s);
+		notes += add_where_notes(c, md, h, s);
 		if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE**: ");
 			rpt_md_step_program(md, s);
