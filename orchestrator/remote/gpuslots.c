@@ -147,8 +147,8 @@ enum go_status gpuslots_check_spec(const struct spec *s, const struct hosts *hs,
 	const struct host *big = NULL;
 
 	for (j = 0; j < hs->n; j++) {
-		if (!hs->v[j].ngpus && !hs->v[j].slurm)
-			known = 0;
+		if (!hs->v[j].ngpus || hs->v[j].slurm)
+			known = 0;   /* asked at the run, or of Slurm per job */
 		if (hs->v[j].ngpus > most)
 			most = hs->v[j].ngpus, big = &hs->v[j];
 	}
@@ -156,13 +156,7 @@ enum go_status gpuslots_check_spec(const struct spec *s, const struct hosts *hs,
 		const struct spec_step *st = &s->steps[i];
 		if (st->gpus <= 1)
 			continue;
-		for (j = 0; j < hs->n; j++)
-			if (hs->v[j].slurm)
-				return go_fail(err, GO_ERR_SPEC,
-					       "steps[%d] (%s of '%s') asks for \"gpus\": %d, and host '%s' "
-					       "is a Slurm cluster, whose steps take one GPU for now; run it on "
-					       "SSH hosts or drop \"gpus\"", i, step_kind_name(st->kind),
-					       st->program, st->gpus, hs->v[j].name);
+		/* a Slurm cluster's step job asks Slurm for N GPUs of one node */
 		if (known && st->gpus > most)
 			return go_fail(err, GO_ERR_SPEC,
 				       "steps[%d] (%s of '%s') asks for \"gpus\": %d, more than any host of "

@@ -43,8 +43,8 @@ cJSON *gpuslots_json(const struct gpuslots *g, int first, int need);
 /* The spec's steps of "gpus": N against the inventory, before any host is
  * reached: an error (GO_ERR_SPEC) names a step that asks for more GPUs than
  * every host can give (the GPUs its "gpus" or "gpu_index" lists; a host
- * that lists none may have any number: it is asked at the run), or a Slurm
- * host for a step of more than one GPU (not done yet). */
+ * that lists none may have any number: it is asked at the run; a Slurm
+ * cluster is asked for N GPUs of one node per step job). */
 enum go_status gpuslots_check_spec(const struct spec *s, const struct hosts *hs,
 				   struct strbuf *err);
 
