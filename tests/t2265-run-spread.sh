@@ -99,6 +99,22 @@ test_expect_success 'setup: hosts a and b with four H100s each, host c with two 
 	echo "end $tag $CUDA_VISIBLE_DEVICES held=$held" >>"$log"
 	echo "GFLOPS: 1.0"
 	EOF
+	cat >proj/slot/build.sh <<-EOF &&
+	# build.sh NAME: a stand-in project build, logged with its host work directory
+	echo "\$(pwd | sed "s:^$TRASH/::; s:/.*::") \$1" >>"$TRASH/builds.log"
+	mkdir -p bin && printf "#!/bin/sh\necho GFLOPS: 2.0\n" >"bin/\$1" && chmod +x "bin/\$1"
+	EOF
+	cat >proj/experiments/builds.json <<-EOF &&
+	{"schema": 1, "name": "builds", "phase": "spread builds",
+	 "sources": ["slot"], "targets": {"H100": "sm_90a"},
+	 "programs": {
+	   "ta": {"build": {"command": ["sh", "slot/build.sh", "ta"], "outputs": ["bin/ta"]}, "run": ["bin/ta"],
+	          "figures": {"gflops": {"regex": "^GFLOPS: ([0-9.]+)\$", "unit": "GFLOP/s"}}},
+	   "tb": {"build": {"command": ["sh", "slot/build.sh", "tb"], "outputs": ["bin/tb"]}, "run": ["bin/tb"],
+	          "figures": {"gflops": {"regex": "^GFLOPS: ([0-9.]+)\$", "unit": "GFLOP/s"}}}},
+	 "problems": [{"name": "one"}],
+	 "steps": [{"kind": "benchmark", "program": "ta"}, {"kind": "benchmark", "program": "tb"}]}
+	EOF
 	LOG=warm.log && spec warm "$(prob w 0)" &&
 	LOG=sweep.log && spec sweep "$(prob p1 8), $(prob p2 8), $(prob p3 8), $(prob p4 8), $(prob p5 8), $(prob p6 8), $(prob p7 8), $(prob p8 8)" &&
 	LOG=flat.log && spec flat "$(prob f1 0), $(prob f2 0), $(prob f3 0), $(prob f4 0)" &&
@@ -203,6 +219,36 @@ test_expect_success 'spec "spread": true over hosts of two GPU models: each mode
 	c m4 $(uuid cccc 1) PASS
 	EOF
 	test_cmp want rows
+'
+
+test_expect_success 'each host builds only what its own steps need' '
+	rm -f builds.log &&
+	run builds ab.json --spread >builds.out 2>&1 || { cat builds.out; false; } &&
+	cat builds.out builds.log &&
+	sort builds.log >got &&
+	printf "work-a ta\nwork-b tb\n" >want &&
+	test_cmp want got &&
+	run=$(last_run_dir) &&
+	test "$(jq_ "$run/run.json" hosts.0.builds --len)" = 1 &&
+	test "$(jq_ "$run/run.json" hosts.0.builds.0.program)" = ta &&
+	test "$(jq_ "$run/run.json" hosts.1.builds --len)" = 1 &&
+	test "$(jq_ "$run/run.json" hosts.1.builds.0.program)" = tb &&
+	test "$(jq_ "$run/run.json" hosts.1.steps.0.program)" = tb &&
+	test "$(jq_ "$run/run.json" hosts.1.steps.0.status)" = PASS
+'
+
+test_expect_success 'a host lost before its plan: the pool is dealt among the hosts that came, nothing missing' '
+	sshd_stop b &&
+	: >flat.log &&
+	test_must_fail run flat ab.json --spread >lost.out 2>&1 &&
+	cat lost.out flat.log &&
+	grep "spread: 4 of the 4 units .*pool .NVIDIA H100 80GB HBM3.: 1 host, 4 GPUs" lost.out &&
+	run=$(last_run_dir) &&
+	test "$(jq_ "$run/run.json" hosts.1.status)" = unreachable &&
+	test "$(jq_ "$run/run.json" hosts.0.steps --len)" = 4 &&
+	for k in 1 2 3 4; do
+		test "$(grep -c "^start f$k " flat.log)" = 1 || return 1
+	done
 '
 
 test_expect_success 'run -h names --spread' '
