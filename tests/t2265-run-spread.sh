@@ -221,6 +221,24 @@ test_expect_success 'spec "spread": true over hosts of two GPU models: each mode
 	test_cmp want rows
 '
 
+test_expect_success 'hosts with no kept probe (the start command probes, then waits for the deal) spread alike' '
+	: >flat.log &&
+	(GPUORCH_CACHE_DIR=$TRASH/cache-fresh && export GPUORCH_CACHE_DIR && run flat ab.json --spread) >fresh.out 2>&1 ||
+		{ cat fresh.out; false; } &&
+	cat fresh.out flat.log &&
+	test "$(grep -c "spread: 2 of the 4 units .*pool .NVIDIA H100 80GB HBM3.: 2 hosts, 8 GPUs" fresh.out)" = 2 &&
+	run=$(last_run_dir) &&
+	rows "$run" >rows &&
+	cat >want <<-EOF &&
+	a f1 $(uuid aaaa 0) PASS
+	a f3 $(uuid aaaa 1) PASS
+	b f2 $(uuid bbbb 0) PASS
+	b f4 $(uuid bbbb 1) PASS
+	EOF
+	test_cmp want rows &&
+	test "$(wc -l <flat.log)" = 8
+'
+
 test_expect_success 'each host builds only what its own steps need' '
 	rm -f builds.log &&
 	run builds ab.json --spread >builds.out 2>&1 || { cat builds.out; false; } &&
