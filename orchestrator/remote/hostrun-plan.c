@@ -55,6 +55,8 @@ void hostrun_spread(struct hostrun *hr)
 	int *slot, *keep, i, n = 0;
 	cJSON *rec;
 
+	if (hr->h->slurm)   /* a cluster's jobs spread already: it runs every step */
+		return;
 	/* the host's slot count as its steps will take them; a bad "gpus" is
 	 * an error when the plan is written: no slot to deal to here */
 	if (hr->info.gpu_name && gpuslots_init(&g, hr->h, &hr->info, &e) == GO_OK) {

@@ -223,6 +223,10 @@ int *spread_arrive(struct spread *sp, int index, const char *model, int nslots,
 
 	*rec = NULL;
 	pthread_mutex_lock(&sp->mu);
+	if (h->state == 2) {   /* no part of the deal (a Slurm cluster) */
+		pthread_mutex_unlock(&sp->mu);
+		return NULL;
+	}
 	if (!h->state) {
 		h->model = xstrdup(model ? model : "");
 		h->nslots = nslots;
@@ -238,7 +242,9 @@ int *spread_arrive(struct spread *sp, int index, const char *model, int nslots,
 		pthread_cond_timedwait(&sp->cv, &sp->mu, &ts);
 	}
 	h->plan = NULL;
-	if (sp->dealt && h->state == 1) {
+	if (!sp->dealt)
+		h->state = 2;   /* interrupted first: the deal, if it comes, leaves it out */
+	else if (h->state == 1) {
 		slot = answer(h, p);
 		strbuf_addf(note, "  spread: %d of the %d units (program x problem x variant) here, "
 			    "%d steps; pool '%s': %d host%s, %d GPU%s\n", h->myunits, h->units, h->mine,

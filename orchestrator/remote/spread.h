@@ -34,11 +34,11 @@ void spread_leave(struct spread *sp, int index);
 /* Host INDEX is planned (plan p, GPU model, nslots GPU slots): waits for
  * the others (or *interrupted), then returns, per plan step, the GPU slot
  * (its position among the host's slots) it runs on here, SPREAD_ELSEWHERE
- * or SPREAD_ANY (to free; NULL: interrupted before the deal, run it all).
- * A second call (a host planned again) gets the first deal's answer, by
- * step id. note: one line saying what the host got of its pool; *rec
- * (NULL when interrupted): the same for the host's record, "spread"
- * (docs/run-record.md). */
+ * or SPREAD_ANY (to free). NULL: the host is no part of the deal (it left,
+ * or was interrupted before the deal): it runs every step. A second call
+ * (a host planned again) gets the first deal's answer, by step id. note:
+ * one line saying what the host got of its pool; *rec (NULL with a NULL
+ * answer): the same for the host's record, "spread" (docs/run-record.md). */
 int *spread_arrive(struct spread *sp, int index, const char *model, int nslots,
 		   const struct plan *p, volatile sig_atomic_t *interrupted, struct strbuf *note,
 		   cJSON **rec);

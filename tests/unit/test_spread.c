@@ -269,8 +269,40 @@ static void test_plan_keep(void)
 	plan_release(&p);
 }
 
+static void test_interrupted(void)
+{
+	struct spec_step *k[2] = { &bench, &bench };
+	int pr[2] = { 0, 1 };
+	struct plan p0, p1;
+	struct spread *sp = spread_new(2);
+	struct strbuf note = STRBUF_INIT, sb = STRBUF_INIT;
+	volatile sig_atomic_t stop = 1;
+	cJSON *rec;
+	int *slot;
+
+	plan_of(&p0, 2, k, pr);
+	plan_of(&p1, 2, k, pr);
+	slot = spread_arrive(sp, 0, "H100", 4, &p0, &stop, &note, &rec);
+	CHECK(!slot && !rec && !note.len, "interrupted before the deal: no answer (the host runs it all)",
+	      "%s", note.buf);
+	slot = spread_arrive(sp, 1, "H100", 4, &p1, NULL, &note, &rec);
+	slots_str(&sb, slot, 2);
+	CHECK(!strcmp(sb.buf, "0 1") && json_num(rec, "pool_hosts", -1) == 1,
+	      "the deal leaves the interrupted host out", "%s", sb.buf);
+	free(slot);
+	cJSON_Delete(rec);
+	slot = spread_arrive(sp, 0, "H100", 4, &p0, NULL, &note, &rec);
+	CHECK(!slot && !rec, "asked again afterwards: still no part of it", "%s", "");
+	spread_free(sp);
+	plan_free(&p0);
+	plan_free(&p1);
+	strbuf_release(&note);
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
+	test_interrupted();
 	test_two_hosts();
 	test_models_and_leaving();
 	test_gpus_n();
