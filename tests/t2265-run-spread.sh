@@ -269,6 +269,14 @@ test_expect_success 'a host lost before its plan: the pool is dealt among the ho
 	done
 '
 
+test_expect_success 'the dry run says the steps will be dealt, and sends nothing' '
+	(cd proj && "$GPUORCH" run experiments/flat.json --hosts ../ab.json --spread --dry-run) >dry.out 2>&1 ||
+		{ cat dry.out; false; } &&
+	grep "^spread: each host shown runs only the units (program x problem x variant) dealt to it,\$" dry.out &&
+	(cd proj && "$GPUORCH" run experiments/flat.json --hosts ../ab.json --dry-run) >dry2.out 2>&1 &&
+	! grep "^spread:" dry2.out
+'
+
 test_expect_success 'run -h names --spread' '
 	"$GPUORCH" run -h >h.out 2>&1 &&
 	grep -- "--spread" h.out
