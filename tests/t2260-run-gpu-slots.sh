@@ -75,7 +75,7 @@ test_expect_success 'setup: a host whose nvidia-smi lists 4 GPUs; a stand-in ste
 	echo "start $tag $CUDA_VISIBLE_DEVICES" >>"$log"
 	held=0
 	for u in $(echo "$CUDA_VISIBLE_DEVICES" | tr , " "); do
-		flock -n "/tmp/gpuorch-gpu${u#${u%?}}.lock" true || held=$((held + 1))
+		flock -n "/tmp/gpuorch-gpu-$u.lock" true || held=$((held + 1))
 	done
 	i=0
 	while [ "$(grep -c "^start" "$log")" -lt "$want" ] && [ $i -lt 300 ]; do

@@ -22,6 +22,9 @@ static const struct cmd_option options[] = {
 	{ "commit", 'c', "REV", NULL, "package the sources as they are at commit REV" },
 	{ "dry-run", 'd', NULL, NULL, "print the plan (hosts, files, content id, remote\n"
 				      "commands) and send nothing" },
+	{ "spread", 'S', NULL, NULL, "deal the steps (program x problem x variant) over every\n"
+				     "GPU of the hosts of one GPU model, each step once, instead\n"
+				     "of every host running them all (spec \"spread\"; docs/spec.md)" },
 	CMD_RUN_STEP_OPTIONS,
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
@@ -59,6 +62,7 @@ static int run_exec(int argc, char **argv)
 		case 'n': names[o.nhost_names++] = optarg; break;
 		case 'c': o.commit = optarg; break;
 		case 'd': o.dry_run = 1; break;
+		case 'S': o.spread = 1; break;
 		case 'R': reports = optarg; break;
 		case 'o': o.root = optarg; break;
 		case 'N': o.notify_url = optarg; break;

@@ -2,6 +2,7 @@
  * (gpuslots.h). */
 #include "remote/gpuslots.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/jsonutil.h"
@@ -85,8 +86,21 @@ char *gpuslots_locks(const struct gpuslots *g, int first, int need)
 {
 	struct strbuf sb = STRBUF_INIT;
 	int i;
-	for (i = first; i < first + need; i++)
-		strbuf_addf(&sb, "%s/tmp/gpuorch-gpu%d.lock", i > first ? ":" : "", g->index[i]);
+	const char *u;
+	for (i = first; i < first + need; i++) {
+		strbuf_addstr(&sb, i > first ? ":/tmp/gpuorch-gpu" : "/tmp/gpuorch-gpu");
+		if (!g->uuid[i]) {
+			strbuf_addf(&sb, "%d.lock", g->index[i]);
+			continue;
+		}
+		/* by UUID: one physical GPU, one lock, whatever numbers it (two
+		 * machines' GPU 0 on one /tmp, CUDA_VISIBLE_DEVICES set around
+		 * sshd); only the UUID's file-name-safe characters */
+		strbuf_addch(&sb, '-');
+		for (u = g->uuid[i]; *u; u++)
+			strbuf_addch(&sb, isalnum((unsigned char)*u) || *u == '-' ? *u : '_');
+		strbuf_addstr(&sb, ".lock");
+	}
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -133,8 +147,8 @@ enum go_status gpuslots_check_spec(const struct spec *s, const struct hosts *hs,
 	const struct host *big = NULL;
 
 	for (j = 0; j < hs->n; j++) {
-		if (!hs->v[j].ngpus && !hs->v[j].slurm)
-			known = 0;
+		if (!hs->v[j].ngpus || hs->v[j].slurm)
+			known = 0;   /* asked at the run, or of Slurm per job */
 		if (hs->v[j].ngpus > most)
 			most = hs->v[j].ngpus, big = &hs->v[j];
 	}
@@ -142,13 +156,7 @@ enum go_status gpuslots_check_spec(const struct spec *s, const struct hosts *hs,
 		const struct spec_step *st = &s->steps[i];
 		if (st->gpus <= 1)
 			continue;
-		for (j = 0; j < hs->n; j++)
-			if (hs->v[j].slurm)
-				return go_fail(err, GO_ERR_SPEC,
-					       "steps[%d] (%s of '%s') asks for \"gpus\": %d, and host '%s' "
-					       "is a Slurm cluster, whose steps take one GPU for now; run it on "
-					       "SSH hosts or drop \"gpus\"", i, step_kind_name(st->kind),
-					       st->program, st->gpus, hs->v[j].name);
+		/* a Slurm cluster's step job asks Slurm for N GPUs of one node */
 		if (known && st->gpus > most)
 			return go_fail(err, GO_ERR_SPEC,
 				       "steps[%d] (%s of '%s') asks for \"gpus\": %d, more than any host of "

@@ -1,7 +1,7 @@
 /* gpuslots.h -- a host's GPU slots: which of its GPUs the steps run on (the
  * host entry's "gpus", else every GPU the probe lists) and which slots each
  * step takes (round robin in plan order; a step of "gpus": N takes N
- * neighbouring slots), each slot with its own lock, and what a step is told
+ * neighbouring slots), each slot with its own lock (by the GPU's UUID), and what a step is told
  * (CUDA_VISIBLE_DEVICES) and recorded ("gpus") about them (docs/runner.md,
  * "GPU slots"). */
 #ifndef GPUORCH_GPUSLOTS_H
@@ -30,7 +30,9 @@ void gpuslots_release(struct gpuslots *g);
  * the host has fewer than NEED. */
 int gpuslots_take(struct gpuslots *g, int need);
 /* The locks of slots [first, first + need), ':'-joined in ascending GPU
- * order (every step takes them in that order: no two steps deadlock). */
+ * order (every step takes them in that order: no two steps deadlock):
+ * /tmp/gpuorch-gpu-<UUID>.lock, or /tmp/gpuorch-gpu<index>.lock where the
+ * UUID is not known. */
 char *gpuslots_locks(const struct gpuslots *g, int first, int need);
 /* COMMAND run with CUDA_VISIBLE_DEVICES naming those slots' GPUs (by UUID
  * where known: CUDA's own order need not be nvidia-smi's). */
@@ -41,8 +43,8 @@ cJSON *gpuslots_json(const struct gpuslots *g, int first, int need);
 /* The spec's steps of "gpus": N against the inventory, before any host is
  * reached: an error (GO_ERR_SPEC) names a step that asks for more GPUs than
  * every host can give (the GPUs its "gpus" or "gpu_index" lists; a host
- * that lists none may have any number: it is asked at the run), or a Slurm
- * host for a step of more than one GPU (not done yet). */
+ * that lists none may have any number: it is asked at the run; a Slurm
+ * cluster is asked for N GPUs of one node per step job). */
 enum go_status gpuslots_check_spec(const struct spec *s, const struct hosts *hs,
 				   struct strbuf *err);
 

@@ -2,10 +2,12 @@
  * run/slurmrun.c) make of a host's plan the same way: the archs built for,
  * a build's id in the runner's plan, the output cap of an end event, and the
  * runner's plan itself (runplan.h), whole or one job's part of it; an SSH
- * host's steps take their GPU slots here (remote/gpuslots.h). */
+ * host's steps take their GPU slots here (remote/gpuslots.h), or the ones
+ * the pool's deal gave them under --spread (remote/spread.h). */
 #include "remote/hostrun-int.h"
 #include "remote/gpuslots.h"
 #include "remote/runplan.h"
+#include "remote/spread.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -46,6 +48,47 @@ void hostrun_slots_release(struct hostrun *hr)
 	hr->step_slot = NULL;
 }
 
+void hostrun_spread(struct hostrun *hr)
+{
+	struct gpuslots g;
+	struct strbuf e = STRBUF_INIT, note = STRBUF_INIT;
+	int *slot, *keep, i, n = 0;
+	cJSON *rec;
+
+	if (hr->h->slurm)   /* a cluster's jobs spread already: it runs every step */
+		return;
+	/* the host's slot count as its steps will take them; a bad "gpus" is
+	 * an error when the plan is written: no slot to deal to here */
+	if (hr->info.gpu_name && gpuslots_init(&g, hr->h, &hr->info, &e) == GO_OK) {
+		n = g.n;
+		gpuslots_release(&g);
+	}
+	strbuf_release(&e);
+	slot = spread_arrive(hr->ctx->spread, hr->index, hr->info.gpu_name, n, &hr->plan,
+			     hr->ctx->interrupted, &note, &rec);
+	strbuf_addstr(&hr->out, note.buf);
+	strbuf_release(&note);
+	if (rec) {
+		record_lock(hr->ctx->rec);
+		cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "spread");
+		cJSON_AddItemToObject(hr->hj, "spread", rec);
+		record_unlock(hr->ctx->rec);
+	}
+	free(hr->spread_slot);
+	hr->spread_slot = NULL;
+	if (!slot)
+		return;
+	keep = xcalloc((size_t)hr->plan.nsteps + 1, sizeof(int));
+	for (i = 0; i < hr->plan.nsteps; i++)
+		keep[i] = slot[i] != SPREAD_ELSEWHERE;
+	plan_keep_steps(&hr->plan, keep);
+	for (i = n = 0; n < hr->plan.nsteps; i++)
+		if (keep[i])
+			slot[n++] = slot[i];
+	hr->spread_slot = slot;
+	free(keep);
+}
+
 /* The GPU step I's slots (hr->step_slot[i]), its lock and its command with
  * CUDA_VISIBLE_DEVICES (to free): a step of "gpus": N takes N slots. -1: the
  * host has fewer GPUs than it asks for (why says so). */
@@ -53,7 +96,9 @@ static int take_slots(struct hostrun *hr, int i, char **lock, char **command, ch
 {
 	const struct plan_step *ps = &hr->plan.steps[i];
 	int need = ps->step->gpus > 0 ? ps->step->gpus : 1;
-	int first = gpuslots_take(hr->slots, need);
+	int dealt = hr->spread_slot ? hr->spread_slot[i] : SPREAD_ANY;
+	int first = dealt >= 0 && dealt + need <= hr->slots->n ? dealt
+		    : gpuslots_take(hr->slots, need);
 
 	if (first < 0) {
 		*why = xstrfmt("the step asks for %d GPUs and host '%s' runs steps on %d "

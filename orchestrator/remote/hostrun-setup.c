@@ -297,4 +297,6 @@ void hostrun_make_plan(struct hostrun *hr, const char *no_gpu_reason, const char
 	plan_make(&hr->plan, hr->ctx->spec, &ph);
 	free((void *)ph.sources);
 	hr->have_plan = 1;
+	if (hr->ctx->spread)
+		hostrun_spread(hr);
 }

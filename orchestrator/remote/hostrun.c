@@ -130,6 +130,7 @@ void hostrun_release(struct hostrun *hr)
 	free(hr->build_rec);
 	free(hr->recorded);
 	hostrun_slots_release(hr);
+	free(hr->spread_slot);
 	if (hr->have_plan)
 		plan_release(&hr->plan);
 	for (i = 0; i < hr->narchs; i++)

@@ -35,9 +35,11 @@ struct run_ctx {
 	int lock_wait_s;              /* how long a step waits for its GPU */
 	volatile sig_atomic_t *interrupted;
 	const cJSON *resumed;         /* --resume: the run's record as it was left, else NULL */
+	struct spread *spread;        /* --spread: the pool's deal (remote/spread.h), else NULL */
 };
 
 struct gpuslots;
+struct spread;
 
 struct hostrun {
 	int index;
@@ -76,6 +78,8 @@ struct hostrun {
 	double ran_from, ran_to;      /* the current step's t_run / t_end on the host */
 	struct gpuslots *slots;       /* the host's GPU slots (remote/gpuslots.h), once planned */
 	int *step_slot;               /* per plan step: the first of its slots, -1 none */
+	int *spread_slot;             /* --spread: per plan step, the slot the deal gave it
+				       * (SPREAD_ANY: as without --spread), else NULL */
 	int save_held;                /* >0: hostrun_save waits (many steps, one journal line) */
 	int save_pending;             /* a save waited */
 };
@@ -85,6 +89,9 @@ void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct ru
 void hostrun_release(struct hostrun *hr);
 /* Forget the host's GPU slots and the steps' (a new plan takes them again). */
 void hostrun_slots_release(struct hostrun *hr);
+/* --spread (ctx->spread): wait for the pool's deal, then cut hr->plan down
+ * to the steps it gives this host, each with its slot (hr->spread_slot). */
+void hostrun_spread(struct hostrun *hr);
 /* After a host's steps: rank its sweeps and judge the gates on its record
  * (both attached to it), their lines into hr->out; a failed gate counts as a
  * failed step. 1 when the record changed (the caller saves it). The host
@@ -145,7 +152,8 @@ char *hostrun_log_rel(struct hostrun *hr, const char *name, const char *ext);
  * the work directory and, when given, the host's role; "archs" built for. */
 void hostrun_record_info(struct hostrun *hr, const char *role);
 /* Make the host's plan of builds and steps (hr->plan) from its probe, with
- * why GPU steps cannot run where no GPU is known and the GPU's name. */
+ * why GPU steps cannot run where no GPU is known and the GPU's name; under
+ * --spread, only the steps the pool's deal gives this host (hostrun_spread). */
 void hostrun_make_plan(struct hostrun *hr, const char *no_gpu_reason, const char *gpu_name);
 /* The record entry of build b (docs/run-record.md) from the runner's event
  * ev (build_ended, build_reused, build_skipped; NULL: none came): its log

@@ -78,7 +78,11 @@ static struct figure *new_figure(struct figures *out, int *cap, const cJSON *run
 	f->result_status = json_str(res, "status");
 	f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
 	f->driver = json_str(info, "driver");
-	f->gpu_uuid = json_str(info, "gpu_uuid");
+	/* the GPU the step ran on (its slot's: a host of many GPUs, --spread),
+	 * else the host's */
+	f->gpu_uuid = json_str(cJSON_GetArrayItem(cJSON_GetObjectItem(s, "gpus"), 0), "uuid");
+	if (!f->gpu_uuid)
+		f->gpu_uuid = json_str(info, "gpu_uuid");
 	f->max_clock_mhz = rr_num_or_nan(info, "max_sm_clock_mhz");
 	f->clock_mhz = NAN;
 	f->median_us = f->min_us = f->max_us = f->tflops = f->gbps = NAN;

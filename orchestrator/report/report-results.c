@@ -667,7 +667,43 @@ static void add_other_steps(struct strbuf *md, const cJSON *h, const char *probl
 		strbuf_addf(md, "%d %s step%s", n, step_kind_name(kinds[i]), n == 1 ? "" : "s");
 	}
 	strbuf_addstr(md, any ? " (their sections below).\n\n"
-			      : "No step was recorded for this problem on this host.\n\n");
+			  : rr_obj(h, "spread") ? "Another host of the pool ran this problem (--spread).\n\n"
+			  : "No step was recorded for this problem on this host.\n\n");
+}
+
+/* A step of a spread run (the host's "spread"): the GPU it ran on, for the
+ * rows of one experiment come from many GPUs. 1 when a line was added. */
+static int add_spread_gpu(struct strbuf *md, const cJSON *s)
+{
+	const cJSON *g, *gpus = rr_arr(s, "gpus");
+	int n = 0;
+	if (!gpus || !gpus->child)
+		return 0;
+	strbuf_addstr(md, "- ");
+	rpt_md_step_program(md, s);
+	strbuf_addch(md, ' ');
+	rpt_md_cell_n(md, rr_str(s, "kind"), 20);
+	strbuf_addstr(md, " ran on GPU");
+	FOR_EACH_OBJ(g, gpus) {
+		double idx = -1;
+		rr_num(g, "index", &idx);
+		strbuf_addf(md, "%s %.0f ", n++ ? "," : "", idx);
+		rpt_md_code(md, rr_str(g, "uuid") ? rr_str(g, "uuid") : "(uuid not known)");
+	}
+	strbuf_addstr(md, " (--spread)\n");
+	return 1;
+}
+
+/* Where and how step s ran: a benchmark's clock note, a spread step's GPU;
+ * the lines added. */
+static int add_where_notes(struct rpt_ctx *c, struct strbuf *md, const cJSON *h, const cJSON *s)
+{
+	int n = 0;
+	if (rr_is_kind(s, STEP_BENCHMARK))
+		n += rpt_add_clock_note(c, md, h, s);
+	if (rr_obj(h, "spread"))
+		n += add_spread_gpu(md, s);
+	return n;
 }
 
 static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *problem)
@@ -772,8 +808,7 @@ static void results_problem(struct rpt_ctx *c, const cJSON *h, const char *probl
 				notes++;
 			}
 		}
-		if (rr_is_kind(s, STEP_BENCHMARK))
-			notes += rpt_add_clock_note(c, md, h, s);
+		notes += add_where_notes(c, md, h, s);
 		if (rr_true(res, METRIC_IMPOSSIBLE_PATH)) {
 			strbuf_addstr(md, "- ⚠️ **IMPOSSIBLE**: ");
 			rpt_md_step_program(md, s);

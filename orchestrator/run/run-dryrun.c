@@ -89,6 +89,10 @@ void run_print_dry_run(const struct run_state *r)
 	int i;
 
 	print_plan(r->s, r->hs, &r->pk, &r->gi, r->commit);
+	if (r->o->spread || r->s->spread)
+		printf("\nspread: each host shown runs only the units (program x problem x variant) "
+		       "dealt to it,\n  over every GPU of the SSH hosts of its GPU model, once they "
+		       "are probed (docs/spec.md)\n");
 	for (i = 0; i < r->hs->n; i++)
 		if (r->lives[i].in && r->lives[i].in->ops->describe) {
 			printf("  %s:\n", r->hs->v[i].name);

@@ -20,6 +20,7 @@ struct run_opts {
 	int nhost_names;
 	const char *commit;         /* --commit REV, or NULL for the work tree */
 	int dry_run;
+	int spread;                 /* --spread: the steps dealt over the pool (remote/spread.h) */
 	int accept_new_hostkey;
 	int plain;                  /* plain progress lines even on a terminal */
 	int reconnect_timeout_s;

@@ -12,6 +12,7 @@
 #include "core/jsonutil.h"
 #include "core/live.h"
 #include "core/parallel.h"
+#include "remote/spread.h"
 #include "transport/hosts.h"
 
 #include <stdlib.h>
@@ -25,6 +26,14 @@ static void host_main(void *arg)
 {
 	struct hostrun *hr = arg;
 	executor_for(hr->h)->run(hr);
+}
+
+/* The host is done: if it never planned (lost before, its instance never
+ * up), its pool is dealt without it (remote/spread.h). */
+static void spread_done(struct hostrun *hr)
+{
+	if (hr->ctx->spread)
+		spread_leave(hr->ctx->spread, hr->index);
 }
 
 /* One host's thread: its run, its instance, the heartbeat that feeds the guard. */
@@ -57,6 +66,7 @@ static void host_task_main(void *arg)
 
 	if (!L->in) {
 		host_main(hr);
+		spread_done(hr);
 		return;
 	}
 	L->interrupted = &interrupt_signal;
@@ -93,6 +103,7 @@ static void host_task_main(void *arg)
 			strbuf_addf(&hr->out, "  warning: %s\n", e.buf);
 		strbuf_addstr(&hr->out, log.buf);
 	}
+	spread_done(hr);
 	set_host_field(hr, "instance", life_json(L, time(NULL)));
 	strbuf_release(&log);
 	strbuf_release(&e);
@@ -164,6 +175,12 @@ void run_hosts(struct run_state *r)
 	r->ctx.lock_wait_s = o->lock_wait_s;
 	r->ctx.interrupted = &interrupt_signal;
 	r->ctx.resumed = r->old;
+	if (o->spread || r->s->spread) {
+		r->ctx.spread = spread_new(hs->n);
+		for (i = 0; i < hs->n; i++)   /* a cluster's jobs spread already */
+			if (hs->v[i].slurm)
+				spread_leave(r->ctx.spread, i);
+	}
 	r->hrs = xcalloc((size_t)hs->n, sizeof(*r->hrs));
 	r->tasks = xcalloc((size_t)hs->n, sizeof(*r->tasks));
 	r->args = xcalloc((size_t)hs->n, sizeof(*r->args));
@@ -180,6 +197,8 @@ void run_hosts(struct run_state *r)
 	if (!interrupt_signal)
 		par_run(hs->n, host_task_main, r->args, (par_tick_fn)live_draw, r->lv, 500);
 	heartbeat_stop(hb);
+	spread_free(r->ctx.spread);
+	r->ctx.spread = NULL;
 }
 
 int run_hosts_collect(struct run_state *r)

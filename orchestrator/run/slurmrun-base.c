@@ -46,6 +46,8 @@ cJSON *sr_job_json(const struct sjob *j)
 	/* what ran the job's plan: the host agent, or runner.sh where the
 	 * compute node could not build it */
 	json_add_str(o, "runner", j->runner[0] ? j->runner : NULL);
+	if (!j->is_build)   /* the GPUs Slurm allocated, as the job saw them */
+		json_add_str(o, "cuda_visible_devices", j->visible[0] ? j->visible : NULL);
 	if (j->attempt > 1) {
 		/* every attempt, the first one first: the one above is the last */
 		cJSON *arr = json_add_arr(o, "attempts"), *a = cJSON_CreateObject();

@@ -8,6 +8,7 @@
 #include "run/slurmrun-int.h"
 
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/jsonutil.h"
@@ -195,6 +196,30 @@ static void add_job_end(struct strbuf *sb, const struct slurm_job *sj)
 
 /* The job ended: read its journal back and record its build or step.
  * Returns 0 when the job was submitted again instead (requeue()). */
+/* A GPU step job's node.txt (slurm-job.sh): the CUDA_VISIBLE_DEVICES line
+ * into j->visible; nothing when it cannot be read (the record says null). */
+static void read_visible(struct hostrun *hr, struct sjob *j)
+{
+	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT;
+	char *path;
+	const char *v, *end;
+
+	j->visible[0] = '\0';
+	if (j->is_build || !hr->plan.steps[j->idx].needs_gpu)
+		return;
+	path = xstrfmt("%s/node.txt", j->rundir);
+	if (ssh_download(hr->conn, path, &data, 64u << 10, SFTP_TIMEOUT_MS, &err) == GO_OK &&
+	    (v = strstr(data.buf, "\nCUDA_VISIBLE_DEVICES=")) != NULL) {
+		v += strlen("\nCUDA_VISIBLE_DEVICES=");
+		end = strchr(v, '\n');
+		snprintf(j->visible, sizeof(j->visible), "%.*s",
+			 (int)(end ? end - v : (ptrdiff_t)strlen(v)), v);
+	}
+	free(path);
+	strbuf_release(&data);
+	strbuf_release(&err);
+}
+
 int sr_collect(struct srun *r, struct sjob *j)
 {
 	struct hostrun *hr = r->hr;
@@ -215,6 +240,7 @@ int sr_collect(struct srun *r, struct sjob *j)
 	journal_init(&jr, 0);
 	if (ssh_download(hr->conn, path, &data, JOURNAL_MAX, SFTP_TIMEOUT_MS, &err) == GO_OK)
 		journal_feed(&jr, data.buf, data.len, on_event, &c, &err);
+	read_visible(hr, j);
 	/* an item that exited says how it went; one the job's end cut short
 	 * (scancel, time limit, node failure) is told by Slurm's state */
 	if (j->queue_timed_out) {

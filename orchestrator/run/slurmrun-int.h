@@ -42,6 +42,8 @@ struct sjob {
 	char *first_rundir;   /* its run dir */
 	char runner[16];      /* what ran its plan: its journal's runner_started
 			       * "runner" ("gpuorch-agent", "runner.sh"); "" unknown */
+	char visible[128];    /* a step job: the CUDA_VISIBLE_DEVICES Slurm gave it (its
+			       * node.txt), "" when none or not read */
 };
 
 struct srun {

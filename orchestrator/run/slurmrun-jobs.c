@@ -295,6 +295,7 @@ static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
 	req.std_out = out;
 	req.dependency = dep.len ? dep.buf : NULL;
 	req.gpu = !j->is_build && hr->plan.steps[j->idx].needs_gpu;
+	req.ngpus = req.gpu ? hr->plan.steps[j->idx].step->gpus : 0;
 	if (req.dependency)
 		snprintf(j->dep_sent, sizeof(j->dep_sent), "%s", req.dependency);
 	st = slurm_submit(r->sc, &req, &j->id, &warn, err);

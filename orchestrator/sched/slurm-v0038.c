@@ -23,10 +23,16 @@ cJSON *slurm_v0038_submit_body(const struct host_slurm *s, const struct slurm_jo
 	job = json_add_obj(root, "job");
 	slurm_job_fields(job, s, r);
 	json_add_num(job, "time_limit", r->time_limit_min > 0 ? r->time_limit_min : s->time_limit_min);
-	if (r->gpu && s->gpus)
-		json_add_str(job, "gpus", s->gpus);
-	if (r->gpu && s->gres)
-		json_add_str(job, "gres", s->gres);
+	if (r->gpu && r->ngpus > 1) {
+		char *g = xstrfmt("gpu:%d", r->ngpus);   /* per node, and the job has one */
+		json_add_str(job, "gres", g);
+		free(g);
+	} else {
+		if (r->gpu && s->gpus)
+			json_add_str(job, "gpus", s->gpus);
+		if (r->gpu && s->gres)
+			json_add_str(job, "gres", s->gres);
+	}
 	/* no "requeue": slurmrestd 22.05 sets Requeue=1 for any value it is
 	 * given, false and 0 included (seen: JobRequeue=0 in slurm.conf, a job
 	 * sent "requeue": false showed Requeue=1 and came back PENDING after a

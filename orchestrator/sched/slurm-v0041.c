@@ -29,13 +29,18 @@ cJSON *slurm_v0041_submit_body(const struct host_slurm *s, const struct slurm_jo
 	json_add_str(job, "script", r->script);
 	slurm_job_fields(job, s, r);
 	slurm_add_no_val(job, "time_limit", r->time_limit_min > 0 ? r->time_limit_min : s->time_limit_min);
-	if (r->gpu && s->gpus) {
+	if (r->gpu && r->ngpus > 1) {
+		/* N GPUs of the job's one node: sbatch's --gpus-per-node=N */
+		char *t = xstrfmt("gres/gpu:%d", r->ngpus);
+		json_add_str(job, "tres_per_node", t);
+		free(t);
+	} else if (r->gpu && s->gpus) {
 		/* "gpus" is sbatch's --gpus=[type:]N: one GRES, gpu */
 		char *t = xstrfmt("gres/gpu:%s", s->gpus);
 		json_add_str(job, "tres_per_job", t);
 		free(t);
 	}
-	if (r->gpu && s->gres) {
+	if (r->gpu && r->ngpus <= 1 && s->gres) {
 		char *t = slurm_gres_as_tres(s->gres);
 		json_add_str(job, "tres_per_node", t);
 		free(t);

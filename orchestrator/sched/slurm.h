@@ -71,6 +71,8 @@ struct slurm_job_req {
 	const char *dependency;          /* "afterok:12:13" or NULL */
 	const char *const *env;          /* "K=V" strings, NULL-terminated, or NULL */
 	int gpu;                         /* ask for the entry's gpus/gres */
+	int ngpus;                       /* > 1 (a step of "gpus": N): N GPUs of its one
+					  * node ("gres" gpu:N), instead of the entry's */
 	int time_limit_min;              /* 0: the entry's */
 };
 /* Slurm may accept a job and still put an entry in errors[] (e.g. "Required

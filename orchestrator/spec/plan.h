@@ -103,6 +103,10 @@ struct plan {
 
 void plan_make(struct plan *p, const struct spec *s, const struct plan_host *h);
 void plan_release(struct plan *p);
+/* Keep only the steps i with keep[i] (in order), and the builds they name
+ * (with what those are the same as) or no step names; the rest are freed
+ * (plan-keep.c: a host's part of a spread run, remote/spread.h). */
+void plan_keep_steps(struct plan *p, const int *keep);
 void plan_print(const struct plan *p, FILE *out);
 
 /* An nvcc build that compiles each source into an object (plan.c's

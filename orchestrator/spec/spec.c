@@ -411,9 +411,9 @@ static enum go_status parse_root(struct spec_ctx *c, const cJSON *root)
 	static const char *const keys[] = { "schema", "name", "phase", "description", "sources",
 					    "build", "targets", "programs", "problems",
 					    "tolerance", "steps", "baselines", "references",
-					    "expected", "gates", "headline", NULL };
+					    "expected", "gates", "headline", "spread", NULL };
 	struct spec *s = c->s;
-	int schema = 0;
+	int schema = 0, mark;
 	const cJSON *sv;
 
 	if (!cJSON_IsObject(root))
@@ -436,6 +436,12 @@ static enum go_status parse_root(struct spec_ctx *c, const cJSON *root)
 	s->slug = make_slug(s->name);
 	TRY(spec_get_string(c, root, "phase", 1, 0, &s->phase));
 	TRY(spec_get_string(c, root, "description", 0, 1, &s->description));
+	if ((sv = cJSON_GetObjectItemCaseSensitive(root, "spread")) != NULL) {
+		mark = spec_push_key(c, "spread");
+		TRY(spec_need_type(c, sv, cJSON_IsBool(sv), "true or false"));
+		s->spread = cJSON_IsTrue(sv);
+		spec_pop(c, mark);
+	}
 	TRY(parse_sources(c, root));
 	TRY(parse_build(c, root));
 	TRY(parse_targets(c, root));

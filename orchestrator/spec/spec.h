@@ -135,6 +135,8 @@ struct spec {
 	cJSON *references;
 	cJSON *expected;
 	cJSON *gates;           /* pass/fail gates (docs/spec.md), validated; [] when none */
+	int spread;             /* "spread": true: the steps are dealt over every GPU of the
+				 * hosts of one GPU model, as `run --spread` (remote/spread.h) */
 	char hash[SHA256_HEX_LEN + 1];  /* sha256 of the spec file's bytes */
 	cJSON *json;            /* the whole parsed spec (copied into run.json) */
 };

@@ -43,7 +43,18 @@ static void test_every_gpu(void)
 	CHECK(gpuslots_take(&g, 5) == -1, "5 GPUs of 4: none", "taken");
 	CHECK(gpuslots_take(&g, 0) == -1, "0 GPUs: none", "taken");
 	s = gpuslots_locks(&g, 1, 2);
-	CHECK(!strcmp(s, "/tmp/gpuorch-gpu1.lock:/tmp/gpuorch-gpu2.lock"), "the locks, ':'-joined, ascending", "%s", s);
+	CHECK(!strcmp(s, "/tmp/gpuorch-gpu-GPU-1.lock:/tmp/gpuorch-gpu-GPU-2.lock"),
+	      "the locks, by UUID, ':'-joined, ascending", "%s", s);
+	free(s);
+	free(g.uuid[1]);
+	g.uuid[1] = NULL;
+	s = gpuslots_locks(&g, 0, 2);
+	CHECK(!strcmp(s, "/tmp/gpuorch-gpu-GPU-0.lock:/tmp/gpuorch-gpu1.lock"),
+	      "a GPU of no known UUID: its lock by index", "%s", s);
+	free(s);
+	g.uuid[1] = xstrdup("GPU/1 x");
+	s = gpuslots_locks(&g, 1, 1);
+	CHECK(!strcmp(s, "/tmp/gpuorch-gpu-GPU_1_x.lock"), "a UUID's odd characters: '_'", "%s", s);
 	free(s);
 	s = gpuslots_command(&g, 2, 2, "./bench --n=4");
 	CHECK(!strcmp(s, "CUDA_VISIBLE_DEVICES='GPU-2,GPU-3'; export CUDA_VISIBLE_DEVICES; ./bench --n=4"),
@@ -124,8 +135,10 @@ static void test_check_spec(void)
 	CHECK(gpuslots_check_spec(&s, &hs, &err) == GO_OK, "a host of 3 takes it", "%s", err.buf);
 	memset(&sl, 0, sizeof(sl));
 	v[0].slurm = &sl;
-	CHECK(gpuslots_check_spec(&s, &hs, &err) == GO_ERR_SPEC && strstr(err.buf, "host 'a' is a Slurm cluster"),
-	      "a Slurm host: refused for now", "%s", err.buf);
+	v[1].ngpus = 1;
+	CHECK(gpuslots_check_spec(&s, &hs, &err) == GO_OK,
+	      "a Slurm host: its step job asks Slurm for the GPUs (the SSH host's 1 does not bound it)",
+	      "%s", err.buf);
 	strbuf_release(&err);
 }
 

@@ -114,6 +114,22 @@ static void test_submit_body(void)
 	      !strcmp(json_str(json_path(b, "job.environment"), "A"), "1"),
 	      "environment is an object (v0.0.38), a given PATH wins", "%s", "");
 	cJSON_Delete(b);
+	r.ngpus = 2;
+	s.gres = "gpu:h100:1";
+	b = slurm_v0038_submit_body(&s, &r);
+	CHECK(json_str(json_path(b, "job"), "gres") && !strcmp(json_str(json_path(b, "job"), "gres"), "gpu:2") &&
+	      !json_path(b, "job.gpus") && json_num(json_path(b, "job"), "minimum_nodes", 0) == 1,
+	      "v0.0.38: a step of \"gpus\": 2 asks for gres gpu:2 of its one node, not the entry's",
+	      "%s", json_str(json_path(b, "job"), "gres") ? json_str(json_path(b, "job"), "gres") : "(none)");
+	cJSON_Delete(b);
+	r.ngpus = 1;
+	b = slurm_v0038_submit_body(&s, &r);
+	CHECK(!strcmp(json_str(json_path(b, "job"), "gpus"), "h100:1") &&
+	      !strcmp(json_str(json_path(b, "job"), "gres"), "gpu:h100:1"),
+	      "v0.0.38: \"gpus\": 1 is the entry's own request", "%s", "");
+	cJSON_Delete(b);
+	s.gres = NULL;
+	r.ngpus = 0;
 	r.gpu = 0;
 	b = slurm_v0038_submit_body(&s, &r);
 	CHECK(!json_str(json_path(b, "job"), "gpus"), "no GPU asked for a CPU job", "%s", "");
@@ -248,6 +264,17 @@ static void test_v0041_submit_body(void)
 	      !json_path(b, "job.gpus") && !json_path(b, "job.gres"),
 	      "v0.0.41: GPUs as TRES (gpus -> tres_per_job, gres -> tres_per_node)", "%s",
 	      json_str(json_path(b, "job"), "tres_per_job") ? json_str(json_path(b, "job"), "tres_per_job") : "(none)");
+	cJSON_Delete(b);
+	r.ngpus = 4;
+	b = slurm_v0041_submit_body(&s, &r);
+	CHECK(json_str(json_path(b, "job"), "tres_per_node") &&
+	      !strcmp(json_str(json_path(b, "job"), "tres_per_node"), "gres/gpu:4") &&
+	      !json_path(b, "job.tres_per_job"),
+	      "v0.0.41: a step of \"gpus\": 4 asks for tres_per_node gres/gpu:4 (--gpus-per-node), not the entry's",
+	      "%s", json_str(json_path(b, "job"), "tres_per_node") ? json_str(json_path(b, "job"), "tres_per_node") : "(none)");
+	cJSON_Delete(b);
+	r.ngpus = 0;
+	b = slurm_v0041_submit_body(&s, &r);
 	CHECK(cJSON_IsTrue(json_path(b, "job.time_limit.set")) &&
 	      json_num(json_path(b, "job.time_limit"), "number", 0) == 30,
 	      "v0.0.41: time limit as a no_val struct", "%s", "");
