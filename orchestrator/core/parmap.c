@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "core/banned.h"
 
@@ -47,6 +48,7 @@ static void *pmap_worker(void *p)
 int pmap_jobs(int cap)
 {
 	const char *s = getenv("GPUORCH_JOBS");
+	struct rlimit rl;
 	long cpus;
 	if (s && *s) {
 		char *end;
@@ -54,6 +56,10 @@ int pmap_jobs(int cap)
 		if (!*end && v >= 1 && v <= PMAP_JOBS_MAX)
 			return (int)v;
 	}
+	/* under an address-space limit (ulimit -v) each thread's malloc arena
+	 * (64 MiB reserved by glibc) and stack could exhaust it: one thread */
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		return 1;
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (cap < 1 || cap > PMAP_JOBS_MAX)
 		cap = PMAP_JOBS_MAX;

@@ -22,8 +22,10 @@ typedef int (*pmap_take_fn)(int i, void *result, void *ctx);
 typedef void (*pmap_drop_fn)(void *result, void *ctx);
 
 /* How many threads a pass uses: $GPUORCH_JOBS (1 = serial) when it is a
- * number from 1 to PMAP_JOBS_MAX, else the online CPUs, at most cap (the
- * caller's bound on memory: each thread holds one item being made). */
+ * number from 1 to PMAP_JOBS_MAX; else 1 under an address-space limit
+ * (RLIMIT_AS: each thread's malloc arena reserves 64 MiB of it), else the
+ * online CPUs, at most cap (the caller's bound on memory: each thread holds
+ * one item being made). */
 #define PMAP_JOBS_MAX 64
 int pmap_jobs(int cap);
 
