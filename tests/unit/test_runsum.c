@@ -44,6 +44,37 @@ static int same_cmp(const double *a, int na, const double *b, int nb, const doub
 	       (x.p == y.p || (x.p != x.p && y.p != y.p));
 }
 
+/* strbuf_add_double's text the slow way: the fewest of 15, 16, 17 digits read back */
+static void shortest(double x, char *buf, size_t len)
+{
+	int prec;
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			return;
+	}
+	snprintf(buf, len, "%.17g", x);
+}
+
+/* every x: strbuf_add_double's text is the slow way's (its fast path for
+ * whole thousandths included), and reads back as x */
+static int same_text(const double *v, int n, char *bad, size_t len)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char want[40];
+	int i, ok = 1;
+	for (i = 0; i < n && ok; i++) {
+		strbuf_reset(&sb);
+		strbuf_add_double(&sb, v[i]);
+		shortest(v[i], want, sizeof(want));
+		ok = !strcmp(sb.buf, want) && strtod(sb.buf, NULL) == v[i];
+		if (!ok)
+			snprintf(bad, len, "%.17g: '%s', want '%s'", v[i], sb.buf, want);
+	}
+	strbuf_release(&sb);
+	return ok;
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/test_runsum.XXXXXX", *dir = mkdtemp(tmpl), *path;
@@ -93,6 +124,27 @@ int main(void)
 		      "ties: the same 10th and 90th percentiles", "%s", "differ");
 	}
 	free(v);
+	{
+		static const double edge[] = { 0.001, 0.0005, 0.0015, 1e-4, 0, 1, 1.5, 2.25, 243.552, 1e9,
+					       999999999.999, 1e9 + 0.001, 1.0 / 3, 0.1 + 0.2, 12345.678,
+					       1e15, 123456789012.345, -1.5, -0.001, 880.608, 5e-324 };
+		static double many[200000];
+		char bad[160] = "";
+		unsigned long long r = 88172645463325252ull;
+		int k;
+		for (k = 0; k < 200000; k++) {
+			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+			/* whole nanoseconds up to ~1e12 ns, and as many doubles that are not */
+			many[k] = k % 2 ? (double)(r % 1000000000000ull) / 1000.0
+					: (double)(r >> 11) / (double)(1ull << 53) * 1e6;
+		}
+		CHECK(same_text(edge, (int)(sizeof(edge) / sizeof(edge[0])), bad, sizeof(bad)),
+		      "strbuf_add_double: edges of the whole-thousandths path give the shortest text", "%s",
+		      bad);
+		CHECK(same_text(many, 200000, bad, sizeof(bad)),
+		      "strbuf_add_double: 200,000 samples (whole ns and not) give the shortest text", "%s",
+		      bad);
+	}
 	unlink(path);
 	rmdir(dir);
 	free(path);
