@@ -421,7 +421,11 @@ static int key_newest_first(const void *pa, const void *pb)
 /* A store-wide pass over the scan's candidates on core/parmap.c's pool:
  * each run loaded on a worker thread (its warning kept beside it), taken
  * here in the scan's order, so the output and warnings are the same for
- * any number of threads ($GPUORCH_JOBS). */
+ * any number of threads ($GPUORCH_JOBS). A loader shares nothing it
+ * writes (store/runread.c's index is per thread); the one shared write is
+ * cJSON's own: every parse resets its global error pointer, which gpuorch
+ * never reads (core/jsonutil.c takes the parse's end instead), the only
+ * race helgrind finds in a parallel `runs` besides OpenSSL's own init. */
 struct pass {
 	store_loader load;
 	const struct cands *c;
