@@ -116,11 +116,29 @@ limited() {
 	esac
 }
 
+# rss_under KB ARGS: gpuorch ARGS, then its peak resident memory (GNU time)
+# is at most KB KiB; the threads of a parallel pass reserve 64 MiB of address
+# space each for malloc (glibc's arenas), so resident memory is what says how
+# much a parallel listing holds (no check under ASan, or without GNU time)
+rss_under() {
+	lim=$1 && shift &&
+	case "$GPUORCH" in
+	*/asan/*) "$GPUORCH" "$@" ;;
+	*) if test -x /usr/bin/time; then
+		/usr/bin/time -f %M -o rss.kb "$GPUORCH" "$@" &&
+		echo "peak RSS $(cat rss.kb) KiB (at most $lim)" >&2 &&
+		test "$(cat rss.kb)" -le "$lim"
+	   else
+		echo "no /usr/bin/time: peak RSS not checked" >&2 && "$GPUORCH" "$@"
+	   fi ;;
+	esac
+}
+
 # 2,000 records without summaries (hard links of one committed record): a
-# listing holds one record at a time, so its memory is what a handful of
-# records cost, not 2,000 of them (the listing before kept every run's
-# summary, samples inline, until the end: ~190 MB here for these 2,000)
-test_expect_success 'runs over 2,000 records without summaries stays under 120 MB of address space' '
+# listing holds one record at a time per thread, so its memory is what a
+# handful of records cost, not 2,000 of them (the listing before kept every
+# run's summary, samples inline, until the end: ~190 MB here for these 2,000)
+test_expect_success 'runs over 2,000 records without summaries: on a pool of threads, bounded in memory, the same as on one thread' '
 	src=$(ls -d "$SRCDIR"/reports/demo/20261122-090041-7b0011) &&
 	: "under ASan (no address-space limit there) 200 records: 2,000 took 745 s at CI load" &&
 	case "$GPUORCH" in */asan/*) N=200 ;; *) N=2000 ;; esac &&
@@ -129,23 +147,42 @@ test_expect_success 'runs over 2,000 records without summaries stays under 120 M
 		mkdir big/demo/20260101-000000-$i && ln $src/run.json big/demo/20260101-000000-$i/run.json || return 1
 		i=$((i + 1))
 	done &&
-	limited runs --reports big --limit 3 >big.out &&
+	cp -R big big-serial &&
+	: "one thread under 120 MB of address space: the listing itself is bounded" &&
+	(GPUORCH_JOBS=1 && export GPUORCH_JOBS && limited runs --reports big-serial --limit 3) >serial.out &&
+	: "four threads (test_parmap: items made at once), at most 60 MiB resident" &&
+	(GPUORCH_JOBS=4 && export GPUORCH_JOBS && rss_under 61440 runs --reports big --limit 3) >big.out &&
 	cat big.out &&
 	test "$(grep -c "^2026" big.out)" = 3 &&
 	head -n 1 big.out | grep "^20260101-000000-$((999 + N)) " &&
 	test "$(ls big/demo/*/summary.json | wc -l)" = $N &&
+	test "$(ls big/demo/*/samples.txt | wc -l)" = $N &&
+	diff -u serial.out big.out &&
+	: "the same summaries from one thread as from four (but for the mtime of each copy)" &&
+	(cd big && cat demo/*/summary.json demo/*/samples.txt) | grep -v "\"mtime_" >par.sums &&
+	(cd big-serial && cat demo/*/summary.json demo/*/samples.txt) | grep -v "\"mtime_" >serial.sums &&
+	cmp par.sums serial.sums &&
+	rm -rf big-serial &&
 	limited runs --reports big --limit 3 >big2.out &&
-	diff -u big.out big2.out
+	diff -u big.out big2.out &&
+	GPUORCH_JOBS=1 "$GPUORCH" runs --reports big --limit 1000000 --json >all-serial.json &&
+	GPUORCH_JOBS=4 "$GPUORCH" runs --reports big --limit 1000000 --json >all-par.json &&
+	test "$(grep -c "\"run_id\"" all-par.json)" = $N &&
+	cmp all-serial.json all-par.json
 '
 
 # history over the same 2,000 (their summaries written by runs above): it
 # reads one summary at a time and keeps what it prints (a row a run, a
 # point's figure; the samples of a series' last point), so 80 MB of address
 # space is enough (gpuorch's own mappings are ~45 MB of it); the history that
-# kept every run's summary and figures needed ~115 MB here
+# kept every run's summary and figures needed ~115 MB here. One thread
+# under the limit; the summaries and samples read on a pool of threads give
+# the same output, in at most 40 MiB resident
 test_expect_success 'history over 2,000 runs with summaries stays under 80 MB of address space' '
 	N=$(ls -d big/demo/*/ | wc -l) &&
-	LIMIT_KB=80000 limited history demo --reports big >bighist.out &&
+	(GPUORCH_JOBS=1 && export GPUORCH_JOBS && LIMIT_KB=80000 limited history demo --reports big) >bighist.out &&
+	(GPUORCH_JOBS=4 && export GPUORCH_JOBS && rss_under 40960 history demo --reports big) >parhist.out &&
+	diff -u bighist.out parhist.out &&
 	grep "over commits (oldest first), $N runs\." bighist.out &&
 	test "$(grep -c "^| [0-9]* | " bighist.out)" = "$N" &&
 	grep "^| $N | .* | 20260101-000000-$((999 + N)) | " bighist.out &&
@@ -204,6 +241,37 @@ test_expect_success 'a run.json edited to the same size after its summary (anoth
 	"$GPUORCH" runs --reports copied --limit 1000 >ed.out &&
 	test "$(jq_ $run/summary.json outcome)" = failed &&
 	test "$(jq_ $run/summary.json of.sha256)" = "$(sha256sum <$run/run.json | cut -d" " -f1)"
+'
+
+# samples.txt's lines are written ascending since 2026-11-29 (history sorts
+# none of them); the committed summaries have them in the order taken. The
+# verdicts, ratios and notes of history are the same from either, from one
+# thread or many: the committed experiments with steps and gains in them
+test_expect_success 'history: the same output from committed (unsorted) samples.txt as from rebuilt (sorted) ones' '
+	committed_runs fmt &&
+	unsorted=0 &&
+	for f in fmt/*/*/samples.txt; do
+		tr " " "\n" <"$f" | grep . >one.col || continue
+		sort -g one.col | cmp -s - one.col || unsorted=$((unsorted + 1))
+	done &&
+	test "$unsorted" -ge 1 &&
+	for e in demo gemm-wgmma bsr-wgmma attention-wgmma; do
+		"$GPUORCH" history $e --reports fmt >"old-$e.out" || return 1
+	done &&
+	grep -q "gain" old-gemm-wgmma.out && grep -q "gain" old-bsr-wgmma.out &&
+	find fmt -name summary.json -exec rm {} + &&
+	"$GPUORCH" summarize --reports fmt >/dev/null &&
+	for f in fmt/*/*/samples.txt; do
+		while read -r line; do
+			echo "$line" | tr " " "\n" | grep . >one.col || continue
+			sort -g one.col | cmp -s - one.col || { echo "not ascending: $f"; return 1; }
+		done <"$f"
+	done &&
+	for e in demo gemm-wgmma bsr-wgmma attention-wgmma; do
+		"$GPUORCH" history $e --reports fmt >"new-$e.out" &&
+		GPUORCH_JOBS=1 "$GPUORCH" history $e --reports fmt >"serial-$e.out" &&
+		diff -u "old-$e.out" "new-$e.out" && diff -u "old-$e.out" "serial-$e.out" || return 1
+	done
 '
 
 test_expect_success 'every committed run under reports/ lists and charts without a summary' '

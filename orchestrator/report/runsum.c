@@ -7,6 +7,7 @@
 #include "core/fsutil.h"
 #include "core/hash.h"
 #include "core/jsonutil.h"
+#include "core/stats.h"
 #include "core/vocab.h"
 
 #include <errno.h>
@@ -62,6 +63,10 @@ static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples
 	if (sm.kept)
 		json_add_str(timing, "samples_kept", sm.kept);
 	off = samples->len;
+	/* ascending: history's quantiles and ranks take them as they are read
+	 * (stats_sort finds them sorted); an older summary's line in the order
+	 * taken is sorted by its reader, with the same answers */
+	stats_sort(sm.v, sm.n);
 	for (i = 0; i < sm.n; i++) {
 		if (i)
 			strbuf_addch(samples, ' ');

@@ -10,7 +10,9 @@
  *                 benchmark's samples are in
  *   samples.txt   one line per benchmark step: its samples (store/samples.h), space-separated
  *                 (strbuf_add_double: the same doubles in the fewest
- *                 digits), read only for the figures a
+ *                 digits), in ascending order (summaries written before
+ *                 2026-11-29 have them in the order taken; readers sort
+ *                 what is not sorted), read only for the figures a
  *                 command looks at (history's points).
  * The summary records run.json's size and mtime: when run.json changed after
  * it (or there is no summary: every run recorded before, or a controller

@@ -17,6 +17,8 @@
 #include "report/compare.h"
 #include "core/error.h"
 #include "core/fsutil.h"
+#include "core/parmap.h"
+#include "core/stats.h"
 #include "report/history-chart.h"
 #include "core/jsonutil.h"
 #include "run/rerun.h"
@@ -193,6 +195,7 @@ struct tl {
 	char *unsure;           /* per point: the record's samples and medians disagree, one says slower */
 	char **notes;           /* per point: what the step's verdict says besides (GPU instances, ...) */
 	int npts;
+	const struct cmp_opts *co;   /* tl_points' comparison options */
 	char *dir, *path;
 	struct strbuf md, svg;
 };
@@ -209,6 +212,10 @@ static void tl_say(const struct tl *t, const char *fmt, ...)
 		vfprintf(stderr, fmt, ap);
 	va_end(ap);
 }
+
+/* threads reading summaries and samples for the points (core/parmap.h): each
+ * holds one summary and its samples (~20 KiB), the window twice that many */
+#define TL_JOBS 16
 
 static char *dup_or_null(const char *x)
 {
@@ -488,12 +495,80 @@ static void tl_add_point(struct tl *t, const struct cmp_opts *co, int i, struct 
 		}
 }
 
+/* Figure f is of what the history follows: its program, problem and figure. */
+static int tl_wanted(const struct tl *t, const struct figure *f)
+{
+	if (!f->program || strcmp(f->program, t->program) || !f->problem ||
+	    strcmp(f->problem, t->problem))
+		return 0;
+	return t->fig ? figure_is_named(f, t->fig) && !isnan(f->value)
+		      : !f->name && !isnan(f->median_us) && !isnan(timeline_value(t->metric, f));
+}
+
+/* Run i's summary and its figures, the wanted ones' samples read and sorted:
+ * made on core/parmap.c's threads (reading samples.txt is most of history's
+ * time), taken in run order by tl_take_run. */
+struct tl_read {
+	cJSON *run;
+	struct figures figs;
+};
+
+static void *tl_read_run(int i, void *ctx)
+{
+	const struct tl *t = ctx;   /* read only here: t->runs and the options */
+	struct tl_read *r = xcalloc(1, sizeof(*r));
+	int j;
+	r->run = tl_tree(t, i);
+	figures_of_run(r->run, &r->figs);
+	for (j = 0; j < r->figs.n; j++) {
+		struct figure *f = &r->figs.v[j];
+		if (!tl_wanted(t, f))
+			continue;
+		if (!f->samples && f->samples_at)
+			runsum_read_samples(t->runs[i].dir, f->samples_at, &f->samples, &f->nsamples);
+		stats_sort(f->samples, f->nsamples);   /* a no-op for samples.txt: stored sorted */
+	}
+	return r;
+}
+
+static void tl_read_drop(void *p, void *ctx)
+{
+	struct tl_read *r = p;
+	(void)ctx;
+	figures_release(&r->figs);
+	cJSON_Delete(r->run);
+	free(r);
+}
+
+/* Run i's points, in run order (a pmap_take_fn). */
+static int tl_take_run(int i, void *p, void *ctx)
+{
+	struct tl *t = ctx;
+	struct tl_read *r = p;
+	int j, k, cap = t->nr * 8;
+	int first = t->npts;   /* run i's points: from here on */
+	for (j = 0; j < r->figs.n && t->npts < cap; j++) {
+		struct figure *f = &r->figs.v[j];
+		int s, dup = 0;
+		if (!tl_wanted(t, f))
+			continue;
+		s = add_series(&t->series, &t->nseries, figure_gpu_label(f));
+		for (k = first; k < t->npts; k++)
+			dup |= t->pts[k].series == s;
+		if (!dup)
+			tl_add_point(t, t->co, i, f, s);
+	}
+	tl_read_drop(r, ctx);
+	return 0;
+}
+
 /* The points: one per run and GPU model, of the program, problem and figure
- * followed; each run's summary read, its points taken, and freed. */
+ * followed; each run's summary read (on the pool's threads, with its
+ * samples), its points taken in run order, and freed. */
 static void tl_points(struct tl *t)
 {
 	struct cmp_opts co;
-	int i, j, k, cap = t->nr * 8;
+	int cap = t->nr * 8;
 	t->pts = xcalloc((size_t)cap + 1, sizeof(*t->pts));
 	t->pfig = xcalloc((size_t)cap + 1, sizeof(*t->pfig));
 	t->moved = xcalloc((size_t)cap + 1, 1);
@@ -502,29 +577,9 @@ static void tl_points(struct tl *t)
 	memset(&co, 0, sizeof(co));
 	co.alpha = STATS_DEFAULT_ALPHA;
 	co.factor = t->factor;
-	for (i = 0; i < t->nr; i++) {
-		cJSON *run = tl_tree(t, i);
-		struct figures figs;
-		int first = t->npts;   /* run i's points: from here on */
-		figures_of_run(run, &figs);
-		for (j = 0; j < figs.n && t->npts < cap; j++) {
-			struct figure *f = &figs.v[j];
-			int s, dup = 0;
-			if (!f->program || strcmp(f->program, t->program) || !f->problem ||
-			    strcmp(f->problem, t->problem))
-				continue;
-			if (t->fig ? !figure_is_named(f, t->fig) || isnan(f->value)
-				   : f->name || isnan(f->median_us) || isnan(timeline_value(t->metric, f)))
-				continue;
-			s = add_series(&t->series, &t->nseries, figure_gpu_label(f));
-			for (k = first; k < t->npts; k++)
-				dup |= t->pts[k].series == s;
-			if (!dup)
-				tl_add_point(t, &co, i, f, s);
-		}
-		figures_release(&figs);
-		cJSON_Delete(run);
-	}
+	t->co = &co;
+	pmap_run(t->nr, pmap_jobs(TL_JOBS), tl_read_run, tl_take_run, tl_read_drop, t);
+	t->co = NULL;
 }
 
 /* history.md's head: what is plotted and what a step is */

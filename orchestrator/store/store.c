@@ -10,6 +10,7 @@
 #include "store/runjournal.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
+#include "core/parmap.h"
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
 
@@ -26,6 +27,10 @@
 #include "core/banned.h"
 
 #define STORE_MAX_RUNS 100000   /* bound on directories scanned */
+/* threads of a store-wide pass (core/parmap.h), unless $GPUORCH_JOBS says:
+ * each holds one record being read, ~3 MiB for a 0.43 MiB run.json (its
+ * text and cJSON tree), so 8 keep a listing of 10,000 under ~40 MB */
+#define STORE_JOBS 8
 #define RUN_JSON_MAX ((unsigned long long)1 << 30)   /* bytes of a run.json read */
 
 static char *root_dir;
@@ -413,6 +418,99 @@ static int key_newest_first(const void *pa, const void *pb)
 	return -strcmp(a->run_id, b->run_id);
 }
 
+/* A store-wide pass over the scan's candidates on core/parmap.c's pool:
+ * each run loaded on a worker thread (its warning kept beside it), taken
+ * here in the scan's order, so the output and warnings are the same for
+ * any number of threads ($GPUORCH_JOBS). A loader shares nothing it
+ * writes (store/runread.c's index is per thread); the one shared write is
+ * cJSON's own: every parse resets its global error pointer, which gpuorch
+ * never reads (core/jsonutil.c takes the parse's end instead), the only
+ * race helgrind finds in a parallel `runs` besides OpenSSL's own init. */
+struct pass {
+	store_loader load;
+	const struct cands *c;
+	store_visit visit;          /* store_each: each tree, in order */
+	void *ctx;
+	struct strbuf *warnings;
+	struct order_key *keys;     /* store_each_newest: each run's start time */
+	int nkeys;
+};
+
+struct loaded {
+	cJSON *run;                 /* store_each: the tree; NULL when unreadable */
+	char *started_at;           /* store_each_newest: its start time (may be NULL) */
+	int ok;
+	struct strbuf warn;
+};
+
+static struct loaded *load_one(struct pass *pa, int i)
+{
+	struct loaded *l = xcalloc(1, sizeof(*l));
+	strbuf_init(&l->warn, 0);
+	l->run = load_or_warn(pa->load, pa->c->v[i].dir, &l->warn);
+	l->ok = l->run != NULL;
+	return l;
+}
+
+static void loaded_drop(void *p, void *ctx)
+{
+	struct loaded *l = p;
+	(void)ctx;
+	cJSON_Delete(l->run);
+	free(l->started_at);
+	strbuf_release(&l->warn);
+	free(l);
+}
+
+/* the tree itself, for store_each's visit */
+static void *tree_make(int i, void *ctx)
+{
+	return load_one(ctx, i);
+}
+
+static int tree_take(int i, void *p, void *ctx)
+{
+	struct pass *pa = ctx;
+	struct loaded *l = p;
+	int stop = 0;
+	if (l->warn.len && pa->warnings)
+		strbuf_add(pa->warnings, l->warn.buf, l->warn.len);
+	if (l->run) {
+		struct store_entry e = { pa->c->v[i].run_id, pa->c->v[i].dir, l->run };
+		stop = pa->visit(&e, pa->ctx);
+	}
+	loaded_drop(l, ctx);
+	return stop;
+}
+
+/* only the start time, the tree freed on the worker: pass 1 of store_each_newest */
+static void *start_make(int i, void *ctx)
+{
+	struct loaded *l = load_one(ctx, i);
+	const char *t = json_str(l->run, "started_at");
+	l->started_at = t ? xstrdup(t) : NULL;
+	cJSON_Delete(l->run);
+	l->run = NULL;
+	return l;
+}
+
+static int start_take(int i, void *p, void *ctx)
+{
+	struct pass *pa = ctx;
+	struct loaded *l = p;
+	if (l->warn.len && pa->warnings)
+		strbuf_add(pa->warnings, l->warn.buf, l->warn.len);
+	if (l->ok) {
+		struct order_key *k = &pa->keys[pa->nkeys++];
+		k->started_at = l->started_at;
+		l->started_at = NULL;
+		k->cand = i;
+		k->run_id = pa->c->v[i].run_id;
+	}
+	loaded_drop(l, ctx);
+	return 0;
+}
+
 enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx,
 				 struct strbuf *warnings, struct strbuf *err)
 {
@@ -424,16 +522,13 @@ enum go_status store_each_newest(store_loader load, store_visit visit, void *ctx
 		return no_store(err);
 	scan(NULL, NULL, &c);
 	keys = xcalloc((size_t)(c.n ? c.n : 1), sizeof(*keys));
-	/* pass 1: each run loaded alone, its start time kept, its tree freed */
-	for (i = 0; i < c.n; i++) {
-		cJSON *run = load_or_warn(load, c.v[i].dir, warnings);
-		if (!run)
-			continue;
-		keys[k].started_at = json_str(run, "started_at") ? xstrdup(json_str(run, "started_at")) : NULL;
-		keys[k].cand = i;
-		keys[k].run_id = c.v[i].run_id;
-		k++;
-		cJSON_Delete(run);
+	/* pass 1: each run loaded alone, on the pool's threads (a loader that
+	 * writes a missing summary does so there), its start time kept, its
+	 * tree freed; taken in the scan's order whatever the threads do */
+	{
+		struct pass pa = { load, &c, NULL, NULL, warnings, keys, 0 };
+		pmap_run(c.n, pmap_jobs(STORE_JOBS), start_make, start_take, loaded_drop, &pa);
+		k = pa.nkeys;
 	}
 	if (c.capped && warnings)
 		strbuf_addf(warnings, "more than %d runs under '%s'; the rest are not listed\n",
@@ -464,20 +559,15 @@ enum go_status store_each(store_loader load, store_visit visit, void *ctx,
 			  struct strbuf *warnings, struct strbuf *err)
 {
 	struct cands c;
-	int i, stop = 0;
 
 	if (!fs_is_dir(store_root()))
 		return no_store(err);
 	scan(NULL, NULL, &c);
-	for (i = 0; i < c.n && !stop; i++) {
-		struct store_entry e;
-		e.run_id = c.v[i].run_id;
-		e.dir = c.v[i].dir;
-		e.run = load_or_warn(load, e.dir, warnings);
-		if (!e.run)
-			continue;
-		stop = visit(&e, ctx);
-		cJSON_Delete(e.run);   /* one tree at a time: the visit kept what it needs */
+	{
+		/* loaded on the pool's threads, visited here in the scan's order,
+		 * each tree freed after its visit (the visit kept what it needs) */
+		struct pass pa = { load, &c, visit, ctx, warnings, NULL, 0 };
+		pmap_run(c.n, pmap_jobs(STORE_JOBS), tree_make, tree_take, loaded_drop, &pa);
 	}
 	if (c.capped && warnings)
 		strbuf_addf(warnings, "more than %d runs under '%s'; the rest are not listed\n",
