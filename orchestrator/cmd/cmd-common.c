@@ -1,4 +1,4 @@
-/* cmd-common.c -- helpers every command uses: usage errors, options, stdout. */
+/* cmd-common.c -- helpers every command uses: options, numbers, stdout (usage errors: cmd-options.c). */
 #include "cmd/commands.h"
 #include "run/run-engine.h"
 #include "core/error.h"
@@ -10,18 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
-
-int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
-{
-	va_list ap;
-	fputs("error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n\n", stderr);
-	cmd_print_usage(c, stderr);
-	return GO_EXIT_USAGE;
-}
 
 int cmd_wants_help(int argc, char **argv)
 {

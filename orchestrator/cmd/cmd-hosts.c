@@ -38,6 +38,7 @@ static const char about[] =
 static const struct cmd_option options[] = {
 	{ "hosts", 'H', "FILE", "@file", "hosts inventory (docs/hosts.md)" },
 	{ "host", 'n', "NAME", NULL, "only this host (repeatable)" },
+	CMD_TRACE_OPTION,
 	{ "accept-new-host-key", 'a', NULL, NULL,
 	  "trust and record an unknown host key (never a changed one)" },
 	{ "json", 'j', NULL, NULL, "check: print the hosts as JSON" },
@@ -296,14 +297,9 @@ static int hosts_exec(int argc, char **argv)
 						       "above 0 (e.g. 14 or 0.5)", optarg);
 			}
 			break;
-		case ':':
-			free(names);
-			return cmd_usage_error(&cmd_hosts_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
 			free(names);
-			return cmd_usage_error(&cmd_hosts_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_hosts_entry, c);
 		}
 	}
 	if (optind < argc) {

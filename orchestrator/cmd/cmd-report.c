@@ -101,12 +101,8 @@ static int report_exec(int argc, char **argv)
 		case 's': to_stdout = 1; break;
 		case 'c': check = 1; break;
 		case 'R': reports = optarg; break;
-		case ':':
-			return cmd_usage_error(&cmd_report_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_report_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_report_entry, c);
 		}
 	}
 	if (check && to_stdout)

@@ -62,12 +62,8 @@ static int reproduce_exec(int argc, char **argv)
 				return cmd_usage_error(&cmd_reproduce_entry, "--factor: '%s' is not a "
 						       "ratio of at least 1 (e.g. 1.05)", optarg);
 			break;
-		case ':':
-			return cmd_usage_error(&cmd_reproduce_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_reproduce_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_reproduce_entry, c);
 		}
 	}
 	if (argc - optind != 1)

@@ -63,14 +63,9 @@ static int run_exec(int argc, char **argv)
 		case 'o': o.root = optarg; break;
 		case 'N': o.notify_url = optarg; break;
 		case 'U': o.resume_id = optarg; break;
-		case ':':
-			free(names);
-			return cmd_usage_error(&cmd_run_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
 			free(names);
-			return cmd_usage_error(&cmd_run_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_run_entry, c);
 		}
 	}
 	if (optind >= argc) {

@@ -187,12 +187,8 @@ static int runs_exec(int argc, char **argv)
 				return cmd_usage_error(&cmd_runs_entry, "--limit: '%s' is not a "
 						       "positive number", optarg);
 			break;
-		case ':':
-			return cmd_usage_error(&cmd_runs_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_runs_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_runs_entry, c);
 		}
 	}
 	if (optind < argc)

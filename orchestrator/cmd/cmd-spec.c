@@ -84,12 +84,8 @@ static int cmd_spec(int argc, char **argv)
 		switch (c) {
 		case 'o': root = optarg; break;
 		case 'H': hosts_path = optarg; break;
-		case ':':
-			return cmd_usage_error(&cmd_spec_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_spec_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_spec_entry, c);
 		}
 	}
 	if (optind != argc - 1)

@@ -69,6 +69,14 @@ extern const struct cmd_entry cmd_pull_entry;
 struct run_step_opts;
 /* a long option's getopt code above any character, so no command's own letters clash */
 #define CMD_OPT_QUEUE_TIMEOUT 1001
+/* --trace FILE, of every command that connects (CMD_NEEDS_SSH): cmd_getopt
+ * opens the trace itself and never returns CMD_OPT_TRACE (core/trace.h) */
+#define CMD_OPT_TRACE 1002
+#define CMD_TRACE_OPTION \
+	{ "trace", CMD_OPT_TRACE, "FILE", "@file", \
+	  "write a timed trace of SSH connects, remote commands,\n" \
+	  "uploads and waits as JSON lines (default $GPUORCH_TRACE;\n" \
+	  "docs/trace.md)" }
 #define CMD_RUN_STEP_OPTIONS \
 	{ "accept-new-host-key", 'a', NULL, NULL, \
 	  "trust and record an unknown host key (never a changed one)" }, \
@@ -79,7 +87,8 @@ struct run_step_opts;
 	  "how long a step waits for its GPU to be free (default 3600)" }, \
 	{ "queue-timeout", CMD_OPT_QUEUE_TIMEOUT, "S", NULL, \
 	  "Slurm: cancel a job pending longer than S seconds (not for its\n" \
-	  "dependency); 0: no bound (default: the entry's queue_timeout_s)" }
+	  "dependency); 0: no bound (default: the entry's queue_timeout_s)" }, \
+	CMD_TRACE_OPTION
 int cmd_run_step_option(const struct cmd_entry *e, int c, const char *arg, struct run_step_opts *o);
 
 /* The table of commands, in the order `gpuorch help` lists them (cmd-table.c). */
@@ -87,9 +96,16 @@ extern const struct cmd_entry *const cmd_table[];
 extern const int cmd_ncommands;
 
 /* getopt_long over the command's declared options (cmd-options.c), from
- * argv[optind]: the option's code, ':' for one missing its value, '?' for
- * an unknown one, -1 at the end. Set optind before the first call. */
+ * argv[optind]: the option's code, -1 at the end, CMD_OPT_ERROR after it
+ * printed the usage error for an option missing its value or an unknown
+ * one. Set optind before the first call. A command's switch ends with
+ * `default: return cmd_option_failed(&entry, c);` (freeing what it holds). */
+#define CMD_OPT_ERROR (-2)
 int cmd_getopt(const struct cmd_entry *c, int argc, char **argv);
+/* The default case of a command's option switch: GO_EXIT_USAGE for
+ * CMD_OPT_ERROR (the error is already printed); abort()s on a declared
+ * option the switch forgot (a programming error). */
+int cmd_option_failed(const struct cmd_entry *c, int code);
 /* The column where an option's help starts in the usage text. */
 #define CMD_HELP_COLUMN 29
 /* The usage text: forms, about, the options, what comes after. */
