@@ -13,6 +13,7 @@
 #define GPUORCH_COMMANDS_H
 
 #include <stdio.h>
+#include <cJSON.h>
 
 struct strbuf;
 
@@ -122,6 +123,11 @@ int cmd_doc_main(int argc, char **argv);
 /* Shared by commands: print "error: MSG" and the usage, return 2. */
 int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A command's --json document (docs/cli.md): an object whose first key is
+ * "schema": "gpuorch.cli.NAME/N", the $id of docs/schema/cli-NAME.schema.json. */
+cJSON *cmd_json_doc(const char *schema);
+/* Print doc on stdout, indented, and free it. */
+void cmd_json_print(cJSON *doc);
 /* True when argv holds -h or --help before any "--". */
 int cmd_wants_help(int argc, char **argv);
 /* Parse a non-negative integer option value; -1 on error. */
