@@ -87,4 +87,38 @@ test_expect_success 'the schema checker finds a wrong document' '
 	test_expect_code 1 check_json cli-run.schema.json wrong.json >wrong.out &&
 	grep "run/outcome" wrong.out
 '
+test_expect_success 'report --json: the report.md it wrote, as the text says' '
+	id=$(jq -r .run.run_id run.json.out) &&
+	"$GPUORCH" report "$id" >rep.txt &&
+	"$GPUORCH" report "$id" --json >rep.out &&
+	check_json cli-report.schema.json rep.out &&
+	test "$(jq -r .report rep.out)" = "$(cat rep.txt)" &&
+	test "$(jq -r .run_id rep.out)" = "$id" && test "$(jq -r .mode rep.out)" = write
+'
+
+test_expect_success 'report --check --json: the counts and the stale reports of the text' '
+	"$GPUORCH" report --check --json >chk.out &&
+	check_json cli-report.schema.json chk.out &&
+	test "$(jq -r .checked chk.out)" = 2 && test "$(jq -r .stale chk.out)" = 0 &&
+	test "$(jq -r ".problems | length" chk.out)" = 0 &&
+	dir=$(jq -r .run.dir run.json.out) &&
+	echo "edited by hand" >>"$dir/report.md" &&
+	test_expect_code 1 "$GPUORCH" report --check >chk.txt &&
+	test_expect_code 1 "$GPUORCH" report --check --json >chk2.out &&
+	check_json cli-report.schema.json chk2.out &&
+	cat chk.txt &&
+	test "$(jq -r .stale chk2.out)" = 1 &&
+	jq -r ".problems[] | \"\(.state): \(.file): \(.why)\"" chk2.out >from-json &&
+	grep -v "reports checked" chk.txt >from-text &&
+	test_cmp from-text from-json &&
+	grep "^2 reports checked, 1 stale (renderer $(jq -r .renderer.release chk2.out) $(jq -r .renderer.id chk2.out))$" chk.txt
+'
+
+test_expect_success 'report --json with no such run: exit 2, nothing on stdout' '
+	test_expect_code 2 "$GPUORCH" report 19990101-000000-000000 --json >none.out 2>none.err &&
+	test ! -s none.out && grep "^error: " none.err &&
+	test_expect_code 2 "$GPUORCH" report x --stdout --json >none2.out 2>none2.err &&
+	test ! -s none2.out && grep "drop --json" none2.err
+'
+
 test_done
