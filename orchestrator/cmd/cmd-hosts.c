@@ -4,6 +4,7 @@
 #include "remote/diskspace.h"
 #include "cmd/commands.h"
 #include "cmd/cmd-hosts-cloud.h"
+#include "cmd/run-json.h"
 #include "core/error.h"
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
@@ -41,7 +42,8 @@ static const struct cmd_option options[] = {
 	CMD_TRACE_OPTION,
 	{ "accept-new-host-key", 'a', NULL, NULL,
 	  "trust and record an unknown host key (never a changed one)" },
-	{ "json", 'j', NULL, NULL, "check: print the hosts as JSON" },
+	{ "json", 'j', NULL, NULL, "check: print the hosts as JSON; up, down, status: one JSON\n"
+				    "object (docs/schema/cli-hosts.schema.json), the text on stderr" },
 	{ "older-than", 'o', "DAYS", NULL, "clean: what no run used for DAYS (default 14)" },
 	{ "dry-run", 'd', NULL, NULL, "clean: say what would be removed and stopped, do nothing" },
 	{ NULL, 0, NULL, NULL, NULL },
@@ -256,6 +258,28 @@ static int clean_hosts(const struct hosts *hs, int accept_new, double days, int 
 	return nok == hs->n ? GO_EXIT_OK : nok == 0 ? GO_EXIT_INFRA : GO_EXIT_FAILED;
 }
 
+/* up, down, status; with --json their text goes to stderr and the
+ * gpuorch.cli.hosts/1 document to stdout */
+static int cloud_verb(const char *verb, struct hosts *hs, int accept_new, int json)
+{
+	cJSON *doc;
+	int rc, saved;
+
+	if (!json)
+		return hosts_cloud_verb(verb, hs, accept_new, NULL);
+	doc = cmd_json_doc("gpuorch.cli.hosts/1");
+	json_add_str(doc, "verb", verb);
+	saved = cmd_json_stdout_begin();
+	rc = hosts_cloud_verb(verb, hs, accept_new, doc);
+	cmd_json_stdout_end(saved);
+	json_add_num(doc, "exit_code", rc);
+	if (cJSON_GetObjectItem(doc, "hosts"))
+		cmd_json_print(doc);
+	else
+		cJSON_Delete(doc);   /* the inventory's instances could not be read: said on stderr */
+	return rc;
+}
+
 static int hosts_exec(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT;
@@ -332,7 +356,7 @@ static int hosts_exec(int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(verb, "up") || !strcmp(verb, "down") || !strcmp(verb, "status")) {
-		rc = hosts_cloud_verb(verb, hs, accept_new);
+		rc = cloud_verb(verb, hs, accept_new, as_json);
 		goto out;
 	}
 	if (!strcmp(verb, "list")) {
@@ -404,7 +428,7 @@ const struct cmd_entry cmd_hosts_entry = {
 	.name = "hosts",
 	.synopsis = "check --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
 		    "list --hosts FILE\n"
-		    "up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key]\n"
+		    "up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
 		    "clean --hosts FILE [--host NAME ...] [--older-than DAYS] [--dry-run]\n"
 		    "disconnect --hosts FILE [--host NAME ...]",
 	.about = about,
