@@ -37,7 +37,25 @@ schema_path, files = sys.argv[1], sys.argv[2:]
 with open(schema_path) as f:
     schema = json.load(f)
 jsonschema.Draft202012Validator.check_schema(schema)
-v = jsonschema.Draft202012Validator(schema)
+# the schemas beside it, by their $id: one may use another's $defs
+# (cli-runs.schema.json uses cli-run.schema.json#/$defs/run)
+import os
+store = {}
+d = os.path.dirname(os.path.abspath(schema_path))
+for n in sorted(os.listdir(d)):
+    if n.endswith(".schema.json"):
+        with open(os.path.join(d, n)) as f:
+            s = json.load(f)
+        if "$id" in s:
+            store[s["$id"]] = s
+kwargs = {}
+try:
+    from referencing import Registry, Resource
+    kwargs["registry"] = Registry().with_resources(
+        [(k, Resource.from_contents(x)) for k, x in store.items()])
+except ImportError:   # Debian's python3-jsonschema 4.10: its resolver
+    kwargs["resolver"] = jsonschema.RefResolver.from_schema(schema, store=store)
+v = jsonschema.Draft202012Validator(schema, **kwargs)
 problems = 0
 for name in files:
     try:

@@ -14,6 +14,7 @@ test_expect_success 'setup: a copy of the committed runs' '
 
 test_expect_success 'runs --json: one object per run, the same runs as the table' '
 	"$GPUORCH" runs --json --limit 1000 >runs.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-runs.schema.json runs.json &&
 	"$GPUORCH" runs --limit 1000 >runs.txt &&
 	test "$(jq_ runs.json . --len)" = $(grep -c "^[0-9]\{8\}-" runs.txt) &&
 	test "$(jq_ runs.json 0.run_id)" = "$(sed -n 1p runs.txt | cut -d" " -f1)" &&
