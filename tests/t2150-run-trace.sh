@@ -37,7 +37,10 @@ test_expect_success 'a run over two hosts with --trace traces both, each in orde
 		test "$(spans $h trace.jsonl)" = "connect exec disconnect" &&
 		in_order $h trace.jsonl || return 1
 	done &&
-	test $(jq -s "[.[] | select(.name == \"thread_name\")] | length" trace.jsonl) = 2
+	test $(jq -s "[.[] | select(.name == \"thread_name\")] | length" trace.jsonl) = 2 &&
+	jq -r "select(.name == \"exec\") | .args.what" trace.jsonl >what &&
+	printf "start and follow\nstart and follow\n" >what.expect &&
+	test_cmp what.expect what
 '
 
 test_expect_success 'every line is a Chrome trace event; the connects match the record' '
@@ -64,7 +67,12 @@ test_expect_success 'GPUORCH_TRACE: hosts check traces each command with its exi
 	done &&
 	test "$(jq_ check.json 0.status)" = ok && test "$(jq_ check.json 1.status)" = ok &&
 	jq -s "[.[] | select(.name == \"exec\") | .args.exit]" check.jsonl >exits &&
-	cat exits && jq -e "length >= 2 and all(. == 0)" exits
+	cat exits && jq -e "length >= 2 and all(. == 0)" exits &&
+	for h in a b; do
+		jq -rs --arg h $h "[.[] | select(.name == \"exec\" and .args.host == \$h) | .args.what] |
+			join(\",\")" check.jsonl >what.$h &&
+		cat what.$h && grep "^probe" what.$h || return 1
+	done
 '
 
 test_expect_success 'a failed connect is traced with its reason; --trace overrides GPUORCH_TRACE' '

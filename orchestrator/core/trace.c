@@ -25,6 +25,7 @@
 #define TRACE_DETAIL_MAX 300
 
 volatile int trace_active;
+_Thread_local const char *trace_what;
 static FILE *trace_fp;
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct timespec trace_t0;
@@ -122,6 +123,8 @@ static void add_args(cJSON *ev, const char *host, const struct trace_args *a)
 		snprintf(cut, sizeof(cut), "%s", a->detail);
 		cJSON_AddStringToObject(args, "detail", cut);
 	}
+	if (a->what)
+		cJSON_AddStringToObject(args, "what", a->what);
 	if (a->via)
 		cJSON_AddStringToObject(args, "via", a->via);
 	if (a->status)

@@ -17,6 +17,11 @@
 extern volatile int trace_active;
 static inline int trace_on(void) { return trace_active; }
 
+/* What the next remote command of this thread is for ("probe", "fetch"...;
+ * a string literal): its exec span carries it as args.what. */
+extern _Thread_local const char *trace_what;
+static inline void trace_label(const char *what) { if (trace_active) trace_what = what; }
+
 /* Open (truncate) path for the trace; a second open replaces the first.
  * -1 with the reason in err (the path and errno's text). */
 int trace_open(const char *path, struct strbuf *err);
@@ -34,9 +39,10 @@ struct trace_args {
 	const char *signal;    /* the remote command's signal, "" or NULL: none */
 	int64_t bytes;         /* -1: none */
 	const char *via;       /* how: "channel", "execd", "keeper", "sftp" */
+	const char *what;      /* what it is for (trace_label) */
 };
 #define TRACE_NO_EXIT (-999)
-#define TRACE_ARGS_INIT { NULL, NULL, TRACE_NO_EXIT, NULL, -1, NULL }
+#define TRACE_ARGS_INIT { NULL, NULL, TRACE_NO_EXIT, NULL, -1, NULL, NULL }
 
 /* A span of host's (NULL: the controller) from start_us (trace_now_us) to now. */
 void trace_span(const char *host, const char *name, int64_t start_us,

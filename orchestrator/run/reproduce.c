@@ -288,8 +288,8 @@ static void rp_render_head(const struct rp *p, const struct cmp_result *r,
 static cJSON *rp_json(const struct rp *p, const struct cmp_result *r, const struct cmp_opts *co,
 		     int ok, const char *path, int rc)
 {
+	const int nc = r->count[CMP_NOT_COMPARABLE];
 	cJSON *doc = cJSON_CreateObject(), *f;
-	int nc = r->count[CMP_NOT_COMPARABLE];
 
 	json_add_str(doc, "schema", "gpuorch.cli.reproduce/1");
 	json_add_num(doc, "exit_code", rc);

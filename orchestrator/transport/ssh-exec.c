@@ -572,6 +572,8 @@ static enum go_status exec_with(struct ssh_conn *c, const char *cmd, struct ssh_
 		res = &own;
 	st = exec_do(c, cmd, in, may_use_execd, on_out, out_ctx, errout, res, timeout_ms, err);
 	a.detail = cmd;
+	a.what = trace_what;
+	trace_what = NULL;
 	a.status = st ? err->buf : "ok";
 	a.via = c->via_execd ? (c->mux && !c->session ? "keeper" : "execd") : "channel";
 	if (!st) {
