@@ -258,6 +258,16 @@ static int clean_hosts(const struct hosts *hs, int accept_new, double days, int 
 	return nok == hs->n ? GO_EXIT_OK : nok == 0 ? GO_EXIT_INFRA : GO_EXIT_FAILED;
 }
 
+/* An option given to a verb that does not take it: what to say, else NULL. */
+static const char *misplaced_option(const char *verb, int dry_run, int older_than, int json)
+{
+	if (strcmp(verb, "clean") && (dry_run || older_than))
+		return "--older-than and --dry-run are options of 'hosts clean'";
+	if (json && (!strcmp(verb, "list") || !strcmp(verb, "clean") || !strcmp(verb, "disconnect")))
+		return "--json is an option of 'hosts check', 'up', 'down' and 'status'";
+	return NULL;
+}
+
 /* up, down, status; with --json their text goes to stderr and the
  * gpuorch.cli.hosts/1 document to stdout */
 static int cloud_verb(const char *verb, struct hosts *hs, int accept_new, int json)
@@ -285,7 +295,7 @@ static int hosts_exec(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT;
 	struct hosts *hs = NULL;
 	char **names = xcalloc((size_t)argc + 1, sizeof(char *));
-	const char *verb, *path = NULL;
+	const char *verb, *path = NULL, *why;
 	int nnames = 0, accept_new = 0, as_json = 0, dry_run = 0, c, i, rc = 0, nok = 0;
 	double days = 14;
 	char *end;
@@ -342,8 +352,8 @@ static int hosts_exec(int argc, char **argv)
 		rc = go_exit_code(st);
 		goto out;
 	}
-	if (strcmp(verb, "clean") && (dry_run || days != 14)) {
-		fprintf(stderr, "error: --older-than and --dry-run are options of 'hosts clean'\n");
+	if ((why = misplaced_option(verb, dry_run, days != 14, as_json))) {
+		fprintf(stderr, "error: %s\n", why);
 		rc = GO_EXIT_USAGE;
 		goto out;
 	}
