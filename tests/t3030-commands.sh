@@ -24,6 +24,7 @@ test_expect_success 'runs --json: one object per run, the same runs as the table
 
 test_expect_success 'compare --json: the verdicts and counts of the Markdown table' '
 	"$GPUORCH" compare $A $B --json >cmp.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-compare.schema.json cmp.json &&
 	"$GPUORCH" compare $A $B >cmp.md &&
 	n=$(jq_ cmp.json rows --len) && test "$n" -ge 2 &&
 	test "$(jq_ cmp.json counts.same)" = "$(sed -n "s/.*: \([0-9]*\) same,.*/\1/p" cmp.md)" &&
