@@ -44,6 +44,7 @@ test_expect_success 'compare tables print microseconds as report.md does (one fo
 
 test_expect_success 'history --json: the points of the table' '
 	"$GPUORCH" history demo --json >h.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-history.schema.json h.json &&
 	"$GPUORCH" history demo >h.md &&
 	test "$(jq_ h.json points --len)" = $(grep -c "^| [0-9]" h.md) &&
 	test "$(jq_ h.json runs_without_figure --len)" = 0 &&
@@ -62,6 +63,7 @@ test_expect_success 'history --json with a run that has no figure (infra_error):
 	       -e "s/\"kind\":[[:space:]]*\"benchmark\"/\"kind\": \"not-run\"/g" store/demo/$id/run.json &&
 	grep "\"outcome\": \"infra_error\"" store/demo/$id/run.json &&
 	"$GPUORCH" history demo --json >h2.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-history.schema.json h2.json &&
 	"$GPUORCH" history demo >h2.md &&
 	grep "| $id | - | no figure (infra_error) |" h2.md &&
 	test "$(jq_ h2.json runs_without_figure --len)" = 1 &&
