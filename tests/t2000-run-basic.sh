@@ -22,6 +22,7 @@ test_expect_success 'every command answers -h' '
 
 test_expect_success 'hosts check finds nvcc off the SSH PATH and no GPU' '
 	"$GPUORCH" hosts check --hosts hosts.json --json >check.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-hosts-check.schema.json check.json &&
 	echo "host a: status $(jq_ check.json 0.status), nvcc $(jq_ check.json 0.nvcc.path)," \
 		"has_gpu $(jq_ check.json 0.has_gpu); expected nvcc $(nvcc_path)" &&
 	test "$(jq_ check.json 0.status)" = ok &&

@@ -60,6 +60,42 @@ test_expect_success 'hosts down: stops it and waits until stopped; the cost of t
 	test ! -f "$GPUORCH_STATE_DIR/instances/box.json"
 '
 
+test_expect_success 'hosts up|status|down --json: one document each, the text on stderr, the same values' '
+	"$GPUORCH" hosts status --hosts hosts.json --json >sj0.out 2>sj0.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-hosts.schema.json sj0.out &&
+	test "$(jq -r .hosts[0].state sj0.out)" = stopped &&
+	grep "^box  command  stopped$" sj0.err &&
+	"$GPUORCH" hosts up --hosts hosts.json --json >uj.out 2>uj.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-hosts.schema.json uj.out &&
+	cat uj.out &&
+	test "$(jq -r .verb uj.out)" = up && test "$(jq -r .exit_code uj.out)" = 0 &&
+	test "$(jq -r .hosts[0].status uj.out)" = ok &&
+	test "$(jq -r .hosts[0].port uj.out)" = "$(sshd_var box PORT)" &&
+	grep "^box: up at $(jq -r .hosts[0].address uj.out):$(jq -r .hosts[0].port uj.out)" uj.err &&
+	"$GPUORCH" hosts status --hosts hosts.json --json >sj.out 2>sj.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-hosts.schema.json sj.out &&
+	test "$(jq -r .hosts[0].state sj.out)" = running &&
+	test "$(jq -r .hosts[0].started_by_gpuorch.price_per_hour sj.out)" = 3.6 &&
+	grep "^box  command  running  started by gpuorch at $(jq -r .hosts[0].started_by_gpuorch.at sj.out)  accrued" sj.err &&
+	"$GPUORCH" hosts down --hosts hosts.json --json >dj.out 2>dj.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-hosts.schema.json dj.out &&
+	test "$(jq -r .hosts[0].ended dj.out)" = stopped &&
+	grep "^box: stopped; billed $(jq -r ".hosts[0].billed_s | round" dj.out) s, cost" dj.err
+'
+
+test_expect_success 'hosts up --json: a failed start is in the document; a bad inventory prints nothing' '
+	: >"$FAKECLOUD_DIR/fail_start" &&
+	test_when_finished "rm -f \"$FAKECLOUD_DIR/fail_start\"" &&
+	test_expect_code 3 "$GPUORCH" hosts up --hosts hosts.json --json >fj.out 2>fj.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-hosts.schema.json fj.out &&
+	test "$(jq -r .exit_code fj.out)" = 3 && test "$(jq -r .hosts[0].status fj.out)" = failed &&
+	jq -r .hosts[0].error fj.out | grep "Quota .NVIDIA_L4_GPUS. exceeded" &&
+	grep "^error: $(jq -r .hosts[0].error fj.out | head -n 1 | cut -c1-40)" fj.err &&
+	sed "s/\"poll_s\"/\"pol_s\"/" hosts.json >badj.json &&
+	test_expect_code 2 "$GPUORCH" hosts status --hosts badj.json --json >bj.out 2>bj.err &&
+	test ! -s bj.out && grep "unknown key .pol_s." bj.err
+'
+
 test_expect_success 'a start that fails: a clear error quoting the cloud, exit 3' '
 	: >"$FAKECLOUD_DIR/fail_start" &&
 	test_when_finished "rm -f \"$FAKECLOUD_DIR/fail_start\"" &&

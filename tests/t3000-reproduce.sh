@@ -75,6 +75,29 @@ test_expect_success 'find again reuses the recorded runs: nothing is run' '
 	test $(run_count) = $before
 '
 
+test_expect_success 'find --json: the result and the evidence table of the text' '
+	(cd proj && "$GPUORCH" find "$(rev 0)..$(rev 8)" cpu --hosts ../hosts.json --factor 3 \
+		--json) >fj.out 2>fj.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-find.schema.json fj.out &&
+	test "$(jq -r .result fj.out)" = found && test "$(jq -r .exit_code fj.out)" = 0 &&
+	test "$(jq -r .first fj.out)" = "$(rev 5)" &&
+	grep "^first $(jq -r .direction fj.out) commit: $(jq -r .first fj.out) " fj.err &&
+	grep "^| " fj.err | sed 1d >rows.text &&
+	jq -r ".points[] | \"\(.commit[0:12]) \(.run // \"-\") \(.state_text)\"" fj.out >rows.json &&
+	sed "s/^| \([0-9a-f]*\) | [^|]* | \([^ |]*\)[^|]* | .* | \([^|:]*\)[^|]* |$/\1 \2 \3/; s/ *$//" rows.text >rows.text2 &&
+	test_cmp rows.text2 rows.json
+'
+
+test_expect_success 'find --json: nothing to find is exit 1 and result nothing; a bad range prints nothing' '
+	(cd proj && test_expect_code 1 "$GPUORCH" find "$(rev 0)..$(rev 4)" cpu --hosts ../hosts.json \
+		--factor 3 --json) >fjs.out 2>fjs.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-find.schema.json fjs.out &&
+	test "$(jq -r .result fjs.out)" = nothing && grep "nothing to find" fjs.err &&
+	(cd proj && test_expect_code 2 "$GPUORCH" find "$(rev 0)" cpu --hosts ../hosts.json --json) \
+		>fjr.out 2>fjr.err &&
+	test ! -s fjr.out && grep "not a range" fjr.err
+'
+
 test_expect_success 'find: BAD no different from GOOD exits 1; a bad range exits 2' '
 	(cd proj && test_expect_code 1 "$GPUORCH" find "$(rev 0)..$(rev 4)" cpu --hosts ../hosts.json \
 		--factor 3) >same.out 2>&1 &&
@@ -135,12 +158,35 @@ test_expect_success 'reproduce --commit REV EXPERIMENT finds the recorded run th
 	grep "no complete run of .cpu. at commit" none.err
 '
 
+test_expect_success 'reproduce --json: the verdict of reproduction.md, valid against its schema' '
+	(cd proj && "$GPUORCH" reproduce $A --hosts ../hosts.json --factor 3 --json) >rj.out 2>rj.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-reproduce.schema.json rj.out &&
+	test "$(jq -r .verdict rj.out)" = reproduced && test "$(jq -r .exit_code rj.out)" = 0 &&
+	test "$(jq -r .recorded_run rj.out)" = "$A" && test "$(jq -r .faithful rj.out)" = true &&
+	rep=$(jq -r .reproduction rj.out) && test -f "$rep" &&
+	test "$(dirname "$rep")" = "$(jq -r .rerun_dir rj.out)" &&
+	grep "^reproduction: $rep$" rj.err &&
+	grep "^\*\*REPRODUCED\*\*: $(jq -r .figures.reproduced rj.out) of $(jq -r .figures.total rj.out) figure" "$rep" &&
+	test "$(jq -r ".comparison.rows | length" rj.out)" = "$(jq -r .figures.total rj.out)"
+'
+
+test_expect_success 'reproduce --json with no such run: exit 2, nothing on stdout' '
+	(cd proj && test_expect_code 2 "$GPUORCH" reproduce 19990101-000000-000000 --hosts ../hosts.json \
+		--json) >rjn.out 2>rjn.err &&
+	test ! -s rjn.out && grep "^error: " rjn.err
+'
+
 test_expect_success 'reproduce against a faster record: not reproduced, exit 1' '
 	mkdir -p reports/cpu/20990101-000000-aaaaaa &&
 	sed "s/\"run_id\":[[:space:]]*\"$B\"/\"run_id\": \"20990101-000000-aaaaaa\"/" reports/cpu/$B/run.json |
 		sed "s/\"commit\":[[:space:]]*\"$(rev 8)\"/\"commit\": \"$(rev 0)\"/" >reports/cpu/20990101-000000-aaaaaa/run.json &&
 	(cd proj && test_expect_code 1 "$GPUORCH" reproduce 20990101-000000-aaaaaa --hosts ../hosts.json) >slow.out 2>&1 &&
 	grep "NOT REPRODUCED" slow.out && grep "\*\*faster\*\*" slow.out &&
+	(cd proj && test_expect_code 1 "$GPUORCH" reproduce 20990101-000000-aaaaaa --hosts ../hosts.json \
+		--json) >slow.json 2>slow.err &&
+	"$SRCDIR/scripts/check-json.sh" cli-reproduce.schema.json slow.json &&
+	test "$(jq -r .verdict slow.json)" = not_reproduced && test "$(jq -r .exit_code slow.json)" = 1 &&
+	grep "^\*\*NOT REPRODUCED\*\*: $(jq -r .figures.reproduced slow.json) of" slow.err &&
 	rm -rf reports/cpu/20990101-000000-aaaaaa
 '
 

@@ -14,6 +14,7 @@ test_expect_success 'setup: a copy of the committed runs' '
 
 test_expect_success 'runs --json: one object per run, the same runs as the table' '
 	"$GPUORCH" runs --json --limit 1000 >runs.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-runs.schema.json runs.json &&
 	"$GPUORCH" runs --limit 1000 >runs.txt &&
 	test "$(jq_ runs.json . --len)" = $(grep -c "^[0-9]\{8\}-" runs.txt) &&
 	test "$(jq_ runs.json 0.run_id)" = "$(sed -n 1p runs.txt | cut -d" " -f1)" &&
@@ -23,6 +24,7 @@ test_expect_success 'runs --json: one object per run, the same runs as the table
 
 test_expect_success 'compare --json: the verdicts and counts of the Markdown table' '
 	"$GPUORCH" compare $A $B --json >cmp.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-compare.schema.json cmp.json &&
 	"$GPUORCH" compare $A $B >cmp.md &&
 	n=$(jq_ cmp.json rows --len) && test "$n" -ge 2 &&
 	test "$(jq_ cmp.json counts.same)" = "$(sed -n "s/.*: \([0-9]*\) same,.*/\1/p" cmp.md)" &&
@@ -42,6 +44,7 @@ test_expect_success 'compare tables print microseconds as report.md does (one fo
 
 test_expect_success 'history --json: the points of the table' '
 	"$GPUORCH" history demo --json >h.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-history.schema.json h.json &&
 	"$GPUORCH" history demo >h.md &&
 	test "$(jq_ h.json points --len)" = $(grep -c "^| [0-9]" h.md) &&
 	test "$(jq_ h.json runs_without_figure --len)" = 0 &&
@@ -60,6 +63,7 @@ test_expect_success 'history --json with a run that has no figure (infra_error):
 	       -e "s/\"kind\":[[:space:]]*\"benchmark\"/\"kind\": \"not-run\"/g" store/demo/$id/run.json &&
 	grep "\"outcome\": \"infra_error\"" store/demo/$id/run.json &&
 	"$GPUORCH" history demo --json >h2.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-history.schema.json h2.json &&
 	"$GPUORCH" history demo >h2.md &&
 	grep "| $id | - | no figure (infra_error) |" h2.md &&
 	test "$(jq_ h2.json runs_without_figure --len)" = 1 &&

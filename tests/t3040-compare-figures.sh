@@ -56,6 +56,7 @@ test_expect_success 'verdicts: at the factor same, beyond it better or worse by 
 test_expect_success 'compare --json names each figure with its unit, direction and both values' '
 	read A B <ids &&
 	test_expect_code 1 "$GPUORCH" compare $A $B --factor 1.25 --json >cmp.json &&
+	"$SRCDIR/scripts/check-json.sh" cli-compare.schema.json cmp.json &&
 	test "$(jq_ cmp.json rows.2.figure)" = gflops &&
 	test "$(jq_ cmp.json rows.2.value_a)" = 100 && test "$(jq_ cmp.json rows.2.value_b)" = 125.5 &&
 	test "$(jq_ cmp.json rows.2.unit)" = GFLOP/s && test "$(jq_ cmp.json rows.2.better)" = higher &&

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "core/trace.h"
 #include "core/banned.h"
 
 #define GUARD_CMD_TIMEOUT_MS 30000
@@ -40,6 +41,7 @@ static enum go_status exec_checked(struct ssh_conn *c, const struct host *h, con
 	struct ssh_exec_result res;
 	enum go_status st;
 	memset(&res, 0, sizeof(res));
+	trace_label("guard");
 	st = ssh_exec(c, cmd, NULL, 0, out, &eo, &res, GUARD_CMD_TIMEOUT_MS, err);
 	if (st == GO_OK && (res.signal[0] || res.exit_code != 0)) {
 		struct strbuf end = STRBUF_INIT;

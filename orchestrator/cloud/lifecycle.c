@@ -18,6 +18,7 @@
 #include "core/jsonutil.h"
 #include "core/timeutil.h"
 #include "transport/ssh.h"
+#include "core/trace.h"
 #include "core/banned.h"
 
 enum go_status life_load(struct hosts *hs, struct inst_life **out, struct strbuf *err)
@@ -108,7 +109,7 @@ static enum go_status wait_state(struct inst_life *L, unsigned want, int timeout
 			return go_fail(err, GO_ERR_TIMEOUT,
 				       "%s: the instance is still %s %d s after %s (\"start_timeout_s\")",
 				       L->h->name, inst_state_name(s), timeout_s, what);
-		time_sleep_ms((int64_t)(L->in->poll_s * 1000));
+		trace_wait(L->h->name, "instance state poll", (int64_t)(L->in->poll_s * 1000));
 	}
 }
 
@@ -342,7 +343,7 @@ static enum go_status wait_ssh(struct inst_life *L, int accept_new, int arm_guar
 				     L->in->ssh_timeout_s, last.buf);
 			break;
 		}
-		time_sleep_ms((int64_t)(L->in->poll_s * 1000));
+		trace_wait(L->h->name, "SSH answer poll", (int64_t)(L->in->poll_s * 1000));
 	}
 	strbuf_release(&last);
 	return st;

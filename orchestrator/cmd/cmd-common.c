@@ -1,5 +1,6 @@
-/* cmd-common.c -- helpers every command uses: usage errors, options, stdout. */
+/* cmd-common.c -- helpers every command uses: options, numbers, stdout (usage errors: cmd-options.c). */
 #include "cmd/commands.h"
+#include "core/jsonutil.h"
 #include "run/run-engine.h"
 #include "core/error.h"
 #include "store/store.h"
@@ -10,18 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/banned.h"
-
-int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
-{
-	va_list ap;
-	fputs("error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n\n", stderr);
-	cmd_print_usage(c, stderr);
-	return GO_EXIT_USAGE;
-}
 
 int cmd_wants_help(int argc, char **argv)
 {
@@ -44,6 +33,22 @@ int cmd_parse_int(const char *s, int min, int max)
 	if (errno || end == s || *end || v < min || v > max)
 		return -1;
 	return (int)v;
+}
+
+cJSON *cmd_json_doc(const char *schema)
+{
+	cJSON *doc = cJSON_CreateObject();
+	json_add_str(doc, "schema", schema);
+	return doc;
+}
+
+void cmd_json_print(cJSON *doc)
+{
+	char *text = cJSON_Print(doc);
+	if (text)
+		puts(text);
+	free(text);
+	cJSON_Delete(doc);
 }
 
 int cmd_finish_stdout(int rc)

@@ -86,12 +86,8 @@ static int compare_exec(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case 'j': json = 1; break;
 		case 'R': reports = optarg; break;
-		case ':':
-			return cmd_usage_error(&cmd_compare_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_compare_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_compare_entry, c);
 		}
 	}
 	if (argc - optind != 2)

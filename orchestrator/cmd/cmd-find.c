@@ -1,5 +1,7 @@
 /* cmd-find.c -- `gpuorch find GOOD..BAD EXPERIMENT`: options, then find_main() (run/bisect.h). */
 #include "cmd/commands.h"
+#include "cmd/run-json.h"
+#include "core/jsonutil.h"
 #include "run/bisect.h"
 #include "core/stats.h"
 #include "core/error.h"
@@ -34,14 +36,38 @@ static const struct cmd_option options[] = {
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
 	{ "root", 'o', "DIR", "@dir", "the git repository (default .)" },
+	{ "json", 'j', NULL, NULL, "print the result as one JSON object on stdout\n"
+				    "(docs/schema/cli-find.schema.json); progress to stderr" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
+
+/* find_main; with --json its text goes to stderr and, once it reached a
+ * result, the gpuorch.cli.find/1 document to stdout */
+static int find_and_print(struct finder *f, const char *range, int json)
+{
+	int rc, saved;
+
+	if (!json)
+		return find_main(f, range);
+	f->json = cmd_json_doc("gpuorch.cli.find/1");
+	saved = cmd_json_stdout_begin();
+	rc = find_main(f, range);
+	cmd_json_stdout_end(saved);
+	if (cJSON_GetObjectItem(f->json, "result")) {
+		json_add_num(f->json, "exit_code", rc);
+		cmd_json_print(f->json);
+	} else {
+		cJSON_Delete(f->json);
+	}
+	f->json = NULL;
+	return rc;
+}
 
 static int find_exec(int argc, char **argv)
 {
 	struct finder f;
 	const char *reports = NULL, *dots;
-	int c, i, rc;
+	int c, i, rc, json = 0;
 
 	memset(&f, 0, sizeof(f));
 	f.step = (struct run_step_opts)RUN_STEP_OPTS_INIT;
@@ -64,17 +90,14 @@ static int find_exec(int argc, char **argv)
 		case 's': f.spec_path = optarg; break;
 		case 'R': reports = optarg; break;
 		case 'o': f.root = optarg; break;
+		case 'j': json = 1; break;
 		case 'f':
 			if (cmd_parse_factor(optarg, &f.factor) < 0)
 				return cmd_usage_error(&cmd_find_entry, "--factor: '%s' is not a "
 						       "ratio of at least 1 (e.g. 1.05)", optarg);
 			break;
-		case ':':
-			return cmd_usage_error(&cmd_find_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_find_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_find_entry, c);
 		}
 	}
 	if (argc - optind != 2)
@@ -93,7 +116,7 @@ static int find_exec(int argc, char **argv)
 		strbuf_addch(&f.cl, ' ');
 		strbuf_add_shell_quoted(&f.cl, argv[i]);
 	}
-	rc = find_main(&f, argv[optind]);
+	rc = find_and_print(&f, argv[optind], json);
 	strbuf_release(&f.cl);
 	return rc;
 }

@@ -63,12 +63,8 @@ static int history_exec(int argc, char **argv)
 				return cmd_usage_error(&cmd_history_entry, "--factor: '%s' is not a "
 						       "ratio of at least 1 (e.g. 1.05)", optarg);
 			break;
-		case ':':
-			return cmd_usage_error(&cmd_history_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_history_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_history_entry, c);
 		}
 	}
 	if (argc - optind != 1)

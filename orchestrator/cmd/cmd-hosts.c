@@ -4,6 +4,7 @@
 #include "remote/diskspace.h"
 #include "cmd/commands.h"
 #include "cmd/cmd-hosts-cloud.h"
+#include "cmd/run-json.h"
 #include "core/error.h"
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
@@ -38,9 +39,11 @@ static const char about[] =
 static const struct cmd_option options[] = {
 	{ "hosts", 'H', "FILE", "@file", "hosts inventory (docs/hosts.md)" },
 	{ "host", 'n', "NAME", NULL, "only this host (repeatable)" },
+	CMD_TRACE_OPTION,
 	{ "accept-new-host-key", 'a', NULL, NULL,
 	  "trust and record an unknown host key (never a changed one)" },
-	{ "json", 'j', NULL, NULL, "check: print the hosts as JSON" },
+	{ "json", 'j', NULL, NULL, "check: print the hosts as JSON; up, down, status: one JSON\n"
+				    "object (docs/schema/cli-hosts.schema.json), the text on stderr" },
 	{ "older-than", 'o', "DAYS", NULL, "clean: what no run used for DAYS (default 14)" },
 	{ "dry-run", 'd', NULL, NULL, "clean: say what would be removed and stopped, do nothing" },
 	{ NULL, 0, NULL, NULL, NULL },
@@ -255,12 +258,44 @@ static int clean_hosts(const struct hosts *hs, int accept_new, double days, int 
 	return nok == hs->n ? GO_EXIT_OK : nok == 0 ? GO_EXIT_INFRA : GO_EXIT_FAILED;
 }
 
+/* An option given to a verb that does not take it: what to say, else NULL. */
+static const char *misplaced_option(const char *verb, int dry_run, int older_than, int json)
+{
+	if (strcmp(verb, "clean") && (dry_run || older_than))
+		return "--older-than and --dry-run are options of 'hosts clean'";
+	if (json && (!strcmp(verb, "list") || !strcmp(verb, "clean") || !strcmp(verb, "disconnect")))
+		return "--json is an option of 'hosts check', 'up', 'down' and 'status'";
+	return NULL;
+}
+
+/* up, down, status; with --json their text goes to stderr and the
+ * gpuorch.cli.hosts/1 document to stdout */
+static int cloud_verb(const char *verb, struct hosts *hs, int accept_new, int json)
+{
+	cJSON *doc;
+	int rc, saved;
+
+	if (!json)
+		return hosts_cloud_verb(verb, hs, accept_new, NULL);
+	doc = cmd_json_doc("gpuorch.cli.hosts/1");
+	json_add_str(doc, "verb", verb);
+	saved = cmd_json_stdout_begin();
+	rc = hosts_cloud_verb(verb, hs, accept_new, doc);
+	cmd_json_stdout_end(saved);
+	json_add_num(doc, "exit_code", rc);
+	if (cJSON_GetObjectItem(doc, "hosts"))
+		cmd_json_print(doc);
+	else
+		cJSON_Delete(doc);   /* the inventory's instances could not be read: said on stderr */
+	return rc;
+}
+
 static int hosts_exec(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct hosts *hs = NULL;
 	char **names = xcalloc((size_t)argc + 1, sizeof(char *));
-	const char *verb, *path = NULL;
+	const char *verb, *path = NULL, *why;
 	int nnames = 0, accept_new = 0, as_json = 0, dry_run = 0, c, i, rc = 0, nok = 0;
 	double days = 14;
 	char *end;
@@ -296,14 +331,9 @@ static int hosts_exec(int argc, char **argv)
 						       "above 0 (e.g. 14 or 0.5)", optarg);
 			}
 			break;
-		case ':':
-			free(names);
-			return cmd_usage_error(&cmd_hosts_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
 			free(names);
-			return cmd_usage_error(&cmd_hosts_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_hosts_entry, c);
 		}
 	}
 	if (optind < argc) {
@@ -322,8 +352,8 @@ static int hosts_exec(int argc, char **argv)
 		rc = go_exit_code(st);
 		goto out;
 	}
-	if (strcmp(verb, "clean") && (dry_run || days != 14)) {
-		fprintf(stderr, "error: --older-than and --dry-run are options of 'hosts clean'\n");
+	if ((why = misplaced_option(verb, dry_run, days != 14, as_json))) {
+		fprintf(stderr, "error: %s\n", why);
 		rc = GO_EXIT_USAGE;
 		goto out;
 	}
@@ -336,7 +366,7 @@ static int hosts_exec(int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(verb, "up") || !strcmp(verb, "down") || !strcmp(verb, "status")) {
-		rc = hosts_cloud_verb(verb, hs, accept_new);
+		rc = cloud_verb(verb, hs, accept_new, as_json);
 		goto out;
 	}
 	if (!strcmp(verb, "list")) {
@@ -408,7 +438,7 @@ const struct cmd_entry cmd_hosts_entry = {
 	.name = "hosts",
 	.synopsis = "check --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
 		    "list --hosts FILE\n"
-		    "up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key]\n"
+		    "up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
 		    "clean --hosts FILE [--host NAME ...] [--older-than DAYS] [--dry-run]\n"
 		    "disconnect --hosts FILE [--host NAME ...]",
 	.about = about,

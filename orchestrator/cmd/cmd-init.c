@@ -480,12 +480,8 @@ static int cmd_init(int argc, char **argv)
 		switch (c) {
 		case 'o': root = optarg; break;
 		case 'n': name = optarg; break;
-		case ':':
-			return cmd_usage_error(&cmd_init_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_init_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_init_entry, c);
 		}
 	}
 	if (optind != argc)

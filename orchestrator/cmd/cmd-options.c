@@ -3,8 +3,10 @@
 #include "cmd/commands.h"
 #include "core/error.h"
 #include "core/strbuf.h"
+#include "core/trace.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,18 @@
 
 /* the most options one command declares, with room to grow */
 #define MAX_OPTIONS 48
+
+int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n\n", stderr);
+	cmd_print_usage(c, stderr);
+	return GO_EXIT_USAGE;
+}
 
 int cmd_getopt(const struct cmd_entry *c, int argc, char **argv)
 {
@@ -37,7 +51,36 @@ int cmd_getopt(const struct cmd_entry *c, int argc, char **argv)
 		made_for = c;
 	}
 	opterr = 0;
-	return getopt_long(argc, argv, ":", table, NULL);
+	i = getopt_long(argc, argv, ":", table, NULL);
+	if (i == CMD_OPT_TRACE) {
+		struct strbuf err = STRBUF_INIT;
+		if (trace_open(optarg, &err)) {
+			cmd_usage_error(c, "%s", err.buf);
+			strbuf_release(&err);
+			return CMD_OPT_ERROR;
+		}
+		return cmd_getopt(c, argc, argv);
+	}
+	if (i == ':') {
+		cmd_usage_error(c, "option '%s' needs a value", argv[optind - 1]);
+		return CMD_OPT_ERROR;
+	}
+	if (i == '?') {
+		cmd_usage_error(c, "unknown option '%s'", argv[optind - 1]);
+		return CMD_OPT_ERROR;
+	}
+	return i;
+}
+
+int cmd_option_failed(const struct cmd_entry *c, int code)
+{
+	if (code != CMD_OPT_ERROR) {
+		/* a programming error: a declared option without its case */
+		fprintf(stderr, "BUG: command '%s' declares option code %d but its switch has no "
+			"case for it\n", c->name, code);
+		abort();
+	}
+	return GO_EXIT_USAGE;
 }
 
 void cmd_option_label(const struct cmd_option *o, struct strbuf *sb)

@@ -61,11 +61,8 @@ static int parse(const struct cmd_entry *e, int argc, char **argv, struct xfer_o
 		case 's': o->store = optarg; break;
 		case 'A': o->all = 1; break;
 		case 'f': o->force = 1; break;
-		case ':':
-			cmd_usage_error(e, "option '%s' needs a value", argv[optind - 1]);
-			return -1;
 		default:
-			cmd_usage_error(e, "unknown option '%s'", argv[optind - 1]);
+			cmd_option_failed(e, c);
 			return -1;
 		}
 	}

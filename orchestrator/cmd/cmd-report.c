@@ -2,6 +2,7 @@
 #include "cmd/commands.h"
 #include "core/error.h"
 #include "core/fsutil.h"
+#include "core/jsonutil.h"
 #include "report/report.h"
 #include "report/report-id.h"
 #include "store/store.h"
@@ -23,26 +24,45 @@ static const char about[] =
 static const struct cmd_option options[] = {
 	{ "stdout", 's', NULL, NULL, "print the report instead of writing report.md" },
 	{ "check", 'c', NULL, NULL, "write nothing: say which report.md are stale (above)" },
+	{ "json", 'j', NULL, NULL, "print what was written or checked as one JSON object\n"
+				    "(docs/schema/cli-report.schema.json)" },
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
+/* A report that is not current: as a text line, or an entry of --json's
+ * "problems" (state "stale" or "unreadable", the file, why). */
+static void say_problem(cJSON *json, const char *state, const char *file, const char *why)
+{
+	cJSON *o;
+	if (!json) {
+		printf("%s: %s: %s\n", state, file, why);
+		return;
+	}
+	o = cJSON_CreateObject();
+	json_add_str(o, "state", state);
+	json_add_str(o, "file", file);
+	json_add_str(o, "why", why);
+	cJSON_AddItemToArray(json, o);
+}
+
 /* One run directory: 1 when its report.md is current, else 0 (said why). */
-static int check_dir(const char *dir)
+static int check_dir(const char *dir, cJSON *json)
 {
 	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT, why = STRBUF_INIT;
 	char *path = xstrfmt("%s/report.md", dir);
 	cJSON *run = NULL;
 	int ok = 0;
+
 	if (store_load_record(dir, &run, &err) != GO_OK)
-		printf("unreadable: %s: %s\n", dir, err.buf);
+		say_problem(json, "unreadable", dir, err.buf);
 	else if (!fs_is_file(path))
-		printf("stale: %s: missing\n", path);
+		say_problem(json, "stale", path, "missing");
 	else if (fs_read_file(path, &text, &err) != GO_OK)
-		printf("unreadable: %s: %s\n", path, err.buf);
+		say_problem(json, "unreadable", path, err.buf);
 	else if (!(ok = report_check_text(run, text.buf, text.len, &why)))
-		printf("stale: %s: %s\n", path, why.buf);
+		say_problem(json, "stale", path, why.buf);
 	cJSON_Delete(run);
 	free(path);
 	strbuf_release(&err);
@@ -51,10 +71,32 @@ static int check_dir(const char *dir)
 	return ok;
 }
 
-static int check_main(int argc, char **argv)
+/* --check's last line, or its JSON document (problems: what check_dir said) */
+static void check_summary(int checked, int stale, cJSON *problems)
+{
+	cJSON *doc, *r;
+	if (!problems) {
+		printf("%d report%s checked, %d stale (renderer %s %s)\n", checked,
+		       checked == 1 ? "" : "s", stale, GPUORCH_RELEASE, gpuorch_report_id);
+		return;
+	}
+	doc = cmd_json_doc("gpuorch.cli.report/1");
+	json_add_str(doc, "mode", "check");
+	json_add_num(doc, "checked", checked);
+	json_add_num(doc, "stale", stale);
+	r = json_add_obj(doc, "renderer");
+	json_add_str(r, "release", GPUORCH_RELEASE);
+	json_add_str(r, "id", gpuorch_report_id);
+	cJSON_AddItemToObject(doc, "problems", problems);
+	cmd_json_print(doc);
+}
+
+static int check_main(int argc, char **argv, int json)
 {
 	struct strbuf err = STRBUF_INIT;
+	cJSON *problems = json ? cJSON_CreateArray() : NULL;
 	int i, j, n, checked = 0, stale = 0, rc = 0;
+
 	for (i = 0; i < argc || (!argc && i == 0); i++) {
 		const char *arg = argc ? argv[i] : store_root();
 		char **dirs;
@@ -63,9 +105,10 @@ static int check_main(int argc, char **argv)
 			if (store_find(arg, &e, &err) != GO_OK) {
 				fprintf(stderr, "error: %s\n", err.buf);
 				strbuf_release(&err);
+				cJSON_Delete(problems);
 				return go_exit_code(GO_ERR_NOT_FOUND);
 			}
-			stale += !check_dir(e.dir);
+			stale += !check_dir(e.dir, problems);
 			checked++;
 			store_entry_release(&e);
 			continue;
@@ -77,12 +120,11 @@ static int check_main(int argc, char **argv)
 			rc = 1;
 		}
 		for (j = 0; j < n; j++)
-			stale += !check_dir(dirs[j]);
+			stale += !check_dir(dirs[j], problems);
 		checked += n;
 		store_run_dirs_free(dirs, n);
 	}
-	printf("%d report%s checked, %d stale (renderer %s %s)\n", checked,
-	       checked == 1 ? "" : "s", stale, GPUORCH_RELEASE, gpuorch_report_id);
+	check_summary(checked, stale, problems);
 	strbuf_release(&err);
 	return stale || rc ? 1 : 0;
 }
@@ -92,7 +134,7 @@ static int report_exec(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT;
 	struct store_entry e;
 	const char *reports = NULL;
-	int to_stdout = 0, check = 0, c, rc = 0;
+	int to_stdout = 0, check = 0, json = 0, c, rc = 0;
 	enum go_status st;
 
 	optind = 1;
@@ -100,20 +142,19 @@ static int report_exec(int argc, char **argv)
 		switch (c) {
 		case 's': to_stdout = 1; break;
 		case 'c': check = 1; break;
+		case 'j': json = 1; break;
 		case 'R': reports = optarg; break;
-		case ':':
-			return cmd_usage_error(&cmd_report_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_report_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_report_entry, c);
 		}
 	}
 	if (check && to_stdout)
 		return cmd_usage_error(&cmd_report_entry, "--check writes nothing; drop --stdout");
+	if (json && to_stdout)
+		return cmd_usage_error(&cmd_report_entry, "--stdout prints the report: drop --json");
 	if (check) {
 		cmd_set_reports(reports);
-		return check_main(argc - optind, argv + optind);
+		return check_main(argc - optind, argv + optind, json);
 	}
 	if (optind >= argc)
 		return cmd_usage_error(&cmd_report_entry, "no run id given (see 'gpuorch runs')");
@@ -135,7 +176,13 @@ static int report_exec(int argc, char **argv)
 	} else {
 		char *path = xstrfmt("%s/report.md", e.dir);
 		st = report_write(e.run, path, &err);
-		if (st == GO_OK) {
+		if (st == GO_OK && json) {
+			cJSON *doc = cmd_json_doc("gpuorch.cli.report/1");
+			json_add_str(doc, "mode", "write");
+			json_add_str(doc, "run_id", e.run_id);
+			json_add_str(doc, "report", path);
+			cmd_json_print(doc);
+		} else if (st == GO_OK) {
 			printf("%s\n", path);
 		} else {
 			fprintf(stderr, "error: %s\n", err.buf);

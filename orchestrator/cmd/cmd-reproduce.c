@@ -1,5 +1,6 @@
 /* cmd-reproduce.c -- `gpuorch reproduce`: options, then reproduce_main() (run/reproduce.h). */
 #include "cmd/commands.h"
+#include "cmd/run-json.h"
 #include "run/reproduce.h"
 #include "core/stats.h"
 #include "core/error.h"
@@ -29,6 +30,9 @@ static const struct cmd_option options[] = {
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
 	{ "root", 'o', "DIR", "@dir", "the git repository (default .)" },
+	{ "json", 'j', NULL, NULL, "print the verdict as one JSON object on stdout\n"
+				    "(docs/schema/cli-reproduce.schema.json); the rerun's\n"
+				    "progress and reproduction.md go to stderr" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
@@ -37,7 +41,7 @@ static int reproduce_exec(int argc, char **argv)
 	struct reproduce_opts o;
 	struct strbuf cl = STRBUF_INIT;
 	const char *reports = NULL;
-	int c, i, rc;
+	int c, i, rc, json = 0;
 
 	memset(&o, 0, sizeof(o));
 	o.step = (struct run_step_opts)RUN_STEP_OPTS_INIT;
@@ -57,17 +61,14 @@ static int reproduce_exec(int argc, char **argv)
 		case 'c': o.commit_rev = optarg; break;
 		case 'R': reports = optarg; break;
 		case 'o': o.root = optarg; break;
+		case 'j': json = 1; break;
 		case 'f':
 			if (cmd_parse_factor(optarg, &o.factor) < 0)
 				return cmd_usage_error(&cmd_reproduce_entry, "--factor: '%s' is not a "
 						       "ratio of at least 1 (e.g. 1.05)", optarg);
 			break;
-		case ':':
-			return cmd_usage_error(&cmd_reproduce_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_reproduce_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_reproduce_entry, c);
 		}
 	}
 	if (argc - optind != 1)
@@ -83,7 +84,17 @@ static int reproduce_exec(int argc, char **argv)
 		strbuf_add_shell_quoted(&cl, argv[i]);
 	}
 	o.command_line = cl.buf;
-	rc = reproduce_main(&o, argv[optind]);
+	if (json) {
+		cJSON *doc = NULL;
+		int saved = cmd_json_stdout_begin();
+		o.json_out = &doc;
+		rc = reproduce_main(&o, argv[optind]);
+		cmd_json_stdout_end(saved);
+		if (doc)
+			cmd_json_print(doc);
+	} else {
+		rc = reproduce_main(&o, argv[optind]);
+	}
 	strbuf_release(&cl);
 	return rc;
 }

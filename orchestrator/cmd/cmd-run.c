@@ -1,5 +1,6 @@
 /* cmd-run.c -- `gpuorch run`: options, then runner_run(). */
 #include "cmd/commands.h"
+#include "cmd/run-json.h"
 #include "core/error.h"
 #include "report/notify.h"
 #include "run/run-engine.h"
@@ -29,6 +30,8 @@ static const struct cmd_option options[] = {
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
 	{ "root", 'o', "DIR", "@dir", "repository root the spec's paths are relative to (default .)" },
+	{ "json", 'j', NULL, NULL, "print the run's outcome as one JSON object on stdout\n"
+				    "(docs/schema/cli-run.schema.json); progress goes to stderr" },
 	{ "notify", 'N', "URL", NULL, "POST a JSON summary of the finished run to this webhook\n"
 				      "(default $GPUORCH_NOTIFY_URL; docs/notify.md)" },
 	{ "resume", 'U', "RUN_ID", NULL, "take up run RUN_ID whose controller died: same spec,\n"
@@ -37,6 +40,25 @@ static const struct cmd_option options[] = {
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
+/* runner_run; with --json its text goes to stderr and the run's JSON
+ * document (made from the summary it wrote) to stdout. */
+static int run_and_print(struct run_opts *o, int json)
+{
+	char *dir = NULL;
+	int rc, saved;
+
+	if (!json)
+		return runner_run(o);
+	o->run_dir_out = &dir;
+	saved = cmd_json_stdout_begin();
+	rc = runner_run(o);
+	cmd_json_stdout_end(saved);
+	if (dir && cmd_print_run_json("gpuorch.cli.run/1", dir, rc) && !rc)
+		rc = GO_EXIT_LOCAL;
+	free(dir);
+	return rc;
+}
+
 static int run_exec(int argc, char **argv)
 {
 	struct run_opts o;
@@ -44,7 +66,7 @@ static int run_exec(int argc, char **argv)
 	struct strbuf cl = STRBUF_INIT;
 	char **names = xcalloc((size_t)argc + 1, sizeof(char *));
 	const char *reports = NULL;
-	int c, i, rc, k;
+	int c, i, rc, k, json = 0;
 
 	memset(&o, 0, sizeof(o));
 	o.root = ".";
@@ -67,14 +89,10 @@ static int run_exec(int argc, char **argv)
 		case 'o': o.root = optarg; break;
 		case 'N': o.notify_url = optarg; break;
 		case 'U': o.resume_id = optarg; break;
-		case ':':
-			free(names);
-			return cmd_usage_error(&cmd_run_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
+		case 'j': json = 1; break;
 		default:
 			free(names);
-			return cmd_usage_error(&cmd_run_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_run_entry, c);
 		}
 	}
 	if (optind >= argc) {
@@ -86,9 +104,10 @@ static int run_exec(int argc, char **argv)
 		return cmd_usage_error(&cmd_run_entry, "one experiment spec at a time; "
 				       "unexpected '%s'", argv[optind + 1]);
 	}
-	if (!o.hosts_path) {
+	if (!o.hosts_path || (json && o.dry_run)) {
 		free(names);
-		return cmd_usage_error(&cmd_run_entry, "no hosts inventory: give --hosts FILE");
+		return cmd_usage_error(&cmd_run_entry, "%s", o.hosts_path ? "--dry-run prints a plan, not "
+				       "a run: drop --json" : "no hosts inventory: give --hosts FILE");
 	}
 	o.spec_path = argv[optind];
 	o.accept_new_hostkey = so.accept_new_hostkey;
@@ -117,7 +136,7 @@ static int run_exec(int argc, char **argv)
 		}
 	}
 	o.command_line = cl.buf;
-	rc = runner_run(&o);
+	rc = run_and_print(&o, json);
 	strbuf_release(&cl);
 	free(names);
 	return rc;

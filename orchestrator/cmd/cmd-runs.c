@@ -1,5 +1,6 @@
 /* cmd-runs.c -- `gpuorch runs`: past runs, newest first, with status and headline. */
 #include "cmd/commands.h"
+#include "cmd/run-json.h"
 #include "core/error.h"
 #include "core/jsonutil.h"
 #include "core/vocab.h"
@@ -45,27 +46,10 @@ static const char *gpu_short(const cJSON *h)
 	return info && (json_str(info, "arch") || json_str(info, "driver")) ? "no GPU" : NULL;
 }
 
-/* The counts of every host (runsum.c's "counts"), summed. */
-struct counts { int gates, gates_failed, builds_failed, steps_skipped, steps_failed; };
-
-static void sum_counts(const cJSON *hosts, struct counts *k)
-{
-	const cJSON *h;
-	memset(k, 0, sizeof(*k));
-	cJSON_ArrayForEach(h, hosts) {
-		const cJSON *c = cJSON_GetObjectItem(h, "counts");
-		k->gates += (int)json_num(c, "gates", 0);
-		k->gates_failed += (int)json_num(c, "gates_failed", 0);
-		k->builds_failed += (int)json_num(c, "builds_failed", 0);
-		k->steps_skipped += (int)json_num(c, "steps_skipped", 0);
-		k->steps_failed += (int)json_num(c, "steps_failed", 0);
-	}
-}
-
 /* "gates 8/10 passed (2 failed); 4 builds failed; 8 steps skipped": what
  * went wrong, beside the headline; "" for a run with no gates and nothing
  * failed or skipped. */
-static void describe_counts(const struct counts *k, struct strbuf *sb)
+static void describe_counts(const struct run_counts *k, struct strbuf *sb)
 {
 	if (k->gates)
 		strbuf_addf(sb, "gates %d/%d passed", k->gates - k->gates_failed, k->gates);
@@ -90,38 +74,13 @@ struct listing {
 	struct strbuf what;
 };
 
-static void list_json(struct listing *L, const struct store_entry *e, const char *status,
-		      const struct counts *k)
+static void list_json(struct listing *L, const struct store_entry *e, const char *status)
 {
-	const cJSON *run = e->run, *hosts = cJSON_GetObjectItem(run, "hosts"), *h;
-	cJSON *o = cJSON_CreateObject(), *hn, *gn, *co;
-	json_add_str(o, "run_id", e->run_id);
-	json_add_str(o, "dir", e->dir);
-	json_add_str(o, "experiment", json_str(cJSON_GetObjectItem(run, "experiment"), "name"));
-	json_add_str(o, "started_at", json_str(run, "started_at"));
-	json_add_str(o, "status", status);
-	json_add_str(o, "outcome", json_str(run, "outcome"));
-	hn = json_add_arr(o, "hosts");
-	cJSON_ArrayForEach(h, hosts)
-		cJSON_AddItemToArray(hn, cJSON_CreateString(json_str(h, "name") ? json_str(h, "name") : "?"));
-	/* each host's GPU, in the order of hosts: its full name, null when unknown */
-	gn = json_add_arr(o, "gpus");
-	cJSON_ArrayForEach(h, hosts) {
-		const char *g = json_str(cJSON_GetObjectItem(h, "info"), "gpu_name");
-		cJSON_AddItemToArray(gn, g ? cJSON_CreateString(g) : cJSON_CreateNull());
-	}
-	co = json_add_obj(o, "counts");
-	json_add_num(co, "gates", k->gates);
-	json_add_num(co, "gates_failed", k->gates_failed);
-	json_add_num(co, "builds_failed", k->builds_failed);
-	json_add_num(co, "steps_failed", k->steps_failed);
-	json_add_num(co, "steps_skipped", k->steps_skipped);
-	json_add_str(o, "headline", json_str(run, "headline"));
-	cJSON_AddItemToArray(L->json, o);
+	cJSON_AddItemToArray(L->json, run_entry_json(e->run, e->run_id, e->dir, status));
 }
 
 static void list_text(struct listing *L, const struct store_entry *e, const char *status,
-		      const struct counts *k)
+		      const struct run_counts *k)
 {
 	const cJSON *run = e->run, *hosts = cJSON_GetObjectItem(run, "hosts"), *h;
 	const char *name = json_str(cJSON_GetObjectItem(run, "experiment"), "name");
@@ -151,7 +110,7 @@ static int list_one(const struct store_entry *e, void *ctx)
 	const cJSON *run = e->run, *ex = cJSON_GetObjectItem(run, "experiment");
 	const char *name = json_str(ex, "name"), *slug = json_str(ex, "slug");
 	const char *status = json_str(run, "status");
-	struct counts k;
+	struct run_counts k;
 
 	if (L->exp && (!name || strcmp(name, L->exp)) && (!slug || strcmp(slug, L->exp)))
 		return 0;
@@ -159,9 +118,9 @@ static int list_one(const struct store_entry *e, void *ctx)
 	 * lost machine); `gpuorch run --resume` takes it up */
 	if (run_status_is(status, RUN_RUNNING) && !store_run_live(e->dir))
 		status = "stopped";
-	sum_counts(cJSON_GetObjectItem(run, "hosts"), &k);
+	run_counts_sum(cJSON_GetObjectItem(run, "hosts"), &k);
 	if (L->json)
-		list_json(L, e, status, &k);
+		list_json(L, e, status);
 	else
 		list_text(L, e, status, &k);
 	return ++L->shown >= L->limit;
@@ -187,12 +146,8 @@ static int runs_exec(int argc, char **argv)
 				return cmd_usage_error(&cmd_runs_entry, "--limit: '%s' is not a "
 						       "positive number", optarg);
 			break;
-		case ':':
-			return cmd_usage_error(&cmd_runs_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_runs_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_runs_entry, c);
 		}
 	}
 	if (optind < argc)

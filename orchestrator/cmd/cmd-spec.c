@@ -4,6 +4,7 @@
  * steps' "gpus" against the inventory (remote/gpuslots.h). */
 #include "cmd/commands.h"
 #include "core/error.h"
+#include "core/jsonutil.h"
 #include "core/strbuf.h"
 #include "remote/gpuslots.h"
 #include "remote/pack.h"
@@ -18,16 +19,43 @@
 static const char about[] =
 	"Check an experiment spec completely, with no host: its keys and values\n"
 	"(docs/spec.md), the files its 'sources' select through git, and that\n"
-	"every program's files are among them. Prints a summary on success.\n";
+	"every program's files are among them. Prints a summary on success\n"
+	"(with --json, one JSON object: docs/schema/cli-spec-check.schema.json).\n";
 
 static const struct cmd_option options[] = {
 	{ "root", 'o', "DIR", "@dir", "repository root the spec's paths are relative to (default .)" },
 	{ "hosts", 'H', "FILE", "@file", "also check the spec against this inventory: no step asks for\n"
 	  "more GPUs (\"gpus\": N) than a host runs steps on" },
+	{ "json", 'j', NULL, NULL, "print the summary as JSON (docs/schema/cli-spec-check.schema.json)" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
-static int spec_check_main(const char *path, const char *root, const char *hosts_path)
+/* The summary, as text or as JSON: the same numbers. */
+static void print_summary(const char *path, const struct spec *s, int nfiles, size_t bytes,
+			  int hosts_checked, int json)
+{
+	cJSON *doc;
+
+	if (!json) {
+		printf("%s: valid: %d program%s, %d problem%s, %d step%s; 'sources' select %d "
+		       "file%s (%zu bytes archive)\n", path, s->nprograms,
+		       s->nprograms == 1 ? "" : "s", s->nproblems, s->nproblems == 1 ? "" : "s",
+		       s->nsteps, s->nsteps == 1 ? "" : "s", nfiles, nfiles == 1 ? "" : "s", bytes);
+		return;
+	}
+	doc = cmd_json_doc("gpuorch.cli.spec-check/1");
+	json_add_str(doc, "spec", path);
+	json_add_bool(doc, "valid", 1);
+	json_add_num(doc, "programs", s->nprograms);
+	json_add_num(doc, "problems", s->nproblems);
+	json_add_num(doc, "steps", s->nsteps);
+	json_add_num(doc, "files", nfiles);
+	json_add_num(doc, "archive_bytes", (double)bytes);
+	json_add_bool(doc, "hosts_checked", hosts_checked);
+	cmd_json_print(doc);
+}
+
+static int spec_check_main(const char *path, const char *root, const char *hosts_path, int json)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct hosts *hs = NULL;
@@ -55,10 +83,7 @@ static int spec_check_main(const char *path, const char *root, const char *hosts
 	} else {
 		while (files[nfiles])
 			nfiles++;
-		printf("%s: valid: %d program%s, %d problem%s, %d step%s; 'sources' select %d "
-		       "file%s (%zu bytes archive)\n", path, s->nprograms,
-		       s->nprograms == 1 ? "" : "s", s->nproblems, s->nproblems == 1 ? "" : "s",
-		       s->nsteps, s->nsteps == 1 ? "" : "s", nfiles, nfiles == 1 ? "" : "s", pk.len);
+		print_summary(path, s, nfiles, pk.len, hs != NULL, json);
 	}
 	pack_release(&pk);
 	if (hs)
@@ -72,7 +97,7 @@ static int spec_check_main(const char *path, const char *root, const char *hosts
 static int cmd_spec(int argc, char **argv)
 {
 	const char *root = ".", *hosts_path = NULL;
-	int c;
+	int c, json = 0;
 
 	if (argc < 2 || strcmp(argv[1], "check"))
 		return cmd_usage_error(&cmd_spec_entry, "%s", argc < 2 ? "say what to do: 'spec check FILE'"
@@ -84,17 +109,14 @@ static int cmd_spec(int argc, char **argv)
 		switch (c) {
 		case 'o': root = optarg; break;
 		case 'H': hosts_path = optarg; break;
-		case ':':
-			return cmd_usage_error(&cmd_spec_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
+		case 'j': json = 1; break;
 		default:
-			return cmd_usage_error(&cmd_spec_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_spec_entry, c);
 		}
 	}
 	if (optind != argc - 1)
 		return cmd_usage_error(&cmd_spec_entry, "give one spec FILE");
-	return spec_check_main(argv[optind], root, hosts_path);
+	return spec_check_main(argv[optind], root, hosts_path, json);
 }
 
 const struct cmd_entry cmd_spec_entry = {

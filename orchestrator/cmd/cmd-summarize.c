@@ -39,12 +39,8 @@ static int summarize_exec(int argc, char **argv)
 	while ((c = cmd_getopt(&cmd_summarize_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'R': reports = optarg; break;
-		case ':':
-			return cmd_usage_error(&cmd_summarize_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cmd_usage_error(&cmd_summarize_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_summarize_entry, c);
 		}
 	}
 	if (optind < argc)

@@ -13,6 +13,7 @@
 #define GPUORCH_COMMANDS_H
 
 #include <stdio.h>
+#include <cJSON.h>
 
 struct strbuf;
 
@@ -70,6 +71,14 @@ extern const struct cmd_entry cmd_site_entry;
 struct run_step_opts;
 /* a long option's getopt code above any character, so no command's own letters clash */
 #define CMD_OPT_QUEUE_TIMEOUT 1001
+/* --trace FILE, of every command that connects (CMD_NEEDS_SSH): cmd_getopt
+ * opens the trace itself and never returns CMD_OPT_TRACE (core/trace.h) */
+#define CMD_OPT_TRACE 1002
+#define CMD_TRACE_OPTION \
+	{ "trace", CMD_OPT_TRACE, "FILE", "@file", \
+	  "write a timed trace of SSH connects, remote commands,\n" \
+	  "uploads and waits as JSON lines (default $GPUORCH_TRACE;\n" \
+	  "docs/trace.md)" }
 #define CMD_RUN_STEP_OPTIONS \
 	{ "accept-new-host-key", 'a', NULL, NULL, \
 	  "trust and record an unknown host key (never a changed one)" }, \
@@ -80,7 +89,8 @@ struct run_step_opts;
 	  "how long a step waits for its GPU to be free (default 3600)" }, \
 	{ "queue-timeout", CMD_OPT_QUEUE_TIMEOUT, "S", NULL, \
 	  "Slurm: cancel a job pending longer than S seconds (not for its\n" \
-	  "dependency); 0: no bound (default: the entry's queue_timeout_s)" }
+	  "dependency); 0: no bound (default: the entry's queue_timeout_s)" }, \
+	CMD_TRACE_OPTION
 int cmd_run_step_option(const struct cmd_entry *e, int c, const char *arg, struct run_step_opts *o);
 
 /* The table of commands, in the order `gpuorch help` lists them (cmd-table.c). */
@@ -88,9 +98,16 @@ extern const struct cmd_entry *const cmd_table[];
 extern const int cmd_ncommands;
 
 /* getopt_long over the command's declared options (cmd-options.c), from
- * argv[optind]: the option's code, ':' for one missing its value, '?' for
- * an unknown one, -1 at the end. Set optind before the first call. */
+ * argv[optind]: the option's code, -1 at the end, CMD_OPT_ERROR after it
+ * printed the usage error for an option missing its value or an unknown
+ * one. Set optind before the first call. A command's switch ends with
+ * `default: return cmd_option_failed(&entry, c);` (freeing what it holds). */
+#define CMD_OPT_ERROR (-2)
 int cmd_getopt(const struct cmd_entry *c, int argc, char **argv);
+/* The default case of a command's option switch: GO_EXIT_USAGE for
+ * CMD_OPT_ERROR (the error is already printed); abort()s on a declared
+ * option the switch forgot (a programming error). */
+int cmd_option_failed(const struct cmd_entry *c, int code);
 /* The column where an option's help starts in the usage text. */
 #define CMD_HELP_COLUMN 29
 /* The usage text: forms, about, the options, what comes after. */
@@ -107,6 +124,11 @@ int cmd_doc_main(int argc, char **argv);
 /* Shared by commands: print "error: MSG" and the usage, return 2. */
 int cmd_usage_error(const struct cmd_entry *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A command's --json document (docs/cli.md): an object whose first key is
+ * "schema": "gpuorch.cli.NAME/N", the $id of docs/schema/cli-NAME.schema.json. */
+cJSON *cmd_json_doc(const char *schema);
+/* Print doc on stdout, indented, and free it. */
+void cmd_json_print(cJSON *doc);
 /* True when argv holds -h or --help before any "--". */
 int cmd_wants_help(int argc, char **argv);
 /* Parse a non-negative integer option value; -1 on error. */

@@ -6,6 +6,7 @@
 #include "transport/ssh.h"
 #include "store/store.h"
 #include "core/strbuf.h"
+#include "core/trace.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -81,7 +82,14 @@ int main(int argc, char **argv)
 		if ((cmd_table[i]->needs & CMD_NEEDS_REPORTS) && cmd_table[i] != &cmd_push_entry &&
 		    cmd_table[i] != &cmd_pull_entry)
 			results_fetch_on_demand();
+		if ((cmd_table[i]->needs & CMD_NEEDS_SSH) && getenv("GPUORCH_TRACE") &&
+		    *getenv("GPUORCH_TRACE") && trace_open(getenv("GPUORCH_TRACE"), &err)) {
+			fprintf(stderr, "error: GPUORCH_TRACE: %s\n", err.buf);
+			strbuf_release(&err);
+			return GO_EXIT_USAGE;
+		}
 		rc = cmd_table[i]->exec(argc - 1, argv + 1);
+		trace_close();
 		if (cmd_table[i]->needs & CMD_NEEDS_SSH)
 			ssh_global_cleanup();
 		return cmd_finish_stdout(rc);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/trace.h"
 #include "core/banned.h"
 
 #define CLEAN_TIMEOUT_MS 300000
@@ -33,6 +34,7 @@ static enum go_status run_script(struct ssh_conn *c, struct strbuf *vars, const 
 	strbuf_add_shell_quoted(&cmd, vars->buf);
 	out->max = 16 << 20;
 	eout.max = 64 * 1024;
+	trace_label("clean");
 	st = ssh_exec(c, cmd.buf, NULL, 0, out, &eout, &xr, CLEAN_TIMEOUT_MS, err);
 	strbuf_trim(&eout);
 	if (st == GO_OK && (xr.signal[0] || xr.exit_code != 0)) {

@@ -6,6 +6,7 @@
 #include "core/jsonutil.h"
 #include "remote/remote.h"
 #include "core/timeutil.h"
+#include "core/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,7 @@ enum go_status hr_reconnect(struct hostrun *hr, struct strbuf *err)
 			break;
 		if (time_mono_ms() + backoff > deadline)
 			break;
-		time_sleep_ms(backoff);
+		trace_wait(hr->h->name, "reconnect backoff", backoff);
 		if (backoff < 4000)
 			backoff *= 2;
 	}

@@ -21,6 +21,7 @@
 #include "core/jsonutil.h"
 #include "core/parallel.h"
 #include "core/timeutil.h"
+#include "core/trace.h"
 #include "core/banned.h"
 
 #define PROBE_TIMEOUT_MS 90000
@@ -426,6 +427,7 @@ enum go_status probe_host(struct ssh_conn *c, const char *cuda_home, const char 
 
 	sout.max = 256 * 1024;
 	serr.max = 16 * 1024;
+	trace_label("probe");
 	st = ssh_exec(c, cmd.buf, NULL, 0, &sout, &serr, &r, PROBE_TIMEOUT_MS, err);
 	if (!st && raw)
 		strbuf_add(raw, sout.buf, sout.len);
@@ -589,6 +591,7 @@ static enum go_status probe_build_tools(struct ssh_conn *c, const struct host *h
 	int k;
 	env_add_exports(&cmd, h->env, h->nenv);
 	env_add_tool_report(&cmd, env_tools);
+	trace_label("probe build tools");
 	st = ssh_exec(c, cmd.buf, NULL, 0, &out, &errout, &res, 60000, err);
 	for (k = 0; st == GO_OK && k < ENV_NTOOLS; k++)
 		env_tool_read(out.buf, env_tools[k], &tools[k].path, &tools[k].version);

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/trace.h"
 #include "core/banned.h"
 
 #define REMOTE_KILL_TIMEOUT_MS 60000
@@ -493,6 +494,7 @@ static enum go_status follow_once(struct ssh_conn *c, struct remote_runner *r, u
 	eout.max = 64 * 1024;
 	if (attach) {
 		attach_cmd(&fs, &cmd);
+		trace_label("start and follow");
 		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	} else if (r->probe_text) {
 		/* the probe (its own tools never read the stdin that is still
@@ -505,6 +507,7 @@ static enum go_status follow_once(struct ssh_conn *c, struct remote_runner *r, u
 				     "IFS= read -r n && v=$(head -c \"$n\") && eval \"$v\" ||\n"
 				     "  { echo 'the rest of the start command did not come' >&2; exit 1; }\n");
 		build_sh(&cmd, &vars, (const char *)gpuorch_start_sh);
+		trace_label("start and follow");
 		st = ssh_exec_talk(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	} else {
 		tell(&fs, &vars);
@@ -515,6 +518,7 @@ static enum go_status follow_once(struct ssh_conn *c, struct remote_runner *r, u
 			strbuf_addstr(&vars, sig_check);
 		}
 		build_sh(&cmd, &vars, (const char *)gpuorch_start_sh);
+		trace_label("start and follow");
 		st = ssh_exec_offer(c, cmd.buf, &talk, split_out, &fs, &eout, &res, timeout_ms, err);
 	}
 	strbuf_trim(&eout);
@@ -591,6 +595,7 @@ enum go_status remote_runner_kill(struct ssh_conn *c, const char *run_dir, struc
 	build_sh(&cmd, &vars, kill_script);
 	out.max = 4096;
 	eout.max = 4096;
+	trace_label("kill");
 	st = ssh_exec(c, cmd.buf, NULL, 0, &out, &eout, &res, REMOTE_KILL_TIMEOUT_MS, err);
 	strbuf_trim(&out);
 	strbuf_trim(&eout);
@@ -640,6 +645,7 @@ enum go_status remote_fetch_kept(struct ssh_conn *c, const char *path, size_t ma
 	if (!out->max || out->len + max + 256 < out->max)
 		out->max = out->len + max + 256;
 	eout.max = 4096;
+	trace_label("fetch");
 	st = ssh_exec(c, cmd.buf, NULL, 0, out, &eout, &res, timeout_ms, err);
 	out->max = omax;
 	strbuf_trim(&eout);
@@ -733,6 +739,7 @@ enum go_status remote_fetch_stream(struct ssh_conn *c, const char *path, uint64_
 	assign(&vars, "h", num);
 	build_sh(&cmd, &vars, stream_script);
 	eout.max = 4096;
+	trace_label("fetch stream");
 	st = ssh_exec_stream(c, cmd.buf, NULL, 0, stream_out, &ss, &eout, &res, timeout_ms, err);
 	strbuf_trim(&eout);
 	if (st == GO_ERR_INTERRUPTED && !ss.have_size)

@@ -204,10 +204,61 @@ static void judge(struct finder *f, const struct point *good, struct point *p, i
 	strbuf_release(&notes);
 }
 
+/* The state column of the evidence table (and --json's "state_text"). */
+static const char *point_state(const struct point *p)
+{
+	if (p->state == SAME)
+		return "good (same as GOOD)";
+	if (p->state == CHANGED)
+		return p->t.verdict == STATS_SLOWER ? (p->fig.name ? "bad (worse)" : "bad (slower)")
+		       : (p->fig.name ? "bad (better)" : "bad (faster)");
+	return p->state == SKIPPED ? "skipped" : "";
+}
+
+/* --json's "points": the evidence table's rows, with the same values */
+static void json_evidence(const struct finder *f, const struct point *pts, int n)
+{
+	cJSON *arr = json_add_arr(f->json, "points");
+	struct strbuf sb = STRBUF_INIT;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct point *p = &pts[i];
+		cJSON *o;
+		if (p->state == UNKNOWN)
+			continue;
+		o = cJSON_CreateObject();
+		strbuf_reset(&sb);
+		if (p->have_fig)
+			compare_fmt_figure(&sb, &p->fig);
+		json_add_str(o, "commit", p->sha);
+		json_add_str(o, "subject", p->subject);
+		json_add_str(o, "run", p->run ? json_str(p->run, "run_id") : NULL);
+		json_add_bool(o, "recorded", p->reused);
+		json_add_str(o, "figure", sb.len ? sb.buf : NULL);
+		if (i && p->have_fig && !isnan(p->t.ratio))
+			json_add_num(o, "ratio", p->t.ratio);
+		else
+			cJSON_AddNullToObject(o, "ratio");
+		if (!isnan(p->t.p))
+			json_add_num(o, "p", p->t.p);
+		else
+			cJSON_AddNullToObject(o, "p");
+		json_add_str(o, "state", p->state == SAME ? "good" : p->state == CHANGED ? "bad"
+			     : "skipped");
+		json_add_str(o, "state_text", point_state(p));
+		json_add_str(o, "note", p->note);
+		cJSON_AddItemToArray(arr, o);
+	}
+	strbuf_release(&sb);
+}
+
 static void print_evidence(const struct finder *f, const struct point *pts, int n)
 {
 	int i;
 	struct strbuf sb = STRBUF_INIT;
+	if (f->json)
+		json_evidence(f, pts, n);
 	printf("\n| commit | subject | run | %s | vs GOOD | p | state |\n"
 	       "|---|---|---|---|---|---|---|\n", f->figure ? f->figure : "median [min-max, n]");
 	for (i = 0; i < n; i++) {
@@ -228,11 +279,7 @@ static void print_evidence(const struct finder *f, const struct point *pts, int 
 			printf("%.2g | ", p->t.p);
 		else
 			printf("- | ");
-		printf("%s%s%s |\n", p->state == SAME ? "good (same as GOOD)" : p->state == CHANGED
-		       ? (p->t.verdict == STATS_SLOWER ? (p->fig.name ? "bad (worse)" : "bad (slower)")
-			  : (p->fig.name ? "bad (better)" : "bad (faster)"))
-		       : p->state == SKIPPED ? "skipped" : "", p->note ? ": " : "",
-		       p->note ? p->note : "");
+		printf("%s%s%s |\n", point_state(p), p->note ? ": " : "", p->note ? p->note : "");
 	}
 	strbuf_release(&sb);
 }
@@ -254,6 +301,22 @@ struct fd {
 	struct hostpick pick;
 	int have_pick;
 };
+
+/* --json's verdict: result (found, among, nothing, unmeasured), what was followed */
+static void json_result(const struct fd *d, const char *result, const char *direction)
+{
+	const struct finder *f = d->f;
+	if (!f->json)
+		return;
+	json_add_str(f->json, "result", result);
+	json_add_str(f->json, "direction", direction);
+	json_add_str(f->json, "good", d->good);
+	json_add_str(f->json, "bad", d->bad);
+	json_add_str(f->json, "experiment", f->experiment);
+	json_add_str(f->json, "program", f->program);
+	json_add_str(f->json, "problem", f->problem);
+	json_add_str(f->json, "figure", f->figure);
+}
 
 /* What the store knows of the experiment: its spec path and GPU. 0, or an exit code. */
 static int fd_recorded(struct fd *d)
@@ -377,6 +440,7 @@ static int fd_ends(struct fd *d, int *want)
 	measure(f, g);
 	if (!g->have_fig) {
 		print_evidence(f, d->pts, d->npts);
+		json_result(d, "unmeasured", NULL);
 		fprintf(stderr, "error: GOOD (%.12s) could not be measured: %s\n", d->good,
 			g->note ? g->note : "no figure");
 		return GO_EXIT_FAILED;
@@ -391,6 +455,7 @@ static int fd_ends(struct fd *d, int *want)
 		judge(f, g, b, -1);
 	if (b->state != CHANGED) {
 		print_evidence(f, d->pts, d->npts);
+		json_result(d, "nothing", NULL);
 		printf("\nBAD (%.12s) %s GOOD (%.12s): nothing to find\n", d->bad,
 		       b->state == SAME ? "does not differ significantly from"
 					: "could not be compared with", d->good);
@@ -445,16 +510,25 @@ static int fd_print_result(const struct fd *d, int want, int lo, int hi)
 	const struct point *pts = d->pts;
 	struct strbuf sb = STRBUF_INIT;
 	int i;
+	const char *how = want == STATS_SLOWER ? (f->figure ? "worse" : "slower")
+			  : (f->figure ? "better" : "faster");
+
 	print_evidence(d->f, d->pts, d->npts);
+	json_result(d, hi - lo != 1 ? "among" : "found", how);
 	if (hi - lo != 1) {
+		cJSON *among = f->json ? json_add_arr(f->json, "among") : NULL;
 		printf("\nthe change is in one of these commits (the others between could not be "
 		       "measured):\n");
-		for (i = lo + 1; i <= hi; i++)
+		for (i = lo + 1; i <= hi; i++) {
 			printf("  %s %s\n", pts[i].sha, pts[i].subject);
+			if (among)
+				cJSON_AddItemToArray(among, cJSON_CreateString(pts[i].sha));
+		}
 		return GO_EXIT_FAILED;
 	}
-	printf("\nfirst %s commit: %s %s\n", want == STATS_SLOWER ? (f->figure ? "worse" : "slower")
-	       : (f->figure ? "better" : "faster"), pts[hi].sha, pts[hi].subject);
+	if (f->json)
+		json_add_str(f->json, "first", pts[hi].sha);
+	printf("\nfirst %s commit: %s %s\n", how, pts[hi].sha, pts[hi].subject);
 	printf("evidence: %s %s %s ", f->program, f->problem, f->figure ? f->figure : "median");
 	fd_fmt_point(f, &pts[lo], &sb);
 	printf("%s at %.12s -> ", sb.buf, pts[lo].sha);

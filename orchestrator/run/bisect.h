@@ -8,6 +8,7 @@
 
 #include "core/strbuf.h"
 #include "run/run-engine.h"
+#include <cJSON.h>
 
 struct finder {
 	const char *experiment, *spec_path, *program, *problem, *root, *host, *hosts_path;
@@ -16,6 +17,8 @@ struct finder {
 	double factor;
 	struct run_step_opts step;
 	struct strbuf cl;           /* the command line, recorded in the runs it makes */
+	cJSON *json;                /* --json: find_main adds its result to this object
+				     * (docs/schema/cli-find.schema.json); NULL: text only */
 };
 
 /* range_arg is "GOOD..BAD" (checked by the caller). Returns the exit code;

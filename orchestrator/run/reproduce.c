@@ -283,6 +283,34 @@ static void rp_render_head(const struct rp *p, const struct cmp_result *r,
 		    co->factor, co->factor > CMP_INSTANCE_FACTOR ? co->factor : CMP_INSTANCE_FACTOR);
 }
 
+/* --json's document: the verdict of reproduction.md's head, from the same
+ * numbers, and the figures as `compare --json` gives them. */
+static cJSON *rp_json(const struct rp *p, const struct cmp_result *r, const struct cmp_opts *co,
+		     int ok, const char *path, int rc)
+{
+	const int nc = r->count[CMP_NOT_COMPARABLE];
+	cJSON *doc = cJSON_CreateObject(), *f;
+
+	json_add_str(doc, "schema", "gpuorch.cli.reproduce/1");
+	json_add_num(doc, "exit_code", rc);
+	json_add_str(doc, "verdict", nc ? "not_comparable" : ok ? "reproduced" : "not_reproduced");
+	json_add_str(doc, "recorded_run", p->old->run_id);
+	json_add_str(doc, "rerun", json_str(p->new_run, "run_id"));
+	json_add_str(doc, "rerun_dir", p->new_dir);
+	json_add_num(doc, "rerun_exit_code", p->run_rc);
+	json_add_str(doc, "host", p->host_name);
+	json_add_str(doc, "commit", p->commit);
+	json_add_bool(doc, "faithful", p->faithful);
+	json_add_str(doc, "problems", p->problems.len ? p->problems.buf : NULL);
+	f = json_add_obj(doc, "figures");
+	json_add_num(f, "total", r->nrows);
+	json_add_num(f, "reproduced", r->count[CMP_SAME]);
+	json_add_num(f, "not_comparable", nc);
+	json_add_str(doc, "reproduction", path);
+	cJSON_AddItemToObject(doc, "comparison", compare_result_json(r, co));
+	return doc;
+}
+
 /* Compare the recorded host's figures with the rerun's, write
  * reproduction.md beside the rerun and print it. The exit code: 0
  * reproduced (or not comparable, the rerun passing), 1 not. */
@@ -323,6 +351,8 @@ static int rp_compare(struct rp *p)
 		printf("\n%s\nreproduction: %s\n", md.buf, path);
 		/* not comparable: no verdict, so no failure (unless the rerun failed) */
 		rc = ok || (nc && !p->run_rc) ? GO_EXIT_OK : GO_EXIT_FAILED;
+		if (p->o->json_out)
+			*p->o->json_out = rp_json(p, &r, &co, ok, path, rc);
 	}
 	free(path);
 	compare_result_release(&r);

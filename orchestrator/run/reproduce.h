@@ -9,6 +9,7 @@
 #define GPUORCH_REPRODUCE_H
 
 #include "run/run-engine.h"
+#include <cJSON.h>
 
 struct reproduce_opts {
 	const char *hosts_path;     /* --hosts FILE */
@@ -18,6 +19,9 @@ struct reproduce_opts {
 	double factor;              /* smallest ratio of medians called a change */
 	struct run_step_opts step;  /* host keys, progress, reconnects, GPU wait */
 	const char *command_line;   /* recorded in the new run */
+	cJSON **json_out;           /* --json: set to the gpuorch.cli.reproduce/1 document
+				     * (docs/schema/cli-reproduce.schema.json) once the
+				     * comparison is written; NULL: text only */
 };
 
 /* what: a run id (or unique prefix), or with commit_rev an experiment name.

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/jsonutil.h"
 #include "remote/remote.h"
+#include "core/trace.h"
 #include "core/banned.h"
 
 /* A failed phase of the cluster (scheduler, login node, ship): the phase
@@ -86,6 +87,7 @@ enum go_status sr_rexec(struct hostrun *hr, const char *cmd, struct strbuf *out,
 	memset(&res, 0, sizeof(res));
 	/* what it writes on the cluster is the user's alone (0700/0600) */
 	strbuf_addf(&c, "umask 077; %s", cmd);
+	trace_label("slurm command");
 	st = ssh_exec(hr->conn, c.buf, NULL, 0, &o, &e, &res, 60000, err);
 	strbuf_release(&c);
 	if (st == GO_OK && (res.signal[0] || res.exit_code)) {

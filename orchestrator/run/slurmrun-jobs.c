@@ -17,6 +17,7 @@
 #include "core/timeutil.h"
 #include "remote/remote.h"
 #include "store/runread.h"
+#include "core/trace.h"
 #include "core/banned.h"
 
 #define POLL_MIN_MS 500
@@ -509,8 +510,14 @@ static void jobs_failed(struct srun *r, struct strbuf *err)
 static void watch_sleep(struct srun *r, const struct watch *w, int64_t interval)
 {
 	int64_t until = time_mono_ms() + interval;
+	int64_t t0 = trace_now_us();
 	while (time_mono_ms() < until && (w->cancelling || !*r->hr->ctx->interrupted))
 		time_sleep_ms(100);
+	if (trace_on()) {
+		struct trace_args a = TRACE_ARGS_INIT;
+		a.detail = "slurm jobs poll";
+		trace_span(r->hr->h->name, "wait", t0, &a);
+	}
 }
 
 enum go_status sr_run_jobs(struct srun *r)

@@ -17,6 +17,7 @@
  * opens the connection's own session first (ssh_need_session). */
 #include "transport/ssh-int.h"
 #include "transport/execd-proto.h"
+#include "core/trace.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -522,7 +523,7 @@ out:
 
 /* One command with stdin in: through the host's execd when c names one and
  * the input is whole (may_use_execd), else on an exec channel. */
-static enum go_status exec_with(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
+static enum go_status exec_do(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
 				int may_use_execd, ssh_out_fn on_out, void *out_ctx,
 				struct strbuf *errout, struct ssh_exec_result *res, int timeout_ms,
 				struct strbuf *err)
@@ -552,6 +553,38 @@ static enum go_status exec_with(struct ssh_conn *c, const char *cmd, struct ssh_
 	}
 	return run_channel(c, NULL, cmd, in, on_out, out_ctx, errout, res, timeout_ms, &fallback,
 			   err);
+}
+
+/* exec_do, and its span in the trace: from the channel's open to its
+ * close, how it went (channel, execd or keeper) and how it ended. */
+static enum go_status exec_with(struct ssh_conn *c, const char *cmd, struct ssh_input *in,
+				int may_use_execd, ssh_out_fn on_out, void *out_ctx,
+				struct strbuf *errout, struct ssh_exec_result *res, int timeout_ms,
+				struct strbuf *err)
+{
+	struct ssh_exec_result own;
+	struct trace_args a = TRACE_ARGS_INIT;
+	int64_t t0 = trace_now_us();
+	enum go_status st;
+
+	if (!trace_on())
+		return exec_do(c, cmd, in, may_use_execd, on_out, out_ctx, errout, res, timeout_ms,
+			       err);
+	a.bytes = (int64_t)ssh_input_len(in);
+	if (!res)
+		res = &own;
+	st = exec_do(c, cmd, in, may_use_execd, on_out, out_ctx, errout, res, timeout_ms, err);
+	a.detail = cmd;
+	a.what = trace_what;
+	trace_what = NULL;
+	a.status = st ? err->buf : "ok";
+	a.via = c->via_execd ? (c->mux && !c->session ? "keeper" : "execd") : "channel";
+	if (!st) {
+		a.exit_code = res->exit_code;
+		a.signal = res->signal;
+	}
+	trace_span(c->label, "exec", t0, &a);
+	return st;
 }
 
 enum go_status ssh_exec_stream(struct ssh_conn *c, const char *cmd,

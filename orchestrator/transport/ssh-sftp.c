@@ -1,5 +1,6 @@
 /* ssh-sftp.c -- SFTP: upload a buffer (write .part, fsync, rename over) and download into one. */
 #include "transport/ssh-int.h"
+#include "core/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -175,9 +176,9 @@ static enum go_status sftp_rename_over(struct ssh_conn *c, const char *tmp, cons
 	return st;
 }
 
-enum go_status ssh_upload(struct ssh_conn *c, const void *data, size_t len,
-			  const char *remote_path, int mode, uint64_t *bytes_sent,
-			  int timeout_ms, struct strbuf *err)
+static enum go_status upload_do(struct ssh_conn *c, const void *data, size_t len,
+				const char *remote_path, int mode, uint64_t *bytes_sent,
+				int timeout_ms, struct strbuf *err)
 {
 	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	struct strbuf part = STRBUF_INIT;
@@ -266,9 +267,9 @@ out:
 	return st;
 }
 
-enum go_status ssh_download(struct ssh_conn *c, const char *remote_path,
-			    struct strbuf *data, size_t max, int timeout_ms,
-			    struct strbuf *err)
+static enum go_status download_do(struct ssh_conn *c, const char *remote_path,
+				  struct strbuf *data, size_t max, int timeout_ms,
+				  struct strbuf *err)
 {
 	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	LIBSSH2_SFTP_HANDLE *h;
@@ -323,5 +324,40 @@ enum go_status ssh_download(struct ssh_conn *c, const char *remote_path,
 	}
 	free(buf);
 	sftp_close(c, h);
+	return st;
+}
+
+/* ---- the public calls: each is one span of the trace ---- */
+
+static void trace_sftp(struct ssh_conn *c, const char *name, const char *path, int64_t t0,
+		       int64_t bytes, enum go_status st, const struct strbuf *err)
+{
+	struct trace_args a = TRACE_ARGS_INIT;
+	a.detail = path;
+	a.bytes = bytes;
+	a.via = "sftp";
+	a.status = st ? err->buf : "ok";
+	trace_span(c->label, name, t0, &a);
+}
+
+enum go_status ssh_upload(struct ssh_conn *c, const void *data, size_t len,
+			  const char *remote_path, int mode, uint64_t *bytes_sent,
+			  int timeout_ms, struct strbuf *err)
+{
+	int64_t t0 = trace_now_us();
+	enum go_status st = upload_do(c, data, len, remote_path, mode, bytes_sent, timeout_ms, err);
+	if (trace_on())
+		trace_sftp(c, "upload", remote_path, t0, (int64_t)len, st, err);
+	return st;
+}
+
+enum go_status ssh_download(struct ssh_conn *c, const char *remote_path,
+			    struct strbuf *data, size_t max, int timeout_ms,
+			    struct strbuf *err)
+{
+	int64_t t0 = trace_now_us();
+	enum go_status st = download_do(c, remote_path, data, max, timeout_ms, err);
+	if (trace_on())
+		trace_sftp(c, "download", remote_path, t0, st ? -1 : (int64_t)data->len, st, err);
 	return st;
 }

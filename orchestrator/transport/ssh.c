@@ -39,6 +39,7 @@
  * upload and download; ssh-mux.c: the session keeper's client side;
  * ssh-keeper.c: the keeper process; ssh-int.h: what they share. */
 #include "transport/ssh-int.h"
+#include "core/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -266,8 +267,8 @@ static void opts_free(struct ssh_opts *o)
 	free(o);
 }
 
-enum go_status ssh_connect(const struct ssh_opts *o, struct ssh_conn **out,
-			   struct strbuf *err)
+static enum go_status connect_do(const struct ssh_opts *o, struct ssh_conn **out,
+				 struct strbuf *err)
 {
 	struct ssh_conn *c;
 	enum go_status st;
@@ -325,9 +326,30 @@ fail:
 	return st;
 }
 
+enum go_status ssh_connect(const struct ssh_opts *o, struct ssh_conn **out,
+			   struct strbuf *err)
+{
+	int64_t t0 = trace_now_us();
+	enum go_status st = connect_do(o, out, err);
+
+	if (trace_on()) {
+		struct trace_args a = TRACE_ARGS_INIT;
+		struct strbuf where = STRBUF_INIT;
+		strbuf_addf(&where, "%s@%s:%d", o->user ? o->user : "", o->address ? o->address : "",
+			    o->port > 0 ? o->port : 22);
+		a.detail = where.buf;
+		a.status = st ? err->buf : "ok";
+		a.via = st == GO_OK && (*out)->mux ? "keeper" : "tcp";
+		trace_span(o->label ? o->label : o->address, "connect", t0, &a);
+		strbuf_release(&where);
+	}
+	return st;
+}
+
 enum go_status ssh_need_session(struct ssh_conn *c, struct strbuf *err)
 {
 	enum go_status st;
+	int64_t t0;
 
 	if (c->session)
 		return GO_OK;
@@ -338,11 +360,18 @@ enum go_status ssh_need_session(struct ssh_conn *c, struct strbuf *err)
 	free(c->mux);
 	c->mux = NULL;
 	ssh_conn_set_state(c, CONN_NEW);
+	t0 = trace_now_us();
 	st = conn_open(c, c->lazy, err);
 	opts_free(c->lazy);
 	c->lazy = NULL;
 	if (st)
 		ssh_conn_set_state(c, CONN_BROKEN);
+	if (trace_on()) {
+		struct trace_args a = TRACE_ARGS_INIT;
+		a.status = st ? err->buf : "ok";
+		a.via = "tcp";
+		trace_span(c->label, "session", t0, &a);
+	}
 	return st;
 }
 
@@ -381,6 +410,7 @@ static void close_session(struct ssh_conn *c)
 
 void ssh_disconnect(struct ssh_conn *c)
 {
+	int64_t t0 = trace_now_us();
 	if (!c)
 		return;
 	if (c->session && c->sftp) {
@@ -393,6 +423,11 @@ void ssh_disconnect(struct ssh_conn *c)
 	}
 	c->sftp = NULL;
 	close_session(c);
+	if (trace_on() && c->state != CONN_NEW) {
+		struct trace_args a = TRACE_ARGS_INIT;
+		a.status = c->state == CONN_BROKEN ? "broken" : "ok";
+		trace_span(c->label, "disconnect", t0, &a);
+	}
 	free(c->where);
 	free(c->label);
 	free(c->address);
