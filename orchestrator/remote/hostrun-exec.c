@@ -203,7 +203,7 @@ static void record_ship(struct hostrun *hr, struct exec_state *es)
 	/* into the ledger now, not when the start command ends (at the run's
 	 * end): a controller killed before that knew of nothing there */
 	if (es->info.content_present || es->info.content_unpacked)
-		hr_ship_host_has(hr, &es->ship);
+		hr_ship_host_has(hr, &es->ship);   /* at the start, not the end */
 	hr_ship_record(hr, &es->ship, !es->info.content_unpacked, es->t_ship);
 	es->t_build = time_mono_ms();
 }
