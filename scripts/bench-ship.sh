@@ -134,6 +134,7 @@ grun() {
 		k=$((k + 1))
 	done
 	echo "$(secs "$t0" "$t1") $(secs "$c0" "$c1") $(secs "$h0" "$h1") $ship" >"$2"
+	cp "$TRASH/run.out" "$2.out"
 }
 # scpr N OUT: scp -r of the tree to the first N hosts at once; "wall ctlCPU hostCPU" into OUT
 scpr() {
@@ -168,7 +169,7 @@ for n in $HOSTS; do
 		dc=$(awk -v a="$gc" -v b="$bc" 'BEGIN { printf "%.3f", a - b }')
 		dh=$(awk -v a="$gh" -v b="$bh" 'BEGIN { printf "%.3f", a - b }')
 		dw=$(awk -v a="$gw" -v b="$bw" 'BEGIN { printf "%.3f", a - b }')
-		echo "$n host(s) rep $r (load $(cut -d' ' -f1 /proc/loadavg)): gpuorch run ${gw}s (ship phase ${gs}s) ctl ${gc} host ${gh} CPU-s; base run ${bw}s ctl ${bc} host ${bh}; ship = fresh - base: ${dw}s ctl ${dc} host ${dh} CPU-s; scp -r ${sw}s ctl ${sc} host ${sh} CPU-s"
+		echo "$n host(s) rep $r (load $(cut -d' ' -f1 /proc/loadavg)): gpuorch run ${gw}s (ship phase ${gs}s) ctl ${gc} host ${gh} CPU-s; base run ${bw}s ctl ${bc} host ${bh}; ship = fresh - base: ${dw}s ctl ${dc} host ${dh} CPU-s; scp -r ${sw}s ctl ${sc} host ${sh} CPU-s; blobs written by the execd (put) on $(grep -c "written by the host's execd" "$TRASH/g.out") of $n host(s)"
 		echo "$gs $dw $dc $dh $sw $sc $sh" >>"$TRASH/res$n"
 		r=$((r + 1))
 	done
