@@ -12,6 +12,9 @@
 
 #define STATS_DEFAULT_ALPHA 0.002
 #define STATS_DEFAULT_FACTOR 1.05
+/* two samples from different GPU instances of one model (issue 14's
+ * cross-instance rule): the same within this factor */
+#define STATS_INSTANCE_FACTOR 1.08
 
 /* Linear-interpolation quantile (q in [0,1]) of n values (n >= 1; the
  * input is not modified). NaN when n < 1. */

@@ -55,6 +55,9 @@ int hostrun_judge(struct hostrun *hr)
 		cJSON_AddItemToObject(hr->hj, "sweeps", sweeps);
 		cJSON_ArrayForEach(g, sweeps) {
 			strbuf_addstr(&hr->out, "  ");
+			/* --spread: the pool's ranking comes at the run's end (run-engine.c) */
+			if (cJSON_GetObjectItem(hr->hj, "spread"))
+				strbuf_addstr(&hr->out, "this host's share of the pool: ");
 			sweep_describe(g, &hr->out);
 			strbuf_addstr(&hr->out, "\n");
 		}

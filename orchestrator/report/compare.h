@@ -92,7 +92,7 @@ enum cmp_verdict {
  * of one source tree on two instances; x1.072 for bsr_wgmma), while a
  * slowdown of x1.1 is still called (docs/reproduce.md, "Across GPU
  * instances"). */
-#define CMP_INSTANCE_FACTOR 1.08
+#define CMP_INSTANCE_FACTOR STATS_INSTANCE_FACTOR
 
 struct cmp_opts {
 	double alpha;          /* STATS_DEFAULT_ALPHA */

@@ -154,103 +154,145 @@ static void add_variant_resources(struct strbuf *md, const cJSON *h, const cJSON
 	cJSON_Delete(r);
 }
 
+/* A sweep's heading (the section's first, once): on host h, or on a pool */
+static void sweep_title(struct strbuf *md, const cJSON *h, const cJSON *sw, const cJSON *pool, int *any)
+{
+	if (!(*any)++)
+		strbuf_addstr(md, "## Sweeps\n\nEach variant was built with its defines "
+				  "and run one at a time; only a variant whose build, "
+				  "correctness run and benchmark all passed is ranked, so a "
+				  "wrong variant never wins.\n\n");
+	strbuf_addstr(md, "### ");
+	rpt_md_code(md, rr_str(sw, "program"));
+	strbuf_addstr(md, " · ");
+	rpt_md_cell(md, rr_str(sw, "problem"));
+	if (pool) {
+		const cJSON *n;
+		int k = 0;
+		strbuf_addstr(md, " on the pool ");
+		rpt_md_cell(md, rpt_host_name(h));
+		strbuf_addstr(md, " (--spread: ");
+		cJSON_ArrayForEach(n, rr_arr(pool, "hosts")) {
+			strbuf_addstr(md, k++ ? ", " : "");
+			rpt_md_cell(md, cJSON_IsString(n) ? n->valuestring : "?");
+		}
+		strbuf_addstr(md, ")\n\nThe variants were dealt over the pool's GPUs and are ranked "
+				  "across them; two variants that ran on different GPU instances are "
+				  "told apart only beyond the cross-instance factor (`factor_vs_winner`).");
+	} else {
+		strbuf_addstr(md, " on ");
+		rpt_md_cell(md, rpt_host_name(h));
+	}
+	strbuf_addstr(md, "\n\n");
+}
+
+/* One sweep's section: on host h, or (pool: its entry of "pool_sweeps") on
+ * a pool of a --spread run, h then the pool's steps and builds */
+static void sweep_block(struct strbuf *md, const cJSON *h, const cJSON *sw, const cJSON *pool, int *any)
+{
+	const cJSON *v;
+	double wm;
+	/* no clear winner: nothing is crowned; the lowest median and the
+	 * variants compare cannot tell from it share first place */
+	int tied = rr_str(sw, "winner") && cJSON_IsFalse(cJSON_GetObjectItem(sw, "winner_clear"));
+	sweep_title(md, h, sw, pool, any);
+	if (tied) {
+		/* the lowest median, but not told apart from another by compare's rule */
+		int k = 0;
+		strbuf_addstr(md, "🤝 **No clear winner**: ");
+		rpt_md_code(md, rr_str(sw, "winner"));
+		if (rr_num(sw, "winner_median_us", &wm)) {
+			strbuf_addstr(md, " has the lowest median (");
+			metric_fmt_us(md, wm);
+			strbuf_addstr(md, " us), but ");
+		}
+		FOR_EACH_OBJ(v, rr_arr(sw, "variants"))
+			if (rr_str(v, "vs_winner") && !rr_streq(rr_str(v, "vs_winner"), "slower")) {
+				strbuf_addstr(md, k++ ? ", " : "");
+				rpt_md_code(md, rr_str(v, "variant"));
+			}
+		strbuf_addf(md, " %s not slower by `gpuorch compare`'s rule (Mann-Whitney p < %g on "
+			    "the samples and the medians more than x%.2f apart).\n\n", k == 1 ? "is" : "are",
+			    STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR);
+	} else if (rr_str(sw, "winner")) {
+		strbuf_addstr(md, "🏆 **Winner**: ");
+		rpt_md_code(md, rr_str(sw, "winner"));
+		if (rr_num(sw, "winner_median_us", &wm)) {
+			strbuf_addstr(md, " — ");
+			metric_fmt_us(md, wm);
+			strbuf_addstr(md, " us median");
+		}
+		if (cJSON_IsTrue(cJSON_GetObjectItem(sw, "winner_clear")))
+			strbuf_addstr(md, "; every other ranked variant is slower by `gpuorch compare`'s rule");
+		strbuf_addstr(md, "\n\n");
+	} else {
+		strbuf_addstr(md, "❌ **No variant passed**: nothing is ranked.\n\n");
+	}
+	strbuf_addf(md, "| rank | variant | median (us) | %s | registers | spill st / ld | smem | status |\n"
+			"|---|---|---|---|---|---|---|---|\n", tied ? "vs lowest median" : "vs winner");
+	FOR_EACH_OBJ(v, rr_arr(sw, "variants")) {
+		double r;
+		if (rr_num(v, "rank", &r) && tied &&
+		    (r == 1 || (rr_str(v, "vs_winner") && !rr_streq(rr_str(v, "vs_winner"), "slower"))))
+			strbuf_addstr(md, "| tied 1st | ");
+		else if (rr_num(v, "rank", &r))
+			strbuf_addf(md, "| %s%.0f | ", r == 1 ? "🏆 " : "", r);
+		else
+			strbuf_addstr(md, "| — | ");
+		rpt_md_code(md, rr_str(v, "variant"));
+		strbuf_addstr(md, " | ");
+		rpt_cell_num(md, v, "median_us", metric_fmt_us);
+		strbuf_addstr(md, " | ");
+		if (rr_num(v, "relative", &r))
+			strbuf_addf(md, "%.2f×", r);
+		else
+			strbuf_addstr(md, DASH);
+		if (rr_str(v, "vs_winner")) {
+			strbuf_addstr(md, " (");
+			rpt_md_cell_n(md, rr_str(v, "vs_winner"), 20);
+			strbuf_addch(md, ')');
+		}
+		strbuf_addstr(md, " | ");
+		add_variant_resources(md, h, sw, v);
+		strbuf_addstr(md, " | ");
+		if (rr_true(v, "ranked"))
+			strbuf_addstr(md, "✅ ranked");
+		else {
+			strbuf_addstr(md, "❌ ");
+			rpt_md_cell(md, rr_str(v, "reason"));
+		}
+		strbuf_addstr(md, " |\n");
+	}
+	strbuf_addstr(md, "\n");
+}
+
 void rpt_section_sweeps(struct rpt_ctx *c)
 {
-	struct strbuf *md = c->md;
-	const cJSON *h, *sw, *v;
+	const cJSON *h, *sw, *p, *each;
+	cJSON *pools;
 	int any = 0;
 
 	FOR_EACH_OBJ(h, c->hosts) {
-		cJSON *owned = rr_arr(h, "sweeps") ? NULL : sweep_rank_host(h);
-		const cJSON *sweeps = owned ? owned : rr_arr(h, "sweeps");
-		FOR_EACH_OBJ(sw, sweeps) {
-			double wm;
-			/* no clear winner: nothing is crowned; the lowest median and the
-			 * variants compare cannot tell from it share first place */
-			int tied = rr_str(sw, "winner") && cJSON_IsFalse(cJSON_GetObjectItem(sw, "winner_clear"));
-			if (!any++)
-				strbuf_addstr(md, "## Sweeps\n\nEach variant was built with its defines "
-						  "and run one at a time; only a variant whose build, "
-						  "correctness run and benchmark all passed is ranked, so a "
-						  "wrong variant never wins.\n\n");
-			strbuf_addstr(md, "### ");
-			rpt_md_code(md, rr_str(sw, "program"));
-			strbuf_addstr(md, " · ");
-			rpt_md_cell(md, rr_str(sw, "problem"));
-			strbuf_addstr(md, " on ");
-			rpt_md_cell(md, rpt_host_name(h));
-			strbuf_addstr(md, "\n\n");
-			if (tied) {
-				/* the lowest median, but not told apart from another by compare's rule */
-				int k = 0;
-				strbuf_addstr(md, "🤝 **No clear winner**: ");
-				rpt_md_code(md, rr_str(sw, "winner"));
-				if (rr_num(sw, "winner_median_us", &wm)) {
-					strbuf_addstr(md, " has the lowest median (");
-					metric_fmt_us(md, wm);
-					strbuf_addstr(md, " us), but ");
-				}
-				FOR_EACH_OBJ(v, rr_arr(sw, "variants"))
-					if (rr_str(v, "vs_winner") && !rr_streq(rr_str(v, "vs_winner"), "slower")) {
-						strbuf_addstr(md, k++ ? ", " : "");
-						rpt_md_code(md, rr_str(v, "variant"));
-					}
-				strbuf_addf(md, " %s not slower by `gpuorch compare`'s rule (Mann-Whitney p < %g on "
-					    "the samples and the medians more than x%.2f apart).\n\n", k == 1 ? "is" : "are",
-					    STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR);
-			} else if (rr_str(sw, "winner")) {
-				strbuf_addstr(md, "🏆 **Winner**: ");
-				rpt_md_code(md, rr_str(sw, "winner"));
-				if (rr_num(sw, "winner_median_us", &wm)) {
-					strbuf_addstr(md, " — ");
-					metric_fmt_us(md, wm);
-					strbuf_addstr(md, " us median");
-				}
-				if (cJSON_IsTrue(cJSON_GetObjectItem(sw, "winner_clear")))
-					strbuf_addstr(md, "; every other ranked variant is slower by `gpuorch compare`'s rule");
-				strbuf_addstr(md, "\n\n");
-			} else {
-				strbuf_addstr(md, "❌ **No variant passed**: nothing is ranked.\n\n");
-			}
-			strbuf_addf(md, "| rank | variant | median (us) | %s | registers | spill st / ld | smem | status |\n"
-					"|---|---|---|---|---|---|---|---|\n", tied ? "vs lowest median" : "vs winner");
-			FOR_EACH_OBJ(v, rr_arr(sw, "variants")) {
-				double r;
-				if (rr_num(v, "rank", &r) && tied &&
-				    (r == 1 || (rr_str(v, "vs_winner") && !rr_streq(rr_str(v, "vs_winner"), "slower"))))
-					strbuf_addstr(md, "| tied 1st | ");
-				else if (rr_num(v, "rank", &r))
-					strbuf_addf(md, "| %s%.0f | ", r == 1 ? "🏆 " : "", r);
-				else
-					strbuf_addstr(md, "| — | ");
-				rpt_md_code(md, rr_str(v, "variant"));
-				strbuf_addstr(md, " | ");
-				rpt_cell_num(md, v, "median_us", metric_fmt_us);
-				strbuf_addstr(md, " | ");
-				if (rr_num(v, "relative", &r))
-					strbuf_addf(md, "%.2f×", r);
-				else
-					strbuf_addstr(md, DASH);
-				if (rr_str(v, "vs_winner")) {
-					strbuf_addstr(md, " (");
-					rpt_md_cell_n(md, rr_str(v, "vs_winner"), 20);
-					strbuf_addch(md, ')');
-				}
-				strbuf_addstr(md, " | ");
-				add_variant_resources(md, h, sw, v);
-				strbuf_addstr(md, " | ");
-				if (rr_true(v, "ranked"))
-					strbuf_addstr(md, "✅ ranked");
-				else {
-					strbuf_addstr(md, "❌ ");
-					rpt_md_cell(md, rr_str(v, "reason"));
-				}
-				strbuf_addstr(md, " |\n");
-			}
-			strbuf_addstr(md, "\n");
-		}
+		cJSON *owned;
+		const cJSON *sweeps;
+		if (rr_obj(h, "spread"))
+			continue;   /* its share: ranked with the pool's below */
+		owned = rr_arr(h, "sweeps") ? NULL : sweep_rank_host(h);
+		sweeps = owned ? owned : rr_arr(h, "sweeps");
+		FOR_EACH_OBJ(sw, sweeps)
+			sweep_block(c->md, h, sw, NULL, &any);
 		cJSON_Delete(owned);
 	}
+	/* a --spread run: each pool's sweeps, ranked across its hosts */
+	pools = rr_arr(c->run, "pool_sweeps") ? NULL : sweep_rank_pools(c->hosts);
+	each = pools ? pools : rr_arr(c->run, "pool_sweeps");
+	FOR_EACH_OBJ(p, each) {
+		cJSON *ph = sweep_pool_host(c->hosts, rr_str(p, "pool"));
+		FOR_EACH_OBJ(sw, rr_arr(p, "sweeps"))
+			sweep_block(c->md, ph, sw, p, &any);
+		cJSON_Delete(ph);
+	}
+	cJSON_Delete(pools);
 }
 
 void rpt_section_profiles(struct rpt_ctx *c)

@@ -15,6 +15,7 @@
 #include "report/report.h"
 #include "report/runsum.h"
 #include "spec/spec.h"
+#include "store/gates.h"
 #include "transport/hosts.h"
 
 #include <stdlib.h>
@@ -81,11 +82,38 @@ static enum go_status write_outputs(struct run_state *r)
 	return st;
 }
 
+/* A --spread run: no host holds all of a sweep's variants (each ran its
+ * share), so each pool's sweeps are ranked across its hosts, into the
+ * record ("pool_sweeps") and the output. */
+static void judge_pools(struct run_state *r)
+{
+	cJSON *pools, *p, *sw;
+	record_lock(&r->rec);
+	pools = sweep_rank_pools(cJSON_GetObjectItem(r->root, "hosts"));
+	cJSON_DeleteItemFromObject(r->root, "pool_sweeps");
+	if (!cJSON_GetArraySize(pools)) {
+		cJSON_Delete(pools);
+		record_unlock(&r->rec);
+		return;
+	}
+	cJSON_AddItemToObject(r->root, "pool_sweeps", pools);
+	cJSON_ArrayForEach(p, pools)
+		cJSON_ArrayForEach(sw, cJSON_GetObjectItem(p, "sweeps")) {
+			struct strbuf line = STRBUF_INIT;
+			sweep_describe(sw, &line);
+			printf("pool %s (%d hosts): %s\n", cJSON_GetObjectItem(p, "pool")->valuestring,
+			       cJSON_GetArraySize(cJSON_GetObjectItem(p, "hosts")), line.buf);
+			strbuf_release(&line);
+		}
+	record_unlock(&r->rec);
+}
+
 /* Stage 4: the verdict, the record finished, its report and summary, the last line. */
 static void finish(struct run_state *r, int billing)
 {
 	int nh = r->nfailed_hosts, ns = r->nfailed_steps, ng = r->nfailed_gates;
 
+	judge_pools(r);
 	set_verdict(r, billing);
 	if (write_outputs(r) != GO_OK) {
 		fprintf(stderr, "error: %s\n", r->err.buf);

@@ -481,7 +481,23 @@ struct variant_row {
 	double *samples;          /* the benchmark's stored samples (store/samples.h) */
 	int nsamples;
 	struct stats_cmp vs;      /* against the winner (ranked rows after the first) */
+	double factor;            /* the rule's factor against the winner */
 };
+
+/* the GPU a benchmark step ran on (its slot's uuid: a host of many GPUs,
+ * --spread), NULL when the record does not say */
+static const char *row_gpu(const struct variant_row *r)
+{
+	return r->bench ? rr_str(cJSON_GetArrayItem(get(r->bench, "gpus"), 0), "uuid") : NULL;
+}
+
+/* compare's factor between two rows: beyond STATS_DEFAULT_FACTOR on one
+ * GPU, beyond STATS_INSTANCE_FACTOR when they ran on two GPU instances */
+static double rows_factor(const struct variant_row *a, const struct variant_row *b)
+{
+	const char *ga = row_gpu(a), *gb = row_gpu(b);
+	return ga && gb && strcmp(ga, gb) ? STATS_INSTANCE_FACTOR : STATS_DEFAULT_FACTOR;
+}
 
 /* the kept samples of a benchmark step's result, into r */
 static void take_samples(struct variant_row *r)
@@ -629,6 +645,52 @@ static void not_ranked_reason(struct strbuf *sb, const struct variant_row *r)
 		strbuf_addf(sb, ": %s", rr_str(s, "reason"));
 }
 
+/* A variant's entry of a sweep's "variants": rank (0: not ranked), first:
+ * it is the winner's row */
+static cJSON *variant_json(const cJSON *h, const char *program, const char *problem,
+			   const struct variant_row *r, int rank, int first, double best)
+{
+	cJSON *v = cJSON_CreateObject();
+	json_add_str(v, "variant", r->label);
+	if (r->ranked) {
+		json_add_num(v, "rank", rank);
+		json_add_num(v, "median_us", r->median);
+		json_add_num(v, "relative", r->median / best);
+		json_add_bool(v, "ranked", 1);
+		cJSON_AddNullToObject(v, "reason");
+		if (!first) {
+			json_add_str(v, "vs_winner", stats_verdict_name(r->vs.verdict));
+			json_add_num(v, "factor_vs_winner", r->factor);
+			if (isnan(r->vs.p))
+				cJSON_AddNullToObject(v, "p_vs_winner");
+			else
+				json_add_num(v, "p_vs_winner", r->vs.p);
+		} else {
+			cJSON_AddNullToObject(v, "vs_winner");
+			cJSON_AddNullToObject(v, "p_vs_winner");
+		}
+	} else {
+		struct strbuf why = STRBUF_INIT;
+		double m;
+		cJSON_AddNullToObject(v, "rank");
+		if (r->bench && rr_num(get(r->bench, "result"), METRIC_MEDIAN_PATH, &m))
+			json_add_num(v, "median_us", m);
+		else
+			cJSON_AddNullToObject(v, "median_us");
+		cJSON_AddNullToObject(v, "relative");
+		json_add_bool(v, "ranked", 0);
+		not_ranked_reason(&why, r);
+		json_add_str(v, "reason", why.buf);
+		strbuf_release(&why);
+	}
+	json_add_str(v, "check_status", r->check ? rr_str(r->check, "status") : NULL);
+	json_add_str(v, "bench_status", r->bench ? rr_str(r->bench, "status") : NULL);
+	json_add_str(v, "build_status", r->build ? rr_str(r->build, "status") : NULL);
+	json_add_str(v, "gpu_uuid", row_gpu(r));
+	sweep_variant_resources(h, program, r->label, problem, v);
+	return v;
+}
+
 static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 {
 	struct variant_row *rows = NULL;
@@ -693,9 +755,10 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 			if (rows[i].ranked)
 				take_samples(&rows[i]);
 		for (i = 1; i < n && rows[i].ranked; i++) {
+			rows[i].factor = rows_factor(&rows[0], &rows[i]);
 			stats_compare_medians(rows[0].samples, rows[0].nsamples, rows[i].samples,
 					      rows[i].nsamples, rows[0].median, rows[i].median,
-					      STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR, &rows[i].vs);
+					      STATS_DEFAULT_ALPHA, rows[i].factor, &rows[i].vs);
 			if (rows[i].vs.verdict != STATS_SLOWER)
 				clear = 0;
 		}
@@ -708,46 +771,9 @@ static cJSON *rank_one(const cJSON *h, const char *program, const char *problem)
 		cJSON_AddNullToObject(out, "winner_clear");
 	}
 	vars = json_add_arr(out, "variants");
-	for (i = 0; i < n; i++) {
-		const struct variant_row *r = &rows[i];
-		cJSON *v = cJSON_CreateObject();
-		json_add_str(v, "variant", r->label);
-		if (r->ranked) {
-			json_add_num(v, "rank", ++rank);
-			json_add_num(v, "median_us", r->median);
-			json_add_num(v, "relative", r->median / best);
-			json_add_bool(v, "ranked", 1);
-			cJSON_AddNullToObject(v, "reason");
-			if (i > 0) {
-				json_add_str(v, "vs_winner", stats_verdict_name(r->vs.verdict));
-				if (isnan(r->vs.p))
-					cJSON_AddNullToObject(v, "p_vs_winner");
-				else
-					json_add_num(v, "p_vs_winner", r->vs.p);
-			} else {
-				cJSON_AddNullToObject(v, "vs_winner");
-				cJSON_AddNullToObject(v, "p_vs_winner");
-			}
-		} else {
-			struct strbuf why = STRBUF_INIT;
-			double m;
-			cJSON_AddNullToObject(v, "rank");
-			if (r->bench && rr_num(get(r->bench, "result"), METRIC_MEDIAN_PATH, &m))
-				json_add_num(v, "median_us", m);
-			else
-				cJSON_AddNullToObject(v, "median_us");
-			cJSON_AddNullToObject(v, "relative");
-			json_add_bool(v, "ranked", 0);
-			not_ranked_reason(&why, r);
-			json_add_str(v, "reason", why.buf);
-			strbuf_release(&why);
-		}
-		json_add_str(v, "check_status", r->check ? rr_str(r->check, "status") : NULL);
-		json_add_str(v, "bench_status", r->bench ? rr_str(r->bench, "status") : NULL);
-		json_add_str(v, "build_status", r->build ? rr_str(r->build, "status") : NULL);
-		sweep_variant_resources(h, program, r->label, problem, v);
-		cJSON_AddItemToArray(vars, v);
-	}
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(vars, variant_json(h, program, problem, &rows[i],
+							rows[i].ranked ? ++rank : 0, i == 0, best));
 	for (i = 0; i < n; i++)
 		free(rows[i].samples);
 	free(rows);
@@ -790,6 +816,56 @@ cJSON *sweep_rank_host(const cJSON *h)
 				seen = 1;
 		if (!seen)
 			cJSON_AddItemToArray(out, rank_one(h, rr_str(s, "program"), rr_str(s, "problem")));
+	}
+	return out;
+}
+
+cJSON *sweep_pool_host(const cJSON *hosts, const char *pool)
+{
+	cJSON *ph = cJSON_CreateObject(), *steps, *builds, *names;
+	const cJSON *h, *x;
+	json_add_str(ph, "name", pool);
+	steps = json_add_arr(ph, "steps");
+	builds = json_add_arr(ph, "builds");
+	names = json_add_arr(ph, "pool_hosts");
+	FOR_EACH_OBJ(h, hosts) {
+		if (!rr_streq(rr_str(get(h, "spread"), "pool"), pool))
+			continue;
+		cJSON_AddItemToArray(names, cJSON_CreateString(rr_str(h, "name") ? rr_str(h, "name") : "?"));
+		FOR_EACH_OBJ(x, get(h, "steps"))
+			cJSON_AddItemReferenceToArray(steps, (cJSON *)x);
+		FOR_EACH_OBJ(x, get(h, "builds"))
+			cJSON_AddItemReferenceToArray(builds, (cJSON *)x);
+	}
+	return ph;
+}
+
+cJSON *sweep_rank_pools(const cJSON *hosts)
+{
+	cJSON *out = cJSON_CreateArray();
+	const cJSON *h, *p;
+	FOR_EACH_OBJ(h, hosts) {
+		const char *pool = rr_str(get(h, "spread"), "pool");
+		int seen = 0;
+		if (!pool)
+			continue;
+		FOR_EACH_OBJ(p, out)
+			seen |= rr_streq(rr_str(p, "pool"), pool);
+		if (!seen) {
+			cJSON *ph = sweep_pool_host(hosts, pool), *e = cJSON_CreateObject();
+			cJSON *sweeps = sweep_rank_host(ph);
+			json_add_str(e, "pool", pool);
+			cJSON_AddItemToObject(e, "hosts", cJSON_Duplicate(get(ph, "pool_hosts"), 1));
+			if (cJSON_GetArraySize(sweeps))
+				cJSON_AddItemToObject(e, "sweeps", sweeps);
+			else
+				cJSON_Delete(sweeps);
+			cJSON_Delete(ph);
+			if (get(e, "sweeps"))
+				cJSON_AddItemToArray(out, e);
+			else
+				cJSON_Delete(e);
+		}
 	}
 	return out;
 }

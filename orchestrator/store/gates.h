@@ -62,6 +62,20 @@ void sweep_describe(const cJSON *sw, struct strbuf *sb);
  * benchmark passed: a wrong variant never wins. */
 cJSON *sweep_rank_host(const cJSON *h);
 
+/* A run --spread dealt a sweep's variants over the hosts of one pool (a GPU
+ * model: each host's "spread".pool), so no host holds them all: a host
+ * object of every step and build of the pool's hosts (references into
+ * hosts: it must not outlive them; cJSON_Delete frees only it) and its
+ * hosts' names in "pool_hosts", for sweep_rank_host and the report. */
+cJSON *sweep_pool_host(const cJSON *hosts, const char *pool);
+
+/* Every pool's sweeps ranked across the pool: a new array of
+ * {"pool", "hosts": [names], "sweeps": sweep_rank_host's array}, one per
+ * pool that ran a sweep; empty without --spread. Rows that ran on two GPU
+ * instances are told apart beyond STATS_INSTANCE_FACTOR (each variant's
+ * "factor_vs_winner"), as compare does. */
+cJSON *sweep_rank_pools(const cJSON *hosts);
+
 /* The ptxas resources of a sweep variant's own kernels into o: the largest
  * "registers" (and "registers_min"), "spill_store_bytes", "spill_load_bytes",
  * "smem_bytes" (static) over the entry kernels of its build, leaving out a

@@ -284,6 +284,128 @@ static void test_sweep_ties(void)
 		 "insufficient data");
 }
 
+/* one passing sweep step (bench) of variant V with n samples base + (i % 7) *
+ * 0.01, run on GPU uuid (NULL: the record does not say), into steps */
+static void add_variant(cJSON *steps, const char *v, double base, int n, const char *uuid)
+{
+	cJSON *st = cJSON_CreateObject(), *t, *sm;
+	int i;
+	cJSON_AddStringToObject(st, "kind", "sweep");
+	cJSON_AddStringToObject(st, "mode", "bench");
+	cJSON_AddStringToObject(st, "variant", v);
+	cJSON_AddStringToObject(st, "program", "sw");
+	cJSON_AddStringToObject(st, "problem", "P");
+	cJSON_AddStringToObject(st, "status", "PASS");
+	if (uuid) {
+		cJSON *g = cJSON_CreateObject();
+		cJSON_AddStringToObject(g, "uuid", uuid);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(st, "gpus"), g);
+	}
+	t = cJSON_AddObjectToObject(cJSON_AddObjectToObject(st, "result"), "timing");
+	cJSON_AddNumberToObject(t, "median_us", base + 0.03);
+	sm = cJSON_AddArrayToObject(t, "samples_us");
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(sm, cJSON_CreateNumber(base + (i % 7) * 0.01));
+	cJSON_AddItemToArray(steps, st);
+}
+
+/* a variant's field of sweep sw, by label */
+static const cJSON *variant_of(const cJSON *sw, const char *label)
+{
+	const cJSON *v;
+	cJSON_ArrayForEach(v, cJSON_GetObjectItem(sw, "variants"))
+		if (json_str(v, "variant") && !strcmp(json_str(v, "variant"), label))
+			return v;
+	return NULL;
+}
+
+/* Two variants 6 % apart: slower on one GPU (beyond x1.05), the same on two
+ * instances of one model (within x1.08, issue 14's cross-instance rule);
+ * exactly at 1.08 the same, just beyond it slower */
+static void test_sweep_instances(void)
+{
+	struct { const char *name; double b; const char *ua, *ub, *want; double factor; } c[] = {
+		{ "6 % apart on one GPU: slower", 106.0, "GPU-1", "GPU-1", "slower", 1.05 },
+		{ "6 % apart on two GPU instances: the same (x1.08 across instances)", 106.0, "GPU-1", "GPU-2", "same", 1.08 },
+		{ "x1.08 exactly across instances: the same", 107.97, "GPU-1", "GPU-2", "same", 1.08 },
+		{ "just beyond x1.08 across instances: slower", 108.3, "GPU-1", "GPU-2", "slower", 1.08 },
+		{ "no GPU recorded (an older record): one GPU's rule", 106.0, NULL, NULL, "slower", 1.05 },
+	};
+	size_t k;
+	for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		cJSON *h = cJSON_CreateObject(), *steps = cJSON_AddArrayToObject(h, "steps"), *sw;
+		const cJSON *vb;
+		double f = 0;
+		add_variant(steps, "V=A", 99.97, 50, c[k].ua);
+		add_variant(steps, "V=B", c[k].b - 0.03, 50, c[k].ub);
+		sw = sweep_rank_host(h);
+		vb = variant_of(cJSON_GetArrayItem(sw, 0), "V=B");
+		if (vb && cJSON_IsNumber(cJSON_GetObjectItem(vb, "factor_vs_winner")))
+			f = cJSON_GetObjectItem(vb, "factor_vs_winner")->valuedouble;
+		CHECK(vb && json_str(vb, "vs_winner") && !strcmp(json_str(vb, "vs_winner"), c[k].want) &&
+		      f == c[k].factor && (!c[k].ub || (json_str(vb, "gpu_uuid") && !strcmp(json_str(vb, "gpu_uuid"), c[k].ub))),
+		      c[k].name, "vs_winner %s, factor %g", vb && json_str(vb, "vs_winner") ? json_str(vb, "vs_winner") : "-", f);
+		cJSON_Delete(sw);
+		cJSON_Delete(h);
+	}
+}
+
+/* run --spread: a sweep's variants dealt over two hosts of one pool are ranked
+ * across the pool (the winner is the pool's fastest, not each host's); a
+ * host of another pool and a host without "spread" are not in it */
+static void test_sweep_pools(void)
+{
+	cJSON *hosts = cJSON_CreateArray(), *pools;
+	const char *names[4] = { "a", "b", "c", "d" };
+	const char *pool[4] = { "H100", "H100", "A100", NULL };
+	const cJSON *p, *sw;
+	int k, np = 0;
+	for (k = 0; k < 4; k++) {
+		cJSON *h = cJSON_CreateObject(), *steps;
+		cJSON_AddStringToObject(h, "name", names[k]);
+		if (pool[k])
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(h, "spread"), "pool", pool[k]);
+		steps = cJSON_AddArrayToObject(h, "steps");
+		cJSON_AddItemToArray(hosts, h);
+		if (k == 0) {   /* a: V=1 (300) and V=3 (200) */
+			add_variant(steps, "V=1", 300, 50, "GPU-a0");
+			add_variant(steps, "V=3", 200, 50, "GPU-a1");
+		} else if (k == 1) {   /* b: V=2 (100, the pool's fastest) and V=4 (400) */
+			add_variant(steps, "V=2", 100, 50, "GPU-b0");
+			add_variant(steps, "V=4", 400, 50, "GPU-b1");
+		} else {   /* c and d: faster still, but not of the pool */
+			add_variant(steps, "V=5", 10, 50, "GPU-c0");
+		}
+	}
+	pools = sweep_rank_pools(hosts);
+	cJSON_ArrayForEach(p, pools)
+		np++;
+	CHECK(np == 2, "two pools with a sweep (H100, A100); the host without spread in none", "%d", np);
+	p = cJSON_GetArrayItem(pools, 0);
+	sw = cJSON_GetArrayItem(cJSON_GetObjectItem(p, "sweeps"), 0);
+	CHECK(json_str(p, "pool") && !strcmp(json_str(p, "pool"), "H100") &&
+	      cJSON_GetArraySize(cJSON_GetObjectItem(p, "hosts")) == 2 &&
+	      !strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(p, "hosts"), 1)->valuestring, "b"),
+	      "the H100 pool is hosts a and b", "%s", json_str(p, "pool") ? json_str(p, "pool") : "-");
+	CHECK(json_str(sw, "winner") && !strcmp(json_str(sw, "winner"), "V=2") &&
+	      cJSON_GetArraySize(cJSON_GetObjectItem(sw, "variants")) == 4 &&
+	      cJSON_IsTrue(cJSON_GetObjectItem(sw, "winner_clear")),
+	      "the pool's winner is b's V=2 of all four variants, not a's V=3", "winner %s",
+	      json_str(sw, "winner") ? json_str(sw, "winner") : "-");
+	CHECK(variant_of(sw, "V=3") && cJSON_GetObjectItem(variant_of(sw, "V=3"), "rank")->valuedouble == 2 &&
+	      variant_of(sw, "V=1") && cJSON_GetObjectItem(variant_of(sw, "V=1"), "rank")->valuedouble == 3 &&
+	      !variant_of(sw, "V=5"),
+	      "ranks across the pool: V=3 second, V=1 third; the A100 host's variant not among them", "-");
+	cJSON_Delete(pools);
+	cJSON_DeleteItemFromObject(cJSON_GetArrayItem(hosts, 0), "spread");
+	cJSON_DeleteItemFromObject(cJSON_GetArrayItem(hosts, 1), "spread");
+	cJSON_DeleteItemFromObject(cJSON_GetArrayItem(hosts, 2), "spread");
+	pools = sweep_rank_pools(hosts);
+	CHECK(cJSON_GetArraySize(pools) == 0, "without --spread: no pool", "%d", cJSON_GetArraySize(pools));
+	cJSON_Delete(pools);
+	cJSON_Delete(hosts);
+}
+
 /* issue 30 item 2: an all-NaN output has no error to judge: a gate on it fails with the count */
 static void test_nan_gates(void)
 {
@@ -325,5 +447,7 @@ int main(void)
 	test_nan_gates();
 	test_sweep();
 	test_sweep_ties();
+	test_sweep_instances();
+	test_sweep_pools();
 	return check_summary();
 }

@@ -751,6 +751,32 @@ static void test_pct_of_peak(void)
 	cJSON_Delete(run);
 }
 
+/* run --spread: a sweep dealt over two hosts of one pool is one section,
+ * ranked across the pool (b's V=2 wins), never a "Winner" per host */
+static void test_spread_sweep(void)
+{
+	cJSON *run = cJSON_Parse(
+		"{\"schema\": \"gpuorch.run/1\", \"run_id\": \"20260101-000000-pool01\", \"status\": \"complete\","
+		" \"outcome\": \"passed\", \"experiment\": {\"name\": \"pool\"}, \"hosts\": ["
+		"  {\"name\": \"a\", \"status\": \"ok\", \"spread\": {\"pool\": \"H100\", \"pool_hosts\": 2, \"pool_gpus\": 2, \"units\": 2, \"units_here\": 1},"
+		"   \"steps\": [{\"kind\": \"sweep\", \"mode\": \"bench\", \"variant\": \"V=1\", \"program\": \"sw\", \"problem\": \"P\","
+		"    \"status\": \"PASS\", \"gpus\": [{\"uuid\": \"GPU-a\"}], \"result\": {\"timing\": {\"median_us\": 300}}}]},"
+		"  {\"name\": \"b\", \"status\": \"ok\", \"spread\": {\"pool\": \"H100\", \"pool_hosts\": 2, \"pool_gpus\": 2, \"units\": 2, \"units_here\": 1},"
+		"   \"steps\": [{\"kind\": \"sweep\", \"mode\": \"bench\", \"variant\": \"V=2\", \"program\": \"sw\", \"problem\": \"P\","
+		"    \"status\": \"PASS\", \"gpus\": [{\"uuid\": \"GPU-b\"}], \"result\": {\"timing\": {\"median_us\": 100}}}]}]}");
+	char *md = render(run);
+	HAS(md, "on the pool H100 (--spread: a, b)", "a spread sweep is one section, on the pool, naming its hosts");
+	/* no samples recorded: too few to tell, so the lowest median is not a
+	 * clear winner; it is still the pool's fastest, b's V=2 */
+	CHECK(count(md, "**No clear winner**") == 1 && strstr(md, "**No clear winner**: `V=2` has the lowest median") &&
+	      !strstr(md, "**Winner**"), "one verdict: the pool's fastest (b's V=2) first",
+	      "%d verdicts", count(md, "**No clear winner**"));
+	HASNT(md, "B4 on a\n", "no per-host sweep section");
+	CHECK(count(md, "· P on ") == 1, "no section on a host of the pool", "%d", count(md, "· P on "));
+	free(md);
+	cJSON_Delete(run);
+}
+
 int main(void)
 {
 	test_row_clock();
@@ -766,6 +792,7 @@ int main(void)
 	test_write();
 	test_charts();
 	test_cluster_requeue();
+	test_spread_sweep();
 	fuzz_one("pass-2host.json", 1);
 	fuzz_one("failed-host.json", 3);
 	return check_summary();
