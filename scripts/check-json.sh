@@ -20,14 +20,9 @@ shift
 for p in "$@"; do
 	[ -f "$p" ] || die "no such file '$p'"
 done
-PY=
-for c in /usr/bin/python3 python3; do
-	if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import jsonschema' 2>/dev/null; then
-		PY=$c
-		break
-	fi
-done
-[ -n "$PY" ] || die "no python3 with jsonschema (apt-get install python3-jsonschema)"
+# shellcheck source=scripts/jsonschema-python.sh
+. "$ROOT/scripts/jsonschema-python.sh"
+PY=$(jsonschema_python) || die "no python3 with jsonschema (apt-get install python3-jsonschema)"
 
 exec "$PY" - "$schema" "$@" <<'PY'
 import json, sys

@@ -18,15 +18,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd) || die "cannot find the repository root"
 for p in "$@"; do
 	[ -e "$p" ] || die "no such file or folder '$p'"
 done
-# Debian's python3 first (python3-jsonschema), then whatever python3 is on PATH
-PY=
-for c in /usr/bin/python3 python3; do
-	if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import jsonschema' 2>/dev/null; then
-		PY=$c
-		break
-	fi
-done
-[ -n "$PY" ] || die "no python3 with jsonschema (apt-get install python3-jsonschema; scripts/deps.sh --tests installs it)"
+# shellcheck source=scripts/jsonschema-python.sh
+. "$ROOT/scripts/jsonschema-python.sh"
+PY=$(jsonschema_python) || die "no python3 with jsonschema (apt-get install python3-jsonschema; scripts/deps.sh --tests installs it)"
 
 exec "$PY" - "$ROOT/docs/schema" "$@" <<'PY'
 import json, os, sys
