@@ -225,7 +225,7 @@ test_expect_success 'gpuorch hosts disconnect stops the keeper and removes its s
 	test_grep "no session keeper is running" out &&
 	: "disconnect stopped the execd too: a run starts it again for the tests below" &&
 	run r13b hosts.json &&
-	wait_for 60 "ls \"$(sshd_var a WORKDIR)\"/execd/*.sock >/dev/null 2>&1"
+	{ wait_for 60 "ls \"$(sshd_var a WORKDIR)\"/execd/*.sock >/dev/null 2>&1" || { cat r13b; false; }; }
 '
 
 test_expect_success 'through a keeper, an exec channel and SFTP open the connection'"'"'s own session when they need it' '

@@ -826,6 +826,22 @@ static void on_usr1(int sig)
 	got_stale = 1;
 }
 
+/* The lock is held. A server that leaves (its socket removed: gpuorch hosts
+ * disconnect, clean, stale) takes no new command and exits within a second,
+ * the lock going with it: a start in that second waits for it (5 s at most)
+ * rather than answer "running" for a server about to be gone. 1: the lock
+ * is this one's now. */
+static int leaving_server_gone(int lk, const char *sock)
+{
+	int64_t until = now_ms() + 5000;
+	while (access(sock, F_OK) != 0 && now_ms() < until) {
+		if (flock(lk, LOCK_EX | LOCK_NB) == 0)
+			return 1;
+		poll(NULL, 0, 20);
+	}
+	return 0;
+}
+
 /* Is the socket file still the one this server bound? */
 static int still_ours(const char *sock, const struct stat *bound)
 {
@@ -906,7 +922,7 @@ static int cmd_start(const char *sock, int idle_s)
 		fprintf(stderr, "gpuorch-execd: cannot open '%s': %s\n", lockpath, strerror(errno));
 		return 2;
 	}
-	if (flock(lk, LOCK_EX | LOCK_NB) < 0) {
+	if (flock(lk, LOCK_EX | LOCK_NB) < 0 && !leaving_server_gone(lk, sock)) {
 		printf("running\n");
 		return 0;
 	}
