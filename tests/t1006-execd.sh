@@ -406,8 +406,9 @@ test_expect_success 'hosts clean stops the running execd (--dry-run only says so
 # login shell on its next run, as a brand-new host does, not one per command
 test_expect_success 'a host whose work directory was removed: its next run starts one login shell' '
 	W=$(sshd_var a WORKDIR) &&
-	pkill -f "$W/execd/gpuorch-execd"; :
-	wait_for 30 "! pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&
+	# signalled again until none is left: a server started after the
+	# first signal (a late start of a run) is stopped too
+	wait_for 120 "! pkill -f \"$W/execd/gpuorch-execd\"" &&
 	rm -rf "$W" &&
 	n=$(shells) &&
 	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run9 2>&1 &&
@@ -425,8 +426,9 @@ test_expect_success 'a host whose work directory was removed: its next run start
 
 test_expect_success 'the same with no probe kept: probe, plan and the files the host lacks in one login shell' '
 	W=$(sshd_var a WORKDIR) &&
-	pkill -f "$W/execd/gpuorch-execd"; :
-	wait_for 30 "! pgrep -f \"$W/execd/gpuorch-execd\" >/dev/null" &&
+	# signalled again until none is left: a server started after the
+	# first signal (a late start of a run) is stopped too
+	wait_for 120 "! pkill -f \"$W/execd/gpuorch-execd\"" &&
 	rm -rf "$W" "$TRASH"/cache/probe-*.txt &&
 	n=$(shells) &&
 	(cd proj && "$GPUORCH" run experiments/cpu1.json --hosts ../hosts.json --plain) >run10 2>&1 &&
