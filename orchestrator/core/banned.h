@@ -27,6 +27,9 @@
 #define ctime(t) BANNED(ctime)
 #undef asctime
 #define asctime(t) BANNED(asctime)
+/* the locale stays "C": core/localeconv.c answers for it */
+#undef setlocale
+#define setlocale(c, l) BANNED(setlocale)
 #undef system
 #define system(c) BANNED(system)
 
