@@ -34,6 +34,13 @@ STORE=$TMP/reports
 slug=$(basename "$(dirname "$SRC")")
 oldid=$(basename "$SRC")
 exp=$(jq -r .experiment.name "$SRC/run.json")
+# history writes REPORTS/<experiment's folder>/history.md: the copies go in a
+# folder of that name, so RUN_DIR must sit in one (reports/EXP/RUN)
+[ "$slug" = "$exp" ] || {
+	echo "bench-store: '$SRC' is in folder '$slug', not in one named after its experiment '$exp':" \
+		"copy it to DIR/$exp/$oldid and pass that" >&2
+	exit 2
+}
 
 i=0
 while [ "$i" -lt "$N" ]; do
