@@ -254,7 +254,8 @@ function comparePage() {
 			msg.appendChild(document.createTextNode(" (A) against "));
 			msg.appendChild(el("a", { href: runHref(b) }, b));
 			msg.appendChild(document.createTextNode(" (B): B / A of each figure both runs have on a GPU model " +
-				"(the medians; `gpuorch compare` judges them on the samples)"));
+				"(a ratio of the medians, not a verdict: `gpuorch compare A B` judges the samples, " +
+				"and rows on different GPU instances with its cross-instance factor)"));
 			var body = document.querySelector("#compare-table tbody"), byKey = {};
 			ra.figures.forEach(function (f) { byKey[f.gpu + "|" + f.what] = f; });
 			rb.figures.forEach(function (f) {
@@ -262,8 +263,8 @@ function comparePage() {
 				var ratio = fa && fa.value ? f.value / fa.value : null;
 				[f.what, f.gpu, fa ? +fa.value.toPrecision(5) : "-", +f.value.toPrecision(5), f.unit || "",
 				 ratio === null ? "only in B" : ratio.toFixed(3)].forEach(function (v) { tr.appendChild(el("td", {}, v)); });
-				if (ratio !== null && Math.abs(Math.log(ratio)) > Math.log(1.05))
-					tr.className += (ratio > 1) === (f.better === "higher") ? " better" : " worse";
+				/* no colour, no verdict: a ratio of two medians is not one (issue 14);
+				 * `gpuorch compare` judges the samples and the GPU instances */
 				body.appendChild(tr);
 			});
 		});
