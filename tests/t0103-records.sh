@@ -32,6 +32,16 @@ test_expect_success 'the summaries (and any run.json) git keeps under reports/ m
 	test_grep "^records: ok ($r run.json, $s summary.json)$" kept.out
 '
 
+test_expect_success 'git tracks no empty file and no raw record under reports/ (.gitignore, docs/results-store.md)' '
+	if ! git -C "$SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		echo "not a git work tree: nothing tracked to check" && return 0
+	fi &&
+	git -C "$SRCDIR" ls-files -s -- reports >tracked &&
+	: "the empty blob" &&
+	! grep " e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 " tracked &&
+	! grep "	reports/[^/]*/[^/]*/\(run.json\|logs/\|source.diff\|journal.jsonl\|controller.lock\)" tracked
+'
+
 # plant FIELD-EDIT: a copy of one committed record with one sed edit
 plant() {
 	rm -rf planted && mkdir -p planted &&
