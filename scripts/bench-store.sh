@@ -6,7 +6,7 @@
 #   scripts/bench-store.sh [N [RUN_DIR]]
 #
 # The store is N copies of one committed run (RUN_DIR, default the largest
-# attention-tools run under reports/: ~0.4 MiB of run.json, 21 benchmark
+# attention-tools run of tests/fixtures/reports: ~0.4 MiB of run.json, 21 benchmark
 # steps of 2000 samples), each with its own run id and start time, in a
 # scratch directory removed at the end. Each command runs three times (once
 # without summaries); the line shows the slowest wall time, the most CPU
@@ -22,7 +22,7 @@ G=${GPUORCH:-build/gpuorch}
 [ -x "$G" ] || { echo "bench-store: no $G (run make)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench-store: needs GNU time (/usr/bin/time)" >&2; exit 2; }
 if [ -z "$SRC" ]; then
-	SRC=$(ls -S reports/attention-tools/*/run.json | head -1)
+	SRC=$(ls -S tests/fixtures/reports/attention-tools/*/run.json | head -1)
 	SRC=${SRC%/run.json}
 fi
 [ -f "$SRC/run.json" ] || { echo "bench-store: no run.json in '$SRC'" >&2; exit 2; }

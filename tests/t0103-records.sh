@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='run records against their JSON Schemas (docs/schema/, scripts/check-records.sh): the committed ones pass, a planted defect is named'
+test_description='run records against their JSON Schemas (docs/schema/, scripts/check-records.sh): the fixture runs and what reports/ keeps in git pass, a planted defect is named'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
@@ -10,11 +10,36 @@ if ! /usr/bin/python3 -c "import jsonschema" 2>/dev/null && ! python3 -c "import
 	test_done
 fi
 
-test_expect_success 'every committed run.json and summary.json matches its schema' '
-	committed_runs committed &&
+test_expect_success 'every fixture run.json and summary.json matches its schema' '
+	fixture_runs committed &&
 	n=$(find committed -name run.json | wc -l) && test "$n" -ge 1 &&
 	"$CHECK" committed >out 2>&1 || { cat out; false; } &&
 	test_grep "^records: ok ($n run.json, $n summary.json)$" out
+'
+
+# reports/ keeps a summary per run in git (its raw record is in the results
+# store: docs/results-store.md); a run.json there is a run not pushed yet
+test_expect_success 'the summaries (and any run.json) git keeps under reports/ match their schemas' '
+	mkdir -p kept &&
+	if git -C "$SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$SRCDIR/reports" && git ls-files -z -- "*/summary.json" "*/run.json" | tar --null -T - -cf -) | tar -xf - -C kept
+	else
+		cp -R "$SRCDIR/reports/." kept
+	fi &&
+	s=$(find kept -name summary.json | wc -l) && test "$s" -ge 1 &&
+	r=$(find kept -name run.json | wc -l) &&
+	"$CHECK" kept >kept.out 2>&1 || { cat kept.out; false; } &&
+	test_grep "^records: ok ($r run.json, $s summary.json)$" kept.out
+'
+
+test_expect_success 'git tracks no empty file and no raw record under reports/ (.gitignore, docs/results-store.md)' '
+	if ! git -C "$SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		echo "not a git work tree: nothing tracked to check" && return 0
+	fi &&
+	git -C "$SRCDIR" ls-files -s -- reports >tracked &&
+	: "the empty blob" &&
+	! grep " e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 " tracked &&
+	! grep "	reports/[^/]*/[^/]*/\(run.json\|logs/\|source.diff\|journal.jsonl\|controller.lock\)" tracked
 '
 
 # plant FIELD-EDIT: a copy of one committed record with one sed edit

@@ -75,6 +75,25 @@ test_expect_success 'find again reuses the recorded runs: nothing is run' '
 	test $(run_count) = $before
 '
 
+test_expect_success 'find over runs whose raw records are in the results store: fetched on demand, or said missing' '
+	rm -rf thin && cp -R "$TRASH/reports" thin &&
+	n=$(ls -d thin/cpu/*/ | wc -l) &&
+	"$GPUORCH" push --prune --all --reports thin --store "$TRASH/rstore" >prune.out &&
+	test_grep "^pruned $n runs" prune.out && test -z "$(find thin -name run.json)" &&
+	(cd proj && test_must_fail env GPUORCH_RESULTS_STORE="$TRASH/empty" GPUORCH_REPORTS="$TRASH/thin" \
+		"$GPUORCH" find "$(rev 0)..$(rev 8)" cpu --hosts ../hosts.json --factor 3) >find3.out 2>&1 &&
+	cat find3.out &&
+	test_grep "raw record is not here (.*has only its summary): .*Get it with .gpuorch pull " find3.out &&
+	! grep "find: measuring" find3.out &&
+	(cd proj && GPUORCH_RESULTS_STORE="$TRASH/rstore" GPUORCH_REPORTS="$TRASH/thin" \
+		"$GPUORCH" find "$(rev 0)..$(rev 8)" cpu --hosts ../hosts.json --factor 3) >find4.out 2>&1 &&
+	cat find4.out &&
+	test_grep "^fetched run .* raw record from the results store $TRASH/rstore" find4.out &&
+	grep "^first slower commit: $(rev 5)" find4.out && grep "(recorded)" find4.out &&
+	! grep "find: measuring" find4.out &&
+	test "$(ls -d thin/cpu/*/ | wc -l)" = $n
+'
+
 test_expect_success 'find --json: the result and the evidence table of the text' '
 	(cd proj && "$GPUORCH" find "$(rev 0)..$(rev 8)" cpu --hosts ../hosts.json --factor 3 \
 		--json) >fj.out 2>fj.err &&

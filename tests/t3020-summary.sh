@@ -139,7 +139,7 @@ rss_under() {
 # handful of records cost, not 2,000 of them (the listing before kept every
 # run's summary, samples inline, until the end: ~190 MB here for these 2,000)
 test_expect_success 'runs over 2,000 records without summaries: on a pool of threads, bounded in memory, the same as on one thread' '
-	src=$(ls -d "$SRCDIR"/reports/demo/20261122-090041-7b0011) &&
+	src=$(ls -d "$SRCDIR"/tests/fixtures/reports/demo/20261122-090041-7b0011) &&
 	: "under ASan (no address-space limit there) 200 records: 2,000 took 745 s at CI load" &&
 	case "$GPUORCH" in */asan/*) N=200 ;; *) N=2000 ;; esac &&
 	mkdir -p big/demo && i=1000 &&
@@ -218,7 +218,7 @@ test_expect_success 'history --metric speaks the spec names; the old name still 
 '
 
 test_expect_success 'a copy of the committed runs (every run.json a new mtime, same bytes): each summary stays current, none rewritten' '
-	committed_runs copied &&
+	fixture_runs copied &&
 	find copied -name run.json -exec touch -d "2001-02-03 04:05:06" {} + &&
 	n=$(ls -d copied/*/*/ | wc -l) && test "$n" -ge 1 &&
 	test "$(ls copied/*/*/summary.json | wc -l)" = "$n" &&
@@ -248,7 +248,7 @@ test_expect_success 'a run.json edited to the same size after its summary (anoth
 # verdicts, ratios and notes of history are the same from either, from one
 # thread or many: the committed experiments with steps and gains in them
 test_expect_success 'history: the same output from committed (unsorted) samples.txt as from rebuilt (sorted) ones' '
-	committed_runs fmt &&
+	fixture_runs fmt &&
 	unsorted=0 &&
 	for f in fmt/*/*/samples.txt; do
 		tr " " "\n" <"$f" | grep . >one.col || continue
@@ -275,7 +275,7 @@ test_expect_success 'history: the same output from committed (unsorted) samples.
 '
 
 test_expect_success 'every committed run under reports/ lists and charts without a summary' '
-	committed_runs committed &&
+	fixture_runs committed &&
 	find committed -name summary.json -exec rm {} + ;
 	"$GPUORCH" runs --reports committed --limit 1000 >c.full 2>c.err &&
 	test ! -s c.err &&

@@ -9,7 +9,7 @@ A=20261122-091229-f53021
 B=20261122-090041-7b0011
 
 test_expect_success 'setup: a copy of the committed runs' '
-	committed_runs store && GPUORCH_REPORTS=$TRASH/store && export GPUORCH_REPORTS
+	fixture_runs store && GPUORCH_REPORTS=$TRASH/store && export GPUORCH_REPORTS
 '
 
 test_expect_success 'runs --json: one object per run, the same runs as the table' '

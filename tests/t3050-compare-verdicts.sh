@@ -41,7 +41,7 @@ edited() {
 }
 
 test_expect_success 'setup: a copy of the committed runs' '
-	committed_runs store && GPUORCH_REPORTS=$TRASH/store && export GPUORCH_REPORTS
+	fixture_runs store && GPUORCH_REPORTS=$TRASH/store && export GPUORCH_REPORTS
 '
 
 H100=20261126-205909-837be4

@@ -18,7 +18,7 @@ edit() {
 
 # copy of a committed run into reports/EXP/ID (its report is ours to write)
 copy_run() {
-	mkdir -p reports/$1 && cp -R "$SRCDIR/reports/$1/$2" reports/$1/ &&
+	mkdir -p reports/$1 && cp -R "$SRCDIR/tests/fixtures/reports/$1/$2" reports/$1/ &&
 	rm -f reports/$1/$2/summary.json reports/$1/$2/report.md
 }
 

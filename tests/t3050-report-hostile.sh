@@ -49,7 +49,7 @@ test_expect_success 'the hand-made records, every string hostile' '
 # runs of the repository that between them reach every section: gates,
 # sweeps, profiles, sanitizers, alerts (spills), kernel timings, a cloud
 # instance, Slurm jobs
-R=$SRCDIR/reports
+R=$SRCDIR/tests/fixtures/reports
 test_expect_success 'committed runs of every kind, their names and texts hostile' '
 	render_check names $R/gemm-wgmma/20261127-224959-f0aed9/run.json \
 		$R/attention-mma/20261123-212031-a14f67/run.json \

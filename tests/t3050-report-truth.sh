@@ -9,7 +9,7 @@ TOOLS=20261122-080919-e482d1    # attention-tools: 2 of 6 gates failed, 4 builds
 
 test_expect_success 'setup: a project, and a copy of the committed runs' '
 	project_init &&
-	committed_runs store && GPUORCH_REPORTS=$TRASH/store && export GPUORCH_REPORTS
+	fixture_runs store && GPUORCH_REPORTS=$TRASH/store && export GPUORCH_REPORTS
 '
 
 # a spec with a program off the harness declaring gflops and ms; GATE and

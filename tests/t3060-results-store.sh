@@ -138,7 +138,7 @@ test_expect_success 'a raw record that neither the clone nor the store has: a cl
 	mkdir -p thin2/$EXP && cp -R pristine-a/$EXP/$R1 thin2/$EXP/ && rm thin2/$EXP/$R1/run.json &&
 	test_must_fail env GPUORCH_RESULTS_STORE=$TRASH/empty-store "$GPUORCH" report --reports thin2 $R1 >none.out 2>&1 &&
 	cat none.out &&
-	test_grep "run $R1.s raw record is not here (thin2/$EXP/$R1 has only its summary) and not in the results store $TRASH/empty-store: push it from a machine that has it" none.out &&
+	test_grep "run $R1.s raw record is not here (thin2/$EXP/$R1 has only its summary): run $EXP/$R1 is not in the results store $TRASH/empty-store; nor is it in the repository.s history (.*). Get it with .gpuorch pull $R1 --store STORE. from a store that holds it" none.out &&
 	test_must_fail env GPUORCH_RESULTS_STORE=none "$GPUORCH" report --reports thin2 $R1 >off.out 2>&1 &&
 	test_grep "no results store is configured" off.out &&
 	test_expect_code 2 env GPUORCH_RESULTS_STORE=none "$GPUORCH" pull --reports thin2 $R1 >off2.out 2>&1 &&

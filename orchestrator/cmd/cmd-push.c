@@ -1,8 +1,10 @@
 /* cmd-push.c -- `gpuorch push` and `gpuorch pull`: runs' files to and from the results store. */
 #include "cmd/commands.h"
 #include "cmd/results-config.h"
+#include "cmd/results-prune.h"
 #include "core/error.h"
 #include "core/fsutil.h"
+#include "report/runsum.h"
 #include "store/store.h"
 
 #include <getopt.h> /* optind, optarg */
@@ -15,23 +17,36 @@ static const char push_about[] =
 	"Copy the files of each run directory (run.json, logs, samples, profiles,\n"
 	"report, summary) into the results store, content-addressed: a file the\n"
 	"store has is not sent again, and a run it has as it is sends nothing.\n"
-	"A run still going, and one whose run.json is not here, are not pushed.\n";
+	"A run still going, and one whose run.json is not here, are not pushed.\n"
+	"\n"
+	"--prune then removes each run's raw record from the reports directory\n"
+	"(run.json, logs/, source.diff: all but report.md, charts/, summary.json,\n"
+	"samples.txt and the notes commands wrote for people), each file only once\n"
+	"the store's manifest lists it with its hash and the store's copy reads back\n"
+	"as it; a run the store does not hold loses nothing. Run it again after an\n"
+	"interruption: it finishes what was left. What git keeps and how to migrate\n"
+	"a repository: docs/results-store.md.\n";
 
 static const char pull_about[] =
 	"Restore each run's files from the results store into REPORTS/EXPERIMENT/RUN-ID,\n"
 	"byte-identical, every file checked against its hash. A file already here\n"
 	"with other content is not replaced (the pull stops, naming it) unless\n"
-	"--force is given.\n";
+	"--force is given. A run the store does not have (or with no store) comes\n"
+	"from the repository's git history where a commit holds its run.json: the\n"
+	"files missing here are written (--store git: from history alone).\n";
 
 #define XFER_STORE_OPTION \
 	{ "store", 's', "WHERE", "@dir", "a directory or s3://BUCKET[/PREFIX] (default:\n" \
-	  "$GPUORCH_RESULTS_STORE, else ~/.cache/gpuorch/results)" }
+	  "$GPUORCH_RESULTS_STORE, else ~/.cache/gpuorch/results); pull: git\n" \
+	  "reads the repository's history alone" }
 #define XFER_REPORTS_OPTION \
 	{ "reports", 'R', "DIR", "@dir", \
 	  "the reports directory (default: $GPUORCH_REPORTS or ./reports)" }
 
 static const struct cmd_option push_options[] = {
 	{ "all", 'A', NULL, NULL, "every run under the reports directory" },
+	{ "prune", 'P', NULL, NULL, "then remove each pushed run's raw record from the\n"
+				    "reports directory, once the store is seen to hold it" },
 	XFER_STORE_OPTION,
 	XFER_REPORTS_OPTION,
 	{ NULL, 0, NULL, NULL, NULL },
@@ -46,7 +61,7 @@ static const struct cmd_option pull_options[] = {
 
 struct xfer_opts {
 	const char *reports, *store;
-	int all, force;
+	int all, force, prune;
 };
 
 /* The options; optind is at the first run id after. -1: usage error printed. */
@@ -61,6 +76,7 @@ static int parse(const struct cmd_entry *e, int argc, char **argv, struct xfer_o
 		case 's': o->store = optarg; break;
 		case 'A': o->all = 1; break;
 		case 'f': o->force = 1; break;
+		case 'P': o->prune = 1; break;
 		default:
 			cmd_option_failed(e, c);
 			return -1;
@@ -74,48 +90,136 @@ static int parse(const struct cmd_entry *e, int argc, char **argv, struct xfer_o
 	return 0;
 }
 
-/* One run directory pushed; 0 pushed, 1 skipped or failed (said on stderr). */
-static int push_one(struct results_store *rs, const char *dir, struct results_counts *tot)
+static void add_counts(struct results_counts *tot, const struct results_counts *n)
+{
+	tot->files += n->files;
+	tot->objects_sent += n->objects_sent;
+	tot->bytes_sent += n->bytes_sent;
+	tot->manifests_sent += n->manifests_sent;
+}
+
+/* One run directory pushed; 0 pushed, 1 skipped or failed (said on stderr).
+ * With prune, a directory whose run.json a cut prune removed is not pushed
+ * (the store has the whole run) and counts as pushed. */
+static int push_one(struct results_store *rs, const char *dir, int prune,
+		    struct results_counts *tot)
 {
 	struct results_counts n = {0};
 	struct strbuf err = STRBUF_INIT;
 	char *rec = xstrfmt("%s/run.json", dir), *q = store_qualified_id(dir);
+	cJSON *sum = NULL;
 	int bad = 1;
 
 	if (store_run_live(dir))
 		fprintf(stderr, "skipping run %s: it is still running (push it when it ends)\n", q);
+	else if (!fs_is_file(rec) && prune)
+		bad = 0;
 	else if (!fs_is_file(rec))
 		fprintf(stderr, "skipping run %s: '%s' has no run.json (nothing to push: its raw "
 			"record is elsewhere; 'gpuorch pull %s' brings it)\n", q, dir, q);
+	/* a prune leaves the summary as all that runs and history read: current first */
+	else if (prune && runsum_refresh(dir, &sum, &err) != GO_OK)
+		fprintf(stderr, "error: run %s: its summary: %s\n", q, err.buf);
 	else if (results_push_run(rs, dir, &n, &err) != GO_OK)
 		fprintf(stderr, "error: run %s: %s\n", q, err.buf);
 	else {
 		printf("%s: %d file%s, %d new object%s (%lld bytes)%s\n", q, n.files,
 		       n.files == 1 ? "" : "s", n.objects_sent, n.objects_sent == 1 ? "" : "s",
 		       n.bytes_sent, n.manifests_sent ? "" : ", the store had it");
-		tot->files += n.files;
-		tot->objects_sent += n.objects_sent;
-		tot->bytes_sent += n.bytes_sent;
-		tot->manifests_sent += n.manifests_sent;
+		add_counts(tot, &n);
 		bad = 0;
 	}
+	cJSON_Delete(sum);
 	strbuf_release(&err);
 	free(rec);
 	free(q);
 	return bad;
 }
 
-/* The run directory of a named run, for push (not fetched: push sends what is here). */
-static char *run_dir_of(const char *id, struct strbuf *err)
+/* One pushed run's raw record removed; 0 done, 1 failed (said on stderr). */
+static int prune_one(struct results_store *rs, const char *dir, struct results_pruned *tot)
+{
+	struct results_pruned p = {0};
+	struct strbuf err = STRBUF_INIT;
+	char *q = store_qualified_id(dir);
+	int bad = 0;
+
+	if (results_prune_run(rs, dir, &p, &err) != GO_OK) {
+		fprintf(stderr, "error: run %s: %s\n", q, err.buf);
+		bad = 1;
+	} else {
+		printf("%s: pruned %d raw file%s (%lld bytes), kept %d\n", q, p.removed,
+		       p.removed == 1 ? "" : "s", p.bytes, p.kept);
+		tot->removed += p.removed;
+		tot->bytes += p.bytes;
+		tot->kept += p.kept;
+	}
+	strbuf_release(&err);
+	free(q);
+	return bad;
+}
+
+/* The run directory of a named run, for push (not fetched: push sends what
+ * is here). A run that a cut prune left without its run.json is found by
+ * its directory (a name or EXPERIMENT/RUN-ID, not a prefix). */
+static char *run_dir_of(const char *id, int prune, struct strbuf *err)
 {
 	struct store_entry e;
-	char *dir = NULL;
+	char *dir = NULL, *q = NULL, **all;
+	int i, n = 0;
+
 	if (store_find(id, &e, err) == GO_OK) {
 		dir = e.dir;
 		e.dir = NULL;
 		store_entry_release(&e);
+		return dir;
 	}
+	all = prune ? results_run_dirs(store_root(), &n) : NULL;
+	for (i = 0; i < n; i++) {
+		const char *base = strrchr(all[i], '/');
+		free(q);
+		q = store_qualified_id(all[i]);
+		if (strcmp(q, id) && (!base || strcmp(base + 1, id)))
+			continue;
+		if (dir) {
+			go_fail(err, GO_ERR_USAGE, "run id '%s' is ambiguous: '%s' and '%s' have it; "
+				"name one as EXPERIMENT/RUN-ID", id, dir, all[i]);
+			free(dir);
+			dir = NULL;
+			break;
+		}
+		dir = xstrdup(all[i]);
+	}
+	free(q);
+	store_run_dirs_free(all, n);
 	return dir;
+}
+
+/* The run directories push works on: --all's, or the named runs' (*failed
+ * counts the names not found). */
+static char **push_dirs(const struct xfer_opts *o, int argc, char **argv, int *n, int *failed)
+{
+	struct strbuf err = STRBUF_INIT;
+	char **dirs;
+	int i;
+
+	*n = 0;
+	if (o->all)
+		/* a prune cut before the end left runs with no run.json: they are finished too */
+		return o->prune ? results_run_dirs(store_root(), n)
+				: store_run_dirs_under(store_root(), n);
+	dirs = xcalloc((size_t)(argc - optind) + 1, sizeof(*dirs));
+	for (i = optind; i < argc; i++) {
+		char *d = run_dir_of(argv[i], o->prune, &err);
+		if (!d) {
+			fprintf(stderr, "error: %s\n", err.buf);
+			(*failed)++;
+			continue;
+		}
+		dirs[(*n)++] = d;
+	}
+	strbuf_release(&err);
+	return dirs;
 }
 
 static int push_exec(int argc, char **argv)
@@ -123,9 +227,10 @@ static int push_exec(int argc, char **argv)
 	struct xfer_opts o;
 	struct results_store *rs = NULL;
 	struct results_counts tot = {0};
+	struct results_pruned pruned = {0};
 	struct strbuf err = STRBUF_INIT;
-	char **dirs = NULL;
-	int n = 0, i, failed = 0;
+	char **dirs;
+	int n = 0, i, failed = 0, npruned = 0;
 
 	if (parse(&cmd_push_entry, argc, argv, &o) < 0)
 		return GO_EXIT_USAGE;
@@ -135,59 +240,54 @@ static int push_exec(int argc, char **argv)
 		strbuf_release(&err);
 		return GO_EXIT_USAGE;
 	}
-	if (o.all) {
-		dirs = store_run_dirs_under(store_root(), &n);
-	} else {
-		dirs = xcalloc((size_t)(argc - optind), sizeof(*dirs));
-		for (i = optind; i < argc; i++) {
-			char *d = run_dir_of(argv[i], &err);
-			if (!d) {
-				fprintf(stderr, "error: %s\n", err.buf);
-				failed++;
-				continue;
-			}
-			dirs[n++] = d;
-		}
+	dirs = push_dirs(&o, argc, argv, &n, &failed);
+	for (i = 0; i < n; i++) {
+		int bad = push_one(rs, dirs[i], o.prune, &tot);
+		/* a run pruned only once its push went through, and the store is seen to hold it */
+		if (!bad && o.prune && !(bad = prune_one(rs, dirs[i], &pruned)))
+			npruned++;
+		failed += bad;
 	}
-	for (i = 0; i < n; i++)
-		failed += push_one(rs, dirs[i], &tot);
 	printf("pushed %d run%s to %s: %d new object%s, %lld bytes\n", tot.manifests_sent,
 	       tot.manifests_sent == 1 ? "" : "s", rs->where, tot.objects_sent,
 	       tot.objects_sent == 1 ? "" : "s", tot.bytes_sent);
+	if (o.prune)
+		printf("pruned %d run%s: %d raw file%s removed (%lld bytes), %d reader's file%s "
+		       "kept\n", npruned, npruned == 1 ? "" : "s", pruned.removed,
+		       pruned.removed == 1 ? "" : "s", pruned.bytes, pruned.kept,
+		       pruned.kept == 1 ? "" : "s");
 	store_run_dirs_free(dirs, n);
 	results_close(rs);
 	strbuf_release(&err);
 	return failed ? GO_EXIT_FAILED : GO_EXIT_OK;
 }
 
-/* One run pulled; the exit code. */
-static int pull_one(struct results_store *rs, const char *arg, int force)
+/* One run pulled (the store, else git history); the exit code. */
+static int pull_one(const char *where, const char *arg, int force)
 {
 	struct results_counts n = {0};
 	struct strbuf err = STRBUF_INIT;
 	const char *slash = strchr(arg, '/');
-	char *slug = NULL, *id = xstrdup(slash ? slash + 1 : arg), *dir = NULL;
+	char *slug = NULL, *id = xstrdup(slash ? slash + 1 : arg), *got = NULL, *from = NULL;
 	enum go_status st = GO_OK;
 
 	if (slash)
 		slug = xstrfmt("%.*s", (int)(slash - arg), arg);
-	else
-		st = results_find_run(rs, id, &slug, &err);
-	if (st == GO_OK && (!*slug || !*id || strchr(id, '/') || slug[0] == '.' || id[0] == '.'))
+	if ((slug && (!*slug || slug[0] == '.')) || !*id || strchr(id, '/') || id[0] == '.')
 		st = go_fail(&err, GO_ERR_USAGE, "'%s' is not a run id (or EXPERIMENT/RUN-ID)", arg);
-	if (st == GO_OK) {
-		dir = xstrfmt("%s/%s/%s", store_root(), slug, id);
-		st = results_pull_run(rs, slug, id, dir, force ? RESULTS_OVERWRITE : RESULTS_REFUSE,
-				      &n, &err);
-	}
 	if (st == GO_OK)
-		printf("%s/%s: %d file%s, %d written, %d already here, into %s\n", slug, id, n.files,
-		       n.files == 1 ? "" : "s", n.files_written, n.files - n.files_written, dir);
+		st = results_restore(where, slug, id, force ? RESULTS_OVERWRITE : RESULTS_REFUSE,
+				     &got, &from, &n, &err);
+	if (st == GO_OK)
+		printf("%s/%s: %d file%s, %d written, %d already here, into %s/%s/%s (from %s)\n",
+		       got, id, n.files, n.files == 1 ? "" : "s", n.files_written,
+		       n.files - n.files_written, store_root(), got, id, from);
 	else
 		fprintf(stderr, "error: %s\n", err.buf);
 	free(slug);
+	free(got);
+	free(from);
 	free(id);
-	free(dir);
 	strbuf_release(&err);
 	return st == GO_OK ? GO_EXIT_OK : go_exit_code(st);
 }
@@ -195,29 +295,20 @@ static int pull_one(struct results_store *rs, const char *arg, int force)
 static int pull_exec(int argc, char **argv)
 {
 	struct xfer_opts o;
-	struct results_store *rs = NULL;
-	struct strbuf err = STRBUF_INIT;
 	int i, rc = GO_EXIT_OK, r;
 
 	if (parse(&cmd_pull_entry, argc, argv, &o) < 0)
 		return GO_EXIT_USAGE;
 	cmd_set_reports(o.reports);
-	if (results_configured(o.store, &rs, &err) != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		strbuf_release(&err);
-		return GO_EXIT_USAGE;
-	}
 	for (i = optind; i < argc; i++)
-		if ((r = pull_one(rs, argv[i], o.force)) != GO_EXIT_OK && rc == GO_EXIT_OK)
+		if ((r = pull_one(o.store, argv[i], o.force)) != GO_EXIT_OK && rc == GO_EXIT_OK)
 			rc = r;
-	results_close(rs);
-	strbuf_release(&err);
 	return rc;
 }
 
 const struct cmd_entry cmd_push_entry = {
 	.name = "push",
-	.synopsis = "(RUN_ID... | --all) [options]",
+	.synopsis = "(RUN_ID... | --all) [--prune] [options]",
 	.about = push_about,
 	.options = push_options,
 	.summary = "copy runs' raw files into the results store",

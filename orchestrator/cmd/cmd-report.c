@@ -1,5 +1,7 @@
 /* cmd-report.c -- `gpuorch report RUN_ID`: (re)write a run's report.md from run.json. */
 #include "cmd/commands.h"
+#include "cmd/results-config.h"
+#include "cmd/results-prune.h"
 #include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonutil.h"
@@ -10,6 +12,7 @@
 #include <getopt.h> /* optind, optarg */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "core/banned.h"
 
 static const char about[] =
@@ -47,6 +50,41 @@ static void say_problem(cJSON *json, const char *state, const char *file, const 
 	cJSON_AddItemToArray(json, o);
 }
 
+/* The record of the run in dir, written nowhere: a run whose raw record is
+ * in the results store (a summary here, no run.json) is read from there, or
+ * from git history, into memory (--check writes nothing). */
+static enum go_status check_record(const char *dir, cJSON **run, struct strbuf *err)
+{
+	char *rec = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
+	char *q = NULL, *slash, *from = NULL;
+	struct strbuf text = STRBUF_INIT, why = STRBUF_INIT;
+	enum go_status st;
+
+	if (fs_is_file(rec) || !fs_is_file(sum)) {
+		st = store_load_record(dir, run, err);
+		goto out;
+	}
+	q = store_qualified_id(dir);
+	slash = strchr(q, '/');
+	st = slash ? GO_OK : go_fail(err, GO_ERR_IO, "'%s' has no run.json", dir);
+	if (slash)
+		*slash = '\0';
+	if (st == GO_OK && (st = results_read_record(q, slash + 1, &text, &from, &why)) != GO_OK)
+		st = go_fail(err, st, "its raw record is not here (only its summary) and could not "
+			     "be read: %s ('gpuorch pull %s/%s' once a store has it)", why.buf, q,
+			     slash + 1);
+	if (st == GO_OK)
+		st = json_parse(text.buf, text.len, from, run, err);
+out:
+	strbuf_release(&text);
+	strbuf_release(&why);
+	free(from);
+	free(q);
+	free(rec);
+	free(sum);
+	return st;
+}
+
 /* One run directory: 1 when its report.md is current, else 0 (said why). */
 static int check_dir(const char *dir, cJSON *json)
 {
@@ -55,7 +93,7 @@ static int check_dir(const char *dir, cJSON *json)
 	cJSON *run = NULL;
 	int ok = 0;
 
-	if (store_load_record(dir, &run, &err) != GO_OK)
+	if (check_record(dir, &run, &err) != GO_OK)
 		say_problem(json, "unreadable", dir, err.buf);
 	else if (!fs_is_file(path))
 		say_problem(json, "stale", path, "missing");
@@ -113,10 +151,10 @@ static int check_main(int argc, char **argv, int json)
 			store_entry_release(&e);
 			continue;
 		}
-		dirs = store_run_dirs_under(arg, &n);
+		dirs = results_run_dirs(arg, &n);
 		if (!n) {
-			fprintf(stderr, "error: '%s' holds no run (no run.json in it or two levels "
-					"below)\n", arg);
+			fprintf(stderr, "error: '%s' holds no run (no run.json or summary.json in it or "
+					"two levels below)\n", arg);
 			rc = 1;
 		}
 		for (j = 0; j < n; j++)

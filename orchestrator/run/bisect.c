@@ -114,8 +114,15 @@ static void measure(struct finder *f, struct point *p)
 			q = store_qualified_id(v[i].dir);   /* by its directory */
 			fst = store_find(q, &e, &err);
 			free(q);
-			if (fst != GO_OK)
-				continue;
+			if (fst != GO_OK) {
+				/* recorded, but its raw record is elsewhere (the results
+				 * store): said, never measured again behind the user's back */
+				fprintf(stderr, "error: %s\n", err.buf);
+				p->state = SKIPPED;
+				p->note = xstrfmt("its recorded run's raw record is not here: %s", err.buf);
+				f->raw_missing = 1;
+				goto out;
+			}
 			p->run = e.run;
 			if (take_figure(f, p)) {
 				e.run = NULL;
@@ -570,6 +577,11 @@ int find_main(struct finder *f, const char *range_arg)
 	if (!rc) {
 		fd_bisect(&d, want, &lo, &hi);
 		rc = fd_print_result(&d, want, lo, hi);
+	}
+	if (!rc && f->raw_missing) {
+		fprintf(stderr, "error: the raw records of some recorded runs are missing (above): "
+			"their commits were skipped; 'gpuorch pull RUN_ID' brings them\n");
+		rc = GO_EXIT_FAILED;
 	}
 	for (i = 0; i < d.npts; i++) {
 		free(d.pts[i].subject);

@@ -19,6 +19,8 @@ struct finder {
 	struct strbuf cl;           /* the command line, recorded in the runs it makes */
 	cJSON *json;                /* --json: find_main adds its result to this object
 				     * (docs/schema/cli-find.schema.json); NULL: text only */
+	int raw_missing;            /* set by find_main: a recorded run's raw record was not
+				     * here nor fetched (its commit skipped, not measured again) */
 };
 
 /* range_arg is "GOOD..BAD" (checked by the caller). Returns the exit code;

@@ -26,17 +26,14 @@ project_init() {
 	 git config user.name test && git add -A && git commit -qm "fixture project")
 }
 
-# committed_runs DEST: a copy of the runs the repository holds under
-# reports/ (the files git tracks there), not of what a user's own runs in
-# this checkout added (scripts/demo.sh, the README's first command, writes
-# reports/demo/...); all of reports/ when SRCDIR is not a git work tree
-committed_runs() {
-	rm -rf "$1" && mkdir -p "$1" || return 1
-	if git -C "$SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-		(cd "$SRCDIR/reports" && git ls-files -z . | tar --null -T - -cf -) | tar -xf - -C "$1"
-	else
-		cp -R "$SRCDIR/reports/." "$1"
-	fi
+# fixture_runs DEST: a copy of tests/fixtures/reports, the runs the tests
+# read (trimmed copies of runs this repository recorded on real GPUs, chosen
+# by the tests that name them: their run.json, summary.json, samples.txt and
+# report.md; logs, profiles and diffs left out). Never the live reports/:
+# it grows with every run, and keeps only summaries once its raw records
+# are in the results store (docs/results-store.md)
+fixture_runs() {
+	rm -rf "$1" && mkdir -p "$1" && cp -R "$SRCDIR/tests/fixtures/reports/." "$1"
 }
 
 # run_step RUN ID FIELD: a field of the first host's step with that id
