@@ -84,6 +84,23 @@ static void no_step(struct strbuf *why, const cJSON *h, enum step_kind k, const 
 			    problem ? "'" : "");
 }
 
+/* metric ends with suffix */
+static int metric_ends(const char *metric, const char *suffix)
+{
+	size_t n = strlen(metric), k = strlen(suffix);
+	return n > k && !strcmp(metric + n - k, suffix);
+}
+
+/* The unit of figures.NAME.FIELD's figure (its value and its peak share it) */
+static const char *figure_unit(const cJSON *result, const char *metric)
+{
+	const char *dot = strrchr(metric, '.');
+	char *path = xstrfmt("%.*s.unit", (int)(dot - metric), metric);
+	const cJSON *u = json_path(result, path);
+	free(path);
+	return cJSON_IsString(u) ? u->valuestring : NULL;
+}
+
 static void judge_result_metric(struct judged *j, const cJSON *h, const char *program,
 				const char *problem, const char *metric)
 {
@@ -110,6 +127,8 @@ static void judge_result_metric(struct judged *j, const cJSON *h, const char *pr
 	j->unit = metric_unit(metric);
 	if (!j->unit)   /* a program's own figure: the unit its spec declared */
 		j->unit = rr_str(rr_obj(rr_obj(rr_result(m.step), "figures"), metric), "unit");
+	if (!j->unit && !strncmp(metric, "figures.", 8))   /* a result's figure, or its % of peak */
+		j->unit = metric_ends(metric, ".pct_of_peak") ? "%" : figure_unit(rr_result(m.step), metric);
 	if (m.impossible)
 		strbuf_addstr(&j->why, metric_is_timing(metric)
 				       ? "the timing beats the roofline floor (impossible): not a measurement to judge"
