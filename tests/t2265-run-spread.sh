@@ -221,6 +221,64 @@ test_expect_success 'each host builds only what its own steps need' '
 	test "$(jq_ "$run/run.json" hosts.1.steps.0.status)" = PASS
 '
 
+test_expect_success 'gates: one whose rows a host holds is judged there only; a speedup whose kernel and baseline ran on two hosts is judged once for the pool, naming both rows' '
+	cat >proj/slot/timed.py <<-\EOF &&
+	# timed.py --median=US: a result with that median; as base.py, twice it (t2265)
+	import json, os, sys
+	a = dict(x[2:].split("=", 1) for x in sys.argv[1:] if "=" in x)
+	m = float(a["median"]) * (2 if os.path.basename(sys.argv[0]) == "base.py" else 1)
+	print(json.dumps({"schema": "gpuorch.result/1", "program": "t", "mode": a["mode"], "status": "pass",
+	                  "reason": None, "problem": {}, "device": None, "correctness": {"pass": True},
+	                  "timing": {"median_us": m, "n": 3, "samples_us": [m, m, m]}}))
+	EOF
+	cp proj/slot/timed.py proj/slot/base.py &&
+	cat >proj/experiments/pg.json <<-EOF &&
+	{"schema": 1, "name": "pg", "phase": "pool gates",
+	 "sources": ["slot"], "targets": {"H100": "sm_90a"},
+	 "programs": {"k": {"script": "slot/timed.py"}, "base": {"script": "slot/base.py"},
+	              "s": {"run": ["sh", "slot/step.sh", "{tag}", "{log}", "{want}"],
+	                    "figures": {"gflops": {"regex": "^GFLOPS: ([0-9.]+)\$", "unit": "GFLOP/s"}}}},
+	 "problems": [{"name": "q", "params": {"median": 50, "tag": "q", "log": "$TRASH/pg.log", "want": 0}},
+	              {"name": "r", "params": {"median": 100, "tag": "r", "log": "$TRASH/pg.log", "want": 0}}],
+	 "steps": [{"kind": "benchmark", "program": "k", "problems": ["q"]},
+	           {"kind": "benchmark", "program": "base", "role": "baseline", "problems": ["q"]},
+	           {"kind": "benchmark", "program": "s", "problems": ["r"]}],
+	 "gates": [{"program": "s", "problem": "r", "metric": "gflops", "op": ">=", "value": 1},
+	           {"program": "k", "metric": "speedup", "op": ">=", "value": 2},
+	           {"program": "k", "problem": "q", "metric": "speedup", "op": ">", "value": 2}]}
+	EOF
+	(cd proj && git add -A && git commit -qm pool-gates) &&
+	test_expect_code 1 run pg ab.json --spread >pg.out 2>&1 || { cat pg.out; false; } &&
+	cat pg.out &&
+	run=$(last_run_dir) &&
+	rows "$run" >rows && cat rows &&
+	: "dealt: k.q to a GPU 0, base.q to b GPU 0, s.r to a GPU 1" &&
+	grep "^a q $(uuid aaaa 0) PASS\$" rows && grep "^b q $(uuid bbbb 0) PASS\$" rows &&
+	grep "^a r $(uuid aaaa 1) PASS\$" rows &&
+	: "the gflops gate: host a ran s on r and judged it; b did not and does not fail it" &&
+	test "$(jq_ "$run/run.json" hosts.0.gates --len)" = 1 &&
+	test "$(jq_ "$run/run.json" hosts.0.gates.0.metric)" = gflops &&
+	test "$(jq_ "$run/run.json" hosts.0.gates.0.verdict)" = PASS &&
+	test "$(jq_ "$run/run.json" hosts.1.gates --len)" = 0 &&
+	: "the speedups: once, for the pool, 100 / 50 = 2: exactly at >= 2 passes, > 2 fails" &&
+	test "$(jq_ "$run/run.json" pool_gates --len)" = 1 &&
+	test "$(jq_ "$run/run.json" pool_gates.0.pool)" = "NVIDIA H100 80GB HBM3" &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates --len)" = 2 &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.measured)" = 2 &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.verdict)" = PASS &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.1.verdict)" = FAIL &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.0.host)" = a &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.0.step)" = benchmark.k.q &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.0.gpus.0.uuid)" = "$(uuid aaaa 0)" &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.1.host)" = b &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.1.step)" = benchmark.base.q &&
+	grep "^pool NVIDIA H100 80GB HBM3 (2 hosts): gate ✅ speedup >= 2 .*(rows: benchmark.k.q on a, benchmark.base.q on b)\$" pg.out &&
+	grep "^pool NVIDIA H100 80GB HBM3 (2 hosts): gate ❌ speedup > 2 .*(rows: benchmark.k.q on a, benchmark.base.q on b)\$" pg.out &&
+	grep "1 gate failed)\$" pg.out &&
+	grep "| ✅ pass | speedup | pool NVIDIA H100 80GB HBM3 (a, b) | .k. · q | .speedup. | 2× | >= 2 | read .benchmark.k.q. on a, .benchmark.base.q. on b |" "$run/report.md" &&
+	"$SRCDIR/scripts/check-records.sh" "$run/run.json"
+'
+
 test_expect_success 'a host lost before its plan: the pool is dealt among the hosts that came, nothing missing' '
 	sshd_stop b &&
 	: >flat.log &&
