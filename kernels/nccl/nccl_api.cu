@@ -102,7 +102,8 @@ static int try_glob(struct nccl_api *api, const char *pattern, char *why, size_t
  * parent of each bin/ directory on PATH */
 static int try_wheels(struct nccl_api *api, char *why, size_t whylen)
 {
-	const char *fixed[] = { "/usr", "/usr/local", "/opt/conda", getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX") };
+	const char *fixed[] = { "/usr", "/usr/local", "/opt/conda", "/opt/*", "/opt/*/.venv",
+				getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX") };
 	const char *home = getenv("HOME"), *path = getenv("PATH");
 	char pat[1400];
 	size_t i;

@@ -11,8 +11,9 @@
  *     2. GPUORCH_NCCL_LIB: a file, or a directory holding libnccl.so.2
  *     3. the nvidia-nccl wheel that pip's torch brings:
  *        <site-packages>/nvidia/nccl/lib/libnccl.so.2, site-packages found by
- *        globbing the usual prefixes (/usr, /usr/local, ~/.local, the
- *        VIRTUAL_ENV and CONDA_PREFIX of the environment) for
+ *        globbing the usual prefixes (/usr, /usr/local, /opt/conda, /opt/ *,
+ *        /opt/ * /.venv, ~/.local, the VIRTUAL_ENV and CONDA_PREFIX of the
+ *        environment, the parent of each bin/ on PATH) for
  *        lib/python3.* /{site,dist}-packages
  *     4. the loader's own search (ldconfig's cache, /usr/lib/...)
  *   Every place tried is kept, so "no NCCL" says where it looked.
