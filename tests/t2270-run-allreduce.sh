@@ -120,6 +120,8 @@ test_expect_success 'without a GPU the example builds for every arch it lists, i
 	test "$(jq_ "$run/run.json" hosts.0.builds --len)" = 2 &&
 	test "$(jq_ "$run/run.json" hosts.0.builds.0.status)" = PASS &&
 	test "$(jq_ "$run/run.json" hosts.0.builds.1.status)" = PASS &&
+	: "the ptxas report of its kernels (fill, check) is recorded" &&
+	jq_ "$run/run.json" hosts.0.builds.0.resources.0.registers | grep "^[0-9]" &&
 	test "$(jq_ "$run/run.json" hosts.0.steps.0.status)" = SKIPPED &&
 	test "$(jq_ "$run/run.json" hosts.0.steps.1.status)" = SKIPPED &&
 	jq_ "$run/run.json" hosts.0.steps.1.reason >why && cat why && test -s why &&

@@ -128,6 +128,7 @@ static void parse(int argc, char **argv, struct opts *o, struct hx_problem *p)
 	o->min_bytes = 8 << 10;
 	o->max_bytes = 1LL << 30;
 	o->seed = 1;
+	hx_set_program("allreduce_nccl", NULL);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *eq = strchr(a, '=');
 		char key[64];
@@ -137,9 +138,11 @@ static void parse(int argc, char **argv, struct opts *o, struct hx_problem *p)
 		memcpy(key, a + 2, kl);
 		key[kl] = 0;
 		const char *v = eq ? eq + 1 : "";
-		if (!strcmp(key, "mode"))
+		if (!strcmp(key, "mode")) {
 			o->mode = v;
-		else if (!strcmp(key, "ranks"))
+			if (!strcmp(v, "check") || !strcmp(v, "bench"))
+				hx_set_program("allreduce_nccl", v);
+		} else if (!strcmp(key, "ranks"))
 			o->ranks = (int)arg_ll(a, v, 1, MAX_RANKS);
 		else if (!strcmp(key, "warmup"))
 			o->warmup = (int)arg_ll(a, v, 0, 1000);

@@ -23,8 +23,9 @@ void rpt_section_figures(struct rpt_ctx *c)
 				continue;
 			if (!any) {
 				strbuf_addstr(md, "## Figures from the programs' output\n\n"
-						  "Read from what each program printed (docs/byo.md); "
-						  "its exit status is its verdict.\n\n"
+						  "Read from what each program printed (docs/byo.md: "
+						  "its exit status is its verdict), or put in its result "
+						  "(docs/result-contract.md).\n\n"
 						  "| host | step | figure | value | unit | better | read from |\n"
 						  "|---|---|---|---:|---|---|---|\n");
 				any = 1;

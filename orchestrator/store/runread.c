@@ -236,9 +236,9 @@ void rr_measure(const cJSON *h, const char *program, const char *problem, const 
 	out->impossible = metric_is_timing(metric) && rr_true(rr_result(out->step), METRIC_IMPOSSIBLE_PATH);
 	/* a kernel whose fastest launch beats the bound of its declared work */
 	if (!out->impossible && kern && strrchr(metric, '.')) {
-		char *path = xstrfmt("%.*s.impossible", (int)(strrchr(metric, '.') - metric), metric);
-		out->impossible = rr_true(rr_result(out->step), path);
-		free(path);
+		char *obj = xstrfmt("%.*s", (int)(strrchr(metric, '.') - metric), metric);
+		out->impossible = rr_true(rr_obj(rr_result(out->step), obj), "impossible");
+		free(obj);
 	}
 	/* a program's own figure over the GPU's physical peak (store/peaks.h):
 	 * NAME (off the harness), or figures.NAME.FIELD (a result's figure) */
