@@ -27,12 +27,14 @@ bash "$debs/start-loopback-sshd.sh" "$debs" 2222 >"$out/sshd.txt" 2>&1 || {
 export LD_LIBRARY_PATH=/opt/sshroot/usr/lib/x86_64-linux-gnu:/opt/sshroot/lib/x86_64-linux-gnu
 py=$(command -v python3)
 # kernels/nccl's allreduce_nccl loads NCCL at run time; the SSH session's PATH
-# does not reach this python's prefix, so name the lib directory of its
-# nvidia-nccl wheel (torch's) in the host's env (none: its steps are SKIPPED)
+# does not reach this python's prefix, so put the lib directory of its
+# nvidia-nccl wheel (torch's) on LD_LIBRARY_PATH in the host's env, which
+# allreduce_nccl searches first (none: it finds the toolkit's or the
+# system's, else its steps are SKIPPED saying where it looked)
 nccl=$("$py" -c 'import os, nvidia.nccl; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null) || nccl=
 envj=
 if [ -n "$nccl" ] && [ -e "$nccl/libnccl.so.2" ]; then
-	envj=", \"env\": {\"GPUORCH_NCCL_LIB\": \"$nccl\"}"
+	envj=", \"env\": {\"LD_LIBRARY_PATH\": \"$nccl:\$LD_LIBRARY_PATH\"}"
 	echo "nccl: $nccl"
 else
 	echo "nccl: no nvidia-nccl wheel under $py"

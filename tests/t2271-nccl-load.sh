@@ -1,6 +1,6 @@
 #!/bin/sh
 # cost: 15
-test_description='kernels/nccl loads libnccl.so.2 at run time: LD_LIBRARY_PATH first, then GPUORCH_NCCL_LIB (a directory or the file), then a python nvidia-nccl wheel, then the loader; a library lacking a call is passed over, saying so; none found says where it looked'
+test_description='kernels/nccl loads libnccl.so.2 at run time: LD_LIBRARY_PATH first, then the path the spec names (--nccl_lib), then GPUORCH_NCCL_LIB (a directory or the file), then a python nvidia-nccl wheel, then the loader; a library lacking a call is passed over, saying so; none found says where it looked'
 # tests/harness/test_nccl_load.cu calls nccl_load() and prints what it
 # found; the libraries are stand-ins built here with cc, exporting the seven
 # NCCL calls nccl_api.h declares (ncclGetVersion answers 22105 or 22106, so
@@ -33,6 +33,11 @@ fake() {
 load() {   # load [VAR=VALUE...]: the driver's answer, under a bare environment plus VARs
 	env -i HOME="$TRASH/home" PATH=/usr/bin:/bin "$@" ./load >out && cat out
 }
+named() {   # named PATH [VAR=VALUE...]: the same, the spec naming PATH (--nccl_lib)
+	_n=$1
+	shift
+	env -i HOME="$TRASH/home" PATH=/usr/bin:/bin "$@" ./load "$_n" >out && cat out
+}
 
 test_expect_success 'setup: the driver, stand-in libraries, a venv with the wheel' '
 	"$NVCC" -O1 -o load "$SRCDIR/tests/harness/test_nccl_load.cu" "$SRCDIR/kernels/nccl/nccl_api.cu" -ldl >build.out 2>&1 ||
@@ -47,6 +52,13 @@ test_expect_success 'LD_LIBRARY_PATH comes first, then GPUORCH_NCCL_LIB (a direc
 	grep "^path=$TRASH/ldp/libnccl.so.2\$" out && grep "^version=22105\$" out &&
 	load GPUORCH_NCCL_LIB="$TRASH/envlib" && grep "^version=22106\$" out &&
 	load GPUORCH_NCCL_LIB="$TRASH/envlib/libnccl.so.2" && grep "^path=$TRASH/envlib/libnccl.so.2\$" out
+'
+
+test_expect_success 'the path the spec names comes after LD_LIBRARY_PATH and before GPUORCH_NCCL_LIB' '
+	named "$TRASH/envlib" GPUORCH_NCCL_LIB="$TRASH/ldp" && grep "^version=22106\$" out &&
+	named "$TRASH/envlib" LD_LIBRARY_PATH="$TRASH/ldp" && grep "^version=22105\$" out &&
+	named "$TRASH/nowhere" GPUORCH_NCCL_LIB="$TRASH/ldp" && grep "^version=22105\$" out &&
+	grep "^why=; $TRASH/nowhere: no such file\$" out
 '
 
 test_expect_success 'a library lacking a call is passed over, and the reason kept' '
@@ -67,7 +79,7 @@ test_expect_success 'none of those: the loader'"'"'s own search, else an error n
 		: "this machine has an NCCL the loader finds (ldconfig)" &&
 		grep "^path=libnccl.so.2\$" out
 	else
-		grep "^why=no NCCL: libnccl.so.2 is not in LD_LIBRARY_PATH, GPUORCH_NCCL_LIB ($TRASH/nowhere), a python site-packages/nvidia/nccl/lib/libnccl.so.2 (pip install nvidia-nccl-cu12, or torch) nor the loader.s path" out
+		grep "^why=no NCCL: libnccl.so.2 is not in LD_LIBRARY_PATH, --nccl_lib (not given), GPUORCH_NCCL_LIB ($TRASH/nowhere), a python site-packages/nvidia/nccl/lib/libnccl.so.2 (pip install nvidia-nccl-cu12, or torch) nor the loader.s path" out
 	fi
 '
 

@@ -4,7 +4,8 @@
  * sets CUDA_VISIBLE_DEVICES to a "gpus": N step's GPUs) through
  * ncclCommInitAll and ncclGroupStart/End. NCCL is loaded at run time
  * (nccl_api.h): no NCCL is status "skipped" with where it looked, as are
- * fewer GPUs than --ranks and no GPU at all.
+ * fewer GPUs than --ranks and no GPU at all. --nccl_lib=PATH (a problem
+ * parameter) names where NCCL is when it is in none of the usual places.
  *
  * For each size from --min-bytes (8 KiB) to --max-bytes (1 GiB), doubling:
  *   correctness: every rank's FP32 input is fresh (seeded by size and rank),
@@ -43,6 +44,7 @@ struct opts {
 	int ranks, warmup, iters;
 	long long min_bytes, max_bytes;
 	unsigned long long seed;
+	const char *nccl_lib;   /* where NCCL is, when the spec says (nccl_api.h) */
 };
 
 struct rank {
@@ -154,9 +156,11 @@ static void parse(int argc, char **argv, struct opts *o, struct hx_problem *p)
 			o->max_bytes = arg_ll(a, v, 4, 1LL << 36);
 		else if (!strcmp(key, "seed"))
 			o->seed = (unsigned long long)arg_ll(a, v, 0, 1LL << 62);
+		else if (!strcmp(key, "nccl_lib"))
+			o->nccl_lib = v;
 		else if (!harness_option(key))
 			hx_failf(2, "'%s': unknown argument (known: --mode, --ranks, --min_bytes, --max_bytes, "
-				    "--warmup, --iters, --seed, and the harness's options)", a);
+				    "--warmup, --iters, --seed, --nccl_lib, and the harness's options)", a);
 	}
 	hx_set_int(p, "ranks", o->ranks);
 	hx_set_int(p, "min_bytes", o->min_bytes);
@@ -391,7 +395,7 @@ int main(int argc, char **argv)
 			 o.ranks);
 		skip(&j, o.mode, why, &p);
 	}
-	if (nccl_load(&g_nccl, why, sizeof why) != 0)
+	if (nccl_load(&g_nccl, o.nccl_lib, why, sizeof why) != 0)
 		skip(&j, o.mode, why, &p);
 	fprintf(stderr, "allreduce_nccl: NCCL %d from %s, %d ranks\n", g_nccl.version, g_nccl.path, o.ranks);
 

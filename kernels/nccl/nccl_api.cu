@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NCCL_SONAME "libnccl.so.2"
 #define WHEEL_DIR "nvidia/nccl/lib/" NCCL_SONAME
@@ -132,22 +133,32 @@ static int try_wheels(struct nccl_api *api, char *why, size_t whylen)
 	return -1;
 }
 
-int nccl_load(struct nccl_api *api, char *why, size_t whylen)
+/* a file, or a directory holding the library */
+static int try_named(struct nccl_api *api, const char *p, char *why, size_t whylen)
+{
+	char path[1100];
+	if (!p || !*p)
+		return -1;
+	if (is_dir(p))
+		snprintf(path, sizeof path, "%s/%s", p, NCCL_SONAME);
+	else
+		snprintf(path, sizeof path, "%s", p);
+	if (try_path(api, path, why, whylen) == 0)
+		return 0;
+	if (path[0] == '/' && access(path, F_OK) != 0)
+		addf(why, whylen, "; %s: no such file", path);
+	return -1;
+}
+
+int nccl_load(struct nccl_api *api, const char *named, char *why, size_t whylen)
 {
 	const char *env = getenv("GPUORCH_NCCL_LIB");
-	char path[1100];
 	memset(api, 0, sizeof *api);
 	why[0] = 0;
 	if (try_dirs(api, getenv("LD_LIBRARY_PATH"), why, whylen) == 0)
 		return 0;
-	if (env && *env) {
-		if (is_dir(env))
-			snprintf(path, sizeof path, "%s/%s", env, NCCL_SONAME);
-		else
-			snprintf(path, sizeof path, "%s", env);
-		if (try_path(api, path, why, whylen) == 0)
-			return 0;
-	}
+	if (try_named(api, named, why, whylen) == 0 || try_named(api, env, why, whylen) == 0)
+		return 0;
 	if (try_wheels(api, why, whylen) == 0)
 		return 0;
 	if (try_path(api, NCCL_SONAME, why, whylen) == 0)
@@ -156,10 +167,10 @@ int nccl_load(struct nccl_api *api, char *why, size_t whylen)
 		char tried[2048];
 		snprintf(tried, sizeof tried, "%s", why);
 		snprintf(why, whylen,
-			 "no NCCL: " NCCL_SONAME " is not in LD_LIBRARY_PATH, GPUORCH_NCCL_LIB (%s), a python "
-			 "site-packages/" WHEEL_DIR " (pip install nvidia-nccl-cu12, or torch) nor the "
-			 "loader's path%s",
-			 env && *env ? env : "unset", tried);
+			 "no NCCL: " NCCL_SONAME " is not in LD_LIBRARY_PATH, --nccl_lib (%s), GPUORCH_NCCL_LIB "
+			 "(%s), a python site-packages/" WHEEL_DIR " (pip install nvidia-nccl-cu12, or torch) "
+			 "nor the loader's path%s",
+			 named && *named ? named : "not given", env && *env ? env : "unset", tried);
 	}
 	return -1;
 }

@@ -7,8 +7,12 @@
  *   declared subset of NCCL's stable C API (names, enum values and
  *   signatures as in NCCL's documentation, "NCCL API" in the NCCL user
  *   guide). Where it looks, in order:
- *     1. LD_LIBRARY_PATH's directories (what the dynamic loader would do)
- *     2. GPUORCH_NCCL_LIB: a file, or a directory holding libnccl.so.2
+ *     1. LD_LIBRARY_PATH's directories (what the dynamic loader would do;
+ *        a host entry's "env" can set it, docs/hosts.md)
+ *     2. the path the spec names (allreduce_nccl's --nccl_lib, a problem
+ *        parameter), then GPUORCH_NCCL_LIB (a program run by hand: a host's
+ *        "env" cannot set GPUORCH_* names): a file, or a directory holding
+ *        libnccl.so.2
  *     3. the nvidia-nccl wheel that pip's torch brings:
  *        <site-packages>/nvidia/nccl/lib/libnccl.so.2, site-packages found by
  *        globbing the usual prefixes (/usr, /usr/local, /opt/conda, /opt/ *,
@@ -47,9 +51,9 @@ struct nccl_api {
 	int version;        /* ncclGetVersion: 22105 for 2.21.5 */
 };
 
-/* Load libnccl.so.2 (the search above). 0 on success; -1 with why saying
- * every place tried and what failed. */
-int nccl_load(struct nccl_api *api, char *why, size_t whylen);
+/* Load libnccl.so.2 (the search above; named: the spec's path, or NULL).
+ * 0 on success; -1 with why saying every place tried and what failed. */
+int nccl_load(struct nccl_api *api, const char *named, char *why, size_t whylen);
 
 /* ---- the interconnect, per GPU, from NVML ---- */
 struct link_gpu {

@@ -3,11 +3,11 @@
 
 #include <stdio.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct nccl_api api;
 	char why[4096];
-	int rc = nccl_load(&api, why, sizeof why);
+	int rc = nccl_load(&api, argc > 1 ? argv[1] : NULL, why, sizeof why);
 	printf("rc=%d\npath=%s\nversion=%d\nwhy=%s\n", rc, rc == 0 ? api.path : "", rc == 0 ? api.version : 0, why);
 	return 0;
 }
