@@ -26,6 +26,19 @@ bash "$debs/start-loopback-sshd.sh" "$debs" 2222 >"$out/sshd.txt" 2>&1 || {
 	cat "$out/sshd.txt"; exit 1; }
 export LD_LIBRARY_PATH=/opt/sshroot/usr/lib/x86_64-linux-gnu:/opt/sshroot/lib/x86_64-linux-gnu
 py=$(command -v python3)
+# kernels/nccl's allreduce_nccl loads NCCL at run time; the SSH session's PATH
+# does not reach this python's prefix, so put the lib directory of its
+# nvidia-nccl wheel (torch's) on LD_LIBRARY_PATH in the host's env, which
+# allreduce_nccl searches first (none: it finds the toolkit's or the
+# system's, else its steps are SKIPPED saying where it looked)
+nccl=$("$py" -c 'import os, nvidia.nccl; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null) || nccl=
+envj=
+if [ -n "$nccl" ] && [ -e "$nccl/libnccl.so.2" ]; then
+	envj=", \"env\": {\"LD_LIBRARY_PATH\": \"$nccl:\$LD_LIBRARY_PATH\"}"
+	echo "nccl: $nccl"
+else
+	echo "nccl: no nvidia-nccl wheel under $py"
+fi
 # NHOSTS=2: two inventory entries for the same GPU machine (own work
 # directories), to see them run in parallel and share the GPU one step at a time
 n=${NHOSTS:-1}
@@ -37,7 +50,7 @@ n=${NHOSTS:-1}
 		[ "$i" -gt 1 ] && echo ','
 		printf '{"name": "%s", "address": "127.0.0.1", "port": 2222, "user": "%s",\n' "$name" "$(id -un)"
 		printf ' "identity": "/tmp/gpuorch-sshd/userkey", "known_hosts": "/tmp/gpuorch-sshd/known_hosts",\n'
-		printf ' "workdir": ".gpuorch-%s", "python": "%s", "connect_timeout_s": 10}' "$name" "$py"
+		printf ' "workdir": ".gpuorch-%s", "python": "%s", "connect_timeout_s": 10%s}' "$name" "$py" "$envj"
 		i=$((i + 1))
 	done
 	echo ']}'

@@ -3,13 +3,14 @@
 # asan: yes
 test_description='every GPU of a host: the probe lists them, timed steps run one per GPU at once, each step records its GPU, a "gpus": 2 step holds two GPU locks (issue 32 part 2)'
 # The host's nvidia-smi is a stand-in listing 4 H100s. The step program is a
-# stand-in too: it appends "start TAG CUDA_VISIBLE_DEVICES" and "end TAG
-# ..." to a log beside the test, and may wait (bounded) until the log holds
-# N starts: steps that must run at once meet there, so the test asserts the
-# order of the lines, never a time.
+# stand-in too (tests/lib/gpupool.sh): it appends "start TAG
+# CUDA_VISIBLE_DEVICES" and "end TAG ..." to a log beside the test, and may
+# wait (bounded) until the log holds N starts: steps that must run at once
+# meet there, so the test asserts the order of the lines, never a time.
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
+. "$SRCDIR/tests/lib/gpupool.sh"
 
 run_requires_sshd_nvcc 'GPU slot tests'
 if ! test_have_cmd cc || ! test_have_cmd flock; then
@@ -17,7 +18,7 @@ if ! test_have_cmd cc || ! test_have_cmd flock; then
 	test_done
 fi
 
-uuid() { echo "GPU-fa4e0000-0000-0000-0000-00000000000$1"; }
+uuid() { gpupool_uuid fa4e "$1"; }
 
 # spec NAME STEPS PROBLEMS: one stand-in program, the given steps and problems
 spec() {
@@ -30,11 +31,6 @@ spec() {
  "steps": [$2]}
 JSON
 }
-# prob TAG WANT: a problem whose step logs as TAG (into $LOG) and waits for
-# WANT starts in that log
-prob() {
-	printf '{"name": "%s", "params": {"tag": "%s", "log": "%s", "want": %s}}' "$1" "$1" "$TRASH/$LOG" "$2"
-}
 # bench [EXTRA]: one benchmark step of the program
 bench() {
 	printf '{"kind": "benchmark", "program": "s", "timeout_s": 120%s}' "${1:-}"
@@ -42,54 +38,24 @@ bench() {
 run() {   # SPEC [HOSTS]: gpuorch run in proj
 	(cd proj && "$GPUORCH" run "experiments/$1.json" --hosts "../${2:-hosts.json}" --plain)
 }
-# overlap LOG: the lines where a step starts on a GPU another step still holds
-overlap() {
-	awk '{ n = split($3, g, ",") }
-	$1 == "start" { for (i = 1; i <= n; i++) { if (g[i] in busy) print "overlap: " $0; busy[g[i]] = 1 } }
-	$1 == "end" { for (i = 1; i <= n; i++) delete busy[g[i]] }' "$1"
-}
 # hosts_with FILE GPUS: hosts.json with the host entry's "gpus": GPUS
 hosts_with() {
 	sed "s/\"connect_timeout_s\": 20}/\"connect_timeout_s\": 20, \"gpus\": $2}/" hosts.json >"$1"
 }
 
 test_expect_success 'setup: a host whose nvidia-smi lists 4 GPUs; a stand-in step program' '
-	mkdir -p smi4 &&
-	cat >smi4/nvidia-smi <<-EOF &&
-	#!/bin/sh
-	case " \$* " in
-	*" -L "*) for i in 0 1 2 3; do echo "GPU \$i: NVIDIA H100 80GB HBM3 (UUID: GPU-fa4e0000-0000-0000-0000-00000000000\$i)"; done ;;
-	*"--query-gpu=index,"*) for i in 0 1 2 3; do echo "\$i, GPU-fa4e0000-0000-0000-0000-00000000000\$i, 81559, 1980, NVIDIA H100 80GB HBM3"; done ;;
-	*) i=0; while [ \$# -gt 0 ]; do [ "\$1" = -i ] && i=\$2; shift; done
-	   echo "NVIDIA H100 80GB HBM3, GPU-fa4e0000-0000-0000-0000-00000000000\$i, 9.0, 580.159.04, 1980, 1980, 2619, 81559, 2619" ;;
-	esac
-	EOF
-	chmod +x smi4/nvidia-smi &&
+	gpupool_smi smi4 fa4e "NVIDIA H100 80GB HBM3" 9.0 "0 1 2 3" &&
 	sshd_start_with_path g "$TRASH/smi4" &&
 	sshd_write_hosts_json hosts.json g &&
 	project_init &&
 	mkdir -p proj/slot &&
-	cat >proj/slot/step.sh <<-\EOF &&
-	# step.sh TAG LOG WANT: a timed step stand-in (t2260)
-	tag=$1 log=$2 want=$3
-	echo "start $tag $CUDA_VISIBLE_DEVICES" >>"$log"
-	held=0
-	for u in $(echo "$CUDA_VISIBLE_DEVICES" | tr , " "); do
-		flock -n "/tmp/gpuorch-gpu-$u.lock" true || held=$((held + 1))
-	done
-	i=0
-	while [ "$(grep -c "^start" "$log")" -lt "$want" ] && [ $i -lt 300 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	echo "end $tag $CUDA_VISIBLE_DEVICES held=$held" >>"$log"
-	echo "GFLOPS: 1.0"
-	EOF
-	LOG=warm.log && spec warm "$(bench)" "$(prob w 0)" &&
+	gpupool_step_sh proj/slot/step.sh &&
+	LOG=warm.log && spec warm "$(bench)" "$(gpupool_prob w 0)" &&
 	LOG=sweep.log && spec sweep "$(bench)" \
-		"$(prob p1 4), $(prob p2 4), $(prob p3 4), $(prob p4 4), $(prob p5 4), $(prob p6 4), $(prob p7 4), $(prob p8 4)" &&
-	LOG=flat.log && spec flat "$(bench)" "$(prob f1 0), $(prob f2 0), $(prob f3 0), $(prob f4 0)" &&
+		"$(gpupool_prob p1 4), $(gpupool_prob p2 4), $(gpupool_prob p3 4), $(gpupool_prob p4 4), $(gpupool_prob p5 4), $(gpupool_prob p6 4), $(gpupool_prob p7 4), $(gpupool_prob p8 4)" &&
+	LOG=flat.log && spec flat "$(bench)" "$(gpupool_prob f1 0), $(gpupool_prob f2 0), $(gpupool_prob f3 0), $(gpupool_prob f4 0)" &&
 	LOG=pair.log && spec pair "$(bench ", \"problems\": [\"w\"], \"gpus\": 2"), $(bench ", \"problems\": [\"q1\", \"q2\", \"q3\", \"q4\"]")" \
-		"$(prob w 3), $(prob q1 0), $(prob q2 0), $(prob q3 0), $(prob q4 0)" &&
+		"$(gpupool_prob w 3), $(gpupool_prob q1 0), $(gpupool_prob q2 0), $(gpupool_prob q3 0), $(gpupool_prob q4 0)" &&
 	(cd proj && git add -A && git commit -qm slots)
 '
 
@@ -115,7 +81,7 @@ test_expect_success 'a sweep of 8 timed steps on 4 GPUs: 4 at once, one per GPU 
 	grep "host runner: gpuorch-agent" sweep.out &&
 	: "the first four lines are the four starts: they met, at once" &&
 	test "$(head -n 4 sweep.log | grep -c "^start")" = 4 &&
-	overlap sweep.log >ov && test ! -s ov &&
+	gpupool_overlap sweep.log >ov && test ! -s ov &&
 	test "$(grep "^start" sweep.log | cut -d" " -f3 | sort -u | wc -l)" = 4 &&
 	run=$(last_run_dir) &&
 	for k in 0 1 2 3 4 5 6 7; do
@@ -136,7 +102,7 @@ test_expect_success 'a "gpus": 2 step holds two GPU locks: the steps on its GPUs
 	test "$(echo "$w" | tr , "\n" | wc -l)" = 2 &&
 	grep "^end w $w held=2\$" pair.log &&
 	test "$(jq_ "$run/run.json" hosts.0.steps.0.gpus.0.uuid),$(jq_ "$run/run.json" hosts.0.steps.0.gpus.1.uuid)" = "$w" &&
-	overlap pair.log >ov && test ! -s ov &&
+	gpupool_overlap pair.log >ov && test ! -s ov &&
 	: "q1 and q2 ran beside w (w waited for them), q3 and q4 after it, on its GPUs" &&
 	sed -n "/^end w /q;p" pair.log >before &&
 	grep "^start q1 " before && grep "^start q2 " before &&

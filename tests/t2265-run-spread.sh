@@ -4,13 +4,15 @@
 test_description='run --spread: the steps dealt over every GPU of the hosts of one GPU model, each once, one per GPU at a time, each row recording its host and GPU; each GPU model gets the whole experiment; without --spread every host runs everything (issue 32 part 2)'
 # The hosts are loopback sshds on one machine, with one /tmp: their GPUs'
 # locks are told apart by UUID (/tmp/gpuorch-gpu-<UUID>.lock), as on three
-# machines; each host numbers its GPUs from 0. The step program is t2260's
-# stand-in: it logs "start TAG GPU" and "end TAG GPU held=N" and may wait
-# (bounded) until the log holds WANT starts, so steps that must run at once
-# meet there: the test asserts the order of lines, never a time.
+# machines; each host numbers its GPUs from 0. The step program is the
+# stand-in of tests/lib/gpupool.sh: it logs "start TAG GPU" and "end TAG
+# GPU held=N" and may wait (bounded) until the log holds WANT starts, so
+# steps that must run at once meet there: the test asserts the order of
+# lines, never a time.
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
+. "$SRCDIR/tests/lib/gpupool.sh"
 
 run_requires_sshd_nvcc 'spread tests'
 if ! test_have_cmd cc || ! test_have_cmd flock; then
@@ -18,22 +20,7 @@ if ! test_have_cmd cc || ! test_have_cmd flock; then
 	test_done
 fi
 
-uuid() { echo "GPU-${1}0000-0000-0000-0000-00000000000$2"; }
-
-# smi DIR TAG MODEL CC FIRST...: a stand-in nvidia-smi listing GPUs FIRST...
-smi() {
-	mkdir -p "$1" &&
-	cat >"$1/nvidia-smi" <<-EOF &&
-	#!/bin/sh
-	case " \$* " in
-	*" -L "*) for i in $5; do echo "GPU \$i: $3 (UUID: GPU-${2}0000-0000-0000-0000-00000000000\$i)"; done ;;
-	*"--query-gpu=index,"*) for i in $5; do echo "\$i, GPU-${2}0000-0000-0000-0000-00000000000\$i, 81559, 1980, $3"; done ;;
-	*) i=${5%% *}; while [ \$# -gt 0 ]; do [ "\$1" = -i ] && i=\$2; shift; done
-	   echo "$3, GPU-${2}0000-0000-0000-0000-00000000000\$i, $4, 580.159.04, 1980, 1980, 2619, 81559, 2619" ;;
-	esac
-	EOF
-	chmod +x "$1/nvidia-smi"
-}
+uuid() { gpupool_uuid "$1" "$2"; }
 
 # spec NAME PROBLEMS: one stand-in program, one benchmark step, the problems
 spec() {
@@ -46,18 +33,10 @@ spec() {
  "steps": [{"kind": "benchmark", "program": "s", "timeout_s": 120}]$3}
 JSON
 }
-prob() {
-	printf '{"name": "%s", "params": {"tag": "%s", "log": "%s", "want": %s}}' "$1" "$1" "$TRASH/$LOG" "$2"
-}
 run() {   # SPEC HOSTS [OPTION...]: gpuorch run in proj
 	_s=$1 _h=$2
 	shift 2
 	(cd proj && "$GPUORCH" run "experiments/$_s.json" --hosts "../$_h" --plain "$@")
-}
-# overlap LOG: the lines where a step starts on a GPU another step still holds
-overlap() {
-	awk '$1 == "start" { if ($3 in busy) print "overlap: " $0; busy[$3] = 1 }
-	$1 == "end" { delete busy[$3] }' "$1"
 }
 # rows RUN: "host tag uuid status" of every step of every host, host order
 rows() {
@@ -74,9 +53,9 @@ rows() {
 }
 
 test_expect_success 'setup: hosts a and b with four H100s each, host c with two A100s; a stand-in step program' '
-	smi smia aaaa "NVIDIA H100 80GB HBM3" 9.0 "0 1 2 3" &&
-	smi smib bbbb "NVIDIA H100 80GB HBM3" 9.0 "0 1 2 3" &&
-	smi smic cccc "NVIDIA A100-SXM4-80GB" 8.0 "0 1" &&
+	gpupool_smi smia aaaa "NVIDIA H100 80GB HBM3" 9.0 "0 1 2 3" &&
+	gpupool_smi smib bbbb "NVIDIA H100 80GB HBM3" 9.0 "0 1 2 3" &&
+	gpupool_smi smic cccc "NVIDIA A100-SXM4-80GB" 8.0 "0 1" &&
 	sshd_start_with_path a "$TRASH/smia" &&
 	sshd_start_with_path b "$TRASH/smib" &&
 	sshd_start_with_path c "$TRASH/smic" &&
@@ -85,20 +64,7 @@ test_expect_success 'setup: hosts a and b with four H100s each, host c with two 
 	sshd_write_hosts_json abc.json a b c &&
 	project_init &&
 	mkdir -p proj/slot &&
-	cat >proj/slot/step.sh <<-\EOF &&
-	# step.sh TAG LOG WANT: a timed step stand-in (t2265)
-	tag=$1 log=$2 want=$3
-	echo "start $tag $CUDA_VISIBLE_DEVICES" >>"$log"
-	held=0
-	u=$CUDA_VISIBLE_DEVICES
-	flock -n "/tmp/gpuorch-gpu-$u.lock" true || held=1
-	i=0
-	while [ "$(grep -c "^start" "$log")" -lt "$want" ] && [ $i -lt 300 ]; do
-		sleep 0.1; i=$((i + 1))
-	done
-	echo "end $tag $CUDA_VISIBLE_DEVICES held=$held" >>"$log"
-	echo "GFLOPS: 1.0"
-	EOF
+	gpupool_step_sh proj/slot/step.sh &&
 	cat >proj/slot/build.sh <<-EOF &&
 	# build.sh NAME: a stand-in project build, logged with its host work directory
 	echo "\$(pwd | sed "s:^$TRASH/::; s:/.*::") \$1" >>"$TRASH/builds.log"
@@ -115,10 +81,10 @@ test_expect_success 'setup: hosts a and b with four H100s each, host c with two 
 	 "problems": [{"name": "one"}],
 	 "steps": [{"kind": "benchmark", "program": "ta"}, {"kind": "benchmark", "program": "tb"}]}
 	EOF
-	LOG=warm.log && spec warm "$(prob w 0)" &&
-	LOG=sweep.log && spec sweep "$(prob p1 8), $(prob p2 8), $(prob p3 8), $(prob p4 8), $(prob p5 8), $(prob p6 8), $(prob p7 8), $(prob p8 8)" &&
-	LOG=flat.log && spec flat "$(prob f1 0), $(prob f2 0), $(prob f3 0), $(prob f4 0)" &&
-	LOG=models.log && spec models "$(prob m1 0), $(prob m2 0), $(prob m3 0), $(prob m4 0)" ", \"spread\": true" &&
+	LOG=warm.log && spec warm "$(gpupool_prob w 0)" &&
+	LOG=sweep.log && spec sweep "$(gpupool_prob p1 8), $(gpupool_prob p2 8), $(gpupool_prob p3 8), $(gpupool_prob p4 8), $(gpupool_prob p5 8), $(gpupool_prob p6 8), $(gpupool_prob p7 8), $(gpupool_prob p8 8)" &&
+	LOG=flat.log && spec flat "$(gpupool_prob f1 0), $(gpupool_prob f2 0), $(gpupool_prob f3 0), $(gpupool_prob f4 0)" &&
+	LOG=models.log && spec models "$(gpupool_prob m1 0), $(gpupool_prob m2 0), $(gpupool_prob m3 0), $(gpupool_prob m4 0)" ", \"spread\": true" &&
 	(cd proj && git add -A && git commit -qm spread)
 '
 
@@ -137,7 +103,7 @@ test_expect_success 'spread: 8 steps over 2 hosts x 4 GPUs run each once, all 8 
 	: "the first eight lines are the eight starts: they met, at once" &&
 	test "$(head -n 8 sweep.log | grep -c "^start")" = 8 &&
 	test "$(wc -l <sweep.log)" = 16 &&
-	overlap sweep.log >ov && test ! -s ov &&
+	gpupool_overlap sweep.log >ov && test ! -s ov &&
 	! grep "held=0" sweep.log &&
 	for k in 1 2 3 4 5 6 7 8; do
 		test "$(grep -c "^start p$k " sweep.log)" = 1 || return 1
@@ -253,6 +219,64 @@ test_expect_success 'each host builds only what its own steps need' '
 	test "$(jq_ "$run/run.json" hosts.1.builds.0.program)" = tb &&
 	test "$(jq_ "$run/run.json" hosts.1.steps.0.program)" = tb &&
 	test "$(jq_ "$run/run.json" hosts.1.steps.0.status)" = PASS
+'
+
+test_expect_success 'gates: one whose rows a host holds is judged there only; a speedup whose kernel and baseline ran on two hosts is judged once for the pool, naming both rows' '
+	cat >proj/slot/timed.py <<-\EOF &&
+	# timed.py --median=US: a result with that median; as base.py, twice it (t2265)
+	import json, os, sys
+	a = dict(x[2:].split("=", 1) for x in sys.argv[1:] if "=" in x)
+	m = float(a["median"]) * (2 if os.path.basename(sys.argv[0]) == "base.py" else 1)
+	print(json.dumps({"schema": "gpuorch.result/1", "program": "t", "mode": a["mode"], "status": "pass",
+	                  "reason": None, "problem": {}, "device": None, "correctness": {"pass": True},
+	                  "timing": {"median_us": m, "n": 3, "samples_us": [m, m, m]}}))
+	EOF
+	cp proj/slot/timed.py proj/slot/base.py &&
+	cat >proj/experiments/pg.json <<-EOF &&
+	{"schema": 1, "name": "pg", "phase": "pool gates",
+	 "sources": ["slot"], "targets": {"H100": "sm_90a"},
+	 "programs": {"k": {"script": "slot/timed.py"}, "base": {"script": "slot/base.py"},
+	              "s": {"run": ["sh", "slot/step.sh", "{tag}", "{log}", "{want}"],
+	                    "figures": {"gflops": {"regex": "^GFLOPS: ([0-9.]+)\$", "unit": "GFLOP/s"}}}},
+	 "problems": [{"name": "q", "params": {"median": 50, "tag": "q", "log": "$TRASH/pg.log", "want": 0}},
+	              {"name": "r", "params": {"median": 100, "tag": "r", "log": "$TRASH/pg.log", "want": 0}}],
+	 "steps": [{"kind": "benchmark", "program": "k", "problems": ["q"]},
+	           {"kind": "benchmark", "program": "base", "role": "baseline", "problems": ["q"]},
+	           {"kind": "benchmark", "program": "s", "problems": ["r"]}],
+	 "gates": [{"program": "s", "problem": "r", "metric": "gflops", "op": ">=", "value": 1},
+	           {"program": "k", "metric": "speedup", "op": ">=", "value": 2},
+	           {"program": "k", "problem": "q", "metric": "speedup", "op": ">", "value": 2}]}
+	EOF
+	(cd proj && git add -A && git commit -qm pool-gates) &&
+	test_expect_code 1 run pg ab.json --spread >pg.out 2>&1 || { cat pg.out; false; } &&
+	cat pg.out &&
+	run=$(last_run_dir) &&
+	rows "$run" >rows && cat rows &&
+	: "dealt: k.q to a GPU 0, base.q to b GPU 0, s.r to a GPU 1" &&
+	grep "^a q $(uuid aaaa 0) PASS\$" rows && grep "^b q $(uuid bbbb 0) PASS\$" rows &&
+	grep "^a r $(uuid aaaa 1) PASS\$" rows &&
+	: "the gflops gate: host a ran s on r and judged it; b did not and does not fail it" &&
+	test "$(jq_ "$run/run.json" hosts.0.gates --len)" = 1 &&
+	test "$(jq_ "$run/run.json" hosts.0.gates.0.metric)" = gflops &&
+	test "$(jq_ "$run/run.json" hosts.0.gates.0.verdict)" = PASS &&
+	test "$(jq_ "$run/run.json" hosts.1.gates --len)" = 0 &&
+	: "the speedups: once, for the pool, 100 / 50 = 2: exactly at >= 2 passes, > 2 fails" &&
+	test "$(jq_ "$run/run.json" pool_gates --len)" = 1 &&
+	test "$(jq_ "$run/run.json" pool_gates.0.pool)" = "NVIDIA H100 80GB HBM3" &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates --len)" = 2 &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.measured)" = 2 &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.verdict)" = PASS &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.1.verdict)" = FAIL &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.0.host)" = a &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.0.step)" = benchmark.k.q &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.0.gpus.0.uuid)" = "$(uuid aaaa 0)" &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.1.host)" = b &&
+	test "$(jq_ "$run/run.json" pool_gates.0.gates.0.rows.1.step)" = benchmark.base.q &&
+	grep "^pool NVIDIA H100 80GB HBM3 (2 hosts): gate ✅ speedup >= 2 .*(rows: benchmark.k.q on a, benchmark.base.q on b)\$" pg.out &&
+	grep "^pool NVIDIA H100 80GB HBM3 (2 hosts): gate ❌ speedup > 2 .*(rows: benchmark.k.q on a, benchmark.base.q on b)\$" pg.out &&
+	grep "1 gate failed)\$" pg.out &&
+	grep "| ✅ pass | speedup | pool NVIDIA H100 80GB HBM3 (a, b) | .k. · q | .speedup. | 2× | >= 2 | read .benchmark.k.q. on a, .benchmark.base.q. on b |" "$run/report.md" &&
+	"$SRCDIR/scripts/check-records.sh" "$run/run.json"
 '
 
 test_expect_success 'a host lost before its plan: the pool is dealt among the hosts that came, nothing missing' '

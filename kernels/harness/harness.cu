@@ -608,6 +608,13 @@ static unsigned int nvml_sm_clock(void)
 	return mhz;
 }
 
+void hx_set_program(const char *program, const char *mode)
+{
+	g_program = program;
+	if (mode)
+		g_mode = mode;
+}
+
 void hx_device_init(const char *program, const char *mode, const struct hx_problem *p)
 {
 	g_program = program;

@@ -181,6 +181,10 @@ void hx_begin_result(struct hx_json *j, const char *program, const char *mode, c
 void hx_json_device(struct hx_json *j);          /* "device":{...} from the probed device */
 void hx_json_timing(struct hx_json *j, const struct hx_timing *t);
 void hx_emit(struct hx_json *j);                 /* closes the object, prints it, frees */
+/* The program (and mode, when not NULL) the results printed from now on
+ * name, for a program with its own main() that fails on its arguments
+ * before hx_device_init. */
+void hx_set_program(const char *program, const char *mode);
 /* Probe device 0; on no device prints the "skipped" result and exits 0. */
 void hx_device_init(const char *program, const char *mode, const struct hx_problem *p);
 const struct cudaDeviceProp *hx_device_prop(void);

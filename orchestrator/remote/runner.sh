@@ -213,8 +213,10 @@ eval "$SWEEP"
 # file or, from a runner before 2026-11-27, a directory), records its pgid, takes the
 # GPU locks when given (':'-joined: one flock inside the other, in the
 # order given; each waits up to the lock wait), runs `timeout -k 5 T sh DIR/cmd` in SRC, kills what
-# the command left in its session (inside the lock; a t_end from in there
-# says that was done, so the session is not listed twice), stamps
+# the command left in its session (inside the lock, sparing the wrapper and
+# every flock between it and the locked shell: a "gpus": N step has N; a
+# t_end from in there says that was done, so the session is not listed
+# twice), stamps
 # t_run/t_end and writes rc last, atomically: the exit status, "timeout" or
 # "lock-timeout".
 # Then, given a wake FIFO (builds: see nap), it writes a line to it; opened
@@ -236,7 +238,11 @@ if [ -n "$lock" ]; then
   "$@" sh -c '"'"'eval "$4"
     tr=$(date +%s.%N); echo "${tr%.*}" > "$1/locked"; echo "$tr" > "$1/t_run"
     GPUORCH_STEP=$1 timeout -k 5 "$2" sh "$1/cmd"; r=$?
-    sweep "$3" "$3 $$ $PPID"; msweep "$1"
+    k="$3 $$"; p=$PPID
+    while [ -n "$p" ] && [ "$p" -gt 1 ] && [ "$p" != "$3" ]; do
+      k="$k $p"; p=$(ps -o ppid= -p "$p" | tr -d " ")
+    done
+    sweep "$3" "$k"; msweep "$1"
     date +%s.%N > "$1/t_end"; exit $r'"'"' gpuorch-locked "$d" "$t" $$ "$sw" > "$d/stdout" 2> "$d/stderr"
   rc=$?
   if [ ! -s "$d/locked" ] && [ "$rc" = 75 ]; then rc=lock-timeout; fi

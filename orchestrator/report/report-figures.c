@@ -1,6 +1,8 @@
 /* report-figures.c -- the report's "Figures from the programs' output"
  * section: every figure that a program off the harness printed and gpuorch
- * read (result.figures, docs/byo.md), one row per step and figure. */
+ * read (result.figures, docs/byo.md), or that a program on the harness put
+ * in its result (a collective's bus bandwidth, beside the link's peak), one
+ * row per step and figure. */
 #include "report/report-int.h"
 
 #include <string.h>
@@ -21,14 +23,16 @@ void rpt_section_figures(struct rpt_ctx *c)
 				continue;
 			if (!any) {
 				strbuf_addstr(md, "## Figures from the programs' output\n\n"
-						  "Read from what each program printed (docs/byo.md); "
-						  "its exit status is its verdict.\n\n"
+						  "Read from what each program printed (docs/byo.md: "
+						  "its exit status is its verdict), or put in its result "
+						  "(docs/result-contract.md).\n\n"
 						  "| host | step | figure | value | unit | better | read from |\n"
 						  "|---|---|---|---:|---|---|---|\n");
 				any = 1;
 			}
 			FOR_EACH_OBJ(f, figs) {
-				double v = 0;
+				double v = 0, pk = 0;
+				const char *from = rr_str(f, "line") ? rr_str(f, "line") : rr_str(f, "source");
 				strbuf_addstr(md, "| ");
 				rpt_md_cell_n(md, rpt_host_name(h), 40);
 				strbuf_addstr(md, " | ");
@@ -42,6 +46,9 @@ void rpt_section_figures(struct rpt_ctx *c)
 					strbuf_addstr(md, DASH);
 				if (rr_true(f, "impossible"))   /* over the GPU's physical peak (store/peaks.h) */
 					strbuf_addstr(md, " ⚠️ **IMPOSSIBLE** (over the physical peak)");
+				else if (rr_num(f, "pct_of_peak", &v) && rr_num(f, "peak", &pk))
+					strbuf_addf(md, " (%.1f%% of the link's %.6g %s)", v, pk,
+						    rr_str(f, "unit") ? rr_str(f, "unit") : "");
 				else if (rr_num(f, "pct_of_peak", &v))
 					strbuf_addf(md, " (%.0f%% of peak)", v);
 				strbuf_addstr(md, " | ");
@@ -52,8 +59,9 @@ void rpt_section_figures(struct rpt_ctx *c)
 				if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "truncated")))
 					strbuf_addstr(md, "⚠ truncated output: a later line that was "
 							  "not read may match; ");
-				rpt_md_cell_n(md, rr_str(f, "line") ? rr_str(f, "line")
-					      : rr_str(f, "source"), 80);
+				if (!from && rr_str(f, "bound"))   /* a result's figure held to the link */
+					from = rr_str(rr_obj(rr_result(s), "roofline"), "link_source");
+				rpt_md_cell_n(md, from ? from : "the program's result", from ? 240 : 80);
 				strbuf_addstr(md, " |\n");
 			}
 			if (missing) {

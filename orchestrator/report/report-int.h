@@ -107,6 +107,8 @@ void rpt_add_libraries(struct strbuf *md, const cJSON *h, const char *problem);
 
 /* report-figures.c: figures read from the programs' own output (docs/byo.md) */
 void rpt_section_figures(struct rpt_ctx *c);
+/* report-sizes.c: a collective's bus bandwidth by message size (result.sizes) */
+void rpt_section_sizes(struct rpt_ctx *c);
 void rpt_section_kernels(struct rpt_ctx *c);
 
 /* report-summary.c: title, at a glance, configuration */

@@ -40,71 +40,115 @@ static const cJSON *host_gates(const struct rpt_ctx *c, const cJSON *h, cJSON **
 	return *owned;
 }
 
+struct gate_counts {
+	int npass, nfail, nna;
+};
+
+/* A pool gate's rows: "read benchmark.s.p2 on b, benchmark.base.p2 on a" */
+static void add_rows(struct strbuf *rows, const cJSON *g)
+{
+	const cJSON *row;
+	const char *sep = "read ";
+	FOR_EACH_OBJ(row, rr_arr(g, "rows")) {
+		strbuf_addstr(rows, sep);
+		rpt_md_code(rows, rr_str(row, "step"));
+		strbuf_addstr(rows, " on ");
+		rpt_md_cell(rows, rr_str(row, "host"));
+		sep = ", ";
+	}
+}
+
+/* One gate result's row; where: its host's name, or its pool's */
+static void gate_row(struct strbuf *rows, const struct rpt_ctx *c, const char *where, const cJSON *g,
+		     struct gate_counts *n)
+{
+	const char *v = rr_str(g, "verdict");
+	double m, t;
+	if (gate_verdict_is(v, VERDICT_PASS))
+		n->npass++;
+	else if (gate_verdict_is(v, VERDICT_NA))
+		n->nna++;
+	else
+		n->nfail++;
+	strbuf_addf(rows, "| %s | ", gate_verdict_is(v, VERDICT_PASS) ? "✅ pass"
+				      : gate_verdict_is(v, VERDICT_NA) ? "➖ n/a"
+				      : "❌ **FAIL**");
+	rpt_md_cell(rows, rr_str(g, "name") ? rr_str(g, "name") : rr_str(g, "metric"));
+	strbuf_addstr(rows, " | ");
+	rpt_md_cell(rows, where);
+	strbuf_addstr(rows, " | ");
+	rpt_md_code(rows, rr_str(g, "program"));
+	if (rr_str(g, "problem")) {
+		strbuf_addstr(rows, " · ");
+		rpt_md_cell(rows, rr_str(g, "problem"));
+	}
+	strbuf_addstr(rows, " | ");
+	rpt_md_code(rows, rr_str(g, "metric"));
+	strbuf_addstr(rows, " | ");
+	if (rr_num(g, "measured", &m))   /* a record from before: the figure's declared unit */
+		fmt_measured(rows, m, rr_str(g, "unit") ? rr_str(g, "unit")
+				       : rr_str(rr_obj(rr_obj(rr_obj(rr_obj(c->spec, "programs"),
+					rr_str(g, "program")), "figures"), rr_str(g, "metric")), "unit"));
+	else
+		strbuf_addstr(rows, "not measured");
+	strbuf_addstr(rows, " | ");
+	rpt_md_cell_n(rows, rr_str(g, "op") ? rr_str(g, "op") : "?", 4);
+	strbuf_addch(rows, ' ');
+	if (rr_num(g, "threshold", &t))
+		metric_fmt_g(rows, t);
+	strbuf_addstr(rows, " | ");
+	if (!rr_arr(g, "rows") || !gate_verdict_is(v, VERDICT_PASS))
+		rpt_md_cell(rows, gate_verdict_is(v, VERDICT_PASS) ? NULL : rr_str(g, "reason"));
+	if (rr_arr(g, "rows")) {   /* a pool's gate: the rows it read */
+		strbuf_addstr(rows, gate_verdict_is(v, VERDICT_PASS) ? "" : "; ");
+		add_rows(rows, g);
+	}
+	strbuf_addstr(rows, " |\n");
+}
+
 void rpt_section_gates(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
-	const cJSON *h, *g;
-	int npass = 0, nfail = 0, nna = 0, any = 0, judged_now = 0;
-	struct strbuf rows = STRBUF_INIT;
+	const cJSON *h, *g, *p;
+	struct gate_counts n = { 0, 0, 0 };
+	int judged_now = 0;
+	struct strbuf rows = STRBUF_INIT, where = STRBUF_INIT;
 
 	FOR_EACH_OBJ(h, c->hosts) {
 		cJSON *owned;
 		const cJSON *gs = host_gates(c, h, &owned);
 		judged_now |= owned != NULL;
-		FOR_EACH_OBJ(g, gs) {
-			const char *v = rr_str(g, "verdict");
-			double m, t;
-			any = 1;
-			if (gate_verdict_is(v, VERDICT_PASS))
-				npass++;
-			else if (gate_verdict_is(v, VERDICT_NA))
-				nna++;
-			else
-				nfail++;
-			strbuf_addf(&rows, "| %s | ", gate_verdict_is(v, VERDICT_PASS) ? "✅ pass"
-						      : gate_verdict_is(v, VERDICT_NA) ? "➖ n/a"
-						      : "❌ **FAIL**");
-			rpt_md_cell(&rows, rr_str(g, "name") ? rr_str(g, "name") : rr_str(g, "metric"));
-			strbuf_addstr(&rows, " | ");
-			rpt_md_cell(&rows, rpt_host_name(h));
-			strbuf_addstr(&rows, " | ");
-			rpt_md_code(&rows, rr_str(g, "program"));
-			if (rr_str(g, "problem")) {
-				strbuf_addstr(&rows, " · ");
-				rpt_md_cell(&rows, rr_str(g, "problem"));
-			}
-			strbuf_addstr(&rows, " | ");
-			rpt_md_code(&rows, rr_str(g, "metric"));
-			strbuf_addstr(&rows, " | ");
-			if (rr_num(g, "measured", &m))   /* a record from before: the figure's declared unit */
-				fmt_measured(&rows, m, rr_str(g, "unit") ? rr_str(g, "unit")
-						       : rr_str(rr_obj(rr_obj(rr_obj(rr_obj(c->spec, "programs"),
-							rr_str(g, "program")), "figures"), rr_str(g, "metric")), "unit"));
-			else
-				strbuf_addstr(&rows, "not measured");
-			strbuf_addstr(&rows, " | ");
-			rpt_md_cell_n(&rows, rr_str(g, "op") ? rr_str(g, "op") : "?", 4);
-			strbuf_addch(&rows, ' ');
-			if (rr_num(g, "threshold", &t))
-				metric_fmt_g(&rows, t);
-			strbuf_addstr(&rows, " | ");
-			rpt_md_cell(&rows, gate_verdict_is(v, VERDICT_PASS) ? NULL : rr_str(g, "reason"));
-			strbuf_addstr(&rows, " |\n");
-		}
+		FOR_EACH_OBJ(g, gs)
+			gate_row(&rows, c, rpt_host_name(h), g, &n);
 		cJSON_Delete(owned);
 	}
-	if (!any) {
+	/* run --spread: the gates whose rows ran on several hosts of a pool */
+	FOR_EACH_OBJ(p, rr_arr(c->run, "pool_gates")) {
+		const cJSON *x;
+		const char *sep = " (";
+		strbuf_reset(&where);
+		strbuf_addf(&where, "pool %s", rr_str(p, "pool") ? rr_str(p, "pool") : "?");
+		cJSON_ArrayForEach(x, rr_arr(p, "hosts")) {
+			strbuf_addf(&where, "%s%s", sep, cJSON_IsString(x) ? x->valuestring : "?");
+			sep = ", ";
+		}
+		strbuf_addstr(&where, *sep == ',' ? ")" : "");
+		FOR_EACH_OBJ(g, rr_arr(p, "gates"))
+			gate_row(&rows, c, where.buf, g, &n);
+	}
+	strbuf_release(&where);
+	if (!rows.len) {
 		strbuf_release(&rows);
 		return;
 	}
 	strbuf_addstr(md, "## Gates at a glance\n\n");
-	strbuf_addf(md, "**%d gate result%s: ", npass + nfail + nna,
-		    npass + nfail + nna == 1 ? "" : "s");
-	strbuf_addf(md, "%d ✅ passed · %d ❌ failed", npass, nfail);
-	if (nna)
-		strbuf_addf(md, " · %d ➖ not applicable", nna);
+	strbuf_addf(md, "**%d gate result%s: ", n.npass + n.nfail + n.nna,
+		    n.npass + n.nfail + n.nna == 1 ? "" : "s");
+	strbuf_addf(md, "%d ✅ passed · %d ❌ failed", n.npass, n.nfail);
+	if (n.nna)
+		strbuf_addf(md, " · %d ➖ not applicable", n.nna);
 	strbuf_addstr(md, "**");
-	if (nfail)
+	if (n.nfail)
 		strbuf_addstr(md, " — a failed gate fails the run (exit 1); a gate on a figure that "
 				  "was not measured fails");
 	strbuf_addstr(md, "\n\n");

@@ -86,6 +86,7 @@ void report_render(const cJSON *run_in, struct strbuf *md)
 	rpt_section_cluster(&c);
 	rpt_section_results(&c);
 	rpt_section_figures(&c);
+	rpt_section_sizes(&c);
 	rpt_section_kernels(&c);
 	rpt_section_sweeps(&c);
 	rpt_section_profiles(&c);

@@ -9,6 +9,7 @@
 #include "run/run-state.h"
 #include "cloud/lifecycle.h"
 #include "core/interrupt.h"
+#include "core/jsonutil.h"
 #include "core/live.h"
 #include "core/timeutil.h"
 #include "report/notify.h"
@@ -82,9 +83,43 @@ static enum go_status write_outputs(struct run_state *r)
 	return st;
 }
 
+/* The pools' gates (gates_evaluate_pools): into the record, one line each
+ * with the rows it read, and their failures into the run's verdict. */
+static void judge_pool_gates(struct run_state *r)
+{
+	cJSON *pools, *p, *g, *row;
+	int nf = 0;
+	cJSON_DeleteItemFromObject(r->root, "pool_gates");
+	if (!cJSON_GetArraySize(r->s->gates))
+		return;
+	pools = gates_evaluate_pools(r->s->gates, cJSON_GetObjectItem(r->root, "hosts"), &nf);
+	if (!cJSON_GetArraySize(pools)) {
+		cJSON_Delete(pools);
+		return;
+	}
+	cJSON_AddItemToObject(r->root, "pool_gates", pools);
+	cJSON_ArrayForEach(p, pools)
+		cJSON_ArrayForEach(g, cJSON_GetObjectItem(p, "gates")) {
+			struct strbuf line = STRBUF_INIT;
+			const char *sep = "";
+			gates_describe(g, &line);
+			strbuf_addstr(&line, " (rows: ");
+			cJSON_ArrayForEach(row, cJSON_GetObjectItem(g, "rows")) {
+				strbuf_addf(&line, "%s%s on %s", sep, json_str(row, "step"), json_str(row, "host"));
+				sep = ", ";
+			}
+			strbuf_addstr(&line, *sep ? ")" : "none)");
+			printf("pool %s (%d hosts): gate %s\n", cJSON_GetObjectItem(p, "pool")->valuestring,
+			       cJSON_GetArraySize(cJSON_GetObjectItem(p, "hosts")), line.buf);
+			strbuf_release(&line);
+		}
+	r->nfailed_gates += nf;
+}
+
 /* A --spread run: no host holds all of a sweep's variants (each ran its
  * share), so each pool's sweeps are ranked across its hosts, into the
- * record ("pool_sweeps") and the output. */
+ * record ("pool_sweeps") and the output; the gates whose rows ran on
+ * other hosts of the pool are judged once for it ("pool_gates"). */
 static void judge_pools(struct run_state *r)
 {
 	cJSON *pools, *p, *sw;
@@ -93,10 +128,10 @@ static void judge_pools(struct run_state *r)
 	cJSON_DeleteItemFromObject(r->root, "pool_sweeps");
 	if (!cJSON_GetArraySize(pools)) {
 		cJSON_Delete(pools);
-		record_unlock(&r->rec);
-		return;
+		pools = NULL;
+	} else {
+		cJSON_AddItemToObject(r->root, "pool_sweeps", pools);
 	}
-	cJSON_AddItemToObject(r->root, "pool_sweeps", pools);
 	cJSON_ArrayForEach(p, pools)
 		cJSON_ArrayForEach(sw, cJSON_GetObjectItem(p, "sweeps")) {
 			struct strbuf line = STRBUF_INIT;
@@ -105,15 +140,17 @@ static void judge_pools(struct run_state *r)
 			       cJSON_GetArraySize(cJSON_GetObjectItem(p, "hosts")), line.buf);
 			strbuf_release(&line);
 		}
+	judge_pool_gates(r);
 	record_unlock(&r->rec);
 }
 
 /* Stage 4: the verdict, the record finished, its report and summary, the last line. */
 static void finish(struct run_state *r, int billing)
 {
-	int nh = r->nfailed_hosts, ns = r->nfailed_steps, ng = r->nfailed_gates;
+	int nh, ns, ng;
 
-	judge_pools(r);
+	judge_pools(r);   /* a pool's gates count with the hosts' */
+	nh = r->nfailed_hosts, ns = r->nfailed_steps, ng = r->nfailed_gates;
 	set_verdict(r, billing);
 	if (write_outputs(r) != GO_OK) {
 		fprintf(stderr, "error: %s\n", r->err.buf);

@@ -38,8 +38,12 @@ static const char *const device_fields[] = {
 	"mem_clock_mhz", NULL
 };
 static const char *const sections[] = {
-	"timing", "model", "correctness", "device", "config", "problem", NULL
+	"timing", "model", "correctness", "device", "config", "problem", "figures", NULL
 };
+/* figures.NAME.FIELD: a figure the program prints in its result (NAME is
+ * the program's, known after a run), its value or its judgement against
+ * the physical peaks (store/peaks.h) */
+static const char *const figure_fields[] = { "value", "pct_of_peak", "peak", NULL };
 static const char *const kernel_fields[] = {
 	"median_us", "min_us", "max_us", "launches", "total_us", "share_pct", "tflops", "gbps", NULL
 };
@@ -141,14 +145,22 @@ static enum go_status check_path(struct spec_ctx *c, const char *program, const 
 		fields = correctness_fields;
 	else if (!strcmp(sec, "device"))
 		fields = device_fields;
+	else if (!strcmp(sec, "figures"))
+		fields = figure_fields;
 	else if (!spec_strv_has((char *const *)sections, sec))
 		st = spec_bad(c, "unknown metric '%s' for program '%s': a result has no section '%s'%s%s%s "
 				 "(docs/result-contract.md: timing., model., correctness., device., "
-				 "config., problem.)", m, program, sec,
+				 "config., problem., figures.)", m, program, sec,
 			      str_suggest(sec, sections) ? " (did you mean '" : "",
 			      str_suggest(sec, sections) ? str_suggest(sec, sections) : "",
 			      str_suggest(sec, sections) ? "'?)" : "");
-	if (fields && !spec_strv_has((char *const *)fields, dot + 1)) {
+	if (fields == figure_fields) {
+		const char *fd = strrchr(dot + 1, '.');
+		if (!fd || fd == dot + 1 || !spec_strv_has((char *const *)fields, fd + 1))
+			st = spec_bad(c, "unknown metric '%s' for program '%s': a figure the program prints "
+					 "is 'figures.NAME.value', 'figures.NAME.pct_of_peak' or "
+					 "'figures.NAME.peak' (docs/result-contract.md)", m, program);
+	} else if (fields && !spec_strv_has((char *const *)fields, dot + 1)) {
 		const char *best = str_suggest(dot + 1, fields);
 		st = best ? spec_bad(c, "unknown metric '%s' for program '%s' (did you mean '%s.%s'?)",
 				     m, program, sec, best)

@@ -51,6 +51,7 @@ struct judged {
 	int has_value;
 	const char *unit;
 	const cJSON *step;
+	const cJSON *base;      /* speedup: the baseline's step */
 	struct strbuf why;
 	struct strbuf arch;
 };
@@ -84,6 +85,23 @@ static void no_step(struct strbuf *why, const cJSON *h, enum step_kind k, const 
 			    problem ? "'" : "");
 }
 
+/* metric ends with suffix */
+static int metric_ends(const char *metric, const char *suffix)
+{
+	size_t n = strlen(metric), k = strlen(suffix);
+	return n > k && !strcmp(metric + n - k, suffix);
+}
+
+/* The unit of figures.NAME.FIELD's figure (its value and its peak share it) */
+static const char *figure_unit(const cJSON *result, const char *metric)
+{
+	const char *dot = strrchr(metric, '.');
+	char *path = xstrfmt("%.*s.unit", (int)(dot - metric), metric);
+	const cJSON *u = json_path(result, path);
+	free(path);
+	return cJSON_IsString(u) ? u->valuestring : NULL;
+}
+
 static void judge_result_metric(struct judged *j, const cJSON *h, const char *program,
 				const char *problem, const char *metric)
 {
@@ -110,6 +128,8 @@ static void judge_result_metric(struct judged *j, const cJSON *h, const char *pr
 	j->unit = metric_unit(metric);
 	if (!j->unit)   /* a program's own figure: the unit its spec declared */
 		j->unit = rr_str(rr_obj(rr_obj(rr_result(m.step), "figures"), metric), "unit");
+	if (!j->unit && !strncmp(metric, "figures.", 8))   /* a result's figure, or its % of peak */
+		j->unit = metric_ends(metric, ".pct_of_peak") ? "%" : figure_unit(rr_result(m.step), metric);
 	if (m.impossible)
 		strbuf_addstr(&j->why, metric_is_timing(metric)
 				       ? "the timing beats the roofline floor (impossible): not a measurement to judge"
@@ -149,6 +169,7 @@ static void judge_speedup(struct judged *j, const cJSON *h, const char *program,
 		return;
 	}
 	j->step = k;
+	j->base = base;
 	j->value = bm / km;
 	j->has_value = 1;
 	j->unit = "×";
@@ -301,7 +322,83 @@ void gates_measure(const cJSON *h, const char *program, const char *problem, con
 	strbuf_release(&j.arch);
 }
 
-static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int *nfailed)
+/* ---------------------------------------------------------------- pools */
+
+/* Where gates are judged. A run --spread deals a pool's units over its
+ * hosts, so a host holds only its share: a gate x problem whose rows one
+ * host holds is judged on that host, as without --spread; one whose rows
+ * ran on other hosts of the pool (a problem the host did not run, a
+ * speedup whose baseline ran elsewhere) is judged once for the pool, on
+ * every step of its hosts (sweep_pool_host), naming the rows it read. */
+struct gate_scope {
+	const cJSON *hosts;     /* NULL: one host */
+	const char *pool;
+};
+
+/* h ran a step of program (for problem, when given); for speedup a
+ * baseline benchmark of the problem too; for ptxas.* it built program */
+static int host_holds(const cJSON *h, const char *program, const char *problem, const char *metric)
+{
+	const cJSON *s;
+	int kernel = 0, base = 0;
+	if (metric && !strncmp(metric, "ptxas.", 6)) {
+		FOR_EACH_OBJ(s, get(h, "builds"))
+			kernel |= rr_streq(rr_str(s, "program"), program);
+		return kernel;
+	}
+	FOR_EACH_OBJ(s, steps_of(h)) {
+		if (problem && !rr_streq(rr_str(s, "problem"), problem))
+			continue;
+		kernel |= rr_streq(rr_str(s, "program"), program);
+		base |= rr_is_kind(s, STEP_BENCHMARK) && rr_streq(rr_str(s, "role"), "baseline");
+	}
+	return kernel && (!metric || strcmp(metric, "speedup") || base);
+}
+
+/* Whether gate x problem is judged in scope sc on h: on a host, unless it
+ * is a spread host without the rows; for a pool, when no host of it holds
+ * them */
+static int judged_here(const struct gate_scope *sc, const cJSON *h, const char *program,
+		       const char *problem, const char *metric)
+{
+	const cJSON *x;
+	if (!sc->pool)
+		return !rr_str(get(h, "spread"), "pool") || host_holds(h, program, problem, metric);
+	FOR_EACH_OBJ(x, sc->hosts)
+		if (rr_streq(rr_str(get(x, "spread"), "pool"), sc->pool) &&
+		    host_holds(x, program, problem, metric))
+			return 0;
+	return 1;
+}
+
+/* A pool gate's row: the host of the pool that ran step (by its id: a
+ * spread unit runs on one host), the step and its GPUs */
+static void add_row(cJSON *rows, const struct gate_scope *sc, const cJSON *step)
+{
+	const cJSON *h, *s;
+	const char *id = rr_str(step, "id");
+	cJSON *row;
+	if (!id)
+		return;
+	FOR_EACH_OBJ(h, sc->hosts) {
+		if (!rr_streq(rr_str(get(h, "spread"), "pool"), sc->pool))
+			continue;
+		FOR_EACH_OBJ(s, steps_of(h)) {
+			if (!rr_streq(rr_str(s, "id"), id))
+				continue;
+			row = cJSON_CreateObject();
+			json_add_str(row, "host", rr_str(h, "name"));
+			json_add_str(row, "step", id);
+			if (get(s, "gpus"))
+				cJSON_AddItemToObject(row, "gpus", cJSON_Duplicate(get(s, "gpus"), 1));
+			cJSON_AddItemToArray(rows, row);
+			return;
+		}
+	}
+}
+
+static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int *nfailed,
+			const struct gate_scope *sc)
 {
 	const char *program = rr_str(g, "program"), *metric = rr_str(g, "metric");
 	const char *op = rr_str(g, "op"), *gpu = rr_str(g, "gpu");
@@ -353,6 +450,13 @@ static cJSON *judge_one(const cJSON *g, const cJSON *h, const char *problem, int
 	json_add_str(r, "reason", verdict == VERDICT_PASS ? NULL : j.why.buf);
 	json_add_str(r, "step", rr_str(j.step, "id"));
 	json_add_str(r, "arch", j.arch.len ? j.arch.buf : rr_str(j.step, "arch"));
+	if (sc && sc->pool) {
+		cJSON *rows = json_add_arr(r, "rows");
+		if (j.step)
+			add_row(rows, sc, j.step);
+		if (j.base)
+			add_row(rows, sc, j.base);
+	}
 	if (verdict == VERDICT_FAIL && nfailed)
 		(*nfailed)++;
 	strbuf_release(&j.why);
@@ -371,7 +475,7 @@ static int every_kernel(const char *metric)
  * problem recorded, in the order they first appear; on NAME[*] itself (not
  * measured, saying why) when there is none. */
 static void judge_every_kernel(cJSON *out, const cJSON *g, const cJSON *h, const char *problem,
-			       int *nfailed)
+			       int *nfailed, const struct gate_scope *sc)
 {
 	const char *program = rr_str(g, "program"), *metric = rr_str(g, "metric");
 	size_t n = strlen(metric) - 3;
@@ -391,16 +495,29 @@ static void judge_every_kernel(cJSON *out, const cJSON *g, const cJSON *h, const
 			one = cJSON_Duplicate(g, 1);
 			cJSON_ReplaceItemInObjectCaseSensitive(one, "metric",
 							       cJSON_CreateString(f->string));
-			cJSON_AddItemToArray(out, judge_one(one, h, problem, nfailed));
+			cJSON_AddItemToArray(out, judge_one(one, h, problem, nfailed, sc));
 			cJSON_Delete(one);
 		}
 	}
 	if (!seen->child)
-		cJSON_AddItemToArray(out, judge_one(g, h, problem, nfailed));
+		cJSON_AddItemToArray(out, judge_one(g, h, problem, nfailed, sc));
 	cJSON_Delete(seen);
 }
 
-cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
+/* gate g on problem (NULL: none) of h, when it is judged in scope sc */
+static void judge_gate(cJSON *out, const cJSON *g, const cJSON *h, const char *problem, int *nfailed,
+		       const struct gate_scope *sc)
+{
+	const char *metric = rr_str(g, "metric");
+	if (!judged_here(sc, h, rr_str(g, "program"), problem, metric))
+		return;
+	if (every_kernel(metric))
+		judge_every_kernel(out, g, h, problem, nfailed, sc);
+	else
+		cJSON_AddItemToArray(out, judge_one(g, h, problem, nfailed, sc));
+}
+
+static cJSON *evaluate(const cJSON *gates, const cJSON *h, int *nfailed, const struct gate_scope *sc)
 {
 	cJSON *out = cJSON_CreateArray();
 	const cJSON *g, *s;
@@ -411,10 +528,7 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 		const char *problems[MAX_PROBLEMS];
 		int n = 0, i;
 		if (rr_str(g, "problem") || (metric && !strncmp(metric, "ptxas.", 6))) {
-			if (every_kernel(metric))
-				judge_every_kernel(out, g, h, rr_str(g, "problem"), nfailed);
-			else
-				cJSON_AddItemToArray(out, judge_one(g, h, rr_str(g, "problem"), nfailed));
+			judge_gate(out, g, h, rr_str(g, "problem"), nfailed, sc);
 			continue;
 		}
 		/* every problem this program ran (or was planned for) on the host
@@ -435,16 +549,56 @@ cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
 			if (i == n && n < MAX_PROBLEMS)
 				problems[n++] = p;
 		}
-		if (!n && every_kernel(metric))
-			judge_every_kernel(out, g, h, NULL, nfailed);
-		else if (!n)
-			cJSON_AddItemToArray(out, judge_one(g, h, NULL, nfailed));
-		for (i = 0; i < n; i++) {
-			if (every_kernel(metric))
-				judge_every_kernel(out, g, h, problems[i], nfailed);
-			else
-				cJSON_AddItemToArray(out, judge_one(g, h, problems[i], nfailed));
+		if (!n)
+			judge_gate(out, g, h, NULL, nfailed, sc);
+		for (i = 0; i < n; i++)
+			judge_gate(out, g, h, problems[i], nfailed, sc);
+	}
+	return out;
+}
+
+cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed)
+{
+	struct gate_scope one = { NULL, NULL };
+	return evaluate(gates, h, nfailed, &one);
+}
+
+cJSON *gates_evaluate_pools(const cJSON *gates, const cJSON *hosts, int *nfailed)
+{
+	cJSON *out = cJSON_CreateArray();
+	const cJSON *h, *p;
+	int nf = 0;
+	if (nfailed)
+		*nfailed = 0;
+	FOR_EACH_OBJ(h, hosts) {
+		struct gate_scope sc = { hosts, rr_str(get(h, "spread"), "pool") };
+		cJSON *ph, *res, *e;
+		int seen = 0;
+		if (!sc.pool)
+			continue;
+		FOR_EACH_OBJ(p, out)
+			seen |= rr_streq(rr_str(p, "pool"), sc.pool);
+		if (seen)
+			continue;
+		/* the pool's steps as one host's, with its first host's probe
+		 * (one GPU model: a gate's "gpu" reads its name) */
+		ph = sweep_pool_host(hosts, sc.pool);
+		if (get(h, "info"))
+			cJSON_AddItemReferenceToObject(ph, "info", (cJSON *)get(h, "info"));
+		res = evaluate(gates, ph, &nf, &sc);
+		if (nfailed)
+			*nfailed += nf;
+		if (!cJSON_GetArraySize(res)) {
+			cJSON_Delete(res);
+			cJSON_Delete(ph);
+			continue;
 		}
+		e = cJSON_CreateObject();
+		json_add_str(e, "pool", sc.pool);
+		cJSON_AddItemToObject(e, "hosts", cJSON_Duplicate(get(ph, "pool_hosts"), 1));
+		cJSON_AddItemToObject(e, "gates", res);
+		cJSON_AddItemToArray(out, e);
+		cJSON_Delete(ph);
 	}
 	return out;
 }

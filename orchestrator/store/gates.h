@@ -20,6 +20,16 @@
  * *nfailed (may be NULL) receives the number of FAIL verdicts. */
 cJSON *gates_evaluate_host(const cJSON *gates, const cJSON *h, int *nfailed);
 
+/* A run --spread: h of gates_evaluate_host is one host of a pool (its
+ * "spread".pool), and a gate x problem whose rows it does not hold (the
+ * program's step for the problem, a speedup's baseline, a ptxas gate's
+ * build) is left out there. Those whose rows no host of the pool holds are
+ * judged here, once per pool, on every step of its hosts: a new array of
+ * {"pool", "hosts": [names], "gates": [gates_evaluate_host's objects, each
+ * with "rows": [{"host", "step", "gpus"}], the steps it read]}, one per
+ * pool that has such a gate; empty without --spread. */
+cJSON *gates_evaluate_pools(const cJSON *gates, const cJSON *hosts, int *nfailed);
+
 /* A figure of a program (and problem) on host object h, read as gates read
  * it: a result metric (latency_us, tflops, rel_l2, ...), speedup (the
  * baseline benchmark's median over the program's), profile.*, sanitizer.*,

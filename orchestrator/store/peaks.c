@@ -2,6 +2,7 @@
  * impossible-figure judge (peaks.h). */
 #include "store/peaks.h"
 #include "store/runread.h"
+#include "store/linkpeak.h"
 #include "core/jsonutil.h"
 
 #include <math.h>
@@ -305,11 +306,64 @@ static int judge_kernels(cJSON *result, const struct gpu_peaks *pk, int dt, doub
 	return any;
 }
 
+/* The link peak of a result that reports its GPUs' interconnect (a
+ * multi-GPU program's "link", store/linkpeak.h), recorded in the roofline:
+ * 0 when it reports none, or too little to bound anything. */
+static double link_peak(const cJSON *result, cJSON *roof, cJSON *pks, char *src, size_t srclen)
+{
+	const cJSON *link = rr_obj(result, "link"), *dev = rr_obj(result, "device");
+	const struct known_gpu *k = known_by_name(rr_str(dev, "name"));
+	int major = -1, minor = -1;
+	double g;
+	src[0] = 0;
+	if (!link)
+		return 0;
+	if (!parse_cc(rr_str(dev, "cc"), &major, &minor) && k) {
+		major = k->major;
+		minor = k->minor;
+	}
+	g = linkpeak_of(link, major, minor, src, srclen);
+	add_num_or_null(pks, "link_gbps", g);
+	json_add_str(roof, "link_source", g > 0 ? src : "none: the result's link names no NVLink count or "
+						      "PCIe generation and width for some GPU");
+	return g;
+}
+
+/* A figure over its peak (IMPOSSIBLE), and its % of it: a rate figure
+ * against the compute or the DRAM peak, or the link peak when it says
+ * "bound": "link" (a collective's bus bandwidth). Returns 1 when over. */
+static int judge_figure(cJSON *f, const struct gpu_peaks *pk, int dt, double bound_tf, const char *bound_dt,
+			double link_gbps, const char *link_src, int bad, struct strbuf *why)
+{
+	int isfl = 0, link = rr_streq(rr_str(f, "bound"), "link");
+	double scale = rate_scale(rr_str(f, "unit"), &isfl), v, peak;
+	if (!(scale > 0) || !rr_num(f, "value", &v) || (link && isfl))
+		return 0;
+	peak = link ? link_gbps : isfl ? bound_tf : pk->gbps;
+	if (!(peak > 0))
+		return 0;
+	cJSON_DeleteItemFromObjectCaseSensitive(f, "pct_of_peak");
+	cJSON_DeleteItemFromObjectCaseSensitive(f, "impossible");
+	cJSON_DeleteItemFromObjectCaseSensitive(f, "peak");
+	if (!isfl || dt >= 0)
+		json_add_num(f, "pct_of_peak", 100.0 * v * scale / peak);
+	if (link)
+		json_add_num(f, "peak", peak / scale);
+	if (!over_peak(v * scale, peak))
+		return 0;
+	json_add_bool(f, "impossible", 1);
+	strbuf_addf(why, "%sIMPOSSIBLE: figure '%s' %.10g %s is over the physical peak %.10g %s (%s; %s)",
+		    bad ? "; " : "", f->string, v, rr_str(f, "unit"), peak / scale, rr_str(f, "unit"),
+		    link ? "the GPUs' link" : isfl ? bound_dt : "DRAM", link ? link_src : pk->source);
+	return 1;
+}
+
 int peaks_judge(cJSON *result, const struct gpu_peaks *pk, const char *datatype, struct strbuf *why)
 {
 	int dt = peaks_dtype_parse(datatype), d, bad = 0;
-	double bound_tf = 0, fl, by, med, bound_us = 0;
+	double bound_tf = 0, fl, by, med, bound_us = 0, link_gbps;
 	const char *bound_dt = NULL;
+	char link_src[400];
 	cJSON *roof, *pks, *model, *f;
 
 	if (!cJSON_IsObject(result))
@@ -379,26 +433,9 @@ int peaks_judge(cJSON *result, const struct gpu_peaks *pk, const char *datatype,
 		}
 	}
 	/* figures from a program's own output: a rate over its peak */
-	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(result, "figures")) {
-		int isfl = 0;
-		double scale = rate_scale(rr_str(f, "unit"), &isfl), v, peak;
-		if (!(scale > 0) || !rr_num(f, "value", &v))
-			continue;
-		peak = isfl ? bound_tf : pk->gbps;
-		if (!(peak > 0))
-			continue;
-		cJSON_DeleteItemFromObjectCaseSensitive(f, "pct_of_peak");
-		cJSON_DeleteItemFromObjectCaseSensitive(f, "impossible");
-		if (!isfl || dt >= 0)
-			json_add_num(f, "pct_of_peak", 100.0 * v * scale / peak);
-		if (over_peak(v * scale, peak)) {
-			json_add_bool(f, "impossible", 1);
-			strbuf_addf(why, "%sIMPOSSIBLE: figure '%s' %.10g %s is over the physical peak %.10g %s (%s; %s)",
-				    bad ? "; " : "", f->string, v, rr_str(f, "unit"), peak / scale,
-				    rr_str(f, "unit"), isfl ? bound_dt : "DRAM", pk->source);
-			bad = 1;
-		}
-	}
+	link_gbps = link_peak(result, roof, pks, link_src, sizeof link_src);
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(result, "figures"))
+		bad |= judge_figure(f, pk, dt, bound_tf, bound_dt, link_gbps, link_src, bad, why);
 	bad |= judge_kernels(result, pk, dt, bound_tf, bound_dt, bad, why);
 	json_add_bool(roof, "impossible", bad);
 	return bad;

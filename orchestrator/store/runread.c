@@ -240,10 +240,15 @@ void rr_measure(const cJSON *h, const char *program, const char *problem, const 
 		out->impossible = rr_true(rr_obj(rr_result(out->step), obj), "impossible");
 		free(obj);
 	}
-	/* a program's own figure over the GPU's physical peak (store/peaks.h) */
+	/* a program's own figure over the GPU's physical peak (store/peaks.h):
+	 * NAME (off the harness), or figures.NAME.FIELD (a result's figure) */
 	if (!out->impossible && !strchr(metric, '.')) {
 		const cJSON *f = rr_obj(rr_obj(rr_result(out->step), "figures"), metric);
 		out->impossible = rr_true(f, "impossible");
+	} else if (!out->impossible && !strncmp(metric, "figures.", 8) && strrchr(metric, '.') > metric + 8) {
+		char *path = xstrfmt("%.*s.impossible", (int)(strrchr(metric, '.') - metric), metric);
+		out->impossible = rr_true(rr_result(out->step), path);
+		free(path);
 	}
 	if (err)
 		out->bad_outputs = rr_bad_outputs(rr_result(out->step), NULL);

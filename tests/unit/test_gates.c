@@ -441,10 +441,75 @@ static void test_nan_gates(void)
 	cJSON_Delete(h);
 }
 
+/* issue 32: gates of a --spread run. A gate x problem whose rows one host
+ * ran is that host's; one whose kernel and baseline ran on two hosts of a
+ * pool is judged once for the pool, naming both rows; a host of no pool
+ * judges everything, as before. */
+static void test_pool_gates(void)
+{
+	cJSON *hosts = cJSON_Parse(
+		"[{\"name\": \"a\", \"status\": \"ok\", \"spread\": {\"pool\": \"H100\"}, \"steps\": ["
+		"  {\"id\": \"benchmark.k.q\", \"kind\": \"benchmark\", \"program\": \"k\", \"problem\": \"q\", \"role\": \"kernel\","
+		"   \"status\": \"PASS\", \"gpus\": [{\"index\": 0, \"uuid\": \"GPU-a0\"}], \"result\": {\"timing\": {\"median_us\": 50}}},"
+		"  {\"id\": \"benchmark.k.r\", \"kind\": \"benchmark\", \"program\": \"k\", \"problem\": \"r\", \"role\": \"kernel\","
+		"   \"status\": \"PASS\", \"result\": {\"timing\": {\"median_us\": 10}}},"
+		"  {\"id\": \"benchmark.base.r\", \"kind\": \"benchmark\", \"program\": \"base\", \"problem\": \"r\", \"role\": \"baseline\","
+		"   \"status\": \"PASS\", \"result\": {\"timing\": {\"median_us\": 30}}}]},"
+		" {\"name\": \"b\", \"status\": \"ok\", \"spread\": {\"pool\": \"H100\"}, \"steps\": ["
+		"  {\"id\": \"benchmark.base.q\", \"kind\": \"benchmark\", \"program\": \"base\", \"problem\": \"q\", \"role\": \"baseline\","
+		"   \"status\": \"PASS\", \"gpus\": [{\"index\": 0, \"uuid\": \"GPU-b0\"}], \"result\": {\"timing\": {\"median_us\": 100}}}]}]");
+	cJSON *gates = cJSON_Parse(
+		"[{\"program\": \"k\", \"metric\": \"speedup\", \"op\": \">=\", \"value\": 2},"
+		" {\"program\": \"k\", \"problem\": \"q\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 60}]");
+	cJSON *ga = gates_evaluate_host(gates, cJSON_GetArrayItem(hosts, 0), NULL);
+	cJSON *gb = gates_evaluate_host(gates, cJSON_GetArrayItem(hosts, 1), NULL);
+	cJSON *pools, *pg, *rows;
+	int nf = -1, i;
+	char got[256] = "";
+
+	cJSON_ArrayForEach(pg, ga) {
+		size_t n = strlen(got);
+		snprintf(got + n, sizeof(got) - n, "%s %s %s; ", json_str(pg, "metric"), json_str(pg, "problem"),
+			 json_str(pg, "verdict"));
+	}
+	CHECK(!strcmp(got, "speedup r PASS; latency_us q PASS; "),
+	      "host a judges the speedup of r (kernel and baseline both here) and q's latency, not q's speedup", "%s", got);
+	CHECK(cJSON_GetArraySize(gb) == 0, "host b ran no step of k: it judges none of k's gates (none fails as not run)",
+	      "%d", cJSON_GetArraySize(gb));
+	pools = gates_evaluate_pools(gates, hosts, &nf);
+	pg = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(pools, 0), "gates"), 0);
+	rows = cJSON_GetObjectItem(pg, "rows");
+	CHECK(cJSON_GetArraySize(pools) == 1 && cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(pools, 0), "gates")) == 1 &&
+	      json_str(pg, "problem") && !strcmp(json_str(pg, "problem"), "q") && !strcmp(json_str(pg, "verdict"), "PASS") &&
+	      cJSON_GetObjectItem(pg, "measured")->valuedouble == 2 && nf == 0,
+	      "the pool judges q's speedup once: 100 / 50 = 2, exactly at >= 2", "%s", pg ? json_str(pg, "verdict") : "-");
+	CHECK(cJSON_GetArraySize(rows) == 2 && !strcmp(json_str(cJSON_GetArrayItem(rows, 0), "host"), "a") &&
+	      !strcmp(json_str(cJSON_GetArrayItem(rows, 0), "step"), "benchmark.k.q") &&
+	      !strcmp(json_str(cJSON_GetArrayItem(rows, 1), "host"), "b") &&
+	      !strcmp(json_str(cJSON_GetArrayItem(rows, 1), "step"), "benchmark.base.q") &&
+	      !strcmp(json_str(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 1), "gpus"), 0), "uuid"), "GPU-b0"),
+	      "its rows: the kernel on a, the baseline on b (with its GPU)", "%d rows", cJSON_GetArraySize(rows));
+	cJSON_Delete(pools);
+	cJSON_Delete(ga);
+	cJSON_Delete(gb);
+	/* without --spread every host judges every gate, as before: b fails k's as not run */
+	for (i = 0; i < 2; i++)
+		cJSON_DeleteItemFromObject(cJSON_GetArrayItem(hosts, i), "spread");
+	gb = gates_evaluate_host(gates, cJSON_GetArrayItem(hosts, 1), &nf);
+	pools = gates_evaluate_pools(gates, hosts, NULL);
+	CHECK(cJSON_GetArraySize(gb) == 2 && nf == 2 && cJSON_GetArraySize(pools) == 0,
+	      "without --spread: host b fails both of k's gates, and there is no pool", "%d gates, %d failed", cJSON_GetArraySize(gb), nf);
+	cJSON_Delete(pools);
+	cJSON_Delete(gb);
+	cJSON_Delete(gates);
+	cJSON_Delete(hosts);
+}
+
 int main(void)
 {
 	test_gates();
 	test_nan_gates();
+	test_pool_gates();
 	test_sweep();
 	test_sweep_ties();
 	test_sweep_instances();

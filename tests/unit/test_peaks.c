@@ -1,5 +1,6 @@
 /* test_peaks.c -- unit tests of the physical peaks and the impossible-figure judge (store/peaks.c). */
 #include "store/peaks.h"
+#include "store/linkpeak.h"
 #include "store/runread.h"
 
 #include <math.h>
@@ -247,6 +248,76 @@ static void test_roofline_of_old_record(void)
 	      peaks_dtype_parse("bf16"));
 }
 
+/* a result with a link (allreduce_nccl's) and a busbw figure held to it */
+static cJSON *link_result(const char *cc, const char *gpus, double busbw)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"device\":{\"name\":\"NVIDIA H100 80GB HBM3\"%s%s%s},\"link\":{\"source\":\"t\",\"gpus\":%s},"
+		 "\"figures\":{\"busbw_gbps\":{\"value\":%.17g,\"unit\":\"GB/s\",\"bound\":\"link\"},"
+		 "\"algbw_gbps\":{\"value\":%.17g,\"unit\":\"GB/s\"}}}",
+		 cc ? ",\"cc\":\"" : "", cc ? cc : "", cc ? "\"" : "", gpus, busbw, busbw);
+	return parse(buf);
+}
+
+static void test_link_peak(void)
+{
+	struct gpu_peaks pk;
+	struct strbuf why = STRBUF_INIT;
+	char src[400];
+	cJSON *r, *link;
+	const char *nv18 = "[{\"nvlinks_active\":18,\"pcie_gen\":5,\"pcie_width\":16},"
+			   "{\"nvlinks_active\":18,\"pcie_gen\":5,\"pcie_width\":16}]";
+
+	CHECK(linkpeak_nvlink_gbps(9, 0) == 25 && linkpeak_nvlink_gbps(10, 0) == 50 &&
+	      linkpeak_nvlink_gbps(8, 9) == 0, "NVLink GB/s a link by architecture", "%g", linkpeak_nvlink_gbps(9, 0));
+	CHECK(near(linkpeak_pcie_lane_gbps(4) * 16, 31.507696) && linkpeak_pcie_lane_gbps(0) == 0 &&
+	      linkpeak_pcie_lane_gbps(7) == 0, "PCIe GB/s a lane by generation", "%g", linkpeak_pcie_lane_gbps(4));
+	/* the least of the GPUs: one with 12 active links bounds the pair */
+	link = parse("{\"gpus\":[{\"nvlinks_active\":18},{\"nvlinks_active\":12}]}");
+	CHECK(linkpeak_of(link, 9, 0, src, sizeof(src)) == 300 && strstr(src, "12 NVLink links x 25 GB/s = 300 GB/s") &&
+	      strstr(src, "GPU 1"), "the least GPU's links", "%s", src);
+	cJSON_Delete(link);
+	/* a GPU whose link is unknown bounds nothing; none at all neither */
+	link = parse("{\"gpus\":[{\"nvlinks_active\":18},{\"nvlinks_active\":null,\"pcie_gen\":0,\"pcie_width\":0}]}");
+	CHECK(linkpeak_of(link, 9, 0, src, sizeof(src)) == 0, "an unknown GPU: no peak", "%s", src);
+	cJSON_Delete(link);
+	link = parse("{\"gpus\":[]}");
+	CHECK(linkpeak_of(link, 9, 0, src, sizeof(src)) == 0, "no GPU: no peak", "%s", src);
+	cJSON_Delete(link);
+
+	peaks_of(H100_DEV, NULL, &pk);
+	/* exactly at 450 GB/s: possible, 100 %; a hair over: IMPOSSIBLE; algbw is held to DRAM */
+	r = link_result("9.0", nv18, 450);
+	CHECK(peaks_judge(r, &pk, NULL, &why) == 0 && near(rr_num_or_nan(r, "figures.busbw_gbps.pct_of_peak"), 100) &&
+	      near(rr_num_or_nan(r, "figures.busbw_gbps.peak"), 450) && near(rr_num_or_nan(r, "roofline.peaks.link_gbps"), 450),
+	      "busbw at the link peak is possible", "%s", why.buf);
+	CHECK(near(rr_num_or_nan(r, "figures.algbw_gbps.pct_of_peak"), 100 * 450 / pk.gbps) &&
+	      !cJSON_GetObjectItem(rr_obj(rr_obj(r, "figures"), "algbw_gbps"), "peak"),
+	      "algbw (no bound) is held to DRAM, with no link peak", "%g", rr_num_or_nan(r, "figures.algbw_gbps.pct_of_peak"));
+	cJSON_Delete(r);
+	strbuf_reset(&why);
+	r = link_result("9.0", nv18, 450.000001);
+	CHECK(peaks_judge(r, &pk, NULL, &why) == 1 && rr_true(r, "figures.busbw_gbps.impossible") &&
+	      strstr(why.buf, "IMPOSSIBLE: figure 'busbw_gbps' 450.000001 GB/s is over the physical peak 450 GB/s (the GPUs' link; link: 18 NVLink"),
+	      "busbw over the link peak is IMPOSSIBLE", "%s", why.buf);
+	cJSON_Delete(r);
+	strbuf_reset(&why);
+	/* no NVLink active: PCIe gen 5 x16; no cc in the device: the table's */
+	r = link_result(NULL, "[{\"nvlinks_active\":0,\"pcie_gen\":5,\"pcie_width\":16}]", 64);
+	CHECK(peaks_judge(r, &pk, NULL, &why) == 1 && strstr(why.buf, "PCIe gen 5 x16"),
+	      "over PCIe gen 5 x16 (63.0 GB/s) is IMPOSSIBLE", "%s", why.buf);
+	cJSON_Delete(r);
+	strbuf_reset(&why);
+	/* a link the result cannot bound: the figure is not judged, the roofline says why */
+	r = link_result("9.0", "[{\"nvlinks_active\":null}]", 500);
+	CHECK(peaks_judge(r, &pk, NULL, &why) == 0 &&
+	      !cJSON_GetObjectItem(rr_obj(rr_obj(r, "figures"), "busbw_gbps"), "pct_of_peak") &&
+	      strstr(rr_str(rr_obj(r, "roofline"), "link_source"), "none:"), "an unknown link judges nothing", "%s", why.buf);
+	cJSON_Delete(r);
+	strbuf_release(&why);
+}
+
 int main(void)
 {
 	test_peaks_by_device();
@@ -254,5 +325,6 @@ int main(void)
 	test_judge_figures();
 	test_judge_kernels();
 	test_roofline_of_old_record();
+	test_link_peak();
 	return check_summary();
 }
