@@ -37,12 +37,15 @@ struct lean {
 static const double pow10_exact[16] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
 					1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
 
+/* whether c is a decimal digit */
+#define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
+
 int json_lean_number(const char *s, size_t len, double *v)
 {
 	char buf[NUM_MAX + 1];
-	const char *p = s, *end = s + len;
-	uint64_t m = 0;
-	int digits = 0, frac = -1, neg = 0;
+	const char *p = s, *end = s + len, *q;
+	uint64_t m = 0;   /* wraps past 19 digits: used only for 15 or fewer */
+	int digits, frac = 0, neg = 0;
 
 	if (!len || len > NUM_MAX)
 		return 0;
@@ -50,16 +53,14 @@ int json_lean_number(const char *s, size_t len, double *v)
 		neg = 1;
 		p++;
 	}
-	for (; p < end; p++) {
-		if (*p >= '0' && *p <= '9') {
+	for (q = p; p < end && IS_DIGIT(*p); p++)
+		m = m * 10 + (uint64_t)(*p - '0');
+	digits = (int)(p - q);
+	if (p < end && *p == '.') {
+		for (q = ++p; p < end && IS_DIGIT(*p); p++)
 			m = m * 10 + (uint64_t)(*p - '0');
-			digits++;
-			frac += frac >= 0;
-		} else if (*p == '.' && frac < 0) {
-			frac = 0;
-		} else {
-			break;
-		}
+		frac = (int)(p - q);
+		digits += frac;
 	}
 	if (p == end && digits && digits <= 15) {
 		/* m < 10^15 and 10^frac are exact: their quotient, correctly
