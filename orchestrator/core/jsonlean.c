@@ -29,8 +29,8 @@ struct lean {
 	char *key;          /* the key of the next value in an object (cJSON_malloc'd) */
 	int in_block;
 	char *block_name;   /* the open block's key */
-	double *v;
-	int n, cap;
+	double *v;          /* every block's numbers so far (out->values at the end) */
+	int n, cap, at;     /* at: where the open block's start */
 	const char *first, *last;   /* the open block's numbers: first start, last end */
 };
 
@@ -162,7 +162,7 @@ static int on_number(void *ctx, const char *s, size_t len)
 	if (s < l->text || s + len > l->text_end)
 		return 0;   /* not in the text: the span would not be the block's */
 	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->cap = l->cap ? 2 * l->cap : 16384;
 		l->v = xrealloc(l->v, (size_t)l->cap * sizeof(*l->v));
 	}
 	l->v[l->n++] = v;
@@ -219,7 +219,7 @@ static int on_start_array(void *ctx)
 	l->in_block = 1;
 	l->block_name = l->key;
 	l->key = NULL;
-	l->n = 0;
+	l->at = l->n;
 	l->first = l->last = NULL;
 	return 1;
 }
@@ -251,10 +251,8 @@ static int close_block(struct lean *l)
 		o->blocks = xrealloc(o->blocks, (size_t)o->cap * sizeof(*o->blocks));
 	}
 	o->blocks[o->nblocks].text = item->valuestring;
-	o->blocks[o->nblocks].v = l->v;
-	o->blocks[o->nblocks++].n = l->n;
-	l->v = NULL;
-	l->n = l->cap = 0;
+	o->blocks[o->nblocks].at = l->at;
+	o->blocks[o->nblocks++].n = l->n - l->at;
 	return 1;
 }
 
@@ -298,7 +296,7 @@ int json_lean_parse(const char *text, size_t len, const char *block_key,
 		    const char *block_parent, struct json_lean *out)
 {
 	struct lean l;
-	int ok;
+	int ok, i;
 
 	memset(out, 0, sizeof(*out));
 	if (has_surrogate_escape(text, len))
@@ -314,7 +312,9 @@ int json_lean_parse(const char *text, size_t len, const char *block_key,
 	free(l.stack);
 	cJSON_free(l.key);
 	cJSON_free(l.block_name);
-	free(l.v);
+	out->values = l.v;   /* the blocks' numbers stay where they are from here on */
+	for (i = 0; i < out->nblocks; i++)
+		out->blocks[i].v = out->values + out->blocks[i].at;
 	if (!ok)
 		json_lean_release(out);
 	return ok;
@@ -322,10 +322,8 @@ int json_lean_parse(const char *text, size_t len, const char *block_key,
 
 void json_lean_release(struct json_lean *l)
 {
-	int i;
 	cJSON_Delete(l->root);
-	for (i = 0; i < l->nblocks; i++)
-		free(l->blocks[i].v);
+	free(l->values);
 	free(l->blocks);
 	memset(l, 0, sizeof(*l));
 }

@@ -26,14 +26,15 @@
 
 struct json_block {
 	const char *text;   /* the cJSON_Raw node's valuestring (owned by the tree) */
-	double *v;          /* its numbers, in order (malloc'd) */
-	int n;
+	double *v;          /* its numbers, in order (in json_lean's values) */
+	int n, at;          /* how many; where they start in values */
 };
 
 struct json_lean {
 	cJSON *root;                /* the tree (owned; NULL after a failed parse) */
 	struct json_block *blocks;  /* one per block array, in text order */
 	int nblocks, cap;
+	double *values;             /* every block's numbers, one array (malloc'd) */
 };
 
 /* Parse text (len bytes) into out. 1: parsed (out->root is the tree); 0: not
