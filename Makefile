@@ -10,7 +10,7 @@
 #   make readme     rewrite README.md's command list from the commands' declarations
 
 CC      ?= cc
-PKGS    := libssh2 libcjson libarchive libcrypto libxml-2.0 zlib libcmark-gfm
+PKGS    := libssh2 libcjson libarchive libcrypto libxml-2.0 zlib libcmark-gfm yajl
 # libcurl: its header only; transport/http.c loads the library at the first HTTP request
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

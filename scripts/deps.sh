@@ -15,7 +15,7 @@ deps_find_nvcc() {
 }
 
 deps_install() {
-	_pkgs="gcc make pkg-config git libssh2-1-dev libcjson-dev libxml2-dev libarchive-dev libssl-dev libcurl4-openssl-dev libcmark-gfm-dev libcmark-gfm-extensions-dev
+	_pkgs="gcc make pkg-config git libssh2-1-dev libcjson-dev libyajl-dev libxml2-dev libarchive-dev libssl-dev libcurl4-openssl-dev libcmark-gfm-dev libcmark-gfm-extensions-dev
 		openssh-server openssh-client openssh-sftp-server procps util-linux"
 	# the tests run a real single-node Slurm (tests/lib/slurm.sh): Debian's
 	# daemons, munge, and the auth/jwt plugin slurmrestd's tokens need;

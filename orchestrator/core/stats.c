@@ -33,10 +33,75 @@ static int is_sorted(const double *v, int n)
 	return 1;
 }
 
+/* ---- sorting doubles: the order qsort with cmp_double gives ----
+ * glibc's qsort is a stable merge sort; so is this one, without a call
+ * through a pointer for each comparison (a run's 30,000 samples sorted for
+ * its summary: ~8% of a listing's time). Two stable sorts of finite doubles
+ * (or of any without a NaN, for which cmp_double is no order) give the same
+ * array, -0 and 0 in the order they came. */
+#define SORT_RUN 16
+
+static void insertion_sort(double *v, int n)
+{
+	int i, j;
+	for (i = 1; i < n; i++) {
+		double x = v[i];
+		for (j = i; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+/* a[0..na) and b[0..nb), each ascending, into out; a's first among equals */
+static void merge(const double *a, int na, const double *b, int nb, double *out)
+{
+	int i = 0, j = 0, k = 0;
+	while (i < na && j < nb)
+		out[k++] = b[j] < a[i] ? b[j++] : a[i++];
+	while (i < na)
+		out[k++] = a[i++];
+	while (j < nb)
+		out[k++] = b[j++];
+}
+
+static void merge_sort(double *v, int n)
+{
+	double *tmp, *from = v, *to, *t;
+	int w, i;
+	for (i = 0; i < n; i += SORT_RUN)
+		insertion_sort(v + i, n - i < SORT_RUN ? n - i : SORT_RUN);
+	if (n <= SORT_RUN)
+		return;
+	to = tmp = xmalloc((size_t)n * sizeof(double));
+	for (w = SORT_RUN; w < n; w *= 2) {
+		for (i = 0; i < n; i += 2 * w) {
+			int na = n - i < w ? n - i : w, nb = n - i - na < w ? n - i - na : w;
+			merge(from + i, na, from + i + na, nb, to + i);
+		}
+		t = from, from = to, to = t;
+	}
+	if (from != v)
+		memcpy(v, from, (size_t)n * sizeof(double));
+	free(tmp);
+}
+
+static int has_nan(const double *v, int n)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		if (isnan(v[i]))
+			return 1;
+	return 0;
+}
+
 void stats_sort(double *v, int n)
 {
-	if (n > 1 && !is_sorted(v, n))
+	if (n < 2 || is_sorted(v, n))
+		return;
+	if (has_nan(v, n))
 		qsort(v, (size_t)n, sizeof(double), cmp_double);
+	else
+		merge_sort(v, n);
 }
 
 double stats_quantile(const double *v, int n, double q)

@@ -6,6 +6,7 @@
 #include "store/samples.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
+#include "core/jsonlean.h"
 #include "core/jsonutil.h"
 #include "core/stats.h"
 #include "core/vocab.h"
@@ -42,6 +43,26 @@ static void copy_item(cJSON *to, const cJSON *from, const char *key)
 		cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, 1));
 }
 
+/* timing.samples_us as an array of numbers, also from a lean tree's block
+ * (store_load_record_lean): the summary is the same from either tree */
+static void copy_samples_us(cJSON *to, const cJSON *from)
+{
+	const cJSON *v = cJSON_IsObject(from) ? cJSON_GetObjectItemCaseSensitive(from, "samples_us")
+					      : NULL;
+	cJSON *arr;
+	double *x;
+	int i, n;
+	if (!cJSON_IsRaw(v)) {
+		copy_item(to, from, "samples_us");
+		return;
+	}
+	x = json_lean_numbers(v, &n);
+	arr = json_add_arr(to, "samples_us");
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(x[i]));
+	free(x);
+}
+
 /* The step's samples (either form, store/samples.h): inline, or as one line
  * of samples.txt; with how many the program timed and which were kept. */
 static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples)
@@ -54,7 +75,7 @@ static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples
 		copy_num(timing, from, "n", "n");
 		copy_str(timing, from, "samples_kept");
 		copy_item(timing, from, "samples");
-		copy_item(timing, from, "samples_us");
+		copy_samples_us(timing, from);
 		return;
 	}
 	if (samples_read_timing(from, &sm, NULL) <= 0)
@@ -353,41 +374,67 @@ static cJSON *current_summary(const char *dir)
 	return o;
 }
 
+/* run.json of dir read for its summary: lean (store_load_record_lean: each
+ * samples_us array one block, no node per sample) unless $GPUORCH_LEAN is 0
+ * (the full cJSON parse: the same summary, slower; tests compare the two),
+ * and opened for samples_read_timing until load_close */
+static enum go_status load_open(const char *dir, struct json_lean *run,
+				struct store_record_file *of, struct strbuf *err)
+{
+	const char *lean = getenv("GPUORCH_LEAN");
+	enum go_status st;
+	if (lean && !strcmp(lean, "0")) {
+		memset(run, 0, sizeof(*run));
+		return store_load_record_of(dir, &run->root, of, err);
+	}
+	st = store_load_record_lean(dir, run, of, err);
+	if (st == GO_OK)
+		json_lean_open(run);
+	return st;
+}
+
+static void load_close(struct json_lean *run)
+{
+	json_lean_close();
+	json_lean_release(run);
+}
+
 enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
 	struct store_record_file of;
-	cJSON *run = NULL;
+	struct json_lean run;
 	enum go_status st;
 	*out = current_summary(dir);
 	if (*out)
 		return GO_OK;
-	st = store_load_record_of(dir, &run, &of, err);
+	st = load_open(dir, &run, &of, err);
 	if (st != GO_OK)
 		return st;
 	/* written the first time it is missed, so the next reader parses the
 	 * small file and a listing's memory does not hold every sample; the
 	 * summary written is the one returned (never read back); a store it
 	 * cannot write to (read-only, full) still lists, from memory */
-	if (write_summary(dir, run, &of, out, &why) != GO_OK)
-		*out = runsum_build(run, NULL);
+	if (write_summary(dir, run.root, &of, out, &why) != GO_OK)
+		*out = runsum_build(run.root, NULL);
 	strbuf_release(&why);
-	cJSON_Delete(run);
+	load_close(&run);
 	return GO_OK;
 }
 
 enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err)
 {
 	struct store_record_file of;
-	cJSON *run = NULL;
+	struct json_lean run;
 	enum go_status st;
 	*out = current_summary(dir);
 	if (*out)
 		return GO_OK;
-	st = store_load_record_of(dir, &run, &of, err);
-	if (st == GO_OK)
-		st = write_summary(dir, run, &of, out, err);
-	cJSON_Delete(run);
+	st = load_open(dir, &run, &of, err);
+	if (st != GO_OK)
+		return st;
+	st = write_summary(dir, run.root, &of, out, err);
+	load_close(&run);
 	return st;
 }
 

@@ -1,6 +1,7 @@
 /* samples.c -- timing samples stored compactly in run.json, and read back in either form (samples.h). */
 #include "store/samples.h"
 #include "store/runread.h"
+#include "core/jsonlean.h"
 #include "core/jsonutil.h"
 
 #include <math.h>
@@ -151,11 +152,21 @@ static int decode(const cJSON *o, struct samples *out, struct strbuf *err)
 int samples_read_timing(const cJSON *timing, struct samples *out, struct strbuf *err)
 {
 	const cJSON *packed = rr_obj(timing, "samples"), *arr = rr_arr(timing, "samples_us"), *x;
+	const cJSON *block = cJSON_IsObject(timing) ?
+			     cJSON_GetObjectItemCaseSensitive(timing, "samples_us") : NULL;
 	double total;
 	memset(out, 0, sizeof(*out));
 	if (packed) {
 		if (decode(packed, out, err) < 0)
 			return -1;
+	} else if (cJSON_IsRaw(block)) {
+		/* a listing's lean tree (store_load_record_lean): the array as one block */
+		int i, n;
+		double *v = json_lean_numbers(block, &n);
+		for (i = 0; i < n; i++)
+			if (isfinite(v[i]))
+				v[out->n++] = v[i];
+		out->v = v;
 	} else if (arr && cJSON_GetArraySize(arr) > 0) {
 		out->v = xcalloc((size_t)cJSON_GetArraySize(arr), sizeof(double));
 		cJSON_ArrayForEach(x, arr)

@@ -9,7 +9,8 @@
  * the previous sample as zigzag varints, deflated by zlib, in base64. 10,000
  * samples of a steady kernel take ~15 KB instead of ~90 KB of text, so a
  * record keeps every sample, never a subset.
- * samples_read_timing reads either form, and says how many samples the
+ * samples_read_timing reads either form (and a listing's lean tree, where
+ * samples_us is one block: core/jsonlean.h), and says how many samples the
  * program timed (timing.n, else timing.samples_total) beside how many are
  * stored: records written before 2026-11-28 keep 2,000 of them (evenly spaced
  * across the run by the harness, the first 2,000 by _bench.py and older

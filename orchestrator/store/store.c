@@ -272,8 +272,11 @@ enum go_status store_load_record(const char *dir, cJSON **out, struct strbuf *er
 	return store_load_record_of(dir, out, &of, err);
 }
 
-enum go_status store_load_record_of(const char *dir, cJSON **out, struct store_record_file *of,
-				    struct strbuf *err)
+/* store_load_record_of's work; with lean, run.json is read by json_lean_parse
+ * first (its timing samples as blocks: core/jsonlean.h), by cJSON when that
+ * does not read it (and then for the error) */
+static enum go_status load_record(const char *dir, cJSON **out, struct json_lean *lean,
+				  struct store_record_file *of, struct strbuf *err)
 {
 	char *path = xstrfmt("%s/run.json", dir);
 	struct strbuf text = STRBUF_INIT;
@@ -297,25 +300,50 @@ enum go_status store_load_record_of(const char *dir, cJSON **out, struct store_r
 		of->size = (double)rd.st_size;
 		of->mtime_s = (double)rd.st_mtim.tv_sec;
 		of->mtime_ns = (double)rd.st_mtim.tv_nsec;
-		st = json_parse_unquoted(text.buf, text.len, path, out, err);
-		if (st == GO_OK && !cJSON_IsObject(*out)) {
-			cJSON_Delete(*out);
-			*out = NULL;
+		if (lean && json_lean_parse(text.buf, text.len, "samples_us", "timing", lean)) {
+			*out = lean->root;
+			st = GO_OK;
+		} else {
+			st = json_parse_unquoted(text.buf, text.len, path, out, err);
+		}
+		if (st == GO_OK && !cJSON_IsObject(*out))
 			st = go_fail(err, GO_ERR_IO, "'%s' is not a run record (not a JSON object)",
 				     path);
-		}
 		/* a run still going, or stopped: its hosts since the start */
 		if (st == GO_OK) {
 			sha256_hex(text.buf, text.len, sha);
-			if (runjournal_apply(dir, *out, sha, err) < 0) {
-				cJSON_Delete(*out);
-				*out = NULL;
+			if (runjournal_apply(dir, *out, sha, err) < 0)
 				st = GO_ERR_IO;
-			}
+		}
+		if (st != GO_OK) {
+			if (lean && lean->root == *out)
+				*out = NULL;   /* freed with the blocks below */
+			cJSON_Delete(*out);
+			*out = NULL;
+			if (lean)
+				json_lean_release(lean);
 		}
 	}
 	strbuf_release(&text);
 	free(path);
+	return st;
+}
+
+enum go_status store_load_record_of(const char *dir, cJSON **out, struct store_record_file *of,
+				    struct strbuf *err)
+{
+	return load_record(dir, out, NULL, of, err);
+}
+
+enum go_status store_load_record_lean(const char *dir, struct json_lean *out,
+				      struct store_record_file *of, struct strbuf *err)
+{
+	cJSON *run = NULL;
+	enum go_status st;
+	memset(out, 0, sizeof(*out));
+	st = load_record(dir, &run, out, of, err);
+	if (st == GO_OK && !out->root)
+		out->root = run;   /* read by cJSON: a tree without blocks */
 	return st;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include "core/error.h"
+#include "core/jsonlean.h"
 
 const char *store_root(void);            /* the reports directory in use */
 void store_set_root(const char *dir);
@@ -48,6 +49,13 @@ struct store_record_file {
 /* store_load_record that also says, in *of, what it read (one read, one hash). */
 enum go_status store_load_record_of(const char *dir, cJSON **out, struct store_record_file *of,
 				    struct strbuf *err);
+/* store_load_record_of for a listing (report/runsum.c): the same tree, with
+ * each timing.samples_us array one block (core/jsonlean.h: a cJSON_Raw
+ * node, its numbers beside the tree; samples_read_timing reads either), or,
+ * for a record json_lean_parse does not read, cJSON's tree without blocks.
+ * The tree is out->root; json_lean_release frees it. */
+enum go_status store_load_record_lean(const char *dir, struct json_lean *out,
+				      struct store_record_file *of, struct strbuf *err);
 /* store_list with the tree of each run read by load. */
 enum go_status store_list_with(store_loader load, struct store_entry **out, int *n,
 			       struct strbuf *warnings, struct strbuf *err);

@@ -12,6 +12,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "core/banned.h"
 
 static int nfail, ncheck;
@@ -51,6 +53,43 @@ static void beyond_factor(void)
 	CHECK(stats_beyond_factor(1.1866 / 1.13, 1.05) == 1 && stats_beyond_factor(1.13 / 1.1866, 1.05) == -1,
 	      "1.1866 against 1.13 is beyond, both ways");
 	CHECK(stats_beyond_factor(NAN, 1.05) == 0, "no ratio is no change");
+}
+
+static int cmp_ref(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* stats_sort gives qsort's array bit for bit (glibc's qsort: a stable merge
+ * sort): sizes around its runs and merges, ties, -0 among 0s, a NaN */
+static void sort_like_qsort(void)
+{
+	static const int sizes[] = { 0, 1, 2, 15, 16, 17, 33, 2000, 100003 };
+	unsigned long long r = 88172645463325252ull;
+	double *a = malloc(100003 * sizeof(double)), *b = malloc(100003 * sizeof(double));
+	int k, i, same = 1;
+	for (k = 0; k < (int)(sizeof(sizes) / sizeof(sizes[0])); k++) {
+		int n = sizes[k], mode;
+		for (mode = 0; mode < 3; mode++) {
+			for (i = 0; i < n; i++) {
+				r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+				/* whole ns; many ties; -0 and 0 */
+				a[i] = mode == 0 ? (double)(r % 100000000) / 1000.0
+				     : mode == 1 ? (double)(r % 7)
+				     : (r & 1 ? -0.0 : 0.0) + (double)(r % 3);
+			}
+			if (n > 5 && mode == 2)
+				a[n / 2] = NAN;   /* not an order: qsort's own sort */
+			memcpy(b, a, (size_t)n * sizeof(double));
+			stats_sort(a, n);
+			qsort(b, (size_t)n, sizeof(double), cmp_ref);
+			same &= n == 0 || memcmp(a, b, (size_t)n * sizeof(double)) == 0;
+		}
+	}
+	CHECK(same, "stats_sort: qsort's array bit for bit (sizes 0 to 100,003; ties, -0, NaN)");
+	free(a);
+	free(b);
 }
 
 int main(void)
@@ -135,6 +174,7 @@ int main(void)
 	      "5 vs 6 samples cannot reach p < 0.002: insufficient data, never 'same'");
 
 	beyond_factor();
+	sort_like_qsort();
 	printf("# %d checks, %d failed\n", ncheck, nfail);
 	return nfail ? 1 : 0;
 }
