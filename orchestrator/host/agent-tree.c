@@ -91,6 +91,7 @@ int tree_lacks(const char *bdir, const char *manifest, int say)
 {
 	struct entry e;
 	struct stat st;
+	struct sb said = { 0 };   /* the hashes said, each once (one content, two paths) */
 	size_t pos = 0;
 	time_t old = time(NULL) - BLOB_OLD_S;
 	int r, n = 0, fd = open(bdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -99,15 +100,19 @@ int tree_lacks(const char *bdir, const char *manifest, int say)
 		int there = fd >= 0 && fstatat(fd, e.hash, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		if (there && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0400 && st.st_mtime < old)
 			continue;
+		if (said.buf && strstr(said.buf, e.hash))
+			continue;
 		n++;
 		if (!say)
 			break;
 		if (there && S_ISREG(st.st_mode))
 			unlinkat(fd, e.hash, 0);   /* written through a src/: it goes again */
 		printf("gpuorch-start: missing %s\n", e.hash);
+		sb_adds(&said, e.hash);
 	}
 	if (fd >= 0)
 		xclose(fd);
+	sb_free(&said);
 	return r < 0 ? -1 : n;
 }
 
