@@ -167,6 +167,7 @@ void execd_flow_sent(struct execd_flow *f, uint64_t sent, int64_t now_us)
 {
 	unsigned i;
 	if (f->n == EXECD_FLOW_MARKS) {   /* the oldest goes: a round trip less to measure */
+		f->gone = f->mark[f->first].end;
 		f->first = (f->first + 1) % EXECD_FLOW_MARKS;
 		f->n--;
 	}
@@ -183,15 +184,20 @@ void execd_flow_acked(struct execd_flow *f, uint64_t acked, int64_t now_us)
 	if (acked <= f->acked)
 		return;
 	f->acked = acked;
-	/* the first send that reached acked: its round trip; the ones before it are done */
+	/* the send that carried byte acked: its round trip; the ones before it
+	 * are done (none when its mark was let go: a later send's would be
+	 * too short) */
 	while (f->n) {
 		unsigned i = f->first;
 		f->first = (f->first + 1) % EXECD_FLOW_MARKS;
 		f->n--;
 		if (f->mark[i].end >= acked) {
-			sample = now_us - f->mark[i].t_us;
+			if (acked > f->gone)
+				sample = now_us - f->mark[i].t_us;
+			f->gone = f->mark[i].end;
 			break;
 		}
+		f->gone = f->mark[i].end;
 	}
 	if (sample >= 0 && (f->rtt_us < 0 || sample < f->rtt_us))
 		f->rtt_us = sample;

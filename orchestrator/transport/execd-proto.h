@@ -83,6 +83,8 @@ struct execd_flow {
 		int64_t t_us;   /* this was */
 	} mark[EXECD_FLOW_MARKS];
 	unsigned first, n;      /* the marks not yet acknowledged, oldest first */
+	uint64_t gone;          /* the end of the last mark let go: a word at or
+				 * below it has no send to measure against */
 	uint64_t acked;         /* the last 'A' taken */
 	int64_t rtt_us;         /* the shortest round trip seen; -1: none yet */
 	uint64_t ahead;         /* the bound now */

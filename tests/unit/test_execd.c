@@ -251,8 +251,12 @@ static void test_flow(void)
 		execd_flow_sent(&f, (uint64_t)i * 1000, i);
 	CHECK(f.n == EXECD_FLOW_MARKS, "at most EXECD_FLOW_MARKS sends are kept", "%u", f.n);
 	execd_flow_acked(&f, 1000, 5000);   /* its send went with the oldest */
-	CHECK(f.rtt_us == 5000 - (2 * EXECD_FLOW_MARKS + 1), "a word older than the marks: the oldest kept is its round trip",
+	CHECK(f.rtt_us == -1 && f.ahead == EXECD_AHEAD_MIN,
+	      "a word whose send was let go measures nothing (a later send would be too short)",
 	      "%lld", (long long)f.rtt_us);
+	execd_flow_acked(&f, (2 * EXECD_FLOW_MARKS + 2) * 1000, 6000);
+	CHECK(f.rtt_us == 6000 - (2 * EXECD_FLOW_MARKS + 2),
+	      "the next word whose send is kept does", "%lld", (long long)f.rtt_us);
 }
 
 /* The longest frame passes; one byte more is refused before it is read. */
