@@ -6,21 +6,24 @@
  * execd started when the command did not come through it, and then the
  * journal followed -- no shell, awk or mv behind it (issue 33: a re-run's
  * host CPU). Its answers are start.sh's "gpuorch-start: ..." lines and exit
- * codes (3 no runner, 5 probe stale, 7 disk short). A content not made
- * yet whose blobs are all in the store (a put of the execd brought them)
- * it makes itself (agent-tree.c: "gpuorch-start: content unpacked"). What
- * it leaves to start.sh it declines before it changes anything
- * ("gpuorch-start: agent declines", exit 8; the controller runs start.sh
- * then): a content whose blobs are not all there (to unpack, or to ask
- * for) and an execd not built.
+ * codes (3 no runner, 4 content absent, 5 probe stale, 7 disk short). A
+ * content not made yet whose blobs are all in the store (a put of the
+ * execd brought them) it makes itself (agent-tree.c: "gpuorch-start:
+ * content unpacked"); through the execd, whose command's stdin came whole,
+ * it names the blobs the store lacks ("missing H", "content absent"), as
+ * start.sh does there. What it leaves to start.sh it declines before it
+ * changes anything ("gpuorch-start: agent declines", exit 8; the
+ * controller runs start.sh then): blobs missing on an exec channel (start.sh
+ * asks for them on the same stdin), no manifest, an execd not built.
  *
  * KEYs (start.sh's variables): rd off send reopen need cdir bdir txtlen xd
  * xv xidle; sig (the kept probe's signature; absent: no check) with
  * cuda_home python gpu (host_sig's parameters). stdin: start.sh's text
  * (txtlen bytes: the manifest, then each part after its marker line), of
- * which it keeps the manifest and the plan: the command runs start.sh in its place when the agent's
- * file is not there, in the same shell (remote.c: attach_cmd), so it is
- * given what start.sh reads. The markers are start-script.h's (t2290). */
+ * which it keeps the manifest and the plan: the command runs start.sh in
+ * its place when the agent's file is not there, in the same shell
+ * (remote.c: attach_cmd), so it is given what start.sh reads. The markers
+ * are start-script.h's (t2290). */
 #include "agent.h"
 
 #include <errno.h>

@@ -100,7 +100,7 @@ int tree_lacks(const char *bdir, const char *manifest, int say)
 		int there = fd >= 0 && fstatat(fd, e.hash, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		if (there && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0400 && st.st_mtime < old)
 			continue;
-		if (said.buf && strstr(said.buf, e.hash))
+		if (said.buf && strstr(said.buf, e.hash))   /* each ends in a newline: no match spans two */
 			continue;
 		n++;
 		if (!say)
@@ -109,6 +109,7 @@ int tree_lacks(const char *bdir, const char *manifest, int say)
 			unlinkat(fd, e.hash, 0);   /* written through a src/: it goes again */
 		printf("gpuorch-start: missing %s\n", e.hash);
 		sb_adds(&said, e.hash);
+		sb_adds(&said, "\n");
 	}
 	if (fd >= 0)
 		xclose(fd);
