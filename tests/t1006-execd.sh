@@ -244,6 +244,19 @@ test_expect_success 'a blob shorter than its size: the next line is no blob line
 	test "$(ls -A "$TRASH/store/e" | wc -l)" = 0
 '
 
+test_expect_success 'a put says how far it has read every 128 KiB; the client keeps no more than its bound (512 KiB or more) ahead of that' '
+	head -c 4194304 /dev/urandom >bsrc/big &&
+	frames bsrc/big bsrc/a >put5 && total=$(wc -c <put5) &&
+	xtool put "$TRASH/store/f" <put5 >flow.out 2>err &&
+	cat flow.out &&
+	read -r w1 acked w2 ahead w3 bound <flow.out &&
+	test "$w1 $w2 $w3" = "acked ahead-max bound" &&
+	: "the last word came within the last 128 KiB: it says every 128 KiB read" &&
+	test "$acked" -le "$total" && test "$acked" -gt $((total - 131072)) &&
+	test "$bound" -ge 524288 && test "$ahead" -gt 0 && test "$ahead" -le "$bound" &&
+	cmp "$TRASH/store/f/$(sha bsrc/big)" bsrc/big && cmp "$TRASH/store/f/$(sha bsrc/a)" bsrc/a
+'
+
 # ---------------------------------------------------------------- gpuorch run
 
 test_expect_success 'setup: a project with one CPU program' '

@@ -1,12 +1,13 @@
 #!/bin/sh
 # cost: 45
 # asan: yes
-test_description='a re-run on a host with the agent is one exec of it (gpuorch-agent attach): no tool process beside it; start.sh where the content must be assembled; its probe check is probe-sig.sh'"'"'s'
+test_description='a re-run on a host with the agent is one exec of it (gpuorch-agent attach): no tool process beside it, also where the content must be assembled from the blob store; its probe check is probe-sig.sh'"'"'s'
 # Issue 33's figure: the host's CPU per re-run of a trivial experiment.
 # The host's session PATH starts with a directory of counting wrappers for
 # the tools start.sh uses (each appends its name to a log, then runs the
-# real one): a re-run through the agent must start none of them, a run whose
-# content is assembled does.
+# real one): a re-run through the agent must start none of them, nor a run
+# whose content the agent assembles from blobs the execd's put wrote (issue
+# 35: a first run's host CPU).
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
@@ -80,19 +81,92 @@ test_expect_success 'a re-run is the agent alone on the host: no tool process, n
 	test_grep "\"ev\":\"runner_ended\",\"status\":\"done\"" "$W/runs/$id/journal"
 '
 
-test_expect_success 'a content the host must assemble again (its directory removed, the blobs kept): the agent declines, start.sh assembles it, nothing ships' '
+test_expect_success 'a content the host must assemble again (its directory removed, the blobs kept): the agent makes it itself, no tool process, nothing ships' '
 	d=$(last_run_dir) && cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) &&
+	cp "$cdir/manifest" manifest.before &&
 	rm -rf "$cdir" && : >tools.log &&
 	run one >r4.out 2>&1 && cat r4.out &&
 	d=$(last_run_dir) &&
 	test "$(jq_ "$d/run.json" outcome)" = passed &&
 	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 0 &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.reused)" = false &&
 	test "$(jq_ "$d/run.json" hosts.0.runner)" = gpuorch-agent &&
-	test -f "$cdir/.complete" && test_grep "^linked from the blobs" "$cdir/tree.txt" &&
-	test_grep "^perl$" tools.log &&
+	test -f "$cdir/.complete" && test_cmp manifest.before "$cdir/manifest" &&
+	echo "linked from the blobs (gpuorch-agent): 1 linked, 0 copied" >tree.want &&
+	test_cmp tree.want "$cdir/tree.txt" &&
+	cat tools.log && ! test -s tools.log &&
 	: "and the next re-run is the agent alone again" &&
 	: >tools.log && run one >r5.out 2>&1 &&
 	test "$(jq_ "$(last_run_dir)/run.json" outcome)" = passed && ! test -s tools.log
+'
+
+# a250: a path of 250 bytes under data/
+a250=data/$(printf "%0120d" 0 | tr 0 a)/$(printf "%0120d" 0 | tr 0 b).txt
+
+test_expect_success 'a tree of a 250-byte path, an executable, a symlink, an empty file and one content twice: shipped by the execd'"'"'s put and made by the agent, no tool process, identical to the sender'"'"'s' '
+	test ${#a250} = 250 &&
+	mkdir -p "proj/$(dirname "$a250")" proj/data/sub &&
+	echo "two hundred and fifty" >"proj/$a250" &&
+	printf "#!/bin/sh\necho ran\n" >proj/data/sub/run.sh && chmod 755 proj/data/sub/run.sh &&
+	echo "the target" >proj/data/target.txt && ln -s target.txt proj/data/link.txt &&
+	: >proj/data/empty && echo same >proj/data/dup1 && echo same >proj/data/dup2 &&
+	cat >proj/experiments/tree.json <<-\JSON &&
+	{"schema": 1, "name": "tree", "phase": "a tree the agent makes",
+	 "sources": ["cpu/cputimer.c", "data"], "targets": {"H100": "sm_90a"},
+	 "programs": {"cputimer": {"sources": ["cpu/cputimer.c"], "needs_gpu": false}},
+	 "problems": [{"name": "p", "params": {"work": 1000}}],
+	 "steps": [{"kind": "benchmark", "program": "cputimer", "timeout_s": 120}]}
+	JSON
+	(cd proj && git add -A && git commit -qm tree) &&
+	: >tools.log && run tree >t1.out 2>&1 && cat t1.out &&
+	d=$(last_run_dir) && cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) && W=$(sshd_var a WORKDIR) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test_grep "written by the host'"'"'s execd" t1.out &&
+	cat tools.log && ! test -s tools.log &&
+	echo "linked from the blobs (gpuorch-agent): 7 linked, 1 copied" >tree.want &&
+	test_cmp tree.want "$cdir/tree.txt" &&
+	(cd "$cdir/src" && find . ! -type d | sort) >files.host &&
+	(cd proj && { echo cpu/cputimer.c; find data ! -type d; } | sed "s|^|./|" | sort) >files.sent &&
+	test_cmp files.sent files.host &&
+	while read -r f; do cmp "proj/$f" "$cdir/src/$f" || return 1; done <files.sent &&
+	test -f "$cdir/src/data/link.txt" && ! test -L "$cdir/src/data/link.txt" &&
+	test "$(stat -c %a "$cdir/src/data/sub/run.sh")" = 700 && test "$("$cdir/src/data/sub/run.sh")" = ran &&
+	test "$(stat -c %a "$cdir/src/$a250")" = 400 && ! test -s "$cdir/src/data/empty" &&
+	while read -r h m p; do
+		if [ "$m" = 644 ]; then
+			test "$(stat -c %i "$cdir/src/$p")" = "$(stat -c %i "$W/blobs/$h")" || return 1
+		else
+			test "$(stat -c %i "$cdir/src/$p")" != "$(stat -c %i "$W/blobs/$h")" || return 1
+		fi
+	done <"$cdir/manifest" &&
+	test "$(stat -c %i "$cdir/src/data/dup1")" = "$(stat -c %i "$cdir/src/data/dup2")"
+'
+
+test_expect_success 'the blobs removed with the content (the controller thinks the host has them): the agent names them, the put resends them, the agent makes the tree; no tool process' '
+	W=$(sshd_var a WORKDIR) && rm -rf "$W/blobs" "$W/content" &&
+	: >tools.log && run tree >t2.out 2>&1 && cat t2.out &&
+	d=$(last_run_dir) && cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	: "six contents: link.txt has the bytes of target.txt, dup2 those of dup1" &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 6 &&
+	test_grep "written by the host'"'"'s execd" t2.out &&
+	cat tools.log && ! test -s tools.log &&
+	test_cmp tree.want "$cdir/tree.txt" &&
+	while read -r f; do cmp "proj/$f" "$cdir/src/$f" || return 1; done <files.sent
+'
+
+test_expect_success 'a blob written through a tree (its mtime and mode changed): the agent removes it and names it, it is sent again; the others are not' '
+	W=$(sshd_var a WORKDIR) && d=$(last_run_dir) && cdir=$(jq_ "$d/run.json" hosts.0.ship.remote_dir) &&
+	h=$(grep " data/target.txt\$" "$cdir/manifest" | cut -c1-64) &&
+	chmod 600 "$W/blobs/$h" && echo "changed by a build" >>"$cdir/src/data/target.txt" &&
+	rm -rf "$cdir" && : >tools.log && run tree >t3.out 2>&1 && cat t3.out &&
+	d=$(last_run_dir) &&
+	test "$(jq_ "$d/run.json" outcome)" = passed &&
+	test "$(jq_ "$d/run.json" hosts.0.ship.files_sent)" = 1 &&
+	cat tools.log && ! test -s tools.log &&
+	test "$(sha256sum <"$W/blobs/$h" | cut -c1-64)" = "$h" &&
+	test "$(stat -c %a "$W/blobs/$h")" = 400 &&
+	while read -r f; do cmp "proj/$f" "$cdir/src/$f" || return 1; done <files.sent
 '
 
 test_expect_success 'a host whose agent binary is gone: start.sh runs that start (runner.sh), the run passes' '

@@ -6,18 +6,24 @@
  * execd started when the command did not come through it, and then the
  * journal followed -- no shell, awk or mv behind it (issue 33: a re-run's
  * host CPU). Its answers are start.sh's "gpuorch-start: ..." lines and exit
- * codes (3 no runner, 5 probe stale, 7 disk short). What it leaves to
- * start.sh it declines before it changes anything ("gpuorch-start: agent
- * declines", exit 8; the controller runs start.sh then): a content not
- * assembled yet (blobs to unpack, a tree to make) and an execd not built.
+ * codes (3 no runner, 4 content absent, 5 probe stale, 7 disk short). A
+ * content not made yet whose blobs are all in the store (a put of the
+ * execd brought them) it makes itself (agent-tree.c: "gpuorch-start:
+ * content unpacked"); through the execd, whose command's stdin came whole,
+ * it names the blobs the store lacks ("missing H", "content absent"), as
+ * start.sh does there. What it leaves to start.sh it declines before it
+ * changes anything ("gpuorch-start: agent declines", exit 8; the
+ * controller runs start.sh then): blobs missing on an exec channel (start.sh
+ * asks for them on the same stdin), no manifest, an execd not built.
  *
- * KEYs (start.sh's variables): rd off send reopen need cdir txtlen xd xv
- * xidle; sig (the kept probe's signature; absent: no check) with cuda_home
- * python gpu (host_sig's parameters). stdin: start.sh's text (txtlen
- * bytes: the manifest, then each part after its marker line), of which it
- * keeps the plan: the command runs start.sh in its place when the agent's
- * file is not there, in the same shell (remote.c: attach_cmd), so it is
- * given what start.sh reads. The markers are start-script.h's (t2290). */
+ * KEYs (start.sh's variables): rd off send reopen need cdir bdir txtlen xd
+ * xv xidle; sig (the kept probe's signature; absent: no check) with
+ * cuda_home python gpu (host_sig's parameters). stdin: start.sh's text
+ * (txtlen bytes: the manifest, then each part after its marker line), of
+ * which it keeps the manifest and the plan: the command runs start.sh in
+ * its place when the agent's file is not there, in the same shell
+ * (remote.c: attach_cmd), so it is given what start.sh reads. The markers
+ * are start-script.h's (t2290). */
 #include "agent.h"
 
 #include <errno.h>
@@ -30,7 +36,7 @@
 #include <unistd.h>
 
 struct attach {
-	const char *rd, *off, *cdir, *xd, *xv, *xidle, *sig, *cuda_home, *python;
+	const char *rd, *off, *cdir, *bdir, *xd, *xv, *xidle, *sig, *cuda_home, *python;
 	int send, reopen, gpu, have_sig;
 	long long need;
 	size_t txtlen;
@@ -41,7 +47,7 @@ static int parse(struct attach *a, int argc, char **argv)
 	int i;
 	memset(a, 0, sizeof(*a));
 	a->off = "0";
-	a->cdir = a->xd = a->xv = a->xidle = a->cuda_home = a->python = "";
+	a->cdir = a->bdir = a->xd = a->xv = a->xidle = a->cuda_home = a->python = "";
 	for (i = 0; i < argc; i++) {
 		const char *k = argv[i], *v = strchr(k, '=');
 		size_t n;
@@ -55,6 +61,7 @@ static int parse(struct attach *a, int argc, char **argv)
 		else if (IS("reopen")) a->reopen = !strcmp(v, "1");
 		else if (IS("need")) a->need = atoll(v);
 		else if (IS("cdir")) a->cdir = v;
+		else if (IS("bdir")) a->bdir = v;
 		else if (IS("txtlen")) a->txtlen = (size_t)strtoull(v, NULL, 10);
 		else if (IS("xd")) a->xd = v;
 		else if (IS("xv")) a->xv = v;
@@ -146,17 +153,49 @@ static void execd(const struct attach *a, const char *via, const char *xb)
 	free(sock), free(c), free(log);
 }
 
-/* what start.sh does that this does not: 1 (declined) */
-static int declines(const struct attach *a, const char *via, const char *xb)
+/* the manifest in start.sh's text: its lines before the first marker line */
+static void manifest_of(const struct sb *text, struct sb *m)
+{
+	const char *t = text->buf ? text->buf : "", *p = t;
+
+	while (*p && strncmp(p, "#--gpuorch-", 11))
+		p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+	sb_add(m, t, (size_t)(p - t));
+}
+
+/* the content: CONTENT_THERE (or none named), CONTENT_MAKE (from the blob
+ * store: every blob it needs is there as sent), CONTENT_LACKS (blobs to
+ * name, or to unpack), -1 no manifest came */
+enum { CONTENT_THERE, CONTENT_MAKE, CONTENT_LACKS };
+static int content_state(const struct attach *a, const struct sb *manifest)
 {
 	char *p;
-	int r = 0;
-	if (a->cdir[0]) {
-		p = xfmt("%s/.complete", a->cdir);
-		r = !is_file(p);
-		free(p);
+	int there;
+
+	if (!a->cdir[0])
+		return CONTENT_THERE;
+	p = xfmt("%s/.complete", a->cdir);
+	there = is_file(p);
+	free(p);
+	if (there)
+		return CONTENT_THERE;
+	if (!a->bdir[0] || !manifest->len)
+		return -1;
+	switch (tree_lacks(a->bdir, manifest->buf, 0)) {
+	case 0:
+		return CONTENT_MAKE;
+	case -1:
+		return -1;
+	default:
+		return CONTENT_LACKS;
 	}
-	if (!r && a->xd[0]) {
+}
+
+/* an execd not built yet, where start.sh would build it: 1 (declined) */
+static int declines(const struct attach *a, const char *via, const char *xb)
+{
+	int r = 0;
+	if (a->xd[0]) {
 		char *sock = xfmt("%s/%s.sock", a->xd, a->xv), *failed = xfmt("%s.failed", xb);
 		r = !(via && !strcmp(via, sock)) && access(xb, X_OK) != 0 && !exists(failed);
 		free(sock), free(failed);
@@ -186,7 +225,29 @@ static int disk_short(const struct attach *a)
 	return short_;
 }
 
-/* the content is there (declines checked it): its last use, for gpuorch
+/* a run not started yet: its directory made, and 1 when the disk is short
+ * for it (said) */
+static int room(const struct attach *a)
+{
+	char *p = xfmt("%s/.builds", a->rd);
+	if (mkdir_p(p) < 0)
+		die("cannot create the run directory %s", a->rd);
+	free(p);
+	return disk_short(a);
+}
+
+/* the content's tree from the blob store (content_state said every blob is there) */
+static void make_content(const struct attach *a, const struct sb *manifest)
+{
+	struct sb err = { 0 };
+	if (tree_make(a->cdir, a->bdir, manifest->buf, &err) < 0)
+		die("cannot assemble the sources in %s: %s%s", a->cdir, err.buf,
+		    strstr(err.buf, strerror(ENOSPC)) ? " (free space there: gpuorch hosts clean)" : "");
+	sb_free(&err);
+	puts("gpuorch-start: content unpacked");
+}
+
+/* the content is there (content_state checked it): its last use, for gpuorch
  * hosts clean (an empty file, written again) */
 static void content_present(const char *cdir)
 {
@@ -221,13 +282,13 @@ int cmd_attach(const char *self, int argc, char **argv)
 {
 	const char *via = getenv("GPUORCH_EXECD");
 	struct attach a;
-	struct sb text = { 0 };
+	struct sb text = { 0 }, man = { 0 };
 	char *xb, *p;
-	int rc;
+	int rc, content;
 
 	if (parse(&a, argc, argv) < 0)
 		die("usage: gpuorch-agent attach rd=RUNDIR [off=N send=0|1 reopen=0|1 need=KIB cdir=DIR "
-		    "txtlen=N xd=DIR xv=V xidle=S sig=SIG cuda_home=DIR python=PATH gpu=N]");
+		    "bdir=DIR txtlen=N xd=DIR xv=V xidle=S sig=SIG cuda_home=DIR python=PATH gpu=N]");
 	if (a.have_sig) {
 		struct sb sig = { 0 };
 		host_sig(&sig, a.cuda_home, a.python, a.gpu);
@@ -240,28 +301,34 @@ int cmd_attach(const char *self, int argc, char **argv)
 			return 5;
 		}
 	}
+	rc = read_text(a.txtlen, &text);
+	manifest_of(&text, &man);
 	xb = xfmt("%s/gpuorch-execd-%s", a.xd, a.xv);
-	if (declines(&a, via, xb)) {
+	/* blobs to unpack (a tar with the start) or to ask for on this
+	 * command's stdin (an exec channel) are start.sh's; through the execd
+	 * its stdin came whole, and the missing ones are named here */
+	content = content_state(&a, &man);
+	if (content < 0 || (content == CONTENT_LACKS && !(via && via[0])) || declines(&a, via, xb)) {
 		puts("gpuorch-start: agent declines");
-		read_text(a.txtlen, &text);
-		sb_free(&text), free(xb);
+		sb_free(&text), sb_free(&man), free(xb);
 		return 8;
 	}
-	if (a.send) {
-		p = xfmt("%s/.builds", a.rd);
-		if (mkdir_p(p) < 0)
-			die("cannot create the run directory %s", a.rd);
-		free(p);
-		if (disk_short(&a)) {
-			read_text(a.txtlen, &text);
-			sb_free(&text), free(xb);
-			return 7;
-		}
-	}
-	if (read_text(a.txtlen, &text) < 0)
+	if (rc < 0)
 		die("the plan did not all arrive (%zu bytes expected)", a.txtlen);
-	if (a.cdir[0])
+	rc = a.send && room(&a) ? 7 : content == CONTENT_LACKS ? 4 : 0;
+	if (rc == 4) {
+		tree_lacks(a.bdir, man.buf, 1);
+		puts("gpuorch-start: content absent");
+	}
+	if (rc) {
+		sb_free(&text), sb_free(&man), free(xb);
+		return rc;
+	}
+	if (content == CONTENT_MAKE)
+		make_content(&a, &man);
+	else if (a.cdir[0])
 		content_present(a.cdir);
+	sb_free(&man);
 	if (a.send) {
 		struct sb plan = { 0 };
 		plan_of(&text, &plan);

@@ -149,6 +149,16 @@ int cmd_attach(const char *self, int argc, char **argv); /* agent-attach.c */
  * without a boot id ---- */
 void host_sig(struct sb *out, const char *cuda_home, const char *python, int gpu);
 int cmd_sig(int argc, char **argv);
+
+/* ---- a content's sources from the blob store (agent-tree.c) ---- */
+/* tree_lacks: how many blobs MANIFEST names that BDIR does not hold as
+ * sent (0: all there; without SAY it stops at the first), -1 MANIFEST is
+ * not one; SAY: each said on stdout ("gpuorch-start: missing H"), one
+ * changed there removed first */
+int tree_lacks(const char *bdir, const char *manifest, int say);
+/* tree_make: CDIR/manifest, CDIR/src, CDIR/tree.txt, CDIR/.complete last;
+ * 0, or -1 with the path and the reason in ERR (no src/ left) */
+int tree_make(const char *cdir, const char *bdir, const char *manifest, struct sb *err);
 char *builds_path(int i); /* RD/.builds/<i> (1-based, as runner.sh) */
 int owned(const char *dir); /* DIR/owner names this run */
 

@@ -388,6 +388,7 @@ static void attach_cmd(struct follow_split *fs, struct strbuf *cmd)
 	snprintf(num, sizeof(num), "%lld", r->plan && r->need_kib > 0 ? r->need_kib : 0LL);
 	arg(&body, "need", num);
 	arg(&body, "cdir", r->content_dir);
+	arg(&body, "bdir", r->blobs_dir);
 	snprintf(num, sizeof(num), "%zu", fs->txt.len);
 	arg(&body, "txtlen", num);
 	execd_version(ver);

@@ -1,6 +1,7 @@
 /* execd-proto.c -- the execd's request and a decoder of its framed reply (execd-proto.h). */
 #include "transport/execd-proto.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,17 @@ static void frame_done(struct execd_rx *rx, unsigned char tag)
 	case 'X':
 		parse_end(rx, rx->ctl.buf);
 		break;
+	case 'A': {
+		char *end;
+		unsigned long long v;
+		errno = 0;
+		v = strtoull(rx->ctl.buf, &end, 10);
+		if (!rx->ctl.len || *end || errno || v < rx->acked)
+			garbled(rx, "a bad acknowledgment of a put");
+		else
+			rx->acked = v;
+		break;
+	}
 	case 'S':
 	case 'B':
 		rx->end = tag == 'S' ? EXECD_STALE : EXECD_REFUSED;
@@ -101,7 +113,7 @@ int execd_rx_feed(struct execd_rx *rx, const char *data, size_t len, const struc
 			tag = rx->head[0];
 			rx->left = (uint32_t)rx->head[1] << 24 | (uint32_t)rx->head[2] << 16 |
 				   (uint32_t)rx->head[3] << 8 | rx->head[4];
-			if (!strchr("OEXSB", tag) || !tag) {
+			if (!strchr("OEXSBA", tag) || !tag) {
 				garbled(rx, "an unknown frame");
 				break;
 			}
@@ -140,4 +152,63 @@ int execd_rx_feed(struct execd_rx *rx, const char *data, size_t len, const struc
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------ a put's flow */
+
+void execd_flow_init(struct execd_flow *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->rtt_us = -1;
+	f->ahead = EXECD_AHEAD_MIN;
+}
+
+void execd_flow_sent(struct execd_flow *f, uint64_t sent, int64_t now_us)
+{
+	unsigned i;
+	if (f->n == EXECD_FLOW_MARKS) {   /* the oldest goes: a round trip less to measure */
+		f->gone = f->mark[f->first].end;
+		f->first = (f->first + 1) % EXECD_FLOW_MARKS;
+		f->n--;
+	}
+	i = (f->first + f->n) % EXECD_FLOW_MARKS;
+	f->mark[i].end = sent;
+	f->mark[i].t_us = now_us;
+	f->n++;
+}
+
+void execd_flow_acked(struct execd_flow *f, uint64_t acked, int64_t now_us)
+{
+	int64_t sample = -1;
+
+	if (acked <= f->acked)
+		return;
+	f->acked = acked;
+	/* the send that carried byte acked: its round trip; the ones before it
+	 * are done (none when its mark was let go: a later send's would be
+	 * too short) */
+	while (f->n) {
+		unsigned i = f->first;
+		f->first = (f->first + 1) % EXECD_FLOW_MARKS;
+		f->n--;
+		if (f->mark[i].end >= acked) {
+			if (acked > f->gone)
+				sample = now_us - f->mark[i].t_us;
+			f->gone = f->mark[i].end;
+			break;
+		}
+		f->gone = f->mark[i].end;
+	}
+	if (sample >= 0 && (f->rtt_us < 0 || sample < f->rtt_us))
+		f->rtt_us = sample;
+	if (f->rtt_us >= 0) {
+		uint64_t by_rtt = (uint64_t)f->rtt_us * EXECD_AHEAD_PER_MS / 1000;
+		f->ahead = by_rtt > EXECD_AHEAD_MIN ? by_rtt : EXECD_AHEAD_MIN;
+	}
+}
+
+uint64_t execd_flow_room(const struct execd_flow *f, uint64_t sent)
+{
+	uint64_t ahead = sent > f->acked ? sent - f->acked : 0;
+	return ahead < f->ahead ? f->ahead - ahead : 0;
 }

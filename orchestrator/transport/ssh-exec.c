@@ -293,6 +293,66 @@ static int frame_input(struct ssh_input *framed, struct strbuf *head, const char
 	return 0;
 }
 
+/* a put's state in run_channel: its flow, where its blobs start in the input */
+struct put_flow {
+	struct execd_flow flow;
+	size_t head;         /* the request's header and directory */
+	int room;            /* 0: held back by the flow (do not wait to write) */
+	uint64_t ahead_max;  /* the most sent ahead of the execd's word */
+	uint64_t bound_max;  /* the largest bound it was held to */
+};
+
+/* A chunk of the command's stdin (a put's no further ahead of what the
+ * execd said it read than its flow allows): 1 some went, 0 none now, -1
+ * failed (*st). */
+static int feed(struct chan *k, struct ssh_input *in, size_t *sent, struct put_flow *pf,
+		const struct execd_rx *rx, enum go_status *st, struct strbuf *err)
+{
+	size_t chunk;
+	const char *at;
+	ssize_t n;
+
+	if (*sent >= ssh_input_len(in))
+		return 0;
+	at = input_at(in, *sent, &chunk);
+	if (chunk > SSH_IO_CHUNK)
+		chunk = SSH_IO_CHUNK;
+	if (pf && *sent >= pf->head) {
+		uint64_t room;
+		execd_flow_acked(&pf->flow, rx->acked, time_mono_us());
+		if (pf->flow.ahead > pf->bound_max)
+			pf->bound_max = pf->flow.ahead;
+		room = execd_flow_room(&pf->flow, *sent - pf->head);
+		pf->room = room > 0;
+		if (!room)
+			return 0;
+		if (chunk > room)
+			chunk = (size_t)room;
+	}
+	n = chan_write(k, at, chunk);
+	if (n > 0) {
+		*sent += (size_t)n;
+		if (pf && *sent > pf->head) {
+			uint64_t b = *sent - pf->head;
+			execd_flow_sent(&pf->flow, b, time_mono_us());
+			if (b > pf->flow.acked && b - pf->flow.acked > pf->ahead_max)
+				pf->ahead_max = b - pf->flow.acked;
+		}
+		return 1;
+	}
+	if (n == 0 || n == LIBSSH2_ERROR_EAGAIN)
+		return 0;
+	/* the command closed its stdin: stop feeding it */
+	if (n == LIBSSH2_ERROR_CHANNEL_EOF_SENT || n == LIBSSH2_ERROR_CHANNEL_CLOSED || chan_eof(k) ||
+	    k->fd >= 0) {
+		*sent = ssh_input_len(in);
+		in->more = 0;
+		return 0;
+	}
+	*st = chan_fail(k, n, "cannot send input to a remote command", err);
+	return -1;
+}
+
 /* One command on one channel: an exec request (execd NULL), or framed
  * through the execd at that socket. *fallback is set when the execd ran
  * nothing (absent, refused the channel, stale): run it the ordinary way. */
@@ -308,6 +368,7 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 	struct execd_rx rx;
 	struct execd_sink sink = { on_out, out_ctx, errout };
 	struct ssh_input framed;
+	struct put_flow put, *pf = NULL;   /* a put: its bytes go no further ahead than the execd lets */
 	char *buf = NULL;
 	size_t sent = 0;
 	int eof_sent = 0, keep_open = 0, rc;
@@ -335,6 +396,12 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		if (frame_input(&framed, &framed_in, cmd, in)) {
 			st = go_fail(err, GO_ERR_INTERNAL, "%s: a command's input in too many parts", c->where);
 			goto out;
+		}
+		if (in->execd_put) {
+			pf = memset(&put, 0, sizeof(put));
+			execd_flow_init(&pf->flow);
+			pf->head = framed_in.len;
+			pf->room = 1;
 		}
 		in = &framed;
 		keep_open = 1;
@@ -375,27 +442,9 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 
 		/* stdin, interleaved with reading so neither side stalls (a
 		 * talk's reader may add to it as output arrives) */
-		if (!eof_sent && sent < ssh_input_len(in)) {
-			size_t chunk;
-			const char *at = input_at(in, sent, &chunk);
-			if (chunk > SSH_IO_CHUNK)
-				chunk = SSH_IO_CHUNK;
-			n = chan_write(&k, at, chunk);
-			if (n > 0) {
-				sent += (size_t)n;
-				progress = 1;
-			} else if (n < 0 && n != LIBSSH2_ERROR_EAGAIN) {
-				/* the command closed its stdin: stop feeding it */
-				if (n == LIBSSH2_ERROR_CHANNEL_EOF_SENT ||
-				    n == LIBSSH2_ERROR_CHANNEL_CLOSED || chan_eof(&k) || k.fd >= 0) {
-					sent = ssh_input_len(in);
-					in->more = 0;
-				} else {
-					st = chan_fail(&k, n, "cannot send input to a remote command", err);
-					goto out;
-				}
-			}
-		}
+		if (!eof_sent && (rc = feed(&k, in, &sent, pf, &rx, &st, err)) < 0)
+			goto out;
+		progress = rc > 0;
 		if (!eof_sent && !keep_open && !in->more && sent >= ssh_input_len(in)) {
 			rc = libssh2_channel_send_eof(k.ch);
 			if (rc == 0 || rc != LIBSSH2_ERROR_EAGAIN) {
@@ -468,11 +517,11 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 				goto out;
 			}
 			if (ask < deadline) {
-				chan_wait(&k, sent < ssh_input_len(in), ask);
+				chan_wait(&k, sent < ssh_input_len(in) && (!pf || pf->room), ask);
 				continue;
 			}
 		}
-		if (chan_wait(&k, sent < ssh_input_len(in), deadline) < 0) {
+		if (chan_wait(&k, sent < ssh_input_len(in) && (!pf || pf->room), deadline) < 0) {
 			st = ssh_fail_timeout(c, "remote command", timeout_ms, err);
 			goto out;
 		}
@@ -484,6 +533,9 @@ static enum go_status run_channel(struct ssh_conn *c, const char *execd, const c
 		} else if (res) {
 			res->exit_code = rx.signal[0] ? -1 : rx.exit_code;
 			snprintf(res->signal, sizeof(res->signal), "%s", rx.signal);
+			if (pf)
+				res->put_acked = rx.acked, res->put_ahead_max = pf->ahead_max,
+				res->put_bound = pf->bound_max;
 		}
 		goto out;   /* the channel goes as a discarded one: the execd closes it */
 	}
@@ -634,8 +686,8 @@ enum go_status ssh_execd_put(struct ssh_conn *c, const char *dir, const void *da
 	ssh_input_add(&in, data, len);
 	in.execd_put = dir;
 	if (res) {
+		memset(res, 0, sizeof(*res));
 		res->exit_code = -1;
-		res->signal[0] = '\0';
 	}
 	if ((st = ssh_check_usable(c, err)))
 		return st;

@@ -31,6 +31,10 @@ struct ssh_conn;
 struct ssh_exec_result {
 	int exit_code;              /* valid when signal[0] == 0 */
 	char signal[32];            /* "KILL", "TERM", ... when killed by a signal */
+	/* a put (ssh_execd_put): the execd's last word of how much it had
+	 * read, the most bytes sent ahead of its word at any time, and the
+	 * largest bound it was held to (execd-proto.h: execd_flow) */
+	uint64_t put_acked, put_ahead_max, put_bound;
 };
 /* How the command ended, for messages: "signal KILL" or "exit 3". */
 void ssh_exec_add_end(struct strbuf *sb, const struct ssh_exec_result *r);

@@ -189,7 +189,8 @@ static int until_out(const char *data, size_t len, void *ctx)
 }
 
 /* put DIR: stdin (blobs, "SHA256 SIZE\n" and the bytes each) written by
- * the execd into DIR; its exit code, what it said on stderr */
+ * the execd into DIR; its exit code, what it said on stderr, and on stdout
+ * "acked N ahead-max M bound B" (ssh_exec_result's put_ fields) */
 static int put(struct ssh_conn *c, const char *dir, int timeout_ms, struct strbuf *err)
 {
 	struct strbuf in = STRBUF_INIT, eout = STRBUF_INIT;
@@ -198,6 +199,9 @@ static int put(struct ssh_conn *c, const char *dir, int timeout_ms, struct strbu
 	read_stdin(&in);
 	st = ssh_execd_put(c, dir, in.buf, in.len, &eout, &r, timeout_ms, err);
 	fwrite(eout.buf, 1, eout.len, stderr);
+	if (!st)
+		printf("acked %llu ahead-max %llu bound %llu\n", (unsigned long long)r.put_acked,
+		       (unsigned long long)r.put_ahead_max, (unsigned long long)r.put_bound);
 	strbuf_release(&in);
 	strbuf_release(&eout);
 	if (st)

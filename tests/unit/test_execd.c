@@ -1,6 +1,7 @@
 /* test_execd.c -- the execd's wire format (transport/execd-proto.c): the
  * request, the reply decoder fed whole and split at every byte, its edges
- * (the longest frame, exit 255, bytes after the end), and the embedded source. */
+ * (the longest frame, exit 255, bytes after the end), a put's
+ * acknowledgments and its flow's bound, and the embedded source. */
 #include <string.h>
 #include <stdlib.h>
 #include "check.h"
@@ -174,6 +175,90 @@ static void test_ends(void)
 	strbuf_release(&w);
 }
 
+/* A put's 'A' frames: the count read so far, never going back. */
+static void test_acks(void)
+{
+	struct strbuf w = STRBUF_INIT;
+	struct execd_rx rx;
+
+	frame(&w, 'A', "131072", 6);
+	frame(&w, 'A', "262144", 6);
+	frame(&w, 'X', "exit 0", 6);
+	CHECK(decode_one(w.buf, w.len, &rx) == EXECD_ENDED && rx.acked == 262144,
+	      "a put's acknowledgments are read between its frames, the last one kept",
+	      "end %d acked %llu", (int)rx.end, (unsigned long long)rx.acked);
+	execd_rx_release(&rx);
+	strbuf_reset(&w);
+	frame(&w, 'A', "262144", 6);
+	frame(&w, 'A', "131072", 6);
+	CHECK(decode_one(w.buf, w.len, &rx) == EXECD_GARBLED && strstr(rx.message, "acknowledgment"),
+	      "an acknowledgment that goes back is not the protocol", "end %d", (int)rx.end);
+	execd_rx_release(&rx);
+	strbuf_reset(&w);
+	frame(&w, 'A', "12x", 3);
+	CHECK(decode_one(w.buf, w.len, &rx) == EXECD_GARBLED, "nor one that is not a number",
+	      "end %d", (int)rx.end);
+	execd_rx_release(&rx);
+	strbuf_reset(&w);
+	frame(&w, 'A', "", 0);
+	CHECK(decode_one(w.buf, w.len, &rx) == EXECD_GARBLED, "nor an empty one", "end %d",
+	      (int)rx.end);
+	execd_rx_release(&rx);
+	strbuf_release(&w);
+}
+
+/* The bound: 512 KiB before any round trip is known and at a short one,
+ * 128 KiB a millisecond of the shortest round trip beyond 4 ms. */
+static void test_flow(void)
+{
+	struct execd_flow f;
+	uint64_t sent = 0;
+	int i;
+
+	execd_flow_init(&f);
+	CHECK(execd_flow_room(&f, 0) == EXECD_AHEAD_MIN, "512 KiB may go before any word",
+	      "%llu", (unsigned long long)execd_flow_room(&f, 0));
+	execd_flow_sent(&f, EXECD_AHEAD_MIN, 1000);
+	CHECK(execd_flow_room(&f, EXECD_AHEAD_MIN) == 0, "then nothing, exactly at the bound",
+	      "%llu", (unsigned long long)execd_flow_room(&f, EXECD_AHEAD_MIN));
+	CHECK(execd_flow_room(&f, EXECD_AHEAD_MIN - 1) == 1, "one byte below it, one byte",
+	      "%llu", (unsigned long long)execd_flow_room(&f, EXECD_AHEAD_MIN - 1));
+	execd_flow_acked(&f, 131072, 1300);   /* 0.3 ms */
+	CHECK(f.rtt_us == 300 && f.ahead == EXECD_AHEAD_MIN &&
+	      execd_flow_room(&f, EXECD_AHEAD_MIN) == 131072,
+	      "a word of 128 KiB read lets 128 KiB more go; a short round trip keeps 512 KiB",
+	      "rtt %lld ahead %llu", (long long)f.rtt_us, (unsigned long long)f.ahead);
+	execd_flow_acked(&f, 131072, 99999);
+	CHECK(f.rtt_us == 300, "the same word again changes nothing", "%lld", (long long)f.rtt_us);
+
+	/* a far host: sends 10 ms before their words */
+	execd_flow_init(&f);
+	for (i = 1; i <= 8; i++) {
+		sent = (uint64_t)i * 65536;
+		execd_flow_sent(&f, sent, i * 100);
+	}
+	execd_flow_acked(&f, 65536, 10100);
+	CHECK(f.rtt_us == 10000 && f.ahead == 10 * EXECD_AHEAD_PER_MS,
+	      "a 10 ms round trip: 1.25 MiB may be ahead", "rtt %lld ahead %llu",
+	      (long long)f.rtt_us, (unsigned long long)f.ahead);
+	execd_flow_acked(&f, 200000, 10250);   /* reached by the 4th send (t 400): 9.85 ms */
+	CHECK(f.rtt_us == 9850 && f.n == 4, "the shortest round trip is kept; the marks it covers go",
+	      "rtt %lld marks %u", (long long)f.rtt_us, f.n);
+
+	/* more sends than marks: the oldest go, nothing breaks */
+	execd_flow_init(&f);
+	for (i = 1; i <= 3 * EXECD_FLOW_MARKS; i++)
+		execd_flow_sent(&f, (uint64_t)i * 1000, i);
+	CHECK(f.n == EXECD_FLOW_MARKS, "at most EXECD_FLOW_MARKS sends are kept", "%u", f.n);
+	execd_flow_acked(&f, 1000, 5000);   /* its send went with the oldest */
+	CHECK(f.rtt_us == -1 && f.ahead == EXECD_AHEAD_MIN,
+	      "a word whose send was let go measures nothing (a later send would be too short)",
+	      "%lld", (long long)f.rtt_us);
+	execd_flow_acked(&f, (2 * EXECD_FLOW_MARKS + 2) * 1000, 6000);
+	CHECK(f.rtt_us == 6000 - (2 * EXECD_FLOW_MARKS + 2),
+	      "the next word whose send is kept does", "%lld", (long long)f.rtt_us);
+}
+
 /* The longest frame passes; one byte more is refused before it is read. */
 static void test_frame_limit(void)
 {
@@ -277,6 +362,8 @@ int main(void)
 	test_split_everywhere();
 	test_ends();
 	test_frame_limit();
+	test_acks();
+	test_flow();
 	test_reader_stops();
 	test_embedded_and_socket();
 	return check_summary();

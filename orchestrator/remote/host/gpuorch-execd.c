@@ -61,6 +61,7 @@
 #define PROTO "gpuorch-execd 1 "
 #define PUT_PROTO "gpuorch-execd-put 1 "
 #define PUT_CHUNK (1u << 17)     /* a blob's bytes read at most at once (in the cache: 1 MiB cost more) */
+#define PUT_ACK (1u << 17)       /* a put says how far it has written every this many bytes ('A') */
 #define MAX_CMD (1u << 20)
 #define MAX_IN ((uint64_t)1 << 32)
 #define REQ_TIMEOUT_MS 30000     /* the request must arrive within this */
@@ -392,9 +393,31 @@ static void refuse_if_stale(int fd)
  * byte, hashed on the way (SHA-256, the host's libcrypto, loaded when a put
  * comes: the execd links nothing), then made read-only with mtime 0 (what
  * start.sh keeps) and renamed into place. A blob whose bytes do not hash to
- * its name is refused: its file goes and it is said on stderr ('E'). The
- * end: "exit 0" every blob stored; 1 some refused or not written (said);
- * 3 no libcrypto here (nothing read: the client sends them another way). */
+ * its name is refused: its file goes and it is said on stderr ('E'). Every
+ * PUT_ACK bytes of its input read it says how many it has read so far ('A',
+ * in decimal): the client keeps no more than a bound ahead of that, so the
+ * sshd between them never gathers much of it (its buffer grows in 32 KiB
+ * steps, each a copy of it: docs/host-runner-measurements.md). The end:
+ * "exit 0" every blob stored; 1 some refused or not written (said); 3 no
+ * libcrypto here (nothing read: the client sends them another way). */
+
+/* how far a put has read, said every PUT_ACK bytes */
+struct put_ack {
+	struct outq *q;
+	uint64_t done, said;
+};
+
+static void put_read(struct put_ack *a, uint64_t n)
+{
+	char num[32];
+	a->done += n;
+	if (a->done - a->said < PUT_ACK)
+		return;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)a->done);
+	q_frame(a->q, 'A', num, strlen(num));
+	say_queued(a->q);
+	a->said = a->done;
+}
 
 struct sha {   /* libcrypto's EVP digest, found at run time */
 	void *(*ctx_new)(void);
@@ -477,7 +500,8 @@ bad:
 
 /* size bytes from fd into the file out, hashed into ctx; errno'd -1 on a
  * write error (the rest is still read), -2 when the client went. */
-static int put_bytes(int fd, int out, uint64_t size, const struct sha *h, void *ctx, char *buf)
+static int put_bytes(int fd, int out, uint64_t size, const struct sha *h, void *ctx, char *buf,
+		     struct put_ack *a)
 {
 	int werr = 0;
 	while (size) {
@@ -494,6 +518,7 @@ static int put_bytes(int fd, int out, uint64_t size, const struct sha *h, void *
 			continue;
 		}
 		h->update(ctx, buf, (size_t)n);
+		put_read(a, (uint64_t)n);
 		while (!werr && w < n) {
 			ssize_t k = write(out, buf + w, (size_t)(n - w));
 			if (k < 0 && errno == EINTR)
@@ -512,9 +537,10 @@ static int put_bytes(int fd, int out, uint64_t size, const struct sha *h, void *
 
 /* One blob into dir: 0 stored, 1 refused or not written (said on q), -1
  * the client went (its file gone). */
-static int put_one(int fd, struct outq *q, const char *dir, const char *hash, uint64_t size,
+static int put_one(int fd, struct put_ack *a, const char *dir, const char *hash, uint64_t size,
 		   const struct sha *h, char *buf)
 {
+	struct outq *q = a->q;
 	static const struct timespec zero[2] = { { 0, 0 }, { 0, 0 } };
 	char tmp[PATH_MAX], dst[PATH_MAX], msg[PATH_MAX + 256], got[65];
 	unsigned char md[64];
@@ -531,7 +557,7 @@ static int put_one(int fd, struct outq *q, const char *dir, const char *hash, ui
 		/* a file that cannot be made: its bytes are still read (the
 		 * put goes on with the next blob), into /dev/null */
 		int sink = out < 0 ? open("/dev/null", O_WRONLY | O_CLOEXEC) : out;
-		r = put_bytes(fd, sink, size, h, ctx, buf);
+		r = put_bytes(fd, sink, size, h, ctx, buf, a);
 		if (out < 0 && sink >= 0)
 			close(sink);
 	}
@@ -570,9 +596,10 @@ static int put_one(int fd, struct outq *q, const char *dir, const char *hash, ui
 static void put_blobs(int fd, const char *dir, uint64_t inlen)
 {
 	struct outq q = { NULL, 0, 0, fd };
+	struct put_ack a = { &q, 0, 0 };
 	struct sha h;
 	char hash[65], end[32];
-	uint64_t size, left = inlen;
+	uint64_t size, left = inlen, before;
 	int bad = 0, r;
 	char *buf = malloc(PUT_CHUNK);
 
@@ -595,9 +622,11 @@ static void put_blobs(int fd, const char *dir, uint64_t inlen)
 		_exit(0);
 	}
 	while (left) {
+		before = left;
 		if (put_line(fd, hash, &size, &left, now_ms() + REQ_TIMEOUT_MS))
 			_exit(1);
-		if ((r = put_one(fd, &q, dir, hash, size, &h, buf)) < 0)
+		put_read(&a, before - left - size);   /* the line */
+		if ((r = put_one(fd, &a, dir, hash, size, &h, buf)) < 0)
 			_exit(1);
 		bad |= r;
 		if (q.len - q.off > OUTQ_MAX)
