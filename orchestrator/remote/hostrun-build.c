@@ -252,17 +252,15 @@ void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing)
 		else if (!hr->build_rec[i])
 			keep(hr, i, hostrun_build_json(hr, b, NULL, ST_INFRA_ERROR, why_missing));
 	}
-	record_lock(hr->ctx->rec);
 	for (i = 0; i < p->nbuilds; i++) {
 		cJSON *bj = hr->build_rec[i];
 		const char *st = json_str(bj, "status");
 		nok += item_status_is(st, ST_PASS);
 		nskipped += item_status_is(st, ST_SKIPPED);
 		nreused += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bj, "reused"));
-		cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "builds"), bj);
+		runw_host_build(hr->ctx->rec, hr->index, bj);
 		hr->build_rec[i] = NULL;
 	}
-	record_unlock(hr->ctx->rec);
 	d = xstrfmt("%d of %d builds passed (%d reused, %d skipped)", nok, p->nbuilds, nreused,
 		    nskipped);
 	hostrun_phase(hr, "build", nok + nskipped == p->nbuilds ? ST_PASS : ST_FAIL, t0, d);

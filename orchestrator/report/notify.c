@@ -228,7 +228,7 @@ enum go_status notify_post(const char *url, const cJSON *body, int timeout_s,
 	return st;
 }
 
-void notify_run(const char *url, cJSON *run, const char *report_path)
+cJSON *notify_run(const char *url, const cJSON *run, const char *report_path)
 {
 	struct strbuf err = STRBUF_INIT;
 	char *origin = notify_url_origin(url);
@@ -242,8 +242,7 @@ void notify_run(const char *url, cJSON *run, const char *report_path)
 		fprintf(stderr, "notify: posted the summary to %s (HTTP %ld)\n", origin, http);
 	else
 		fprintf(stderr, "warning: notify: %s; the run's outcome is unchanged\n", err.buf);
-	cJSON_DeleteItemFromObjectCaseSensitive(run, "notify");
-	rec = json_add_obj(run, "notify");
+	rec = cJSON_CreateObject();
 	json_add_str(rec, "url", origin);
 	json_add_bool(rec, "ok", st == GO_OK);
 	json_add_num(rec, "http_status", (double)http);
@@ -252,4 +251,5 @@ void notify_run(const char *url, cJSON *run, const char *report_path)
 	cJSON_Delete(body);
 	free(origin);
 	strbuf_release(&err);
+	return rec;
 }
