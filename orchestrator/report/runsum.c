@@ -1,5 +1,6 @@
 /* runsum.c -- the per-run summary: build, write, load, list (runsum.h). */
 #include "report/runsum.h"
+#include "store/runkeys.h"
 #include "report/report.h"
 #include "store/gates.h"
 #include "store/runread.h"
@@ -139,7 +140,7 @@ static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
  * the report does) and failed, builds failed, steps skipped and failed. */
 static void add_counts(cJSON *ho, const cJSON *run, const cJSON *h)
 {
-	const cJSON *spec_gates = rr_arr(rr_obj(rr_obj(run, "experiment"), "spec"), "gates");
+	const cJSON *spec_gates = rr_arr(rr_obj(rr_obj(run, RK_EXPERIMENT), "spec"), "gates");
 	const cJSON *x, *gates = rr_arr(h, "gates");
 	cJSON *owned = NULL, *c = json_add_obj(ho, "counts");
 	int ng = 0, gf = 0, bf = 0, ss = 0, sf = 0;
@@ -173,8 +174,8 @@ static void add_counts(cJSON *ho, const cJSON *run, const cJSON *h)
 
 cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 {
-	static const char *const top[] = { "run_id", "started_at", "ended_at", "status", "outcome",
-					   NULL };
+	static const char *const top[] = { RK_RUN_ID, RK_STARTED_AT, RK_ENDED_AT, RK_STATUS,
+					   RK_OUTCOME, NULL };
 	cJSON *o = cJSON_CreateObject(), *e, *p, *hosts;
 	const cJSON *h, *s;
 	struct strbuf head = STRBUF_INIT;
@@ -183,19 +184,19 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 	json_add_str(o, "schema", RUNSUM_SCHEMA);
 	for (i = 0; top[i]; i++)
 		copy_str(o, run, top[i]);
-	copy_item(o, run, "exit_code");
+	copy_item(o, run, RK_EXIT_CODE);
 	copy_item(o, run, "dry_run");
 	e = json_add_obj(o, "experiment");
-	copy_str(e, rr_obj(run, "experiment"), "name");
-	copy_str(e, rr_obj(run, "experiment"), "slug");
-	copy_str(e, rr_obj(run, "experiment"), "spec_sha256");
-	copy_str(e, rr_obj(run, "experiment"), "spec_path");
+	copy_str(e, rr_obj(run, RK_EXPERIMENT), "name");
+	copy_str(e, rr_obj(run, RK_EXPERIMENT), "slug");
+	copy_str(e, rr_obj(run, RK_EXPERIMENT), "spec_sha256");
+	copy_str(e, rr_obj(run, RK_EXPERIMENT), "spec_path");
 	p = json_add_obj(o, "provenance");
-	copy_str(p, rr_obj(run, "provenance"), "content_id");
-	copy_str(p, rr_obj(run, "provenance"), "source");
-	copy_item(p, rr_obj(run, "provenance"), "git");
+	copy_str(p, rr_obj(run, RK_PROVENANCE), "content_id");
+	copy_str(p, rr_obj(run, RK_PROVENANCE), "source");
+	copy_item(p, rr_obj(run, RK_PROVENANCE), "git");
 	/* what the cloud instances of the run cost (docs/cloud.md): `runs` prints it */
-	copy_item(p, rr_obj(run, "provenance"), "instances_cost_total");
+	copy_item(p, rr_obj(run, RK_PROVENANCE), RK_INSTANCES_COST_TOTAL);
 	report_headline(run, &head);
 	json_add_str(o, "headline", head.buf);
 	strbuf_release(&head);

@@ -8,6 +8,7 @@
  * jobs the run's last controller submitted; Ctrl-C cancels (DELETE) every
  * job of the run still queued or running. */
 #include "run/slurmrun-int.h"
+#include "store/runkeys.h"
 #include "run/slurm-job-script.h"
 
 #include <stdio.h>
@@ -43,7 +44,7 @@ static long resumed_job(const struct hostrun *hr, const char *name, int *attempt
 		if (!rr_streq(rr_str(h, "name"), hr->h->name))
 			continue;
 		long last = 0;
-		cJSON_ArrayForEach(e, rr_arr(rr_obj(h, "scheduler"), "jobs")) {
+		cJSON_ArrayForEach(e, rr_arr(rr_obj(h, RK_SCHEDULER), "jobs")) {
 			double id, a;
 			/* the last of that name: a withdrawn or requeued job was submitted again */
 			if (rr_streq(rr_str(e, "name"), name) && rr_num(e, "job_id", &id) && id > 0) {

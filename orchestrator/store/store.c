@@ -7,6 +7,7 @@
  * names and then the one record that matched.
  */
 #include "store/store.h"
+#include "store/runkeys.h"
 #include "store/runjournal.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
@@ -349,8 +350,8 @@ static enum go_status no_store(struct strbuf *err)
 static int newest_first(const void *pa, const void *pb)
 {
 	const struct store_entry *a = pa, *b = pb;
-	const char *ta = json_str(a->run, "started_at");
-	const char *tb = json_str(b->run, "started_at");
+	const char *ta = json_str(a->run, RK_STARTED_AT);
+	const char *tb = json_str(b->run, RK_STARTED_AT);
 	int c;
 
 	if (ta && tb && (c = strcmp(ta, tb)) != 0)
@@ -487,7 +488,7 @@ static int tree_take(int i, void *p, void *ctx)
 static void *start_make(int i, void *ctx)
 {
 	struct loaded *l = load_one(ctx, i);
-	const char *t = json_str(l->run, "started_at");
+	const char *t = json_str(l->run, RK_STARTED_AT);
 	l->started_at = t ? xstrdup(t) : NULL;
 	cJSON_Delete(l->run);
 	l->run = NULL;
