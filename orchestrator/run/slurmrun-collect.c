@@ -71,10 +71,8 @@ const cJSON *sr_record_build(struct hostrun *hr, const struct plan_build *b,
 				 const struct sjob *j)
 {
 	cJSON *bj = hostrun_build_json(hr, b, ev, status_in, reason_in);
-	if (j)
-		cJSON_AddItemToObject(bj, "slurm", sr_job_json(j));
 	runw_host_build_at(hr->ctx->rec, hr->index, position(hr->recorded, (int)(b - hr->plan.builds)),
-			   bj);
+			   bj, j ? sr_job_json(j) : NULL);
 	hostrun_save(hr);
 	return bj;
 }

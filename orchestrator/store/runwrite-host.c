@@ -134,8 +134,10 @@ void runw_host_build(struct record *rec, int host, cJSON *build)
 	record_unlock(rec);
 }
 
-void runw_host_build_at(struct record *rec, int host, int pos, cJSON *build)
+void runw_host_build_at(struct record *rec, int host, int pos, cJSON *build, cJSON *slurm)
 {
+	if (slurm)
+		cJSON_AddItemToObject(build, "slurm", slurm);
 	record_lock(rec);
 	json_array_insert(cJSON_GetObjectItemCaseSensitive(host_obj(rec, host), RK_BUILDS), pos,
 			  build);

@@ -12,7 +12,8 @@
  * in as detached cJSON values that the call takes over. Saving stays in
  * record.h (record_save, record_save_host): a call changes the tree only.
  * Files: runwrite.c (the run, its head and end), runwrite-host.c (a host's
- * entry), runwrite-step.c (a step's entry). */
+ * entry), runwrite-build.c (a build's entry), runwrite-step.c (a step's
+ * entry). */
 #ifndef GPUORCH_RUNWRITE_H
 #define GPUORCH_RUNWRITE_H
 
@@ -116,9 +117,10 @@ struct runw_ship {
 void runw_host_ship(struct record *rec, int host, const struct runw_ship *s);
 /* --spread: the pool's deal for this host (remote/spread.h), taken over. */
 void runw_host_spread(struct record *rec, int host, cJSON *spread);
-/* A build's entry (taken over): appended, or at pos (plan order). */
+/* A build's entry (taken over, from runw_build_entry): appended, or at pos
+ * (plan order) with its Slurm job's facts (slurm, taken over; NULL: none). */
 void runw_host_build(struct record *rec, int host, cJSON *build);
-void runw_host_build_at(struct record *rec, int host, int pos, cJSON *build);
+void runw_host_build_at(struct record *rec, int host, int pos, cJSON *build, cJSON *slurm);
 /* The host's sweeps ranked (store/gates.h) into "sweeps"; returns them. */
 const cJSON *runw_host_sweeps(struct record *rec, int host);
 /* The spec's gates judged on the host into "gates"; returns them, the
@@ -141,11 +143,38 @@ void runw_sched_job_pending(struct record *rec, int host, long job_id, const cha
 /* The scheduler's counts at the end of the jobs. */
 void runw_sched_counts(struct record *rec, int host, long rest_requests, long token_mints);
 
-/* ------------------------------------------------------- a step's entry */
+/* ----------------------------------------------- a build's, a step's entry */
 
 struct runw_define {
 	const char *key, *value;
 };
+/* How a build ended (docs/run-record.md, "builds"). */
+struct runw_build {
+	const char *program;
+	const char *variant;          /* the sweep variant's label, NULL: none */
+	const struct runw_define *defines;
+	int ndefines;
+	const char *arch;
+	enum item_status status;
+	const char *reason;           /* NULL: null */
+	int reused;
+	const char *build_key;
+	const char *same_build_as;    /* made once for both: that build's name, NULL: none */
+	double duration_s;
+	const char *command;
+	int exit_code;                /* < 0: null */
+	const char *log;              /* run-relative, NULL: null */
+	cJSON *resources;             /* ptxas's report, taken over; NULL: [] */
+	int with_objects;             /* an nvcc build that ran: its objects' counts */
+	int objects_reused, objects_compiled;
+};
+/* The build's entry, detached until runw_host_build takes it (a host keeps
+ * its builds' entries until the build phase ends, to record them in plan
+ * order); its status, reason and reused read back with runw_build_*. */
+cJSON *runw_build_entry(struct runw_build *b);
+const char *runw_build_status(const cJSON *build);
+const char *runw_build_reason(const cJSON *build);
+int runw_build_reused(const cJSON *build);
 /* How a step ended and what it left (docs/run-record.md, "steps"). */
 struct runw_step {
 	const char *id;

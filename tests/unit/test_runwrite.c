@@ -219,6 +219,47 @@ static void step_tests(const char *dir)
 	record_release(&r);
 }
 
+static void build_tests(const char *dir)
+{
+	struct record r;
+	struct runw_define d[] = { { "TILE", "64" }, { "STAGES", "2" } };
+	struct runw_build b = { .program = "k", .variant = "TILE=64,STAGES=2", .defines = d,
+				.ndefines = 2, .arch = "sm_90a", .status = ST_PASS, .reused = 0,
+				.build_key = "abc", .same_build_as = "k[TILE=32]", .duration_s = 3,
+				.command = "nvcc ...", .exit_code = 0, .log = "logs/a/b.log",
+				.resources = cJSON_CreateArray(), .with_objects = 1,
+				.objects_reused = 1, .objects_compiled = 2 };
+	struct runw_build skipped = { .program = "k", .arch = "sm_89", .status = ST_SKIPPED,
+				      .reason = "not built", .build_key = "def", .exit_code = -1 };
+	cJSON *e1 = runw_build_entry(&b), *e0 = runw_build_entry(&skipped);
+	const cJSON *builds;
+
+	CHECK(keys_are(e1, "program,variant,defines,arch,status,reason,reused,build_key,"
+			   "same_build_as,duration_s,command,exit_code,log,resources,"
+			   "objects_reused,objects_compiled") &&
+	      !strcmp(runw_build_status(e1), "PASS") && !runw_build_reused(e1) &&
+	      !runw_build_reason(e1) && !b.resources,
+	      "a build that ran: hostrun's keys in order, its objects last; resources taken over",
+	      "see above");
+	CHECK(keys_are(e0, "program,arch,status,reason,reused,build_key,duration_s,command,"
+			   "exit_code,log,resources") &&
+	      cJSON_IsNull(cJSON_GetObjectItem(e0, RK_EXIT_CODE)) &&
+	      cJSON_GetArraySize(cJSON_GetObjectItem(e0, "resources")) == 0 &&
+	      !strcmp(runw_build_reason(e0), "not built"),
+	      "a build skipped: no exit code (null), no resources ([]), its reason", "see above");
+	open_run(&r, dir, NULL);
+	runw_host_build(&r, 0, e1);
+	runw_host_build_at(&r, 0, 0, e0, cJSON_CreateObject());
+	builds = cJSON_GetObjectItem(host(&r, 0), RK_BUILDS);
+	CHECK(cJSON_GetArraySize(builds) == 2 &&
+	      !strcmp(json_str(cJSON_GetArrayItem(builds, 0), "arch"), "sm_89") &&
+	      cJSON_GetObjectItem(cJSON_GetArrayItem(builds, 0), "slurm") &&
+	      !strcmp(cJSON_GetArrayItem(builds, 0)->child->prev->string, "slurm"),
+	      "builds appended, or at a position with their Slurm job last", "see above");
+	CHECK(unlocked(&r), "the lock is free after the builds", "held");
+	record_release(&r);
+}
+
 static void end_tests(const char *dir)
 {
 	struct record r;
@@ -314,6 +355,7 @@ int main(void)
 	head_tests(dir);
 	host_tests(dir);
 	step_tests(dir);
+	build_tests(dir);
 	end_tests(dir);
 	thread_tests(dir);
 	fs_remove_tree(tmp);
