@@ -2,8 +2,8 @@
  *
  * DESIGN: each host runs on its own thread (parallel.h) with its own SSH
  * connection; it writes only its own object in the run record (through
- * store/runwrite.h, which takes the record lock) and its own live-view slot, and buffers its printed output
- * so that it is shown whole. A failure of one host never stops another.
+ * store/runwrite.h, which takes the record lock) and its own live-view
+ * slot, and buffers its printed output so that it is shown whole. A failure of one host never stops another.
  * Its builds and steps run on the host under the host runner (remote.h,
  * docs/runner.md); the controller follows the runner's journal. */
 #ifndef GPUORCH_HOSTRUN_H

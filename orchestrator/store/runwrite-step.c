@@ -94,6 +94,70 @@ static void add_outputs(cJSON *sj, struct runw_step *s)
 	s->slurm = NULL;
 }
 
+/* One attempt's job id, state, reason and node; with its times and run dir when full. */
+static void add_try(cJSON *o, const struct runw_job_try *t, int full)
+{
+	json_add_num(o, "job_id", (double)t->job_id);
+	json_add_str(o, "state", t->state);
+	json_add_str(o, "reason", t->reason);
+	json_add_str(o, "node", t->node);
+	if (!full)
+		return;
+	json_add_num(o, "submit_unix_s", t->submit_unix_s);
+	json_add_num(o, "start_unix_s", t->start_unix_s);
+	json_add_num(o, "end_unix_s", t->end_unix_s);
+	json_add_str(o, "rundir", t->rundir);
+}
+
+/* A span's seconds, null when it is not whole (an end before its start). */
+static void add_span(cJSON *o, const char *key, double from, double to)
+{
+	if (from > 0 && to >= from)
+		json_add_num(o, key, to - from);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+/* Every attempt, the first one first: the one at the top is the last. */
+static void add_attempts(cJSON *o, const struct runw_slurm_job *j)
+{
+	cJSON *arr = json_add_arr(o, "attempts"), *a = cJSON_CreateObject();
+	if (j->first_known)
+		add_try(a, &j->first, 1);
+	else   /* --resume adopted the second attempt: the first is only in the last record */
+		cJSON_AddNullToObject(a, "job_id");
+	cJSON_AddItemToArray(arr, a);
+	a = cJSON_CreateObject();
+	add_try(a, &j->last, 0);
+	cJSON_AddItemToArray(arr, a);
+}
+
+cJSON *runw_slurm_job(const struct runw_slurm_job *j)
+{
+	const struct runw_job_try *t = &j->last;
+	cJSON *o = cJSON_CreateObject();
+
+	add_try(o, t, 0);
+	add_span(o, "queue_wait_s", t->submit_unix_s, t->start_unix_s);
+	add_span(o, "run_s", t->start_unix_s, t->end_unix_s);
+	json_add_num(o, "submit_unix_s", t->submit_unix_s);
+	json_add_num(o, "start_unix_s", t->start_unix_s);
+	json_add_num(o, "end_unix_s", t->end_unix_s);
+	json_add_str(o, "dependency_requested", j->dependency_requested);
+	json_add_str(o, "dependency", j->dependency);
+	json_add_str(o, "pending_reason", j->pending_reason);
+	json_add_str(o, "rundir", t->rundir);
+	json_add_num(o, "requeued", j->requeued);
+	/* what ran the job's plan: the host agent, or runner.sh where the
+	 * compute node could not build it */
+	json_add_str(o, RK_RUNNER, j->runner);
+	if (!j->is_build)   /* the GPUs Slurm allocated, as the job saw them */
+		json_add_str(o, "cuda_visible_devices", j->cuda_visible_devices);
+	if (j->requeued)
+		add_attempts(o, j);
+	return o;
+}
+
 static cJSON *step_json(struct runw_step *s)
 {
 	cJSON *sj = cJSON_CreateObject();

@@ -13,7 +13,7 @@
  * record.h (record_save, record_save_host): a call changes the tree only.
  * Files: runwrite.c (the run, its head and end), runwrite-host.c (a host's
  * entry), runwrite-build.c (a build's entry), runwrite-step.c (a step's
- * entry). */
+ * entry and its Slurm job's facts). */
 #ifndef GPUORCH_RUNWRITE_H
 #define GPUORCH_RUNWRITE_H
 
@@ -199,6 +199,29 @@ struct runw_step {
 	cJSON *files;                 /* tool files, each key moved into the entry; taken */
 	cJSON *slurm;                 /* its Slurm job's facts, taken over; NULL: none */
 };
+/* A build's or step's Slurm job (docs/slurm.md): one attempt as Slurm
+ * reported it (NULL strings: null; times in unix s, 0 when not yet). */
+struct runw_job_try {
+	long job_id;
+	const char *state, *reason, *node;
+	double submit_unix_s, start_unix_s, end_unix_s;
+	const char *rundir;
+};
+struct runw_slurm_job {
+	struct runw_job_try last;     /* the attempt recorded at the top */
+	const char *dependency_requested, *dependency, *pending_reason;
+	int requeued;                 /* attempts past the first */
+	const char *runner;           /* what ran the job's plan, NULL: unknown */
+	int is_build;                 /* a build job: no cuda_visible_devices */
+	const char *cuda_visible_devices;
+	int first_known;              /* requeued: the first attempt is known (else --resume
+				       * adopted the second, and it is null) */
+	struct runw_job_try first;
+};
+/* The job's facts as a build's or step's "slurm" (for runw_host_build_at,
+ * runw_step's slurm). */
+cJSON *runw_slurm_job(const struct runw_slurm_job *j);
+
 /* Append the step's entry to the host's "steps" (journaled without walking
  * the array: record_host_append), or put it at pos (plan order). */
 void runw_step_end(struct record *rec, int host, struct runw_step *s);

@@ -260,6 +260,43 @@ static void build_tests(const char *dir)
 	record_release(&r);
 }
 
+static void slurm_tests(void)
+{
+	struct runw_slurm_job j = { .last = { 42, "COMPLETED", NULL, "n1", 100, 103, 110, "/w/s" },
+				    .runner = "gpuorch-agent", .is_build = 1 };
+	cJSON *o = runw_slurm_job(&j), *a;
+
+	CHECK(keys_are(o, "job_id,state,reason,node,queue_wait_s,run_s,submit_unix_s,start_unix_s,"
+			  "end_unix_s,dependency_requested,dependency,pending_reason,rundir,requeued,"
+			  "runner") &&
+	      json_num(o, "queue_wait_s", 0) == 3 && json_num(o, "run_s", 0) == 7 &&
+	      cJSON_IsNull(cJSON_GetObjectItem(o, "reason")),
+	      "a build job's facts: its waits from its times, no GPUs, no attempts", "see above");
+	cJSON_Delete(o);
+	j.last.start_unix_s = 0;
+	j.is_build = 0;
+	j.requeued = 1;
+	o = runw_slurm_job(&j);
+	a = cJSON_GetObjectItem(o, "attempts");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "queue_wait_s")) &&
+	      cJSON_IsNull(cJSON_GetObjectItem(o, "run_s")) &&
+	      cJSON_GetObjectItem(o, "cuda_visible_devices") && cJSON_GetArraySize(a) == 2 &&
+	      keys_are(cJSON_GetArrayItem(a, 0), "job_id") &&
+	      cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 0), "job_id")) &&
+	      keys_are(cJSON_GetArrayItem(a, 1), "job_id,state,reason,node"),
+	      "a requeued step job never started: null waits, its GPUs, the first attempt unknown",
+	      "see above");
+	cJSON_Delete(o);
+	j.first_known = 1;
+	j.first = (struct runw_job_try){ 41, "NODE_FAIL", "NodeDown", "n0", 90, 91, 95, "/w/s.1" };
+	o = runw_slurm_job(&j);
+	a = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "attempts"), 0);
+	CHECK(keys_are(a, "job_id,state,reason,node,submit_unix_s,start_unix_s,end_unix_s,rundir") &&
+	      json_num(a, "job_id", 0) == 41 && !strcmp(json_str(a, "rundir"), "/w/s.1"),
+	      "the first attempt known: all of it, first", "see above");
+	cJSON_Delete(o);
+}
+
 static void end_tests(const char *dir)
 {
 	struct record r;
@@ -356,6 +393,7 @@ int main(void)
 	host_tests(dir);
 	step_tests(dir);
 	build_tests(dir);
+	slurm_tests();
 	end_tests(dir);
 	thread_tests(dir);
 	fs_remove_tree(tmp);
