@@ -5,7 +5,11 @@
 #   2. no loop of #includes between headers;
 #   3. every call and every #include that crosses folders goes DOWN the
 #      layers below (docs/design.md draws them): a folder uses only folders
-#      of a lower layer, never one of its own layer or above.
+#      of a lower layer, never one of its own layer or above;
+#   4. the run record (run.json) has one writer, store/runwrite.h: no file
+#      outside store/ calls record_lock, record_unlock or record_host_append,
+#      nor hands the record's tree (a host's hj, a root, hosts_arr) to a
+#      cJSON call that adds, replaces, deletes, detaches or inserts items.
 #
 #   scripts/check-layers.sh [SRC [OBJDIR]]
 #
@@ -173,7 +177,27 @@ done
 	}
 	END { exit bad }' || status=1
 
+# 4. one writer of the run record: its lock and its tree stay in store/
+awk -v src="$SRC" '$1 == "U" && ($2 == "record_lock" || $2 == "record_unlock" ||
+		$2 == "record_host_append") && $3 !~ /^store\// {
+		print src "/" $3 ".c calls " $2 "(): only store/ writes the run record (use store/runwrite.h)"
+		bad = 1 }
+	END { exit bad }' "$TMP/syms" || status=1
+for f in "$SRC"/*/*.c; do
+	[ -f "$f" ] || continue
+	rel=${f#"$SRC"/}
+	d=${rel%%/*}
+	! own_program "$d" || continue
+	[ "$d" != store ] || continue
+	grep -nE '(cJSON_(Add|Replace|Delete|Detach|Insert|Set)[A-Za-z]*|json_add_[a-z]+|json_array_insert)[[:space:]]*\([^,;]*(->hj|->root|\.root|hosts_arr)([^A-Za-z0-9_]|$)' "$f" |
+		awk -v f="$f" -F: '{ line = $1; sub(/^[0-9]+:[[:space:]]*/, ""); print f ":" line ": changes the run record outside store/ (use store/runwrite.h): " $0 }'
+done >"$TMP/writers"
+if [ -s "$TMP/writers" ]; then
+	cat "$TMP/writers"
+	status=1
+fi
+
 if [ "$status" -eq 0 ]; then
-	echo "layers: ok ($nsrc .c files, $(wc -l <"$TMP/call-edges") file-to-file call edges, $(wc -l <"$TMP/includes") includes; no loops, every folder uses only lower layers)"
+	echo "layers: ok ($nsrc .c files, $(wc -l <"$TMP/call-edges") file-to-file call edges, $(wc -l <"$TMP/includes") includes; no loops, every folder uses only lower layers, the run record written in store/ only)"
 fi
 exit "$status"

@@ -80,4 +80,33 @@ test_expect_success 'a folder on no layer, and a missing object, are errors that
 	test_grep "no object obj/extra/e.o for src/extra/e.c (run make)" err
 '
 
+test_expect_success 'the run record has one writer: record_lock outside store/ is refused, inside passes' '
+	rm -r src/extra obj/extra &&
+	mkunit store/record "struct record; void record_lock(struct record *r) { (void)r; } void record_unlock(struct record *r) { (void)r; }" &&
+	mkunit store/runwrite "struct record; void record_lock(struct record *r); void record_unlock(struct record *r); void runw_x(struct record *r) { record_lock(r); record_unlock(r); }" &&
+	"$CHECK" src obj >out &&
+	test_grep "^layers: ok .*the run record written in store/ only" out &&
+	mkunit run/engine "struct record; void record_lock(struct record *r); void record_unlock(struct record *r); int main(void) { record_lock(0); record_unlock(0); return 0; }" &&
+	test_expect_code 1 "$CHECK" src obj >out &&
+	test_grep "^src/run/engine.c calls record_lock(): only store/ writes the run record (use store/runwrite.h)" out &&
+	test_grep "^src/run/engine.c calls record_unlock(): only store/ writes the run record" out &&
+	! test_grep "store/runwrite.c calls" out &&
+	rm src/run/engine.c obj/run/engine.o
+'
+
+test_expect_success 'a cJSON change of the record tree outside store/ is refused; a read, or the same in store/, passes' '
+	hdr="typedef struct cJSON cJSON; struct hostrun { cJSON *hj; }; void cJSON_AddItemToObject(cJSON *o, const char *k, cJSON *v); cJSON *cJSON_GetObjectItem(const cJSON *o, const char *k);" &&
+	mkunit remote/reader "$hdr cJSON *rd(struct hostrun *hr) { return cJSON_GetObjectItem(hr->hj, \"spread\"); }" &&
+	mkunit store/writer "$hdr void wr(struct hostrun *hr, cJSON *v) { cJSON_AddItemToObject(hr->hj, \"x\", v); }" &&
+	"$CHECK" src obj >out &&
+	test_grep "^layers: ok" out &&
+	mkunit remote/phase "$hdr void ph(struct hostrun *hr, cJSON *v) { cJSON_AddItemToObject(cJSON_GetObjectItem(hr->hj, \"phases\"), \"p\", v); }" &&
+	test_expect_code 1 "$CHECK" src obj >out &&
+	test_grep "^src/remote/phase.c:1: changes the run record outside store/ (use store/runwrite.h): .*cJSON_AddItemToObject(cJSON_GetObjectItem(hr->hj" out &&
+	! test_grep "reader.c" out &&
+	mkunit run/end "typedef struct cJSON cJSON; struct rs { cJSON *root; }; void cJSON_ReplaceItemInObject(cJSON *o, const char *k, cJSON *v); void json_add_num(cJSON *o, const char *k, double v); void e(struct rs *r, cJSON *v) { cJSON_ReplaceItemInObject(r->root, \"status\", v); json_add_num(r->root, \"exit_code\", 1); }" &&
+	test_expect_code 1 "$CHECK" src obj >out &&
+	test_grep "^src/run/end.c:1: changes the run record outside store/.*cJSON_ReplaceItemInObject(r->root" out
+'
+
 test_done

@@ -1,5 +1,6 @@
 /* cmd-runs.c -- `gpuorch runs`: past runs, newest first, with status and headline. */
 #include "cmd/commands.h"
+#include "store/runkeys.h"
 #include "cmd/run-json.h"
 #include "core/error.h"
 #include "core/jsonutil.h"
@@ -84,9 +85,9 @@ static void list_text(struct listing *L, const struct store_entry *e, const char
 {
 	const cJSON *run = e->run, *hosts = cJSON_GetObjectItem(run, "hosts"), *h;
 	const char *name = json_str(cJSON_GetObjectItem(run, "experiment"), "name");
-	const char *outcome = json_str(run, "outcome");
+	const char *outcome = json_str(run, RK_OUTCOME);
 	/* cloud instances gpuorch started for the run (docs/cloud.md) */
-	const cJSON *prov = cJSON_GetObjectItem(run, "provenance");
+	const cJSON *prov = cJSON_GetObjectItem(run, RK_PROVENANCE);
 	const char *head = json_str(run, "headline");
 
 	printf("%s  %-24.24s  %-11s", e->run_id, name ? name : "?",
@@ -96,8 +97,8 @@ static void list_text(struct listing *L, const struct store_entry *e, const char
 			printf(" %s on", gpu_short(h));
 		printf(" %s%s", json_str(h, "name") ? json_str(h, "name") : "?", h->next ? "," : "");
 	}
-	if (json_num(prov, "instances_cost_total", 0) > 0)
-		printf("  cost %.4f", json_num(prov, "instances_cost_total", 0));
+	if (json_num(prov, RK_INSTANCES_COST_TOTAL, 0) > 0)
+		printf("  cost %.4f", json_num(prov, RK_INSTANCES_COST_TOTAL, 0));
 	strbuf_reset(&L->what);
 	describe_counts(k, &L->what);
 	printf("\n    %s%s%s\n", head && *head ? head : "-", L->what.len ? " | " : "", L->what.buf);

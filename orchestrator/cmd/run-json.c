@@ -1,6 +1,7 @@
 /* run-json.c -- one run in JSON for `runs --json` and `run --json`, and the
  * stdout switch of --json on commands that print as they work (run-json.h). */
 #include "cmd/run-json.h"
+#include "store/runkeys.h"
 #include "cmd/commands.h"
 #include "core/jsonutil.h"
 #include "core/strbuf.h"
@@ -36,9 +37,9 @@ cJSON *run_entry_json(const cJSON *run, const char *run_id, const char *dir, con
 	json_add_str(o, "run_id", run_id);
 	json_add_str(o, "dir", dir);
 	json_add_str(o, "experiment", json_str(cJSON_GetObjectItem(run, "experiment"), "name"));
-	json_add_str(o, "started_at", json_str(run, "started_at"));
+	json_add_str(o, "started_at", json_str(run, RK_STARTED_AT));
 	json_add_str(o, "status", status);
-	json_add_str(o, "outcome", json_str(run, "outcome"));
+	json_add_str(o, "outcome", json_str(run, RK_OUTCOME));
 	hn = json_add_arr(o, "hosts");
 	cJSON_ArrayForEach(h, hosts)
 		cJSON_AddItemToArray(hn, cJSON_CreateString(json_str(h, "name") ? json_str(h, "name") : "?"));

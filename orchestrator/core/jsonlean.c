@@ -108,11 +108,11 @@ static int attach(struct lean *l, cJSON *item)
 	if (!item)
 		return 0;
 	if (!l->depth) {
-		if (l->out->root) {
+		if (l->out->tree) {
 			cJSON_Delete(item);
 			return 0;
 		}
-		l->out->root = item;
+		l->out->tree = item;
 		return 1;
 	}
 	top = l->stack[l->depth - 1];
@@ -308,7 +308,7 @@ int json_lean_parse(const char *text, size_t len, const char *block_key,
 	l.block_key = block_key;
 	l.block_parent = block_parent;
 	l.stack = xmalloc(NEST_MAX * sizeof(*l.stack));
-	ok = yajl_read(&tree_callbacks, &l, text, len) && out->root && !l.depth && !l.in_block;
+	ok = yajl_read(&tree_callbacks, &l, text, len) && out->tree && !l.depth && !l.in_block;
 	free(l.stack);
 	cJSON_free(l.key);
 	cJSON_free(l.block_name);
@@ -322,7 +322,7 @@ int json_lean_parse(const char *text, size_t len, const char *block_key,
 
 void json_lean_release(struct json_lean *l)
 {
-	cJSON_Delete(l->root);
+	cJSON_Delete(l->tree);
 	free(l->values);
 	free(l->blocks);
 	memset(l, 0, sizeof(*l));

@@ -31,17 +31,17 @@ struct json_block {
 };
 
 struct json_lean {
-	cJSON *root;                /* the tree (owned; NULL after a failed parse) */
+	cJSON *tree;                /* the tree (owned; NULL after a failed parse) */
 	struct json_block *blocks;  /* one per block array, in text order */
 	int nblocks, cap;
 	double *values;             /* every block's numbers, one array (malloc'd) */
 };
 
-/* Parse text (len bytes) into out. 1: parsed (out->root is the tree); 0: not
+/* Parse text (len bytes) into out. 1: parsed (out->tree is the tree); 0: not
  * read here (out is empty): parse it with cJSON instead. */
 int json_lean_parse(const char *text, size_t len, const char *block_key,
 		    const char *block_parent, struct json_lean *out);
-/* Free the tree (unless taken: set out->root to NULL first) and the blocks. */
+/* Free the tree (unless taken: set out->tree to NULL first) and the blocks. */
 void json_lean_release(struct json_lean *l);
 
 /* While a lean tree is open on this thread (one at a time), json_lean_numbers

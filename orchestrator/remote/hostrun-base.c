@@ -4,6 +4,7 @@
  * record status (see hostrun.c). */
 #include "remote/hostrun-int.h"
 #include "core/jsonutil.h"
+#include "store/runwrite.h"
 #include "remote/remote.h"
 #include "core/timeutil.h"
 #include "core/trace.h"
@@ -45,43 +46,26 @@ void hostrun_release_saves(struct hostrun *hr)
 void hostrun_phase(struct hostrun *hr, const char *name, enum item_status status, int64_t t0,
 	      const char *detail)
 {
-	cJSON *ph;
-	record_lock(hr->ctx->rec);
-	ph = cJSON_CreateObject();
-	json_add_str(ph, "name", name);
-	json_add_str(ph, "status", item_status_name(status));
-	json_add_num(ph, "duration_s", hr_secs_since(t0));
-	json_add_str(ph, "detail", detail);
-	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
-	record_unlock(hr->ctx->rec);
+	runw_host_phase(hr->ctx->rec, hr->index, name, status, hr_secs_since(t0), detail);
 	hostrun_save(hr);
 }
 
-void hostrun_stamp(struct hostrun *hr, const char *key)
+void hostrun_stamp(struct hostrun *hr, enum runw_stamp which)
 {
-	char ts[32];
-	time_iso8601(time(NULL), ts);
-	record_lock(hr->ctx->rec);
-	cJSON_ReplaceItemInObject(hr->hj, key, cJSON_CreateString(ts));
-	record_unlock(hr->ctx->rec);
+	runw_host_stamp(hr->ctx->rec, hr->index, which, time(NULL));
 	hostrun_save(hr);
 }
 
 void hostrun_status(struct hostrun *hr, enum host_status status, const char *error)
 {
-	record_lock(hr->ctx->rec);
-	cJSON_ReplaceItemInObject(hr->hj, "status", cJSON_CreateString(host_status_name(status)));
-	cJSON_ReplaceItemInObject(hr->hj, "error",
-				  error ? cJSON_CreateString(error) : cJSON_CreateNull());
-	record_unlock(hr->ctx->rec);
+	runw_host_status(hr->ctx->rec, hr->index, status);
+	runw_host_error(hr->ctx->rec, hr->index, error);
 	hostrun_save(hr);
 }
 
 void hostrun_runner(struct hostrun *hr, const char *runner)
 {
-	record_lock(hr->ctx->rec);
-	cJSON_ReplaceItemInObject(hr->hj, "runner", cJSON_CreateString(runner));
-	record_unlock(hr->ctx->rec);
+	runw_host_runner(hr->ctx->rec, hr->index, runner);
 	hostrun_save(hr);
 }
 

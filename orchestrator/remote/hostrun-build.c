@@ -1,6 +1,6 @@
 /* hostrun-build.c -- a host's build phase, from the host runner's events:
  * each nvcc build's end (built, reused, killed, skipped) becomes its record
- * entry with its log and ptxas resources (hostrun_build_json, which the
+ * entry (store/runwrite.h) with its log and ptxas resources (hostrun_build_json, which the
  * Slurm runner uses too); the entries go into the record in plan order when
  * the phase is over. */
 #include "remote/hostrun-int.h"
@@ -16,41 +16,42 @@
 #include <string.h>
 #include "core/banned.h"
 
+/* Build b's entry (store/runwrite.h): errout (count_objects: an nvcc build
+ * that ran and passed) says how many objects it compiled and reused. */
 static cJSON *build_json(const struct plan_build *b, enum item_status status, const char *reason,
 			 int reused, int exit_code, double dur, const char *logrel,
-			 cJSON *resources)
+			 cJSON *resources, int count_objects, const char *errout)
 {
-	cJSON *bj = cJSON_CreateObject();
-	json_add_str(bj, "program", b->prog->name);
-	if (b->variant) {
-		cJSON *d;
-		int i;
-		json_add_str(bj, "variant", b->variant->label);
-		d = json_add_obj(bj, "defines");
-		for (i = 0; i < b->variant->ndefines; i++)
-			json_add_str(d, b->variant->defines[i].key, b->variant->defines[i].value);
+	const struct spec_variant *v = b->variant;
+	struct runw_define *d = v ? xcalloc((size_t)v->ndefines + 1, sizeof(*d)) : NULL;
+	char *first = NULL;
+	struct runw_build e = {
+		.program = b->prog->name, .variant = v ? v->label : NULL, .arch = b->arch,
+		.status = status, .reason = reason, .reused = reused, .build_key = b->key,
+		.duration_s = dur, .command = b->command, .exit_code = exit_code, .log = logrel,
+		.resources = resources,
+	};
+	cJSON *bj;
+	int i, n, nreused;
+
+	for (i = 0; v && i < v->ndefines; i++) {
+		d[i].key = v->defines[i].key;
+		d[i].value = v->defines[i].value;
 	}
-	json_add_str(bj, "arch", b->arch);
-	json_add_str(bj, "status", item_status_name(status));
-	json_add_str(bj, "reason", reason);
-	json_add_bool(bj, "reused", reused);
-	json_add_str(bj, "build_key", b->key);
-	if (b->same_as) {
-		/* made once for both: the entry of the build that was made */
-		char *first = b->same_as->variant ? xstrfmt("%s[%s]", b->same_as->prog->name,
-							    b->same_as->variant->label)
-						  : xstrdup(b->same_as->prog->name);
-		json_add_str(bj, "same_build_as", first);
-		free(first);
+	e.defines = d;
+	e.ndefines = v ? v->ndefines : 0;
+	if (b->same_as)   /* made once for both: the entry of the build that was made */
+		e.same_build_as = first = b->same_as->variant
+			? xstrfmt("%s[%s]", b->same_as->prog->name, b->same_as->variant->label)
+			: xstrdup(b->same_as->prog->name);
+	if (count_objects && plan_build_objects(b, errout, &n, &nreused)) {
+		e.with_objects = 1;
+		e.objects_reused = nreused;
+		e.objects_compiled = n - nreused;
 	}
-	json_add_num(bj, "duration_s", dur);
-	json_add_str(bj, "command", b->command);
-	if (exit_code >= 0)
-		json_add_num(bj, "exit_code", exit_code);
-	else
-		cJSON_AddNullToObject(bj, "exit_code");
-	json_add_str(bj, "log", logrel);
-	cJSON_AddItemToObject(bj, "resources", resources ? resources : cJSON_CreateArray());
+	bj = runw_build_entry(&e);
+	free(first);
+	free(d);
 	return bj;
 }
 
@@ -58,8 +59,8 @@ static cJSON *build_json(const struct plan_build *b, enum item_status status, co
 static void keep(struct hostrun *hr, int i, cJSON *bj)
 {
 	const struct plan_build *b = &hr->plan.builds[i];
-	const char *status = json_str(bj, "status"), *reason = json_str(bj, "reason");
-	int reused = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bj, "reused"));
+	const char *status = runw_build_status(bj), *reason = runw_build_reason(bj);
+	int reused = runw_build_reused(bj);
 	if (hr->build_rec[i]) {
 		cJSON_Delete(bj);
 		return;
@@ -156,17 +157,6 @@ static void fail_reason(struct strbuf *reason, const char *errout, enum item_sta
 	add_tools(reason, errout);
 }
 
-/* An nvcc build that ran: of its sources, how many objects it compiled and
- * how many it found made (plan_build_objects). */
-static void add_objects(cJSON *bj, const struct plan_build *b, const char *errout)
-{
-	int n, nreused;
-	if (!plan_build_objects(b, errout, &n, &nreused))
-		return;
-	json_add_num(bj, "objects_reused", nreused);
-	json_add_num(bj, "objects_compiled", n - nreused);
-}
-
 cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const cJSON *ev,
 			  enum item_status status_in, const char *reason_in)
 {
@@ -187,7 +177,7 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 		ev = NULL;
 	}
 	if (!ev)
-		return build_json(b, status_in, reason_in, 0, -1, 0, NULL, NULL);
+		return build_json(b, status_in, reason_in, 0, -1, 0, NULL, NULL, 0, NULL);
 	if (!reused) {
 		double t0 = json_num(ev, "t_run", 0), t1 = json_num(ev, "t_end", 0);
 		remote_end_from_event(ev, &rs);
@@ -221,9 +211,8 @@ cJSON *hostrun_build_json(struct hostrun *hr, const struct plan_build *b, const 
 		hostrun_add_log(hr, rel, logtext.buf, logtext.len);
 		res = ptxas_parse(errout ? errout : "", errout ? strlen(errout) : 0, NULL);
 	}
-	bj = build_json(b, status, reason.len ? reason.buf : NULL, reused, exit_code, dur, rel, res);
-	if (!reused && status == ST_PASS)
-		add_objects(bj, b, errout);
+	bj = build_json(b, status, reason.len ? reason.buf : NULL, reused, exit_code, dur, rel, res,
+			!reused && status == ST_PASS, errout);
 	free(name);
 	free(rel);
 	strbuf_release(&logtext);
@@ -252,17 +241,15 @@ void hr_builds_done(struct hostrun *hr, int64_t t0, const char *why_missing)
 		else if (!hr->build_rec[i])
 			keep(hr, i, hostrun_build_json(hr, b, NULL, ST_INFRA_ERROR, why_missing));
 	}
-	record_lock(hr->ctx->rec);
 	for (i = 0; i < p->nbuilds; i++) {
 		cJSON *bj = hr->build_rec[i];
-		const char *st = json_str(bj, "status");
+		const char *st = runw_build_status(bj);
 		nok += item_status_is(st, ST_PASS);
 		nskipped += item_status_is(st, ST_SKIPPED);
-		nreused += cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bj, "reused"));
-		cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "builds"), bj);
+		nreused += runw_build_reused(bj);
+		runw_host_build(hr->ctx->rec, hr->index, bj);
 		hr->build_rec[i] = NULL;
 	}
-	record_unlock(hr->ctx->rec);
 	d = xstrfmt("%d of %d builds passed (%d reused, %d skipped)", nok, p->nbuilds, nreused,
 		    nskipped);
 	hostrun_phase(hr, "build", nok + nskipped == p->nbuilds ? ST_PASS : ST_FAIL, t0, d);

@@ -68,12 +68,8 @@ void hostrun_spread(struct hostrun *hr)
 			     hr->ctx->interrupted, &note, &rec);
 	strbuf_addstr(&hr->out, note.buf);
 	strbuf_release(&note);
-	if (rec) {
-		record_lock(hr->ctx->rec);
-		cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "spread");
-		cJSON_AddItemToObject(hr->hj, "spread", rec);
-		record_unlock(hr->ctx->rec);
-	}
+	if (rec)
+		runw_host_spread(hr->ctx->rec, hr->index, rec);
 	free(hr->spread_slot);
 	hr->spread_slot = NULL;
 	if (!slot)

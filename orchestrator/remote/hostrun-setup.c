@@ -63,24 +63,11 @@ static void forget_probe(struct hostrun *hr)
 /* hr->info into the record: its "info" and "archs". */
 void hostrun_record_info(struct hostrun *hr, const char *role)
 {
-	cJSON *info, *archs;
-	int i;
-
-	record_lock(hr->ctx->rec);
-	info = probe_to_json(&hr->info);
-	/* the arch the steps run on (probe's "arch" is the plain one from the
-	 * compute capability, e.g. sm_90 where the spec builds sm_90a) */
-	cJSON_DeleteItemFromObjectCaseSensitive(info, "arch");
-	json_add_str(info, "arch", hr->run_arch);
-	json_add_str(info, "workdir", hr->workdir);
-	if (role)
-		json_add_str(info, "role", role);
-	cJSON_ReplaceItemInObject(hr->hj, "info", info);
-	archs = cJSON_CreateArray();
-	for (i = 0; i < hr->narchs; i++)
-		cJSON_AddItemToArray(archs, cJSON_CreateString(hr->archs[i]));
-	cJSON_ReplaceItemInObject(hr->hj, "archs", archs);
-	record_unlock(hr->ctx->rec);
+	struct runw_info in = {
+		.probe = probe_to_json(&hr->info), .run_arch = hr->run_arch,
+		.workdir = hr->workdir, .role = role, .archs = hr->archs, .narchs = hr->narchs,
+	};
+	runw_host_info(hr->ctx->rec, hr->index, &in);
 }
 
 /* hr->info is in: the work directory, the archs, the record's info, the

@@ -160,22 +160,18 @@ void hr_ship_host_has(struct hostrun *hr, struct hr_ship *sh)
 void hr_ship_record(struct hostrun *hr, struct hr_ship *sh, int reused, int64_t t0)
 {
 	const struct pack *pk = hr->ctx->pack;
-	cJSON *ship;
+	struct runw_ship rs;
 	char *d;
 
 	hr_ship_arrived(sh);   /* the start got past its sources: what it carried arrived */
-	record_lock(hr->ctx->rec);
-	ship = cJSON_CreateObject();
-	json_add_num(ship, "bytes_sent", (double)sh->sent);
-	json_add_bool(ship, "reused", reused);
-	json_add_str(ship, "remote_dir", hr->plan.content_dir);
-	json_add_num(ship, "files_sent", sh->nblobs);
-	json_add_num(ship, "files", pk->nfiles);
-	json_add_num(ship, "agent_source_bytes", (double)sh->agent_sent);
-	if (sh->nblobs)
-		json_add_num(ship, "upload_s", (double)sh->upload_ms / 1000.0);
-	cJSON_ReplaceItemInObject(hr->hj, "ship", ship);
-	record_unlock(hr->ctx->rec);
+	rs.bytes_sent = (double)sh->sent;
+	rs.reused = reused;
+	rs.remote_dir = hr->plan.content_dir;
+	rs.files_sent = sh->nblobs;
+	rs.files = pk->nfiles;
+	rs.agent_source_bytes = (double)sh->agent_sent;
+	rs.upload_s = (double)sh->upload_ms / 1000.0;
+	runw_host_ship(hr->ctx->rec, hr->index, &rs);
 	d = reused && sh->sent ? xstrfmt("content %.12s already on the host (%llu bytes sent with the "
 					 "start, unasked: the controller had no record of them there)",
 					 pk->content_id, (unsigned long long)sh->sent)

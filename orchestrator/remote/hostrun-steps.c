@@ -1,12 +1,12 @@
 /* hostrun-steps.c -- a host's step phase, from the host runner's events: each
  * step's end (its output comes in the event), tool logs pulled back,
- * classified (hostrun_step_outcome, hostrun_step_json: the Slurm runner's
+ * classified (hostrun_step_outcome, hostrun_step_record: the Slurm runner's
  * steps too) and recorded in plan order. */
 #include "remote/hostrun-int.h"
 #include "remote/gpuslots.h"
 #include "remote/diskspace.h"
 #include "core/jsonutil.h"
-#include "store/samples.h"
+#include "store/runwrite.h"
 #include "tools/ncu.h"
 #include "remote/remote.h"
 #include "tools/sanitizer.h"
@@ -207,80 +207,42 @@ static cJSON *tool_json(struct hostrun *hr, const struct plan_step *ps)
 
 /* t_start, t_end: the step's span on the host's clock (unix s), 0 when it
  * did not run. */
-cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, enum item_status status,
+void hostrun_step_record(struct hostrun *hr, const struct plan_step *ps, enum item_status status,
 			 const char *reason, const struct remote_status *rs, double t_start,
 			 double t_end, const char *out_rel, const char *err_rel, cJSON *result,
-			 cJSON *files)
+			 cJSON *files, cJSON *slurm, int pos)
 {
-	double dur = t_start > 0 && t_end >= t_start ? t_end - t_start : 0;
-	cJSON *sj = cJSON_CreateObject();
-	json_add_str(sj, "id", ps->id);
-	json_add_str(sj, "kind", step_kind_name(ps->step->kind));
-	json_add_str(sj, "program", ps->step->prog->name);
-	json_add_str(sj, "problem", ps->problem->name);
-	json_add_str(sj, "mode", ps->mode);
-	if (ps->tool)
-		json_add_str(sj, "tool", ps->tool);
-	if (ps->variant) {
-		cJSON *d;
-		int i;
-		json_add_str(sj, "variant", ps->variant->label);
-		d = json_add_obj(sj, "defines");
-		for (i = 0; i < ps->variant->ndefines; i++)
-			json_add_str(d, ps->variant->defines[i].key, ps->variant->defines[i].value);
+	const struct spec_variant *v = ps->variant;
+	int slot = hr->step_slot ? hr->step_slot[ps - hr->plan.steps] : -1, i;
+	struct runw_step s = {
+		.id = ps->id, .kind = ps->step->kind, .program = ps->step->prog->name,
+		.problem = ps->problem->name, .mode = ps->mode, .tool = ps->tool,
+		.variant = v ? v->label : NULL, .arch = ps->arch, .baseline = ps->step->is_baseline,
+		.status = status, .reason = reason,
+		.exited = rs && rs->end == REMOTE_EXITED, .exit_code = rs ? rs->exit_code : 0,
+		.signaled = rs && rs->end == REMOTE_SIGNALED, .signal = rs ? rs->signal : 0,
+		.t_start = t_start, .t_end = t_end, .ran_from = hr->ran_from, .ran_to = hr->ran_to,
+		.timeout_s = ps->step->timeout_s, .command = ps->command, .stdout_log = out_rel,
+		.stderr_log = err_rel, .result = result, .files = files, .slurm = slurm,
+	};
+	struct runw_define *d = v ? xcalloc((size_t)v->ndefines + 1, sizeof(*d)) : NULL;
+
+	for (i = 0; v && i < v->ndefines; i++) {
+		d[i].key = v->defines[i].key;
+		d[i].value = v->defines[i].value;
 	}
+	s.defines = d;
+	s.ndefines = v ? v->ndefines : 0;
 	if (ps->step->kind == STEP_PROFILE || ps->step->kind == STEP_SANITIZE)
-		cJSON_AddItemToObject(sj, "tool_settings", tool_json(hr, ps));
-	json_add_str(sj, "arch", ps->arch);
-	if (hr->step_slot && hr->step_slot[ps - hr->plan.steps] >= 0)
-		cJSON_AddItemToObject(sj, "gpus", gpuslots_json(hr->slots,
-				      hr->step_slot[ps - hr->plan.steps],
-				      ps->step->gpus > 0 ? ps->step->gpus : 1));
-	json_add_str(sj, "role", ps->step->is_baseline ? "baseline" : "kernel");
-	json_add_str(sj, "status", item_status_name(status));
-	json_add_str(sj, "reason", reason && *reason ? reason : NULL);
-	if (rs && rs->end == REMOTE_EXITED)
-		json_add_num(sj, "exit_code", rs->exit_code);
-	else
-		cJSON_AddNullToObject(sj, "exit_code");
-	if (rs && rs->end == REMOTE_SIGNALED)
-		json_add_num(sj, "signal", rs->signal);
-	else
-		cJSON_AddNullToObject(sj, "signal");
-	json_add_num(sj, "duration_s", dur);
-	if (dur > 0) {
-		/* wall-clock span, to line steps of several hosts up in time */
-		json_add_num(sj, "ended_unix_s", t_end);
-		json_add_num(sj, "started_unix_s", t_start);
-	}
-	if (hr->ran_to > 0) {
-		/* when the program itself ran on the host (after its GPU lock) */
-		json_add_num(sj, "ran_from_unix_s", hr->ran_from);
-		json_add_num(sj, "ran_to_unix_s", hr->ran_to);
-	}
+		s.tool_settings = tool_json(hr, ps);
+	if (slot >= 0)
+		s.gpus = gpuslots_json(hr->slots, slot, ps->step->gpus > 0 ? ps->step->gpus : 1);
 	hr->ran_from = hr->ran_to = 0;
-	json_add_num(sj, "timeout_s", ps->step->timeout_s);
-	json_add_str(sj, "command", ps->command);
-	json_add_str(sj, "stdout_log", out_rel);
-	json_add_str(sj, "stderr_log", err_rel);
-	if (result) {
-		/* every timing sample, packed (store/samples.h) */
-		samples_pack_timing(cJSON_GetObjectItemCaseSensitive(result, "timing"));
-		cJSON_AddItemToObject(sj, "result", result);
-	}
+	if (pos < 0)
+		runw_step_end(hr->ctx->rec, hr->index, &s);
 	else
-		cJSON_AddNullToObject(sj, "result");
-	if (files) {   /* tool logs and reports pulled back beside the run */
-		cJSON *f;
-		while ((f = files->child)) {
-			char *key = xstrdup(f->string);
-			cJSON_DetachItemViaPointer(files, f);
-			cJSON_AddItemToObject(sj, key, f);
-			free(key);
-		}
-		cJSON_Delete(files);
-	}
-	return sj;
+		runw_step_end_at(hr->ctx->rec, hr->index, pos, &s);
+	free(d);
 }
 
 /* Record step ps in the host's entry (plan order: the steps before it are
@@ -290,9 +252,8 @@ static void record_step(struct hostrun *hr, const struct plan_step *ps, enum ite
 			double t_end, const char *out_rel, const char *err_rel, cJSON *result,
 			cJSON *files)
 {
-	cJSON *sj = hostrun_step_json(hr, ps, status, reason, rs, t_start, t_end, out_rel, err_rel,
-				      result, files);
-	record_host_append(hr->ctx->rec, hr->index, hr->hj, "steps", sj);
+	hostrun_step_record(hr, ps, status, reason, rs, t_start, t_end, out_rel, err_rel, result,
+			    files, NULL, -1);
 	hostrun_save(hr);
 	strbuf_addf(&hr->out, "  %s: %s%s%s\n", ps->id, item_status_name(status),
 		    reason && *reason ? ": " : "", reason && *reason ? reason : "");
@@ -874,19 +835,12 @@ void hr_step_ended(struct hostrun *hr, int i, const struct journal_event *e)
 void hr_run_done(struct hostrun *hr, int64_t t0, enum item_status status_override,
 		 const char *detail)
 {
-	cJSON *ph;
 	hostrun_phase(hr, "run", status_override != ST_NONE ? status_override
 		      : hr->nfailed_steps > hr->nfailed_before_run ? ST_FAIL : ST_PASS, t0, detail);
 	/* fetch: pulling outputs and tool files back, timed separately */
-	record_lock(hr->ctx->rec);
-	ph = cJSON_CreateObject();
-	json_add_str(ph, "name", "fetch");
-	json_add_str(ph, "status", item_status_name(ST_PASS));
-	json_add_num(ph, "duration_s", hr->fetch_s);
-	json_add_str(ph, "detail", "step outputs come in the runner's journal; tool files and "
-				   "outputs past its text cap pulled back over SFTP");
-	cJSON_AddItemToArray(cJSON_GetObjectItem(hr->hj, "phases"), ph);
-	record_unlock(hr->ctx->rec);
+	runw_host_phase(hr->ctx->rec, hr->index, "fetch", ST_PASS, hr->fetch_s,
+			"step outputs come in the runner's journal; tool files and "
+			"outputs past its text cap pulled back over SFTP");
 }
 
 void hr_skip_all(struct hostrun *hr, const char *why)

@@ -30,7 +30,7 @@
 /* ---------------------------------------------------------------- main */
 
 void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct run_ctx *ctx,
-		  cJSON *hj)
+		  const cJSON *hj)
 {
 	memset(hr, 0, sizeof(*hr));
 	hr->index = index;
@@ -43,17 +43,13 @@ void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct ru
 int hostrun_judge(struct hostrun *hr)
 {
 	const struct spec *s = hr->ctx->spec;
-	cJSON *sweeps, *gates = NULL, *g;
+	const cJSON *gates = NULL, *g;
 	int nf = 0, i, any_sweep = 0;
 
 	for (i = 0; i < s->nsteps; i++)
 		any_sweep |= s->steps[i].kind == STEP_SWEEP;
-	record_lock(hr->ctx->rec);
-	if (any_sweep) {
-		sweeps = sweep_rank_host(hr->hj);
-		cJSON_DeleteItemFromObject(hr->hj, "sweeps");
-		cJSON_AddItemToObject(hr->hj, "sweeps", sweeps);
-		cJSON_ArrayForEach(g, sweeps) {
+	if (any_sweep)
+		cJSON_ArrayForEach(g, runw_host_sweeps(hr->ctx->rec, hr->index)) {
 			strbuf_addstr(&hr->out, "  ");
 			/* --spread: the pool's ranking comes at the run's end (run-engine.c) */
 			if (cJSON_GetObjectItem(hr->hj, "spread"))
@@ -61,18 +57,14 @@ int hostrun_judge(struct hostrun *hr)
 			sweep_describe(g, &hr->out);
 			strbuf_addstr(&hr->out, "\n");
 		}
-	}
 	if (cJSON_GetArraySize(s->gates)) {
-		gates = gates_evaluate_host(s->gates, hr->hj, &nf);
-		cJSON_DeleteItemFromObject(hr->hj, "gates");
-		cJSON_AddItemToObject(hr->hj, "gates", gates);
+		gates = runw_host_gates(hr->ctx->rec, hr->index, s->gates, &nf);
 		cJSON_ArrayForEach(g, gates) {
 			strbuf_addstr(&hr->out, "  gate ");
 			gates_describe(g, &hr->out);
 			strbuf_addch(&hr->out, '\n');
 		}
 	}
-	record_unlock(hr->ctx->rec);
 	hr->nfailed_gates = nf;
 	hr->nfailed_steps += nf;
 	return any_sweep || gates;
@@ -86,7 +78,7 @@ static void ssh_run(struct hostrun *hr)
 
 	strbuf_addf(&hr->out, "%s (%s@%s:%d)\n", hr->h->name, hr->h->user, hr->h->address,
 		    hr->h->port);
-	hostrun_stamp(hr, "started_at");
+	hostrun_stamp(hr, RUNW_STARTED);
 	st = hr_connect(hr);
 	if (st == GO_OK)
 		st = hr_probe(hr, 0);
@@ -105,7 +97,7 @@ static void ssh_run(struct hostrun *hr)
 			       hr->interrupted ? "interrupted" : NULL);
 	if (hostrun_judge(hr))
 		hostrun_save(hr);
-	hostrun_stamp(hr, "ended_at");
+	hostrun_stamp(hr, RUNW_ENDED);
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "host FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
 	ssh_disconnect(hr->conn);

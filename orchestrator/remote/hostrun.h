@@ -1,9 +1,9 @@
 /* hostrun.h -- one host's part of a run: connect, probe, ship, build, run, fetch.
  *
  * DESIGN: each host runs on its own thread (parallel.h) with its own SSH
- * connection; it writes only its own object in the run record (under the
- * record lock) and its own live-view slot, and buffers its printed output
- * so that it is shown whole. A failure of one host never stops another.
+ * connection; it writes only its own object in the run record (through
+ * store/runwrite.h, which takes the record lock) and its own live-view
+ * slot, and buffers its printed output so that it is shown whole. A failure of one host never stops another.
  * Its builds and steps run on the host under the host runner (remote.h,
  * docs/runner.md); the controller follows the runner's journal. */
 #ifndef GPUORCH_HOSTRUN_H
@@ -18,6 +18,7 @@
 #include "spec/plan.h"
 #include "remote/probe.h"
 #include "store/record.h"
+#include "store/runwrite.h"
 #include "spec/spec.h"
 #include "core/vocab.h"
 #include "transport/ssh.h"
@@ -45,7 +46,8 @@ struct hostrun {
 	int index;
 	const struct host *h;
 	struct run_ctx *ctx;
-	cJSON *hj;                    /* this host's object in the record */
+	const cJSON *hj;              /* this host's object in the record, to read (its
+				       * writer: store/runwrite.h) */
 	struct ssh_conn *conn;
 	struct host_info info;
 	int have_info;
@@ -85,7 +87,7 @@ struct hostrun {
 };
 
 void hostrun_init(struct hostrun *hr, int index, const struct host *h, struct run_ctx *ctx,
-		  cJSON *hj);
+		  const cJSON *hj);
 void hostrun_release(struct hostrun *hr);
 /* Forget the host's GPU slots and the steps' (a new plan takes them again). */
 void hostrun_slots_release(struct hostrun *hr);
@@ -126,7 +128,7 @@ enum go_status hostrun_write_plan(struct hostrun *hr, const struct hostrun_plan_
 void hostrun_plan_ids_free(struct hostrun *hr, char **bids);
 
 /* A host's entries in the run record, the same for every runner (the host
- * runner here, Slurm jobs in run/slurmrun.c); each takes the record lock. */
+ * runner here, Slurm jobs in run/slurmrun.c), through store/runwrite.h. */
 /* Save the run record; a failure becomes a warning in the host's output. */
 void hostrun_save(struct hostrun *hr);
 /* Between hold and release (they nest), saves wait; the release saves once
@@ -136,8 +138,8 @@ void hostrun_release_saves(struct hostrun *hr);
 /* Record a finished phase (name, status, duration since t0, detail) and save. */
 void hostrun_phase(struct hostrun *hr, const char *name, enum item_status status, int64_t t0,
 		   const char *detail);
-/* Set the host's KEY ("started_at", "ended_at") to now, ISO 8601 UTC, and save. */
-void hostrun_stamp(struct hostrun *hr, const char *key);
+/* Set the host's started_at or ended_at to now, ISO 8601 UTC, and save. */
+void hostrun_stamp(struct hostrun *hr, enum runw_stamp which);
 /* Set the host's status and error in the record and save. */
 void hostrun_status(struct hostrun *hr, enum host_status status, const char *error);
 /* The host object's "runner": what ran the run on the host (docs/run-record.md). */
@@ -176,13 +178,14 @@ enum item_status hostrun_step_outcome(struct hostrun *hr, const struct plan_step
 				      struct remote_status *rs, struct strbuf *reason,
 				      cJSON **result, cJSON **files, char **out_rel,
 				      char **err_rel);
-/* The record entry of step ps (docs/run-record.md): status, reason, how it
- * ended (rs, or NULL), its span on the host's clock, logs, result and the
- * tool files (both taken over; NULL: none); hr->ran_from/ran_to go in and
- * are cleared. */
-cJSON *hostrun_step_json(struct hostrun *hr, const struct plan_step *ps, enum item_status status,
+/* Step ps's entry (docs/run-record.md) into the host's "steps"
+ * (store/runwrite.h): status, reason, how it ended (rs, or NULL), its span
+ * on the host's clock, logs, result and the tool files (both taken over;
+ * NULL: none), its Slurm job's facts (slurm, taken over; NULL: none);
+ * appended (pos < 0) or at pos. hr->ran_from/ran_to go in and are cleared. */
+void hostrun_step_record(struct hostrun *hr, const struct plan_step *ps, enum item_status status,
 			 const char *reason, const struct remote_status *rs, double t_start,
 			 double t_end, const char *out_rel, const char *err_rel, cJSON *result,
-			 cJSON *files);
+			 cJSON *files, cJSON *slurm, int pos);
 
 #endif

@@ -9,6 +9,7 @@
  * shared memory), nvcc or driver changed -> different, with the timing
  * verdict still shown beside it; else the timing verdict of stats_compare(). */
 #include "report/compare.h"
+#include "store/runkeys.h"
 #include "core/jsonutil.h"
 #include "store/runread.h"
 #include "store/samples.h"
@@ -885,5 +886,5 @@ void compare_describe_run(struct strbuf *sb, const cJSON *run)
 		strbuf_addf(sb, "commit %.12s", commit);
 	else
 		strbuf_addstr(sb, "no commit");
-	strbuf_addf(sb, ", %s)", json_str(run, "started_at") ? json_str(run, "started_at") : "?");
+	strbuf_addf(sb, ", %s)", json_str(run, RK_STARTED_AT) ? json_str(run, RK_STARTED_AT) : "?");
 }

@@ -1,5 +1,6 @@
 /* notify.c -- POST a finished run's summary to a webhook (notify.h), through transport/http.c. */
 #include "report/notify.h"
+#include "store/runkeys.h"
 #include "core/jsonutil.h"
 #include "core/strbuf.h"
 #include "core/timeutil.h"
@@ -121,7 +122,7 @@ static void tally_host(struct tally *t, const cJSON *h, cJSON *out_hosts)
 
 static const char *headline(const cJSON *run)
 {
-	const char *status = json_str(run, "status"), *outcome = json_str(run, "outcome");
+	const char *status = json_str(run, "status"), *outcome = json_str(run, RK_OUTCOME);
 
 	if (!run_status_is(status, RUN_COMPLETE))
 		return "INCOMPLETE";
@@ -173,10 +174,10 @@ cJSON *notify_payload(const cJSON *run, const char *report_path)
 	json_add_str(body, "phase", exp ? json_str(exp, "phase") : NULL);
 	json_add_str(body, "run_id", json_str(run, "run_id"));
 	json_add_str(body, "status", json_str(run, "status"));
-	json_add_str(body, "outcome", json_str(run, "outcome"));
+	json_add_str(body, "outcome", json_str(run, RK_OUTCOME));
 	json_add_num(body, "exit_code", json_num(run, "exit_code", -1));
-	json_add_str(body, "started_at", json_str(run, "started_at"));
-	json_add_str(body, "ended_at", json_str(run, "ended_at"));
+	json_add_str(body, "started_at", json_str(run, RK_STARTED_AT));
+	json_add_str(body, "ended_at", json_str(run, RK_ENDED_AT));
 	json_add_str(body, "commit", commit);
 	json_add_bool(body, "dirty", git && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(git,
 										       "dirty")));
@@ -228,7 +229,7 @@ enum go_status notify_post(const char *url, const cJSON *body, int timeout_s,
 	return st;
 }
 
-void notify_run(const char *url, cJSON *run, const char *report_path)
+cJSON *notify_run(const char *url, const cJSON *run, const char *report_path)
 {
 	struct strbuf err = STRBUF_INIT;
 	char *origin = notify_url_origin(url);
@@ -242,8 +243,7 @@ void notify_run(const char *url, cJSON *run, const char *report_path)
 		fprintf(stderr, "notify: posted the summary to %s (HTTP %ld)\n", origin, http);
 	else
 		fprintf(stderr, "warning: notify: %s; the run's outcome is unchanged\n", err.buf);
-	cJSON_DeleteItemFromObjectCaseSensitive(run, "notify");
-	rec = json_add_obj(run, "notify");
+	rec = cJSON_CreateObject();
 	json_add_str(rec, "url", origin);
 	json_add_bool(rec, "ok", st == GO_OK);
 	json_add_num(rec, "http_status", (double)http);
@@ -252,4 +252,5 @@ void notify_run(const char *url, cJSON *run, const char *report_path)
 	cJSON_Delete(body);
 	free(origin);
 	strbuf_release(&err);
+	return rec;
 }

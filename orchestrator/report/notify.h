@@ -32,8 +32,9 @@ enum go_status notify_post(const char *url, const cJSON *body, int timeout_s,
 			   long *http_status, struct strbuf *err);
 
 /* Everything above for one finished run: POSTs, prints one line on stderr
- * ("notify: ... HTTP 200" or "warning: notify: ..."), and adds a "notify"
- * object (origin, http_status, ok, error, at) to run. */
-void notify_run(const char *url, cJSON *run, const char *report_path);
+ * ("notify: ... HTTP 200" or "warning: notify: ..."), and returns the
+ * record's "notify" object (origin, http_status, ok, error, at; to free, or
+ * to hand to store/runwrite.h's runw_notify). */
+cJSON *notify_run(const char *url, const cJSON *run, const char *report_path);
 
 #endif

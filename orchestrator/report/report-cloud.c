@@ -3,6 +3,7 @@
  * (run.json provenance.instances, docs/cloud.md). Nothing when the run had
  * no instance. */
 #include "report/report-int.h"
+#include "store/runkeys.h"
 
 #include <string.h>
 
@@ -46,7 +47,7 @@ static void rpt_earlier_instances(struct strbuf *md, const cJSON *x, double *tot
 
 void rpt_section_instances(struct rpt_ctx *c)
 {
-	const cJSON *prov = rr_obj(c->run, "provenance");
+	const cJSON *prov = rr_obj(c->run, RK_PROVENANCE);
 	const cJSON *insts = rr_obj(prov, "instances"), *x;
 	struct strbuf *md = c->md;
 	double total = 0, v;

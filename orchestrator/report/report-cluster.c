@@ -6,6 +6,7 @@
  * run.json alone (hosts[].scheduler, the builds' and steps' "slurm" objects, each step's
  * result.device); nothing for a run without a cluster (docs/slurm.md). */
 #include "report/report-int.h"
+#include "store/runkeys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +143,7 @@ static int requeued(const cJSON *item)
 
 static void host_section(struct strbuf *md, const cJSON *h)
 {
-	const cJSON *sch = rr_obj(h, "scheduler"), *x, *jobs = rr_arr(sch, "jobs");
+	const cJSON *sch = rr_obj(h, RK_SCHEDULER), *x, *jobs = rr_arr(sch, "jobs");
 	struct node_row rows[MAX_NODES];
 	struct span *spans;
 	int nrows = 0, nspans = 0, cap = 0, pending = 0, i, nbuilds = 0, nsteps = 0, nrequeued = 0;
@@ -288,7 +289,7 @@ void rpt_section_cluster(struct rpt_ctx *c)
 	const cJSON *h;
 	int any = 0;
 	FOR_EACH_OBJ(h, c->hosts) {
-		if (!rr_streq(rr_str(rr_obj(h, "scheduler"), "kind"), "slurm"))
+		if (!rr_streq(rr_str(rr_obj(h, RK_SCHEDULER), "kind"), "slurm"))
 			continue;
 		if (!any++)
 			strbuf_addstr(c->md, "## Cluster jobs (Slurm)\n\n");

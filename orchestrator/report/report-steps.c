@@ -1,5 +1,6 @@
 /* report-steps.c -- the report's ptxas resources, steps and provenance. */
 #include "report/report-int.h"
+#include "store/runkeys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -318,9 +319,9 @@ void rpt_section_steps(struct rpt_ctx *c)
 			rpt_md_cell_n(md, rr_str(h, "error"), 1000);
 			strbuf_addstr(md, "\n\n");
 		}
-		if (cJSON_GetArraySize(rr_arr(h, "phases"))) {
+		if (cJSON_GetArraySize(rr_arr(h, RK_PHASES))) {
 			strbuf_addstr(md, "| phase | status | time | detail |\n|---|---|---|---|\n");
-			FOR_EACH_OBJ(x, rr_arr(h, "phases")) {
+			FOR_EACH_OBJ(x, rr_arr(h, RK_PHASES)) {
 				strbuf_addstr(md, "| ");
 				rpt_md_cell_n(md, rr_str(x, "name"), 20);
 				strbuf_addstr(md, " | ");
@@ -466,7 +467,7 @@ static void host_row(struct strbuf *md, const cJSON *h)
 	strbuf_addstr(md, " | ");
 	rpt_md_cell_n(md, rr_str(info, "torch"), 40);
 	strbuf_addstr(md, " | ");
-	FOR_EACH_OBJ(ph, rr_arr(h, "phases"))
+	FOR_EACH_OBJ(ph, rr_arr(h, RK_PHASES))
 		if (rr_num(ph, "duration_s", &v) && nph++ < 1000)
 			t += v;
 	if (nph)
@@ -479,7 +480,7 @@ static void host_row(struct strbuf *md, const cJSON *h)
 void rpt_section_provenance(struct rpt_ctx *c)
 {
 	struct strbuf *md = c->md;
-	const cJSON *p = rr_obj(c->run, "provenance"), *git = rr_obj(p, "git");
+	const cJSON *p = rr_obj(c->run, RK_PROVENANCE), *git = rr_obj(p, "git");
 	const cJSON *files = rr_arr(p, "files"), *h, *f;
 	double v, total = 0;
 
@@ -538,9 +539,9 @@ void rpt_section_provenance(struct rpt_ctx *c)
 	strbuf_addch(md, '@');
 	rpt_md_cell(md, rr_str(rr_obj(p, "controller"), "hostname"));
 	strbuf_addstr(md, "; started ");
-	rpt_fmt_time(md, rr_str(c->run, "started_at"));
+	rpt_fmt_time(md, rr_str(c->run, RK_STARTED_AT));
 	strbuf_addstr(md, ", ended ");
-	rpt_fmt_time(md, rr_str(c->run, "ended_at"));
+	rpt_fmt_time(md, rr_str(c->run, RK_ENDED_AT));
 	strbuf_addstr(md, "\n\n");
 
 	FOR_EACH_OBJ(f, files)

@@ -1,5 +1,6 @@
 /* report-summary.c -- the report's title, unfinished notice, at a glance, configuration. */
 #include "report/report-int.h"
+#include "store/runkeys.h"
 #include "core/banned.h"
 
 /* ==== 1. title ==== */
@@ -7,7 +8,7 @@
 static void outcome_text(const struct rpt_ctx *c, struct strbuf *md)
 {
 	const char *status = rr_str(c->run, "status");
-	const char *outcome = rr_str(c->run, "outcome");
+	const char *outcome = rr_str(c->run, RK_OUTCOME);
 	if (!run_status_is(status, RUN_COMPLETE))
 		strbuf_addstr(md, "⚠️ **incomplete: the run did not finish**");
 	else if (run_outcome_is(outcome, OUTCOME_PASSED))
@@ -35,7 +36,7 @@ void rpt_section_title(struct rpt_ctx *c)
 	strbuf_addstr(md, "**Experiment** ");
 	rpt_md_cell(md, name);
 	strbuf_addstr(md, " · **Started** ");
-	rpt_fmt_time(md, rr_str(c->run, "started_at"));
+	rpt_fmt_time(md, rr_str(c->run, RK_STARTED_AT));
 	if (rr_num(c->run, "duration_s", &v)) {
 		strbuf_addstr(md, " · **Took** ");
 		rpt_fmt_secs(md, v);
@@ -132,7 +133,7 @@ void rpt_section_unfinished(struct rpt_ctx *c)
 		strbuf_addstr(md, "** never completed (status ");
 		rpt_md_code(md, rr_str(h, "status") ? rr_str(h, "status") : "missing");
 		strbuf_addstr(md, ")");
-		FOR_EACH_OBJ(ph, rr_arr(h, "phases"))
+		FOR_EACH_OBJ(ph, rr_arr(h, RK_PHASES))
 			last = ph;
 		if (last) {
 			strbuf_addstr(md, "; last phase ");

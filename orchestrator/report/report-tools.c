@@ -1,5 +1,6 @@
 /* report-tools.c -- the report's gates at a glance, sweeps, profiles and sanitizers. */
 #include "report/report-int.h"
+#include "store/runkeys.h"
 #include "core/stats.h"
 #include "store/gates.h"
 
@@ -328,8 +329,8 @@ void rpt_section_sweeps(struct rpt_ctx *c)
 		cJSON_Delete(owned);
 	}
 	/* a --spread run: each pool's sweeps, ranked across its hosts */
-	pools = rr_arr(c->run, "pool_sweeps") ? NULL : sweep_rank_pools(c->hosts);
-	each = pools ? pools : rr_arr(c->run, "pool_sweeps");
+	pools = rr_arr(c->run, RK_POOL_SWEEPS) ? NULL : sweep_rank_pools(c->hosts);
+	each = pools ? pools : rr_arr(c->run, RK_POOL_SWEEPS);
 	FOR_EACH_OBJ(p, each) {
 		cJSON *ph = sweep_pool_host(c->hosts, rr_str(p, "pool"));
 		FOR_EACH_OBJ(sw, rr_arr(p, "sweeps"))

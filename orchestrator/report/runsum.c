@@ -1,5 +1,6 @@
 /* runsum.c -- the per-run summary: build, write, load, list (runsum.h). */
 #include "report/runsum.h"
+#include "store/runkeys.h"
 #include "report/report.h"
 #include "store/gates.h"
 #include "store/runread.h"
@@ -160,7 +161,7 @@ static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
  * the report does) and failed, builds failed, steps skipped and failed. */
 static void add_counts(cJSON *ho, const cJSON *run, const cJSON *h)
 {
-	const cJSON *spec_gates = rr_arr(rr_obj(rr_obj(run, "experiment"), "spec"), "gates");
+	const cJSON *spec_gates = rr_arr(rr_obj(rr_obj(run, RK_EXPERIMENT), "spec"), "gates");
 	const cJSON *x, *gates = rr_arr(h, "gates");
 	cJSON *owned = NULL, *c = json_add_obj(ho, "counts");
 	int ng = 0, gf = 0, bf = 0, ss = 0, sf = 0;
@@ -194,8 +195,8 @@ static void add_counts(cJSON *ho, const cJSON *run, const cJSON *h)
 
 cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 {
-	static const char *const top[] = { "run_id", "started_at", "ended_at", "status", "outcome",
-					   NULL };
+	static const char *const top[] = { RK_RUN_ID, RK_STARTED_AT, RK_ENDED_AT, RK_STATUS,
+					   RK_OUTCOME, NULL };
 	cJSON *o = cJSON_CreateObject(), *e, *p, *hosts;
 	const cJSON *h, *s;
 	struct strbuf head = STRBUF_INIT;
@@ -204,19 +205,19 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 	json_add_str(o, "schema", RUNSUM_SCHEMA);
 	for (i = 0; top[i]; i++)
 		copy_str(o, run, top[i]);
-	copy_item(o, run, "exit_code");
+	copy_item(o, run, RK_EXIT_CODE);
 	copy_item(o, run, "dry_run");
 	e = json_add_obj(o, "experiment");
-	copy_str(e, rr_obj(run, "experiment"), "name");
-	copy_str(e, rr_obj(run, "experiment"), "slug");
-	copy_str(e, rr_obj(run, "experiment"), "spec_sha256");
-	copy_str(e, rr_obj(run, "experiment"), "spec_path");
+	copy_str(e, rr_obj(run, RK_EXPERIMENT), "name");
+	copy_str(e, rr_obj(run, RK_EXPERIMENT), "slug");
+	copy_str(e, rr_obj(run, RK_EXPERIMENT), "spec_sha256");
+	copy_str(e, rr_obj(run, RK_EXPERIMENT), "spec_path");
 	p = json_add_obj(o, "provenance");
-	copy_str(p, rr_obj(run, "provenance"), "content_id");
-	copy_str(p, rr_obj(run, "provenance"), "source");
-	copy_item(p, rr_obj(run, "provenance"), "git");
+	copy_str(p, rr_obj(run, RK_PROVENANCE), "content_id");
+	copy_str(p, rr_obj(run, RK_PROVENANCE), "source");
+	copy_item(p, rr_obj(run, RK_PROVENANCE), "git");
 	/* what the cloud instances of the run cost (docs/cloud.md): `runs` prints it */
-	copy_item(p, rr_obj(run, "provenance"), "instances_cost_total");
+	copy_item(p, rr_obj(run, RK_PROVENANCE), RK_INSTANCES_COST_TOTAL);
 	report_headline(run, &head);
 	json_add_str(o, "headline", head.buf);
 	strbuf_release(&head);
@@ -385,7 +386,7 @@ static enum go_status load_open(const char *dir, struct json_lean *run,
 	enum go_status st;
 	if (lean && !strcmp(lean, "0")) {
 		memset(run, 0, sizeof(*run));
-		return store_load_record_of(dir, &run->root, of, err);
+		return store_load_record_of(dir, &run->tree, of, err);
 	}
 	st = store_load_record_lean(dir, run, of, err);
 	if (st == GO_OK)
@@ -415,8 +416,8 @@ enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
 	 * small file and a listing's memory does not hold every sample; the
 	 * summary written is the one returned (never read back); a store it
 	 * cannot write to (read-only, full) still lists, from memory */
-	if (write_summary(dir, run.root, &of, out, &why) != GO_OK)
-		*out = runsum_build(run.root, NULL);
+	if (write_summary(dir, run.tree, &of, out, &why) != GO_OK)
+		*out = runsum_build(run.tree, NULL);
 	strbuf_release(&why);
 	load_close(&run);
 	return GO_OK;
@@ -433,7 +434,7 @@ enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err)
 	st = load_open(dir, &run, &of, err);
 	if (st != GO_OK)
 		return st;
-	st = write_summary(dir, run.root, &of, out, err);
+	st = write_summary(dir, run.tree, &of, out, err);
 	load_close(&run);
 	return st;
 }

@@ -14,6 +14,7 @@
  * commit, identity and outcome; each point's figure and, until the next
  * point of its series is compared with it, its samples). */
 #include "run/history-timeline.h"
+#include "store/runkeys.h"
 #include "report/compare.h"
 #include "core/error.h"
 #include "core/fsutil.h"
@@ -239,10 +240,10 @@ static int tl_collect(const struct store_entry *e, void *ctx)
 	memset(r, 0, sizeof(*r));
 	r->run_id = xstrdup(e->run_id);
 	r->dir = xstrdup(e->dir);
-	r->started = dup_or_null(json_str(run, "started_at"));
+	r->started = dup_or_null(json_str(run, RK_STARTED_AT));
 	r->commit = dup_or_null(json_str(json_path(run, "provenance.git"), "commit"));
 	r->slot = run_identity(run);
-	r->outcome = dup_or_null(json_str(run, "outcome"));
+	r->outcome = dup_or_null(json_str(run, RK_OUTCOME));
 	/* the experiment's slug and name as the newest run (store_list's order) has them */
 	if (t->nr == 1 || cmp_newest(r, &t->runs[t->nnewest]) < 0) {
 		t->nnewest = t->nr - 1;

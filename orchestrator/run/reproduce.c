@@ -6,6 +6,7 @@
  * recorded GPU model (hostpick.c), then the rerun (rerun.c) and the
  * reproduction report, REPORTS/<slug>/<new-run>/reproduction.md. */
 #include "run/reproduce.h"
+#include "store/runkeys.h"
 #include "run/run-engine.h"
 #include "report/compare.h"
 #include "report/runsum.h"
@@ -218,7 +219,7 @@ static int rp_rerun(struct rp *p)
 		goto out;
 	}
 	free(path);
-	new_cid = json_str(json_path(p->new_run, "provenance"), "content_id");
+	new_cid = json_str(json_path(p->new_run, RK_PROVENANCE), "content_id");
 	new_hash = json_str(json_path(p->new_run, "experiment"), "spec_sha256");
 	if (p->old_cid && new_cid && strcmp(p->old_cid, new_cid)) {
 		strbuf_addf(&p->problems, "- The sources differ: content id %.16s now, %.16s "
@@ -246,7 +247,7 @@ static void rp_render_head(const struct rp *p, const struct cmp_result *r,
 {
 	const cJSON *nh = cJSON_GetArrayItem(cJSON_GetObjectItem(p->new_run, "hosts"), 0);
 	const char *new_gpu = nh ? json_str(json_path(nh, "info"), "gpu_name") : NULL;
-	const char *new_cid = json_str(json_path(p->new_run, "provenance"), "content_id");
+	const char *new_cid = json_str(json_path(p->new_run, RK_PROVENANCE), "content_id");
 	int nc = r->count[CMP_NOT_COMPARABLE];
 	strbuf_addf(md, "# Reproduction of run %s\n\n", p->old->run_id);
 	if (nc)
@@ -378,7 +379,7 @@ static int reproduce(const struct reproduce_opts *o, const struct store_entry *o
 	p.spec_hash = json_str(json_path(old->run, "experiment"), "spec_sha256");
 	p.diff_file = json_str(git, "diff_file");
 	p.diff_hash = json_str(git, "diff_sha256");
-	p.old_cid = json_str(json_path(old->run, "provenance"), "content_id");
+	p.old_cid = json_str(json_path(old->run, RK_PROVENANCE), "content_id");
 	p.dirty = cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty"));
 	p.faithful = 1;
 	strbuf_init(&p.problems, 0);

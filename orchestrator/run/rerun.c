@@ -5,6 +5,7 @@
  * prune`) whatever the run's outcome. Only the repository's worktree list
  * changes while it exists; the user's work tree is never touched. */
 #include "run/rerun.h"
+#include "store/runkeys.h"
 #include "core/proc.h"
 #include "store/gitinfo.h"
 #include "core/jsonutil.h"
@@ -133,7 +134,7 @@ enum go_status rerun_spec_hash_at(const char *root, const char *commit, const ch
 char *rerun_spec_path_of(const cJSON *run)
 {
 	const char *p = json_str(json_path(run, "experiment"), "spec_path");
-	const char *src = json_str(json_path(run, "provenance"), "source");
+	const char *src = json_str(json_path(run, RK_PROVENANCE), "source");
 	const char *at;
 	size_t i, n;
 	if (!p)

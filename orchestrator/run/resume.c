@@ -1,5 +1,6 @@
 /* resume.c -- whether a recorded run may be resumed (resume.h). */
 #include "run/resume.h"
+#include "store/runkeys.h"
 #include "store/runread.h"
 #include "core/vocab.h"
 
@@ -15,7 +16,7 @@ static const char *not_on_merits(const cJSON *old)
 	const cJSON *h, *it;
 	size_t k;
 
-	if (run_outcome_is(rr_str(old, "outcome"), OUTCOME_INFRA_ERROR))
+	if (run_outcome_is(rr_str(old, RK_OUTCOME), OUTCOME_INFRA_ERROR))
 		return "no host could be used";
 	cJSON_ArrayForEach(h, rr_arr(old, "hosts")) {
 		const char *hst = rr_str(h, "status");
@@ -39,14 +40,14 @@ enum go_status resume_check(const cJSON *old, const char *run_id, const struct s
 	if (run_status_is(status, RUN_COMPLETE) && !not_on_merits(old))
 		return go_fail(err, GO_ERR_USAGE, "run %s finished (outcome %s): there is nothing to "
 			       "resume; 'gpuorch report %s' shows it, 'gpuorch run' without --resume "
-			       "starts a new run", run_id, rr_str(old, "outcome") ? rr_str(old, "outcome")
+			       "starts a new run", run_id, rr_str(old, RK_OUTCOME) ? rr_str(old, RK_OUTCOME)
 			       : "none", run_id);
 	was = rr_str(rr_obj(old, "experiment"), "spec_sha256");
 	if (!was || strcmp(was, s->hash))
 		return go_fail(err, GO_ERR_USAGE, "run %s was made from another spec (sha256 %.12s…, "
 			       "this one is %.12s…): resume it with the spec it ran, or start a new run",
 			       run_id, was ? was : "?", s->hash);
-	was = rr_str(rr_obj(old, "provenance"), "content_id");
+	was = rr_str(rr_obj(old, RK_PROVENANCE), "content_id");
 	if (!was || strcmp(was, content_id))
 		return go_fail(err, GO_ERR_USAGE, "the sources changed since run %s (content id %.12s… "
 			       "then, %.12s… now): resume it from the same sources (e.g. --commit of "

@@ -17,6 +17,7 @@
 #include "report/runsum.h"
 #include "spec/spec.h"
 #include "store/gates.h"
+#include "store/runwrite.h"
 #include "transport/hosts.h"
 
 #include <stdlib.h>
@@ -29,35 +30,32 @@
  * failures and whether an instance may still be billing. */
 static void set_verdict(struct run_state *r, int billing)
 {
-	cJSON *root = r->root;
-	char ts[32];
+	struct runw_end e;
 
 	if (billing && r->rc == 0)
 		r->rc = GO_EXIT_FAILED;
-	record_lock(&r->rec);
+	memset(&e, 0, sizeof(e));
 	if (interrupt_signal) {
-		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString(run_status_name(RUN_INCOMPLETE)));
+		e.status = RUN_INCOMPLETE;
 		r->rc = GO_EXIT_INTERRUPTED;
 	} else {
-		enum run_outcome outcome = OUTCOME_PASSED;
-		cJSON_ReplaceItemInObject(root, "status", cJSON_CreateString(run_status_name(RUN_COMPLETE)));
+		e.status = RUN_COMPLETE;
+		e.with_outcome = 1;
+		e.outcome = OUTCOME_PASSED;
 		if (r->rc == GO_EXIT_FAILED) {
-			outcome = OUTCOME_FAILED;   /* an instance may still be billing */
+			e.outcome = OUTCOME_FAILED;   /* an instance may still be billing */
 		} else if (r->nfailed_hosts == r->hs->n) {
-			outcome = OUTCOME_INFRA_ERROR;
+			e.outcome = OUTCOME_INFRA_ERROR;
 			r->rc = GO_EXIT_INFRA;
 		} else if (r->nfailed_hosts || r->nfailed_steps || r->nfailed_gates) {
-			outcome = OUTCOME_FAILED;
+			e.outcome = OUTCOME_FAILED;
 			r->rc = GO_EXIT_FAILED;
 		}
-		cJSON_ReplaceItemInObject(root, "outcome", cJSON_CreateString(run_outcome_name(outcome)));
 	}
-	cJSON_ReplaceItemInObject(root, "exit_code", cJSON_CreateNumber(r->rc));
-	time_iso8601(time(NULL), ts);
-	cJSON_ReplaceItemInObject(root, "ended_at", cJSON_CreateString(ts));
-	cJSON_ReplaceItemInObject(root, "duration_s",
-				  cJSON_CreateNumber((double)(time_mono_ms() - r->t0) / 1000.0));
-	record_unlock(&r->rec);
+	e.exit_code = r->rc;
+	e.ended = time(NULL);
+	e.duration_s = (double)(time_mono_ms() - r->t0) / 1000.0;
+	runw_end(&r->rec, &e);
 }
 
 /* The record saved, report.md, the webhook (and the record saved again
@@ -73,7 +71,7 @@ static enum go_status write_outputs(struct run_state *r)
 			printf("\nreport: %s\n", md);
 		if (st == GO_OK && r->notify_url) {
 			fflush(stdout);
-			notify_run(r->notify_url, r->root, md);
+			runw_notify(&r->rec, notify_run(r->notify_url, r->root, md));
 			st = record_save(&r->rec, &r->err);
 		}
 		free(md);
@@ -83,21 +81,13 @@ static enum go_status write_outputs(struct run_state *r)
 	return st;
 }
 
-/* The pools' gates (gates_evaluate_pools): into the record, one line each
- * with the rows it read, and their failures into the run's verdict. */
+/* The pools' gates (runw_pool_gates): one line each with the rows it
+ * read, and their failures into the run's verdict. */
 static void judge_pool_gates(struct run_state *r)
 {
-	cJSON *pools, *p, *g, *row;
+	const cJSON *p, *g, *row;
 	int nf = 0;
-	cJSON_DeleteItemFromObject(r->root, "pool_gates");
-	if (!cJSON_GetArraySize(r->s->gates))
-		return;
-	pools = gates_evaluate_pools(r->s->gates, cJSON_GetObjectItem(r->root, "hosts"), &nf);
-	if (!cJSON_GetArraySize(pools)) {
-		cJSON_Delete(pools);
-		return;
-	}
-	cJSON_AddItemToObject(r->root, "pool_gates", pools);
+	const cJSON *pools = runw_pool_gates(&r->rec, r->s->gates, &nf);
 	cJSON_ArrayForEach(p, pools)
 		cJSON_ArrayForEach(g, cJSON_GetObjectItem(p, "gates")) {
 			struct strbuf line = STRBUF_INIT;
@@ -122,17 +112,9 @@ static void judge_pool_gates(struct run_state *r)
  * other hosts of the pool are judged once for it ("pool_gates"). */
 static void judge_pools(struct run_state *r)
 {
-	cJSON *pools, *p, *sw;
-	record_lock(&r->rec);
-	pools = sweep_rank_pools(cJSON_GetObjectItem(r->root, "hosts"));
-	cJSON_DeleteItemFromObject(r->root, "pool_sweeps");
-	if (!cJSON_GetArraySize(pools)) {
-		cJSON_Delete(pools);
-		pools = NULL;
-	} else {
-		cJSON_AddItemToObject(r->root, "pool_sweeps", pools);
-	}
-	cJSON_ArrayForEach(p, pools)
+	const cJSON *p, *sw;
+
+	cJSON_ArrayForEach(p, runw_pool_sweeps(&r->rec))
 		cJSON_ArrayForEach(sw, cJSON_GetObjectItem(p, "sweeps")) {
 			struct strbuf line = STRBUF_INIT;
 			sweep_describe(sw, &line);
@@ -141,7 +123,6 @@ static void judge_pools(struct run_state *r)
 			strbuf_release(&line);
 		}
 	judge_pool_gates(r);
-	record_unlock(&r->rec);
 }
 
 /* Stage 4: the verdict, the record finished, its report and summary, the last line. */

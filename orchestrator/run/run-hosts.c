@@ -13,6 +13,7 @@
 #include "core/live.h"
 #include "core/parallel.h"
 #include "remote/spread.h"
+#include "store/runwrite.h"
 #include "transport/hosts.h"
 
 #include <stdlib.h>
@@ -44,17 +45,6 @@ struct host_task {
 	int accept_new;
 };
 
-/* A field of the host's record entry, set under the record's lock. */
-static void set_host_field(struct hostrun *hr, const char *key, cJSON *val)
-{
-	record_lock(hr->ctx->rec);
-	if (cJSON_GetObjectItemCaseSensitive(hr->hj, key))
-		cJSON_ReplaceItemInObject(hr->hj, key, val);
-	else
-		cJSON_AddItemToObject(hr->hj, key, val);
-	record_unlock(hr->ctx->rec);
-}
-
 /* One host: bring its instance up, run, take it down (par_task_fn). */
 static void host_task_main(void *arg)
 {
@@ -75,7 +65,7 @@ static void host_task_main(void *arg)
 	st = life_up(L, t->accept_new, 1, &log, &e);
 	strbuf_addstr(&hr->out, log.buf);
 	strbuf_reset(&log);
-	set_host_field(hr, "address", cJSON_CreateString(L->h->address));
+	runw_host_address(hr->ctx->rec, hr->index, L->h->address);
 	if (st == GO_OK) {
 		if (L->guarded)
 			heartbeat_add(t->hb, hr->index, L->h, L->in);
@@ -84,16 +74,16 @@ static void host_task_main(void *arg)
 		if (L->preempted) {
 			strbuf_addf(&hr->out, "  %s: the instance stopped under the run without gpuorch "
 				    "asking (preempted?): its steps were lost, not failed\n", L->h->name);
-			set_host_field(hr, "status", cJSON_CreateString(host_status_name(HOST_PREEMPTED)));
+			runw_host_status(hr->ctx->rec, hr->index, HOST_PREEMPTED);
 			hr->failed = 1;
 		}
 		heartbeat_remove(t->hb, hr->index);
 	} else {
 		hr->failed = 1;
 		strbuf_addf(&hr->out, "%s\n  instance failed: %s\n", L->h->name, e.buf);
-		set_host_field(hr, "status", cJSON_CreateString(host_status_name(
-				st == GO_ERR_INTERRUPTED ? HOST_FAILED : HOST_UNREACHABLE)));
-		set_host_field(hr, "error", cJSON_CreateString(e.buf));
+		runw_host_status(hr->ctx->rec, hr->index,
+				 st == GO_ERR_INTERRUPTED ? HOST_FAILED : HOST_UNREACHABLE);
+		runw_host_error(hr->ctx->rec, hr->index, e.buf);
 		live_done(hr->ctx->live, hr->index, "instance failed");
 	}
 	if (L->started || L->up) {
@@ -104,21 +94,19 @@ static void host_task_main(void *arg)
 		strbuf_addstr(&hr->out, log.buf);
 	}
 	spread_done(hr);
-	set_host_field(hr, "instance", life_json(L, time(NULL)));
+	runw_host_instance(hr->ctx->rec, hr->index, life_json(L, time(NULL)));
 	strbuf_release(&log);
 	strbuf_release(&e);
 }
 
 /* Every instance's cost into provenance.instances and the run's total;
  * prints the cost lines; returns how many instances may still be billing. */
-static int record_costs(struct record *rec, cJSON *root, struct inst_life *lives, int n)
+static int record_costs(struct record *rec, struct inst_life *lives, int n)
 {
-	cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, "provenance"), *insts;
+	cJSON *insts = cJSON_CreateObject();
 	double total = 0;
 	int i, billing = 0, any = 0;
 	time_t now = time(NULL);
-	record_lock(rec);
-	insts = json_add_obj(prov, "instances");
 	for (i = 0; i < n; i++) {
 		const struct inst_life *L = &lives[i];
 		if (!L->in)
@@ -146,9 +134,8 @@ static int record_costs(struct record *rec, cJSON *root, struct inst_life *lives
 			printf("cost: %s not started by gpuorch (it was %s): not counted\n",
 			       L->h->name, inst_state_name(L->before));
 	}
-	if (any)   /* no instance, no cost: `runs` prints none */
-		json_add_num(prov, "instances_cost_total", total);
-	record_unlock(rec);
+	/* no instance, no cost: `runs` prints none */
+	runw_instances(rec, insts, any ? &total : NULL);
 	if (any)
 		printf("cost: total %.4f\n", total);
 	return billing;
@@ -211,7 +198,7 @@ int run_hosts_collect(struct run_state *r)
 		r->nfailed_steps += r->hrs[i].nfailed_steps - r->hrs[i].nfailed_gates;
 		r->nfailed_gates += r->hrs[i].nfailed_gates;
 	}
-	return record_costs(&r->rec, r->root, r->lives, r->hs->n);
+	return record_costs(&r->rec, r->lives, r->hs->n);
 }
 
 void run_hosts_release(struct run_state *r)

@@ -63,8 +63,8 @@ struct run_state {
 	cJSON *old;                 /* --resume: the run's record as it was left */
 	struct record rec;
 	int have_rec;
-	cJSON *root;                /* rec's root */
-	cJSON *hosts_arr;           /* root's "hosts" */
+	const cJSON *root;          /* rec's root, to read (its writer: store/runwrite.h) */
+	const cJSON *hosts_arr;     /* root's "hosts" */
 
 	/* 3. the hosts */
 	struct run_ctx ctx;

@@ -2,6 +2,7 @@
  * (report.md as HTML), its charts beside the page, its figures for the
  * compare page (site-int.h). */
 #include "run/site-int.h"
+#include "store/runkeys.h"
 #include "core/fsutil.h"
 #include "core/jsonutil.h"
 #include "core/vocab.h"
@@ -20,7 +21,7 @@
  * complete, else its outcome. */
 static const char *run_state(const struct store_entry *e)
 {
-	const char *status = json_str(e->run, "status"), *outcome = json_str(e->run, "outcome");
+	const char *status = json_str(e->run, "status"), *outcome = json_str(e->run, RK_OUTCOME);
 	if (run_status_is(status, RUN_RUNNING) && !store_run_live(e->dir))
 		return "stopped";
 	if (status && !run_status_is(status, RUN_COMPLETE))
@@ -62,7 +63,7 @@ static void add_row(struct site *s, const struct store_entry *e, const char *key
 	add_cell(row, e->run_id);
 	add_cell(row, name ? name : slug);
 	add_cell(row, slug);
-	add_cell(row, json_str(e->run, "started_at"));
+	add_cell(row, json_str(e->run, RK_STARTED_AT));
 	add_cell(row, short_commit);
 	add_cell(row, gpus.len ? gpus.buf : "no GPU");
 	add_cell(row, run_state(e));

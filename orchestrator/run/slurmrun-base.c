@@ -20,61 +20,49 @@ void sr_fail_host(struct hostrun *hr, const char *name, int64_t t0, const char *
 	hostrun_status(hr, HOST_FAILED, msg);
 }
 
-/* The job's Slurm facts, for the build's or step's record entry. */
+/* A Slurm-reported string, NULL when empty (or "None", for a reason). */
+static const char *or_null(const char *s)
+{
+	return s[0] ? s : NULL;
+}
+
+static const char *reason_or_null(const char *s)
+{
+	return s[0] && strcmp(s, "None") ? s : NULL;
+}
+
+/* One attempt as Slurm last reported it. */
+static void job_try(struct runw_job_try *t, const struct slurm_job *sj, long id,
+		    const char *rundir)
+{
+	t->job_id = id;
+	t->state = or_null(sj->state);
+	t->reason = reason_or_null(sj->reason);
+	t->node = or_null(sj->node);
+	t->submit_unix_s = (double)sj->submit_time;
+	t->start_unix_s = (double)sj->start_time;
+	t->end_unix_s = (double)sj->end_time;
+	t->rundir = rundir;
+}
+
+/* The job's Slurm facts, for the build's or step's record entry (store/runwrite.h). */
 cJSON *sr_job_json(const struct sjob *j)
 {
-	cJSON *o = cJSON_CreateObject();
-	json_add_num(o, "job_id", (double)j->id);
-	json_add_str(o, "state", j->sj.state[0] ? j->sj.state : NULL);
-	json_add_str(o, "reason", j->sj.reason[0] && strcmp(j->sj.reason, "None") ? j->sj.reason : NULL);
-	json_add_str(o, "node", j->sj.node[0] ? j->sj.node : NULL);
-	if (j->sj.submit_time && j->sj.start_time >= j->sj.submit_time)
-		json_add_num(o, "queue_wait_s", (double)(j->sj.start_time - j->sj.submit_time));
-	else
-		cJSON_AddNullToObject(o, "queue_wait_s");
-	if (j->sj.start_time && j->sj.end_time >= j->sj.start_time)
-		json_add_num(o, "run_s", (double)(j->sj.end_time - j->sj.start_time));
-	else
-		cJSON_AddNullToObject(o, "run_s");
-	json_add_num(o, "submit_unix_s", (double)j->sj.submit_time);
-	json_add_num(o, "start_unix_s", (double)j->sj.start_time);
-	json_add_num(o, "end_unix_s", (double)j->sj.end_time);
-	json_add_str(o, "dependency_requested", j->dep_sent[0] ? j->dep_sent : NULL);
-	json_add_str(o, "dependency", j->dep_seen[0] ? j->dep_seen : NULL);
-	json_add_str(o, "pending_reason", j->pending[0] ? j->pending : NULL);
-	json_add_str(o, "rundir", j->rundir);
-	json_add_num(o, "requeued", j->attempt > 1 ? j->attempt - 1 : 0);
-	/* what ran the job's plan: the host agent, or runner.sh where the
-	 * compute node could not build it */
-	json_add_str(o, "runner", j->runner[0] ? j->runner : NULL);
-	if (!j->is_build)   /* the GPUs Slurm allocated, as the job saw them */
-		json_add_str(o, "cuda_visible_devices", j->visible[0] ? j->visible : NULL);
-	if (j->attempt > 1) {
-		/* every attempt, the first one first: the one above is the last */
-		cJSON *arr = json_add_arr(o, "attempts"), *a = cJSON_CreateObject();
-		if (j->first.id) {
-			json_add_num(a, "job_id", (double)j->first.id);
-			json_add_str(a, "state", j->first.state[0] ? j->first.state : NULL);
-			json_add_str(a, "reason", j->first.reason[0] && strcmp(j->first.reason, "None") ?
-				     j->first.reason : NULL);
-			json_add_str(a, "node", j->first.node[0] ? j->first.node : NULL);
-			json_add_num(a, "submit_unix_s", (double)j->first.submit_time);
-			json_add_num(a, "start_unix_s", (double)j->first.start_time);
-			json_add_num(a, "end_unix_s", (double)j->first.end_time);
-			json_add_str(a, "rundir", j->first_rundir);
-		} else {
-			/* --resume adopted the second attempt: the first is only in the last record */
-			cJSON_AddNullToObject(a, "job_id");
-		}
-		cJSON_AddItemToArray(arr, a);
-		a = cJSON_CreateObject();
-		json_add_num(a, "job_id", (double)j->id);
-		json_add_str(a, "state", j->sj.state[0] ? j->sj.state : NULL);
-		json_add_str(a, "reason", j->sj.reason[0] && strcmp(j->sj.reason, "None") ? j->sj.reason : NULL);
-		json_add_str(a, "node", j->sj.node[0] ? j->sj.node : NULL);
-		cJSON_AddItemToArray(arr, a);
-	}
-	return o;
+	struct runw_slurm_job f;
+
+	memset(&f, 0, sizeof(f));
+	job_try(&f.last, &j->sj, j->id, j->rundir);
+	f.dependency_requested = or_null(j->dep_sent);
+	f.dependency = or_null(j->dep_seen);
+	f.pending_reason = or_null(j->pending);
+	f.requeued = j->attempt > 1 ? j->attempt - 1 : 0;
+	f.runner = or_null(j->runner);
+	f.is_build = j->is_build;
+	f.cuda_visible_devices = or_null(j->visible);
+	f.first_known = j->first.id != 0;
+	if (f.first_known)
+		job_try(&f.first, &j->first, j->first.id, j->first_rundir);
+	return runw_slurm_job(&f);
 }
 
 enum go_status sr_rexec(struct hostrun *hr, const char *cmd, struct strbuf *out,

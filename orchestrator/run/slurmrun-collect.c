@@ -62,11 +62,6 @@ static int position(unsigned char *done, int idx)
 	return n;
 }
 
-static void insert_at(cJSON *arr, int pos, cJSON *item)
-{
-	json_array_insert(arr, pos, item);   /* core/jsonutil.h */
-}
-
 /* Build b's entry (hostrun_build_json: as an SSH host's, from its job's
  * journal end ev, or status_in (not ST_NONE) where Slurm's end of the job
  * decided), with its job's facts, into the record in plan order. Returns
@@ -76,12 +71,8 @@ const cJSON *sr_record_build(struct hostrun *hr, const struct plan_build *b,
 				 const struct sjob *j)
 {
 	cJSON *bj = hostrun_build_json(hr, b, ev, status_in, reason_in);
-	if (j)
-		cJSON_AddItemToObject(bj, "slurm", sr_job_json(j));
-	record_lock(hr->ctx->rec);
-	insert_at(cJSON_GetObjectItem(hr->hj, "builds"),
-				position(hr->recorded, (int)(b - hr->plan.builds)), bj);
-	record_unlock(hr->ctx->rec);
+	runw_host_build_at(hr->ctx->rec, hr->index, position(hr->recorded, (int)(b - hr->plan.builds)),
+			   bj, j ? sr_job_json(j) : NULL);
 	hostrun_save(hr);
 	return bj;
 }
@@ -96,7 +87,7 @@ void sr_record_step(struct hostrun *hr, const struct plan_step *ps,
 			enum item_status *status_out)
 {
 	struct remote_status rs;
-	cJSON *sj, *result = NULL, *files = NULL;
+	cJSON *result = NULL, *files = NULL;
 	char *out_rel = NULL, *err_rel = NULL;
 	enum item_status status = status_in;
 	double t_run, t_end;
@@ -107,14 +98,9 @@ void sr_record_step(struct hostrun *hr, const struct plan_step *ps,
 					      &out_rel, &err_rel);
 	t_run = hr->ran_from;
 	t_end = hr->ran_to;
-	sj = hostrun_step_json(hr, ps, status, reason->buf, ev ? &rs : NULL, t_run, t_end, out_rel,
-			       err_rel, result, files);
-	if (j)
-		cJSON_AddItemToObject(sj, "slurm", sr_job_json(j));
-	record_lock(hr->ctx->rec);
-	insert_at(cJSON_GetObjectItem(hr->hj, "steps"),
-				position(hr->recorded + hr->plan.nbuilds, (int)(ps - hr->plan.steps)), sj);
-	record_unlock(hr->ctx->rec);
+	hostrun_step_record(hr, ps, status, reason->buf, ev ? &rs : NULL, t_run, t_end, out_rel,
+			    err_rel, result, files, j ? sr_job_json(j) : NULL,
+			    position(hr->recorded + hr->plan.nbuilds, (int)(ps - hr->plan.steps)));
 	hostrun_save(hr);
 	free(out_rel);
 	free(err_rel);

@@ -8,6 +8,7 @@
  * jobs the run's last controller submitted; Ctrl-C cancels (DELETE) every
  * job of the run still queued or running. */
 #include "run/slurmrun-int.h"
+#include "store/runkeys.h"
 #include "run/slurm-job-script.h"
 
 #include <stdio.h>
@@ -43,7 +44,7 @@ static long resumed_job(const struct hostrun *hr, const char *name, int *attempt
 		if (!rr_streq(rr_str(h, "name"), hr->h->name))
 			continue;
 		long last = 0;
-		cJSON_ArrayForEach(e, rr_arr(rr_obj(h, "scheduler"), "jobs")) {
+		cJSON_ArrayForEach(e, rr_arr(rr_obj(h, RK_SCHEDULER), "jobs")) {
 			double id, a;
 			/* the last of that name: a withdrawn or requeued job was submitted again */
 			if (rr_streq(rr_str(e, "name"), name) && rr_num(e, "job_id", &id) && id > 0) {
@@ -60,7 +61,6 @@ static long resumed_job(const struct hostrun *hr, const char *name, int *attempt
 static void adopt(struct srun *r, struct sjob *j, long id, int attempt)
 {
 	struct hostrun *hr = r->hr;
-	cJSON *e = cJSON_CreateObject();
 	j->id = id;
 	j->state = JOB_QUEUED;
 	j->adopted = 1;
@@ -69,14 +69,7 @@ static void adopt(struct srun *r, struct sjob *j, long id, int attempt)
 		free(j->rundir);
 		j->rundir = sr_job_rundir(&hr->plan, j->name, attempt);
 	}
-	json_add_str(e, "name", j->name);
-	json_add_num(e, "job_id", (double)id);
-	if (attempt > 1)
-		json_add_num(e, "attempt", attempt);
-	json_add_bool(e, "resumed", 1);
-	record_lock(hr->ctx->rec);
-	cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs"), e);
-	record_unlock(hr->ctx->rec);
+	runw_sched_job(hr->ctx->rec, hr->index, j->name, id, attempt, 1);
 	strbuf_addf(&hr->out, "  resumed %s: job %ld, submitted by the run's last controller\n", j->name, id);
 }
 
@@ -258,14 +251,7 @@ static void job_script(struct srun *r, const struct sjob *j, struct strbuf *sb)
  * leaves them there (saved once per round: sr_run_jobs). */
 static void record_submitted(struct hostrun *hr, const struct sjob *j)
 {
-	cJSON *e = cJSON_CreateObject();
-	json_add_str(e, "name", j->name);
-	json_add_num(e, "job_id", (double)j->id);
-	if (j->attempt > 1)
-		json_add_num(e, "attempt", j->attempt);
-	record_lock(hr->ctx->rec);
-	cJSON_AddItemToArray(cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs"), e);
-	record_unlock(hr->ctx->rec);
+	runw_sched_job(hr->ctx->rec, hr->index, j->name, j->id, j->attempt, 0);
 }
 
 static enum go_status submit(struct srun *r, struct sjob *j, struct strbuf *err)
@@ -389,16 +375,7 @@ static enum go_status submit_round(struct srun *r, struct watch *w, struct strbu
  * the run waits while it waits (the job's full entry comes at its end). */
 static void record_pending(struct hostrun *hr, const struct sjob *j)
 {
-	cJSON *e;
-	record_lock(hr->ctx->rec);
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(cJSON_GetObjectItem(hr->hj, "scheduler"), "jobs")) {
-		const cJSON *id = cJSON_GetObjectItem(e, "job_id");
-		if (cJSON_IsNumber(id) && (long)id->valuedouble == j->id) {
-			cJSON_DeleteItemFromObject(e, "pending_reason");
-			json_add_str(e, "pending_reason", j->pending);
-		}
-	}
-	record_unlock(hr->ctx->rec);
+	runw_sched_job_pending(hr->ctx->rec, hr->index, j->id, j->pending);
 	hostrun_save(hr);
 }
 

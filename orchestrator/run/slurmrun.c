@@ -38,7 +38,7 @@ static enum go_status setup_scheduler(struct srun *r)
 	struct strbuf err = STRBUF_INIT;
 	int64_t t0 = time_mono_ms();
 	enum go_status st;
-	cJSON *sched;
+	struct runw_scheduler sched;
 
 	live_set(hr->ctx->live, hr->index, "scheduler", h->slurm->url);
 	st = slurm_open(h, &r->sc, &err);
@@ -64,22 +64,16 @@ static enum go_status setup_scheduler(struct srun *r)
 		strbuf_release(&err);
 		return st;
 	}
-	record_lock(hr->ctx->rec);
-	sched = cJSON_CreateObject();
-	json_add_str(sched, "kind", "slurm");
-	json_add_str(sched, "url", h->slurm->url);
-	json_add_str(sched, "api_version", slurm_api_version(r->sc));
-	json_add_str(sched, "slurm_release", slurm_release(r->sc));
-	json_add_str(sched, "partition", h->slurm->partition);
-	json_add_str(sched, "gpus", h->slurm->gpus);
-	json_add_str(sched, "token_source", slurm_token_source(r->sc));
-	json_add_num(sched, "max_jobs", h->slurm->max_jobs);
-	json_add_num(sched, "time_limit_min", h->slurm->time_limit_min);
-	json_add_num(sched, "queue_timeout_s", h->slurm->queue_timeout_s);   /* 0: no bound */
-	json_add_arr(sched, "jobs");
-	cJSON_DeleteItemFromObjectCaseSensitive(hr->hj, "scheduler");
-	cJSON_AddItemToObject(hr->hj, "scheduler", sched);
-	record_unlock(hr->ctx->rec);
+	sched.url = h->slurm->url;
+	sched.api_version = slurm_api_version(r->sc);
+	sched.slurm_release = slurm_release(r->sc);
+	sched.partition = h->slurm->partition;
+	sched.gpus = h->slurm->gpus;
+	sched.token_source = slurm_token_source(r->sc);
+	sched.max_jobs = h->slurm->max_jobs;
+	sched.time_limit_min = h->slurm->time_limit_min;
+	sched.queue_timeout_s = h->slurm->queue_timeout_s;
+	runw_host_scheduler(hr->ctx->rec, hr->index, &sched);
 	hostrun_phase(hr, "scheduler", ST_PASS, t0, slurm_api_version(r->sc));
 	strbuf_addf(&hr->out, "  scheduler: slurmrestd %s, API %s (Slurm %s), partition %s\n",
 		    h->slurm->url, slurm_api_version(r->sc),
@@ -257,12 +251,7 @@ static void jobs_phase(struct srun *r)
 		hostrun_phase(hr, "jobs", hr->interrupted ? ST_KILLED : ST_PASS, t0, d);
 		free(d);
 	}
-	record_lock(hr->ctx->rec);
-	json_add_num(cJSON_GetObjectItem(hr->hj, "scheduler"), "rest_requests",
-		     (double)slurm_requests(r->sc));
-	json_add_num(cJSON_GetObjectItem(hr->hj, "scheduler"), "token_mints",
-		     (double)slurm_token_mints(r->sc));
-	record_unlock(hr->ctx->rec);
+	runw_sched_counts(hr->ctx->rec, hr->index, slurm_requests(r->sc), slurm_token_mints(r->sc));
 }
 
 static void slurm_run(struct hostrun *hr)
@@ -275,7 +264,7 @@ static void slurm_run(struct hostrun *hr)
 	r.t0 = time_mono_ms();
 	strbuf_addf(&hr->out, "%s (Slurm cluster %s, login %s@%s:%d)\n", hr->h->name,
 		    hr->h->slurm->url, hr->h->user, hr->h->address, hr->h->port);
-	hostrun_stamp(hr, "started_at");
+	hostrun_stamp(hr, RUNW_STARTED);
 	if (setup_scheduler(&r) == GO_OK && setup_login(&r) == GO_OK && ship(&r) == GO_OK)
 		jobs_phase(&r);
 	if (!hr->failed)
@@ -285,7 +274,7 @@ static void slurm_run(struct hostrun *hr)
 		hostrun_judge(hr);   /* sweeps and gates, as for an SSH host */
 		hostrun_save(hr);
 	}
-	hostrun_stamp(hr, "ended_at");
+	hostrun_stamp(hr, RUNW_ENDED);
 	live_done(hr->ctx->live, hr->index,
 		  hr->failed ? "cluster FAILED" : hr->nfailed_steps ? "finished, with failures" : "finished, all passed");
 	for (i = 0; i < r.njobs; i++) {

@@ -7,6 +7,7 @@
  * names and then the one record that matched.
  */
 #include "store/store.h"
+#include "store/runkeys.h"
 #include "store/runjournal.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
@@ -301,7 +302,7 @@ static enum go_status load_record(const char *dir, cJSON **out, struct json_lean
 		of->mtime_s = (double)rd.st_mtim.tv_sec;
 		of->mtime_ns = (double)rd.st_mtim.tv_nsec;
 		if (lean && json_lean_parse(text.buf, text.len, "samples_us", "timing", lean)) {
-			*out = lean->root;
+			*out = lean->tree;
 			st = GO_OK;
 		} else {
 			st = json_parse_unquoted(text.buf, text.len, path, out, err);
@@ -316,7 +317,7 @@ static enum go_status load_record(const char *dir, cJSON **out, struct json_lean
 				st = GO_ERR_IO;
 		}
 		if (st != GO_OK) {
-			if (lean && lean->root == *out)
+			if (lean && lean->tree == *out)
 				*out = NULL;   /* freed with the blocks below */
 			cJSON_Delete(*out);
 			*out = NULL;
@@ -342,8 +343,8 @@ enum go_status store_load_record_lean(const char *dir, struct json_lean *out,
 	enum go_status st;
 	memset(out, 0, sizeof(*out));
 	st = load_record(dir, &run, out, of, err);
-	if (st == GO_OK && !out->root)
-		out->root = run;   /* read by cJSON: a tree without blocks */
+	if (st == GO_OK && !out->tree)
+		out->tree = run;   /* read by cJSON: a tree without blocks */
 	return st;
 }
 
@@ -377,8 +378,8 @@ static enum go_status no_store(struct strbuf *err)
 static int newest_first(const void *pa, const void *pb)
 {
 	const struct store_entry *a = pa, *b = pb;
-	const char *ta = json_str(a->run, "started_at");
-	const char *tb = json_str(b->run, "started_at");
+	const char *ta = json_str(a->run, RK_STARTED_AT);
+	const char *tb = json_str(b->run, RK_STARTED_AT);
 	int c;
 
 	if (ta && tb && (c = strcmp(ta, tb)) != 0)
@@ -515,7 +516,7 @@ static int tree_take(int i, void *p, void *ctx)
 static void *start_make(int i, void *ctx)
 {
 	struct loaded *l = load_one(ctx, i);
-	const char *t = json_str(l->run, "started_at");
+	const char *t = json_str(l->run, RK_STARTED_AT);
 	l->started_at = t ? xstrdup(t) : NULL;
 	cJSON_Delete(l->run);
 	l->run = NULL;

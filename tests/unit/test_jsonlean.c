@@ -84,15 +84,15 @@ static int same_summary(const char *text, size_t len, int *blocks, char *why, si
 	*blocks = lean.nblocks;
 	json_lean_open(&lean);
 	a = runsum_build(full, &sa);
-	b = runsum_build(lean.root, &sb);
+	b = runsum_build(lean.tree, &sb);
 	ma = runsum_build(full, NULL);
-	mb = runsum_build(lean.root, NULL);
+	mb = runsum_build(lean.tree, NULL);
 	json_lean_close();
 	pa = cJSON_Print(a), pb = cJSON_Print(b), qa = cJSON_Print(ma), qb = cJSON_Print(mb);
-	ok = same_tree(full, lean.root) && !strcmp(pa, pb) && !strcmp(qa, qb) &&
+	ok = same_tree(full, lean.tree) && !strcmp(pa, pb) && !strcmp(qa, qb) &&
 	     sa.len == sb.len && !memcmp(sa.buf, sb.buf, sa.len);
 	snprintf(why, wl, "tree %d summary %d in-memory %d samples.txt %d",
-		 same_tree(full, lean.root), !strcmp(pa, pb), !strcmp(qa, qb),
+		 same_tree(full, lean.tree), !strcmp(pa, pb), !strcmp(qa, qb),
 		 sa.len == sb.len && !memcmp(sa.buf, sb.buf, sa.len));
 	json_lean_release(&lean);
 out:
@@ -107,7 +107,7 @@ static int falls_back(const char *text)
 {
 	struct json_lean l;
 	int r = json_lean_parse(text, strlen(text), "samples_us", "timing", &l);
-	int empty = !l.root && !l.blocks;
+	int empty = !l.tree && !l.blocks;
 	json_lean_release(&l);
 	return !r && empty;
 }
@@ -223,7 +223,7 @@ static void blocks_read_back(void)
 	char *p;
 	CHECK(json_lean_parse(t, strlen(t), "samples_us", "timing", &l) && l.nblocks == 2,
 	      "two blocks, the empty one too", "%d", l.nblocks);
-	raw = json_path(l.root, "timing.samples_us");
+	raw = json_path(l.tree, "timing.samples_us");
 	CHECK(cJSON_IsRaw(raw) && !strcmp(raw->valuestring, "[3, 1.5,\n 2]"),
 	      "a block prints as its text in the file", "%s", raw ? raw->valuestring : "none");
 	copy = cJSON_Duplicate(raw, 1);
@@ -235,11 +235,11 @@ static void blocks_read_back(void)
 	v = json_lean_numbers(raw, &n);
 	CHECK(n == 3 && v[1] == 1.5, "an open tree's block: its numbers", "%d", n);
 	free(v);
-	v = json_lean_numbers(json_path(l.root, "x.timing.samples_us"), &n);
+	v = json_lean_numbers(json_path(l.tree, "x.timing.samples_us"), &n);
 	CHECK(v && n == 0, "an empty block: no numbers", "%d", n);
 	free(v);
 	json_lean_close();
-	p = cJSON_PrintUnformatted(l.root);
+	p = cJSON_PrintUnformatted(l.tree);
 	CHECK(!strcmp(p, "{\"timing\":{\"samples_us\":[3, 1.5,\n 2]},\"x\":{\"timing\":{\"samples_us\":[]}}}"),
 	      "the lean tree prints as JSON", "%s", p);
 	free(p);
@@ -259,17 +259,17 @@ static void cut_record(void)
 	rj = xstrfmt("%s/run.json", dir);
 	fs_write_derived(rj, run_text, 200, &err);
 	st = store_load_record_lean(dir, &l, &of, &err);
-	CHECK(st != GO_OK && !l.root && strstr(err.buf, rj) && strstr(err.buf, "invalid JSON"),
+	CHECK(st != GO_OK && !l.tree && strstr(err.buf, rj) && strstr(err.buf, "invalid JSON"),
 	      "a cut run.json: an error naming the file, no tree", "%s", err.buf);
 	strbuf_reset(&err);
 	fs_write_derived(rj, "[1]", 3, &err);
 	st = store_load_record_lean(dir, &l, &of, &err);
-	CHECK(st != GO_OK && !l.root && strstr(err.buf, "not a JSON object"),
+	CHECK(st != GO_OK && !l.tree && strstr(err.buf, "not a JSON object"),
 	      "an array for a record: refused", "%s", err.buf);
 	strbuf_reset(&err);
 	fs_write_derived(rj, run_text, strlen(run_text), &err);
 	st = store_load_record_lean(dir, &l, &of, &err);
-	CHECK(st == GO_OK && l.root && l.nblocks == 4 && of.size == (double)strlen(run_text),
+	CHECK(st == GO_OK && l.tree && l.nblocks == 4 && of.size == (double)strlen(run_text),
 	      "a whole record: its tree, four blocks, its size", "%d", l.nblocks);
 	json_lean_release(&l);
 	unlink(rj);
@@ -285,11 +285,14 @@ int main(void)
 	CHECK(same_summary(run_text, strlen(run_text), &blocks, why, sizeof(why)) && blocks == 4,
 	      "0 / 1 / equal / tied samples, escapes, non-ASCII: the same tree, summary, samples.txt",
 	      "%s, %d blocks", why, blocks);
-	CHECK(committed("reports/attention-tools/20261122-080919-e482d1/run.json", &blocks, why,
+	blocks = -1;
+	CHECK(committed("tests/fixtures/reports/attention-tools/20261122-080919-e482d1/run.json",
+			&blocks, why,
 			sizeof(why)) && blocks == 13,
 	      "a committed record with 13 samples_us arrays: the same summary", "%s, %d",
 	      why, blocks);
-	CHECK(committed("reports/attention-wgmma/20261128-104521-dbf045/run.json", &blocks, why,
+	blocks = -1;
+	CHECK(committed("tests/fixtures/records/packed-samples.run.json", &blocks, why,
 			sizeof(why)) && blocks == 0,
 	      "a committed record with packed samples: the same summary, no block", "%s, %d", why,
 	      blocks);
