@@ -303,7 +303,14 @@ static enum go_status write_summary(const char *dir, const cJSON *run,
 	json_add_num(jo, "mtime_ns", of->mtime_ns);
 	json_add_str(jo, "sha256", of->sha256);
 	json_add_num(jo, "samples_size", (double)samples.len);
-	st = fs_write_derived(sp, samples.buf, samples.len, err);
+	/* a run with no timed samples has no samples.txt (an empty file is
+	 * not kept: git, docs/results-store.md); samples_size 0 says so */
+	if (samples.len)
+		st = fs_write_derived(sp, samples.buf, samples.len, err);
+	else if (unlink(sp) < 0 && errno != ENOENT)
+		st = go_fail(err, GO_ERR_IO, "cannot remove '%s': %s", sp, strerror(errno));
+	else
+		st = GO_OK;
 	if (st == GO_OK)
 		st = json_write_derived(sum, o, err);
 	if (st == GO_OK && tree)

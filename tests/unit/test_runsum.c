@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* a run of one host whose benchmark steps have these samples_us arrays */
@@ -73,6 +74,48 @@ static int same_text(const double *v, int n, char *bad, size_t len)
 	}
 	strbuf_release(&sb);
 	return ok;
+}
+
+/* A run with no timed sample: its summary says samples_size 0, it writes no
+ * samples.txt and removes a stale (empty) one, and that summary is current. */
+static void no_samples(void)
+{
+	static const char text[] =
+		"{\"run_id\":\"20260101-000000-bbbbbb\",\"started_at\":\"2026-01-01T00:00:00Z\","
+		"\"status\":\"complete\",\"outcome\":\"passed\",\"experiment\":{\"name\":\"x\",\"slug\":\"x\"},"
+		"\"hosts\":[{\"name\":\"h\",\"status\":\"ok\",\"steps\":["
+		"{\"id\":\"c\",\"kind\":\"correctness\",\"program\":\"p\",\"problem\":\"q\",\"status\":\"PASS\"}]}]}";
+	char tmpl[] = "/tmp/test_runsum.XXXXXX", *dir = mkdtemp(tmpl), *rj, *sp, *sum;
+	struct strbuf err = STRBUF_INIT;
+	cJSON *run = NULL, *loaded = NULL;
+	struct stat before, after;
+	int wrote;
+	if (!dir || json_parse(text, strlen(text), "run", &run, &err) != GO_OK)
+		return;
+	rj = xstrfmt("%s/run.json", dir);
+	sp = xstrfmt("%s/samples.txt", dir);
+	sum = xstrfmt("%s/summary.json", dir);
+	fs_write_derived(rj, text, strlen(text), &err);
+	fs_write_derived(sp, "", 0, &err);   /* an empty one, as older gpuorch wrote */
+	wrote = runsum_write(dir, run, &err) == GO_OK;
+	CHECK(wrote && access(sp, F_OK) < 0 && access(sum, F_OK) == 0,
+	      "no timed sample: summary.json written, no samples.txt (the empty one removed)", "%s",
+	      err.buf);
+	stat(sum, &before);
+	CHECK(runsum_load(dir, &loaded, &err) == GO_OK && loaded && stat(sum, &after) == 0 &&
+		      before.st_ino == after.st_ino && before.st_mtim.tv_nsec == after.st_mtim.tv_nsec &&
+		      before.st_mtime == after.st_mtime && access(sp, F_OK) < 0,
+	      "no timed sample: that summary is current without a samples.txt (not rewritten)",
+	      "%s", err.buf);
+	cJSON_Delete(loaded);
+	cJSON_Delete(run);
+	unlink(sum);
+	unlink(rj);
+	rmdir(dir);
+	free(rj);
+	free(sp);
+	free(sum);
+	strbuf_release(&err);
 }
 
 int main(void)
@@ -148,6 +191,7 @@ int main(void)
 	unlink(path);
 	rmdir(dir);
 	free(path);
+	no_samples();
 	cJSON_Delete(sum);
 	cJSON_Delete(run);
 	strbuf_release(&samples);
