@@ -176,9 +176,9 @@ test_expect_success 'the report shows busbw against the link peak, and the impos
 	grep "\.at-gate | busbw_gbps | 270 (60.0% of the link.s 450 GB/s) | GB/s | higher | link: 18 NVLink links x 25 GB/s = 450 GB/s per direction" rows &&
 	grep "\.over | busbw_gbps | 450 ⚠️ \*\*IMPOSSIBLE\*\* (over the physical peak) |" rows &&
 	grep "\.pcie | busbw_gbps | 50 (79.3% of the link.s 63.0154 GB/s) |" rows &&
-	: "the table by size: the stand-in reports one, 1 GiB" &&
-	grep "^| g | benchmark.allreduce_nccl.at-gate | 1 GiB | 3977 | — | 270 | 270 | 60.0 % | ✅ |\$" "$run/report.md" &&
-	grep "^| g | benchmark.allreduce_nccl.over | 1 GiB | .* | 450.5 | 450.5 | 100.1 % ⚠️ \*\*IMPOSSIBLE\*\* | ✅ |\$" "$run/report.md"
+	: "the table by size: the stand-in reports one, 1 GiB (1.00 GiB: rpt_fmt_bytes)" &&
+	grep "^| g | benchmark.allreduce_nccl.at-gate | 1.00 GiB | 3977 | — | 270 | 270 | 60.0 % | ✅ |\$" "$run/report.md" &&
+	grep "^| g | benchmark.allreduce_nccl.over | 1.00 GiB | .* | 450.5 | 450.5 | 100.1 % ⚠️ \*\*IMPOSSIBLE\*\* | ✅ |\$" "$run/report.md"
 '
 
 test_done

@@ -160,6 +160,19 @@ void rpt_fmt_bytes(struct strbuf *sb, double v)
 		strbuf_addf(sb, "%.2f GiB", v / (1024.0 * 1024 * 1024));
 }
 
+/* "lo–hi" of the two numbers at lo_path and hi_path of o, in us, or "—". */
+void rpt_cell_us_range(struct strbuf *md, const cJSON *o, const char *lo_path, const char *hi_path)
+{
+	double lo, hi;
+	if (rr_num(o, lo_path, &lo) && rr_num(o, hi_path, &hi)) {
+		metric_fmt_us(md, lo);
+		strbuf_addstr(md, "–");
+		metric_fmt_us(md, hi);
+	} else {
+		strbuf_addstr(md, DASH);
+	}
+}
+
 /* A number at path formatted by fn, or "—". */
 void rpt_cell_num(struct strbuf *md, const cJSON *o, const char *path,
 		  void (*fn)(struct strbuf *, double))

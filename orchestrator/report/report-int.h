@@ -48,6 +48,7 @@ void rpt_cell_num(struct strbuf *md, const cJSON *o, const char *path,
  * older record "the roofline floor of X us" (with the peaks when peaks) */
 void rpt_impossible_bound(struct strbuf *md, const cJSON *res, int peaks);
 void rpt_cell_status(struct strbuf *md, const char *st);
+void rpt_cell_us_range(struct strbuf *md, const cJSON *o, const char *lo_path, const char *hi_path);
 void rpt_fmt_bytes(struct strbuf *sb, double v);
 void rpt_fmt_int(struct strbuf *sb, double v);
 void rpt_fmt_ratio(struct strbuf *sb, double v);

@@ -493,7 +493,7 @@ static void add_bench_row(struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
 			  const cJSON *s)
 {
 	const cJSON *res = rr_result(s);
-	double v, lo, hi;
+	double v;
 	strbuf_addstr(md, "| ");
 	rpt_md_code(md, rr_str(s, "program"));
 	strbuf_addstr(md, " | ");
@@ -511,13 +511,7 @@ static void add_bench_row(struct rpt_ctx *c, struct strbuf *md, const cJSON *h,
 	strbuf_addstr(md, " | ");
 	rpt_add_row_clock(c, md, h, s);
 	strbuf_addstr(md, " | ");
-	if (rr_num(res, "timing.p10_us", &lo) && rr_num(res, "timing.p90_us", &hi)) {
-		metric_fmt_us(md, lo);
-		strbuf_addstr(md, "–");
-		metric_fmt_us(md, hi);
-	} else {
-		strbuf_addstr(md, DASH);
-	}
+	rpt_cell_us_range(md, res, "timing.p10_us", "timing.p90_us");
 	strbuf_addstr(md, " | ");
 	if (rr_num(res, "timing.cv_pct", &v))
 		strbuf_addf(md, "%.2f%%", v);

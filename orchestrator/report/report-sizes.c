@@ -7,39 +7,21 @@
 
 #include "core/banned.h"
 
-/* "8 KiB", "1 GiB", "12 MiB": a power-of-two size as it is usually said */
-static void fmt_bytes(struct strbuf *md, double b)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int u = 0;
-	while (b >= 1024 && u < 4) {
-		b /= 1024;
-		u++;
-	}
-	strbuf_addf(md, "%.4g %s", b, unit[u]);
-}
-
 static void size_row(struct strbuf *md, const cJSON *h, const cJSON *s, const cJSON *z, double link)
 {
-	double v, lo, hi, bus;
+	double v, bus;
 	strbuf_addstr(md, "| ");
 	rpt_md_cell_n(md, rpt_host_name(h), 40);
 	strbuf_addstr(md, " | ");
 	rpt_md_cell_n(md, rr_str(s, "id"), 80);
 	strbuf_addstr(md, " | ");
 	if (rr_num(z, "bytes", &v))
-		fmt_bytes(md, v);
+		rpt_fmt_bytes(md, v);
 	strbuf_addstr(md, " | ");
 	if (rr_num(z, "median_us", &v))
 		metric_fmt_us(md, v);
 	strbuf_addstr(md, " | ");
-	if (rr_num(z, "p10_us", &lo) && rr_num(z, "p90_us", &hi)) {
-		metric_fmt_us(md, lo);
-		strbuf_addstr(md, "–");
-		metric_fmt_us(md, hi);
-	} else {
-		strbuf_addstr(md, DASH);
-	}
+	rpt_cell_us_range(md, z, "p10_us", "p90_us");
 	strbuf_addstr(md, " | ");
 	if (rr_num(z, "algbw_gbps", &v))
 		strbuf_addf(md, "%.4g", v);
