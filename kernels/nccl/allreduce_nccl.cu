@@ -281,6 +281,12 @@ static void emit_link(struct hx_json *j, const int *devs, int n)
 	hx_json_open(j, "link", '{');
 	hx_json_str(j, "source", ok ? "nvml: nvmlDeviceGetNvLinkState (links 0-17), "
 				      "nvmlDeviceGetMaxPcieLinkGeneration/Width" : why);
+	{
+		/* NVLink SHARP reduces in the switch: with more than 2 GPUs busbw may
+		 * pass the per-GPU link rate unless it is off (store/linkpeak.c) */
+		const char *nvls = getenv("NCCL_NVLS_ENABLE");
+		hx_json_str(j, "nvls", nvls && !strcmp(nvls, "0") ? "off" : "default");
+	}
 	hx_json_open(j, "gpus", '[');
 	for (int r = 0; r < n; r++) {
 		hx_json_open(j, NULL, '{');

@@ -336,18 +336,21 @@ struct gate_scope {
 };
 
 /* h ran a step of program (for problem, when given); for speedup a
- * baseline benchmark of the problem too; for ptxas.* it built program */
+ * baseline benchmark of the problem too; for ptxas.* it built program. A
+ * sweep's variants are not the program's rows: a gate reads neither its
+ * steps nor its variant builds (judge_ptxas, rr_measure), so a host dealt
+ * only variants does not hold the gate */
 static int host_holds(const cJSON *h, const char *program, const char *problem, const char *metric)
 {
 	const cJSON *s;
 	int kernel = 0, base = 0;
 	if (metric && !strncmp(metric, "ptxas.", 6)) {
 		FOR_EACH_OBJ(s, get(h, "builds"))
-			kernel |= rr_streq(rr_str(s, "program"), program);
+			kernel |= rr_streq(rr_str(s, "program"), program) && !get(s, "variant");
 		return kernel;
 	}
 	FOR_EACH_OBJ(s, steps_of(h)) {
-		if (problem && !rr_streq(rr_str(s, "problem"), problem))
+		if ((problem && !rr_streq(rr_str(s, "problem"), problem)) || rr_is_kind(s, STEP_SWEEP))
 			continue;
 		kernel |= rr_streq(rr_str(s, "program"), program);
 		base |= rr_is_kind(s, STEP_BENCHMARK) && rr_streq(rr_str(s, "role"), "baseline");

@@ -33,17 +33,22 @@ double linkpeak_pcie_lane_gbps(int gen)
 }
 
 /* one GPU's peak, and how */
-static double gpu_peak(const cJSON *g, double per_link, char *how, size_t len)
+static double gpu_peak(const cJSON *g, double per_link, char *how, size_t len, int *nvlink)
 {
 	double links = 0, gen = 0, width = 0;
-	if (rr_num(g, "nvlinks_active", &links) && links > 0 && per_link > 0) {
+	*nvlink = 0;
+	if (rr_num(g, "nvlinks_active", &links) && links > 0) {
+		/* the traffic goes over NVLink: PCIe's figure would bound it too low */
+		if (per_link <= 0)
+			return 0;   /* NVLink of a rate not known here: no bound */
+		*nvlink = 1;
 		snprintf(how, len, "%.0f NVLink links x %.6g GB/s", links, per_link);
 		return links * per_link;
 	}
 	if (rr_num(g, "pcie_gen", &gen) && rr_num(g, "pcie_width", &width) && width > 0 &&
 	    linkpeak_pcie_lane_gbps((int)gen) > 0) {
-		snprintf(how, len, "PCIe gen %.0f x%.0f (%.6g GB/s a lane)%s", gen, width,
-			 linkpeak_pcie_lane_gbps((int)gen), links > 0 ? ", NVLink rate of this GPU not known" : "");
+		snprintf(how, len, "PCIe gen %.0f x%.0f (%.6g GB/s a lane)", gen, width,
+			 linkpeak_pcie_lane_gbps((int)gen));
 		return width * linkpeak_pcie_lane_gbps((int)gen);
 	}
 	return 0;
@@ -54,13 +59,19 @@ double linkpeak_of(const cJSON *link, int major, int minor, char *src, size_t sr
 	double per_link = linkpeak_nvlink_gbps(major, minor), best = 0;
 	const cJSON *g;
 	char how[160], least[160] = "";
-	int i = 0, least_i = -1;
+	int i = 0, least_i = -1, nvlink, any_nvlink = 0;
 	if (srclen)
 		src[0] = 0;
 	cJSON_ArrayForEach(g, rr_arr(link, "gpus")) {
-		double p = gpu_peak(g, per_link, how, sizeof how);
-		if (p <= 0)
-			return 0;   /* a GPU whose link is not known bounds nothing */
+		double p = gpu_peak(g, per_link, how, sizeof how, &nvlink);
+		if (p <= 0) {
+			/* a GPU whose link is not known bounds nothing */
+			snprintf(src, srclen, "none: GPU %d's link is not known here (no NVLink count and no "
+				 "PCIe generation and width, or NVLink at a rate not known for cc %d.%d)",
+				 i, major, minor);
+			return 0;
+		}
+		any_nvlink |= nvlink;
 		if (least_i < 0 || p < best) {
 			best = p;
 			least_i = i;
@@ -70,6 +81,14 @@ double linkpeak_of(const cJSON *link, int major, int minor, char *src, size_t sr
 	}
 	if (least_i < 0)
 		return 0;
+	/* more than 2 GPUs on NVLink: NVLink SHARP (NVLS) reduces in the switch
+	 * and busbw passes the per-GPU rate (~480 GB/s on 8 H100s) unless the
+	 * program says it ran with NVLS off (NCCL_NVLS_ENABLE=0) */
+	if (i > 2 && any_nvlink && !rr_streq(rr_str(link, "nvls"), "off")) {
+		snprintf(src, srclen, "none: %d GPUs on NVLink and NVLS not said off (NCCL_NVLS_ENABLE=0): "
+			 "NVLink SHARP's bus bandwidth can pass the per-GPU link rate", i);
+		return 0;
+	}
 	snprintf(src, srclen, "link: %s = %.6g GB/s per direction (the least of %d GPU%s: GPU %d; "
 		 "topology: %s)", least, best, i, i == 1 ? "" : "s", least_i,
 		 rr_str(link, "source") ? rr_str(link, "source") : "the program's");

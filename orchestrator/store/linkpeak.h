@@ -21,8 +21,11 @@ double linkpeak_nvlink_gbps(int major, int minor);
 double linkpeak_pcie_lane_gbps(int gen);
 /* The link peak of link (a result's "link" object) for GPUs of capability
  * major.minor, in GB/s per direction, and how it was computed in src; 0
- * when link says too little (no GPU with an NVLink count or a PCIe
- * generation and width). */
+ * when there is none, with why in src ("none: ...") when link names GPUs:
+ * a GPU with no NVLink count and no PCIe generation and width, NVLink at
+ * a rate not known for major.minor (PCIe's would bound its traffic too
+ * low), or more than 2 GPUs on NVLink without "nvls": "off" (NVLink
+ * SHARP's bus bandwidth passes the per-GPU rate). */
 double linkpeak_of(const cJSON *link, int major, int minor, char *src, size_t srclen);
 
 #endif

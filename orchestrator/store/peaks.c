@@ -324,8 +324,7 @@ static double link_peak(const cJSON *result, cJSON *roof, cJSON *pks, char *src,
 	}
 	g = linkpeak_of(link, major, minor, src, srclen);
 	add_num_or_null(pks, "link_gbps", g);
-	json_add_str(roof, "link_source", g > 0 ? src : "none: the result's link names no NVLink count or "
-						      "PCIe generation and width for some GPU");
+	json_add_str(roof, "link_source", g > 0 || src[0] ? src : "none: the result's link names no GPU");
 	return g;
 }
 

@@ -505,11 +505,38 @@ static void test_pool_gates(void)
 	cJSON_Delete(hosts);
 }
 
+/* run --spread: a host dealt only a sweep's variants of a program holds none
+ * of the program's gates (a gate reads neither a variant's steps nor its
+ * builds): it judges none and fails none as not run there */
+static void test_pool_gates_variants_only(void)
+{
+	cJSON *h = cJSON_Parse(
+		"{\"name\": \"b\", \"status\": \"ok\", \"spread\": {\"pool\": \"H100\"},"
+		" \"builds\": [{\"program\": \"k\", \"variant\": \"TILE=128\", \"arch\": \"sm_90a\", \"status\": \"PASS\","
+		"   \"resources\": [{\"kernel\": \"k\", \"spill_store_bytes\": 0}]}],"
+		" \"steps\": [{\"id\": \"sweep.k.P.v2\", \"kind\": \"sweep\", \"program\": \"k\", \"problem\": \"P\","
+		"   \"variant\": \"TILE=128\", \"role\": \"kernel\", \"status\": \"PASS\","
+		"   \"result\": {\"timing\": {\"median_us\": 10}, \"correctness\": {\"rel_l2\": 0.001}}}]}");
+	cJSON *gates = cJSON_Parse(
+		"[{\"program\": \"k\", \"metric\": \"rel_l2\", \"op\": \"<\", \"value\": 0.01},"
+		" {\"program\": \"k\", \"metric\": \"ptxas.spill_store_bytes\", \"op\": \"==\", \"value\": 0},"
+		" {\"program\": \"k\", \"problem\": \"P\", \"metric\": \"latency_us\", \"op\": \"<\", \"value\": 100}]");
+	int nf = -1;
+	cJSON *out = gates_evaluate_host(gates, h, &nf);
+	CHECK(cJSON_GetArraySize(out) == 0 && nf == 0,
+	      "a spread host with only a sweep's variants of k judges none of k's gates (correctness, ptxas, latency)",
+	      "%d gates, %d failed", cJSON_GetArraySize(out), nf);
+	cJSON_Delete(out);
+	cJSON_Delete(gates);
+	cJSON_Delete(h);
+}
+
 int main(void)
 {
 	test_gates();
 	test_nan_gates();
 	test_pool_gates();
+	test_pool_gates_variants_only();
 	test_sweep();
 	test_sweep_ties();
 	test_sweep_instances();

@@ -285,6 +285,28 @@ static void test_link_peak(void)
 	link = parse("{\"gpus\":[]}");
 	CHECK(linkpeak_of(link, 9, 0, src, sizeof(src)) == 0, "no GPU: no peak", "%s", src);
 	cJSON_Delete(link);
+	/* NVLink of a rate not known here (cc 7.5 bridges, a future GPU): no bound,
+	 * not PCIe's (the traffic goes over NVLink) */
+	link = parse("{\"gpus\":[{\"nvlinks_active\":2,\"pcie_gen\":3,\"pcie_width\":16},"
+		     "{\"nvlinks_active\":2,\"pcie_gen\":3,\"pcie_width\":16}]}");
+	CHECK(linkpeak_of(link, 7, 5, src, sizeof(src)) == 0 && linkpeak_of(link, 12, 0, src, sizeof(src)) == 0,
+	      "NVLink at a rate not known: no peak (not PCIe gen 3's 15.8 GB/s)", "%s", src);
+	cJSON_Delete(link);
+	/* more than 2 GPUs on NVLink: NVLS may pass the per-GPU rate, so a bound
+	 * only with NVLS off; 2 GPUs, or PCIe, are bound either way */
+	link = parse("{\"gpus\":[{\"nvlinks_active\":18},{\"nvlinks_active\":18},{\"nvlinks_active\":18}]}");
+	CHECK(linkpeak_of(link, 9, 0, src, sizeof(src)) == 0, "3 GPUs on NVLink, NVLS not said off: no peak", "%s", src);
+	cJSON_AddStringToObject(link, "nvls", "off");
+	CHECK(linkpeak_of(link, 9, 0, src, sizeof(src)) == 450, "3 GPUs on NVLink with NVLS off: 450", "%s", src);
+	cJSON_Delete(link);
+	link = parse("{\"nvls\":\"default\",\"gpus\":[{\"nvlinks_active\":18},{\"nvlinks_active\":18}]}");
+	CHECK(linkpeak_of(link, 9, 0, src, sizeof(src)) == 450, "2 GPUs on NVLink: 450 whatever NVLS", "%s", src);
+	cJSON_Delete(link);
+	link = parse("{\"gpus\":[{\"nvlinks_active\":0,\"pcie_gen\":5,\"pcie_width\":16},"
+		     "{\"nvlinks_active\":0,\"pcie_gen\":5,\"pcie_width\":16},{\"nvlinks_active\":0,\"pcie_gen\":5,\"pcie_width\":16}]}");
+	CHECK(linkpeak_of(link, 9, 0, src, sizeof(src)) > 63 && linkpeak_of(link, 9, 0, src, sizeof(src)) < 63.1,
+	      "3 GPUs on PCIe gen 5 x16: 63.0 (no switch reduces over PCIe)", "%s", src);
+	cJSON_Delete(link);
 
 	peaks_of(H100_DEV, NULL, &pk);
 	/* exactly at 450 GB/s: possible, 100 %; a hair over: IMPOSSIBLE; algbw is held to DRAM */
