@@ -200,6 +200,12 @@ build/tests/%: tests/unit/%.c $(LIBOBJ) $(HDR) | build/tests
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBOBJ) $(LIBS)
 build/asan/tests/%: tests/unit/%.c $(ASANLIB) $(HDR) | build/asan/tests
 	$(CC) $(ALL_CFLAGS) $(SAN) -o $@ $< $(ASANLIB) $(LIBS)
+# unit tests of the host agent (test_agent_*.c): linked with its sources, not gpuorch's
+AGENTLIB := $(filter-out orchestrator/host/agent-main.c,$(AGENTSRC))
+build/tests/test_agent_%: tests/unit/test_agent_%.c $(AGENTLIB) $(AGENTHDR) | build/tests
+	$(CC) $(AGENT_CFLAGS) -Iorchestrator/host -o $@ $< $(AGENTLIB)
+build/asan/tests/test_agent_%: tests/unit/test_agent_%.c $(AGENTLIB) $(AGENTHDR) | build/asan/tests
+	$(CC) $(AGENT_CFLAGS) $(SAN) -Iorchestrator/host -o $@ $< $(AGENTLIB)
 
 build/tests build/asan/tests:
 	mkdir -p $@

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,12 +252,28 @@ out:
 int tree_make(const char *cdir, const char *bdir, const char *manifest, struct sb *err)
 {
 	char *p = NULL, *t = NULL, *what = NULL;
-	int nl = 0, nc = 0, rc = -1;
+	int nl = 0, nc = 0, rc = -1, lfd;
 
 	if (mkdir_p(cdir) < 0) {
 		sb_addf(err, "%s: %s", cdir, strerror(errno));
 		return -1;
 	}
+	/* two runs of the same sources on one host make one content: the
+	 * second waits for the first and finds it complete (make_src starts by
+	 * removing src/, so two at once would remove each other's files) */
+	p = xfmt("%s/.lock", cdir);
+	lfd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
+		sb_addf(err, "%s: %s", p, strerror(errno));
+		goto out;
+	}
+	free(p);
+	p = xfmt("%s/.complete", cdir);
+	if (is_file(p)) {
+		rc = 0;
+		goto out;
+	}
+	free(p);
 	p = xfmt("%s/manifest", cdir);
 	t = xfmt("%s/manifest.tmp", cdir);
 	if (write_atomic(p, t, manifest) < 0) {
@@ -287,6 +304,8 @@ int tree_make(const char *cdir, const char *bdir, const char *manifest, struct s
 	}
 	rc = 0;
 out:
+	if (lfd >= 0)
+		close(lfd);   /* the lock goes with it */
 	free(p), free(t), free(what);
 	return rc;
 }
