@@ -24,8 +24,8 @@ both() {
 	cmp "$1-full.json1" "$1-lean.json1"
 }
 
-test_expect_success 'setup: the committed runs, without their summaries' '
-	committed_runs c &&
+test_expect_success 'setup: the fixture runs (trimmed committed runs), without their summaries' '
+	fixture_runs c &&
 	find c -name summary.json -exec rm {} + &&
 	find c -name samples.txt -exec rm {} + &&
 	test "$(find c -name run.json | wc -l)" -ge 10 &&

@@ -1,5 +1,6 @@
 /* results-git.c -- a run's raw record read back from git history (results-git.h). */
 #include "cmd/results-git.h"
+#include "cmd/results-prune.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 
@@ -216,8 +217,10 @@ static enum go_status restore_tar(const struct strbuf *tar, const char *run, con
 			continue;
 		if (strncmp(p, run, plen) || p[plen] != '/' || !p[plen + 1] || strstr(p, "/../"))
 			st = go_fail(err, GO_ERR_IO, "git archive of %s gave '%s', outside it", run, p);
-		else
+		else if (!results_reader_file(p + plen + 1))
 			st = restore_file(rd, e, dir, p + plen + 1, n, err);
+		/* a reader's file (summary, samples, report, charts) is derived: the
+		 * tree has it as it is now, or not at all (an empty one git dropped) */
 	}
 	if (st == GO_OK && r != ARCHIVE_EOF)
 		st = go_fail(err, GO_ERR_IO, "git archive of %s: %s", run, archive_error_string(rd));

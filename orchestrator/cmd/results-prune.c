@@ -217,9 +217,11 @@ static enum go_status unlink_counted(const char *dir, const char *rel, struct re
 	char *full = xstrfmt("%s/%s", dir, rel);
 	struct stat sb;
 	enum go_status st = GO_OK;
-	if (lstat(full, &sb) == 0 && unlink(full) != 0)
+	if (lstat(full, &sb) != 0) {
+		/* gone already (removed by hand or by an earlier, cut prune) */
+	} else if (unlink(full) != 0) {
 		st = go_fail(err, GO_ERR_IO, "cannot remove '%s': %s", full, strerror(errno));
-	else if (st == GO_OK) {
+	} else {
 		p->removed++;
 		p->bytes += (long long)sb.st_size;
 	}

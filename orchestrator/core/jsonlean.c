@@ -216,6 +216,8 @@ static int on_start_array(void *ctx)
 		return 0;
 	if (!is_block(l))
 		return open_container(l, cJSON_CreateArray());
+	if (l->depth >= NEST_MAX)
+		return 0;   /* a block is an array too: cJSON counts it (its fallback says why) */
 	l->in_block = 1;
 	l->block_name = l->key;
 	l->key = NULL;

@@ -4,6 +4,7 @@
  * parsers could read differently falls back to cJSON, and a cut run.json is an error naming
  * the file. */
 #include "core/jsonlean.h"
+#include "core/strbuf.h"
 #include "core/fsutil.h"
 #include "core/jsonutil.h"
 #include "report/runsum.h"
@@ -196,6 +197,20 @@ static void fallbacks(void)
 	      falls_back("{\"timing\":{\"samples_us\":[1,[2]]}}") &&
 	      falls_back("{\"timing\":{\"samples_us\":[null]}}"),
 	      "a block with a string, an array, a null: left to cJSON", "%s", "parsed");
+	{
+		/* 998 objects, then timing and its block: 1,000 open, one more than
+		 * cJSON's limit counting the block's array: left to cJSON (which fails) */
+		struct strbuf t = STRBUF_INIT;
+		int d;
+		for (d = 0; d < 998; d++)
+			strbuf_addstr(&t, "{\"k\":");
+		strbuf_addstr(&t, "{\"timing\":{\"samples_us\":[1]}}");
+		for (d = 0; d < 998; d++)
+			strbuf_addch(&t, '}');
+		CHECK(falls_back(t.buf), "a block one level past cJSON's nesting limit: left to cJSON",
+		      "%s", "parsed");
+		strbuf_release(&t);
+	}
 	CHECK(falls_back("{\"a\":01}") && falls_back("{\"a\":1.}") && falls_back("// c\n{}"),
 	      "what yajl refuses (leading zero, bare point, comment): left to cJSON", "%s",
 	      "parsed");
