@@ -170,6 +170,7 @@ static int push_one(struct results_store *rs, const char *dir, int prune,
 		add_counts(tot, &n);
 		bad = 0;
 	}
+	fflush(stdout);   /* with --json stdout is stderr: its lines in order with the errors */
 	cJSON_Delete(sum);
 	strbuf_release(&err);
 	free(rec);
@@ -204,6 +205,7 @@ static int prune_one(struct results_store *rs, const char *dir, struct results_p
 		tot->bytes += p.bytes;
 		tot->kept += p.kept;
 	}
+	fflush(stdout);
 	strbuf_release(&err);
 	free(q);
 	return bad;
@@ -386,7 +388,7 @@ static void pull_json(cJSON *runs, const char *arg, const char *slug, const char
 }
 
 /* One run pulled (the store, else git history); the exit code. With
- * --json (runs non-NULL) its entry goes into runs. */
+ * --json (runs non-NULL) its entry goes into runs too. */
 static int pull_one(const char *where, const char *arg, int force, cJSON *runs)
 {
 	struct results_counts n = {0};
@@ -404,12 +406,13 @@ static int pull_one(const char *where, const char *arg, int force, cJSON *runs)
 				     &got, &from, &n, &err);
 	if (runs)
 		pull_json(runs, arg, got, id, from, &n, st == GO_OK ? NULL : err.buf);
-	if (st == GO_OK && !runs)
+	if (st == GO_OK)
 		printf("%s/%s: %d file%s, %d written, %d already here, into %s/%s/%s (from %s)\n",
 		       got, id, n.files, n.files == 1 ? "" : "s", n.files_written,
 		       n.files - n.files_written, store_root(), got, id, from);
 	else if (st != GO_OK)
 		fprintf(stderr, "error: %s\n", err.buf);
+	fflush(stdout);   /* with --json stdout is stderr: its lines in order with the errors */
 	free(slug);
 	free(got);
 	free(from);
@@ -422,18 +425,22 @@ static int pull_exec(int argc, char **argv)
 {
 	struct xfer_opts o;
 	cJSON *runs = NULL, *doc;
-	int i, rc = GO_EXIT_OK, r, pulled = 0;
+	int i, rc = GO_EXIT_OK, r, pulled = 0, saved = -1;
 
 	if (parse(&cmd_pull_entry, argc, argv, &o) < 0)
 		return GO_EXIT_USAGE;
 	cmd_set_reports(o.reports);
-	if (o.json)
+	if (o.json) {
 		runs = cJSON_CreateArray();
+		saved = cmd_json_stdout_begin();   /* each run's line goes to stderr */
+	}
 	for (i = optind; i < argc; i++) {
 		if ((r = pull_one(o.store, argv[i], o.force, runs)) != GO_EXIT_OK && rc == GO_EXIT_OK)
 			rc = r;
 		pulled += r == GO_EXIT_OK;
 	}
+	if (o.json)
+		cmd_json_stdout_end(saved);
 	/* --json: a document once some run came back; none did: no result, stdout
 	 * stays empty and the errors are on stderr (docs/cli.md) */
 	if (runs && pulled) {
