@@ -432,7 +432,7 @@ static int pull_exec(int argc, char **argv)
 	cmd_set_reports(o.reports);
 	if (o.json) {
 		runs = cJSON_CreateArray();
-		saved = cmd_json_stdout_begin();   /* each run's line goes to stderr */
+		saved = cmd_json_stdout_begin();   /* each pulled run's line goes to stderr */
 	}
 	for (i = optind; i < argc; i++) {
 		if ((r = pull_one(o.store, argv[i], o.force, runs)) != GO_EXIT_OK && rc == GO_EXIT_OK)
