@@ -83,6 +83,9 @@ static void clean_print(const char *name, const char *w, const struct hostclean_
 		printf("    %s %d running execd%s (each exits once its commands end)\n",
 		       dry_run ? "would stop" : "stopped", r->execds_stopped,
 		       r->execds_stopped == 1 ? "" : "s");
+	if (!log->len)
+		return;
+	/* cuts log up: clean_json reads it first */
 	for (line = strtok_r(log->buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		printf("    %s\n", line);
 }

@@ -1,6 +1,7 @@
-/* cmd-hosts.c -- `gpuorch hosts check|list|up|down|status|clean`: is each host
- * reachable, and what does it have; its cloud instance (cmd-hosts-cloud.c);
- * what gpuorch left on it (remote/hostclean.h). */
+/* cmd-hosts.c -- `gpuorch hosts check|list|up|down|status|clean|disconnect`:
+ * the options and the verb; is each host reachable, and what does it have;
+ * its cloud instance (cmd-hosts-cloud.c); what gpuorch left on it, its
+ * keeper and execds, the inventory (cmd-hosts-clean.c). */
 #include "remote/diskspace.h"
 #include "cmd/commands.h"
 #include "cmd/cmd-hosts-cloud.h"
