@@ -1,14 +1,15 @@
-/* cmd-hosts.c -- `gpuorch hosts check|list|up|down|status|clean`: is each host
- * reachable, and what does it have; its cloud instance (cmd-hosts-cloud.c);
- * what gpuorch left on it (remote/hostclean.h). */
+/* cmd-hosts.c -- `gpuorch hosts check|list|up|down|status|clean|disconnect`:
+ * the options and the verb; is each host reachable, and what does it have;
+ * its cloud instance (cmd-hosts-cloud.c); what gpuorch left on it, its
+ * keeper and execds, the inventory (cmd-hosts-clean.c). */
 #include "remote/diskspace.h"
 #include "cmd/commands.h"
 #include "cmd/cmd-hosts-cloud.h"
+#include "cmd/cmd-hosts-clean.h"
 #include "cmd/run-json.h"
 #include "core/error.h"
 #include "transport/hosts.h"
 #include "core/jsonutil.h"
-#include "remote/hostclean.h"
 #include "remote/probe.h"
 #include "sched/slurm-check.h"
 
@@ -43,7 +44,9 @@ static const struct cmd_option options[] = {
 	{ "accept-new-host-key", 'a', NULL, NULL,
 	  "trust and record an unknown host key (never a changed one)" },
 	{ "json", 'j', NULL, NULL, "check: print the hosts as JSON; up, down, status: one JSON\n"
-				    "object (docs/schema/cli-hosts.schema.json), the text on stderr" },
+				    "object (docs/schema/cli-hosts.schema.json), the text on stderr;\n"
+				    "clean, disconnect, list: cli-hosts-clean, -disconnect,\n"
+				    "-list.schema.json" },
 	{ "older-than", 'o', "DAYS", NULL, "clean: what no run used for DAYS (default 14)" },
 	{ "dry-run", 'd', NULL, NULL, "clean: say what would be removed and stopped, do nothing" },
 	{ NULL, 0, NULL, NULL, NULL },
@@ -159,113 +162,36 @@ static cJSON *check_json(const struct host_probe *pt)
 	return o;
 }
 
-/* hosts disconnect: each host's session keeper leaves, and the execds
- * under its work directory stop (none running is no error) */
-static int disconnect_hosts(const struct hosts *hs, int accept_new)
-{
-	int i, failed = 0;
-	for (i = 0; i < hs->n; i++) {
-		const struct host *h = &hs->v[i];
-		struct strbuf err = STRBUF_INIT;
-		struct ssh_conn *conn = NULL;
-		struct ssh_opts o;
-		char *w;
-		int n = 0;
-		if (h->slurm) {
-			printf("%s  cluster: no session keeper, no execd\n", h->name);
-			continue;
-		}
-		host_ssh_opts(h, accept_new, &o);
-		if (ssh_keeper_stop(&o, &err) == GO_OK)
-			printf("%s  session keeper stopped\n", h->name);
-		else
-			printf("%s  %s\n", h->name, err.buf);
-		strbuf_reset(&err);
-		/* a connection of its own, not through a keeper, nor starting one */
-		o.persist_s = 0;
-		w = host_workdir(h, NULL);
-		if (ssh_connect(&o, &conn, &err) == GO_OK && hostclean_execds(conn, w, 1, &n, &err) == GO_OK) {
-			printf("%s  %d execd%s stopped\n", h->name, n, n == 1 ? "" : "s");
-		} else {
-			printf("%s  execds: FAILED: %s\n", h->name, err.buf);
-			failed++;
-		}
-		if (conn)
-			ssh_disconnect(conn);
-		free(w);
-		strbuf_release(&err);
-	}
-	/* clusters are not counted as failed: they have neither */
-	return !failed ? GO_EXIT_OK : failed == hs->n ? GO_EXIT_INFRA : GO_EXIT_FAILED;
-}
-
-/* hosts clean: one host after another (one command each) */
-static int clean_hosts(const struct hosts *hs, int accept_new, double days, int dry_run)
-{
-	long minutes = (long)(days * 1440.0 + 0.5);
-	int i, nok = 0;
-	if (minutes < 1)
-		minutes = 1;
-	for (i = 0; i < hs->n; i++) {
-		const struct host *h = &hs->v[i];
-		struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
-		struct hostclean_result r;
-		struct ssh_conn *conn = NULL;
-		struct ssh_opts o;
-		char *w;
-		enum go_status st;
-		if (h->slurm) {
-			printf("%s  cluster: not cleaned (its shared work directory is laid out per job; "
-			       "clean it on the login node)\n", h->name);
-			nok++;
-			continue;
-		}
-		w = host_workdir(h, NULL);
-		host_ssh_opts(h, accept_new, &o);
-		st = ssh_connect(&o, &conn, &err);
-		if (st == GO_OK)
-			st = hostclean_run(conn, w, minutes, dry_run, &r, &log, &err);
-		if (conn)
-			ssh_disconnect(conn);
-		if (st != GO_OK) {
-			printf("%s  FAILED: %s\n", h->name, err.buf);
-		} else {
-			nok++;
-			printf("%s  %s %s: %d run%s, %d source tree%s, %d build%s, %d shipped file%s, "
-			       "%d object%s, %.1f MiB (unused for %g day%s)%s%s\n", h->name,
-			       dry_run ? "would remove from" : "removed from", w, r.runs, r.runs == 1 ? "" : "s",
-			       r.contents, r.contents == 1 ? "" : "s", r.builds, r.builds == 1 ? "" : "s",
-			       r.blobs, r.blobs == 1 ? "" : "s", r.objects, r.objects == 1 ? "" : "s",
-			       (double)r.kib / 1024.0, days,
-			       days == 1 ? "" : "s", r.kept_live ? "; kept the sources of a live run" : "",
-			       r.execds && r.agents ? "; and old execd and agent builds (see below)"
-			       : r.execds ? "; and old execd builds (see below)"
-			       : r.agents ? "; and old agent builds (see below)" : "");
-			if (r.execds_stopped)
-				printf("    %s %d running execd%s (each exits once its commands end)\n",
-				       dry_run ? "would stop" : "stopped", r.execds_stopped,
-				       r.execds_stopped == 1 ? "" : "s");
-			if (log.len) {
-				char *line, *save = NULL;
-				for (line = strtok_r(log.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-					printf("    %s\n", line);
-			}
-		}
-		free(w);
-		strbuf_release(&err);
-		strbuf_release(&log);
-	}
-	return nok == hs->n ? GO_EXIT_OK : nok == 0 ? GO_EXIT_INFRA : GO_EXIT_FAILED;
-}
-
 /* An option given to a verb that does not take it: what to say, else NULL. */
-static const char *misplaced_option(const char *verb, int dry_run, int older_than, int json)
+static const char *misplaced_option(const char *verb, int dry_run, int older_than)
 {
 	if (strcmp(verb, "clean") && (dry_run || older_than))
 		return "--older-than and --dry-run are options of 'hosts clean'";
-	if (json && (!strcmp(verb, "list") || !strcmp(verb, "clean") || !strcmp(verb, "disconnect")))
-		return "--json is an option of 'hosts check', 'up', 'down' and 'status'";
-	return NULL;
+	return NULL;   /* every verb takes --json */
+}
+
+/* clean, disconnect; with --json their text goes to stderr and the
+ * document (gpuorch.cli.hosts-clean/1, hosts-disconnect/1) to stdout */
+static int clean_verb(const char *verb, struct hosts *hs, int accept_new, double days,
+		      int dry_run, int json)
+{
+	cJSON *doc;
+	int rc, saved;
+	int clean = !strcmp(verb, "clean");
+
+	if (!json)
+		return clean ? hosts_clean(hs, accept_new, days, dry_run, NULL)
+			     : hosts_disconnect(hs, accept_new, NULL);
+	doc = cmd_json_doc(clean ? "gpuorch.cli.hosts-clean/1" : "gpuorch.cli.hosts-disconnect/1");
+	if (!clean)
+		json_add_arr(doc, "hosts");
+	saved = cmd_json_stdout_begin();
+	rc = clean ? hosts_clean(hs, accept_new, days, dry_run, doc)
+		   : hosts_disconnect(hs, accept_new, doc);
+	cmd_json_stdout_end(saved);
+	json_add_num(doc, "exit_code", rc);
+	cmd_json_print(doc);
+	return rc;
 }
 
 /* up, down, status; with --json their text goes to stderr and the
@@ -352,17 +278,13 @@ static int hosts_exec(int argc, char **argv)
 		rc = go_exit_code(st);
 		goto out;
 	}
-	if ((why = misplaced_option(verb, dry_run, days != 14, as_json))) {
+	if ((why = misplaced_option(verb, dry_run, days != 14))) {
 		fprintf(stderr, "error: %s\n", why);
 		rc = GO_EXIT_USAGE;
 		goto out;
 	}
-	if (!strcmp(verb, "clean")) {
-		rc = clean_hosts(hs, accept_new, days, dry_run);
-		goto out;
-	}
-	if (!strcmp(verb, "disconnect")) {
-		rc = disconnect_hosts(hs, accept_new);
+	if (!strcmp(verb, "clean") || !strcmp(verb, "disconnect")) {
+		rc = clean_verb(verb, hs, accept_new, days, dry_run, as_json);
 		goto out;
 	}
 	if (!strcmp(verb, "up") || !strcmp(verb, "down") || !strcmp(verb, "status")) {
@@ -370,18 +292,7 @@ static int hosts_exec(int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(verb, "list")) {
-		for (i = 0; i < hs->n; i++) {
-			const struct host *h = &hs->v[i];
-			if (h->slurm)
-				printf("%s  cluster: slurmrestd %s  partition %s  login", h->name,
-				       h->slurm->url, h->slurm->partition);
-			else
-				printf("%s", h->name);
-			printf("  %s@%s:%d  key %s  known_hosts %s  workdir %s%s%s\n",
-			       h->user, h->address, h->port, h->use_agent ? "(agent)" : h->identity,
-			       h->known_hosts, or_dash(h->workdir), h->arch ? "  arch " : "",
-			       h->arch ? h->arch : "");
-		}
+		hosts_list(hs, as_json);
 		goto out;
 	} else {
 		/* plain hosts are probed in parallel; clusters checked one by one */
@@ -437,10 +348,10 @@ out:
 const struct cmd_entry cmd_hosts_entry = {
 	.name = "hosts",
 	.synopsis = "check --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
-		    "list --hosts FILE\n"
+		    "list --hosts FILE [--json]\n"
 		    "up|down|status --hosts FILE [--host NAME ...] [--accept-new-host-key] [--json]\n"
-		    "clean --hosts FILE [--host NAME ...] [--older-than DAYS] [--dry-run]\n"
-		    "disconnect --hosts FILE [--host NAME ...]",
+		    "clean --hosts FILE [--host NAME ...] [--older-than DAYS] [--dry-run] [--json]\n"
+		    "disconnect --hosts FILE [--host NAME ...] [--json]",
 	.about = about,
 	.options = options,
 	.after = "exit: 0 every host usable, 1 some host not, 2 bad input, 3 no host usable\n",

@@ -40,6 +40,8 @@ static const struct cmd_option options[] = {
 	{ "root", 'o', "DIR", "@dir", "the git repository to inspect (default .)" },
 	{ "name", 'n', "NAME", NULL, "the spec's name: DIR/experiments/NAME.json (default:\n"
 				     "the directory's name)" },
+	{ "json", 'j', NULL, NULL, "print what was written and guessed as one JSON object\n"
+				   "(docs/schema/cli-init.schema.json)" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
@@ -386,7 +388,61 @@ static cJSON *make_spec(const char *name, const struct guess *g)
 	return root;
 }
 
-static int init_main(const char *root, const char *name_opt)
+/* What init wrote and guessed, and what to check: the text. */
+static void print_text(const struct guess *g, const char *path)
+{
+	int i;
+
+	printf("wrote %s\n", path);
+	printf("  build system   %s%s\n", g->system,
+	       g->from_cmake ? " (no executable found in the CMake build: nvcc on each .cu with a main)"
+	       : !strcmp(g->system, "nvcc") ? " (no CMakeLists.txt or Makefile: nvcc on each .cu with a main)"
+	       : "");
+	if (g->how)
+		printf("  %-14s %s\n", g->from_cmake ? "cmake build" : "targets from", g->how);
+	for (i = 0; i < g->n; i++)
+		printf("  program        %s: builds %s, runs %s\n", g->names[i],
+		       !strncmp(g->runs[i], "./", 2) ? g->runs[i] + 2 : g->runs[i], g->runs[i]);
+	printf("  kernels        %d found in .cu/.cuh files", g->nkernels);
+	for (i = 0; i < g->nkernels && i < 12; i++)
+		printf("%s %s", i ? "," : ":", g->kernels[i]);
+	printf("%s\n", g->nkernels > 12 ? ", ..." : "");
+	printf("check before 'gpuorch run':\n"
+	       "  - 'targets': GPU name -> arch of your hosts (guessed: H100/H200 sm_90a, A100 sm_80, L4 sm_89)\n"
+	       "  - 'build.outputs' and 'run': the executable and its arguments (add {KEY} with problem params)\n"
+	       "  - 'figures': the numbers your program prints, e.g. {\"gflops\": {\"regex\": \"GFLOPS: ([0-9.]+)\"}}\n"
+	       "  - 'check': a command whose exit status 0 means the results are right\n"
+	       "then: gpuorch spec check %s\n", path);
+}
+
+/* The same as one JSON document (gpuorch.cli.init/1). */
+static void print_json(const struct guess *g, const char *path)
+{
+	cJSON *doc = cmd_json_doc("gpuorch.cli.init/1"), *progs, *ks;
+	char *next = xstrfmt("gpuorch spec check %s", path);
+	int i;
+
+	json_add_str(doc, "spec", path);
+	json_add_str(doc, "build_system", g->system);
+	json_add_bool(doc, "cmake_found_none", g->from_cmake);
+	json_add_str(doc, "cmake", g->how);
+	progs = json_add_arr(doc, "programs");
+	for (i = 0; i < g->n; i++) {
+		cJSON *p = cJSON_CreateObject();
+		json_add_str(p, "name", g->names[i]);
+		json_add_str(p, "builds", !strncmp(g->runs[i], "./", 2) ? g->runs[i] + 2 : g->runs[i]);
+		json_add_str(p, "runs", g->runs[i]);
+		cJSON_AddItemToArray(progs, p);
+	}
+	ks = json_add_arr(doc, "kernels");   /* every one found: the text shows 12 */
+	for (i = 0; i < g->nkernels; i++)
+		cJSON_AddItemToArray(ks, cJSON_CreateString(g->kernels[i]));
+	json_add_str(doc, "next", next);
+	free(next);
+	cmd_json_print(doc);
+}
+
+static int init_main(const char *root, const char *name_opt, int json)
 {
 	struct strbuf err = STRBUF_INIT;
 	const char *all[] = { ".", NULL };
@@ -395,7 +451,7 @@ static int init_main(const char *root, const char *name_opt)
 	struct spec *s = NULL;
 	cJSON *spec = NULL;
 	enum go_status st;
-	int rc = 0, i;
+	int rc = 0;
 
 	memset(&g, 0, sizeof(g));
 	st = pack_resolve_sources(root, NULL, (char *const *)all, &files, &err);
@@ -437,26 +493,10 @@ static int init_main(const char *root, const char *name_opt)
 		rc = go_exit_code(st);
 		goto out;
 	}
-	printf("wrote %s\n", path);
-	printf("  build system   %s%s\n", g.system,
-	       g.from_cmake ? " (no executable found in the CMake build: nvcc on each .cu with a main)"
-	       : !strcmp(g.system, "nvcc") ? " (no CMakeLists.txt or Makefile: nvcc on each .cu with a main)"
-	       : "");
-	if (g.how)
-		printf("  %-14s %s\n", g.from_cmake ? "cmake build" : "targets from", g.how);
-	for (i = 0; i < g.n; i++)
-		printf("  program        %s: builds %s, runs %s\n", g.names[i],
-		       !strncmp(g.runs[i], "./", 2) ? g.runs[i] + 2 : g.runs[i], g.runs[i]);
-	printf("  kernels        %d found in .cu/.cuh files", g.nkernels);
-	for (i = 0; i < g.nkernels && i < 12; i++)
-		printf("%s %s", i ? "," : ":", g.kernels[i]);
-	printf("%s\n", g.nkernels > 12 ? ", ..." : "");
-	printf("check before 'gpuorch run':\n"
-	       "  - 'targets': GPU name -> arch of your hosts (guessed: H100/H200 sm_90a, A100 sm_80, L4 sm_89)\n"
-	       "  - 'build.outputs' and 'run': the executable and its arguments (add {KEY} with problem params)\n"
-	       "  - 'figures': the numbers your program prints, e.g. {\"gflops\": {\"regex\": \"GFLOPS: ([0-9.]+)\"}}\n"
-	       "  - 'check': a command whose exit status 0 means the results are right\n"
-	       "then: gpuorch spec check %s\n", path);
+	if (json)
+		print_json(&g, path);
+	else
+		print_text(&g, path);
 out:
 	cJSON_Delete(spec);
 	free(text);
@@ -473,13 +513,14 @@ out:
 static int cmd_init(int argc, char **argv)
 {
 	const char *root = ".", *name = NULL;
-	int c;
+	int c, json = 0;
 
 	optind = 1;
 	while ((c = cmd_getopt(&cmd_init_entry, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': root = optarg; break;
 		case 'n': name = optarg; break;
+		case 'j': json = 1; break;
 		default:
 			return cmd_option_failed(&cmd_init_entry, c);
 		}
@@ -488,7 +529,7 @@ static int cmd_init(int argc, char **argv)
 		return cmd_usage_error(&cmd_init_entry, "unexpected argument '%s'", argv[optind]);
 	if (name && (!*name || strchr(name, '/') || name[0] == '.'))
 		return cmd_usage_error(&cmd_init_entry, "--name: a file name without '/', not starting with '.'");
-	return init_main(root, name);
+	return cmd_finish_stdout(init_main(root, name, json));
 }
 
 const struct cmd_entry cmd_init_entry = {

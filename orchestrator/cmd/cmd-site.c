@@ -1,5 +1,6 @@
 /* cmd-site.c -- `gpuorch site`: options, then site_write() (run/site.h). */
 #include "cmd/commands.h"
+#include "core/error.h"
 #include "run/site.h"
 
 #include <getopt.h> /* optind, optarg */
@@ -23,6 +24,7 @@ static const struct cmd_option options[] = {
 					   "problem) of each experiment's newest measured run,\n"
 					   "not only its headline (each reads the store once more)" },
 	{ "quiet", 'q', NULL, NULL, "print nothing when all went well" },
+	{ "json", 'j', NULL, NULL, "print one JSON object (docs/schema/cli-site.schema.json)" },
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
 	{ NULL, 0, NULL, NULL, NULL },
@@ -32,7 +34,7 @@ static int site_exec(int argc, char **argv)
 {
 	struct site_opts o;
 	const char *reports = NULL;
-	int c;
+	int c, json = 0, rc;
 
 	memset(&o, 0, sizeof(o));
 	o.out = "site";
@@ -44,20 +46,27 @@ static int site_exec(int argc, char **argv)
 		case 'q': o.quiet = 1; break;
 		case 'F': o.every_figure = 1; break;
 		case 'R': reports = optarg; break;
-		case ':':
-			return cmd_usage_error(&cmd_site_entry, "option '%s' needs a value",
-					       argv[optind - 1]);
+		case 'j': json = 1; break;
 		default:
-			return cmd_usage_error(&cmd_site_entry, "unknown option '%s'",
-					       argv[optind - 1]);
+			return cmd_option_failed(&cmd_site_entry, c);
 		}
 	}
 	if (optind < argc)
 		return cmd_usage_error(&cmd_site_entry, "unexpected argument '%s'", argv[optind]);
 	if (!*o.out)
 		return cmd_usage_error(&cmd_site_entry, "--out: give a folder");
+	if (json && o.quiet)
+		return cmd_usage_error(&cmd_site_entry, "--quiet prints nothing: drop --json");
 	cmd_set_reports(reports);
-	return cmd_finish_stdout(site_write(&o));
+	if (!json)
+		return cmd_finish_stdout(site_write(&o));
+	o.json = cmd_json_doc("gpuorch.cli.site/1");
+	rc = site_write(&o);
+	if (rc == GO_EXIT_OK)   /* no site written: the error is on stderr, stdout stays empty */
+		cmd_json_print(o.json);
+	else
+		cJSON_Delete(o.json);
+	return cmd_finish_stdout(rc);
 }
 
 const struct cmd_entry cmd_site_entry = {

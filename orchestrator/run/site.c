@@ -182,6 +182,22 @@ static enum go_status build(struct site *s)
 	return st;
 }
 
+/* site --json: what the summary line and the warning say */
+static void summary_json(const struct site *s, cJSON *o)
+{
+	char *index = xstrfmt("%s/index.html", s->o->out);
+	const cJSON *e;
+	cJSON *exps;
+	json_add_str(o, "out", s->o->out);
+	json_add_str(o, "index", index);
+	json_add_num(o, "runs", s->nruns);
+	exps = json_add_arr(o, "experiments");
+	cJSON_ArrayForEach(e, s->exps)
+		cJSON_AddItemToArray(exps, cJSON_CreateString(e->string));
+	json_add_num(o, "left_out", s->nskipped);
+	free(index);
+}
+
 int site_write(const struct site_opts *o)
 {
 	struct site s;
@@ -198,6 +214,8 @@ int site_write(const struct site_opts *o)
 		fprintf(stderr, "error: %s\n", s.err.buf);
 		if (s.tmp)
 			fs_remove_tree(s.tmp);
+	} else if (o->json) {
+		summary_json(&s, o->json);
 	} else if (!o->quiet) {
 		printf("site: %d run%s, %d experiment%s in %s (open %s/index.html)\n", s.nruns,
 		       s.nruns == 1 ? "" : "s", cJSON_GetArraySize(s.exps),

@@ -12,11 +12,15 @@
 #ifndef GPUORCH_SITE_H
 #define GPUORCH_SITE_H
 
+#include <cJSON.h>
+
 struct site_opts {
 	const char *out;    /* the site's folder (made, or a previous site replaced) */
 	const char *root;   /* the git repository that orders commits; NULL: "." */
 	int quiet;          /* no summary line on stdout */
 	int every_figure;   /* also a history page per timed figure of each experiment */
+	cJSON *json;        /* non-NULL: the summary goes into this object (out, index,
+			     * runs, experiments, left_out), not on stdout */
 };
 
 /* Returns the exit code (docs/exit-codes.md); errors are printed on stderr. */
