@@ -5,13 +5,7 @@ test_description='the results store in a local directory: push and pull byte-ide
 GPUORCH_RECORDS_UNCHECKED='its runs are made from tests/fixtures/runs records, older than the schema (no host start and end times)'
 . "$SRCDIR/tests/lib/runlib.sh"
 
-F=$SRCDIR/tests/fixtures/runs
-R1=20261122-051000-a1b2c3
-R2=20261122-061500-d4e5f6
-EXP=attention-wmma
-GPUORCH_RESULTS_STORE=$TRASH/store
-export GPUORCH_RESULTS_STORE
-unset GPUORCH_RESULTS_S3_ENDPOINT
+. "$SRCDIR/tests/lib/resultslib.sh"
 
 # clone DIR RECORD RUN-ID: a reports directory DIR holding one run made from
 # a fixture record: its summary, report and charts (written by gpuorch), a
@@ -27,14 +21,6 @@ fixture_clone() {
 	"$GPUORCH" runs --reports $1 >/dev/null &&
 	"$GPUORCH" report --reports $1 $3 >/dev/null &&
 	test -f $d/summary.json && test -f $d/report.md
-}
-
-# same_tree A B: the same files, bytes and modes
-same_tree() {
-	diff -r "$1" "$2" &&
-	(cd "$1" && find . -type f -exec stat -c "%n %a %s" {} + | sort) >tree-a &&
-	(cd "$2" && find . -type f -exec stat -c "%n %a %s" {} + | sort) >tree-b &&
-	test_cmp tree-a tree-b
 }
 
 test_expect_success 'setup: clone a with run 1, clone b with run 2' '

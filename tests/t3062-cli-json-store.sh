@@ -6,13 +6,7 @@ test_description='--json on summarize, push, pull, site and init: one document o
 GPUORCH_RECORDS_UNCHECKED='its runs are made from tests/fixtures/runs records, older than the schema (no host start and end times)'
 . "$SRCDIR/tests/lib/runlib.sh"
 
-F=$SRCDIR/tests/fixtures/runs
-R1=20261122-051000-a1b2c3
-R2=20261122-061500-d4e5f6
-EXP=attention-wmma
-GPUORCH_RESULTS_STORE=$TRASH/store
-export GPUORCH_RESULTS_STORE
-unset GPUORCH_RESULTS_S3_ENDPOINT
+. "$SRCDIR/tests/lib/resultslib.sh"
 
 check_json() {
 	"$SRCDIR/scripts/check-json.sh" "$@"

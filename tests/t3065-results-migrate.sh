@@ -5,14 +5,7 @@ test_description='push --prune moves a repository'"'"'s raw records into the res
 GPUORCH_RECORDS_UNCHECKED='its runs are made from tests/fixtures/runs records, older than the schema (no host start and end times)'
 . "$SRCDIR/tests/lib/runlib.sh"
 
-F=$SRCDIR/tests/fixtures/runs
-R1=20261122-051000-a1b2c3
-R2=20261122-061500-d4e5f6
-R3=20261122-071500-0c0ffe
-EXP=attention-wmma
-GPUORCH_RESULTS_STORE=$TRASH/store
-export GPUORCH_RESULTS_STORE
-unset GPUORCH_RESULTS_S3_ENDPOINT
+. "$SRCDIR/tests/lib/resultslib.sh"
 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
 export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
 
@@ -32,14 +25,6 @@ add_run() {
 	"$GPUORCH" runs --reports $1 >/dev/null &&
 	"$GPUORCH" report --reports $1 $3 >/dev/null &&
 	test -f $d/summary.json && test -f $d/report.md
-}
-
-# same_tree A B: the same files, bytes and modes
-same_tree() {
-	diff -r "$1" "$2" &&
-	(cd "$1" && find . -type f -exec stat -c "%n %a %s" {} + | sort) >tree-a &&
-	(cd "$2" && find . -type f -exec stat -c "%n %a %s" {} + | sort) >tree-b &&
-	test_cmp tree-a tree-b
 }
 
 # files DIR: the files under DIR, sorted, relative to it
