@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # resultslib.sh -- what the results-store tests share (t3060, t3062, t3065):
 # their fixture records and run ids, a local store in the trash directory
 # (no S3), and same_tree. Source after testlib.sh and runlib.sh.
