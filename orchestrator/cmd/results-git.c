@@ -2,7 +2,7 @@
 #include "cmd/results-git.h"
 #include "cmd/results-prune.h"
 #include "core/fsutil.h"
-#include "core/proc.h"
+#include "store/gitinfo.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -14,22 +14,17 @@
 
 #define RUN_TAR_MAX ((size_t)1 << 31)   /* bytes of one run directory's tar */
 
-/* git argv in dir; its stdout (last newline trimmed) in out. *ok 1 on exit 0. */
+/* git argv in dir (store/gitinfo.h's git_run): its stdout in out (the last
+ * newline trimmed but from a file's bytes: archive, cat-file); *ok 1 on exit
+ * 0 with all of it */
 static enum go_status git(const char *dir, const char *const *argv, struct strbuf *out, int *ok,
 			  struct strbuf *err)
 {
-	int rc = -1;
+	int rc = -1, bytes = !strcmp(argv[1], "archive") || !strcmp(argv[1], "cat-file");
 	enum go_status st;
 	out->max = RUN_TAR_MAX;
-	st = proc_run(dir, argv, out, NULL, &rc, err);
+	st = git_run(dir, argv, out, NULL, &rc, !bytes, err);
 	*ok = st == GO_OK && rc == 0 && !out->truncated;
-	if (st == GO_ERR_NOT_FOUND)
-		return go_fail(err, GO_ERR_NOT_FOUND, "no git program here to read the repository's "
-			       "history (install git)");
-	/* a line of output, not a file's bytes (archive, cat-file blob) */
-	if (*ok && out->len && out->buf[out->len - 1] == '\n' && strcmp(argv[1], "archive") &&
-	    strcmp(argv[1], "cat-file"))
-		strbuf_setlen(out, out->len - 1);
 	return st;
 }
 
@@ -265,24 +260,18 @@ enum go_status results_git_show(const char *reports, const char *slug, const cha
 				const char *rel, struct strbuf *out, char **commit,
 				struct strbuf *err)
 {
-	char *top, *prefix, *path, *obj = NULL, hex[41];
+	char *top, *prefix, *path, hex[41];
 	enum go_status st;
-	int ok = 0;
 
 	*commit = NULL;
 	if ((st = reports_in_repo(reports, &top, &prefix, err)) != GO_OK)
 		return st;
 	path = xstrfmt("%s%s/%s/%s", prefix, slug, run_id, rel);
 	st = commit_holding(top, path, hex, err);
-	if (st == GO_OK) {
-		const char *argv[] = {"git", "cat-file", "blob", (obj = xstrfmt("%s:%s", hex, path)), NULL};
-		st = git(top, argv, out, &ok, err);
-		if (st == GO_OK && !ok)
-			st = go_fail(err, GO_ERR_IO, "'git cat-file blob %s' failed in '%s'", obj, top);
-	}
+	if (st == GO_OK)
+		st = git_show_file(top, hex, path, out, err);
 	if (st == GO_OK)
 		*commit = xstrdup(hex);
-	free(obj);
 	free(path);
 	free(top);
 	free(prefix);

@@ -11,9 +11,7 @@
 
 /* ---------------------------------------------------------------- git */
 
-/* Run git with args in root; stdout into out (trimmed of one trailing
- * newline when trim); *code gets the exit status. */
-static enum go_status git_run(const char *root, const char *const *argv, struct strbuf *out,
+enum go_status git_run(const char *root, const char *const *argv, struct strbuf *out,
 			      struct strbuf *errout, int *code, int trim, struct strbuf *err)
 {
 	enum go_status st = proc_run(root, argv, out, errout, code, err);

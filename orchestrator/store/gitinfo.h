@@ -24,6 +24,11 @@ enum go_status git_info_worktree(const char *root, char *const *paths, struct gi
 /* 1 when path's last component is a secret's by convention: .env, .env.*,
  * *.env, *.pem, *.key, *.p12, *.pfx, id_*, credentials, credentials.*, .netrc, .pgpass */
 int git_secret_name(const char *path);
+/* Run git with argv in root (gpuorch's one way to run git): stdout into
+ * out (one trailing newline trimmed when trim; out->max bounds it), stderr
+ * into errout (NULL: dropped), the exit status in *code. */
+enum go_status git_run(const char *root, const char *const *argv, struct strbuf *out,
+		       struct strbuf *errout, int *code, int trim, struct strbuf *err);
 /* Resolve rev to a full commit id. */
 enum go_status git_resolve(const char *root, const char *rev, char out[41], struct strbuf *err);
 /* The bytes of path at commit rev. GO_ERR_NOT_FOUND when absent there. */
