@@ -6,18 +6,23 @@
 #include <stdlib.h>
 #include "core/banned.h"
 
+void runw_add_variant(cJSON *o, const char *variant, const struct runw_define *defines, int n)
+{
+	cJSON *d;
+	int i;
+	if (!variant)
+		return;
+	json_add_str(o, "variant", variant);
+	d = json_add_obj(o, "defines");
+	for (i = 0; i < n; i++)
+		json_add_str(d, defines[i].key, defines[i].value);
+}
+
 cJSON *runw_build_entry(struct runw_build *b)
 {
 	cJSON *bj = cJSON_CreateObject();
 	json_add_str(bj, "program", b->program);
-	if (b->variant) {
-		cJSON *d;
-		int i;
-		json_add_str(bj, "variant", b->variant);
-		d = json_add_obj(bj, "defines");
-		for (i = 0; i < b->ndefines; i++)
-			json_add_str(d, b->defines[i].key, b->defines[i].value);
-	}
+	runw_add_variant(bj, b->variant, b->defines, b->ndefines);
 	json_add_str(bj, "arch", b->arch);
 	json_add_str(bj, RK_STATUS, item_status_name(b->status));
 	json_add_str(bj, "reason", b->reason);

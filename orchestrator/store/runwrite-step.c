@@ -18,14 +18,7 @@ static void add_identity(cJSON *sj, struct runw_step *s)
 	json_add_str(sj, "mode", s->mode);
 	if (s->tool)
 		json_add_str(sj, "tool", s->tool);
-	if (s->variant) {
-		cJSON *d;
-		int i;
-		json_add_str(sj, "variant", s->variant);
-		d = json_add_obj(sj, "defines");
-		for (i = 0; i < s->ndefines; i++)
-			json_add_str(d, s->defines[i].key, s->defines[i].value);
-	}
+	runw_add_variant(sj, s->variant, s->defines, s->ndefines);
 	if (s->tool_settings)
 		cJSON_AddItemToObject(sj, "tool_settings", s->tool_settings);
 	s->tool_settings = NULL;

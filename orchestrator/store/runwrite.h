@@ -176,6 +176,9 @@ struct runw_build {
 /* The build's entry, detached until runw_host_build takes it (a host keeps
  * its builds' entries until the build phase ends, to record them in plan
  * order); its status, reason and reused read back with runw_build_*. */
+/* A sweep variant's "variant" and "defines" into a build's or a step's
+ * entry (nothing when variant is NULL). */
+void runw_add_variant(cJSON *o, const char *variant, const struct runw_define *defines, int n);
 cJSON *runw_build_entry(struct runw_build *b);
 const char *runw_build_status(const cJSON *build);
 const char *runw_build_reason(const cJSON *build);
