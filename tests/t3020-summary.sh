@@ -25,13 +25,14 @@ test_expect_success 'setup: one host, a project, two runs' '
 test_expect_success 'a run writes summary.json and samples.txt beside run.json' '
 	run=$(last_run_dir) &&
 	test -f $run/summary.json && test -s $run/samples.txt &&
-	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/4 &&
+	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/5 &&
 	test "$(jq_ $run/summary.json run_id)" = "$(jq_ $run/run.json run_id)" &&
 	test "$(jq_ $run/summary.json outcome)" = "$(jq_ $run/run.json outcome)" &&
 	test "$(jq_ $run/summary.json of.size)" = "$(wc -c <$run/run.json | tr -d " ")" &&
 	n=$(grep -o "\"samples_n\":[[:space:]]*[0-9]*" $run/summary.json | head -1 | grep -o "[0-9]*\$") &&
 	test "$n" -ge 2 &&
-	test "$n" = "$(sed -n 1p $run/samples.txt | wc -w | tr -d " ")"
+	python3 "$SRCDIR/tests/lib/samples.py" $run/samples.txt >decoded.txt &&
+	test "$n" = "$(sed -n 1p decoded.txt | wc -w | tr -d " ")"
 '
 
 test_expect_success 'run.json stores every sample, packed (timing.samples), and the summary says all were kept' '
@@ -85,7 +86,7 @@ test_expect_success 'a run without a summary gets one the first time it is liste
 	rm $run/summary.json $run/samples.txt &&
 	"$GPUORCH" runs >first.out &&
 	test -f $run/summary.json && test -f $run/samples.txt &&
-	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/4 &&
+	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/5 &&
 	test "$(jq_ $run/summary.json of.size)" = "$(wc -c <$run/run.json | tr -d " ")" &&
 	"$GPUORCH" runs >again.out &&
 	diff -u before.out first.out && diff -u before.out again.out
@@ -262,10 +263,11 @@ test_expect_success 'history: the same output from committed (unsorted) samples.
 	find fmt -name summary.json -exec rm {} + &&
 	"$GPUORCH" summarize --reports fmt >/dev/null &&
 	for f in fmt/*/*/samples.txt; do
+		python3 "$SRCDIR/tests/lib/samples.py" "$f" >decoded.txt || return 1
 		while read -r line; do
 			echo "$line" | tr " " "\n" | grep . >one.col || continue
 			sort -g one.col | cmp -s - one.col || { echo "not ascending: $f"; return 1; }
-		done <"$f"
+		done <decoded.txt
 	done &&
 	for e in demo gemm-wgmma bsr-wgmma attention-wgmma; do
 		"$GPUORCH" history $e --reports fmt >"new-$e.out" &&
@@ -285,6 +287,81 @@ test_expect_success 'every committed run under reports/ lists and charts without
 	"$GPUORCH" runs --reports committed --limit 1000 >c.sum &&
 	"$GPUORCH" history demo --reports committed >ch.sum &&
 	diff -u c.full c.sum && diff -u ch.full ch.sum
+'
+
+# samesamples OLD NEW: every step of each run's summary under OLD and NEW
+# points at the same samples (as sets: an old line may be in the order taken;
+# the new one ascending), read from each samples.txt (tests/lib/samples.py)
+samesamples() {
+	python3 - "$SRCDIR/tests/lib" "$1" "$2" <<-\PY
+	import glob, json, os, sys
+	sys.path.insert(0, sys.argv[1])
+	import samples
+	def steps(d):
+	    s = json.load(open(os.path.join(d, "summary.json")))
+	    raw = open(os.path.join(d, "samples.txt"), "rb").read() if os.path.exists(os.path.join(d, "samples.txt")) else b""
+	    out = []
+	    for h in s["hosts"]:
+	        for st in h.get("steps", []):
+	            at = st.get("result", {}).get("timing", {}).get("samples_at")
+	            if at:
+	                out.append((st["id"], samples.line_samples(raw[at[0]:at[0] + at[1]].decode())))
+	    return s["schema"], out
+	n = packed = 0
+	for d in sorted(glob.glob(os.path.join(sys.argv[2], "*", "*", ""))):
+	    new = d.replace(sys.argv[2], sys.argv[3], 1)
+	    (s1, a), (s2, b) = steps(d), steps(new)
+	    assert [i for i, _ in a] == [i for i, _ in b], d
+	    for (i, x), (_, y) in zip(a, b):
+	        assert sorted(x) == y, (d, i)
+	        n += 1
+	    packed += open(os.path.join(new, "samples.txt")).read().count("zlib/base64 ") if b else 0
+	print("%d steps the same, %d lines packed" % (n, packed))
+	assert n > 0 and packed > 0
+	PY
+}
+
+test_expect_success 'summarize brings a summary of schema 4 to 5 from its own samples.txt, no run.json needed: the same samples, the same history, smaller' '
+	fixture_runs up4 &&
+	find up4 -name run.json -exec rm {} + &&
+	test "$(grep -l "gpuorch.summary/4" up4/*/*/summary.json | wc -l)" = "$(ls up4/*/*/summary.json | wc -l)" &&
+	for e in demo gemm-wgmma bsr-wgmma attention-wgmma; do
+		"$GPUORCH" history $e --reports up4 >"h4-$e.out" || return 1
+	done &&
+	"$GPUORCH" runs --reports up4 --limit 1000 >r4.out &&
+	cp -R up4 up4.orig &&
+	"$GPUORCH" summarize --reports up4 >sum.out && cat sum.out &&
+	test "$(grep -l "gpuorch.summary/5" up4/*/*/summary.json | wc -l)" = "$(ls up4/*/*/summary.json | wc -l)" &&
+	samesamples up4.orig up4 &&
+	for e in demo gemm-wgmma bsr-wgmma attention-wgmma; do
+		"$GPUORCH" history $e --reports up4 >"h5-$e.out" &&
+		diff -u "h4-$e.out" "h5-$e.out" || return 1
+	done &&
+	"$GPUORCH" runs --reports up4 --limit 1000 | diff -u r4.out - &&
+	old=$(cat up4.orig/*/*/samples.txt | wc -c) && new=$(cat up4/*/*/samples.txt | wc -c) &&
+	echo "samples.txt: $old -> $new bytes" && test $((new * 4)) -lt $old &&
+	(cd up4 && find . -type f | sort | xargs sha256sum) >up4.sums &&
+	"$GPUORCH" summarize --reports up4 >/dev/null &&
+	(cd up4 && find . -type f | sort | xargs sha256sum) | diff -u up4.sums -
+'
+
+test_expect_success 'an upgrade cut between its two files (new summary, old samples.txt): not read as current; rebuilt from run.json, or skipped with a warning without it' '
+	fixture_runs cut5 &&
+	r=cut5/gemm-wgmma/20261127-224959-f0aed9 &&
+	grep -q "gpuorch.summary/4" $r/summary.json && ! grep -q samples_size $r/summary.json &&
+	cp $r/samples.txt old-samples.txt &&
+	"$GPUORCH" summarize --reports cut5 >/dev/null &&
+	grep -q "gpuorch.summary/5" $r/summary.json &&
+	cp $r/samples.txt new-samples.txt && ! cmp -s old-samples.txt new-samples.txt &&
+	cp $r/summary.json new-summary.json &&
+	cp old-samples.txt $r/samples.txt &&
+	"$GPUORCH" history gemm-wgmma --reports cut5 >cut-h.out &&
+	cmp new-samples.txt $r/samples.txt &&
+	cp old-samples.txt $r/samples.txt && rm $r/run.json &&
+	{ "$GPUORCH" runs --reports cut5 --limit 1000 >cut-r.out 2>cut-r.err; true; } &&
+	cat cut-r.err &&
+	grep -q "20261127-224959-f0aed9" cut-r.err &&
+	! grep -q "20261127-224959-f0aed9" cut-r.out
 '
 
 test_done

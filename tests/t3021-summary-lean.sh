@@ -49,8 +49,8 @@ test_expect_success 'without a summary but with a stale samples.txt (another run
 	sed "0,/\"samples_us\":\([[:space:]]*\)\[[0-9]/s//\"samples_us\":\1[9/" "$three/run.json" >r.tmp &&
 	! cmp -s r.tmp "$three/run.json" && cat r.tmp >"$three/run.json" &&
 	both s &&
-	grep -q "^9" s-lean/$(echo "$three" | cut -d/ -f2-)/samples.txt ||
-	grep -q " 9" s-lean/$(echo "$three" | cut -d/ -f2-)/samples.txt
+	python3 "$SRCDIR/tests/lib/samples.py" s-lean/$(echo "$three" | cut -d/ -f2-)/samples.txt >three.txt &&
+	grep -q "^9\| 9" three.txt
 '
 
 # edit.awk: the first three samples_us arrays become [], [2.5] and tied

@@ -2,6 +2,7 @@
 #include "report/runsum.h"
 #include "store/runkeys.h"
 #include "report/report.h"
+#include "report/samplesline.h"
 #include "store/gates.h"
 #include "store/runread.h"
 #include "store/samples.h"
@@ -70,7 +71,6 @@ static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples
 {
 	struct samples sm;
 	size_t off;
-	int i;
 	if (!samples) {
 		/* in memory: the samples as the record has them, decoded when read */
 		copy_num(timing, from, "n", "n");
@@ -85,16 +85,10 @@ static void add_samples(cJSON *timing, const cJSON *from, struct strbuf *samples
 	if (sm.kept)
 		json_add_str(timing, "samples_kept", sm.kept);
 	off = samples->len;
-	/* ascending: history's quantiles and ranks take them as they are read
-	 * (stats_sort finds them sorted); an older summary's line in the order
-	 * taken is sorted by its reader, with the same answers */
-	stats_sort(sm.v, sm.n);
-	for (i = 0; i < sm.n; i++) {
-		if (i)
-			strbuf_addch(samples, ' ');
-		strbuf_add_double(samples, sm.v[i]);
-	}
-	strbuf_addch(samples, '\n');
+	/* ascending (samplesline.h): history's quantiles and ranks take them as
+	 * they are read; an older summary's line in the order taken is sorted by
+	 * its reader, with the same answers */
+	samplesline_add(samples, sm.v, sm.n);
 	{
 		cJSON *at = json_add_arr(timing, "samples_at");
 		cJSON_AddItemToArray(at, cJSON_CreateNumber((double)off));
@@ -282,6 +276,35 @@ static int file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
 	return ok;
 }
 
+/* samples.txt and summary.json of dir written from SAMPLES and the summary o,
+ * of.samples_size set; an empty samples.txt is removed, not written (git,
+ * docs/results-store.md). samples.txt goes first unless summary_first (a cut
+ * in between: see write_summary and upgrade_summary). */
+static enum go_status write_pair(const char *dir, cJSON *o, const struct strbuf *samples,
+				 int summary_first, struct strbuf *err)
+{
+	char *sp = xstrfmt("%s/samples.txt", dir), *sum = xstrfmt("%s/summary.json", dir);
+	cJSON *of = cJSON_GetObjectItemCaseSensitive(o, "of");
+	enum go_status st = GO_OK;
+	int k;
+
+	if (!cJSON_IsObject(of))
+		of = json_add_obj(o, "of");
+	cJSON_DeleteItemFromObjectCaseSensitive(of, "samples_size");
+	json_add_num(of, "samples_size", (double)samples->len);
+	for (k = 0; k < 2 && st == GO_OK; k++) {
+		if (k == !summary_first)
+			st = json_write_derived(sum, o, err);
+		else if (samples->len)
+			st = fs_write_derived(sp, samples->buf, samples->len, err);
+		else if (unlink(sp) < 0 && errno != ENOENT)
+			st = go_fail(err, GO_ERR_IO, "cannot remove '%s': %s", sp, strerror(errno));
+	}
+	free(sp);
+	free(sum);
+	return st;
+}
+
 /* Write dir/samples.txt and dir/summary.json for run, read from the file
  * `of` describes; *tree (when asked) is the summary as written, so the
  * writer need not read it back. Neither file is fsynced: both are rebuilt
@@ -293,7 +316,6 @@ static enum go_status write_summary(const char *dir, const cJSON *run,
 				    struct strbuf *err)
 {
 	struct strbuf samples = STRBUF_INIT;
-	char *sp = xstrfmt("%s/samples.txt", dir), *sum = xstrfmt("%s/summary.json", dir);
 	cJSON *o = runsum_build(run, &samples), *jo;
 	enum go_status st;
 
@@ -302,24 +324,13 @@ static enum go_status write_summary(const char *dir, const cJSON *run,
 	json_add_num(jo, "mtime_s", of->mtime_s);
 	json_add_num(jo, "mtime_ns", of->mtime_ns);
 	json_add_str(jo, "sha256", of->sha256);
-	json_add_num(jo, "samples_size", (double)samples.len);
-	/* a run with no timed samples has no samples.txt (an empty file is
-	 * not kept: git, docs/results-store.md); samples_size 0 says so */
-	if (samples.len)
-		st = fs_write_derived(sp, samples.buf, samples.len, err);
-	else if (unlink(sp) < 0 && errno != ENOENT)
-		st = go_fail(err, GO_ERR_IO, "cannot remove '%s': %s", sp, strerror(errno));
-	else
-		st = GO_OK;
-	if (st == GO_OK)
-		st = json_write_derived(sum, o, err);
+	/* a run with no timed samples has no samples.txt; samples_size 0 says so */
+	st = write_pair(dir, o, &samples, 0, err);
 	if (st == GO_OK && tree)
 		*tree = o;
 	else
 		cJSON_Delete(o);
 	strbuf_release(&samples);
-	free(sp);
-	free(sum);
 	return st;
 }
 
@@ -337,7 +348,28 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
 	return st;
 }
 
-/* summary.json, when it is there, is this schema and summarises run.json as
+/* a schema whose summaries this gpuorch reads as they are */
+static int schema_current(const cJSON *o)
+{
+	const char *schema = rr_str(o, "schema");
+	return rr_streq(schema, RUNSUM_SCHEMA) || rr_streq(schema, RUNSUM_SCHEMA_PLAIN);
+}
+
+/* samples.txt is the size the summary says it wrote (when it says one) */
+static int samples_size_ok(const char *dir, const cJSON *of)
+{
+	double samples_size, sz, m_s, m_ns;
+	char *sp;
+	int ok;
+	if (!rr_num(of, "samples_size", &samples_size))
+		return 1;
+	sp = xstrfmt("%s/samples.txt", dir);
+	ok = stat_of(sp, &sz, &m_s, &m_ns) ? sz == samples_size : samples_size == 0;
+	free(sp);
+	return ok;
+}
+
+/* summary.json, when it is there, is a current schema and summarises run.json as
  * it is: same size, and the same mtime or else the same SHA-256 (a clone or
  * a copy gives every file a new mtime, not new contents: its committed
  * summaries stay current, and a listing never rewrites tracked files); and
@@ -347,27 +379,22 @@ static cJSON *current_summary(const char *dir)
 	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
 	struct strbuf why = STRBUF_INIT;
 	cJSON *o = NULL;
-	double size, mtime_s, mtime_ns, ssize, ss, sns, samples_size;
+	double size, mtime_s, mtime_ns, ssize, ss, sns;
 	char sha[SHA256_HEX_LEN + 1];
 
 	if (fs_is_file(sum) && !fs_is_file(rj) && json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
 		/* the raw record is in the results store (docs/results-store.md): the
 		 * summary is what this clone has of the run, and what a listing reads */
-		if (!rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA)) {
+		if (!schema_current(o) || !samples_size_ok(dir, rr_obj(o, "of"))) {
 			cJSON_Delete(o);
 			o = NULL;
 		}
 	} else if (fs_is_file(sum) && stat_of(rj, &size, &mtime_s, &mtime_ns) &&
 		   json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
 		const cJSON *of = rr_obj(o, "of");
-		int same = rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) && rr_num(of, "size", &ssize) &&
-			   rr_num(of, "mtime_s", &ss) && rr_num(of, "mtime_ns", &sns) && ssize == size;
-		if (same && rr_num(of, "samples_size", &samples_size)) {
-			char *sp = xstrfmt("%s/samples.txt", dir);
-			double sz, m_s, m_ns;
-			same = stat_of(sp, &sz, &m_s, &m_ns) ? sz == samples_size : samples_size == 0;
-			free(sp);
-		}
+		int same = schema_current(o) && rr_num(of, "size", &ssize) &&
+			   rr_num(of, "mtime_s", &ss) && rr_num(of, "mtime_ns", &sns) && ssize == size &&
+			   samples_size_ok(dir, of);
 		if (same && (ss != mtime_s || sns != mtime_ns))
 			same = rr_str(of, "sha256") && file_sha256(rj, sha) &&
 			       rr_streq(rr_str(of, "sha256"), sha);
@@ -380,6 +407,50 @@ static cJSON *current_summary(const char *dir)
 	free(rj);
 	free(sum);
 	return o;
+}
+
+/* A current summary of RUNSUM_SCHEMA_PLAIN brought to RUNSUM_SCHEMA from its
+ * own samples.txt (a pruned run has no run.json, and needs none): each line
+ * read and written again by samplesline_add (the same doubles, ascending),
+ * its samples_at moved; nothing else changes. summary.json is replaced first
+ * (an old one may not say samples_size, and would take the new samples.txt
+ * as its own): cut before samples.txt, the new summary's samples_size is not
+ * the old file's, and a reader rebuilds both from run.json. GO_FAIL (nothing written)
+ * when a line cannot be read: the caller rebuilds from run.json. */
+static enum go_status upgrade_summary(const char *dir, cJSON *o, struct strbuf *err)
+{
+	struct strbuf samples = STRBUF_INIT;
+	cJSON *h, *s;
+	enum go_status st = GO_OK;
+
+	cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(o, "hosts")) {
+		cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(h, "steps")) {
+			cJSON *res = cJSON_GetObjectItemCaseSensitive(s, "result");
+			cJSON *t = cJSON_GetObjectItemCaseSensitive(res, "timing"), *at;
+			size_t off = samples.len;
+			double *v;
+			int n;
+			if (!cJSON_GetObjectItemCaseSensitive(t, "samples_at"))
+				continue;
+			if (!runsum_read_samples(dir, cJSON_GetObjectItemCaseSensitive(t, "samples_at"),
+						 &v, &n)) {
+				st = go_fail(err, GO_ERR_IO, "%s/samples.txt: a line the summary points "
+					     "at cannot be read", dir);
+				goto out;
+			}
+			samplesline_add(&samples, v, n);
+			free(v);
+			at = cJSON_CreateArray();
+			cJSON_AddItemToArray(at, cJSON_CreateNumber((double)off));
+			cJSON_AddItemToArray(at, cJSON_CreateNumber((double)(samples.len - off)));
+			cJSON_ReplaceItemInObjectCaseSensitive(t, "samples_at", at);
+		}
+	}
+	cJSON_ReplaceItemInObjectCaseSensitive(o, "schema", cJSON_CreateString(RUNSUM_SCHEMA));
+	st = write_pair(dir, o, &samples, 1, err);
+out:
+	strbuf_release(&samples);
+	return st;
 }
 
 /* run.json of dir read for its summary: lean (store_load_record_lean: each
@@ -435,7 +506,14 @@ enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err)
 	struct store_record_file of;
 	struct json_lean run;
 	enum go_status st;
+	struct strbuf why = STRBUF_INIT;
 	*out = current_summary(dir);
+	if (*out && rr_streq(rr_str(*out, "schema"), RUNSUM_SCHEMA_PLAIN) &&
+	    upgrade_summary(dir, *out, &why) != GO_OK) {
+		cJSON_Delete(*out);
+		*out = NULL;
+	}
+	strbuf_release(&why);
 	if (*out)
 		return GO_OK;
 	st = load_open(dir, &run, &of, err);
@@ -455,8 +533,8 @@ enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warn
 int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, int *n)
 {
 	double off, len;
-	char *path, *buf, *p, *end;
-	int fd, cap = 0;
+	char *path, *buf;
+	int fd;
 	ssize_t got;
 
 	*v = NULL;
@@ -479,19 +557,8 @@ int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, in
 		free(buf);
 		return 0;
 	}
-	buf[(size_t)len] = '\0';
-	for (p = buf; *p && *p != '\n'; p = end) {
-		double x = strtod(p, &end);
-		if (end == p)
-			break;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*v = xrealloc(*v, (size_t)cap * sizeof(**v));
-		}
-		(*v)[(*n)++] = x;
-		while (*end == ' ')
-			end++;
-	}
+	buf[(size_t)len - 1] = '\0';
+	samplesline_parse(buf, v, n);
 	free(buf);
 	return *n > 0;
 }

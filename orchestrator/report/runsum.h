@@ -8,9 +8,9 @@
  *                 the benchmark and correctness steps with their figures
  *                 ("schema": "gpuorch.summary/1"), and where each
  *                 benchmark's samples are in
- *   samples.txt   one line per benchmark step: its samples (store/samples.h), space-separated
- *                 (strbuf_add_double: the same doubles in the fewest
- *                 digits), in ascending order (summaries written before
+ *   samples.txt   one line per benchmark step: its samples (store/samples.h)
+ *                 in ascending order, plain or packed (report/samplesline.h:
+ *                 the same doubles either way; summaries written before
  *                 2026-11-29 have them in the order taken; readers sort
  *                 what is not sorted), read only for the figures a
  *                 command looks at (history's points).
@@ -26,9 +26,12 @@
 #include "core/error.h"
 #include "store/store.h"
 
-#define RUNSUM_SCHEMA "gpuorch.summary/4"   /* 2: output figures, kernel medians; 3: samples
+#define RUNSUM_SCHEMA "gpuorch.summary/5"   /* 2: output figures, kernel medians; 3: samples
 					       * n (timed), samples_kept, clocks, GPU uuid; 4: per host
-					       * "counts" (gates failed, builds failed, steps skipped/failed) */
+					       * "counts" (gates failed, builds failed, steps skipped/failed);
+					       * 5: samples.txt lines may be packed (samplesline.h) */
+#define RUNSUM_SCHEMA_PLAIN "gpuorch.summary/4"   /* the same, every samples.txt line plain:
+						   * current, and brought to 5 by runsum_refresh */
 
 /* The summary of run record `run`. With samples non-NULL each benchmark's
  * samples go there (one line each) and the step says where
@@ -43,8 +46,9 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
  * reader parses those), or kept in memory with its samples inline when the
  * store cannot be written (a store_loader). */
 enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err);
-/* runsum_load that also writes the summary when it is missing or stale
- * (`gpuorch summarize`; a store_loader). */
+/* runsum_load that also writes the summary when it is missing or stale, and
+ * brings a current RUNSUM_SCHEMA_PLAIN one to RUNSUM_SCHEMA from its own
+ * samples.txt, with no run.json needed (`gpuorch summarize`; a store_loader). */
 enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err);
 /* Every run under REPORTS as summaries, newest first (store_list's rules). */
 enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warnings,

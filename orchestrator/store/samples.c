@@ -23,14 +23,13 @@ static void put_varint(unsigned char *buf, size_t *len, uint64_t u)
 	buf[(*len)++] = (unsigned char)u;
 }
 
-cJSON *samples_encode(const double *v, int n)
+int samples_pack_b64(const double *v, int n, struct strbuf *out)
 {
 	unsigned char *raw = xmalloc((size_t)n * 10 + 1), *z, *b64;
 	size_t len = 0;
 	uLongf zlen;
 	int64_t prev = 0;
 	int i, blen;
-	cJSON *o = cJSON_CreateObject();
 
 	for (i = 0; i < n; i++) {
 		int64_t ns = (int64_t)llround(v[i] * 1000.0), d = ns - prev;
@@ -40,20 +39,49 @@ cJSON *samples_encode(const double *v, int n)
 	zlen = compressBound((uLong)len);
 	z = xmalloc(zlen);
 	if (compress2(z, &zlen, raw, (uLong)len, Z_BEST_COMPRESSION) != Z_OK) {
-		/* out of memory inside zlib: the caller keeps the plain array */
+		/* out of memory inside zlib: the caller keeps the plain form */
 		free(raw);
 		free(z);
-		cJSON_Delete(o);
-		return NULL;
+		return -1;
 	}
 	b64 = xmalloc(4 * ((zlen + 2) / 3) + 1);
 	blen = EVP_EncodeBlock(b64, z, (int)zlen);
-	json_add_str(o, "encoding", SAMPLES_ENCODING);
-	json_add_num(o, "n", n);
-	cJSON_AddItemToObject(o, "data", cJSON_CreateString(blen >= 0 ? (char *)b64 : ""));
+	if (blen >= 0)
+		strbuf_add(out, (const char *)b64, (size_t)blen);
 	free(raw);
 	free(z);
 	free(b64);
+	return blen >= 0 ? 0 : -1;
+}
+
+int samples_exact(const double *v, int n)
+{
+	int i;
+	for (i = 0; i < n; i++) {
+		double back;
+		/* |ns| below 2^53: a whole number a double holds, deltas an int64 holds */
+		if (!isfinite(v[i]) || fabs(v[i]) >= 9.0e12)
+			return 0;
+		back = (double)llround(v[i] * 1000.0) / 1000.0;
+		if (back != v[i] || signbit(back) != signbit(v[i]))
+			return 0;
+	}
+	return 1;
+}
+
+cJSON *samples_encode(const double *v, int n)
+{
+	struct strbuf data = STRBUF_INIT;
+	cJSON *o;
+	if (samples_pack_b64(v, n, &data) < 0) {
+		strbuf_release(&data);
+		return NULL;
+	}
+	o = cJSON_CreateObject();
+	json_add_str(o, "encoding", SAMPLES_ENCODING);
+	json_add_num(o, "n", n);
+	json_add_str(o, "data", data.len ? data.buf : "");
+	strbuf_release(&data);
 	return o;
 }
 
@@ -86,24 +114,18 @@ static int fail(struct strbuf *err, const char *why)
 	return -1;
 }
 
-/* timing.samples -> out->v, out->n */
-static int decode(const cJSON *o, struct samples *out, struct strbuf *err)
+int samples_unpack_b64(const char *data, int n, double **v, struct strbuf *err)
 {
-	const char *data = rr_str(o, "data");
-	double dn;
-	size_t dlen, k;
+	size_t dlen = strlen(data), k;
 	unsigned char *z, *raw;
 	uLongf rawlen;
-	int zlen, pad = 0, n, i, shift = 0;
+	int zlen, pad = 0, i, shift = 0;
 	uint64_t u = 0;
 	int64_t prev = 0;
 
-	if (!rr_streq(rr_str(o, "encoding"), SAMPLES_ENCODING))
-		return fail(err, "unknown encoding (this gpuorch reads \"" SAMPLES_ENCODING "\")");
-	if (!rr_num(o, "n", &dn) || dn < 0 || dn > SAMPLES_MAX_N || dn != floor(dn) || !data)
-		return fail(err, "no count \"n\" or no \"data\"");
-	n = (int)dn;
-	dlen = strlen(data);
+	*v = NULL;
+	if (n < 0 || n > SAMPLES_MAX_N)
+		return fail(err, "a count of samples out of range");
 	if (dlen % 4)
 		return fail(err, "the base64 data is not a multiple of 4 characters");
 	if (dlen && data[dlen - 1] == '=')
@@ -123,7 +145,7 @@ static int decode(const cJSON *o, struct samples *out, struct strbuf *err)
 		return fail(err, "the zlib stream is damaged or longer than n samples");
 	}
 	free(z);
-	out->v = xcalloc((size_t)n + 1, sizeof(double));
+	*v = xcalloc((size_t)n + 1, sizeof(double));
 	for (k = 0, i = 0; k < rawlen; k++) {
 		u |= (uint64_t)(raw[k] & 0x7f) << shift;
 		shift += 7;
@@ -135,17 +157,32 @@ static int decode(const cJSON *o, struct samples *out, struct strbuf *err)
 		if (i == n)
 			break;
 		prev += (u & 1) ? -(int64_t)(u >> 1) - 1 : (int64_t)(u >> 1);
-		out->v[i++] = (double)prev / 1000.0;
+		(*v)[i++] = (double)prev / 1000.0;
 		u = 0;
 		shift = 0;
 	}
 	free(raw);
 	if (i != n || k != rawlen) {
-		free(out->v);
-		out->v = NULL;
+		free(*v);
+		*v = NULL;
 		return fail(err, "the data does not hold exactly n samples");
 	}
-	out->n = n;
+	return 0;
+}
+
+/* timing.samples -> out->v, out->n */
+static int decode(const cJSON *o, struct samples *out, struct strbuf *err)
+{
+	const char *data = rr_str(o, "data");
+	double dn;
+
+	if (!rr_streq(rr_str(o, "encoding"), SAMPLES_ENCODING))
+		return fail(err, "unknown encoding (this gpuorch reads \"" SAMPLES_ENCODING "\")");
+	if (!rr_num(o, "n", &dn) || dn < 0 || dn > SAMPLES_MAX_N || dn != floor(dn) || !data)
+		return fail(err, "no count \"n\" or no \"data\"");
+	if (samples_unpack_b64(data, (int)dn, &out->v, err) < 0)
+		return -1;
+	out->n = (int)dn;
 	return 0;
 }
 

@@ -30,6 +30,15 @@ struct samples {
 	const char *kept;  /* timing.samples_kept when the record says which were kept, else NULL */
 };
 
+/* The codec alone (also samples.txt's packed lines, report/samplesline.h):
+ * n samples (microseconds) as the encoding's base64 text appended to out
+ * (-1: zlib ran out of memory, out unchanged); and back, exactly n samples
+ * from NUL-terminated base64 into a new array *v (-1 with err: damaged). */
+int samples_pack_b64(const double *v, int n, struct strbuf *out);
+int samples_unpack_b64(const char *data, int n, double **v, struct strbuf *err);
+/* Whether the codec gives back every one of the n samples as the same double
+ * (each a whole nanosecond, |x| < 9e12 us, and -0 is not 0). */
+int samples_exact(const double *v, int n);
 /* Encode n samples (microseconds) into a new timing.samples object (NULL:
  * zlib ran out of memory). */
 cJSON *samples_encode(const double *v, int n);

@@ -3,7 +3,8 @@
 timing.samples is the packed form gpuorch records (orchestrator/store/samples.h):
 {"encoding": "ns-delta-zigzag-varint/zlib/base64", "n": N, "data": base64}; older
 records have timing.samples_us, a plain list. get() reads either, put() writes
-back in the form the timing had (packed when it was packed).
+back in the form the timing had (packed when it was packed). line_samples() reads a
+line of samples.txt in either form; run as a script it prints a samples.txt decoded.
 """
 import base64
 import zlib
@@ -53,3 +54,21 @@ def put(timing, samples):
         timing["samples"] = encode(samples)
     else:
         timing["samples_us"] = list(samples)
+
+
+def line_samples(line):
+    """The samples of one samples.txt line (report/samplesline.h), either form."""
+    line = line.rstrip("\n")
+    if line.startswith(ENCODING + " "):
+        _, n, data = line.split(" ")
+        return decode({"encoding": ENCODING, "n": int(n), "data": data})
+    return [float(x) for x in line.split()]
+
+
+if __name__ == "__main__":
+    # samples.py FILE: each line of samples.txt FILE as its samples, space-separated
+    # in %.17g after decoding (the same text for either form of a line)
+    import sys
+    with open(sys.argv[1]) as f:
+        for ln in f:
+            print(" ".join("%.17g" % x for x in line_samples(ln)))
