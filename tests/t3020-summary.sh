@@ -25,7 +25,7 @@ test_expect_success 'setup: one host, a project, two runs' '
 test_expect_success 'a run writes summary.json and samples.txt beside run.json' '
 	run=$(last_run_dir) &&
 	test -f $run/summary.json && test -s $run/samples.txt &&
-	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/4 &&
+	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/5 &&
 	test "$(jq_ $run/summary.json run_id)" = "$(jq_ $run/run.json run_id)" &&
 	test "$(jq_ $run/summary.json outcome)" = "$(jq_ $run/run.json outcome)" &&
 	test "$(jq_ $run/summary.json of.size)" = "$(wc -c <$run/run.json | tr -d " ")" &&
@@ -85,7 +85,7 @@ test_expect_success 'a run without a summary gets one the first time it is liste
 	rm $run/summary.json $run/samples.txt &&
 	"$GPUORCH" runs >first.out &&
 	test -f $run/summary.json && test -f $run/samples.txt &&
-	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/4 &&
+	test "$(jq_ $run/summary.json schema)" = gpuorch.summary/5 &&
 	test "$(jq_ $run/summary.json of.size)" = "$(wc -c <$run/run.json | tr -d " ")" &&
 	"$GPUORCH" runs >again.out &&
 	diff -u before.out first.out && diff -u before.out again.out

@@ -22,6 +22,7 @@
 #include "core/banned.h"
 
 #define SAMPLES_MAX (1 << 24)   /* bytes of one samples line read back */
+#define RUNSUM_SCHEMA_4 "gpuorch.summary/4"   /* read as current by listings: no sweep steps */
 
 static void copy_str(cJSON *to, const cJSON *from, const char *key)
 {
@@ -113,6 +114,8 @@ static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
 	int i;
 	for (i = 0; keys[i]; i++)
 		copy_str(o, s, keys[i]);
+	/* the GPU it ran on (a spread run's, a GPU slot's): compare's instance rule */
+	copy_item(o, s, "gpus");
 	if (!res)
 		return o;
 	r = json_add_obj(o, "result");
@@ -249,6 +252,7 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 		cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
 			if (!cJSON_IsObject(s) || (!rr_is_kind(s, STEP_BENCHMARK) &&
 						   !rr_is_kind(s, STEP_CORRECTNESS) &&
+						   !rr_is_kind(s, STEP_SWEEP) &&
 						   !rr_is_kind(s, STEP_KERNEL_TIMING)))
 				continue;
 			cJSON_AddItemToArray(steps, step_summary(s, samples));
@@ -337,12 +341,20 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
 	return st;
 }
 
-/* summary.json, when it is there, is this schema and summarises run.json as
- * it is: same size, and the same mtime or else the same SHA-256 (a clone or
- * a copy gives every file a new mtime, not new contents: its committed
- * summaries stay current, and a listing never rewrites tracked files); and
- * samples.txt is the size the summary says (when it says one) */
-static cJSON *current_summary(const char *dir)
+/* Summary o is of this schema, or (older_ok) of /4, which it extends. */
+static int schema_ok(const cJSON *o, int older_ok)
+{
+	return rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) ||
+	       (older_ok && rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA_4));
+}
+
+/* summary.json, when it is there, is this schema (older_ok: or /4) and
+ * summarises run.json as it is: same size, and the same mtime or else the
+ * same SHA-256 (a clone or a copy gives every file a new mtime, not new
+ * contents: its committed summaries stay current, and a listing never
+ * rewrites tracked files); and samples.txt is the size the summary says
+ * (when it says one) */
+static cJSON *current_summary(const char *dir, int older_ok)
 {
 	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
 	struct strbuf why = STRBUF_INIT;
@@ -353,14 +365,14 @@ static cJSON *current_summary(const char *dir)
 	if (fs_is_file(sum) && !fs_is_file(rj) && json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
 		/* the raw record is in the results store (docs/results-store.md): the
 		 * summary is what this clone has of the run, and what a listing reads */
-		if (!rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA)) {
+		if (!schema_ok(o, older_ok)) {
 			cJSON_Delete(o);
 			o = NULL;
 		}
 	} else if (fs_is_file(sum) && stat_of(rj, &size, &mtime_s, &mtime_ns) &&
 		   json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
 		const cJSON *of = rr_obj(o, "of");
-		int same = rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) && rr_num(of, "size", &ssize) &&
+		int same = schema_ok(o, older_ok) && rr_num(of, "size", &ssize) &&
 			   rr_num(of, "mtime_s", &ss) && rr_num(of, "mtime_ns", &sns) && ssize == size;
 		if (same && rr_num(of, "samples_size", &samples_size)) {
 			char *sp = xstrfmt("%s/samples.txt", dir);
@@ -407,15 +419,14 @@ static void load_close(struct json_lean *run)
 	json_lean_release(run);
 }
 
-enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
+/* The summary built from dir/run.json: written, or in memory where the
+ * store cannot be written. */
+static enum go_status load_from_record(const char *dir, cJSON **out, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
 	struct store_record_file of;
 	struct json_lean run;
 	enum go_status st;
-	*out = current_summary(dir);
-	if (*out)
-		return GO_OK;
 	st = load_open(dir, &run, &of, err);
 	if (st != GO_OK)
 		return st;
@@ -430,12 +441,49 @@ enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
 	return GO_OK;
 }
 
+enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
+{
+	*out = current_summary(dir, 1);
+	if (*out)
+		return GO_OK;
+	return load_from_record(dir, out, err);
+}
+
+enum go_status runsum_load_here(const char *dir, cJSON **out, struct strbuf *err)
+{
+	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
+	char *id = store_qualified_id(dir);
+	enum go_status st = GO_OK;
+	if ((*out = current_summary(dir, 0)) != NULL)
+		;
+	else if (fs_is_file(rj))
+		st = load_from_record(dir, out, err);
+	else if ((*out = current_summary(dir, 1)) == NULL)
+		st = go_fail(err, GO_ERR_IO, "run %s has no summary this gpuorch reads ('%s' is %s) "
+			     "and no run.json to make one from: get its raw record with 'gpuorch pull "
+			     "%s', or leave out --summary (the raw record is fetched then)", id, sum,
+			     fs_is_file(sum) ? "of another schema, or damaged" : "missing", id);
+	free(id);
+	free(rj);
+	free(sum);
+	return st;
+}
+
+const char *runsum_lacks(const cJSON *sum)
+{
+	return rr_streq(rr_str(sum, "schema"), RUNSUM_SCHEMA_4) ? "sweep variants" : NULL;
+}
+
 enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err)
 {
 	struct store_record_file of;
 	struct json_lean run;
 	enum go_status st;
-	*out = current_summary(dir);
+	char *rj = xstrfmt("%s/run.json", dir);
+	int here = fs_is_file(rj);
+	free(rj);
+	/* an older summary is rewritten from the raw record here, never fetched for it */
+	*out = current_summary(dir, !here);
 	if (*out)
 		return GO_OK;
 	st = load_open(dir, &run, &of, err);
