@@ -1,7 +1,7 @@
 #!/bin/sh
 # cost: 40
 # asan: yes
-test_description='gpuorch compare of two sweep runs: every variant paired with the same variant of the other run and judged by the one rule (a planted 1.5x faster variant faster, one 1.04x faster and the untouched ones same), a variant of one run only listed as missing, in the sweep order; --json and --summary carry the same rows; runs without sweeps compare as before'
+test_description='gpuorch compare of two sweep runs: every variant paired with the same variant of the other run and judged by the one rule (a planted 1.5x faster variant faster, one 1.04x faster and the untouched ones same), a variant of one run only listed as missing, in the merged order of the sweeps; --json and --summary carry the same rows; runs without sweeps compare as before'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/sshd.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
@@ -24,12 +24,12 @@ spec() {
 	JSON
 }
 
-test_expect_success 'setup: run A sweeps TILE 1 2 4 8; run B sweeps 1 2 4 16 with TILE=4 made 1.5x faster and TILE=2 1.04x' '
+test_expect_success 'setup: run A sweeps TILE 1 2 4 8; run B sweeps 1 2 3 4 with TILE=4 made 1.5x faster and TILE=2 1.04x' '
 	sshd_start a && sshd_write_hosts_json hosts.json a &&
 	mkdir -p vproj/experiments && cp "$SRCDIR/tests/fixtures/varsweep/varsweep.c" vproj/ &&
 	(cd vproj && git init -q && git config user.email t@example.com && git config user.name t) &&
 	spec a "1, 2, 4, 8" "" &&
-	spec b "1, 2, 4, 16" "\"FAST_TILE\": 4, \"FAST_BY\": \"1.5\", \"EDGE_TILE\": 2, \"EDGE_BY\": \"1.04\"" &&
+	spec b "1, 2, 3, 4" "\"FAST_TILE\": 4, \"FAST_BY\": \"1.5\", \"EDGE_TILE\": 2, \"EDGE_BY\": \"1.04\"" &&
 	(cd vproj && git add -A && git commit -qm specs) &&
 	(cd vproj && "$GPUORCH" run experiments/a.json --hosts ../hosts.json) >a.out 2>&1 || { cat a.out; false; } &&
 	A=$(basename $(last_run_dir)) &&
@@ -38,10 +38,10 @@ test_expect_success 'setup: run A sweeps TILE 1 2 4 8; run B sweeps 1 2 4 16 wit
 	echo "$A $B" >ids &&
 	: "the stand-in printed the planted samples: B TILE=4 is A TILE=4 / 1.5" &&
 	test "$(jq_ reports/vsweep/$A/run.json hosts.0.steps --len)" = 9 &&
-	test "$(jq_ reports/vsweep/$B/run.json hosts.0.steps.6.variant)" = TILE=4
+	test "$(jq_ reports/vsweep/$B/run.json hosts.0.steps.8.variant)" = TILE=4
 '
 
-test_expect_success 'compare lists the plain benchmark and every variant in the sweep order, each judged: 4 faster, 2 (within the factor) and 1 same, 8 and 16 missing' '
+test_expect_success 'compare lists the plain benchmark and every variant in the merged order of the sweeps, each judged: 4 faster, 2 (within the factor) and 1 same, 8 (A only) and 3 (B only, in its place) missing' '
 	read A B <ids &&
 	"$GPUORCH" compare $A $B >cmp.md &&
 	cat cmp.md &&
@@ -50,9 +50,9 @@ test_expect_success 'compare lists the plain benchmark and every variant in the 
 	 vs p1
 	 vs p1 [TILE=1]
 	 vs p1 [TILE=2]
+	 vs p1 [TILE=3]
 	 vs p1 [TILE=4]
 	 vs p1 [TILE=8]
-	 vs p1 [TILE=16]
 	EOF
 	test_cmp want order &&
 	grep "^| vs p1 | a (no GPU) | 10.05 us \[10.00-10.10, n=200\] | 10.05 us \[10.00-10.10, n=200\] | x1.000 | 1.0000 | \*\*same\*\* |$" cmp.md &&
@@ -60,7 +60,7 @@ test_expect_success 'compare lists the plain benchmark and every variant in the 
 	grep "^| vs p1 \[TILE=2\] | a (no GPU) | 20.10 us .* | 19.32 us .* | x0.962 | .* | \*\*same\*\* (significant, but within the factor) |$" cmp.md &&
 	grep "^| vs p1 \[TILE=4\] | a (no GPU) | 40.19 us .* | 26.79 us .* | x0.667 | .* | \*\*faster\*\* |$" cmp.md &&
 	grep "^| vs p1 \[TILE=8\] | a (no GPU) | 80.4.* us .* | - | - | - | \*\*missing\*\*; not measured in the second run |$" cmp.md &&
-	grep "^| vs p1 \[TILE=16\] | a (no GPU) | - | 160.* us .* | - | - | \*\*missing\*\*; not measured in the first run |$" cmp.md &&
+	grep "^| vs p1 \[TILE=3\] | a (no GPU) | - | 30.* us .* | - | - | \*\*missing\*\*; not measured in the first run |$" cmp.md &&
 	grep "^6 figures: 3 same, 1 faster or better, 0 slower or worse, 0 different, 0 insufficient data, 2 missing; no regression$" cmp.md
 '
 
@@ -69,7 +69,9 @@ test_expect_success 'B against A: the planted variant is slower, a regression (e
 	test_expect_code 1 "$GPUORCH" compare $B $A >rev.md &&
 	grep "^| vs p1 \[TILE=4\] | .* | x1.500 | .* | \*\*slower\*\*; REGRESSION |$" rev.md &&
 	grep "^| vs p1 \[TILE=2\] | .* | x1.040 | .* | \*\*same\*\* (significant, but within the factor) |$" rev.md &&
-	grep "^| vs p1 \[TILE=16\] | .* | \*\*missing\*\*; not measured in the second run |$" rev.md &&
+	grep "^| vs p1 \[TILE=3\] | .* | \*\*missing\*\*; not measured in the second run |$" rev.md &&
+	grep "^| vs p1 \[TILE=8\] | .* | \*\*missing\*\*; not measured in the first run |$" rev.md &&
+	grep "^| vs p1" rev.md | cut -d"|" -f2 | sed "s/ *$//" >rev-order && test_cmp order rev-order &&
 	grep "^6 figures: 3 same, 0 faster or better, 1 slower or worse, 0 different, 0 insufficient data, 2 missing; REGRESSION$" rev.md
 '
 
@@ -82,10 +84,10 @@ test_expect_success 'compare --json: the same rows, each variant named, against 
 	for i in 1 2 3 4 5; do
 		echo "$(jq_ cmp.json rows.$i.variant) $(jq_ cmp.json rows.$i.verdict)" || return 1
 	done >vj &&
-	printf "TILE=1 same\nTILE=2 same\nTILE=4 faster\nTILE=8 missing\nTILE=16 missing\n" >want &&
+	printf "TILE=1 same\nTILE=2 same\nTILE=3 missing\nTILE=4 faster\nTILE=8 missing\n" >want &&
 	test_cmp want vj &&
-	test "$(jq_ cmp.json rows.3.ratio | cut -c1-5)" = 0.666 &&
-	test "$(jq_ cmp.json rows.4.median_b_us)" = null &&
+	test "$(jq_ cmp.json rows.4.ratio | cut -c1-5)" = 0.666 &&
+	test "$(jq_ cmp.json rows.5.median_b_us)" = null && test "$(jq_ cmp.json rows.3.median_a_us)" = null &&
 	test "$(jq_ cmp.json counts.faster)" = 1 && test "$(jq_ cmp.json counts.missing)" = 2 &&
 	: "a plain row has no variant key at all" &&
 	grep -c "\"variant\"" cmp.json >nv && test "$(cat nv)" = 5

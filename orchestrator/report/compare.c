@@ -650,13 +650,35 @@ static void say_missing(struct strbuf *notes, const struct figure *f, const stru
 	strbuf_release(&names);
 }
 
+/* Figure f is the variant after p in one sweep of its run. */
+static int next_variant(const struct figure *p, const struct figure *f)
+{
+	return p->variant && f->variant && same_str(p->program, f->program) &&
+	       same_str(p->problem, f->problem) && same_str(p->name, f->name);
+}
+
+/* Move the last row to position at (the rows from at on shift down one);
+ * row_b[] (the row of each of B's nb figures, -1: none) follows. */
+static void move_last_row(struct cmp_result *out, int *row_b, int nb, int at)
+{
+	struct cmp_row r = out->rows[out->nrows - 1];
+	int i;
+	memmove(&out->rows[at + 1], &out->rows[at], (size_t)(out->nrows - 1 - at) * sizeof(r));
+	out->rows[at] = r;
+	for (i = 0; i < nb; i++)
+		if (row_b[i] >= at)
+			row_b[i] = row_b[i] == out->nrows - 1 ? at : row_b[i] + 1;
+}
+
 void compare_runs(const struct figures *a, const struct figures *b, const struct cmp_opts *o,
 		  struct cmp_result *out)
 {
-	char *used = xcalloc((size_t)b->n + 1, 1);
+	int *row_b = xmalloc(((size_t)b->n + 1) * sizeof(*row_b));   /* -1: not paired yet */
 	int i, j, cap = 0;
 
 	memset(out, 0, sizeof(*out));
+	for (j = 0; j < b->n; j++)
+		row_b[j] = -1;
 	for (i = 0; i < a->n; i++) {
 		const struct figure *fa = &a->v[i];
 		int best = -1, best_score = -1;
@@ -665,7 +687,7 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 			continue;
 		for (j = 0; j < b->n; j++) {
 			int score;
-			if (used[j] || !partners(o, fa, &b->v[j]))
+			if (row_b[j] >= 0 || !partners(o, fa, &b->v[j]))
 				continue;
 			score = 2 * same_str(fa->host, b->v[j].host) + same_str(fa->gpu, b->v[j].gpu) * 4;
 			if (score > best_score) {
@@ -680,24 +702,29 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 			say_missing(&r->notes, fa, b, o->pair_a ? o->pair_b : fa->program, "second");
 			continue;
 		}
-		used[best] = 1;
+		row_b[best] = out->nrows - 1;
 		r->b = &b->v[best];
 		judge(r, o);
 	}
+	/* B's figures A lacks: at the end, in B's order; a sweep variant right
+	 * after the variant before it in B's sweep (a sweep's order, merged) */
 	for (j = 0; j < b->n; j++) {
 		struct cmp_row *r;
-		if (used[j] || !wants(o, &b->v[j], 1))
+		if (row_b[j] >= 0 || !wants(o, &b->v[j], 1))
 			continue;
 		r = new_row(out, &cap);
 		r->b = &b->v[j];
 		r->verdict = CMP_MISSING;
 		say_missing(&r->notes, &b->v[j], a, o->pair_a ? o->pair_a : b->v[j].program, "first");
+		row_b[j] = out->nrows - 1;
+		if (j > 0 && row_b[j - 1] >= 0 && next_variant(&b->v[j - 1], &b->v[j]))
+			move_last_row(out, row_b, b->n, row_b[j - 1] + 1);
 	}
 	for (i = 0; i < out->nrows; i++) {
 		out->count[out->rows[i].verdict]++;
 		out->nregressions += out->rows[i].regression;
 	}
-	free(used);
+	free(row_b);
 }
 
 void compare_result_release(struct cmp_result *r)
