@@ -42,11 +42,10 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
 /* The summary of the run in dir: summary.json when it is current, else one
  * built from run.json and written (summary.json and samples.txt: the next
  * reader parses those), or kept in memory with its samples inline when the
- * store cannot be written (a store_loader). */
+ * store cannot be written (a store_loader). A gpuorch.summary/4 summary is
+ * current here (/5 only adds the sweep steps): a store of them lists, and a
+ * summary-only run is not fetched, as before. */
 enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err);
-/* A gpuorch.summary/4 summary reads as a current one (/5 only adds to it)
- * where runsum_load finds it, so a store of such summaries lists, and a
- * summary-only run is not fetched, as before; it has no sweep steps. */
 /* runsum_load that also writes the summary when it is missing or stale, or
  * of an older schema while run.json is here (`gpuorch summarize`; a
  * store_loader). */
