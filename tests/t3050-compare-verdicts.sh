@@ -12,7 +12,7 @@ fi
 # edited EXP SRC_ID NEW_ID PYTHON: a copy of committed run SRC_ID of
 # experiment EXP as NEW_ID (SRC_ID itself when the same; no summary: run.json
 # is read), PYTHON run on it
-# with `run` (the record), `bench(run)` (its benchmark timings) and `samples`
+# with `run` (the record), `bench(run)` (its benchmark timings, a sweep's too) and `samples`
 # (tests/lib/samples.py: the samples in either form) at hand
 edited() {
 	{ test "$2" = "$3" || { rm -rf store/$1/$3 && cp -R store/$1/$2 store/$1/$3; }; } &&
@@ -24,7 +24,8 @@ edited() {
 	import samples
 	def bench(run):
 	    return [s["result"]["timing"] for h in run["hosts"] for s in h["steps"]
-	            if s.get("kind") == "benchmark" and (s.get("result") or {}).get("timing")]
+	            if (s.get("kind") == "benchmark" or (s.get("kind") == "sweep" and s.get("mode") == "bench"))
+	            and (s.get("result") or {}).get("timing")]
 	def scale(run, f, medians=True, stored=True):
 	    for t in bench(run):
 	        if medians:
@@ -51,7 +52,7 @@ test_expect_success 'compare H100 vs H200 at one commit: not comparable, both GP
 	     "$(jq_ store/attention-wgmma/$H200/run.json provenance.git.commit)" &&
 	"$GPUORCH" compare $H100 $H200 >gpu.md &&
 	grep "^| attn_wgmma B4-H16-S4096-D128 | h100 (NVIDIA H100 80GB HBM3 / NVIDIA H200) | .* | \*\*not comparable\*\*; different GPU models: NVIDIA H100 80GB HBM3 vs NVIDIA H200 (give --cross-gpu to compare them anyway) |$" gpu.md &&
-	grep "^20 figures: 0 same, .* 0 missing, 20 not comparable; no regression$" gpu.md &&
+	grep "^32 figures: 0 same, .* 0 missing, 32 not comparable; no regression$" gpu.md &&
 	"$GPUORCH" compare $H100 $H200 --json >gpu.json &&
 	test "$(jq_ gpu.json rows.0.verdict)" = "not comparable" &&
 	test "$(jq_ gpu.json rows.0.gpu_b)" = "NVIDIA H200" && test "$(jq_ gpu.json regressions)" = 0
@@ -60,7 +61,7 @@ test_expect_success 'compare H100 vs H200 at one commit: not comparable, both GP
 test_expect_success 'the H200 run made x1.3 slower is still not comparable (exit 0); --cross-gpu asks for the verdict: slower, exit 1' '
 	edited attention-wgmma $H200 20261126-200027-5105e7 "scale(run, 1.3)" &&
 	"$GPUORCH" compare $H100 20261126-200027-5105e7 >slow.md &&
-	! grep "REGRESSION" slow.md && grep "20 not comparable; no regression" slow.md &&
+	! grep "REGRESSION" slow.md && grep "32 not comparable; no regression" slow.md &&
 	test_expect_code 1 "$GPUORCH" compare $H100 20261126-200027-5105e7 --cross-gpu >cross.md &&
 	grep "^| attn_wgmma B4-H16-S4096-D128 | h100 (NVIDIA H100 80GB HBM3 / NVIDIA H200) | .* | \*\*slower\*\*.*GPU differs: NVIDIA H100 80GB HBM3 vs NVIDIA H200 (--cross-gpu); REGRESSION |$" cross.md
 '
@@ -72,7 +73,7 @@ test_expect_success 'two H100 instances, one source tree: the same (x1.046 on ge
 	     "$(jq_ store/gemm-wgmma/$B/run.json provenance.content_id)" &&
 	"$GPUORCH" compare $A $B >inst.md &&
 	grep "^| gemm_wgmma M8192-N8192-K8192 | h100 (NVIDIA H100 80GB HBM3) | 1560 us \[1457-1802, n=318\] at 1890 MHz | 1632 us \[1437-1689, n=314\] at 1575 MHz | x1.046 | .* | \*\*same\*\*; GPU instances differ (GPU-e5130b51 vs GPU-e683d179): the same within x1.08 across instances |$" inst.md &&
-	grep "^9 figures: 9 same, .*; no regression$" inst.md
+	grep "^37 figures: 31 same, .* 6 missing; no regression$" inst.md
 '
 
 test_expect_success 'across instances x1.072 (machine noise) is the same, x1.1 is slower (exit 1); on one instance x1.072 is slower' '
@@ -81,14 +82,14 @@ test_expect_success 'across instances x1.072 (machine noise) is the same, x1.1 i
 	edited gemm-wgmma $A 20261127-174947-a10720 "scale(run, 1.072)" &&
 	"$GPUORCH" compare $A 20261127-174947-a1072e >n1072.md &&
 	grep "^| gemm_wgmma M8192-N8192-K8192 | .* | x1.072 | .* | \*\*same\*\*.*GPU instances differ (GPU-e5130b51 vs GPU-d3fe6ac3)" n1072.md &&
-	grep "^9 figures: 9 same, .*; no regression$" n1072.md &&
+	grep "^31 figures: 31 same, .*; no regression$" n1072.md &&
 	test_expect_code 1 "$GPUORCH" compare $A 20261127-174947-a1100e >n1100.md &&
 	grep "^| gemm_wgmma M4096-N4096-K4096 | .* | x1.100 | .* | \*\*slower\*\*; GPU instances differ .*REGRESSION |$" n1100.md &&
 	test_expect_code 1 "$GPUORCH" compare $A 20261127-174947-a10720 >s1072.md &&
 	grep "^| gemm_wgmma M4096-N4096-K4096 | .* | x1.072 | .* | \*\*slower\*\*.*REGRESSION |$" s1072.md &&
 	! grep "GPU instances differ" s1072.md &&
 	"$GPUORCH" compare $A 20261127-174947-a1100e --instance-factor 1.2 >wide.md &&
-	grep "^9 figures: 9 same" wide.md
+	grep "^31 figures: 31 same" wide.md
 '
 
 test_expect_success 'B median x1.30 over the same stored samples: not same (insufficient data, the recorded medians named), REGRESSION, exit 1' '

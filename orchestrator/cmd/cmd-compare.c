@@ -1,6 +1,8 @@
 /* cmd-compare.c -- `gpuorch compare RUN_A RUN_B`: two runs side by side, a verdict per figure. */
 #include "cmd/commands.h"
 #include "report/compare.h"
+#include "report/runsum.h"
+#include "store/runread.h"
 #include "core/error.h"
 #include "core/fsutil.h"
 #include "store/store.h"
@@ -24,7 +26,8 @@ static const char about[] =
 	"the figure's better direction (docs/byo.md). Timings of different GPU\n"
 	"models (or compute capabilities, or SM clock caps) are \"not comparable\",\n"
 	"never slower; two instances of one model (other GPU UUIDs) are the same\n"
-	"within the instance factor (docs/reproduce.md).\n";
+	"within the instance factor (docs/reproduce.md). The variants of a sweep are\n"
+	"figures too: each is paired with the same variant of the other run.\n";
 
 static const struct cmd_option options[] = {
 	{ "factor", 'f', "F", NULL, "smallest ratio of medians called a change (default 1.05)" },
@@ -32,6 +35,9 @@ static const struct cmd_option options[] = {
 				      "the same problems (RUN_A and RUN_B may be the same run)" },
 	{ "output", 'o', "FILE", "@file", "also write the comparison as Markdown to FILE" },
 	{ "json", 'j', NULL, NULL, "print the comparison as JSON instead of Markdown" },
+	{ "summary", 's', NULL, NULL, "compare the runs' summaries alone (summary.json and\n"
+				      "samples.txt): no raw record is read or fetched; a\n"
+				      "summary has no ptxas resources" },
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
 	{ "cross-gpu", 'X', NULL, NULL, "judge timings of different GPU models too (a verdict on\n"
@@ -51,17 +57,109 @@ int cmd_parse_factor(const char *s, double *out)
 	return 0;
 }
 
+/* The samples of a summary's figures, from the run's samples.txt. */
+static void summary_samples(const char *dir, struct figures *fs)
+{
+	int i;
+	for (i = 0; i < fs->n; i++)
+		if (!fs->v[i].samples && fs->v[i].samples_at)
+			runsum_read_samples(dir, fs->v[i].samples_at, &fs->v[i].samples,
+					    &fs->v[i].nsamples);
+}
+
+/* Run id's record (summary: its summary, nothing fetched) and figures; an
+ * exit code. */
+static int load_run(const char *id, int summary, struct store_entry *e, struct figures *fs)
+{
+	struct strbuf err = STRBUF_INIT;
+	enum go_status st = store_find_with(id, summary ? runsum_load_here : store_load_record, e,
+					    &err);
+	if (st != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
+		strbuf_release(&err);
+		return GO_EXIT_USAGE;
+	}
+	strbuf_release(&err);
+	figures_of_run_sweeps(e->run, fs);
+	if (summary) {
+		summary_samples(e->dir, fs);
+		if (runsum_lacks(e->run))
+			fprintf(stderr, "warning: run %s's summary (%s) was written before summaries "
+				"kept %s: any it has are not compared; 'gpuorch pull %s' then "
+				"'gpuorch summarize' rewrites it\n", e->run_id,
+				rr_str(e->run, "schema"), runsum_lacks(e->run), e->run_id);
+	}
+	return GO_EXIT_OK;
+}
+
+/* The Markdown: the two runs, the rule, the table and the counts. */
+static void render(struct strbuf *md, const struct cmp_result *r, const struct cmp_opts *o,
+		   const cJSON *ra, const cJSON *rb, int summary)
+{
+	strbuf_addstr(md, "# Comparison\n\n- A (reference): ");
+	compare_describe_run(md, ra);
+	strbuf_addstr(md, "\n- B (candidate): ");
+	compare_describe_run(md, rb);
+	strbuf_addf(md, "\n- rule: Mann-Whitney U on the stored samples, p < %g, and the ratio "
+		    "of their medians beyond x%.3g (x%.3g across two instances of one GPU model; a "
+		    "figure with one value per run: the ratio alone)%s\n",
+		    o->alpha, o->factor, o->instance_factor > o->factor ? o->instance_factor :
+		    CMP_INSTANCE_FACTOR > o->factor ? CMP_INSTANCE_FACTOR : o->factor,
+		    o->cross_gpu ? "; --cross-gpu: different GPU models are judged too" : "");
+	if (summary)
+		strbuf_addstr(md, "- read from the runs' summaries (summary.json, samples.txt), not "
+			      "their raw records: ptxas resources are not in a summary, so a change "
+			      "of them is not named\n");
+	strbuf_addch(md, '\n');
+	compare_render_table(md, r, o, "A median [min-max, n]", "B median [min-max, n]");
+	strbuf_addf(md, "\n%d figure%s: %d same, %d faster or better, %d slower or worse, %d different, "
+		    "%d insufficient data, %d missing", r->nrows, r->nrows == 1 ? "" : "s",
+		    r->count[CMP_SAME], r->count[CMP_FASTER], r->count[CMP_SLOWER],
+		    r->count[CMP_DIFFERENT], r->count[CMP_INSUFFICIENT], r->count[CMP_MISSING]);
+	if (r->count[CMP_NOT_COMPARABLE])
+		strbuf_addf(md, ", %d not comparable", r->count[CMP_NOT_COMPARABLE]);
+	strbuf_addf(md, "; %s\n", r->nregressions ? "REGRESSION" : "no regression");
+}
+
+/* Print the comparison (JSON or Markdown), write --output; an exit code. */
+static int print(const struct cmp_result *r, const struct cmp_opts *o, const struct strbuf *md,
+		 int json, const char *output)
+{
+	struct strbuf err = STRBUF_INIT;
+	int rc = GO_EXIT_OK;
+	enum go_status st;
+	if (json) {
+		cJSON *j = compare_result_json(r, o);
+		char *text = cJSON_Print(j);
+		puts(text);
+		free(text);
+		cJSON_Delete(j);
+	} else {
+		fputs(md->buf, stdout);
+	}
+	if (output) {
+		st = fs_write_atomic(output, md->buf, md->len, &err);
+		if (st != GO_OK) {
+			fprintf(stderr, "error: %s\n", err.buf);
+			rc = go_exit_code(st);
+		}
+	}
+	strbuf_release(&err);
+	if (rc == GO_EXIT_OK && r->nregressions)
+		rc = GO_EXIT_FAILED;
+	return rc;
+}
+
 static int compare_exec(int argc, char **argv)
 {
 	struct cmp_opts o;
 	struct store_entry ea, eb;
 	struct figures fa = { 0 }, fb = { 0 };
 	struct cmp_result r;
-	struct strbuf err = STRBUF_INIT, md = STRBUF_INIT;
+	struct strbuf md = STRBUF_INIT;
 	const char *reports = NULL, *output = NULL;
 	char *pair = NULL, *colon;
-	int c, i, rc = GO_EXIT_OK, both = 0, json = 0;
-	enum go_status st;
+	int c, i, rc = GO_EXIT_OK, both = 0, json = 0, summary = 0;
 
 	memset(&o, 0, sizeof(o));
 	memset(&ea, 0, sizeof(ea));
@@ -85,6 +183,7 @@ static int compare_exec(int argc, char **argv)
 		case 'p': pair = optarg; break;
 		case 'o': output = optarg; break;
 		case 'j': json = 1; break;
+		case 's': summary = 1; break;
 		case 'R': reports = optarg; break;
 		default:
 			return cmd_option_failed(&cmd_compare_entry, c);
@@ -105,16 +204,11 @@ static int compare_exec(int argc, char **argv)
 		o.pair_b = colon + 1;
 	}
 	cmd_set_reports(reports);
-	st = store_find(argv[optind], &ea, &err);
-	if (st == GO_OK)
-		st = store_find(argv[optind + 1], &eb, &err);
-	if (st != GO_OK) {
-		fprintf(stderr, "error: %s\n", err.buf);
-		rc = GO_EXIT_USAGE;
+	rc = load_run(argv[optind], summary, &ea, &fa);
+	if (rc == GO_EXIT_OK)
+		rc = load_run(argv[optind + 1], summary, &eb, &fb);
+	if (rc != GO_EXIT_OK)
 		goto out;
-	}
-	figures_of_run(ea.run, &fa);
-	figures_of_run(eb.run, &fb);
 	compare_runs(&fa, &fb, &o, &r);
 	for (i = 0; i < r.nrows; i++)
 		both += r.rows[i].a && r.rows[i].b;
@@ -124,53 +218,17 @@ static int compare_exec(int argc, char **argv)
 							: "program on the same problem",
 			o.pair_a ? "check the program names with 'gpuorch runs'"
 				 : "to compare two programs, give --pair PROG_A:PROG_B");
-		compare_result_release(&r);
 		rc = GO_EXIT_USAGE;
-		goto out;
-	}
-	strbuf_addstr(&md, "# Comparison\n\n- A (reference): ");
-	compare_describe_run(&md, ea.run);
-	strbuf_addstr(&md, "\n- B (candidate): ");
-	compare_describe_run(&md, eb.run);
-	strbuf_addf(&md, "\n- rule: Mann-Whitney U on the stored samples, p < %g, and the ratio "
-		    "of their medians beyond x%.3g (x%.3g across two instances of one GPU model; a "
-		    "figure with one value per run: the ratio alone)%s\n\n",
-		    o.alpha, o.factor, o.instance_factor > o.factor ? o.instance_factor :
-		    CMP_INSTANCE_FACTOR > o.factor ? CMP_INSTANCE_FACTOR : o.factor,
-		    o.cross_gpu ? "; --cross-gpu: different GPU models are judged too" : "");
-	compare_render_table(&md, &r, &o, "A median [min-max, n]", "B median [min-max, n]");
-	strbuf_addf(&md, "\n%d figure%s: %d same, %d faster or better, %d slower or worse, %d different, "
-		    "%d insufficient data, %d missing", r.nrows, r.nrows == 1 ? "" : "s",
-		    r.count[CMP_SAME], r.count[CMP_FASTER], r.count[CMP_SLOWER],
-		    r.count[CMP_DIFFERENT], r.count[CMP_INSUFFICIENT], r.count[CMP_MISSING]);
-	if (r.count[CMP_NOT_COMPARABLE])
-		strbuf_addf(&md, ", %d not comparable", r.count[CMP_NOT_COMPARABLE]);
-	strbuf_addf(&md, "; %s\n", r.nregressions ? "REGRESSION" : "no regression");
-	if (json) {
-		cJSON *j = compare_result_json(&r, &o);
-		char *text = cJSON_Print(j);
-		puts(text);
-		free(text);
-		cJSON_Delete(j);
 	} else {
-		fputs(md.buf, stdout);
+		render(&md, &r, &o, ea.run, eb.run, summary);
+		rc = print(&r, &o, &md, json, output);
 	}
-	if (output) {
-		st = fs_write_atomic(output, md.buf, md.len, &err);
-		if (st != GO_OK) {
-			fprintf(stderr, "error: %s\n", err.buf);
-			rc = go_exit_code(st);
-		}
-	}
-	if (rc == GO_EXIT_OK && r.nregressions)
-		rc = GO_EXIT_FAILED;
 	compare_result_release(&r);
 out:
 	figures_release(&fa);
 	figures_release(&fb);
 	store_entry_release(&ea);
 	store_entry_release(&eb);
-	strbuf_release(&err);
 	strbuf_release(&md);
 	free(pair);
 	return rc;

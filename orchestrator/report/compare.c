@@ -2,7 +2,8 @@
  *
  * Pairing: each figure of run A is matched with the unused figure of run B
  * that measured the same program (or its --pair partner) on the same
- * problem, preferring the same host name, then the same GPU model. What is
+ * problem, of the same sweep variant (none for a plain benchmark),
+ * preferring the same host name, then the same GPU model. What is
  * left on either side is reported as missing. A pair's verdict is decided
  * in this order: correctness changed (step status, the program's own status,
  * or the correctness step) -> different; resources (registers, spills,
@@ -37,7 +38,8 @@ static void resources_of(const cJSON *host, struct figure *f)
 	const cJSON *b, *r;
 	f->registers = f->spill_bytes = f->smem_bytes = -1;
 	cJSON_ArrayForEach(b, cJSON_GetObjectItem(host, "builds")) {
-		if (!rr_streq(json_str(b, "program"), f->program) || !same_str(json_str(b, "arch"), f->arch))
+		if (!rr_streq(json_str(b, "program"), f->program) || !same_str(json_str(b, "arch"), f->arch) ||
+		    !same_str(json_str(b, "variant"), f->variant))
 			continue;
 		cJSON_ArrayForEach(r, cJSON_GetObjectItem(b, "resources")) {
 			int reg = (int)json_num(r, "registers", -1);
@@ -75,6 +77,7 @@ static struct figure *new_figure(struct figures *out, int *cap, const cJSON *run
 	f->problem = json_str(s, "problem");
 	f->arch = json_str(s, "arch");
 	f->role = json_str(s, "role");
+	f->variant = json_str(s, "variant");
 	f->status = json_str(s, "status");
 	f->result_status = json_str(res, "status");
 	f->nvcc_version = json_str(json_path(info, "nvcc"), "version");
@@ -115,7 +118,59 @@ static void add_named(struct figures *out, int *cap, const cJSON *run, const cJS
 	free(full);
 }
 
-void figures_of_run(const cJSON *run, struct figures *out)
+/* A sweep variant's benchmark step: its check is the variant's other step. */
+static int is_sweep_bench(const cJSON *s)
+{
+	return rr_is_kind(s, STEP_SWEEP) && rr_str(s, "variant") && rr_streq(rr_str(s, "mode"), "bench");
+}
+
+/* The correctness step of figure f on host h: the plain one of its program
+ * and problem, or its variant's check. */
+static const cJSON *check_of(const cJSON *h, const struct figure *f)
+{
+	const cJSON *s = NULL;
+	if (!f->variant)
+		return rr_find_step(h, STEP_CORRECTNESS, f->program, f->problem, NULL, NULL);
+	while ((s = rr_next_step(h, s, STEP_SWEEP, f->program, f->problem, NULL, NULL)) != NULL)
+		if (rr_streq(rr_str(s, "variant"), f->variant) && rr_streq(rr_str(s, "mode"), "check"))
+			return s;
+	return NULL;
+}
+
+/* The timing figure of benchmark step s of host h. */
+static void add_timing(struct figures *out, int *cap, const cJSON *run, const cJSON *h,
+		       const cJSON *s)
+{
+	const cJSON *res = cJSON_GetObjectItem(s, "result");
+	struct figure *f = new_figure(out, cap, run, h, s);
+	struct samples sm;
+	double total;
+
+	f->check_status = rr_str(check_of(h, f), "status");
+	f->median_us = rr_num_or_nan(res, METRIC_MEDIAN_PATH);
+	f->min_us = rr_num_or_nan(res, "timing.min_us");
+	f->max_us = rr_num_or_nan(res, "timing.max_us");
+	f->tflops = rr_num_or_nan(res, "model.tflops");
+	f->gbps = rr_num_or_nan(res, "model.gbps");
+	f->clock_mhz = rr_num_or_nan(res, "timing.sm_clock_mhz_median");
+	f->samples_at = json_path(res, "timing.samples_at");
+	f->samples_kept = rr_str(rr_obj(res, "timing"), "samples_kept");
+	if (rr_num(res, "timing.n", &total) && total >= 1 && total < 1e9)
+		f->ntotal = (int)total;
+	switch (samples_read_timing(rr_obj(res, "timing"), &sm, NULL)) {
+	case 1:
+		f->samples = sm.v;
+		f->nsamples = sm.n;
+		f->ntotal = sm.total;
+		break;
+	case -1:
+		f->samples_error = "its packed samples cannot be decoded (record damaged?)";
+		break;
+	}
+	resources_of(h, f);
+}
+
+static void collect(const cJSON *run, int sweeps, struct figures *out)
 {
 	const cJSON *h, *s;
 	int cap = 0;
@@ -124,40 +179,14 @@ void figures_of_run(const cJSON *run, struct figures *out)
 	out->n = 0;
 	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts")) {
 		cJSON_ArrayForEach(s, cJSON_GetObjectItem(h, "steps")) {
-			struct figure *f;
 			const cJSON *res = cJSON_GetObjectItem(s, "result");
-			struct samples sm;
-			double total;
-			if (!rr_is_kind(s, STEP_BENCHMARK))
+			if (!rr_is_kind(s, STEP_BENCHMARK) && !(sweeps && is_sweep_bench(s)))
 				continue;
 			/* a program's own figures stand for its step when it has no timing */
 			if (!json_path(res, METRIC_MEDIAN_PATH) &&
 			    cJSON_GetArraySize(cJSON_GetObjectItem(res, "figures")) > 0)
 				continue;
-			f = new_figure(out, &cap, run, h, s);
-			f->check_status = rr_str(rr_find_step(h, STEP_CORRECTNESS, f->program, f->problem,
-							    NULL, NULL), "status");
-			f->median_us = rr_num_or_nan(res, METRIC_MEDIAN_PATH);
-			f->min_us = rr_num_or_nan(res, "timing.min_us");
-			f->max_us = rr_num_or_nan(res, "timing.max_us");
-			f->tflops = rr_num_or_nan(res, "model.tflops");
-			f->gbps = rr_num_or_nan(res, "model.gbps");
-			f->clock_mhz = rr_num_or_nan(res, "timing.sm_clock_mhz_median");
-			f->samples_at = json_path(res, "timing.samples_at");
-			f->samples_kept = rr_str(rr_obj(res, "timing"), "samples_kept");
-			if (rr_num(res, "timing.n", &total) && total >= 1 && total < 1e9)
-				f->ntotal = (int)total;
-			switch (samples_read_timing(rr_obj(res, "timing"), &sm, NULL)) {
-			case 1:
-				f->samples = sm.v;
-				f->nsamples = sm.n;
-				f->ntotal = sm.total;
-				break;
-			case -1:
-				f->samples_error = "its packed samples cannot be decoded (record damaged?)";
-				break;
-			}
-			resources_of(h, f);
+			add_timing(out, &cap, run, h, s);
 		}
 	}
 	cJSON_ArrayForEach(h, cJSON_GetObjectItem(run, "hosts")) {
@@ -173,6 +202,16 @@ void figures_of_run(const cJSON *run, struct figures *out)
 					add_named(out, &cap, run, h, s, x, "median_us");
 		}
 	}
+}
+
+void figures_of_run(const cJSON *run, struct figures *out)
+{
+	collect(run, 0, out);
+}
+
+void figures_of_run_sweeps(const cJSON *run, struct figures *out)
+{
+	collect(run, 1, out);
 }
 
 void figures_release(struct figures *f)
@@ -193,7 +232,8 @@ struct figure *figure_keep(struct figure *f)
 		offsetof(struct figure, host), offsetof(struct figure, gpu),
 		offsetof(struct figure, compute_cap), offsetof(struct figure, program),
 		offsetof(struct figure, problem), offsetof(struct figure, arch),
-		offsetof(struct figure, role), offsetof(struct figure, status),
+		offsetof(struct figure, role), offsetof(struct figure, variant),
+		offsetof(struct figure, status),
 		offsetof(struct figure, result_status), offsetof(struct figure, check_status),
 		offsetof(struct figure, samples_kept), offsetof(struct figure, gpu_uuid),
 		offsetof(struct figure, nvcc_version), offsetof(struct figure, driver),
@@ -314,7 +354,8 @@ static int wants(const struct cmp_opts *o, const struct figure *f, int side_b)
 
 static int partners(const struct cmp_opts *o, const struct figure *a, const struct figure *b)
 {
-	if (!same_str(a->problem, b->problem) || !same_str(a->name, b->name))
+	if (!same_str(a->problem, b->problem) || !same_str(a->name, b->name) ||
+	    !same_str(a->variant, b->variant))
 		return 0;
 	if (o->pair_a)
 		return rr_streq(a->program, o->pair_a) && rr_streq(b->program, o->pair_b);
@@ -609,13 +650,35 @@ static void say_missing(struct strbuf *notes, const struct figure *f, const stru
 	strbuf_release(&names);
 }
 
+/* Figure f is the variant after p in one sweep of its run. */
+static int next_variant(const struct figure *p, const struct figure *f)
+{
+	return p->variant && f->variant && same_str(p->program, f->program) &&
+	       same_str(p->problem, f->problem) && same_str(p->name, f->name);
+}
+
+/* Move the last row to position at (the rows from at on shift down one);
+ * row_b[] (the row of each of B's nb figures, -1: none) follows. */
+static void move_last_row(struct cmp_result *out, int *row_b, int nb, int at)
+{
+	struct cmp_row r = out->rows[out->nrows - 1];
+	int i;
+	memmove(&out->rows[at + 1], &out->rows[at], (size_t)(out->nrows - 1 - at) * sizeof(r));
+	out->rows[at] = r;
+	for (i = 0; i < nb; i++)
+		if (row_b[i] >= at)
+			row_b[i] = row_b[i] == out->nrows - 1 ? at : row_b[i] + 1;
+}
+
 void compare_runs(const struct figures *a, const struct figures *b, const struct cmp_opts *o,
 		  struct cmp_result *out)
 {
-	char *used = xcalloc((size_t)b->n + 1, 1);
+	int *row_b = xmalloc(((size_t)b->n + 1) * sizeof(*row_b));   /* -1: not paired yet */
 	int i, j, cap = 0;
 
 	memset(out, 0, sizeof(*out));
+	for (j = 0; j < b->n; j++)
+		row_b[j] = -1;
 	for (i = 0; i < a->n; i++) {
 		const struct figure *fa = &a->v[i];
 		int best = -1, best_score = -1;
@@ -624,7 +687,7 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 			continue;
 		for (j = 0; j < b->n; j++) {
 			int score;
-			if (used[j] || !partners(o, fa, &b->v[j]))
+			if (row_b[j] >= 0 || !partners(o, fa, &b->v[j]))
 				continue;
 			score = 2 * same_str(fa->host, b->v[j].host) + same_str(fa->gpu, b->v[j].gpu) * 4;
 			if (score > best_score) {
@@ -639,24 +702,29 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 			say_missing(&r->notes, fa, b, o->pair_a ? o->pair_b : fa->program, "second");
 			continue;
 		}
-		used[best] = 1;
+		row_b[best] = out->nrows - 1;
 		r->b = &b->v[best];
 		judge(r, o);
 	}
+	/* B's figures A lacks: at the end, in B's order; a sweep variant right
+	 * after the variant before it in B's sweep (a sweep's order, merged) */
 	for (j = 0; j < b->n; j++) {
 		struct cmp_row *r;
-		if (used[j] || !wants(o, &b->v[j], 1))
+		if (row_b[j] >= 0 || !wants(o, &b->v[j], 1))
 			continue;
 		r = new_row(out, &cap);
 		r->b = &b->v[j];
 		r->verdict = CMP_MISSING;
 		say_missing(&r->notes, &b->v[j], a, o->pair_a ? o->pair_a : b->v[j].program, "first");
+		row_b[j] = out->nrows - 1;
+		if (j > 0 && row_b[j - 1] >= 0 && next_variant(&b->v[j - 1], &b->v[j]))
+			move_last_row(out, row_b, b->n, row_b[j - 1] + 1);
 	}
 	for (i = 0; i < out->nrows; i++) {
 		out->count[out->rows[i].verdict]++;
 		out->nregressions += out->rows[i].regression;
 	}
-	free(used);
+	free(row_b);
 }
 
 void compare_result_release(struct cmp_result *r)
@@ -680,6 +748,30 @@ static void add_num_or_null(cJSON *o, const char *key, double v)
 		json_add_num(o, key, v);
 }
 
+/* What a JSON row is of: program, problem, a sweep's variant (its key only
+ * on a sweep's rows: the rows of runs without sweeps read as before), the
+ * figure, and a named figure's values, unit and direction. */
+static void add_identity(cJSON *j, const struct cmp_row *w, const struct figure *f)
+{
+	json_add_str(j, "program", f->program);
+	json_add_str(j, "problem", f->problem);
+	if (f->variant)
+		json_add_str(j, "variant", f->variant);
+	if (f->field) {
+		char *full = xstrfmt("%s.%s", f->name, f->field);
+		json_add_str(j, "figure", full);
+		free(full);
+	} else {
+		json_add_str(j, "figure", f->name ? f->name : "latency_us");
+	}
+	if (f->name) {
+		add_num_or_null(j, "value_a", w->a ? w->a->value : NAN);
+		add_num_or_null(j, "value_b", w->b ? w->b->value : NAN);
+		json_add_str(j, "unit", f->unit);
+		json_add_str(j, "better", metric_better_name(f->better));
+	}
+}
+
 cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
 {
 	cJSON *out = cJSON_CreateObject(), *rule = json_add_obj(out, "rule");
@@ -691,21 +783,7 @@ cJSON *compare_result_json(const struct cmp_result *r, const struct cmp_opts *o)
 		const struct cmp_row *w = &r->rows[i];
 		const struct figure *f = w->a ? w->a : w->b;
 		cJSON *j = cJSON_CreateObject();
-		json_add_str(j, "program", f->program);
-		json_add_str(j, "problem", f->problem);
-		if (f->field) {
-			char *full = xstrfmt("%s.%s", f->name, f->field);
-			json_add_str(j, "figure", full);
-			free(full);
-		} else {
-			json_add_str(j, "figure", f->name ? f->name : "latency_us");
-		}
-		if (f->name) {
-			add_num_or_null(j, "value_a", w->a ? w->a->value : NAN);
-			add_num_or_null(j, "value_b", w->b ? w->b->value : NAN);
-			json_add_str(j, "unit", f->unit);
-			json_add_str(j, "better", metric_better_name(f->better));
-		}
+		add_identity(j, w, f);
 		json_add_str(j, "host_a", w->a ? w->a->host : NULL);
 		json_add_str(j, "host_b", w->b ? w->b->host : NULL);
 		json_add_str(j, "gpu_a", w->a ? w->a->gpu : NULL);
@@ -818,6 +896,8 @@ void compare_render_table(struct strbuf *md, const struct cmp_result *r, const s
 		else
 			strbuf_addf(&cell, "%s %s", f->program ? f->program : "?",
 				    f->problem ? f->problem : "?");
+		if (f->variant)
+			strbuf_addf(&cell, " [%s]", f->variant);
 		if (f->name)
 			strbuf_addf(&cell, " · %s%s%s", f->name, f->field ? "." : "", f->field ? f->field : "");
 		if (f->role && !strcmp(f->role, "baseline"))

@@ -8,8 +8,8 @@
  * kernel's median from a kernel_timing step ("kernel:KEY.median_us"); it has
  * no samples, so its verdict is the ratio rule alone (beyond the factor, in
  * the figure's better direction: "better" or "worse").
- * compare_runs() pairs the figures of two runs (same program and problem,
- * or PROG_A in one run against PROG_B in the other) and gives each pair a
+ * compare_runs() pairs the figures of two runs (same program, problem and
+ * sweep variant, or PROG_A in one run against PROG_B in the other) and gives each pair a
  * verdict: same (or "reproduced"), faster, slower, different (correctness,
  * resources, toolchain or driver changed: named), insufficient data, or
  * missing, not comparable (another GPU model). Timing verdicts come from
@@ -29,6 +29,8 @@ struct figure {
 	const char *gpu;           /* info.gpu_name; NULL: a host without a GPU */
 	const char *compute_cap;
 	const char *program, *problem, *arch, *role;
+	const char *variant;       /* a sweep variant's "TILE_M=64,TILE_N=128" (the step's
+				      "variant"); NULL: not a sweep's */
 	const char *status;        /* the step's status: PASS, FAIL, ... */
 	const char *result_status; /* the program's own status: pass, fail, ... (may be NULL) */
 	const char *check_status;  /* status of the correctness step of the same program and
@@ -64,8 +66,15 @@ struct figures {
 };
 
 /* Every benchmark step of every host of a run, then every named figure of
- * every step (the strings point into run, which must outlive the figures). */
+ * every step (the strings point into run, which must outlive the figures).
+ * run is a run record or its summary (report/runsum.h). */
 void figures_of_run(const cJSON *run, struct figures *out);
+/* figures_of_run with each sweep variant's benchmark ("kind": "sweep",
+ * "mode": "bench") among the benchmarks, in record order (the sweep's
+ * order), its variant set and its correctness the variant's check step:
+ * what compare pairs. A history or a bisection follows one program and
+ * problem, not a variant: they read figures_of_run. */
+void figures_of_run_sweeps(const cJSON *run, struct figures *out);
 void figures_release(struct figures *f);
 /* A copy of f that owns its strings and f's samples (f keeps none), to
  * outlive the record f points into; its samples_at is NULL (read them
@@ -143,7 +152,7 @@ void compare_runs(const struct figures *a, const struct figures *b, const struct
 void compare_result_release(struct cmp_result *r);
 const char *compare_verdict_name(enum cmp_verdict v, int reproduce);
 /* The comparison as JSON (`gpuorch compare --json`): {"rule": {"alpha",
- * "factor"}, "rows": [{"program", "problem", "host_a", "host_b", "gpu_a",
+ * "factor"}, "rows": [{"program", "problem", "variant" (a sweep's rows only), "host_a", "host_b", "gpu_a",
  * "gpu_b", "gpu_uuid_a", "gpu_uuid_b", "median_a_us", "median_b_us", "n_a",
  * "n_b" (the samples timed), "stored_a", "stored_b" (those the record keeps),
  * "clock_a_mhz", "clock_b_mhz", "ratio", "p", "verdict", "changes", "notes",

@@ -107,6 +107,8 @@ static cJSON *step_summary(const cJSON *s, struct strbuf *samples)
 	int i;
 	for (i = 0; keys[i]; i++)
 		copy_str(o, s, keys[i]);
+	/* the GPU it ran on (a spread run's, a GPU slot's): compare's instance rule */
+	copy_item(o, s, "gpus");
 	if (!res)
 		return o;
 	r = json_add_obj(o, "result");
@@ -243,6 +245,7 @@ cJSON *runsum_build(const cJSON *run, struct strbuf *samples)
 		cJSON_ArrayForEach(s, rr_arr(h, "steps")) {
 			if (!cJSON_IsObject(s) || (!rr_is_kind(s, STEP_BENCHMARK) &&
 						   !rr_is_kind(s, STEP_CORRECTNESS) &&
+						   !rr_is_kind(s, STEP_SWEEP) &&
 						   !rr_is_kind(s, STEP_KERNEL_TIMING)))
 				continue;
 			cJSON_AddItemToArray(steps, step_summary(s, samples));
@@ -276,35 +279,6 @@ static int file_sha256(const char *path, char hex[SHA256_HEX_LEN + 1])
 	return ok;
 }
 
-/* samples.txt and summary.json of dir written from SAMPLES and the summary o,
- * of.samples_size set; an empty samples.txt is removed, not written (git,
- * docs/results-store.md). samples.txt goes first unless summary_first (a cut
- * in between: see write_summary and upgrade_summary). */
-static enum go_status write_pair(const char *dir, cJSON *o, const struct strbuf *samples,
-				 int summary_first, struct strbuf *err)
-{
-	char *sp = xstrfmt("%s/samples.txt", dir), *sum = xstrfmt("%s/summary.json", dir);
-	cJSON *of = cJSON_GetObjectItemCaseSensitive(o, "of");
-	enum go_status st = GO_OK;
-	int k;
-
-	if (!cJSON_IsObject(of))
-		of = json_add_obj(o, "of");
-	cJSON_DeleteItemFromObjectCaseSensitive(of, "samples_size");
-	json_add_num(of, "samples_size", (double)samples->len);
-	for (k = 0; k < 2 && st == GO_OK; k++) {
-		if (k == !summary_first)
-			st = json_write_derived(sum, o, err);
-		else if (samples->len)
-			st = fs_write_derived(sp, samples->buf, samples->len, err);
-		else if (unlink(sp) < 0 && errno != ENOENT)
-			st = go_fail(err, GO_ERR_IO, "cannot remove '%s': %s", sp, strerror(errno));
-	}
-	free(sp);
-	free(sum);
-	return st;
-}
-
 /* Write dir/samples.txt and dir/summary.json for run, read from the file
  * `of` describes; *tree (when asked) is the summary as written, so the
  * writer need not read it back. Neither file is fsynced: both are rebuilt
@@ -316,6 +290,7 @@ static enum go_status write_summary(const char *dir, const cJSON *run,
 				    struct strbuf *err)
 {
 	struct strbuf samples = STRBUF_INIT;
+	char *sp = xstrfmt("%s/samples.txt", dir), *sum = xstrfmt("%s/summary.json", dir);
 	cJSON *o = runsum_build(run, &samples), *jo;
 	enum go_status st;
 
@@ -324,13 +299,24 @@ static enum go_status write_summary(const char *dir, const cJSON *run,
 	json_add_num(jo, "mtime_s", of->mtime_s);
 	json_add_num(jo, "mtime_ns", of->mtime_ns);
 	json_add_str(jo, "sha256", of->sha256);
-	/* a run with no timed samples has no samples.txt; samples_size 0 says so */
-	st = write_pair(dir, o, &samples, 0, err);
+	json_add_num(jo, "samples_size", (double)samples.len);
+	/* a run with no timed samples has no samples.txt (an empty file is
+	 * not kept: git, docs/results-store.md); samples_size 0 says so */
+	if (samples.len)
+		st = fs_write_derived(sp, samples.buf, samples.len, err);
+	else if (unlink(sp) < 0 && errno != ENOENT)
+		st = go_fail(err, GO_ERR_IO, "cannot remove '%s': %s", sp, strerror(errno));
+	else
+		st = GO_OK;
+	if (st == GO_OK)
+		st = json_write_derived(sum, o, err);
 	if (st == GO_OK && tree)
 		*tree = o;
 	else
 		cJSON_Delete(o);
 	strbuf_release(&samples);
+	free(sp);
+	free(sum);
 	return st;
 }
 
@@ -348,11 +334,11 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
 	return st;
 }
 
-/* a schema whose summaries this gpuorch reads as they are */
-static int schema_current(const cJSON *o)
+/* Summary o is of this schema, or (older_ok) of /4, which it extends. */
+static int schema_ok(const cJSON *o, int older_ok)
 {
-	const char *schema = rr_str(o, "schema");
-	return rr_streq(schema, RUNSUM_SCHEMA) || rr_streq(schema, RUNSUM_SCHEMA_PLAIN);
+	return rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA) ||
+	       (older_ok && rr_streq(rr_str(o, "schema"), RUNSUM_SCHEMA_4));
 }
 
 /* samples.txt is the size the summary says it wrote (when it says one) */
@@ -369,12 +355,14 @@ static int samples_size_ok(const char *dir, const cJSON *of)
 	return ok;
 }
 
-/* summary.json, when it is there, is a current schema and summarises run.json as
- * it is: same size, and the same mtime or else the same SHA-256 (a clone or
- * a copy gives every file a new mtime, not new contents: its committed
- * summaries stay current, and a listing never rewrites tracked files); and
- * samples.txt is the size the summary says (when it says one) */
-static cJSON *current_summary(const char *dir)
+/* summary.json, when it is there, is this schema (older_ok: or /4) and
+ * summarises run.json as it is: same size, and the same mtime or else the
+ * same SHA-256 (a clone or a copy gives every file a new mtime, not new
+ * contents: its committed summaries stay current, and a listing never
+ * rewrites tracked files); and samples.txt is the size the summary says
+ * (when it says one; also without run.json: a samples.txt a power loss
+ * emptied, or another summary's, is never read by offsets it does not have) */
+static cJSON *current_summary(const char *dir, int older_ok)
 {
 	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
 	struct strbuf why = STRBUF_INIT;
@@ -385,14 +373,14 @@ static cJSON *current_summary(const char *dir)
 	if (fs_is_file(sum) && !fs_is_file(rj) && json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
 		/* the raw record is in the results store (docs/results-store.md): the
 		 * summary is what this clone has of the run, and what a listing reads */
-		if (!schema_current(o) || !samples_size_ok(dir, rr_obj(o, "of"))) {
+		if (!schema_ok(o, older_ok) || !samples_size_ok(dir, rr_obj(o, "of"))) {
 			cJSON_Delete(o);
 			o = NULL;
 		}
 	} else if (fs_is_file(sum) && stat_of(rj, &size, &mtime_s, &mtime_ns) &&
 		   json_load_file(sum, &o, GO_ERR_IO, &why) == GO_OK) {
 		const cJSON *of = rr_obj(o, "of");
-		int same = schema_current(o) && rr_num(of, "size", &ssize) &&
+		int same = schema_ok(o, older_ok) && rr_num(of, "size", &ssize) &&
 			   rr_num(of, "mtime_s", &ss) && rr_num(of, "mtime_ns", &sns) && ssize == size &&
 			   samples_size_ok(dir, of);
 		if (same && (ss != mtime_s || sns != mtime_ns))
@@ -407,50 +395,6 @@ static cJSON *current_summary(const char *dir)
 	free(rj);
 	free(sum);
 	return o;
-}
-
-/* A current summary of RUNSUM_SCHEMA_PLAIN brought to RUNSUM_SCHEMA from its
- * own samples.txt (a pruned run has no run.json, and needs none): each line
- * read and written again by samplesline_add (the same doubles, ascending),
- * its samples_at moved; nothing else changes. summary.json is replaced first
- * (an old one may not say samples_size, and would take the new samples.txt
- * as its own): cut before samples.txt, the new summary's samples_size is not
- * the old file's, and a reader rebuilds both from run.json. GO_FAIL (nothing written)
- * when a line cannot be read: the caller rebuilds from run.json. */
-static enum go_status upgrade_summary(const char *dir, cJSON *o, struct strbuf *err)
-{
-	struct strbuf samples = STRBUF_INIT;
-	cJSON *h, *s;
-	enum go_status st = GO_OK;
-
-	cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(o, "hosts")) {
-		cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(h, "steps")) {
-			cJSON *res = cJSON_GetObjectItemCaseSensitive(s, "result");
-			cJSON *t = cJSON_GetObjectItemCaseSensitive(res, "timing"), *at;
-			size_t off = samples.len;
-			double *v;
-			int n;
-			if (!cJSON_GetObjectItemCaseSensitive(t, "samples_at"))
-				continue;
-			if (!runsum_read_samples(dir, cJSON_GetObjectItemCaseSensitive(t, "samples_at"),
-						 &v, &n)) {
-				st = go_fail(err, GO_ERR_IO, "%s/samples.txt: a line the summary points "
-					     "at cannot be read", dir);
-				goto out;
-			}
-			samplesline_add(&samples, v, n);
-			free(v);
-			at = cJSON_CreateArray();
-			cJSON_AddItemToArray(at, cJSON_CreateNumber((double)off));
-			cJSON_AddItemToArray(at, cJSON_CreateNumber((double)(samples.len - off)));
-			cJSON_ReplaceItemInObjectCaseSensitive(t, "samples_at", at);
-		}
-	}
-	cJSON_ReplaceItemInObjectCaseSensitive(o, "schema", cJSON_CreateString(RUNSUM_SCHEMA));
-	st = write_pair(dir, o, &samples, 1, err);
-out:
-	strbuf_release(&samples);
-	return st;
 }
 
 /* run.json of dir read for its summary: lean (store_load_record_lean: each
@@ -478,15 +422,14 @@ static void load_close(struct json_lean *run)
 	json_lean_release(run);
 }
 
-enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
+/* The summary built from dir/run.json: written, or in memory where the
+ * store cannot be written. */
+static enum go_status load_from_record(const char *dir, cJSON **out, struct strbuf *err)
 {
 	struct strbuf why = STRBUF_INIT;
 	struct store_record_file of;
 	struct json_lean run;
 	enum go_status st;
-	*out = current_summary(dir);
-	if (*out)
-		return GO_OK;
 	st = load_open(dir, &run, &of, err);
 	if (st != GO_OK)
 		return st;
@@ -501,19 +444,49 @@ enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
 	return GO_OK;
 }
 
+enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
+{
+	*out = current_summary(dir, 1);
+	if (*out)
+		return GO_OK;
+	return load_from_record(dir, out, err);
+}
+
+enum go_status runsum_load_here(const char *dir, cJSON **out, struct strbuf *err)
+{
+	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
+	char *id = store_qualified_id(dir);
+	enum go_status st = GO_OK;
+	if ((*out = current_summary(dir, 0)) != NULL)
+		;
+	else if (fs_is_file(rj))
+		st = load_from_record(dir, out, err);
+	else if ((*out = current_summary(dir, 1)) == NULL)
+		st = go_fail(err, GO_ERR_IO, "run %s has no summary this gpuorch reads ('%s' is %s) "
+			     "and no run.json to make one from: get its raw record with 'gpuorch pull "
+			     "%s', or leave out --summary (the raw record is fetched then)", id, sum,
+			     fs_is_file(sum) ? "of another schema, or damaged" : "missing", id);
+	free(id);
+	free(rj);
+	free(sum);
+	return st;
+}
+
+const char *runsum_lacks(const cJSON *sum)
+{
+	return rr_streq(rr_str(sum, "schema"), RUNSUM_SCHEMA_4) ? "sweep variants" : NULL;
+}
+
 enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err)
 {
 	struct store_record_file of;
 	struct json_lean run;
 	enum go_status st;
-	struct strbuf why = STRBUF_INIT;
-	*out = current_summary(dir);
-	if (*out && rr_streq(rr_str(*out, "schema"), RUNSUM_SCHEMA_PLAIN) &&
-	    upgrade_summary(dir, *out, &why) != GO_OK) {
-		cJSON_Delete(*out);
-		*out = NULL;
-	}
-	strbuf_release(&why);
+	char *rj = xstrfmt("%s/run.json", dir);
+	int here = fs_is_file(rj);
+	free(rj);
+	/* an older summary is rewritten from the raw record here, never fetched for it */
+	*out = current_summary(dir, !here);
 	if (*out)
 		return GO_OK;
 	st = load_open(dir, &run, &of, err);

@@ -29,9 +29,11 @@
 #define RUNSUM_SCHEMA "gpuorch.summary/5"   /* 2: output figures, kernel medians; 3: samples
 					       * n (timed), samples_kept, clocks, GPU uuid; 4: per host
 					       * "counts" (gates failed, builds failed, steps skipped/failed);
-					       * 5: samples.txt lines may be packed (samplesline.h) */
-#define RUNSUM_SCHEMA_PLAIN "gpuorch.summary/4"   /* the same, every samples.txt line plain:
-						   * current, and brought to 5 by runsum_refresh */
+					       * 5: sweep steps (variant, mode) and each step's "gpus";
+					       * samples.txt lines may be packed (samplesline.h) */
+#define RUNSUM_SCHEMA_4 "gpuorch.summary/4"   /* read as current by listings (no sweep steps,
+					       * every samples.txt line plain); rebuilt as 5 by
+					       * runsum_refresh where run.json is here */
 
 /* The summary of run record `run`. With samples non-NULL each benchmark's
  * samples go there (one line each) and the step says where
@@ -44,12 +46,23 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
 /* The summary of the run in dir: summary.json when it is current, else one
  * built from run.json and written (summary.json and samples.txt: the next
  * reader parses those), or kept in memory with its samples inline when the
- * store cannot be written (a store_loader). */
+ * store cannot be written (a store_loader). A gpuorch.summary/4 summary is
+ * current here (/5 only adds the sweep steps): a store of them lists, and a
+ * summary-only run is not fetched, as before. */
 enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err);
-/* runsum_load that also writes the summary when it is missing or stale, and
- * brings a current RUNSUM_SCHEMA_PLAIN one to RUNSUM_SCHEMA from its own
- * samples.txt, with no run.json needed (`gpuorch summarize`; a store_loader). */
+/* runsum_load that also writes the summary when it is missing or stale, or
+ * of an older schema while run.json is here (`gpuorch summarize`; a
+ * store_loader). */
 enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err);
+/* The summary of the run in dir and nothing else (`compare --summary`; a
+ * store_loader): runsum_load's, but never the raw record fetched: one of
+ * the current schema, else one built from run.json when it is here, else a
+ * gpuorch.summary/4 one; else an error saying what is missing and how to
+ * get it. */
+enum go_status runsum_load_here(const char *dir, cJSON **out, struct strbuf *err);
+/* What summary sum cannot tell (a summary of an older schema: "sweep
+ * variants"), or NULL. */
+const char *runsum_lacks(const cJSON *sum);
 /* Every run under REPORTS as summaries, newest first (store_list's rules). */
 enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warnings,
 			   struct strbuf *err);

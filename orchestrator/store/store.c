@@ -655,6 +655,12 @@ char *store_qualified_id(const char *dir)
 
 enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err)
 {
+	return store_find_with(run_id, store_load_record, out, err);
+}
+
+enum go_status store_find_with(const char *run_id, store_loader load, struct store_entry *out,
+			       struct strbuf *err)
+{
 	struct cands c;
 	int i, pick = -1, nexact = 0, same = 1;
 	const char *id = run_id, *slash = run_id ? strchr(run_id, '/') : NULL;
@@ -720,7 +726,7 @@ enum go_status store_find(const char *run_id, struct store_entry *out, struct st
 		cands_release(&c);
 		return st;
 	}
-	st = store_load_record(c.v[pick].dir, &out->run, err);
+	st = load(c.v[pick].dir, &out->run, err);
 	if (st == GO_OK) {
 		out->run_id = c.v[pick].run_id;
 		out->dir = c.v[pick].dir;

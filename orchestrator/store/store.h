@@ -90,6 +90,9 @@ void store_run_dirs_free(char **v, int n);
  * directory copied under another experiment) is an error naming both
  * directories and the EXPERIMENT/RUN-ID form, never a silent pick. */
 enum go_status store_find(const char *run_id, struct store_entry *out, struct strbuf *err);
+/* store_find with the run's tree read by load (store_find: store_load_record). */
+enum go_status store_find_with(const char *run_id, store_loader load, struct store_entry *out,
+			       struct strbuf *err);
 void store_entry_release(struct store_entry *e);
 /* "EXPERIMENT/RUN-ID" of a run directory: what store_find finds it by alone. */
 char *store_qualified_id(const char *dir);

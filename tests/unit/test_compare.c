@@ -77,6 +77,99 @@ static enum cmp_verdict verdict(cJSON *a, cJSON *b, const struct cmp_opts *o, ch
 	return v;
 }
 
+/* A run of program k: its plain build (`plain` registers) and benchmark on
+ * P, then a sweep of T=1 and T=2, each variant's build with its own
+ * registers, a check step (T=2's `check2`) and a benchmark (T=2's samples
+ * around `base2`). */
+static cJSON *make_sweep_run(const char *id, int plain, int regs2, const char *check2, double base2)
+{
+	struct strbuf sb = STRBUF_INIT;
+	cJSON *run;
+	int i, v;
+	strbuf_addf(&sb, "{\"run_id\": \"%s\", \"hosts\": [{\"name\": \"h1\", \"info\": {\"gpu_name\": "
+		    "\"NVIDIA H100\"}, \"builds\": ["
+		    " {\"program\": \"k\", \"variant\": \"T=1\", \"arch\": \"sm_90a\", \"resources\": [{\"registers\": 40}]},"
+		    " {\"program\": \"k\", \"variant\": \"T=2\", \"arch\": \"sm_90a\", \"resources\": [{\"registers\": %d}]},"
+		    " {\"program\": \"k\", \"arch\": \"sm_90a\", \"resources\": [{\"registers\": %d}]}],"
+		    " \"steps\": [", id, regs2, plain);
+	for (v = 0; v <= 2; v++) {
+		double base = v == 2 ? base2 : 10 * (v + 1);
+		if (v)
+			strbuf_addf(&sb, "{\"kind\": \"sweep\", \"mode\": \"check\", \"program\": \"k\", "
+				    "\"problem\": \"P\", \"variant\": \"T=%d\", \"status\": \"%s\"},",
+				    v, v == 2 ? check2 : "PASS");
+		if (v)
+			strbuf_addf(&sb, "{\"kind\": \"sweep\", \"mode\": \"bench\", \"variant\": \"T=%d\", ", v);
+		else
+			strbuf_addstr(&sb, "{\"kind\": \"benchmark\", ");
+		strbuf_addf(&sb, "\"program\": \"k\", \"problem\": \"P\", \"arch\": \"sm_90a\", \"status\": "
+			    "\"PASS\", \"result\": {\"status\": \"pass\", \"timing\": {\"median_us\": %.17g, "
+			    "\"samples_us\": [", base);
+		for (i = 0; i < 40; i++)
+			strbuf_addf(&sb, "%s%.17g", i ? "," : "", base * (1 + 0.01 * ((i % 5) - 2) / 2));
+		strbuf_addf(&sb, "]}}}%s", v < 2 ? "," : "");
+	}
+	strbuf_addstr(&sb, "]}]}");
+	run = cJSON_Parse(sb.buf);
+	strbuf_release(&sb);
+	return run;
+}
+
+/* Sweep variants: figures of their own only for compare, each paired with
+ * its variant, with its own build's resources and its own check step; the
+ * plain benchmark keeps the plain build's resources. */
+static void test_sweep_variants(void)
+{
+	struct cmp_opts o = { STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR, NULL, NULL, 0, 0, 0 };
+	cJSON *a = make_sweep_run("A", 32, 48, "PASS", 20);
+	cJSON *b = make_sweep_run("B", 32, 64, "FAIL", 20);
+	cJSON *c = make_sweep_run("C", 32, 48, "PASS", 30);
+	struct figures fa, fb;
+	struct cmp_result r;
+	int i;
+
+	figures_of_run(a, &fa);
+	CHECK(fa.n == 1 && !fa.v[0].variant && fa.v[0].registers == 32,
+	      "figures_of_run: the plain benchmark alone, with the plain build's registers",
+	      "n=%d regs=%d", fa.n, fa.n ? fa.v[0].registers : -1);
+	figures_release(&fa);
+	figures_of_run_sweeps(a, &fa);
+	CHECK(fa.n == 3 && !fa.v[0].variant && !strcmp(fa.v[1].variant, "T=1") &&
+	      !strcmp(fa.v[2].variant, "T=2") && fa.v[0].registers == 32 && fa.v[1].registers == 40 &&
+	      fa.v[2].registers == 48 && !strcmp(fa.v[2].check_status, "PASS") && fa.v[2].nsamples == 40,
+	      "figures_of_run_sweeps: each variant in record order, its build's registers, its check",
+	      "n=%d", fa.n);
+	figures_of_run_sweeps(b, &fb);
+	compare_runs(&fa, &fb, &o, &r);
+	CHECK(r.nrows == 3 && r.rows[0].verdict == CMP_SAME && r.rows[1].verdict == CMP_SAME &&
+	      r.rows[2].verdict == CMP_DIFFERENT && !strcmp(r.rows[2].a->variant, "T=2") &&
+	      !strcmp(r.rows[2].b->variant, "T=2") &&
+	      strstr(r.rows[2].changes.buf, "correctness PASS -> FAIL") &&
+	      strstr(r.rows[2].changes.buf, "registers 48 -> 64") && r.rows[2].regression,
+	      "a variant's check and registers changed: that variant different, named, a regression",
+	      "nrows=%d changes='%s'", r.nrows, r.nrows == 3 ? r.rows[2].changes.buf : "");
+	compare_result_release(&r);
+	figures_release(&fb);
+	/* B without T=1: T=1 missing, T=2 still T=2 (30 vs 20: slower) */
+	cJSON_DeleteItemFromArray(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(c, "hosts"), 0),
+						      "steps"), 2);
+	figures_of_run_sweeps(c, &fb);
+	compare_runs(&fa, &fb, &o, &r);
+	for (i = 0; i < r.nrows && !(r.rows[i].a && r.rows[i].a->variant && !strcmp(r.rows[i].a->variant, "T=2")); i++)
+		;
+	CHECK(r.nrows == 3 && r.rows[1].verdict == CMP_MISSING && !r.rows[1].b &&
+	      !strcmp(r.rows[1].a->variant, "T=1") && i < r.nrows && r.rows[i].verdict == CMP_SLOWER &&
+	      r.count[CMP_MISSING] == 1,
+	      "a variant of one run only is missing; the others keep their own partner",
+	      "nrows=%d", r.nrows);
+	compare_result_release(&r);
+	figures_release(&fb);
+	figures_release(&fa);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	cJSON_Delete(c);
+}
+
 int main(void)
 {
 	struct cmp_opts o = { STATS_DEFAULT_ALPHA, STATS_DEFAULT_FACTOR, NULL, NULL, 0, 0, 0 };
@@ -308,5 +401,6 @@ int main(void)
 	cJSON_Delete(regs);
 	cJSON_Delete(few);
 	cJSON_Delete(few2);
+	test_sweep_variants();
 	return check_summary();
 }
