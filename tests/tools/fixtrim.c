@@ -22,6 +22,7 @@
 #include "store/runread.h"
 #include "store/samples.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,11 +43,15 @@ struct tally {
 	int arrays, samples, steps, trials, builds;
 };
 
-/* the same samples, bit for bit: the count and every double */
-static int same_samples(const struct samples *a, const struct samples *b)
+/* where two sets of samples first differ, bit for bit (the count too): -1
+ * when they are the same */
+static int first_difference(const struct samples *a, const struct samples *b)
 {
-	return a->n == b->n && a->total == b->total &&
-	       (!a->n || !memcmp(a->v, b->v, (size_t)a->n * sizeof(double)));
+	int i;
+	for (i = 0; i < a->n && i < b->n; i++)
+		if (memcmp(&a->v[i], &b->v[i], sizeof(double)))
+			return i;
+	return a->n == b->n && a->total == b->total ? -1 : i;
 }
 
 /* pack one timing object; -1 (err says why) when the packed form would not
@@ -56,7 +61,7 @@ static int pack_timing(cJSON *timing, struct tally *t, struct strbuf *err)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(timing, "samples_us");
 	struct samples before, after;
-	int rc = 0, n;
+	int rc = 0, n, d;
 	if (!cJSON_IsArray(arr))
 		return 0;
 	n = cJSON_GetArraySize(arr);
@@ -68,8 +73,12 @@ static int pack_timing(cJSON *timing, struct tally *t, struct strbuf *err)
 		return -1;
 	}
 	samples_pack_timing(timing);
-	if (samples_read_timing(timing, &after, err) < 0 || !same_samples(&before, &after)) {
-		strbuf_addf(err, "; its %d samples do not read back the same once packed", n);
+	if (samples_read_timing(timing, &after, err) < 0) {
+		rc = -1;
+	} else if ((d = first_difference(&before, &after)) >= 0) {
+		strbuf_addf(err, "sample %d of %d does not read back the same once packed: %.17g, "
+			    "packed %.17g (a value that is not a whole nanosecond)", d + 1, n,
+			    d < before.n ? before.v[d] : 0.0, d < after.n ? after.v[d] : 0.0);
 		rc = -1;
 	} else {
 		t->arrays++;
@@ -208,8 +217,12 @@ static int trim_file(const struct opts *o, const char *path)
 	struct stat st0, st1;
 	cJSON *run = NULL, *h;
 	int rc = 1;
-	if (stat(path, &st0) < 0 || json_load_file(path, &run, GO_ERR_IO, &err) != GO_OK) {
-		fprintf(stderr, "error: %s: %s\n", path, err.len ? err.buf : "cannot be read");
+	if (stat(path, &st0) < 0) {
+		fprintf(stderr, "error: %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (json_load_file(path, &run, GO_ERR_IO, &err) != GO_OK) {
+		fprintf(stderr, "error: %s\n", err.buf);
 		goto out;
 	}
 	cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(run, "hosts"))
