@@ -1,9 +1,14 @@
 #!/bin/sh
-test_description='tests/tools/fixtrim, which tests/tools/shrink-fixtures.sh makes the fixtures with: packed samples read back the same in gpuorch, a sample that would not is refused, a record it leaves alone keeps its bytes, --headline keeps what history and runs read'
+# asan: yes
+test_description='tests/tools/fixtrim, which tests/tools/shrink-fixtures.sh makes the fixtures with: packed samples read back the same in gpuorch, a sample that would not is refused, a record it leaves alone keeps its bytes, --headline keeps the figure history reads'
 . "$(dirname "$0")/lib/testlib.sh"
 . "$SRCDIR/tests/lib/runlib.sh"
 
-FIXTRIM=$SRCDIR/build/tests/fixtrim
+# the ASan pass runs the ASan build of the tool too
+case "$GPUORCH" in
+*/asan/*) FIXTRIM=$SRCDIR/build/asan/tests/fixtrim ;;
+*) FIXTRIM=$SRCDIR/build/tests/fixtrim ;;
+esac
 
 test_expect_success 'setup: the fixture runs, some with plain samples_us arrays' '
 	fixture_runs plain &&
