@@ -84,12 +84,14 @@ test_expect_success 'non-ASCII and escaped strings, 0 / 1 / tied samples, number
 test_expect_success 'a cut run.json: skipped with a warning naming the file (both ways), the other runs listed' '
 	rm -rf t && cp -a c t &&
 	cut=$(head -n 1 with-blocks) && cut=t/${cut#c/} &&
-	head -c 200000 "$cut" >r.tmp && cat r.tmp >"$cut" &&
+	: "cut in the middle (the fixture records are small: tests/tools/shrink-fixtures.sh)" &&
+	half=$(($(wc -c <"$cut") / 2)) && test "$half" -gt 1000 &&
+	head -c "$half" "$cut" >r.tmp && cat r.tmp >"$cut" &&
 	"$GPUORCH" runs --reports t --limit 1000 >t.out 2>t.err &&
 	cat t.err &&
 	grep "skipping run .*$cut:[0-9]*:[0-9]*: invalid JSON" t.err &&
 	test "$(grep -c "^[0-9]\{8\}-" t.out)" = $(($(find c -name run.json | wc -l) - 1)) &&
-	rm -rf t && cp -a c t && head -c 200000 "$cut" >/dev/null &&
+	rm -rf t && cp -a c t &&
 	cat r.tmp >"$cut" &&
 	GPUORCH_LEAN=0 "$GPUORCH" runs --reports t --limit 1000 >t0.out 2>t0.err &&
 	diff -u t0.err t.err &&

@@ -54,7 +54,7 @@ test_expect_success 'runs: every host with its GPU; an H200 on host h100 is not 
 	"$GPUORCH" runs --limit 1000 >runs.txt &&
 	grep "^$H200  attention-wgmma  *passed  *H200 on h100\$" runs.txt &&
 	"$GPUORCH" runs --limit 1000 --json >runs.json &&
-	i=0 && while test "$(jq_ runs.json $i.run_id)" != $H200; do i=$((i + 1)); done &&
+	i=0 && while test "$(jq_ runs.json $i.run_id)" != $H200; do i=$((i + 1)) && test $i -lt 1000 || return 1; done &&
 	test "$(jq_ runs.json $i.hosts.0)" = h100 &&
 	test "$(jq_ runs.json $i.gpus.0)" = "NVIDIA H200" &&
 	test "$(jq_ runs.json $i.gpus --len)" = "$(jq_ runs.json $i.hosts --len)"
@@ -64,7 +64,7 @@ test_expect_success 'runs: failed gates, failed builds and skipped steps after t
 	grep -A1 "^$TOOLS " runs.txt | tail -n 1 >tools.line &&
 	cat tools.line &&
 	grep "^    h100: attn_wmma .* | gates 4/6 passed (2 FAILED); 4 builds FAILED; 8 steps skipped\$" tools.line &&
-	i=0 && while test "$(jq_ runs.json $i.run_id)" != $TOOLS; do i=$((i + 1)); done &&
+	i=0 && while test "$(jq_ runs.json $i.run_id)" != $TOOLS; do i=$((i + 1)) && test $i -lt 1000 || return 1; done &&
 	test "$(jq_ runs.json $i.counts.gates)" = 6 &&
 	test "$(jq_ runs.json $i.counts.gates_failed)" = 2 &&
 	test "$(jq_ runs.json $i.counts.builds_failed)" = 4 &&

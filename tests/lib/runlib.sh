@@ -27,9 +27,10 @@ project_init() {
 }
 
 # fixture_runs DEST: a copy of tests/fixtures/reports, the runs the tests
-# read (trimmed copies of runs this repository recorded on real GPUs, chosen
+# read (small copies of runs this repository recorded on real GPUs, chosen
 # by the tests that name them: their run.json, summary.json, samples.txt and
-# report.md; logs, profiles and diffs left out). Never the live reports/:
+# report.md; logs, profiles and diffs left out; made by
+# tests/tools/shrink-fixtures.sh, docs/results-store.md). Never the live reports/:
 # it grows with every run, and keeps only summaries once its raw records
 # are in the results store (docs/results-store.md)
 fixture_runs() {
