@@ -125,6 +125,7 @@ static enum go_status one_history(struct site *s, const struct hpage *h)
 	o.root = s->o->root;
 	o.json_out = &tl;
 	o.why = &why;
+	o.runs = &s->hist;   /* read in the site's pass: no pass of its own */
 	timeline_run(&o);   /* its exit code says what why says */
 	if (tl) {
 		d = history_data(s, h->slug, tl);
