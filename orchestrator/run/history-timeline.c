@@ -392,14 +392,26 @@ static int tl_wanted(const struct tl *t, const struct figure *f)
 		      : !f->name && !isnan(f->median_us) && !isnan(timeline_value(t->metric, f));
 }
 
-/* The samples of run i's wanted figures (v[j], n[j] for its figure j), read
- * and sorted: made on core/parmap.c's threads (reading samples.txt is most
+/* The samples of run i's points (v[j], n[j] for its figure j: a wanted
+ * figure, the first of its GPU model in the run), read and sorted: made on core/parmap.c's threads (reading samples.txt is most
  * of history's time), taken in run order by tl_take_run. */
 struct tl_read {
 	double **v;
 	int *n;
 	int nfigs;
 };
+
+/* A wanted figure before figure j of run r has its GPU model: j makes no
+ * point (tl_take_run takes a run's first figure of each series). */
+static int tl_seen_gpu(const struct tl *t, const struct hrun *r, int j)
+{
+	int k;
+	for (k = 0; k < j; k++)
+		if (tl_wanted(t, &r->figs.v[k]) &&
+		    !strcmp(figure_gpu_label(&r->figs.v[k]), figure_gpu_label(&r->figs.v[j])))
+			return 1;
+	return 0;
+}
 
 static void *tl_read_run(int i, void *ctx)
 {
@@ -412,7 +424,7 @@ static void *tl_read_run(int i, void *ctx)
 	rd->n = xcalloc((size_t)r->figs.n + 1, sizeof(*rd->n));
 	for (j = 0; j < r->figs.n; j++) {
 		const struct figure *f = &r->figs.v[j];
-		if (!tl_wanted(t, f))
+		if (!tl_wanted(t, f) || tl_seen_gpu(t, r, j))
 			continue;
 		if (f->samples && f->nsamples > 0) {   /* inline in the summary: kept by the set */
 			rd->v[j] = xmalloc((size_t)f->nsamples * sizeof(double));
