@@ -1,5 +1,5 @@
 #!/bin/sh
-# cost: 30
+# cost: 60
 # timeout: 300
 # asan: yes
 test_description='gpuorch site reads the store once (--trace counts the summary loads): with --every-figure one load a run, not one a run and page; samples only for the points drawn; history reads each summary once'
@@ -53,12 +53,18 @@ test_expect_success 'the default site loads each summary once too' '
 	test_cmp rundirs loaded2
 '
 
-test_expect_success 'a page per figure has the points history --program --problem --json gives' '
-	n=0 &&
+test_expect_success 'a page per figure has the points history --program --problem (--figure) --json gives' '
+	n=0 && named=0 &&
 	for d in site/data/history-*--*.js; do
 		stem=$(basename "$d" .js) && stem=${stem#history-} && slug=${stem%--*} &&
 		sed -e "s/^gpuorchData(//" -e "s/);\$//" "$d" >page.json &&
-		"$GPUORCH" history --reports reports --root "$SRCDIR" "$slug" --json \
+		: "a named figure'"'"'s page: its data says which is better" &&
+		if jq -e "has(\"better\")" page.json >/dev/null; then
+			set -- --figure "$(jq -r .metric page.json)" && named=$((named + 1))
+		else
+			set --
+		fi &&
+		"$GPUORCH" history --reports reports --root "$SRCDIR" "$slug" --json "$@" \
 			--program "$(jq -r .program page.json)" --problem "$(jq -r .problem page.json)" \
 			>hist.json 2>hist.err
 		rc=$? && test $rc -le 1 || { cat hist.err; return 1; }
@@ -70,7 +76,7 @@ test_expect_success 'a page per figure has the points history --program --proble
 		test_cmp b a || return 1
 		n=$((n + 1))
 	done &&
-	test $n -ge 10
+	test $n -ge 10 && test $named -ge 5
 '
 
 test_expect_success 'history loads each summary of the store once, and samples for its points' '

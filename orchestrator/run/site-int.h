@@ -25,6 +25,8 @@ struct site {
 			     * each [program, problem], once */
 	cJSON *figs_from;   /* experiment slug -> [started_at or null, run id, place]:
 			     * the run its figures came from */
+	cJSON *named, *named_from;  /* the same for named figures (--every-figure),
+				     * each [program, problem, NAME] */
 	struct site_row *order;   /* each row's place in the newest-first order */
 	int norder;
 	struct hruns hist;  /* the runs as history reads them, kept in the same pass

@@ -189,55 +189,80 @@ static enum go_status put_page(struct site *s, const struct store_entry *e, cons
 	return st;
 }
 
-/* The experiment's figures for its history pages (site-history.c): the
- * timed ones ([program, problem], once each) of its newest run that has
- * any (runs come in the store's order: a newer run's replace an older's) */
-static void note_figures(struct site *s, const struct store_entry *e, const char *key,
-			 const struct figures *figs)
+/* Figure i of figs as a page's figure: [program, problem] of a timed one,
+ * [program, problem, NAME] of a named one (NAME as history --figure takes
+ * it), or NULL: not of that kind, or without a program or problem */
+static cJSON *figure_entry(const struct figures *figs, int i, int named)
 {
-	char *slug = xstrfmt("%.*s", (int)(strchr(key, '/') - key), key);
-	const cJSON *from = cJSON_GetObjectItemCaseSensitive(s->figs_from, slug);
-	const char *started = json_str(e->run, RK_STARTED_AT);
-	int i, j, pos = s->norder - 1;   /* this run's row: the last added */
-	cJSON *a, *f;
-
-	if (from && newest_first(started, e->run_id, pos,
-				 cJSON_GetStringValue(cJSON_GetArrayItem(from, 0)), cJSON_GetArrayItem(from, 1)->valuestring,
-				 cJSON_GetArrayItem(from, 2)->valueint) > 0) {
-		free(slug);
-		return;   /* a newer run's figures are the experiment's */
+	const struct figure *f = &figs->v[i];
+	cJSON *e;
+	if (!f->program || !f->problem || (named ? !f->name || isnan(f->value)
+					   : f->name || isnan(f->median_us)))
+		return NULL;
+	e = cJSON_CreateArray();
+	add_cell(e, f->program);
+	add_cell(e, f->problem);
+	if (named) {
+		char *full = f->field ? xstrfmt("%s.%s", f->name, f->field) : xstrdup(f->name);
+		add_cell(e, full);
+		free(full);
 	}
+	return e;
+}
+
+/* The experiment's figures of one kind (timed, or named) for its history
+ * pages (site-history.c), each once, in the order of its newest run that
+ * has any (runs come in the store's order: a newer run's replace an
+ * older's); into list, slug -> [[program, problem(, NAME)], ...], and from,
+ * slug -> [started_at or null, run id, place] of the run they came from */
+static void note_kind(struct site *s, const struct store_entry *e, const char *slug,
+		      const struct figures *figs, int named, cJSON *list, cJSON *from)
+{
+	const cJSON *was = cJSON_GetObjectItemCaseSensitive(from, slug);
+	const char *started = json_str(e->run, RK_STARTED_AT);
+	int i, pos = s->norder - 1;   /* this run's row: the last added */
+	cJSON *a, *f, *x, *y;
+
+	if (was && newest_first(started, e->run_id, pos,
+				cJSON_GetStringValue(cJSON_GetArrayItem(was, 0)),
+				cJSON_GetArrayItem(was, 1)->valuestring,
+				cJSON_GetArrayItem(was, 2)->valueint) > 0)
+		return;   /* a newer run's figures are the experiment's */
 	a = cJSON_CreateArray();
 	for (i = 0; i < figs->n; i++) {
-		const struct figure *fi = &figs->v[i];
 		int dup = 0;
-		if (fi->name || isnan(fi->median_us) || !fi->program || !fi->problem)
+		if (!(x = figure_entry(figs, i, named)))
 			continue;
-		for (j = 0; j < i && !dup; j++)
-			dup = !figs->v[j].name && figs->v[j].program && figs->v[j].problem &&
-			      !isnan(figs->v[j].median_us) &&
-			      !strcmp(figs->v[j].program, fi->program) &&
-			      !strcmp(figs->v[j].problem, fi->problem);
-		if (!dup) {
-			cJSON *pair = cJSON_CreateArray();
-			add_cell(pair, fi->program);
-			add_cell(pair, fi->problem);
-			cJSON_AddItemToArray(a, pair);
-		}
+		cJSON_ArrayForEach(y, a)
+			dup |= cJSON_Compare(x, y, 1);
+		if (dup)
+			cJSON_Delete(x);
+		else
+			cJSON_AddItemToArray(a, x);
 	}
 	if (!cJSON_GetArraySize(a)) {
 		cJSON_Delete(a);
-		free(slug);
 		return;
 	}
-	cJSON_DeleteItemFromObjectCaseSensitive(s->figs, slug);
-	cJSON_AddItemToObject(s->figs, slug, a);
+	cJSON_DeleteItemFromObjectCaseSensitive(list, slug);
+	cJSON_AddItemToObject(list, slug, a);
 	f = cJSON_CreateArray();
 	cJSON_AddItemToArray(f, started ? cJSON_CreateString(started) : cJSON_CreateNull());
 	cJSON_AddItemToArray(f, cJSON_CreateString(e->run_id));
 	cJSON_AddItemToArray(f, cJSON_CreateNumber(pos));
-	cJSON_DeleteItemFromObjectCaseSensitive(s->figs_from, slug);
-	cJSON_AddItemToObject(s->figs_from, slug, f);
+	cJSON_DeleteItemFromObjectCaseSensitive(from, slug);
+	cJSON_AddItemToObject(from, slug, f);
+}
+
+/* The experiment's timed figures (and with --every-figure its named ones)
+ * for its history pages */
+static void note_figures(struct site *s, const struct store_entry *e, const char *key,
+			 const struct figures *figs)
+{
+	char *slug = xstrfmt("%.*s", (int)(strchr(key, '/') - key), key);
+	note_kind(s, e, slug, figs, 0, s->figs, s->figs_from);
+	if (s->o->every_figure)
+		note_kind(s, e, slug, figs, 1, s->named, s->named_from);
 	free(slug);
 }
 

@@ -218,7 +218,9 @@ int site_write(const struct site_opts *o)
 	s.exps = cJSON_CreateObject();
 	s.figs = cJSON_CreateObject();
 	s.figs_from = cJSON_CreateObject();
-	hruns_init(&s.hist, NULL, 0);
+	s.named = cJSON_CreateObject();
+	s.named_from = cJSON_CreateObject();
+	hruns_init(&s.hist, NULL, o->every_figure);   /* named figures: for their pages */
 	st = build(&s);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", s.err.buf);
@@ -238,6 +240,8 @@ int site_write(const struct site_opts *o)
 	cJSON_Delete(s.exps);
 	cJSON_Delete(s.figs);
 	cJSON_Delete(s.figs_from);
+	cJSON_Delete(s.named);
+	cJSON_Delete(s.named_from);
 	for (i = 0; i < s.norder; i++)
 		free(s.order[i].started);
 	free(s.order);
