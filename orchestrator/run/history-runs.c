@@ -1,10 +1,12 @@
 /* history-runs.c -- the runs `gpuorch history` reads, kept from one pass over the store (history-runs.h).
  *
- * A kept figure is its struct alone (~300 bytes): its strings are the
- * set's pool's (figure_intern), its samples stay in samples.txt, their
- * place noted beside it (at). The commit order is git log's, as history
- * always had it: each run's commit found by a binary search of the commits
- * sorted by sha. */
+ * A kept figure is its own values (~120 bytes: median, min, max, ...,
+ * where its samples lie in samples.txt) and a pointer to its shape, what it
+ * shares with the same figure of other runs (host, GPU, program, problem,
+ * build: one copy a set, in a tsearch tree); its strings are the set's
+ * pool's (figure_intern). Its samples stay in samples.txt. The commit
+ * order is git log's, as history always had it: each run's commit found by
+ * a binary search of the commits sorted by sha. */
 #include "run/history-runs.h"
 #include "store/runkeys.h"
 #include "store/runread.h"
@@ -12,6 +14,7 @@
 #include "run/rerun.h"
 
 #include <math.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +50,56 @@ static const char *run_identity(struct hruns *s, const cJSON *run)
 	return strpool_get(&s->pool, id);
 }
 
+static int cmp_shape(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct figure));
+}
+
+/* What figure f shares with other runs' figures, the set's one copy: f with
+ * its own values unset (f's strings interned already, so equal strings are
+ * equal pointers; f's padding is zero: figures_of_run clears each figure) */
+static const struct figure *keep_shape(struct hruns *s, const struct figure *f)
+{
+	struct figure sh, *copy;
+	void *at;
+	memcpy(&sh, f, sizeof(sh));
+	sh.run_id = sh.commit = NULL;
+	sh.median_us = sh.min_us = sh.max_us = sh.tflops = sh.gbps = sh.clock_mhz = sh.value = 0;
+	sh.samples = NULL;
+	sh.nsamples = sh.ntotal = 0;
+	sh.samples_error = NULL;
+	sh.samples_at = NULL;
+	at = tfind(&sh, &s->shapes, cmp_shape);
+	if (at)
+		return *(const struct figure **)at;
+	copy = xmalloc(sizeof(*copy));
+	memcpy(copy, &sh, sizeof(sh));
+	if (!tsearch(copy, &s->shapes, cmp_shape)) {
+		fprintf(stderr, "fatal: out of memory keeping a figure\n");
+		abort();
+	}
+	return copy;
+}
+
+void hrun_figure(const struct hrun *r, int j, struct figure *out)
+{
+	const struct hfig *h = &r->figs[j];
+	memcpy(out, h->shape, sizeof(*out));
+	out->run_id = h->run_id;
+	out->commit = h->commit;
+	out->median_us = h->median_us;
+	out->min_us = h->min_us;
+	out->max_us = h->max_us;
+	out->tflops = h->tflops;
+	out->gbps = h->gbps;
+	out->clock_mhz = h->clock_mhz;
+	out->value = h->value;
+	out->samples = h->samples;
+	out->nsamples = h->nsamples;
+	out->ntotal = h->ntotal;
+	out->samples_error = h->samples_error;
+}
+
 /* The figures history may plot or follow: timed ones (a median), and named
  * ones when the set keeps them; each one's samples' place noted */
 static void keep_figures(struct hruns *s, struct hrun *r, const cJSON *run)
@@ -54,23 +107,37 @@ static void keep_figures(struct hruns *s, struct hrun *r, const cJSON *run)
 	struct figures all;
 	int i, k = 0;
 	figures_of_run(run, &all);
-	r->figs.v = xcalloc((size_t)all.n + 1, sizeof(*r->figs.v));
-	r->at = xcalloc((size_t)all.n + 1, sizeof(*r->at));
+	r->figs = xcalloc((size_t)all.n + 1, sizeof(*r->figs));
 	for (i = 0; i < all.n; i++) {
 		struct figure *f = &all.v[i];
+		struct hfig *h = &r->figs[k];
 		const cJSON *at = f->samples_at;
 		if (f->name ? !s->keep_named : isnan(f->median_us))
 			continue;
 		if (cJSON_GetArraySize(at) == 2 && cJSON_IsNumber(cJSON_GetArrayItem(at, 0)) &&
 		    cJSON_IsNumber(cJSON_GetArrayItem(at, 1))) {
-			r->at[k][0] = cJSON_GetArrayItem(at, 0)->valuedouble;
-			r->at[k][1] = cJSON_GetArrayItem(at, 1)->valuedouble;
+			h->at[0] = cJSON_GetArrayItem(at, 0)->valuedouble;
+			h->at[1] = cJSON_GetArrayItem(at, 1)->valuedouble;
 		}
-		r->figs.v[k] = *f;
-		figure_intern(&r->figs.v[k++], &s->pool);
-		f->samples = NULL;   /* inline samples (if any) go with the kept figure */
+		figure_intern(f, &s->pool);
+		h->shape = keep_shape(s, f);
+		h->run_id = f->run_id;
+		h->commit = f->commit;
+		h->median_us = f->median_us;
+		h->min_us = f->min_us;
+		h->max_us = f->max_us;
+		h->tflops = f->tflops;
+		h->gbps = f->gbps;
+		h->clock_mhz = f->clock_mhz;
+		h->value = f->value;
+		h->samples = f->samples;   /* inline samples (if any) go with the kept figure */
+		h->nsamples = f->nsamples;
+		h->ntotal = f->ntotal;
+		h->samples_error = f->samples_error;
+		f->samples = NULL;
+		k++;
 	}
-	r->figs.n = k;
+	r->nfigs = k;
 	s->nfigs += (size_t)k;
 	figures_release(&all);
 }
@@ -208,10 +275,14 @@ void hruns_release(struct hruns *s)
 {
 	int i, j;
 	for (i = 0; i < s->n; i++) {
-		for (j = 0; j < s->v[i].figs.n; j++)
-			free(s->v[i].figs.v[j].samples);
-		free(s->v[i].figs.v);
-		free(s->v[i].at);
+		for (j = 0; j < s->v[i].nfigs; j++)
+			free(s->v[i].figs[j].samples);
+		free(s->v[i].figs);
+	}
+	while (s->shapes) {   /* POSIX has no tdestroy: the root, one at a time */
+		struct figure *sh = *(struct figure **)s->shapes;
+		tdelete(sh, &s->shapes, cmp_shape);
+		free(sh);
 	}
 	free(s->v);
 	free(s->warnings);

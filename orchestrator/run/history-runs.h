@@ -33,9 +33,22 @@ struct hrun {
 	int order;                    /* its commit's place in git log (hruns_order), else
 				       * HRUN_UNKNOWN_ORDER */
 	const char *date, *subject;   /* its commit's, from git; may be NULL */
-	struct figures figs;          /* strings in the set's pool; samples only where the
-				       * summary held them inline (a store it could not write) */
-	double (*at)[2];              /* figure j's samples in samples.txt: [offset, length];
+	struct hfig *figs;            /* its figures (hrun_figure makes one whole) */
+	int nfigs;
+};
+
+/* A kept figure: what it shares with other runs' figures (host, GPU,
+ * program, problem, build, ...: its "shape", kept once a set) and its own
+ * values. ~120 bytes, not a whole struct figure's ~300. */
+struct hfig {
+	const struct figure *shape;   /* the set's; its own values below unset in it */
+	const char *run_id, *commit;
+	double median_us, min_us, max_us, tflops, gbps, clock_mhz, value;
+	double *samples;              /* only where the summary held them inline (a
+				       * store it could not write), else NULL */
+	int nsamples, ntotal;
+	const char *samples_error;
+	double at[2];                 /* its samples in samples.txt: [offset, length];
 				       * length 0: none there */
 };
 
@@ -47,6 +60,7 @@ struct hruns {
 	int n, cap;
 	size_t nfigs;                 /* figures kept, over all runs */
 	struct strpool pool;
+	void *shapes;                 /* the figures' shapes, a tsearch tree */
 	char *warnings;               /* the filling pass's warnings (said again by each
 				       * history drawn from the set), or NULL */
 	/* git's commits (hruns_order) */
@@ -58,6 +72,9 @@ struct hruns {
 };
 
 void hruns_init(struct hruns *s, const char *experiment, int keep_named);
+/* Figure j of run r whole, as figures_of_run made it (its strings the set's;
+ * samples_at NULL: r->figs[j].at says where they are). */
+void hrun_figure(const struct hrun *r, int j, struct figure *out);
 /* A store_visit (ctx: the set): keeps e's run when it is a complete run of
  * the set's experiment. */
 int hruns_visit(const struct store_entry *e, void *ctx);

@@ -246,9 +246,9 @@ static int tl_figure_kind(struct tl *t)
 	struct strbuf have = STRBUF_INIT;
 	int i, j, found = 0;
 	for (i = t->nr - 1; i >= 0 && !found; i--) {
-		const struct figures *figs = &t->runs[i]->figs;
-		for (j = 0; j < figs->n && !found; j++) {
-			const struct figure *f = &figs->v[j];
+		for (j = 0; j < t->runs[i]->nfigs && !found; j++) {
+			struct figure fig, *f = &fig;
+			hrun_figure(t->runs[i], j, f);
 			if (figure_is_named(f, t->fig) && (!t->program || rr_streq(f->program, t->program)) &&
 			    (!t->problem || rr_streq(f->problem, t->problem))) {
 				t->fig_better = f->better;
@@ -260,8 +260,15 @@ static int tl_figure_kind(struct tl *t)
 	}
 	if (found)
 		return 0;
-	for (i = t->nr - 1; i >= 0; i--)
-		figures_list_names(&t->runs[i]->figs, NULL, NULL, &have);
+	for (i = t->nr - 1; i >= 0; i--) {
+		struct figures figs;
+		figs.n = t->runs[i]->nfigs;
+		figs.v = xcalloc((size_t)figs.n + 1, sizeof(*figs.v));
+		for (j = 0; j < figs.n; j++)
+			hrun_figure(t->runs[i], j, &figs.v[j]);
+		figures_list_names(&figs, NULL, NULL, &have);
+		free(figs.v);   /* its samples are the set's */
+	}
 	tl_say(t, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
 		t->exp, t->fig, t->program ? " of " : "", t->program ? t->program : "",
 		t->problem ? " on " : "", t->problem ? t->problem : "",
@@ -294,9 +301,9 @@ static int tl_pick_step(struct tl *t)
 		for (i = t->nr - 1; i >= 0 && !t->program; i--)
 			tl_follow(t, t->runs[i]->hl_program, t->runs[i]->hl_problem);
 	for (i = t->nr - 1; i >= 0 && (!t->program || !t->problem); i--) {
-		const struct figures *figs = &t->runs[i]->figs;
-		for (j = 0; j < figs->n; j++) {
-			const struct figure *f = &figs->v[j];
+		for (j = 0; j < t->runs[i]->nfigs; j++) {
+			struct figure fig, *f = &fig;
+			hrun_figure(t->runs[i], j, f);
 			if ((t->program && strcmp(f->program ? f->program : "", t->program)) ||
 			    (f->role && !strcmp(f->role, "baseline")) ||
 			    (t->fig ? !figure_is_named(f, t->fig) : isnan(f->median_us) || f->name != NULL))
@@ -405,11 +412,14 @@ struct tl_read {
  * point (tl_take_run takes a run's first figure of each series). */
 static int tl_seen_gpu(const struct tl *t, const struct hrun *r, int j)
 {
+	struct figure fj, fk;
 	int k;
-	for (k = 0; k < j; k++)
-		if (tl_wanted(t, &r->figs.v[k]) &&
-		    !strcmp(figure_gpu_label(&r->figs.v[k]), figure_gpu_label(&r->figs.v[j])))
+	hrun_figure(r, j, &fj);
+	for (k = 0; k < j; k++) {
+		hrun_figure(r, k, &fk);
+		if (tl_wanted(t, &fk) && !strcmp(figure_gpu_label(&fk), figure_gpu_label(&fj)))
 			return 1;
+	}
 	return 0;
 }
 
@@ -419,19 +429,21 @@ static void *tl_read_run(int i, void *ctx)
 	const struct hrun *r = t->runs[i];
 	struct tl_read *rd = xcalloc(1, sizeof(*rd));
 	int j;
-	rd->nfigs = r->figs.n;
-	rd->v = xcalloc((size_t)r->figs.n + 1, sizeof(*rd->v));
-	rd->n = xcalloc((size_t)r->figs.n + 1, sizeof(*rd->n));
-	for (j = 0; j < r->figs.n; j++) {
-		const struct figure *f = &r->figs.v[j];
+	rd->nfigs = r->nfigs;
+	rd->v = xcalloc((size_t)r->nfigs + 1, sizeof(*rd->v));
+	rd->n = xcalloc((size_t)r->nfigs + 1, sizeof(*rd->n));
+	for (j = 0; j < r->nfigs; j++) {
+		struct figure fig, *f = &fig;
+		hrun_figure(r, j, f);
 		if (!tl_wanted(t, f) || tl_seen_gpu(t, r, j))
 			continue;
 		if (f->samples && f->nsamples > 0) {   /* inline in the summary: kept by the set */
 			rd->v[j] = xmalloc((size_t)f->nsamples * sizeof(double));
 			memcpy(rd->v[j], f->samples, (size_t)f->nsamples * sizeof(double));
 			rd->n[j] = f->nsamples;
-		} else if (r->at[j][1] > 0) {
-			runsum_read_samples_at(r->dir, r->at[j][0], r->at[j][1], &rd->v[j], &rd->n[j]);
+		} else if (r->figs[j].at[1] > 0) {
+			runsum_read_samples_at(r->dir, r->figs[j].at[0], r->figs[j].at[1], &rd->v[j],
+					       &rd->n[j]);
 		}
 		stats_sort(rd->v[j], rd->n[j]);   /* a no-op for samples.txt: stored sorted */
 	}
@@ -455,12 +467,12 @@ static int tl_take_run(int i, void *p, void *ctx)
 {
 	struct tl *t = ctx;
 	struct tl_read *rd = p;
-	const struct figures *figs = &t->runs[i]->figs;
 	int j, k, cap = t->nr * 8;
 	int first = t->npts;   /* run i's points: from here on */
-	for (j = 0; j < figs->n && t->npts < cap; j++) {
-		const struct figure *f = &figs->v[j];
+	for (j = 0; j < t->runs[i]->nfigs && t->npts < cap; j++) {
+		struct figure fig, *f = &fig;
 		int s, dup = 0;
+		hrun_figure(t->runs[i], j, f);
 		if (!tl_wanted(t, f))
 			continue;
 		s = add_series(&t->series, &t->nseries, figure_gpu_label(f));
