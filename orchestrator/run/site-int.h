@@ -28,7 +28,7 @@ struct site {
 	cJSON *named, *named_from;  /* the same for named figures (--every-figure),
 				     * each [program, problem, NAME] */
 	struct site_row *order;   /* each row's place in the newest-first order */
-	int norder;
+	int norder, aorder;
 	struct hruns hist;  /* the runs as history reads them, kept in the same pass
 			     * (run/history-runs.h): every history page drawn from them */
 	int nruns, nskipped;

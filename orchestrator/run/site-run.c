@@ -109,7 +109,10 @@ static void add_row(struct site *s, const struct store_entry *e, const char *key
 	add_cell(row, run_state(e));
 	add_cell(row, json_str(e->run, "headline"));
 	cJSON_AddItemToArray(s->rows, row);
-	s->order = xrealloc(s->order, (size_t)(s->norder + 1) * sizeof(*s->order));
+	if (s->norder == s->aorder) {
+		s->aorder = s->aorder ? 2 * s->aorder : 256;
+		s->order = xrealloc(s->order, (size_t)s->aorder * sizeof(*s->order));
+	}
 	s->order[s->norder].row = row;
 	s->order[s->norder].started = json_str(e->run, RK_STARTED_AT) ?
 				      xstrdup(json_str(e->run, RK_STARTED_AT)) : NULL;
