@@ -138,7 +138,6 @@ static void keep_figures(struct hruns *s, struct hrun *r, const cJSON *run)
 		k++;
 	}
 	r->nfigs = k;
-	s->nfigs += (size_t)k;
 	figures_release(&all);
 }
 

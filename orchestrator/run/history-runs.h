@@ -58,7 +58,6 @@ struct hruns {
 	int keep_named;               /* keep named figures (history --figure) */
 	struct hrun *v;               /* in the order visited */
 	int n, cap;
-	size_t nfigs;                 /* figures kept, over all runs */
 	struct strpool pool;
 	void *shapes;                 /* the figures' shapes, a tsearch tree */
 	char *warnings;               /* the filling pass's warnings (said again by each
