@@ -8,10 +8,13 @@
 # attention-wgmma run under reports/), made as scripts/bench-store.sh makes
 # its copies (its own run id and start time each), but of what git keeps of
 # a run (summary.json, samples.txt, report.md, charts/: docs/results-store.md),
-# in a scratch directory removed at the end (the same files hard-linked). `gpuorch site` runs twice (the
-# second replaces the first site); the lines show each run's wall time, CPU
-# time (user + system) and peak RSS (GNU time), then the size of the index's
-# data (data/runs.js), of index.html and of the whole site.
+# in a scratch directory removed at the end (the same files hard-linked).
+# `gpuorch site` runs three times: the site, the same again (replacing the
+# first), and with --every-figure (a history page per figure); the lines show
+# each run's wall time, CPU time (user + system), peak RSS (GNU time) and
+# history pages, then the size of the index's data (data/runs.js), of
+# index.html and of the whole site (the last: --every-figure's). GPUORCH
+# names the binary (default build/gpuorch), e.g. an older build to compare.
 # Exits 1 when a command fails.
 set -eu
 
@@ -49,13 +52,18 @@ while [ "$i" -lt "$N" ]; do
 done
 echo "store: $N runs of $slug ($(du -sh "$STORE" | cut -f1)), each a copy of $SRC (summary, samples, report, charts)"
 
-for pass in first replacing; do
+# the site, the same again (it replaces the first), then with a history
+# page per figure (--every-figure, replacing it too)
+for pass in first replacing every-figure; do
+	opt=
+	[ "$pass" = every-figure ] && opt=--every-figure
 	/usr/bin/time -f '%e %U %S %M' -o "$TMP/time" "$G" site --reports "$STORE" --out "$TMP/site" \
-		--quiet >"$TMP/out" 2>"$TMP/err" ||
+		--quiet $opt >"$TMP/out" 2>"$TMP/err" ||
 		{ echo "bench-site: gpuorch site failed:" >&2; cat "$TMP/err" >&2; exit 1; }
 	read -r s us ss kb <"$TMP/time"
-	printf 'site (%s)%*s %7.2f s wall %7.2f s cpu %7.1f MiB\n' "$pass" $((12 - ${#pass})) "" "$s" \
-		"$(awk -v a="$us" -v b="$ss" 'BEGIN { print a + b }')" "$(awk -v k="$kb" 'BEGIN { print k / 1024 }')"
+	printf 'site (%s)%*s %7.2f s wall %7.2f s cpu %7.1f MiB  %4d history pages\n' "$pass" \
+		$((12 - ${#pass})) "" "$s" "$(awk -v a="$us" -v b="$ss" 'BEGIN { print a + b }')" \
+		"$(awk -v k="$kb" 'BEGIN { print k / 1024 }')" "$(find "$TMP/site/history" -name '*.html' ! -name index.html | wc -l)"
 done
 printf 'data/runs.js   %8.1f KiB (%d runs: %.0f bytes a run)\n' \
 	"$(awk -v b="$(wc -c <"$TMP/site/data/runs.js")" 'BEGIN { print b / 1024 }')" "$N" \

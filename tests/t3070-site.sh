@@ -172,6 +172,32 @@ test_expect_success '--every-figure: a history page per timed figure, each with 
 	: "without the option, no such pages" && test ! -e site/history/$EXP--1.html
 '
 
+test_expect_success '--every-figure: a page per named figure (history --figure), drawn without console errors' '
+	fixture_runs named && rm -rf named/*/*/history.* &&
+	ls named/sgemm-cuda >/dev/null &&
+	"$GPUORCH" site --reports named --root "$SRCDIR" --out site3 --every-figure >out &&
+	wd_url "file://$TRASH/site3/history/sgemm-cuda.html" && page_clean &&
+	n=$(wd_exec "return document.querySelectorAll(\"a.figure-link\").length;") &&
+	test "$n" = "$(ls site3/history/sgemm-cuda--*.html | wc -l)" && test "$n" -ge 2 &&
+	k=1 && named=0 && while test $k -le $n; do
+		wd_url "file://$TRASH/site3/history/sgemm-cuda--$k.html" && page_clean &&
+		: "a named figure: its data says which way is better (a timed one: none)" &&
+		fig=$(wd_exec "var h = GPUORCH.data.history; return h.better ? h.metric : \"-\";") &&
+		prog=$(wd_exec "return GPUORCH.data.history.program;") &&
+		prob=$(wd_exec "return GPUORCH.data.history.problem;") &&
+		if test "$fig" = -; then set --; else set -- --figure "$fig" && named=$((named + 1)); fi &&
+		{ "$GPUORCH" history --reports named --root "$SRCDIR" --json "$@" \
+			--program "$prog" --problem "$prob" sgemm-cuda >hk.json 2>hk.err; test $? -le 1 ||
+			{ cat hk.err; false; }; } &&
+		want=$(jq_ hk.json points --len) && test "$want" -gt 0 &&
+		got=$(wd_exec "return document.querySelectorAll(\"#history-svg circle.pt\").length;") &&
+		echo "$prog $prob $fig: $got points drawn, history --figure --json has $want" &&
+		test "$got" = "$want" || return 1
+		k=$((k + 1))
+	done &&
+	test $named -ge 2
+'
+
 test_expect_success 'served by a web server (python3 -m http.server), every page type loads without console errors' '
 	test_have_cmd python3 || { echo "no python3 to serve the site"; return 1; }
 	: "port 0: the server takes a free port and says which" &&

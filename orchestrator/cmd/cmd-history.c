@@ -30,6 +30,7 @@ static const struct cmd_option options[] = {
 	{ "json", 'j', NULL, NULL, "print the points as JSON instead of the table (the\n"
 				   "files are written all the same)" },
 	{ "root", 'o', "DIR", "@dir", "the git repository that orders the commits (default .)" },
+	CMD_TRACE_STORE_OPTION,
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
 	{ NULL, 0, NULL, NULL, NULL },

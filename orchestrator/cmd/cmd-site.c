@@ -22,8 +22,10 @@ static const struct cmd_option options[] = {
 	{ "root", 'g', "DIR", "@dir", "the git repository that orders the commits (default .)" },
 	{ "every-figure", 'F', NULL, NULL, "also a history page for each timed figure (program and\n"
 					   "problem) of each experiment's newest measured run,\n"
-					   "not only its headline (each reads the store once more)" },
+					   "and each named figure (history --figure) of its newest\n"
+					   "run with any, not only its headline" },
 	{ "quiet", 'q', NULL, NULL, "print nothing when all went well" },
+	CMD_TRACE_STORE_OPTION,
 	{ "json", 'j', NULL, NULL, "print one JSON object (docs/schema/cli-site.schema.json)" },
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },

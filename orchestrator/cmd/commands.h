@@ -79,6 +79,11 @@ struct run_step_opts;
 	  "write a timed trace of SSH connects, remote commands,\n" \
 	  "uploads and waits as JSON lines (default $GPUORCH_TRACE;\n" \
 	  "docs/trace.md)" }
+/* --trace FILE of a command that reads the store (site, history) */
+#define CMD_TRACE_STORE_OPTION \
+	{ "trace", CMD_OPT_TRACE, "FILE", "@file", \
+	  "write a timed trace of each run summary and samples\n" \
+	  "read as JSON lines (docs/trace.md)" }
 #define CMD_RUN_STEP_OPTIONS \
 	{ "accept-new-host-key", 'a', NULL, NULL, \
 	  "trust and record an unknown host key (never a changed one)" }, \

@@ -14,6 +14,7 @@
 #include "core/jsonutil.h"
 #include "store/runread.h"
 #include "store/samples.h"
+#include "core/strpool.h"
 #include "core/vocab.h"
 
 #include <math.h>
@@ -224,35 +225,43 @@ void figures_release(struct figures *f)
 	f->n = 0;
 }
 
+/* every string of a figure (samples_error is static text) */
+static const size_t figure_strs[] = {
+	offsetof(struct figure, run_id), offsetof(struct figure, commit),
+	offsetof(struct figure, host), offsetof(struct figure, gpu),
+	offsetof(struct figure, compute_cap), offsetof(struct figure, program),
+	offsetof(struct figure, problem), offsetof(struct figure, arch),
+	offsetof(struct figure, role), offsetof(struct figure, variant),
+	offsetof(struct figure, status),
+	offsetof(struct figure, result_status), offsetof(struct figure, check_status),
+	offsetof(struct figure, samples_kept), offsetof(struct figure, gpu_uuid),
+	offsetof(struct figure, nvcc_version), offsetof(struct figure, driver),
+	offsetof(struct figure, name), offsetof(struct figure, field),
+	offsetof(struct figure, unit),
+};
+#define FIGURE_NSTRS (sizeof(figure_strs) / sizeof(figure_strs[0]))
+
+/* the address of f's i-th string pointer */
+static const char **figure_str(struct figure *f, size_t i)
+{
+	return (const char **)((char *)f + figure_strs[i]);
+}
+
 struct figure *figure_keep(struct figure *f)
 {
-	/* every string of a figure (samples_error is static text) */
-	static const size_t strs[] = {
-		offsetof(struct figure, run_id), offsetof(struct figure, commit),
-		offsetof(struct figure, host), offsetof(struct figure, gpu),
-		offsetof(struct figure, compute_cap), offsetof(struct figure, program),
-		offsetof(struct figure, problem), offsetof(struct figure, arch),
-		offsetof(struct figure, role), offsetof(struct figure, variant),
-		offsetof(struct figure, status),
-		offsetof(struct figure, result_status), offsetof(struct figure, check_status),
-		offsetof(struct figure, samples_kept), offsetof(struct figure, gpu_uuid),
-		offsetof(struct figure, nvcc_version), offsetof(struct figure, driver),
-		offsetof(struct figure, name), offsetof(struct figure, field),
-		offsetof(struct figure, unit),
-	};
 	size_t i, total = 0;
 	struct figure *k;
 	char *at;
-	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
-		const char *str = *(const char *const *)((const char *)f + strs[i]);
+	for (i = 0; i < FIGURE_NSTRS; i++) {
+		const char *str = *figure_str(f, i);
 		total += str ? strlen(str) + 1 : 0;
 	}
 	/* one block: the figure, then its strings */
 	k = xmalloc(sizeof(*k) + total);
 	*k = *f;
 	at = (char *)(k + 1);
-	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
-		const char **str = (const char **)((char *)k + strs[i]);
+	for (i = 0; i < FIGURE_NSTRS; i++) {
+		const char **str = figure_str(k, i);
 		size_t n;
 		if (!*str)
 			continue;
@@ -265,6 +274,16 @@ struct figure *figure_keep(struct figure *f)
 	f->samples = NULL;   /* the samples go with the copy */
 	f->nsamples = 0;
 	return k;
+}
+
+void figure_intern(struct figure *f, struct strpool *pool)
+{
+	size_t i;
+	for (i = 0; i < FIGURE_NSTRS; i++) {
+		const char **str = figure_str(f, i);
+		*str = strpool_get(pool, *str);
+	}
+	f->samples_at = NULL;
 }
 
 void figure_free_kept(struct figure *k)

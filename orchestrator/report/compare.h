@@ -21,6 +21,7 @@
 #include "core/stats.h"
 #include "core/strbuf.h"
 #include "core/metric.h"
+struct strpool;
 
 struct figure {
 	const char *run_id;
@@ -81,6 +82,10 @@ void figures_release(struct figures *f);
  * first). Free with figure_free_kept. */
 struct figure *figure_keep(struct figure *f);
 void figure_free_kept(struct figure *k);
+/* f's strings replaced by pool's copies (core/strpool.h), so f outlives the
+ * record it points into at the cost of its struct alone; its samples_at is
+ * NULL (note it first). */
+void figure_intern(struct figure *f, struct strpool *pool);
 /* "NVIDIA H100 80GB HBM3", or "no GPU" */
 const char *figure_gpu_label(const struct figure *f);
 

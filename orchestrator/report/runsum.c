@@ -11,6 +11,7 @@
 #include "core/jsonlean.h"
 #include "core/jsonutil.h"
 #include "core/stats.h"
+#include "core/trace.h"
 #include "core/vocab.h"
 
 #include <errno.h>
@@ -444,12 +445,30 @@ static enum go_status load_from_record(const char *dir, cJSON **out, struct strb
 	return GO_OK;
 }
 
-enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
+/* runsum_load's work, without its trace span */
+static enum go_status summary_load(const char *dir, cJSON **out, struct strbuf *err)
 {
 	*out = current_summary(dir, 1);
 	if (*out)
 		return GO_OK;
 	return load_from_record(dir, out, err);
+}
+
+enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err)
+{
+	struct trace_args a = TRACE_ARGS_INIT;
+	int64_t t0;
+	enum go_status st;
+	if (!trace_on())
+		return summary_load(dir, out, err);
+	/* a "load" span a summary (docs/trace.md): how often a command reads
+	 * the store, and how long each read takes */
+	t0 = trace_now_us();
+	st = summary_load(dir, out, err);
+	a.detail = dir;
+	a.status = st == GO_OK ? "ok" : err->buf;
+	trace_span(NULL, "load", t0, &a);
+	return st;
 }
 
 enum go_status runsum_load_here(const char *dir, cJSON **out, struct strbuf *err)
@@ -505,17 +524,21 @@ enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warn
 
 int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, int *n)
 {
-	double off, len;
-	char *path, *buf;
-	int fd;
-	ssize_t got;
-
 	*v = NULL;
 	*n = 0;
 	if (!cJSON_IsArray(samples_at) || cJSON_GetArraySize(samples_at) != 2)
 		return 0;
-	off = cJSON_GetArrayItem(samples_at, 0)->valuedouble;
-	len = cJSON_GetArrayItem(samples_at, 1)->valuedouble;
+	return runsum_read_samples_at(dir, cJSON_GetArrayItem(samples_at, 0)->valuedouble,
+				      cJSON_GetArrayItem(samples_at, 1)->valuedouble, v, n);
+}
+
+/* runsum_read_samples_at's work, without its trace span */
+static int samples_read(const char *dir, double off, double len, double **v, int *n)
+{
+	char *path, *buf;
+	int fd;
+	ssize_t got;
+
 	if (!(off >= 0) || !(len > 0) || len > SAMPLES_MAX)
 		return 0;
 	path = xstrfmt("%s/samples.txt", dir);
@@ -534,4 +557,23 @@ int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, in
 	samplesline_parse(buf, v, n);
 	free(buf);
 	return *n > 0;
+}
+
+int runsum_read_samples_at(const char *dir, double off, double len, double **v, int *n)
+{
+	struct trace_args a = TRACE_ARGS_INIT;
+	int64_t t0;
+	int got;
+	*v = NULL;
+	*n = 0;
+	if (!trace_on())
+		return samples_read(dir, off, len, v, n);
+	/* a "samples" span a read of samples.txt (docs/trace.md) */
+	t0 = trace_now_us();
+	got = samples_read(dir, off, len, v, n);
+	a.detail = dir;
+	a.status = got ? "ok" : "no samples read";
+	a.bytes = got ? (int64_t)len : 0;
+	trace_span(NULL, "samples", t0, &a);
+	return got;
 }

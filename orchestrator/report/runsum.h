@@ -69,5 +69,10 @@ enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warn
 /* The samples a summary's step points at ("samples_at" under dir/samples.txt):
  * a new array in *v and its length in *n; 0 when there are none to read. */
 int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, int *n);
+/* The same for a samples_at's two numbers (offset and length), kept beyond
+ * the summary (run/history-runs.c). */
+int runsum_read_samples_at(const char *dir, double off, double len, double **v, int *n);
+/* With a trace open (core/trace.h) each runsum_load is a "load" span and each
+ * read of samples.txt a "samples" span, the run's folder their detail. */
 
 #endif

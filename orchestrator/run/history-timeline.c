@@ -9,11 +9,14 @@
  * run and GPU model; a step change is a point that differs from the previous
  * point of its series by compare's one timing rule (compare_timing: the
  * stored samples, the factor, the instance factor across GPU instances).
- * Only the plotted points' samples are read (samples.txt). Summaries are
- * read one at a time and freed: what stays is what is printed (a run's id,
- * commit, identity and outcome; each point's figure and, until the next
- * point of its series is compared with it, its samples). */
+ * Only the plotted points' samples are read (samples.txt). The runs come
+ * from a set (run/history-runs.h): the caller's, filled in its own pass over
+ * the store (`gpuorch site` draws every page from one), or one filled here
+ * by a pass of its own; either way each summary is read once. What stays
+ * besides the set is what is printed (each point's figure and, until the
+ * next point of its series is compared with it, its samples). */
 #include "run/history-timeline.h"
+#include "run/history-runs.h"
 #include "store/runkeys.h"
 #include "report/compare.h"
 #include "core/error.h"
@@ -34,52 +37,6 @@
 #include <string.h>
 #include "core/banned.h"
 
-/* A run of the experiment: what history prints of it (owned strings; the
- * summary it came from is freed once read). */
-struct hrun {
-	char *run_id, *dir;
-	char *started;          /* started_at, may be NULL */
-	char *commit;           /* provenance.git.commit, may be NULL */
-	char *slot;             /* its identity ("c7d6a3e+5be1dc0"), run_identity() */
-	char *outcome;          /* may be NULL */
-	int order;              /* commit position; UNKNOWN_ORDER when git does not know it */
-	const char *date, *subject;  /* from git, may be NULL */
-};
-
-struct gitc {
-	char sha[41];
-	char *date, *subject;
-};
-
-static const struct gitc *sort_base;   /* by_sha's commits (qsort has no context) */
-
-static int by_sha(const void *x, const void *y)
-{
-	int a = *(const int *)x, b = *(const int *)y, c = strcmp(sort_base[a].sha, sort_base[b].sha);
-	return c ? c : a - b;   /* a sha listed twice: its first place first */
-}
-
-/* The place of sha among the commits git listed (oldest first; its first
- * place when listed twice): a binary search of their indices sorted by sha. */
-static int commit_pos(const struct gitc *commits, const int *by, int ncommits, const char *sha,
-		      int *pos)
-{
-	int lo = 0, hi = ncommits;
-	while (sha && lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (strcmp(commits[by[mid]].sha, sha) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!sha || lo >= ncommits || strcmp(commits[by[lo]].sha, sha))
-		return 0;
-	*pos = by[lo];
-	return 1;
-}
-
-#define UNKNOWN_ORDER (1 << 30)
-
 static int cmp_started(const struct hrun *a, const struct hrun *b)
 {
 	int c = strcmp(a->started ? a->started : "", b->started ? b->started : "");
@@ -88,16 +45,15 @@ static int cmp_started(const struct hrun *a, const struct hrun *b)
 
 static int cmp_hrun(const void *x, const void *y)
 {
-	const struct hrun *a = x, *b = y;
+	const struct hrun *a = *(const struct hrun *const *)x, *b = *(const struct hrun *const *)y;
 	if (a->order != b->order)
 		return a->order < b->order ? -1 : 1;
 	return cmp_started(a, b);
 }
 
 /* The store's newest-first order (store_list's): start time, then run id, descending */
-static int cmp_newest(const void *x, const void *y)
+static int newer(const struct hrun *a, const struct hrun *b)
 {
-	const struct hrun *a = x, *b = y;
 	int c;
 	if (a->started && b->started && (c = strcmp(a->started, b->started)) != 0)
 		return -c;
@@ -106,40 +62,32 @@ static int cmp_newest(const void *x, const void *y)
 	return -strcmp(a->run_id, b->run_id);
 }
 
+static int cmp_newest(const void *x, const void *y)
+{
+	return newer(*(const struct hrun *const *)x, *(const struct hrun *const *)y);
+}
+
 /* Runs of known commits in commit order, then (from k on) the others in time
  * order: each of the others goes before the first run of a known commit
  * that started after it, so an old run without a commit is not "newest". */
-static void order_runs(struct hrun *runs, int n)
+static void order_runs(const struct hrun **runs, int n)
 {
-	struct hrun *out;
+	const struct hrun **out;
 	int k, i, j, m = 0;
 	if (n <= 0)   /* nothing to order (and gcc's ASan build sees n >= 1) */
 		return;
 	out = xcalloc((size_t)n + 1, sizeof(*out));
 	qsort(runs, (size_t)n, sizeof(*runs), cmp_hrun);
-	for (k = 0; k < n && runs[k].order < UNKNOWN_ORDER; k++)
+	for (k = 0; k < n && runs[k]->order < HRUN_UNKNOWN_ORDER; k++)
 		;
 	for (i = 0, j = k; i < k || j < n;) {
-		if (j < n && (i == k || cmp_started(&runs[j], &runs[i]) < 0))
+		if (j < n && (i == k || cmp_started(runs[j], runs[i]) < 0))
 			out[m++] = runs[j++];
 		else
 			out[m++] = runs[i++];
 	}
 	memcpy(runs, out, (size_t)n * sizeof(*runs));
 	free(out);
-}
-
-/* "c7d6a3e", "c7d6a3e+5be1dc0" (the diff's hash of a dirty tree; "+?" when
- * the record has none), "(none)" */
-static char *run_identity(const cJSON *run)
-{
-	const cJSON *git = json_path(run, "provenance.git");
-	const char *sha = json_str(git, "commit"), *diff = json_str(git, "diff_sha256");
-	if (!sha)
-		return xstrdup("(none)");
-	if (!cJSON_IsTrue(cJSON_GetObjectItem(git, "dirty")))
-		return xstrfmt("%.7s", sha);
-	return xstrfmt("%.7s+%.7s", sha, diff ? diff : "?");
 }
 
 static int add_series(const char ***names, int *n, const char *name)
@@ -181,12 +129,10 @@ struct tl {
 	double factor;
 	char *own_program, *own_problem, *own_unit;  /* what program, problem, fig_unit
 						      * point to when read from a run */
-	char *slug_own, *name_own;  /* the newest run's experiment slug and name */
-	struct hrun *runs;      /* the experiment's, in commit order */
-	int nr, ar, nnewest;
-	char **lines;           /* git log's lines, owned; commits point into them */
-	int nl, ncommits;
-	struct gitc *commits;
+	struct hruns *set;      /* the runs read: o->runs, or own */
+	struct hruns own;
+	const struct hrun **runs;   /* the experiment's, in commit order */
+	int nr;
 	const char **series;    /* GPU labels (owned) */
 	int nseries;
 	struct history_point *pts;
@@ -214,8 +160,8 @@ static void tl_say(const struct tl *t, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* threads reading summaries and samples for the points (core/parmap.h): each
- * holds one summary and its samples (~20 KiB), the window twice that many */
+/* threads reading samples for the points (core/parmap.h): each holds one
+ * run's samples, the window twice that many */
 #define TL_JOBS 16
 
 static char *dup_or_null(const char *x)
@@ -223,115 +169,74 @@ static char *dup_or_null(const char *x)
 	return x ? xstrdup(x) : NULL;
 }
 
-/* A run of the store (a store_visit): kept, as what history prints of it,
- * when it is a complete run of the experiment. */
-static int tl_collect(const struct store_entry *e, void *ctx)
+/* The experiment's runs of the set (filled here by a pass over the store
+ * unless the caller's), the slug and name of its newest (store_list's
+ * order); 0, or an exit code after its message. */
+static int tl_select(struct tl *t)
 {
-	struct tl *t = ctx;
-	const cJSON *run = e->run;
-	struct hrun *r;
-	if (!rerun_is_run_of(run, t->exp))
-		return 0;
-	if (t->nr == t->ar) {
-		t->ar = t->ar ? 2 * t->ar : 64;
-		t->runs = xrealloc(t->runs, (size_t)t->ar * sizeof(*t->runs));
+	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
+	const struct hrun *newest = NULL;
+	enum go_status st;
+	int i;
+	if (t->o->runs) {
+		t->set = t->o->runs;
+	} else {
+		t->set = &t->own;
+		hruns_init(&t->own, t->exp, t->fig != NULL);
+		st = store_each(runsum_load, hruns_visit, &t->own, &warn, &err);
+		if (st != GO_OK) {
+			tl_say(t, "error: %s\n", err.buf);
+			strbuf_release(&err);
+			strbuf_release(&warn);
+			return go_exit_code(st);
+		}
+		if (warn.len)
+			t->own.warnings = strbuf_detach(&warn, NULL);
 	}
-	r = &t->runs[t->nr++];
-	memset(r, 0, sizeof(*r));
-	r->run_id = xstrdup(e->run_id);
-	r->dir = xstrdup(e->dir);
-	r->started = dup_or_null(json_str(run, RK_STARTED_AT));
-	r->commit = dup_or_null(json_str(json_path(run, "provenance.git"), "commit"));
-	r->slot = run_identity(run);
-	r->outcome = dup_or_null(json_str(run, RK_OUTCOME));
-	/* the experiment's slug and name as the newest run (store_list's order) has them */
-	if (t->nr == 1 || cmp_newest(r, &t->runs[t->nnewest]) < 0) {
-		t->nnewest = t->nr - 1;
-		free(t->slug_own);
-		free(t->name_own);
-		t->slug_own = dup_or_null(json_str(json_path(run, "experiment"), "slug"));
-		t->name_own = dup_or_null(json_str(json_path(run, "experiment"), "name"));
+	if (t->fig && !t->set->keep_named) {   /* a programming error: no figure to find */
+		fprintf(stderr, "BUG: history of figure '%s' from a set without named figures\n", t->fig);
+		abort();
 	}
+	if (t->set->warnings)
+		tl_say(t, "%s", t->set->warnings);
+	t->runs = xcalloc((size_t)t->set->n + 1, sizeof(*t->runs));
+	for (i = 0; i < t->set->n; i++) {
+		const struct hrun *r = &t->set->v[i];
+		if (!rr_streq(r->exp_name, t->exp) && !rr_streq(r->exp_slug, t->exp))
+			continue;
+		t->runs[t->nr++] = r;
+		if (!newest || newer(r, newest) < 0)
+			newest = r;
+	}
+	if (newest) {
+		t->slug = newest->exp_slug;
+		t->name = newest->exp_name;
+	}
+	strbuf_release(&err);
+	strbuf_release(&warn);
 	return 0;
 }
 
-/* Run i's summary again (NULL: it cannot be read any more), for the few
- * runs a choice looks at beyond what tl_collect kept. */
-static cJSON *tl_tree(const struct tl *t, int i)
-{
-	struct strbuf why = STRBUF_INIT;
-	cJSON *run = NULL;
-	if (runsum_load(t->runs[i].dir, &run, &why) != GO_OK) {
-		cJSON_Delete(run);
-		run = NULL;
-	}
-	strbuf_release(&why);
-	return run;
-}
-
-/* The experiment's runs from the store, ordered by commit (git log, best
- * effort: no repository, no order). 0, or an exit code after its message. */
+/* The experiment's runs, ordered by commit (git log, best effort: no
+ * repository, no order). 0, or an exit code after its message. */
 static int tl_load(struct tl *t)
 {
-	const char *av[] = { "git", "log", "--topo-order", "--reverse", "--all",
-			     "--format=%H%x09%cs%x09%s", NULL };
-	struct strbuf err = STRBUF_INIT, warn = STRBUF_INIT;
-	enum go_status st = store_each(runsum_load, tl_collect, t, &warn, &err);
-	int i, rc = 0, *by = NULL;
-
-	if (st != GO_OK) {
-		tl_say(t, "error: %s\n", err.buf);
-		rc = go_exit_code(st);
-		goto out;
-	}
-	if (warn.len)
-		tl_say(t, "%s", warn.buf);
+	const char *why;
+	int rc = tl_select(t);
+	if (rc)
+		return rc;
 	if (!t->nr) {
 		tl_say(t, "error: no complete run of '%s' under '%s'; see 'gpuorch runs'\n", t->exp,
 			store_root());
-		rc = GO_EXIT_USAGE;
-		goto out;
+		return GO_EXIT_USAGE;
 	}
 	/* newest first, as the store lists them, before the commit order */
 	qsort(t->runs, (size_t)t->nr, sizeof(*t->runs), cmp_newest);
-	t->slug = t->slug_own;
-	t->name = t->name_own;
-	if (rerun_git_lines(t->root, av, &t->lines, &t->nl, &err) != GO_OK) {
-		tl_say(t, "warning: runs are in time order, not commit order: %s\n", err.buf);
-		t->nl = 0;
-	}
-	t->commits = xcalloc((size_t)t->nl + 1, sizeof(*t->commits));
-	for (i = 0; i < t->nl; i++) {
-		char *t1 = strchr(t->lines[i], '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-		struct gitc *c = &t->commits[t->ncommits];
-		if (!t1 || !t2 || t1 - t->lines[i] != 40)
-			continue;
-		memcpy(c->sha, t->lines[i], 40);
-		*t2 = '\0';
-		c->date = t1 + 1;
-		c->subject = t2 + 1;
-		t->ncommits++;
-	}
-	by = xcalloc((size_t)t->ncommits + 1, sizeof(*by));
-	for (i = 0; i < t->ncommits; i++)
-		by[i] = i;
-	sort_base = t->commits;
-	qsort(by, (size_t)t->ncommits, sizeof(*by), by_sha);
-	for (i = 0; i < t->nr; i++) {
-		struct hrun *r = &t->runs[i];
-		int pos;
-		r->order = commit_pos(t->commits, by, t->ncommits, r->commit, &pos) ? pos : UNKNOWN_ORDER;
-		if (r->order < UNKNOWN_ORDER) {
-			r->date = t->commits[pos].date;
-			r->subject = t->commits[pos].subject;
-		}
-	}
+	why = hruns_order(t->set, t->root);
+	if (why)
+		tl_say(t, "warning: runs are in time order, not commit order: %s\n", why);
 	order_runs(t->runs, t->nr);
-out:
-	free(by);
-	strbuf_release(&err);
-	strbuf_release(&warn);
-	return rc;
+	return 0;
 }
 
 /* A named figure's direction and unit, from its newest run. 0, or an exit
@@ -341,11 +246,9 @@ static int tl_figure_kind(struct tl *t)
 	struct strbuf have = STRBUF_INIT;
 	int i, j, found = 0;
 	for (i = t->nr - 1; i >= 0 && !found; i--) {
-		cJSON *run = tl_tree(t, i);
-		struct figures figs;
-		figures_of_run(run, &figs);
-		for (j = 0; j < figs.n && !found; j++) {
-			const struct figure *f = &figs.v[j];
+		for (j = 0; j < t->runs[i]->nfigs && !found; j++) {
+			struct figure fig, *f = &fig;
+			hrun_figure(t->runs[i], j, f);
 			if (figure_is_named(f, t->fig) && (!t->program || rr_streq(f->program, t->program)) &&
 			    (!t->problem || rr_streq(f->problem, t->problem))) {
 				t->fig_better = f->better;
@@ -354,18 +257,17 @@ static int tl_figure_kind(struct tl *t)
 				found = 1;
 			}
 		}
-		figures_release(&figs);
-		cJSON_Delete(run);
 	}
 	if (found)
 		return 0;
 	for (i = t->nr - 1; i >= 0; i--) {
-		cJSON *run = tl_tree(t, i);
 		struct figures figs;
-		figures_of_run(run, &figs);
+		figs.n = t->runs[i]->nfigs;
+		figs.v = xcalloc((size_t)figs.n + 1, sizeof(*figs.v));
+		for (j = 0; j < figs.n; j++)
+			hrun_figure(t->runs[i], j, &figs.v[j]);
 		figures_list_names(&figs, NULL, NULL, &have);
-		figures_release(&figs);
-		cJSON_Delete(run);
+		free(figs.v);   /* its samples are the set's */
 	}
 	tl_say(t, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
 		t->exp, t->fig, t->program ? " of " : "", t->program ? t->program : "",
@@ -389,29 +291,19 @@ static void tl_follow(struct tl *t, const char *program, const char *problem)
 }
 
 /* The program and problem to follow when not given: the newest run's
- * headline (its summary's, or its steps' as store/runread.h decides), else
+ * headline (its summary's, or its steps' as store/runread.h decides: the
+ * set kept it), else
  * the newest run's first kernel with the figure. 0, or an exit code. */
 static int tl_pick_step(struct tl *t)
 {
 	int i, j;
-	if (!t->fig && !t->program && !t->problem) {
-		for (i = t->nr - 1; i >= 0 && !t->program; i--) {
-			cJSON *run = tl_tree(t, i);
-			const cJSON *h0 = cJSON_GetArrayItem(rr_arr(run, "hosts"), 0);
-			const cJSON *hl = rr_obj(h0, "headline");
-			if (!hl)   /* a whole run.json, or an older summary: its steps decide */
-				hl = rr_headline_step(run, h0);
-			if (rr_str(hl, "program") && rr_str(hl, "problem"))
-				tl_follow(t, rr_str(hl, "program"), rr_str(hl, "problem"));
-			cJSON_Delete(run);
-		}
-	}
+	if (!t->fig && !t->program && !t->problem)
+		for (i = t->nr - 1; i >= 0 && !t->program; i--)
+			tl_follow(t, t->runs[i]->hl_program, t->runs[i]->hl_problem);
 	for (i = t->nr - 1; i >= 0 && (!t->program || !t->problem); i--) {
-		cJSON *run = tl_tree(t, i);
-		struct figures figs;
-		figures_of_run(run, &figs);
-		for (j = 0; j < figs.n; j++) {
-			const struct figure *f = &figs.v[j];
+		for (j = 0; j < t->runs[i]->nfigs; j++) {
+			struct figure fig, *f = &fig;
+			hrun_figure(t->runs[i], j, f);
 			if ((t->program && strcmp(f->program ? f->program : "", t->program)) ||
 			    (f->role && !strcmp(f->role, "baseline")) ||
 			    (t->fig ? !figure_is_named(f, t->fig) : isnan(f->median_us) || f->name != NULL))
@@ -419,8 +311,6 @@ static int tl_pick_step(struct tl *t)
 			tl_follow(t, f->program, f->problem);
 			break;
 		}
-		figures_release(&figs);
-		cJSON_Delete(run);
 	}
 	if (t->program && t->problem)
 		return 0;
@@ -458,16 +348,19 @@ static void tl_step(struct tl *t, const struct cmp_opts *co, int k, int i)
 	strbuf_release(&why);
 }
 
-/* Figure f of run i (its record still loaded) as a new point, kept beyond
- * the record (figure_keep; its samples read from samples.txt, its spread
- * the 10th-90th percentile), stepped against its series' last. */
-static void tl_add_point(struct tl *t, const struct cmp_opts *co, int i, struct figure *f, int s)
+/* Figure f of run i as a new point, kept beyond the set's figure with its
+ * own samples (v, n: read from samples.txt; taken), its spread the
+ * 10th-90th percentile, stepped against its series' last. */
+static void tl_add_point(struct tl *t, const struct cmp_opts *co, int i, const struct figure *src,
+			 double *v, int n, int s)
 {
 	struct history_point *p = &t->pts[t->npts];
+	struct figure *f = xmalloc(sizeof(*f));
 	int k;
-	if (!f->samples && f->samples_at)
-		runsum_read_samples(t->runs[i].dir, f->samples_at, &f->samples, &f->nsamples);
-	f = t->pfig[t->npts++] = figure_keep(f);
+	*f = *src;   /* its strings are the set's, which outlives the history */
+	f->samples = v;
+	f->nsamples = n;
+	t->pfig[t->npts++] = f;   /* freed by figure_free_kept: the struct and its samples */
 	p->x = i;
 	p->series = s;
 	p->y = t->fig ? f->value : timeline_value(t->metric, f);
@@ -506,66 +399,97 @@ static int tl_wanted(const struct tl *t, const struct figure *f)
 		      : !f->name && !isnan(f->median_us) && !isnan(timeline_value(t->metric, f));
 }
 
-/* Run i's summary and its figures, the wanted ones' samples read and sorted:
- * made on core/parmap.c's threads (reading samples.txt is most of history's
- * time), taken in run order by tl_take_run. */
+/* The samples of run i's points (v[j], n[j] for its figure j: a wanted
+ * figure, the first of its GPU model in the run), read and sorted: made on core/parmap.c's threads (reading samples.txt is most
+ * of history's time), taken in run order by tl_take_run. */
 struct tl_read {
-	cJSON *run;
-	struct figures figs;
+	double **v;
+	int *n;
+	int nfigs;
 };
+
+/* A wanted figure before figure j of run r has its GPU model: j makes no
+ * point (tl_take_run takes a run's first figure of each series). */
+static int tl_seen_gpu(const struct tl *t, const struct hrun *r, int j)
+{
+	struct figure fj, fk;
+	int k;
+	hrun_figure(r, j, &fj);
+	for (k = 0; k < j; k++) {
+		hrun_figure(r, k, &fk);
+		if (tl_wanted(t, &fk) && !strcmp(figure_gpu_label(&fk), figure_gpu_label(&fj)))
+			return 1;
+	}
+	return 0;
+}
 
 static void *tl_read_run(int i, void *ctx)
 {
 	const struct tl *t = ctx;   /* read only here: t->runs and the options */
-	struct tl_read *r = xcalloc(1, sizeof(*r));
+	const struct hrun *r = t->runs[i];
+	struct tl_read *rd = xcalloc(1, sizeof(*rd));
 	int j;
-	r->run = tl_tree(t, i);
-	figures_of_run(r->run, &r->figs);
-	for (j = 0; j < r->figs.n; j++) {
-		struct figure *f = &r->figs.v[j];
-		if (!tl_wanted(t, f))
+	rd->nfigs = r->nfigs;
+	rd->v = xcalloc((size_t)r->nfigs + 1, sizeof(*rd->v));
+	rd->n = xcalloc((size_t)r->nfigs + 1, sizeof(*rd->n));
+	for (j = 0; j < r->nfigs; j++) {
+		struct figure fig, *f = &fig;
+		hrun_figure(r, j, f);
+		if (!tl_wanted(t, f) || tl_seen_gpu(t, r, j))
 			continue;
-		if (!f->samples && f->samples_at)
-			runsum_read_samples(t->runs[i].dir, f->samples_at, &f->samples, &f->nsamples);
-		stats_sort(f->samples, f->nsamples);   /* a no-op for samples.txt: stored sorted */
+		if (f->samples && f->nsamples > 0) {   /* inline in the summary: kept by the set */
+			rd->v[j] = xmalloc((size_t)f->nsamples * sizeof(double));
+			memcpy(rd->v[j], f->samples, (size_t)f->nsamples * sizeof(double));
+			rd->n[j] = f->nsamples;
+		} else if (r->figs[j].at[1] > 0) {
+			runsum_read_samples_at(r->dir, r->figs[j].at[0], r->figs[j].at[1], &rd->v[j],
+					       &rd->n[j]);
+		}
+		stats_sort(rd->v[j], rd->n[j]);   /* a no-op for samples.txt: stored sorted */
 	}
-	return r;
+	return rd;
 }
 
 static void tl_read_drop(void *p, void *ctx)
 {
-	struct tl_read *r = p;
+	struct tl_read *rd = p;
+	int j;
 	(void)ctx;
-	figures_release(&r->figs);
-	cJSON_Delete(r->run);
-	free(r);
+	for (j = 0; j < rd->nfigs; j++)
+		free(rd->v[j]);
+	free(rd->v);
+	free(rd->n);
+	free(rd);
 }
 
 /* Run i's points, in run order (a pmap_take_fn). */
 static int tl_take_run(int i, void *p, void *ctx)
 {
 	struct tl *t = ctx;
-	struct tl_read *r = p;
+	struct tl_read *rd = p;
 	int j, k, cap = t->nr * 8;
 	int first = t->npts;   /* run i's points: from here on */
-	for (j = 0; j < r->figs.n && t->npts < cap; j++) {
-		struct figure *f = &r->figs.v[j];
+	for (j = 0; j < t->runs[i]->nfigs && t->npts < cap; j++) {
+		struct figure fig, *f = &fig;
 		int s, dup = 0;
+		hrun_figure(t->runs[i], j, f);
 		if (!tl_wanted(t, f))
 			continue;
 		s = add_series(&t->series, &t->nseries, figure_gpu_label(f));
 		for (k = first; k < t->npts; k++)
 			dup |= t->pts[k].series == s;
-		if (!dup)
-			tl_add_point(t, t->co, i, f, s);
+		if (!dup) {
+			tl_add_point(t, t->co, i, f, rd->v[j], rd->n[j], s);
+			rd->v[j] = NULL;   /* the point's now */
+		}
 	}
-	tl_read_drop(r, ctx);
+	tl_read_drop(rd, ctx);
 	return 0;
 }
 
 /* The points: one per run and GPU model, of the program, problem and figure
- * followed; each run's summary read (on the pool's threads, with its
- * samples), its points taken in run order, and freed. */
+ * followed; each run's samples read (on the pool's threads), its points
+ * taken in run order. */
 static void tl_points(struct tl *t)
 {
 	struct cmp_opts co;
@@ -620,10 +544,10 @@ static void tl_md_point(struct tl *t, int i, int j, struct strbuf *cell)
 	const struct history_point *p = &t->pts[j];
 	strbuf_reset(cell);
 	compare_fmt_figure(cell, f);
-	strbuf_addf(&t->md, "| %d | %s | %s | %s | %s | %s (%s) | %s | ", i + 1, t->runs[i].slot,
-		    t->runs[i].date ? t->runs[i].date : "-",
-		    t->runs[i].subject ? t->runs[i].subject : "(commit unknown here)",
-		    t->runs[i].run_id, f->host ? f->host : "?", figure_gpu_label(f), cell->buf);
+	strbuf_addf(&t->md, "| %d | %s | %s | %s | %s | %s (%s) | %s | ", i + 1, t->runs[i]->slot,
+		    t->runs[i]->date ? t->runs[i]->date : "-",
+		    t->runs[i]->subject ? t->runs[i]->subject : "(commit unknown here)",
+		    t->runs[i]->run_id, f->host ? f->host : "?", figure_gpu_label(f), cell->buf);
 	if (isnan(f->tflops))
 		strbuf_addstr(&t->md, "- | ");
 	else
@@ -654,9 +578,9 @@ static void tl_render_md(struct tl *t)
 		}
 		if (!any)
 			strbuf_addf(&t->md, "| %d | %s | %s | %s | %s | - | no figure (%s) | - | |\n", i + 1,
-				    t->runs[i].slot, t->runs[i].date ? t->runs[i].date : "-",
-				    t->runs[i].subject ? t->runs[i].subject : "(commit unknown here)",
-				    t->runs[i].run_id, t->runs[i].outcome ? t->runs[i].outcome : "?");
+				    t->runs[i]->slot, t->runs[i]->date ? t->runs[i]->date : "-",
+				    t->runs[i]->subject ? t->runs[i]->subject : "(commit unknown here)",
+				    t->runs[i]->run_id, t->runs[i]->outcome ? t->runs[i]->outcome : "?");
 	}
 	strbuf_release(&cell);
 }
@@ -676,7 +600,7 @@ static void tl_render_svg(struct tl *t)
 	const char **slots = xcalloc((size_t)t->nr + 1, sizeof(*slots));
 	int j;
 	for (j = 0; j < t->nr; j++)
-		slots[j] = t->runs[j].slot;
+		slots[j] = t->runs[j]->slot;
 	for (j = 0; t->tflops && j < t->npts; j++)
 		t->pts[j].step = -t->pts[j].step;
 	memset(&ch, 0, sizeof(ch));
@@ -747,8 +671,8 @@ static cJSON *tl_json(const struct tl *t)
 		const struct history_point *p = &t->pts[j];
 		cJSON *pt = cJSON_CreateObject();
 		json_add_num(pt, "index", p->x + 1);
-		json_add_str(pt, "commit", t->runs[p->x].commit);
-		json_add_str(pt, "run_id", t->runs[p->x].run_id);
+		json_add_str(pt, "commit", t->runs[p->x]->commit);
+		json_add_str(pt, "run_id", t->runs[p->x]->run_id);
 		json_add_str(pt, "host", f->host);
 		json_add_str(pt, "gpu", figure_gpu_label(f));
 		json_add_num(pt, "value", p->y);
@@ -780,9 +704,9 @@ static cJSON *tl_json(const struct tl *t)
 			continue;
 		ro = cJSON_CreateObject();
 		json_add_num(ro, "index", i + 1);
-		json_add_str(ro, "commit", t->runs[i].commit);
-		json_add_str(ro, "run_id", t->runs[i].run_id);
-		json_add_str(ro, "outcome", t->runs[i].outcome);
+		json_add_str(ro, "commit", t->runs[i]->commit);
+		json_add_str(ro, "run_id", t->runs[i]->run_id);
+		json_add_str(ro, "outcome", t->runs[i]->outcome);
 		cJSON_AddItemToArray(a, ro);
 	}
 	return jo;
@@ -800,15 +724,6 @@ static void tl_print_json(const struct tl *t)
 static void tl_free(struct tl *t)
 {
 	int i;
-	for (i = 0; i < t->nr; i++) {
-		struct hrun *r = &t->runs[i];
-		free(r->run_id);
-		free(r->dir);
-		free(r->started);
-		free(r->commit);
-		free(r->slot);
-		free(r->outcome);
-	}
 	for (i = 0; t->pfig && i < t->npts; i++)
 		figure_free_kept(t->pfig[i]);
 	for (i = 0; i < t->nseries; i++)
@@ -816,8 +731,6 @@ static void tl_free(struct tl *t)
 	free(t->own_program);
 	free(t->own_problem);
 	free(t->own_unit);
-	free(t->slug_own);
-	free(t->name_own);
 	free(t->pts);
 	free(t->pfig);
 	free(t->moved);
@@ -827,8 +740,8 @@ static void tl_free(struct tl *t)
 	free(t->notes);
 	free(t->series);
 	free(t->runs);
-	free(t->commits);
-	rerun_free_lines(t->lines, t->nl);
+	if (t->set == &t->own)
+		hruns_release(&t->own);
 	free(t->dir);
 	free(t->path);
 	strbuf_release(&t->md);

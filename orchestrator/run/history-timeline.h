@@ -1,8 +1,10 @@
 /* history-timeline.h -- `gpuorch history`'s engine: one experiment's figure over commits.
  *
- * timeline_run reads every complete run of the experiment, orders them by
- * commit, writes REPORTS/<slug>/history.md and history.svg (report/history-chart.h
- * draws it) and prints the table, or the points as JSON. */
+ * timeline_run takes every complete run of the experiment (from a set the
+ * caller filled, run/history-runs.h, or from a pass over the store of its
+ * own), orders them by commit, writes REPORTS/<slug>/history.md and
+ * history.svg (report/history-chart.h draws it) and prints the table, or
+ * the points as JSON. */
 #ifndef GPUORCH_TIMELINE_H
 #define GPUORCH_TIMELINE_H
 
@@ -10,6 +12,7 @@
 #include "core/metric.h"
 
 struct strbuf;
+struct hruns;
 
 struct timeline_opts {
 	const char *experiment;          /* name or slug */
@@ -23,6 +26,10 @@ struct timeline_opts {
 	cJSON **json_out;                /* instead: the points' JSON (as --json prints them)
 					  * here, history.md/svg not written, nothing printed */
 	struct strbuf *why;              /* non-NULL: errors and warnings go here, not stderr */
+	struct hruns *runs;              /* the runs already read (run/history-runs.h: its
+					  * commit order is read into it once); NULL: a pass
+					  * over the store reads them. With figure, a set
+					  * that keeps named figures */
 };
 
 /* The figure plotted for metric m of figure f (NAN: not measured); with f

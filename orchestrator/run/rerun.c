@@ -150,12 +150,17 @@ char *rerun_spec_path_of(const cJSON *run)
 	return xstrdup(p);
 }
 
+int rerun_is_complete(const cJSON *run)
+{
+	return run_status_is(json_str(run, "status"), RUN_COMPLETE) &&
+	       !cJSON_IsTrue(cJSON_GetObjectItem(run, "dry_run"));
+}
+
 int rerun_is_run_of(const cJSON *run, const char *experiment)
 {
 	const cJSON *e = cJSON_GetObjectItem(run, "experiment");
 	const char *name = json_str(e, "name"), *slug = json_str(e, "slug");
-	const char *status = json_str(run, "status");
-	if (!run_status_is(status, RUN_COMPLETE) || cJSON_IsTrue(cJSON_GetObjectItem(run, "dry_run")))
+	if (!rerun_is_complete(run))
 		return 0;
 	return (name && !strcmp(name, experiment)) || (slug && !strcmp(slug, experiment));
 }

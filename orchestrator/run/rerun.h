@@ -42,6 +42,8 @@ enum go_status rerun_spec_hash_at(const char *root, const char *commit, const ch
 char *rerun_spec_path_of(const cJSON *run);
 /* 1 when the record is a complete run of experiment (name or slug). */
 int rerun_is_run_of(const cJSON *run, const char *experiment);
+/* 1 when the record is a complete run (not a dry run) of any experiment. */
+int rerun_is_complete(const cJSON *run);
 /* Index of the newest entry of v (newest first, as store_list gives) that
  * is a complete run of experiment from commit with a clean tree, and
  * whose spec hash is spec_hash (NULL: any); -1 when none. */

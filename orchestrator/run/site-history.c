@@ -50,14 +50,14 @@ static cJSON *history_data(struct site *s, const char *slug, cJSON *tl)
 	return d;
 }
 
-/* One history page: the experiment, the figure (program and problem; NULL
- * for history's default), where it goes */
+/* One history page: the experiment, the figure (program and problem, and
+ * a named figure's name; NULL for history's default), where it goes */
 struct hpage {
 	const char *slug, *name;
-	const char *program, *problem;
+	const char *program, *problem, *figure;
 	char *stem;           /* "SLUG" (the default) or "SLUG--N": history/STEM.html */
-	const cJSON *figs;    /* the experiment's figures, each [program, problem] */
-	int every;            /* a page per figure (--every-figure): link them */
+	cJSON *pages;         /* the figures with a page of their own, SLUG--1, --2...:
+			       * each [program, problem] or [program, problem, NAME] */
 };
 
 /* links to the experiment's pages of every figure */
@@ -65,15 +65,19 @@ static void figure_links(struct strbuf *pg, const struct hpage *h)
 {
 	const cJSON *f;
 	int k = 0;
-	if (!h->every || cJSON_GetArraySize(h->figs) < 2)
+	if (!cJSON_GetArraySize(h->pages))
 		return;
 	strbuf_addf(pg, "<p class=\"figures\">every figure: <a href=\"%s.html\">headline</a>",
 		    h->slug);
-	cJSON_ArrayForEach(f, h->figs) {
+	cJSON_ArrayForEach(f, h->pages) {
 		strbuf_addf(pg, " &middot; <a class=\"figure-link\" href=\"%s--%d.html\">", h->slug, ++k);
 		site_text(pg, cJSON_GetArrayItem(f, 0)->valuestring);
 		strbuf_addch(pg, ' ');
 		site_text(pg, cJSON_GetArrayItem(f, 1)->valuestring);
+		if (cJSON_GetArraySize(f) > 2) {
+			strbuf_addch(pg, ' ');
+			site_text(pg, cJSON_GetArrayItem(f, 2)->valuestring);
+		}
 		strbuf_addstr(pg, "</a>");
 	}
 	strbuf_addstr(pg, "</p>\n");
@@ -121,10 +125,12 @@ static enum go_status one_history(struct site *s, const struct hpage *h)
 	o.experiment = h->slug;
 	o.program = h->program;
 	o.problem = h->problem;
+	o.figure = h->figure;
 	o.factor = STATS_DEFAULT_FACTOR;
 	o.root = s->o->root;
 	o.json_out = &tl;
 	o.why = &why;
+	o.runs = &s->hist;   /* read in the site's pass: no pass of its own */
 	timeline_run(&o);   /* its exit code says what why says */
 	if (tl) {
 		d = history_data(s, h->slug, tl);
@@ -144,33 +150,41 @@ static enum go_status one_history(struct site *s, const struct hpage *h)
 	return st;
 }
 
-/* The experiment's pages: history's default figure, then one per figure */
+/* The experiment's pages: history's default figure, then with
+ * --every-figure one per timed figure (when it has more than one: else the
+ * default page is its page) and one per named figure */
 static enum go_status experiment_histories(struct site *s, const char *slug, const char *name)
 {
 	struct hpage h;
-	const cJSON *f, *more;
+	const cJSON *timed = cJSON_GetObjectItemCaseSensitive(s->figs, slug);
+	const cJSON *named = cJSON_GetObjectItemCaseSensitive(s->named, slug), *f;
 	enum go_status st;
 	int k = 0;
 
 	memset(&h, 0, sizeof(h));
 	h.slug = slug;
 	h.name = name;
-	h.figs = cJSON_GetObjectItemCaseSensitive(s->figs, slug);
-	h.every = s->o->every_figure;
+	h.pages = cJSON_CreateArray();
+	if (s->o->every_figure && cJSON_GetArraySize(timed) > 1)
+		cJSON_ArrayForEach(f, timed)
+			cJSON_AddItemToArray(h.pages, cJSON_Duplicate(f, 1));
+	if (s->o->every_figure)
+		cJSON_ArrayForEach(f, named)
+			cJSON_AddItemToArray(h.pages, cJSON_Duplicate(f, 1));
 	h.stem = xstrdup(slug);
 	st = one_history(s, &h);
-	/* one figure only: the default page is its page */
-	more = s->o->every_figure && cJSON_GetArraySize(h.figs) > 1 ? h.figs : NULL;
-	cJSON_ArrayForEach(f, more) {
+	cJSON_ArrayForEach(f, h.pages) {
 		if (st != GO_OK)
 			break;
 		free(h.stem);
 		h.stem = xstrfmt("%s--%d", slug, ++k);
 		h.program = cJSON_GetArrayItem(f, 0)->valuestring;
 		h.problem = cJSON_GetArrayItem(f, 1)->valuestring;
+		h.figure = cJSON_GetArraySize(f) > 2 ? cJSON_GetArrayItem(f, 2)->valuestring : NULL;
 		st = one_history(s, &h);
 	}
 	free(h.stem);
+	cJSON_Delete(h.pages);
 	return st;
 }
 

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/strbuf.h"
 #include "core/strindex.h"
+#include "run/history-runs.h"
 #include "run/site.h"
 #include "store/store.h"
 
@@ -22,6 +23,14 @@ struct site {
 	cJSON *exps;        /* experiment slug -> its name */
 	cJSON *figs;        /* experiment slug -> its newest measured run's timed figures,
 			     * each [program, problem], once */
+	cJSON *figs_from;   /* experiment slug -> [started_at or null, run id, place]:
+			     * the run its figures came from */
+	cJSON *named, *named_from;  /* the same for named figures (--every-figure),
+				     * each [program, problem, NAME] */
+	struct site_row *order;   /* each row's place in the newest-first order */
+	int norder, aorder;
+	struct hruns hist;  /* the runs as history reads them, kept in the same pass
+			     * (run/history-runs.h): every history page drawn from them */
 	int nruns, nskipped;
 	struct strbuf err;  /* the first error */
 	enum go_status st;
@@ -50,7 +59,19 @@ enum go_status site_markdown(const char *md, size_t len, struct strbuf *html, st
 int site_name_ok(const char *name);
 
 /* ---- one run (site-run.c): its row, its page, its charts, its figures (a store_visit) ---- */
+/* A row's place in the store's newest-first order: its start time (NULL:
+ * none, listed last), its run id, the order it was visited in. */
+struct site_row {
+	cJSON *row;
+	char *started;
+	const char *run_id;   /* the row's */
+	int pos;
+};
 int site_run(const struct store_entry *e, void *ctx);
+/* After the pass (store_each hands runs in the store's order): the rows
+ * newest first, as store_list lists runs, and the experiments in the
+ * order of their newest run. */
+void site_order_rows(struct site *s);
 
 /* ---- each experiment's history page (site-history.c) ---- */
 enum go_status site_histories(struct site *s);

@@ -47,6 +47,46 @@ static void add_cell(cJSON *row, const char *s)
 	cJSON_AddItemToArray(row, cJSON_CreateString(s ? s : ""));
 }
 
+/* < 0 when run A (start time a, id ia, visited at pa) comes before run B in
+ * the store's newest-first order (store_list's: start time, then run id,
+ * descending; no start time last), the one visited first at a tie */
+static int newest_first(const char *a, const char *ia, int pa, const char *b, const char *ib,
+			int pb)
+{
+	int c;
+	if (a && b && (c = strcmp(a, b)) != 0)
+		return -c;
+	if (!a != !b)
+		return a ? -1 : 1;
+	c = -strcmp(ia, ib);
+	return c ? c : (pa > pb) - (pa < pb);
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+	const struct site_row *a = x, *b = y;
+	return newest_first(a->started, a->run_id, a->pos, b->started, b->run_id, b->pos);
+}
+
+void site_order_rows(struct site *s)
+{
+	cJSON *rows = cJSON_CreateArray();
+	int i;
+	if (s->norder > 1)
+		qsort(s->order, (size_t)s->norder, sizeof(*s->order), cmp_rows);
+	cJSON_Delete(s->exps);
+	s->exps = cJSON_CreateObject();
+	for (i = 0; i < s->norder; i++) {
+		cJSON *row = cJSON_DetachItemViaPointer(s->rows, s->order[i].row);
+		const char *slug = cJSON_GetArrayItem(row, 3)->valuestring;
+		cJSON_AddItemToArray(rows, row);
+		if (!cJSON_GetObjectItemCaseSensitive(s->exps, slug))
+			json_add_str(s->exps, slug, cJSON_GetArrayItem(row, 2)->valuestring);
+	}
+	cJSON_Delete(s->rows);
+	s->rows = rows;
+}
+
 static void add_row(struct site *s, const struct store_entry *e, const char *key)
 {
 	const cJSON *ex = cJSON_GetObjectItem(e->run, "experiment");
@@ -69,8 +109,16 @@ static void add_row(struct site *s, const struct store_entry *e, const char *key
 	add_cell(row, run_state(e));
 	add_cell(row, json_str(e->run, "headline"));
 	cJSON_AddItemToArray(s->rows, row);
-	if (!cJSON_GetObjectItemCaseSensitive(s->exps, slug))
-		json_add_str(s->exps, slug, name ? name : slug);
+	if (s->norder == s->aorder) {
+		s->aorder = s->aorder ? 2 * s->aorder : 256;
+		s->order = xrealloc(s->order, (size_t)s->aorder * sizeof(*s->order));
+	}
+	s->order[s->norder].row = row;
+	s->order[s->norder].started = json_str(e->run, RK_STARTED_AT) ?
+				      xstrdup(json_str(e->run, RK_STARTED_AT)) : NULL;
+	s->order[s->norder].run_id = cJSON_GetArrayItem(row, 1)->valuestring;
+	s->order[s->norder].pos = s->norder;
+	s->norder++;
 	strbuf_release(&gpus);
 	free(slug);
 }
@@ -144,38 +192,80 @@ static enum go_status put_page(struct site *s, const struct store_entry *e, cons
 	return st;
 }
 
-/* The experiment's figures for its history pages (site-history.c): the
- * timed ones ([program, problem], once each) of its newest run that has any */
-static void note_figures(struct site *s, const char *key, const struct figures *figs)
+/* Figure i of figs as a page's figure: [program, problem] of a timed one,
+ * [program, problem, NAME] of a named one (NAME as history --figure takes
+ * it), or NULL: not of that kind, or without a program or problem */
+static cJSON *figure_entry(const struct figures *figs, int i, int named)
+{
+	const struct figure *f = &figs->v[i];
+	cJSON *e;
+	if (!f->program || !f->problem || (named ? !f->name || isnan(f->value)
+					   : f->name || isnan(f->median_us)))
+		return NULL;
+	e = cJSON_CreateArray();
+	add_cell(e, f->program);
+	add_cell(e, f->problem);
+	if (named) {
+		char *full = f->field ? xstrfmt("%s.%s", f->name, f->field) : xstrdup(f->name);
+		add_cell(e, full);
+		free(full);
+	}
+	return e;
+}
+
+/* The experiment's figures of one kind (timed, or named) for its history
+ * pages (site-history.c), each once, in the order of its newest run that
+ * has any (runs come in the store's order: a newer run's replace an
+ * older's); into list, slug -> [[program, problem(, NAME)], ...], and from,
+ * slug -> [started_at or null, run id, place] of the run they came from */
+static void note_kind(struct site *s, const struct store_entry *e, const char *slug,
+		      const struct figures *figs, int named, cJSON *list, cJSON *from)
+{
+	const cJSON *was = cJSON_GetObjectItemCaseSensitive(from, slug);
+	const char *started = json_str(e->run, RK_STARTED_AT);
+	int i, pos = s->norder - 1;   /* this run's row: the last added */
+	cJSON *a, *f, *x, *y;
+
+	if (was && newest_first(started, e->run_id, pos,
+				cJSON_GetStringValue(cJSON_GetArrayItem(was, 0)),
+				cJSON_GetArrayItem(was, 1)->valuestring,
+				cJSON_GetArrayItem(was, 2)->valueint) > 0)
+		return;   /* a newer run's figures are the experiment's */
+	a = cJSON_CreateArray();
+	for (i = 0; i < figs->n; i++) {
+		int dup = 0;
+		if (!(x = figure_entry(figs, i, named)))
+			continue;
+		cJSON_ArrayForEach(y, a)
+			dup |= cJSON_Compare(x, y, 1);
+		if (dup)
+			cJSON_Delete(x);
+		else
+			cJSON_AddItemToArray(a, x);
+	}
+	if (!cJSON_GetArraySize(a)) {
+		cJSON_Delete(a);
+		return;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(list, slug);
+	cJSON_AddItemToObject(list, slug, a);
+	f = cJSON_CreateArray();
+	cJSON_AddItemToArray(f, started ? cJSON_CreateString(started) : cJSON_CreateNull());
+	cJSON_AddItemToArray(f, cJSON_CreateString(e->run_id));
+	cJSON_AddItemToArray(f, cJSON_CreateNumber(pos));
+	cJSON_DeleteItemFromObjectCaseSensitive(from, slug);
+	cJSON_AddItemToObject(from, slug, f);
+}
+
+/* The experiment's timed figures (and with --every-figure its named ones)
+ * for its history pages */
+static void note_figures(struct site *s, const struct store_entry *e, const char *key,
+			 const struct figures *figs)
 {
 	char *slug = xstrfmt("%.*s", (int)(strchr(key, '/') - key), key);
-	cJSON *a;
-	int i, j;
-
-	if (!cJSON_GetObjectItemCaseSensitive(s->figs, slug)) {
-		a = cJSON_CreateArray();
-		for (i = 0; i < figs->n; i++) {
-			const struct figure *f = &figs->v[i];
-			int dup = 0;
-			if (f->name || isnan(f->median_us) || !f->program || !f->problem)
-				continue;
-			for (j = 0; j < i && !dup; j++)
-				dup = !figs->v[j].name && figs->v[j].program && figs->v[j].problem &&
-				      !isnan(figs->v[j].median_us) &&
-				      !strcmp(figs->v[j].program, f->program) &&
-				      !strcmp(figs->v[j].problem, f->problem);
-			if (!dup) {
-				cJSON *pair = cJSON_CreateArray();
-				add_cell(pair, f->program);
-				add_cell(pair, f->problem);
-				cJSON_AddItemToArray(a, pair);
-			}
-		}
-		if (cJSON_GetArraySize(a))
-			cJSON_AddItemToObject(s->figs, slug, a);
-		else
-			cJSON_Delete(a);
-	}
+	note_kind(s, e, slug, figs, 0, s->figs, s->figs_from);
+	if (s->o->every_figure)
+		note_kind(s, e, slug, figs, 1, s->named, s->named_from);
 	free(slug);
 }
 
@@ -192,7 +282,7 @@ static enum go_status put_figures(struct site *s, const struct store_entry *e, c
 	json_add_str(o, "key", key);
 	a = json_add_arr(o, "figures");
 	figures_of_run(e->run, &figs);
-	note_figures(s, key, &figs);
+	note_figures(s, e, key, &figs);
 	for (i = 0; i < figs.n; i++) {
 		const struct figure *f = &figs.v[i];
 		double v = f->name ? f->value : f->median_us;
@@ -225,6 +315,7 @@ int site_run(const struct store_entry *e, void *ctx)
 	const char *slash = strchr(key, '/');
 	char *slug = slash ? xstrfmt("%.*s", (int)(slash - key), key) : NULL;
 
+	hruns_visit(e, &s->hist);   /* history reads every run, a page or not */
 	if (!slug || !site_name_ok(slug) || !site_name_ok(slash + 1)) {
 		s->nskipped++;   /* a folder name no page path can hold */
 	} else {

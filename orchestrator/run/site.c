@@ -7,7 +7,9 @@
  * renamed aside and the new folder renamed in; the old site is removed after.
  * A reader sees the old site or the new one, never a mix. OUT may be missing,
  * an empty folder, or a site gpuorch wrote (it holds SITE_MARKER): anything
- * else is refused, so a mistyped --out never removes someone's files. */
+ * else is refused, so a mistyped --out never removes someone's files.
+ * The store is read in one pass (store_each): each run's page, its row, and
+ * what history needs of it (run/history-runs.h), whatever the pages. */
 #include "run/site-int.h"
 #include "run/site-assets.h"
 #include "core/fsutil.h"
@@ -164,13 +166,18 @@ static enum go_status build(struct site *s)
 	enum go_status st = check_out(s->o->out, &s->err);
 	if (st == GO_OK)
 		st = make_tmp(s);
+	/* the one pass over the store: pages, rows and history's runs */
 	if (st == GO_OK)
-		st = store_each_newest(runsum_load, site_run, s, &warn, &s->err);
-	if (warn.len)
+		st = store_each(runsum_load, site_run, s, &warn, &s->err);
+	if (warn.len) {
 		fputs(warn.buf, stderr);
+		s->hist.warnings = xstrdup(warn.buf);   /* each history page says them */
+	}
 	strbuf_release(&warn);
 	if (st == GO_OK)
 		st = s->st;
+	if (st == GO_OK)
+		site_order_rows(s);
 	if (st == GO_OK)
 		st = site_histories(s);
 	if (st == GO_OK)
@@ -202,6 +209,7 @@ int site_write(const struct site_opts *o)
 {
 	struct site s;
 	enum go_status st;
+	int i;
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
@@ -209,6 +217,10 @@ int site_write(const struct site_opts *o)
 	s.rows = cJSON_CreateArray();
 	s.exps = cJSON_CreateObject();
 	s.figs = cJSON_CreateObject();
+	s.figs_from = cJSON_CreateObject();
+	s.named = cJSON_CreateObject();
+	s.named_from = cJSON_CreateObject();
+	hruns_init(&s.hist, NULL, o->every_figure);   /* named figures: for their pages */
 	st = build(&s);
 	if (st != GO_OK) {
 		fprintf(stderr, "error: %s\n", s.err.buf);
@@ -227,6 +239,13 @@ int site_write(const struct site_opts *o)
 	cJSON_Delete(s.rows);
 	cJSON_Delete(s.exps);
 	cJSON_Delete(s.figs);
+	cJSON_Delete(s.figs_from);
+	cJSON_Delete(s.named);
+	cJSON_Delete(s.named_from);
+	for (i = 0; i < s.norder; i++)
+		free(s.order[i].started);
+	free(s.order);
+	hruns_release(&s.hist);
 	strindex_release(&s.ids);
 	free(s.row_ids);
 	free(s.row_keys);
