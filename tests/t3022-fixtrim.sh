@@ -71,6 +71,19 @@ test_expect_success '--headline keeps the step history reads (the figure of the 
 	case "$ha" in "h100: gemm_wgmma M8192-N8192-K8192 "*" us, "*" TFLOPS ["*) ;; *) false ;; esac
 '
 
+test_expect_success 'fixtrim --max KIND=0 drops those steps and still counts the others (40 sweep steps dropped, then correctness=1 keeps one of three)' '
+	python3 - <<-\PY &&
+	import json
+	steps = [{"id": "s%d" % i, "kind": "sweep", "status": "PASS"} for i in range(40)]
+	steps += [{"id": "c%d" % i, "kind": "correctness", "status": "PASS"} for i in range(3)]
+	json.dump({"run_id": "20260101-000000-aaaaaa", "hosts": [{"name": "h", "steps": steps}]},
+	          open("many.json", "w"), indent=1)
+	PY
+	"$FIXTRIM" --plain --max sweep=0 --max correctness=1 many.json &&
+	jq -r ".hosts[0].steps[].id" many.json >kept &&
+	echo c0 >want && test_cmp want kept
+'
+
 test_expect_success 'bad arguments: usage, exit 2' '
 	test_expect_code 2 "$FIXTRIM" --max sweep x.json 2>e1 && grep "usage: fixtrim" e1 &&
 	test_expect_code 2 "$FIXTRIM" --trials two x.json 2>e2 && grep "expected a count" e2 &&

@@ -113,7 +113,7 @@ test_expect_success 'compare --summary: with only the runs'"'"' summaries (no ru
 	test_grep "raw record is not here" raw.out
 '
 
-test_expect_success 'compare --summary: a run with no summary nor run.json is an error saying how to get it; a /4 summary (no sweep steps) is said to lack its variants' '
+test_expect_success 'compare --summary: a run with no summary nor run.json is an error saying how to get it; so is a /4 summary (no step GPUs, no sweep steps) without run.json' '
 	read A B <ids &&
 	mkdir -p thin/vsweep/20261129-000000-e0e0e0 &&
 	GPUORCH_RESULTS_STORE=none test_expect_code 2 "$GPUORCH" compare --summary --reports thin $A 20261129-000000-e0e0e0 >none.out 2>&1 &&
@@ -121,9 +121,9 @@ test_expect_success 'compare --summary: a run with no summary nor run.json is an
 	test_grep "run vsweep/20261129-000000-e0e0e0 has no summary this gpuorch reads (.* is missing) and no run.json to make one from: get its raw record with .gpuorch pull vsweep/20261129-000000-e0e0e0." none.out &&
 	rm -r thin/vsweep/20261129-000000-e0e0e0 &&
 	sed "s:gpuorch.summary/5:gpuorch.summary/4:" thin/vsweep/$B/summary.json >s4 && mv s4 thin/vsweep/$B/summary.json &&
-	GPUORCH_RESULTS_STORE=none "$GPUORCH" compare --summary --reports thin $A $B >old.md 2>old.err &&
-	cat old.err &&
-	test_grep "warning: run $B.s summary (gpuorch.summary/4) was written before summaries kept sweep variants: any it has are not compared; .gpuorch pull $B. then .gpuorch summarize. rewrites it" old.err
+	GPUORCH_RESULTS_STORE=none test_expect_code 2 "$GPUORCH" compare --summary --reports thin $A $B >old.md 2>old.err &&
+	cat old.err && test ! -s old.md &&
+	test_grep "error: run vsweep/$B.s summary is gpuorch.summary/4, written before summaries kept each step.s GPU and a sweep.s steps, which compare.s rules need: get its raw record with .gpuorch pull vsweep/$B. (then .gpuorch summarize. rewrites the summary), or leave out --summary" old.err
 '
 
 test_expect_success 'summarize rewrites a /4 summary from the raw record here into /5, with the sweep steps' '
@@ -154,7 +154,7 @@ test_expect_success 'runs without sweeps compare exactly as before (the output o
 
 test_expect_success 'compare -h names --summary' '
 	"$GPUORCH" compare -h >h.out &&
-	test_grep "^ *--summary  *compare the runs. summaries alone" h.out
+	test_grep "^ *--summary  *compare the runs. summaries (summary.json and" h.out
 '
 
 test_done

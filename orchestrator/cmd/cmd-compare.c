@@ -35,9 +35,10 @@ static const struct cmd_option options[] = {
 				      "the same problems (RUN_A and RUN_B may be the same run)" },
 	{ "output", 'o', "FILE", "@file", "also write the comparison as Markdown to FILE" },
 	{ "json", 'j', NULL, NULL, "print the comparison as JSON instead of Markdown" },
-	{ "summary", 's', NULL, NULL, "compare the runs' summaries alone (summary.json and\n"
-				      "samples.txt): no raw record is read or fetched; a\n"
-				      "summary has no ptxas resources" },
+	{ "summary", 's', NULL, NULL, "compare the runs' summaries (summary.json and\n"
+				      "samples.txt): no raw record is fetched (one here is\n"
+				      "read when its summary is stale or older); a summary\n"
+				      "has no ptxas resources" },
 	{ "reports", 'R', "DIR", "@dir",
 	  "where runs are recorded (default ./reports, or $GPUORCH_REPORTS)" },
 	{ "cross-gpu", 'X', NULL, NULL, "judge timings of different GPU models too (a verdict on\n"
@@ -81,14 +82,8 @@ static int load_run(const char *id, int summary, struct store_entry *e, struct f
 	}
 	strbuf_release(&err);
 	figures_of_run_sweeps(e->run, fs);
-	if (summary) {
+	if (summary)
 		summary_samples(e->dir, fs);
-		if (runsum_lacks(e->run))
-			fprintf(stderr, "warning: run %s's summary (%s) was written before summaries "
-				"kept %s: any it has are not compared; 'gpuorch pull %s' then "
-				"'gpuorch summarize' rewrites it\n", e->run_id,
-				rr_str(e->run, "schema"), runsum_lacks(e->run), e->run_id);
-	}
 	return GO_EXIT_OK;
 }
 

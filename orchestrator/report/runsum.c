@@ -476,11 +476,22 @@ enum go_status runsum_load_here(const char *dir, cJSON **out, struct strbuf *err
 	char *rj = xstrfmt("%s/run.json", dir), *sum = xstrfmt("%s/summary.json", dir);
 	char *id = store_qualified_id(dir);
 	enum go_status st = GO_OK;
+	cJSON *older;
 	if ((*out = current_summary(dir, 0)) != NULL)
 		;
 	else if (fs_is_file(rj))
 		st = load_from_record(dir, out, err);
-	else if ((*out = current_summary(dir, 1)) == NULL)
+	else if ((older = current_summary(dir, 1)) != NULL) {
+		/* a /4 summary lacks each step's GPU: a spread run's step on GPU 1
+		 * would be judged as on the host's GPU 0 (the wrong instance
+		 * factor: a false verdict), and its sweep steps: refused */
+		st = go_fail(err, GO_ERR_IO, "run %s's summary is %s, written before summaries "
+			     "kept each step's GPU and a sweep's steps, which compare's rules need: "
+			     "get its raw record with 'gpuorch pull %s' (then 'gpuorch summarize' "
+			     "rewrites the summary), or leave out --summary (the raw record is "
+			     "fetched then)", id, rr_str(older, "schema"), id);
+		cJSON_Delete(older);
+	} else
 		st = go_fail(err, GO_ERR_IO, "run %s has no summary this gpuorch reads ('%s' is %s) "
 			     "and no run.json to make one from: get its raw record with 'gpuorch pull "
 			     "%s', or leave out --summary (the raw record is fetched then)", id, sum,
@@ -489,11 +500,6 @@ enum go_status runsum_load_here(const char *dir, cJSON **out, struct strbuf *err
 	free(rj);
 	free(sum);
 	return st;
-}
-
-const char *runsum_lacks(const cJSON *sum)
-{
-	return rr_streq(rr_str(sum, "schema"), RUNSUM_SCHEMA_4) ? "sweep variants" : NULL;
 }
 
 enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err)

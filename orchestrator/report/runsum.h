@@ -47,22 +47,20 @@ enum go_status runsum_write(const char *dir, const cJSON *run, struct strbuf *er
  * built from run.json and written (summary.json and samples.txt: the next
  * reader parses those), or kept in memory with its samples inline when the
  * store cannot be written (a store_loader). A gpuorch.summary/4 summary is
- * current here (/5 only adds the sweep steps): a store of them lists, and a
- * summary-only run is not fetched, as before. */
+ * current here (/5 adds the sweep steps, each step's "gpus" and packed
+ * samples lines): a store of them lists, and a summary-only run is not
+ * fetched, as before; its steps are taken to have run on the host's GPU. */
 enum go_status runsum_load(const char *dir, cJSON **out, struct strbuf *err);
 /* runsum_load that also writes the summary when it is missing or stale, or
  * of an older schema while run.json is here (`gpuorch summarize`; a
  * store_loader). */
 enum go_status runsum_refresh(const char *dir, cJSON **out, struct strbuf *err);
 /* The summary of the run in dir and nothing else (`compare --summary`; a
- * store_loader): runsum_load's, but never the raw record fetched: one of
- * the current schema, else one built from run.json when it is here, else a
- * gpuorch.summary/4 one; else an error saying what is missing and how to
- * get it. */
+ * store_loader): never the raw record fetched: one of the current schema,
+ * else one built from run.json when it is here (and written), else an error
+ * saying what is missing and how to get it -- a gpuorch.summary/4 one too,
+ * which lacks what compare's rules need (each step's GPU, a sweep's steps). */
 enum go_status runsum_load_here(const char *dir, cJSON **out, struct strbuf *err);
-/* What summary sum cannot tell (a summary of an older schema: "sweep
- * variants"), or NULL. */
-const char *runsum_lacks(const cJSON *sum);
 /* Every run under REPORTS as summaries, newest first (store_list's rules). */
 enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warnings,
 			   struct strbuf *err);

@@ -56,6 +56,9 @@ int samplesline_parse(const char *line, double **v, int *n)
 
 	*v = NULL;
 	*n = 0;
+	/* one line: a newline inside is a samples_at spanning two (damage) */
+	if (strchr(line, '\n'))
+		return 0;
 	if (!strncmp(line, PACKED_PREFIX, strlen(PACKED_PREFIX)))
 		return parse_packed(line + strlen(PACKED_PREFIX), v, n);
 	for (p = line; *p; p = end) {

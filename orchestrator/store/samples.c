@@ -13,6 +13,7 @@
 #include "core/banned.h"
 
 #define SAMPLES_MAX_N 10000000   /* more than any program times (the harness stops at 100,000) */
+#define SAMPLES_NS_LIMIT 9000000000000000LL   /* |ns| of a sample: 9e12 us (samples_exact) */
 
 static void put_varint(unsigned char *buf, size_t *len, uint64_t u)
 {
@@ -60,7 +61,7 @@ int samples_exact(const double *v, int n)
 	for (i = 0; i < n; i++) {
 		double back;
 		/* |ns| below 2^53: a whole number a double holds, deltas an int64 holds */
-		if (!isfinite(v[i]) || fabs(v[i]) >= 9.0e12)
+		if (!isfinite(v[i]) || fabs(v[i]) >= (double)SAMPLES_NS_LIMIT / 1000.0)
 			return 0;
 		back = (double)llround(v[i] * 1000.0) / 1000.0;
 		if (back != v[i] || signbit(back) != signbit(v[i]))
@@ -156,7 +157,13 @@ int samples_unpack_b64(const char *data, int n, double **v, struct strbuf *err)
 		}
 		if (i == n)
 			break;
+		/* a delta past what the writer makes (|ns| < 9e15: samples_exact)
+		 * is damage, never a sample: stop before int64 arithmetic overflows */
+		if ((u >> 1) >= (uint64_t)SAMPLES_NS_LIMIT * 2)
+			break;
 		prev += (u & 1) ? -(int64_t)(u >> 1) - 1 : (int64_t)(u >> 1);
+		if (prev >= SAMPLES_NS_LIMIT || prev <= -SAMPLES_NS_LIMIT)
+			break;
 		(*v)[i++] = (double)prev / 1000.0;
 		u = 0;
 		shift = 0;

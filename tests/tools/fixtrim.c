@@ -106,9 +106,10 @@ static void trim_trials(cJSON *step, int keep, struct tally *t)
 	}
 }
 
-/* the steps of each kind seen so far on a host */
+/* the steps of each kind seen so far on a host: the names copied (a step
+ * dropped frees its own "kind" string) */
 struct seen {
-	const char *kind[32];
+	char kind[32][64];
 	int n[32], nkinds;
 };
 
@@ -122,7 +123,7 @@ static int count_kind(struct seen *seen, const char *kind)
 			return seen->n[k]++;
 	if (seen->nkinds == 32)
 		return 0;
-	seen->kind[seen->nkinds] = kind;
+	snprintf(seen->kind[seen->nkinds], sizeof(seen->kind[0]), "%s", kind);
 	seen->n[seen->nkinds] = 1;
 	seen->nkinds++;
 	return 0;

@@ -10,7 +10,7 @@
 # derives from the records: `summarize` (summary.json, samples.txt, where
 # stale) and `report` (report.md; not its charts/, which no test reads), and
 # `report --check` finds none stale.
-# Re-running it changes nothing more. Which run gets what, and why:
+# Re-running it (the same GPUORCH) changes nothing more. Which run gets what, and why:
 set -eu
 cd "$(dirname "$0")/../.."
 make -j2 >/dev/null
@@ -20,7 +20,7 @@ make -f Makefile -f tests/tools/tools.mk build/tests/fixtrim >/dev/null
 # written by the gpuorch of a5f4344e (its build/gpuorch given here): what a
 # repository committed before schema 5 holds, which readers take as it is
 # (t3020 rebuilds them as 5 and diffs history)
-G=${GPUORCH:-build/gpuorch}
+G=${GPUORCH:?"name the gpuorch that writes the fixtures' summaries: GPUORCH=DIR/build/gpuorch, built at a5f4344e (their summaries are gpuorch.summary/4)"}
 T=build/tests/fixtrim
 R=tests/fixtures/reports
 

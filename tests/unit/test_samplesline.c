@@ -5,7 +5,9 @@
 #include "check.h"
 
 #include <math.h>
+#include <openssl/evp.h>
 #include <stdint.h>
+#include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +46,27 @@ static double *steady(int n, double base)
 				(i % 97 == 0 ? 130000 : 0)) / 1000.0;
 	}
 	return v;
+}
+
+/* a packed line of two raw zigzag varints (what no writer makes): its text in out */
+static void crafted(uint64_t u1, uint64_t u2, char *out, size_t len)
+{
+	unsigned char raw[32], z[128], b64[256];
+	uint64_t us[2] = { u1, u2 };
+	uLongf zlen = sizeof(z);
+	size_t k = 0;
+	int i;
+	for (i = 0; i < 2; i++) {
+		uint64_t u = us[i];
+		while (u >= 0x80) {
+			raw[k++] = (unsigned char)(u | 0x80);
+			u >>= 7;
+		}
+		raw[k++] = (unsigned char)u;
+	}
+	compress2(z, &zlen, raw, (uLong)k, 9);
+	EVP_EncodeBlock(b64, z, (int)zlen);
+	snprintf(out, len, PREFIX "2 %s", (char *)b64);
 }
 
 int main(void)
@@ -148,6 +171,27 @@ int main(void)
 		CHECK(!samplesline_parse("zstd/v9 3 AAAA", &w, &n) && n == 0,
 		      "an encoding this gpuorch does not know: none", "%d", n);
 		CHECK(!samplesline_parse("", &w, &n) && n == 0 && !w, "an empty line: none", "%d", n);
+		CHECK(!samplesline_parse("1.5 2.5\n3.5 4.5", &w, &n) && n == 0 && !w,
+		      "two lines read as one (a samples_at spanning them): none", "%d", n);
+	}
+	{
+		char line[512];
+		double *w;
+		int n;
+		/* deltas of 2^63-2 ns twice: int64 would overflow (UBSan) and give -0.004 */
+		crafted(UINT64_MAX - 3, UINT64_MAX - 3, line, sizeof(line));
+		CHECK(!samplesline_parse(line, &w, &n) && n == 0 && !w,
+		      "a packed line whose deltas overflow: none, no arithmetic past int64", "%d", n);
+		/* the largest the writer makes, 9e12 us - 1 ns, then back to 1 ns: read back */
+		crafted((uint64_t)(9000000000000000LL - 1) << 1,
+			(((uint64_t)(9000000000000000LL - 2) - 1) << 1) | 1, line, sizeof(line));
+		CHECK(samplesline_parse(line, &w, &n) && n == 2 && w[0] == 8999999999999.999 &&
+		      w[1] == 0.001,
+		      "deltas within the limit: read back", "n=%d", n);
+		free(w);
+		crafted((uint64_t)9000000000000000LL << 1, 0, line, sizeof(line));
+		CHECK(!samplesline_parse(line, &w, &n) && n == 0,
+		      "a sample of 9e12 us exactly (the limit): none", "n=%d", n);
 	}
 	free(v);
 	free(sorted);
