@@ -190,6 +190,30 @@ test_expect_success 'history over 2,000 runs with summaries stays under 80 MB of
 	test "$(grep -c "^| [0-9]* | .*regression" bighist.out)" = 0
 '
 
+# A store whose summaries cannot be written (summary.json a directory: a
+# read-only store): each run's summary is built in memory, its samples
+# inline. History keeps of each run its figures but not those samples (it
+# reads them again for a point): 150 runs of ~2,000 samples a figure in
+# 30 MiB resident (holding them all took ~45 MiB, ~0.22 MiB a run)
+test_expect_success 'history over runs whose summaries cannot be written: their inline samples are not all kept; the same output as from written summaries' '
+	src=$(ls -d "$SRCDIR"/tests/fixtures/reports/attention-wgmma/*/ | head -n 1) && src=${src%/} &&
+	old=$(basename "$src") && i=0 &&
+	while [ $i -lt 150 ]; do
+		id=$(printf "20261201-%06d-%06x" $i $i) &&
+		mkdir -p ro/attention-wgmma/$id/summary.json rw/attention-wgmma/$id &&
+		sed "s/$old/$id/g" "$src/run.json" >ro/attention-wgmma/$id/run.json &&
+		cp ro/attention-wgmma/$id/run.json rw/attention-wgmma/$id/ || return 1
+		i=$((i + 1))
+	done &&
+	(GPUORCH_JOBS=1 && export GPUORCH_JOBS &&
+	 rss_under 30720 history attention-wgmma --reports ro --json) >ro.json &&
+	test -d ro/attention-wgmma/$id/summary.json &&
+	"$GPUORCH" history attention-wgmma --reports rw --json >rw.json &&
+	test -f rw/attention-wgmma/$id/summary.json &&
+	sed "s|ro/attention-wgmma/|rw/attention-wgmma/|g" ro.json | diff -u rw.json - &&
+	test "$(jq "[.points[] | select(.nsamples_stored > 0)] | length" rw.json)" -ge 150
+'
+
 test_expect_success 'run.json changed after its summary: the change shows (run.json is read)' '
 	run=$(last_run_dir) &&
 	sed "s/\"outcome\":[[:space:]]*\"passed\"/\"outcome\": \"PLANTED\"/" $run/run.json >edited.json &&

@@ -89,6 +89,26 @@ test_expect_success 'history loads each summary of the store once, and samples f
 	test_cmp hdrawn hread
 '
 
+test_expect_success 'a summary whose samples_at is an object of two members: its point has no stored samples (not read as an offset pair)' '
+	rm -rf objat && mkdir -p objat && cp -R reports/attention-wgmma objat/ &&
+	find objat -name run.json -exec rm {} + &&
+	r=$(ls -d objat/attention-wgmma/*/ | head -n 1) && r=${r%/} &&
+	python3 - "$r/summary.json" <<-\PY &&
+	import json, sys
+	s = json.load(open(sys.argv[1]))
+	for h in s["hosts"]:
+	    for st in h.get("steps", []):
+	        t = st.get("result", {}).get("timing", {})
+	        if "samples_at" in t:
+	            t["samples_at"] = {"a": t["samples_at"][0], "b": t["samples_at"][1]}
+	json.dump(s, open(sys.argv[1], "w"), indent="\t")
+	PY
+	"$GPUORCH" history attention-wgmma --reports objat --json >objat.json &&
+	id=$(basename "$r") &&
+	jq ".points[] | select(.run_id == \"$id\") | .nsamples_stored" objat.json >stored &&
+	test -s stored && ! grep -v "^0\$" stored
+'
+
 test_expect_success 'site --trace to a file that cannot be written: exit 2, no site' '
 	test_expect_code 2 "$GPUORCH" site --reports reports --out site3 \
 		--trace nodir/trace.jsonl 2>err &&

@@ -545,7 +545,7 @@ static int samples_read(const char *dir, double off, double len, double **v, int
 	int fd;
 	ssize_t got;
 
-	if (!(off >= 0) || !(len > 0) || len > SAMPLES_MAX)
+	if (!(off >= 0) || !(len >= 1) || len > SAMPLES_MAX)
 		return 0;
 	path = xstrfmt("%s/samples.txt", dir);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -94,7 +94,7 @@ void hrun_figure(const struct hrun *r, int j, struct figure *out)
 	out->gbps = h->gbps;
 	out->clock_mhz = h->clock_mhz;
 	out->value = h->value;
-	out->samples = h->samples;
+	out->samples = NULL;
 	out->nsamples = h->nsamples;
 	out->ntotal = h->ntotal;
 	out->samples_error = h->samples_error;
@@ -114,7 +114,8 @@ static void keep_figures(struct hruns *s, struct hrun *r, const cJSON *run)
 		const cJSON *at = f->samples_at;
 		if (f->name ? !s->keep_named : isnan(f->median_us))
 			continue;
-		if (cJSON_GetArraySize(at) == 2 && cJSON_IsNumber(cJSON_GetArrayItem(at, 0)) &&
+		if (cJSON_IsArray(at) && cJSON_GetArraySize(at) == 2 &&
+		    cJSON_IsNumber(cJSON_GetArrayItem(at, 0)) &&
 		    cJSON_IsNumber(cJSON_GetArrayItem(at, 1))) {
 			h->at[0] = cJSON_GetArrayItem(at, 0)->valuedouble;
 			h->at[1] = cJSON_GetArrayItem(at, 1)->valuedouble;
@@ -130,11 +131,10 @@ static void keep_figures(struct hruns *s, struct hrun *r, const cJSON *run)
 		h->gbps = f->gbps;
 		h->clock_mhz = f->clock_mhz;
 		h->value = f->value;
-		h->samples = f->samples;   /* inline samples (if any) go with the kept figure */
+		h->src = f->samples && f->nsamples > 0 ? i : -1;   /* read again: tl_read_run */
 		h->nsamples = f->nsamples;
 		h->ntotal = f->ntotal;
 		h->samples_error = f->samples_error;
-		f->samples = NULL;
 		k++;
 	}
 	r->nfigs = k;
@@ -272,12 +272,9 @@ const char *hruns_order(struct hruns *s, const char *root)
 
 void hruns_release(struct hruns *s)
 {
-	int i, j;
-	for (i = 0; i < s->n; i++) {
-		for (j = 0; j < s->v[i].nfigs; j++)
-			free(s->v[i].figs[j].samples);
+	int i;
+	for (i = 0; i < s->n; i++)
 		free(s->v[i].figs);
-	}
 	while (s->shapes) {   /* POSIX has no tdestroy: the root, one at a time */
 		struct figure *sh = *(struct figure **)s->shapes;
 		tdelete(sh, &s->shapes, cmp_shape);

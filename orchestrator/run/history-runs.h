@@ -44,9 +44,11 @@ struct hfig {
 	const struct figure *shape;   /* the set's; its own values below unset in it */
 	const char *run_id, *commit;
 	double median_us, min_us, max_us, tflops, gbps, clock_mhz, value;
-	double *samples;              /* only where the summary held them inline (a
-				       * store it could not write), else NULL */
 	int nsamples, ntotal;
+	int src;                      /* where the summary held its samples inline (a
+				       * store it could not write): its index in
+				       * figures_of_run, the summary read again for a
+				       * point (never all runs' samples at once); else -1 */
 	const char *samples_error;
 	double at[2];                 /* its samples in samples.txt: [offset, length];
 				       * length 0: none there */

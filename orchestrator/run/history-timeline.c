@@ -267,7 +267,7 @@ static int tl_figure_kind(struct tl *t)
 		for (j = 0; j < figs.n; j++)
 			hrun_figure(t->runs[i], j, &figs.v[j]);
 		figures_list_names(&figs, NULL, NULL, &have);
-		free(figs.v);   /* its samples are the set's */
+		free(figs.v);   /* no samples in them (hrun_figure) */
 	}
 	tl_say(t, "error: no run of '%s' has a figure '%s'%s%s%s%s; its runs have %s\n",
 		t->exp, t->fig, t->program ? " of " : "", t->program ? t->program : "",
@@ -437,10 +437,20 @@ static void *tl_read_run(int i, void *ctx)
 		hrun_figure(r, j, f);
 		if (!tl_wanted(t, f) || tl_seen_gpu(t, r, j))
 			continue;
-		if (f->samples && f->nsamples > 0) {   /* inline in the summary: kept by the set */
-			rd->v[j] = xmalloc((size_t)f->nsamples * sizeof(double));
-			memcpy(rd->v[j], f->samples, (size_t)f->nsamples * sizeof(double));
-			rd->n[j] = f->nsamples;
+		if (r->figs[j].src >= 0) {   /* inline in the summary: read it again */
+			struct strbuf why = STRBUF_INIT;
+			struct figures all = { NULL, 0 };
+			cJSON *run = NULL;
+			if (runsum_load(r->dir, &run, &why) == GO_OK)
+				figures_of_run(run, &all);
+			if (r->figs[j].src < all.n) {
+				rd->v[j] = all.v[r->figs[j].src].samples;
+				rd->n[j] = all.v[r->figs[j].src].nsamples;
+				all.v[r->figs[j].src].samples = NULL;
+			}
+			figures_release(&all);
+			cJSON_Delete(run);
+			strbuf_release(&why);
 		} else if (r->figs[j].at[1] > 0) {
 			runsum_read_samples_at(r->dir, r->figs[j].at[0], r->figs[j].at[1], &rd->v[j],
 					       &rd->n[j]);

@@ -140,6 +140,16 @@ int main(void)
 	fs_write_derived(path, samples.buf, samples.len, &err);
 
 	CHECK(!read_step(dir, sum, 0, &v, &n) && n == 0 && !v, "0 samples: none to read", "%d", n);
+	{
+		/* a damaged samples_at: a length under one byte reads nothing (under
+		 * ASan: no read before the buffer), an object of two members is no pair */
+		cJSON *half = cJSON_Parse("[0, 0.5]"), *obj = cJSON_Parse("{\"a\": 0, \"b\": 5}");
+		CHECK(!runsum_read_samples(dir, half, &v, &n) && n == 0 && !v &&
+		      !runsum_read_samples(dir, obj, &v, &n) && n == 0 && !v,
+		      "samples_at [0, 0.5] or an object: none read", "%d", n);
+		cJSON_Delete(half);
+		cJSON_Delete(obj);
+	}
 	CHECK(read_step(dir, sum, 1, &v, &n) && n == 1 && v[0] == 5.25, "1 sample: read back", "%d", n);
 	stats_sort(v, n);
 	CHECK(n == 1 && v[0] == 5.25, "1 sample: sorting leaves it", "%g", v[0]);
