@@ -528,14 +528,25 @@ enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warn
 	return store_list_with(runsum_load, out, n, warnings, err);
 }
 
+int runsum_samples_at(const cJSON *samples_at, double at[2])
+{
+	if (!cJSON_IsArray(samples_at) || cJSON_GetArraySize(samples_at) != 2 ||
+	    !cJSON_IsNumber(cJSON_GetArrayItem(samples_at, 0)) ||
+	    !cJSON_IsNumber(cJSON_GetArrayItem(samples_at, 1)))
+		return 0;
+	at[0] = cJSON_GetArrayItem(samples_at, 0)->valuedouble;
+	at[1] = cJSON_GetArrayItem(samples_at, 1)->valuedouble;
+	return 1;
+}
+
 int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, int *n)
 {
+	double at[2];
 	*v = NULL;
 	*n = 0;
-	if (!cJSON_IsArray(samples_at) || cJSON_GetArraySize(samples_at) != 2)
+	if (!runsum_samples_at(samples_at, at))
 		return 0;
-	return runsum_read_samples_at(dir, cJSON_GetArrayItem(samples_at, 0)->valuedouble,
-				      cJSON_GetArrayItem(samples_at, 1)->valuedouble, v, n);
+	return runsum_read_samples_at(dir, at[0], at[1], v, n);
 }
 
 /* runsum_read_samples_at's work, without its trace span */

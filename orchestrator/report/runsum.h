@@ -67,6 +67,9 @@ enum go_status runsum_list(struct store_entry **out, int *n, struct strbuf *warn
 /* The samples a summary's step points at ("samples_at" under dir/samples.txt):
  * a new array in *v and its length in *n; 0 when there are none to read. */
 int runsum_read_samples(const char *dir, const cJSON *samples_at, double **v, int *n);
+/* A step's "samples_at" as [offset, length] in at: 1 when it is an array of
+ * two numbers, else 0 (at unchanged): the one check of its shape. */
+int runsum_samples_at(const cJSON *samples_at, double at[2]);
 /* The same for a samples_at's two numbers (offset and length), kept beyond
  * the summary (run/history-runs.c). */
 int runsum_read_samples_at(const char *dir, double off, double len, double **v, int *n);

@@ -8,6 +8,7 @@
  * order is git log's, as history always had it: each run's commit found by
  * a binary search of the commits sorted by sha. */
 #include "run/history-runs.h"
+#include "report/runsum.h"
 #include "store/runkeys.h"
 #include "store/runread.h"
 #include "core/jsonutil.h"
@@ -111,15 +112,9 @@ static void keep_figures(struct hruns *s, struct hrun *r, const cJSON *run)
 	for (i = 0; i < all.n; i++) {
 		struct figure *f = &all.v[i];
 		struct hfig *h = &r->figs[k];
-		const cJSON *at = f->samples_at;
 		if (f->name ? !s->keep_named : isnan(f->median_us))
 			continue;
-		if (cJSON_IsArray(at) && cJSON_GetArraySize(at) == 2 &&
-		    cJSON_IsNumber(cJSON_GetArrayItem(at, 0)) &&
-		    cJSON_IsNumber(cJSON_GetArrayItem(at, 1))) {
-			h->at[0] = cJSON_GetArrayItem(at, 0)->valuedouble;
-			h->at[1] = cJSON_GetArrayItem(at, 1)->valuedouble;
-		}
+		runsum_samples_at(f->samples_at, h->at);   /* none there: at stays [0, 0] */
 		figure_intern(f, &s->pool);
 		h->shape = keep_shape(s, f);
 		h->run_id = f->run_id;
